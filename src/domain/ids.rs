@@ -1,0 +1,236 @@
+//! Identifiers and small value types, each validated once at the edge so the rest of the code
+//! can trust them.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use super::comment::InvalidInput;
+
+/// A comment's id: a ULID, so ids are unique, sortable and 26 ASCII characters long.
+///
+/// The order of the 128-bit value equals the bytewise order of its Crockford base32 string,
+/// which is what DynamoDB and Redis compare (DESIGN §3, the order invariant).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CommentId(ulid::Ulid);
+
+impl CommentId {
+    /// A new id whose time part is `millis`.
+    pub fn new(millis: u64) -> Self {
+        Self(ulid::Ulid::from_parts(millis, rand_u128()))
+    }
+
+    /// An id from its parts; used by generators that must be reproducible.
+    pub fn from_parts(millis: u64, random: u128) -> Self {
+        Self(ulid::Ulid::from_parts(millis, random))
+    }
+
+    pub fn to_bytes(self) -> [u8; 16] {
+        self.0.to_bytes()
+    }
+
+    pub fn from_bytes(bytes: [u8; 16]) -> Self {
+        Self(ulid::Ulid::from_bytes(bytes))
+    }
+}
+
+fn rand_u128() -> u128 {
+    // ulid's own generator uses `rand`; a clock-seeded SplitMix keeps the dependency tree small
+    // and is enough for uniqueness within a millisecond (80 random bits).
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static STATE: AtomicU64 = AtomicU64::new(0);
+    let seed = STATE.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed)
+        ^ std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or_default();
+    let a = splitmix(seed);
+    let b = splitmix(a);
+    (u128::from(a) << 64) | u128::from(b)
+}
+
+/// One step of SplitMix64, a tiny well-mixed generator.
+pub(crate) fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+impl fmt::Display for CommentId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl fmt::Debug for CommentId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CommentId({})", self.0)
+    }
+}
+
+impl FromStr for CommentId {
+    type Err = InvalidInput;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        // Only the canonical upper-case form: the string is compared bytewise by the backends,
+        // so a lower-case spelling of the same id would sort differently.
+        if s.len() != 26 || !s.bytes().all(|b| b.is_ascii_digit() || b.is_ascii_uppercase()) {
+            return Err(InvalidInput::new("id", "is not a comment id"));
+        }
+        let id = ulid::Ulid::from_string(s).map_err(|_| InvalidInput::new("id", "is not a comment id"))?;
+        Ok(Self(id))
+    }
+}
+
+/// A product's SKU: 1 to 64 characters from `A-Z a-z 0-9 _ - .`.
+///
+/// The alphabet keeps SKUs safe inside DynamoDB key strings (`sku#rating`) and Redis hash tags
+/// (`{sku}`), where `#`, `{` or `}` would change the meaning of a key.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Sku(Arc<str>);
+
+impl Sku {
+    pub const MAX_LEN: usize = 64;
+
+    pub fn parse(s: &str) -> Result<Self, InvalidInput> {
+        let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+        if s.is_empty() || s.len() > Self::MAX_LEN || !s.chars().all(ok_char) {
+            return Err(InvalidInput::new(
+                "sku",
+                "must be 1 to 64 characters from A-Z, a-z, 0-9, '_', '-' and '.'",
+            ));
+        }
+        Ok(Self(Arc::from(s)))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Sku {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for Sku {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Sku({})", self.0)
+    }
+}
+
+/// A star rating, 1 to 5.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct Rating(u8);
+
+impl Rating {
+    pub const ALL: [Rating; 5] = [Rating(1), Rating(2), Rating(3), Rating(4), Rating(5)];
+
+    pub fn new(value: i64) -> Result<Self, InvalidInput> {
+        match value {
+            1..=5 => Ok(Self(value as u8)),
+            _ => Err(InvalidInput::new("rating", "must be between 1 and 5")),
+        }
+    }
+
+    pub fn get(self) -> u8 {
+        self.0
+    }
+
+    /// Position 0..5, for arrays indexed by rating.
+    pub fn index(self) -> usize {
+        usize::from(self.0 - 1)
+    }
+}
+
+/// A non-empty set of ratings: the `ratings` filter. All five means "no filter".
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct RatingSet(u8);
+
+impl RatingSet {
+    pub const ALL: RatingSet = RatingSet(0b1_1111);
+
+    /// Parses the `ratings` argument: values 1..5, no repeats, not empty; order is irrelevant.
+    pub fn parse(values: &[i64]) -> Result<Self, InvalidInput> {
+        if values.is_empty() {
+            return Err(InvalidInput::new("ratings", "must name at least one rating"));
+        }
+        let mut bits = 0u8;
+        for &value in values {
+            let rating = Rating::new(value)
+                .map_err(|_| InvalidInput::new("ratings", "values must be between 1 and 5"))?;
+            let bit = 1 << rating.index();
+            if bits & bit != 0 {
+                return Err(InvalidInput::new("ratings", "must not repeat a rating"));
+            }
+            bits |= bit;
+        }
+        Ok(Self(bits))
+    }
+
+    pub fn from_ratings(ratings: impl IntoIterator<Item = Rating>) -> Self {
+        Self(ratings.into_iter().fold(0, |bits, r| bits | 1 << r.index()))
+    }
+
+    pub fn contains(self, rating: Rating) -> bool {
+        self.0 & (1 << rating.index()) != 0
+    }
+
+    pub fn is_all(self) -> bool {
+        self == Self::ALL
+    }
+
+    /// The ratings in ascending order.
+    pub fn iter(self) -> impl Iterator<Item = Rating> {
+        Rating::ALL.into_iter().filter(move |r| self.contains(*r))
+    }
+
+    /// The set as one byte (bit `r - 1` for rating `r`), for cursor fingerprints.
+    pub fn bits(self) -> u8 {
+        self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comment_id_string_order_equals_value_order() {
+        let a = CommentId::from_parts(5, 1);
+        let b = CommentId::from_parts(5, 2);
+        let c = CommentId::from_parts(6, 0);
+        assert!(a < b && b < c);
+        assert!(a.to_string() < b.to_string() && b.to_string() < c.to_string());
+        assert_eq!(a.to_string().parse::<CommentId>().ok(), Some(a));
+    }
+
+    #[test]
+    fn comment_id_refuses_lower_case_and_garbage() {
+        let id = CommentId::from_parts(1_700_000_000_000, u128::MAX >> 48).to_string();
+        assert_ne!(id, id.to_lowercase(), "the id must contain letters for this test to mean anything");
+        assert!(id.to_lowercase().parse::<CommentId>().is_err());
+        assert!("not-an-id".parse::<CommentId>().is_err());
+        assert!("".parse::<CommentId>().is_err());
+    }
+
+    #[test]
+    fn sku_refuses_key_separators() {
+        assert!(Sku::parse("DAFT_PUNK_TSHIRT").is_ok());
+        for bad in ["", "a#b", "a{b}", "a b", &"x".repeat(65)] {
+            assert!(Sku::parse(bad).is_err(), "{bad:?} should be refused");
+        }
+    }
+
+    #[test]
+    fn rating_set_refuses_empty_repeated_and_out_of_range() {
+        assert!(RatingSet::parse(&[]).is_err());
+        assert!(RatingSet::parse(&[3, 3]).is_err());
+        assert!(RatingSet::parse(&[0]).is_err());
+        assert!(RatingSet::parse(&[6]).is_err());
+        assert_eq!(RatingSet::parse(&[5, 3]).ok(), RatingSet::parse(&[3, 5]).ok());
+        assert!(RatingSet::parse(&[1, 2, 3, 4, 5]).is_ok_and(RatingSet::is_all));
+    }
+}

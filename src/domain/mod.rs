@@ -1,0 +1,15 @@
+//! The vocabulary of the product: comments, their ids, the total order they are paged in, and
+//! the change events that keep the page index in step with the store.
+//!
+//! Nothing here knows about DynamoDB, Redis or GraphQL; every other layer speaks these types.
+
+mod change;
+mod comment;
+mod ids;
+mod sort_key;
+
+pub use change::{ChangeEvent, IndexEntry};
+pub use comment::{Comment, CommentDraft, CommentPatch, InvalidInput, MAX_AUTHOR_CHARS, MAX_BODY_CHARS};
+pub use ids::{CommentId, Rating, RatingSet, Sku};
+pub(crate) use ids::splitmix;
+pub use sort_key::{Order, SortKey};

@@ -1,0 +1,64 @@
+//! The page index: a sorted set per product (and per product and rating) that answers counts
+//! and "which sort key sits at rank k" in O(log n), so `totalCount` and page jumps cost the
+//! same at page 50,000 as at page 1.
+//!
+//! The index is derived from the store and eventually consistent with it (DESIGN §6). Its rank
+//! order is the store's order, ties included (the order invariant, `domain::SortKey`).
+//!
+//! This layer knows nothing of DynamoDB or GraphQL.
+
+pub mod memory;
+mod treap;
+
+use std::future::Future;
+
+use crate::domain::{ChangeEvent, IndexEntry, Order, RatingSet, Sku, SortKey};
+use crate::store::BoxError;
+
+/// Why an index call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    /// Connection refused, reset, timed out: the index is down or unreachable.
+    #[error("the page index is unavailable")]
+    Unavailable(#[source] BoxError),
+    #[error("unexpected page index error")]
+    Internal(#[source] BoxError),
+}
+
+/// Ranks and counts over each product's comments, optionally restricted to a set of ratings.
+pub trait PageIndex: Send + Sync + 'static {
+    /// How many of `sku`'s comments have a rating in `ratings` (`ZCARD`, summed over sets).
+    fn count(&self, sku: &Sku, ratings: RatingSet) -> impl Future<Output = Result<u64, IndexError>> + Send;
+
+    /// The sort key `rank` places (0-based) into the list of `sku`'s comments with a rating in
+    /// `ratings`, read in `order`, counting only items strictly beyond `after` in that order
+    /// (whether or not `after` is itself a member: a cursor's comment may have been deleted).
+    /// `None` when the list is shorter. One round trip.
+    fn key_at(
+        &self,
+        sku: &Sku,
+        ratings: RatingSet,
+        order: Order,
+        after: Option<SortKey>,
+        rank: u64,
+    ) -> impl Future<Output = Result<Option<SortKey>, IndexError>> + Send;
+
+    /// Applies changes idempotently, in order, in one round trip.
+    fn apply(&self, events: &[ChangeEvent]) -> impl Future<Output = Result<(), IndexError>> + Send;
+
+    /// Every entry the index holds for `sku`, newest first (for `verify`).
+    fn entries(&self, sku: &Sku) -> impl Future<Output = Result<Vec<IndexEntry>, IndexError>> + Send;
+
+    /// Every product the index has entries for (for `verify` without `--sku`).
+    fn products(&self) -> impl Future<Output = Result<Vec<Sku>, IndexError>> + Send;
+
+    /// Adds entries to the staging area of rebuild `run` (nothing live changes).
+    fn stage(&self, run: &str, entries: &[IndexEntry]) -> impl Future<Output = Result<(), IndexError>> + Send;
+
+    /// Swaps the staged sets of rebuild `run` in for each of `skus`, atomically per product; a
+    /// product with nothing staged ends up empty. Staging for those products is consumed.
+    fn commit(&self, run: &str, skus: &[Sku]) -> impl Future<Output = Result<(), IndexError>> + Send;
+
+    /// A cheap call that fails when the index cannot be reached (readiness).
+    fn ping(&self) -> impl Future<Output = Result<(), IndexError>> + Send;
+}

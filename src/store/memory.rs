@@ -1,0 +1,205 @@
+//! The embedded comment store: an in-process twin of the DynamoDB table and its two GSIs.
+//!
+//! It answers [`KeyQuery`]s the way DynamoDB does, including an optional cap on items per
+//! response (`max_items_per_response`) that makes it stop early with a last-evaluated key, so
+//! the engine's short-read loop is exercised without DynamoDB's 1 MB cut. Every write is
+//! reported, in order, as a [`ChangeEvent`] to an optional sink, the embedded stand-in for
+//! DynamoDB Streams.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ops::Bound;
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use super::{ChangeSink, CommentStore, KeyQuery, Partition, QueryPage, ScanPage, StoreError};
+use crate::domain::{ChangeEvent, Comment, CommentId, CommentPatch, IndexEntry, Order, SortKey};
+
+/// Items a scan page holds, like a DynamoDB `Scan` page.
+const SCAN_PAGE: usize = 1_000;
+
+/// The embedded store. Cloning shares the same data.
+#[derive(Clone, Debug, Default)]
+pub struct MemoryStore {
+    inner: Arc<RwLock<Tables>>,
+    max_items_per_response: Option<usize>,
+    sink: Option<ChangeSink>,
+}
+
+#[derive(Debug, Default)]
+struct Tables {
+    comments: BTreeMap<CommentId, Comment>,
+    partitions: HashMap<Partition, BTreeSet<SortKey>>,
+}
+
+impl Tables {
+    fn insert(&mut self, comment: Comment) {
+        let key = comment.sort_key();
+        for partition in partitions_of(&comment) {
+            self.partitions.entry(partition).or_default().insert(key);
+        }
+        self.comments.insert(comment.id, comment);
+    }
+
+    fn remove(&mut self, id: CommentId) -> Option<Comment> {
+        let comment = self.comments.remove(&id)?;
+        let key = comment.sort_key();
+        for partition in partitions_of(&comment) {
+            if let Some(set) = self.partitions.get_mut(&partition) {
+                set.remove(&key);
+                if set.is_empty() {
+                    self.partitions.remove(&partition);
+                }
+            }
+        }
+        Some(comment)
+    }
+}
+
+fn partitions_of(comment: &Comment) -> [Partition; 2] {
+    [
+        Partition::Product(comment.sku.clone()),
+        Partition::ProductRating(comment.sku.clone(), comment.rating),
+    ]
+}
+
+impl MemoryStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Caps how many items one query response holds, like DynamoDB's 1 MB cut.
+    pub fn with_max_items_per_response(mut self, max: usize) -> Self {
+        self.max_items_per_response = Some(max.max(1));
+        self
+    }
+
+    /// Reports every write to `sink` as a [`ChangeEvent`].
+    pub fn with_change_sink(mut self, sink: ChangeSink) -> Self {
+        self.sink = Some(sink);
+        self
+    }
+
+    /// Number of comments held.
+    pub fn len(&self) -> usize {
+        self.read().comments.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, Tables> {
+        // A panic while holding the lock cannot leave `Tables` half-written (each write is a
+        // few infallible map operations), so a poisoned lock still guards consistent data.
+        self.inner.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, Tables> {
+        self.inner.write().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn emit(&self, event: ChangeEvent) {
+        if let Some(sink) = &self.sink {
+            // A closed receiver means nobody follows the feed any more (shutdown); writes to
+            // the system of record must not fail because of that.
+            let _ = sink.send(event);
+        }
+    }
+
+    fn query_now(&self, query: &KeyQuery) -> QueryPage {
+        let tables = self.read();
+        let Some(set) = tables.partitions.get(&query.partition) else {
+            return QueryPage::default();
+        };
+        let cap = self.max_items_per_response.map_or(query.limit, |max| query.limit.min(max));
+        let range = match query.order {
+            Order::NewestFirst => (Bound::Unbounded, query.from),
+            Order::OldestFirst => (query.from, Bound::Unbounded),
+        };
+        let keys = set.range(range);
+        let keys: Vec<&SortKey> = match query.order {
+            Order::NewestFirst => keys.rev().take(cap).collect(),
+            Order::OldestFirst => keys.take(cap).collect(),
+        };
+        let items: Vec<Comment> = keys
+            .iter()
+            .filter_map(|key| tables.comments.get(&key.id()).cloned())
+            .collect();
+        // DynamoDB sets LastEvaluatedKey whenever it stopped because of Limit or the size cap,
+        // even if nothing follows; mirror that so callers handle it.
+        let last_evaluated = (items.len() == cap && cap > 0).then(|| *keys[cap - 1]);
+        QueryPage { items, last_evaluated }
+    }
+}
+
+impl CommentStore for MemoryStore {
+    async fn query(&self, query: &KeyQuery) -> Result<QueryPage, StoreError> {
+        Ok(self.query_now(query))
+    }
+
+    async fn get_many(&self, ids: &[CommentId]) -> Result<Vec<Option<Comment>>, StoreError> {
+        let tables = self.read();
+        Ok(ids.iter().map(|id| tables.comments.get(id).cloned()).collect())
+    }
+
+    async fn create(&self, comment: &Comment) -> Result<(), StoreError> {
+        let mut tables = self.write();
+        if tables.comments.contains_key(&comment.id) {
+            return Err(StoreError::AlreadyExists(comment.id));
+        }
+        tables.insert(comment.clone());
+        self.emit(ChangeEvent::Upsert { old: None, new: IndexEntry::from(comment) });
+        Ok(())
+    }
+
+    async fn update(&self, id: CommentId, patch: &CommentPatch, now_ms: u64) -> Result<Comment, StoreError> {
+        let mut tables = self.write();
+        let old = tables.remove(id).ok_or(StoreError::NotFound(id))?;
+        let new = patch.apply(&old, now_ms);
+        tables.insert(new.clone());
+        self.emit(ChangeEvent::Upsert { old: Some(IndexEntry::from(&old)), new: IndexEntry::from(&new) });
+        Ok(new)
+    }
+
+    async fn delete(&self, id: CommentId) -> Result<Comment, StoreError> {
+        let mut tables = self.write();
+        let old = tables.remove(id).ok_or(StoreError::NotFound(id))?;
+        self.emit(ChangeEvent::Remove { old: IndexEntry::from(&old) });
+        Ok(old)
+    }
+
+    async fn put_batch(&self, comments: &[Comment]) -> Result<(), StoreError> {
+        let mut tables = self.write();
+        for comment in comments {
+            let old = tables.remove(comment.id);
+            tables.insert(comment.clone());
+            self.emit(ChangeEvent::Upsert { old: old.as_ref().map(IndexEntry::from), new: IndexEntry::from(comment) });
+        }
+        Ok(())
+    }
+
+    async fn scan(&self, segment: u32, total_segments: u32, resume: Option<String>) -> Result<ScanPage, StoreError> {
+        let total = u128::from(total_segments.max(1));
+        let start = match resume {
+            Some(token) => Bound::Excluded(token.parse::<CommentId>().map_err(|e| StoreError::Internal(e.into()))?),
+            None => Bound::Unbounded,
+        };
+        let tables = self.read();
+        let mut items = Vec::new();
+        let mut last = None;
+        for (id, comment) in tables.comments.range((start, Bound::Unbounded)) {
+            last = Some(*id);
+            if u128::from_be_bytes(id.to_bytes()) % total == u128::from(segment) {
+                items.push(comment.clone());
+                if items.len() == SCAN_PAGE {
+                    break;
+                }
+            }
+        }
+        let more = last.is_some_and(|id| tables.comments.range((Bound::Excluded(id), Bound::Unbounded)).next().is_some());
+        Ok(ScanPage { items, resume: if more { last.map(|id| id.to_string()) } else { None } })
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+}

@@ -1,0 +1,135 @@
+//! The system of record: where comments live and how they are read in sort-key order.
+//!
+//! [`CommentStore`] is deliberately shaped like a DynamoDB query on a GSI: one partition, one
+//! direction, a key condition on one side of the sort key, a `Limit`, and a last-evaluated key
+//! that may come back before the limit is reached (DynamoDB's 1 MB cut). The pagination engine
+//! is written against that shape, so the embedded twin ([`memory::MemoryStore`]) and the real
+//! adapter behave alike and one contract test list covers both.
+//!
+//! This layer knows nothing of Redis or GraphQL.
+
+pub mod memory;
+
+use std::future::Future;
+use std::ops::Bound;
+
+use crate::domain::{ChangeEvent, Comment, CommentId, CommentPatch, Order, Rating, Sku, SortKey};
+
+/// A boxed error from a backend's client, kept for logs.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// One partition of a product's comments: a GSI partition in DynamoDB.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Partition {
+    /// All of a product's comments (GSI `byProduct`, partition key `sku`).
+    Product(Sku),
+    /// A product's comments of one rating (GSI `byProductRating`, partition key `sku#rating`).
+    ProductRating(Sku, Rating),
+}
+
+/// A key-conditioned read of one partition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyQuery {
+    pub partition: Partition,
+    pub order: Order,
+    /// Where reading starts, on the near side of `order`: for [`Order::NewestFirst`] an upper
+    /// bound (`sortKey < k` or `<= k`), for [`Order::OldestFirst`] a lower bound. A key condition
+    /// rather than a start key, so it works when the comment at `k` no longer exists.
+    pub from: Bound<SortKey>,
+    /// At most this many items come back (DynamoDB's `Limit`); fewer may come with
+    /// `last_evaluated` set.
+    pub limit: usize,
+}
+
+impl KeyQuery {
+    /// Whether `key` satisfies the `from` condition.
+    pub fn admits(&self, key: &SortKey) -> bool {
+        match (&self.from, self.order) {
+            (Bound::Unbounded, _) => true,
+            (Bound::Excluded(k), Order::NewestFirst) => key < k,
+            (Bound::Included(k), Order::NewestFirst) => key <= k,
+            (Bound::Excluded(k), Order::OldestFirst) => key > k,
+            (Bound::Included(k), Order::OldestFirst) => key >= k,
+        }
+    }
+}
+
+/// One response to a [`KeyQuery`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct QueryPage {
+    /// Items in the query's order.
+    pub items: Vec<Comment>,
+    /// Set when the store stopped early (limit or size cap): more items *may* follow this key.
+    /// Like DynamoDB, it can be set even when nothing follows.
+    pub last_evaluated: Option<SortKey>,
+}
+
+/// One response of a full-table scan segment (for `reindex` and `verify`).
+#[derive(Clone, Debug, Default)]
+pub struct ScanPage {
+    pub items: Vec<Comment>,
+    /// Resume token for the next call of the same segment; `None` when the segment is done.
+    pub resume: Option<String>,
+}
+
+/// Why a store call failed. Adapters classify their client's errors into these in one place.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("comment {0} not found")]
+    NotFound(CommentId),
+    #[error("comment {0} already exists")]
+    AlreadyExists(CommentId),
+    /// Throttling, timeouts and connection failures that outlasted the client's retries.
+    #[error("the comment store is unavailable")]
+    Unavailable(#[source] BoxError),
+    #[error("table `{table}` does not exist (start with --create-tables to create it)")]
+    MissingTable { table: String },
+    /// Anything else: a bug or a misconfiguration, not the client's fault.
+    #[error("unexpected comment store error")]
+    Internal(#[source] BoxError),
+}
+
+/// The system of record for comments.
+///
+/// Writes are conditional: `create` refuses an existing id, `update` and `delete` a missing one.
+pub trait CommentStore: Send + Sync + 'static {
+    /// Reads one partition in sort-key order (see [`KeyQuery`]).
+    fn query(&self, query: &KeyQuery) -> impl Future<Output = Result<QueryPage, StoreError>> + Send;
+
+    /// Fetches comments by id; the answer has one slot per id, in the same order.
+    fn get_many(
+        &self,
+        ids: &[CommentId],
+    ) -> impl Future<Output = Result<Vec<Option<Comment>>, StoreError>> + Send;
+
+    /// Writes a new comment; [`StoreError::AlreadyExists`] if its id is taken.
+    fn create(&self, comment: &Comment) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Applies an edit and returns the comment as it now is; [`StoreError::NotFound`] if absent.
+    fn update(
+        &self,
+        id: CommentId,
+        patch: &CommentPatch,
+        now_ms: u64,
+    ) -> impl Future<Output = Result<Comment, StoreError>> + Send;
+
+    /// Deletes a comment and returns what it was; [`StoreError::NotFound`] if absent.
+    fn delete(&self, id: CommentId) -> impl Future<Output = Result<Comment, StoreError>> + Send;
+
+    /// Bulk-writes new comments (seeding). Not conditional; callers supply fresh ids.
+    fn put_batch(&self, comments: &[Comment]) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Reads one segment of a parallel full scan, resuming at `resume`.
+    fn scan(
+        &self,
+        segment: u32,
+        total_segments: u32,
+        resume: Option<String>,
+    ) -> impl Future<Output = Result<ScanPage, StoreError>> + Send;
+
+    /// A cheap call that fails when the store cannot be reached (readiness).
+    fn ping(&self) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
+
+/// Something that learns about every write the embedded store makes, in order.
+pub type ChangeSink = tokio::sync::mpsc::UnboundedSender<ChangeEvent>;
