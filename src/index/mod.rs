@@ -8,6 +8,7 @@
 //! This layer knows nothing of DynamoDB or GraphQL.
 
 pub mod memory;
+pub mod redis;
 mod treap;
 
 use std::future::Future;

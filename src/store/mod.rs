@@ -8,6 +8,7 @@
 //!
 //! This layer knows nothing of Redis or GraphQL.
 
+pub mod dynamo;
 pub mod memory;
 
 use std::future::Future;

@@ -1,0 +1,1 @@
+//! The Redis adapter (to be written).

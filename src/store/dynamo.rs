@@ -1,0 +1,1 @@
+//! The DynamoDB adapter (to be written).
