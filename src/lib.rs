@@ -7,4 +7,5 @@
 
 pub mod domain;
 pub mod index;
+pub mod pagination;
 pub mod store;

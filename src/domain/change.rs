@@ -17,7 +17,11 @@ pub struct IndexEntry {
 
 impl From<&Comment> for IndexEntry {
     fn from(comment: &Comment) -> Self {
-        Self { sku: comment.sku.clone(), key: comment.sort_key(), rating: comment.rating }
+        Self {
+            sku: comment.sku.clone(),
+            key: comment.sort_key(),
+            rating: comment.rating,
+        }
     }
 }
 
@@ -28,7 +32,10 @@ impl From<&Comment> for IndexEntry {
 pub enum ChangeEvent {
     /// A comment was created or edited. `old` is the previous image of an edit: when its rating
     /// differs, the member moves between rating sets.
-    Upsert { old: Option<IndexEntry>, new: IndexEntry },
+    Upsert {
+        old: Option<IndexEntry>,
+        new: IndexEntry,
+    },
     /// A comment was deleted.
     Remove { old: IndexEntry },
 }

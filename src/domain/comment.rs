@@ -87,7 +87,9 @@ impl CommentPatch {
             return Err(InvalidInput::new("input", "must change `body` or `rating`"));
         }
         Ok(Self {
-            body: body.map(|b| check_text("body", b, MAX_BODY_CHARS)).transpose()?,
+            body: body
+                .map(|b| check_text("body", b, MAX_BODY_CHARS))
+                .transpose()?,
             rating: rating.map(Rating::new).transpose()?,
         })
     }
@@ -109,7 +111,10 @@ fn check_text(field: &'static str, value: &str, max_chars: usize) -> Result<Stri
         return Err(InvalidInput::new(field, "must not be empty"));
     }
     if trimmed.chars().count() > max_chars {
-        return Err(InvalidInput::owned(field, format!("must be at most {max_chars} characters")));
+        return Err(InvalidInput::owned(
+            field,
+            format!("must be at most {max_chars} characters"),
+        ));
     }
     Ok(trimmed.to_owned())
 }
@@ -124,11 +129,17 @@ pub struct InvalidInput {
 
 impl InvalidInput {
     pub fn new(field: &'static str, reason: &'static str) -> Self {
-        Self { field, reason: reason.into() }
+        Self {
+            field,
+            reason: reason.into(),
+        }
     }
 
     pub fn owned(field: &'static str, reason: String) -> Self {
-        Self { field, reason: reason.into() }
+        Self {
+            field,
+            reason: reason.into(),
+        }
     }
 }
 
@@ -143,15 +154,29 @@ mod tests {
         assert!(CommentDraft::new("SKU", "ann", "fine", 6).is_err());
         assert!(CommentDraft::new("SKU", "", "fine", 3).is_err());
         let draft = CommentDraft::new("SKU", " ann ", " fine ", 3).expect("valid draft");
-        assert_eq!((draft.author.as_str(), draft.body.as_str()), ("ann", "fine"));
+        assert_eq!(
+            (draft.author.as_str(), draft.body.as_str()),
+            ("ann", "fine")
+        );
     }
 
     #[test]
     fn patch_needs_a_change_and_keeps_position() {
         assert!(CommentPatch::new(None, None).is_err());
-        let comment = CommentDraft::new("SKU", "ann", "old", 2).expect("valid").into_comment(1_000);
-        let edited = CommentPatch::new(Some("new"), Some(5)).expect("valid").apply(&comment, 2_000);
+        let comment = CommentDraft::new("SKU", "ann", "old", 2)
+            .expect("valid")
+            .into_comment(1_000);
+        let edited = CommentPatch::new(Some("new"), Some(5))
+            .expect("valid")
+            .apply(&comment, 2_000);
         assert_eq!(edited.sort_key(), comment.sort_key());
-        assert_eq!((edited.body.as_str(), edited.rating.get(), edited.updated_at_ms), ("new", 5, Some(2_000)));
+        assert_eq!(
+            (
+                edited.body.as_str(),
+                edited.rating.get(),
+                edited.updated_at_ms
+            ),
+            ("new", 5, Some(2_000))
+        );
     }
 }

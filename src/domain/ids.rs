@@ -75,10 +75,15 @@ impl FromStr for CommentId {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         // Only the canonical upper-case form: the string is compared bytewise by the backends,
         // so a lower-case spelling of the same id would sort differently.
-        if s.len() != 26 || !s.bytes().all(|b| b.is_ascii_digit() || b.is_ascii_uppercase()) {
+        if s.len() != 26
+            || !s
+                .bytes()
+                .all(|b| b.is_ascii_digit() || b.is_ascii_uppercase())
+        {
             return Err(InvalidInput::new("id", "is not a comment id"));
         }
-        let id = ulid::Ulid::from_string(s).map_err(|_| InvalidInput::new("id", "is not a comment id"))?;
+        let id = ulid::Ulid::from_string(s)
+            .map_err(|_| InvalidInput::new("id", "is not a comment id"))?;
         Ok(Self(id))
     }
 }
@@ -155,7 +160,10 @@ impl RatingSet {
     /// Parses the `ratings` argument: values 1..5, no repeats, not empty; order is irrelevant.
     pub fn parse(values: &[i64]) -> Result<Self, InvalidInput> {
         if values.is_empty() {
-            return Err(InvalidInput::new("ratings", "must name at least one rating"));
+            return Err(InvalidInput::new(
+                "ratings",
+                "must name at least one rating",
+            ));
         }
         let mut bits = 0u8;
         for &value in values {
@@ -210,7 +218,11 @@ mod tests {
     #[test]
     fn comment_id_refuses_lower_case_and_garbage() {
         let id = CommentId::from_parts(1_700_000_000_000, u128::MAX >> 48).to_string();
-        assert_ne!(id, id.to_lowercase(), "the id must contain letters for this test to mean anything");
+        assert_ne!(
+            id,
+            id.to_lowercase(),
+            "the id must contain letters for this test to mean anything"
+        );
         assert!(id.to_lowercase().parse::<CommentId>().is_err());
         assert!("not-an-id".parse::<CommentId>().is_err());
         assert!("".parse::<CommentId>().is_err());
@@ -230,7 +242,10 @@ mod tests {
         assert!(RatingSet::parse(&[3, 3]).is_err());
         assert!(RatingSet::parse(&[0]).is_err());
         assert!(RatingSet::parse(&[6]).is_err());
-        assert_eq!(RatingSet::parse(&[5, 3]).ok(), RatingSet::parse(&[3, 5]).ok());
+        assert_eq!(
+            RatingSet::parse(&[5, 3]).ok(),
+            RatingSet::parse(&[3, 5]).ok()
+        );
         assert!(RatingSet::parse(&[1, 2, 3, 4, 5]).is_ok_and(RatingSet::is_all));
     }
 }

@@ -9,7 +9,9 @@ mod ids;
 mod sort_key;
 
 pub use change::{ChangeEvent, IndexEntry};
-pub use comment::{Comment, CommentDraft, CommentPatch, InvalidInput, MAX_AUTHOR_CHARS, MAX_BODY_CHARS};
-pub use ids::{CommentId, Rating, RatingSet, Sku};
+pub use comment::{
+    Comment, CommentDraft, CommentPatch, InvalidInput, MAX_AUTHOR_CHARS, MAX_BODY_CHARS,
+};
 pub(crate) use ids::splitmix;
+pub use ids::{CommentId, Rating, RatingSet, Sku};
 pub use sort_key::{Order, SortKey};

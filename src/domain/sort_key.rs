@@ -137,7 +137,12 @@ mod tests {
 
     #[test]
     fn refuses_malformed_strings() {
-        for bad in ["", "#", "123#01ARZ3NDEKTSV4RRFFQ69G5FAV", "00000000000x1#01ARZ3NDEKTSV4RRFFQ69G5FAV"] {
+        for bad in [
+            "",
+            "#",
+            "123#01ARZ3NDEKTSV4RRFFQ69G5FAV",
+            "00000000000x1#01ARZ3NDEKTSV4RRFFQ69G5FAV",
+        ] {
             assert!(bad.parse::<SortKey>().is_err(), "{bad:?}");
         }
     }

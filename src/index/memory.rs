@@ -65,10 +65,16 @@ impl PageIndex for MemoryIndex {
             for event in events {
                 match event {
                     ChangeEvent::Upsert { old, new } => {
-                        if let Some(old) = old.as_ref().filter(|old| old.sku != new.sku || old.key != new.key) {
+                        if let Some(old) = old
+                            .as_ref()
+                            .filter(|old| old.sku != new.sku || old.key != new.key)
+                        {
                             remove(products, old);
                         }
-                        products.entry(new.sku.clone()).or_default().insert(new.key, new.rating);
+                        products
+                            .entry(new.sku.clone())
+                            .or_default()
+                            .insert(new.key, new.rating);
                     }
                     ChangeEvent::Remove { old } => remove(products, old),
                 }
@@ -91,7 +97,10 @@ impl PageIndex for MemoryIndex {
         let mut staging = self.staging.lock().unwrap_or_else(|p| p.into_inner());
         let products = staging.entry(run.to_owned()).or_default();
         for entry in entries {
-            products.entry(entry.sku.clone()).or_default().insert(entry.key, entry.rating);
+            products
+                .entry(entry.sku.clone())
+                .or_default()
+                .insert(entry.key, entry.rating);
         }
         Ok(())
     }

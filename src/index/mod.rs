@@ -29,7 +29,11 @@ pub enum IndexError {
 /// Ranks and counts over each product's comments, optionally restricted to a set of ratings.
 pub trait PageIndex: Send + Sync + 'static {
     /// How many of `sku`'s comments have a rating in `ratings` (`ZCARD`, summed over sets).
-    fn count(&self, sku: &Sku, ratings: RatingSet) -> impl Future<Output = Result<u64, IndexError>> + Send;
+    fn count(
+        &self,
+        sku: &Sku,
+        ratings: RatingSet,
+    ) -> impl Future<Output = Result<u64, IndexError>> + Send;
 
     /// The sort key `rank` places (0-based) into the list of `sku`'s comments with a rating in
     /// `ratings`, read in `order`, counting only items strictly beyond `after` in that order
@@ -48,17 +52,28 @@ pub trait PageIndex: Send + Sync + 'static {
     fn apply(&self, events: &[ChangeEvent]) -> impl Future<Output = Result<(), IndexError>> + Send;
 
     /// Every entry the index holds for `sku`, newest first (for `verify`).
-    fn entries(&self, sku: &Sku) -> impl Future<Output = Result<Vec<IndexEntry>, IndexError>> + Send;
+    fn entries(
+        &self,
+        sku: &Sku,
+    ) -> impl Future<Output = Result<Vec<IndexEntry>, IndexError>> + Send;
 
     /// Every product the index has entries for (for `verify` without `--sku`).
     fn products(&self) -> impl Future<Output = Result<Vec<Sku>, IndexError>> + Send;
 
     /// Adds entries to the staging area of rebuild `run` (nothing live changes).
-    fn stage(&self, run: &str, entries: &[IndexEntry]) -> impl Future<Output = Result<(), IndexError>> + Send;
+    fn stage(
+        &self,
+        run: &str,
+        entries: &[IndexEntry],
+    ) -> impl Future<Output = Result<(), IndexError>> + Send;
 
     /// Swaps the staged sets of rebuild `run` in for each of `skus`, atomically per product; a
     /// product with nothing staged ends up empty. Staging for those products is consumed.
-    fn commit(&self, run: &str, skus: &[Sku]) -> impl Future<Output = Result<(), IndexError>> + Send;
+    fn commit(
+        &self,
+        run: &str,
+        skus: &[Sku],
+    ) -> impl Future<Output = Result<(), IndexError>> + Send;
 
     /// A cheap call that fails when the index cannot be reached (readiness).
     fn ping(&self) -> impl Future<Output = Result<(), IndexError>> + Send;

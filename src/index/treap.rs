@@ -6,7 +6,7 @@
 //! an arena (`Vec`) addressed by `u32`, which keeps them compact (2.3 million fit in ~200 MB)
 //! and avoids a pointer per child. Expected depth is O(log n) thanks to random priorities.
 
-use crate::domain::{Order, Rating, RatingSet, SortKey, IndexEntry, Sku};
+use crate::domain::{IndexEntry, Order, Rating, RatingSet, Sku, SortKey};
 
 const NIL: u32 = u32::MAX;
 
@@ -31,7 +31,12 @@ pub(super) struct Treap {
 
 impl Default for Treap {
     fn default() -> Self {
-        Self { nodes: Vec::new(), free: Vec::new(), root: NIL, seed: 0x5EED }
+        Self {
+            nodes: Vec::new(),
+            free: Vec::new(),
+            root: NIL,
+            seed: 0x5EED,
+        }
     }
 }
 
@@ -141,7 +146,11 @@ impl Treap {
             }
             let Some(top) = stack.pop() else { break };
             let node = &self.nodes[top as usize];
-            out.push(IndexEntry { sku: sku.clone(), key: node.key, rating: node.rating });
+            out.push(IndexEntry {
+                sku: sku.clone(),
+                key: node.key,
+                rating: node.rating,
+            });
             t = node.left;
         }
         out
@@ -168,7 +177,14 @@ impl Treap {
         self.seed = crate::domain::splitmix(self.seed);
         let mut counts = [0; 5];
         counts[rating.index()] = 1;
-        let node = Node { key, rating, priority: self.seed as u32, left: NIL, right: NIL, counts };
+        let node = Node {
+            key,
+            rating,
+            priority: self.seed as u32,
+            left: NIL,
+            right: NIL,
+            counts,
+        };
         match self.free.pop() {
             Some(slot) => {
                 self.nodes[slot as usize] = node;
@@ -201,7 +217,11 @@ impl Treap {
             return (NIL, NIL);
         }
         let node_key = self.nodes[t as usize].key;
-        let goes_left = if inclusive { node_key <= *key } else { node_key < *key };
+        let goes_left = if inclusive {
+            node_key <= *key
+        } else {
+            node_key < *key
+        };
         if goes_left {
             let (l, r) = self.split(self.nodes[t as usize].right, key, inclusive);
             self.nodes[t as usize].right = l;

@@ -90,11 +90,15 @@ impl MemoryStore {
     fn read(&self) -> RwLockReadGuard<'_, Tables> {
         // A panic while holding the lock cannot leave `Tables` half-written (each write is a
         // few infallible map operations), so a poisoned lock still guards consistent data.
-        self.inner.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.inner
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn write(&self) -> RwLockWriteGuard<'_, Tables> {
-        self.inner.write().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.inner
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn emit(&self, event: ChangeEvent) {
@@ -110,7 +114,9 @@ impl MemoryStore {
         let Some(set) = tables.partitions.get(&query.partition) else {
             return QueryPage::default();
         };
-        let cap = self.max_items_per_response.map_or(query.limit, |max| query.limit.min(max));
+        let cap = self
+            .max_items_per_response
+            .map_or(query.limit, |max| query.limit.min(max));
         let range = match query.order {
             Order::NewestFirst => (Bound::Unbounded, query.from),
             Order::OldestFirst => (query.from, Bound::Unbounded),
@@ -127,7 +133,10 @@ impl MemoryStore {
         // DynamoDB sets LastEvaluatedKey whenever it stopped because of Limit or the size cap,
         // even if nothing follows; mirror that so callers handle it.
         let last_evaluated = (items.len() == cap && cap > 0).then(|| *keys[cap - 1]);
-        QueryPage { items, last_evaluated }
+        QueryPage {
+            items,
+            last_evaluated,
+        }
     }
 }
 
@@ -138,7 +147,10 @@ impl CommentStore for MemoryStore {
 
     async fn get_many(&self, ids: &[CommentId]) -> Result<Vec<Option<Comment>>, StoreError> {
         let tables = self.read();
-        Ok(ids.iter().map(|id| tables.comments.get(id).cloned()).collect())
+        Ok(ids
+            .iter()
+            .map(|id| tables.comments.get(id).cloned())
+            .collect())
     }
 
     async fn create(&self, comment: &Comment) -> Result<(), StoreError> {
@@ -147,23 +159,36 @@ impl CommentStore for MemoryStore {
             return Err(StoreError::AlreadyExists(comment.id));
         }
         tables.insert(comment.clone());
-        self.emit(ChangeEvent::Upsert { old: None, new: IndexEntry::from(comment) });
+        self.emit(ChangeEvent::Upsert {
+            old: None,
+            new: IndexEntry::from(comment),
+        });
         Ok(())
     }
 
-    async fn update(&self, id: CommentId, patch: &CommentPatch, now_ms: u64) -> Result<Comment, StoreError> {
+    async fn update(
+        &self,
+        id: CommentId,
+        patch: &CommentPatch,
+        now_ms: u64,
+    ) -> Result<Comment, StoreError> {
         let mut tables = self.write();
         let old = tables.remove(id).ok_or(StoreError::NotFound(id))?;
         let new = patch.apply(&old, now_ms);
         tables.insert(new.clone());
-        self.emit(ChangeEvent::Upsert { old: Some(IndexEntry::from(&old)), new: IndexEntry::from(&new) });
+        self.emit(ChangeEvent::Upsert {
+            old: Some(IndexEntry::from(&old)),
+            new: IndexEntry::from(&new),
+        });
         Ok(new)
     }
 
     async fn delete(&self, id: CommentId) -> Result<Comment, StoreError> {
         let mut tables = self.write();
         let old = tables.remove(id).ok_or(StoreError::NotFound(id))?;
-        self.emit(ChangeEvent::Remove { old: IndexEntry::from(&old) });
+        self.emit(ChangeEvent::Remove {
+            old: IndexEntry::from(&old),
+        });
         Ok(old)
     }
 
@@ -172,15 +197,27 @@ impl CommentStore for MemoryStore {
         for comment in comments {
             let old = tables.remove(comment.id);
             tables.insert(comment.clone());
-            self.emit(ChangeEvent::Upsert { old: old.as_ref().map(IndexEntry::from), new: IndexEntry::from(comment) });
+            self.emit(ChangeEvent::Upsert {
+                old: old.as_ref().map(IndexEntry::from),
+                new: IndexEntry::from(comment),
+            });
         }
         Ok(())
     }
 
-    async fn scan(&self, segment: u32, total_segments: u32, resume: Option<String>) -> Result<ScanPage, StoreError> {
+    async fn scan(
+        &self,
+        segment: u32,
+        total_segments: u32,
+        resume: Option<String>,
+    ) -> Result<ScanPage, StoreError> {
         let total = u128::from(total_segments.max(1));
         let start = match resume {
-            Some(token) => Bound::Excluded(token.parse::<CommentId>().map_err(|e| StoreError::Internal(e.into()))?),
+            Some(token) => Bound::Excluded(
+                token
+                    .parse::<CommentId>()
+                    .map_err(|e| StoreError::Internal(e.into()))?,
+            ),
             None => Bound::Unbounded,
         };
         let tables = self.read();
@@ -195,8 +232,21 @@ impl CommentStore for MemoryStore {
                 }
             }
         }
-        let more = last.is_some_and(|id| tables.comments.range((Bound::Excluded(id), Bound::Unbounded)).next().is_some());
-        Ok(ScanPage { items, resume: if more { last.map(|id| id.to_string()) } else { None } })
+        let more = last.is_some_and(|id| {
+            tables
+                .comments
+                .range((Bound::Excluded(id), Bound::Unbounded))
+                .next()
+                .is_some()
+        });
+        Ok(ScanPage {
+            items,
+            resume: if more {
+                last.map(|id| id.to_string())
+            } else {
+                None
+            },
+        })
     }
 
     async fn ping(&self) -> Result<(), StoreError> {

@@ -95,7 +95,8 @@ pub enum StoreError {
 /// Writes are conditional: `create` refuses an existing id, `update` and `delete` a missing one.
 pub trait CommentStore: Send + Sync + 'static {
     /// Reads one partition in sort-key order (see [`KeyQuery`]).
-    fn query(&self, query: &KeyQuery) -> impl Future<Output = Result<QueryPage, StoreError>> + Send;
+    fn query(&self, query: &KeyQuery)
+    -> impl Future<Output = Result<QueryPage, StoreError>> + Send;
 
     /// Fetches comments by id; the answer has one slot per id, in the same order.
     fn get_many(
@@ -118,7 +119,10 @@ pub trait CommentStore: Send + Sync + 'static {
     fn delete(&self, id: CommentId) -> impl Future<Output = Result<Comment, StoreError>> + Send;
 
     /// Bulk-writes new comments (seeding). Not conditional; callers supply fresh ids.
-    fn put_batch(&self, comments: &[Comment]) -> impl Future<Output = Result<(), StoreError>> + Send;
+    fn put_batch(
+        &self,
+        comments: &[Comment],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Reads one segment of a parallel full scan, resuming at `resume`.
     fn scan(

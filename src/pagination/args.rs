@@ -1,0 +1,241 @@
+//! The argument rules of a connection (DESIGN §5), turned into a direction-free [`PagePlan`].
+
+use super::PaginationError;
+use super::cursor::{CursorCodec, CursorScope};
+use crate::domain::{Order, SortKey};
+
+/// Limits that apply to every connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PagingSettings {
+    /// Page size when neither `first` nor `last` is given.
+    pub default_page_size: usize,
+    /// Largest `first` or `last` accepted.
+    pub max_page_size: usize,
+    /// Offsets up to this are read straight from the store (exact even while the index lags);
+    /// larger ones are resolved through the index.
+    pub offset_index_threshold: u64,
+}
+
+impl Default for PagingSettings {
+    fn default() -> Self {
+        Self {
+            default_page_size: 20,
+            max_page_size: 100,
+            offset_index_threshold: 100,
+        }
+    }
+}
+
+/// The connection arguments as a client sent them (GraphQL `Int` is 32-bit).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ConnectionArgs {
+    pub first: Option<i32>,
+    pub after: Option<String>,
+    pub last: Option<i32>,
+    pub before: Option<String>,
+    pub offset: Option<i32>,
+}
+
+/// A validated request, expressed in the order the store is read in.
+///
+/// `first` reads newest first from `after` towards `before`; `last` reads oldest first from
+/// `before` towards `after`. Writing both as "read in `order` from `start`, stop at `stop`"
+/// lets one algorithm serve both and keeps the two directions from drifting apart.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PagePlan {
+    pub order: Order,
+    /// Reading starts strictly beyond this key.
+    pub start: Option<SortKey>,
+    /// The window ends strictly before this key.
+    pub stop: Option<SortKey>,
+    /// Items to skip at the start of the window (`offset`).
+    pub skip: u64,
+    /// Items to take after skipping.
+    pub take: usize,
+    /// `first` and `last` together: of the `take` items, keep only the last this many.
+    pub keep_last: Option<usize>,
+}
+
+impl PagePlan {
+    /// Applies DESIGN §5 to `args`; cursors are opened within `scope`.
+    pub fn new(
+        args: &ConnectionArgs,
+        settings: &PagingSettings,
+        codec: &CursorCodec,
+        scope: &CursorScope,
+    ) -> Result<Self, PaginationError> {
+        let size = |argument: &'static str,
+                    value: Option<i32>|
+         -> Result<Option<usize>, PaginationError> {
+            match value {
+                None => Ok(None),
+                Some(v) if v < 0 => Err(PaginationError::Negative { argument }),
+                Some(v) if v as usize > settings.max_page_size => {
+                    Err(PaginationError::PageSizeExceeded {
+                        argument,
+                        max: settings.max_page_size,
+                    })
+                }
+                Some(v) => Ok(Some(v as usize)),
+            }
+        };
+        let first = size("first", args.first)?;
+        let last = size("last", args.last)?;
+        let skip = match args.offset {
+            None => 0,
+            Some(v) if v < 0 => return Err(PaginationError::Negative { argument: "offset" }),
+            Some(_) if first.is_some() == last.is_some() => {
+                return Err(PaginationError::OffsetNeedsOneDirection);
+            }
+            Some(v) => v as u64,
+        };
+        let open = |argument: &'static str, cursor: &Option<String>| {
+            cursor
+                .as_deref()
+                .map(|c| {
+                    codec
+                        .open(scope, c)
+                        .map_err(|_| PaginationError::BadCursor { argument })
+                })
+                .transpose()
+        };
+        let after = open("after", &args.after)?;
+        let before = open("before", &args.before)?;
+        Ok(match (first, last) {
+            (None, Some(last)) => Self {
+                order: Order::OldestFirst,
+                start: before,
+                stop: after,
+                skip,
+                take: last,
+                keep_last: None,
+            },
+            (first, keep_last) => Self {
+                order: Order::NewestFirst,
+                start: after,
+                stop: before,
+                skip,
+                take: first.unwrap_or(settings.default_page_size),
+                keep_last,
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{RatingSet, Sku};
+
+    fn plan(args: ConnectionArgs) -> Result<PagePlan, PaginationError> {
+        let scope = CursorScope {
+            sku: Sku::parse("S").expect("sku"),
+            ratings: RatingSet::ALL,
+        };
+        PagePlan::new(
+            &args,
+            &PagingSettings::default(),
+            &CursorCodec::development(),
+            &scope,
+        )
+    }
+
+    #[test]
+    fn defaults_to_the_first_twenty_newest() {
+        let p = plan(ConnectionArgs::default()).expect("valid");
+        assert_eq!(
+            (p.order, p.take, p.skip, p.keep_last),
+            (Order::NewestFirst, 20, 0, None)
+        );
+    }
+
+    #[test]
+    fn last_reads_oldest_first_from_before() {
+        let p = plan(ConnectionArgs {
+            last: Some(5),
+            offset: Some(7),
+            ..Default::default()
+        })
+        .expect("valid");
+        assert_eq!((p.order, p.take, p.skip), (Order::OldestFirst, 5, 7));
+    }
+
+    #[test]
+    fn first_and_last_keep_the_tail_of_the_first() {
+        let p = plan(ConnectionArgs {
+            first: Some(10),
+            last: Some(3),
+            ..Default::default()
+        })
+        .expect("valid");
+        assert_eq!(
+            (p.order, p.take, p.keep_last),
+            (Order::NewestFirst, 10, Some(3))
+        );
+    }
+
+    #[test]
+    fn refuses_what_design_section_5_refuses() {
+        let cases = [
+            (
+                ConnectionArgs {
+                    first: Some(-1),
+                    ..Default::default()
+                },
+                "`first` must not be negative",
+            ),
+            (
+                ConnectionArgs {
+                    last: Some(-1),
+                    ..Default::default()
+                },
+                "`last` must not be negative",
+            ),
+            (
+                ConnectionArgs {
+                    first: Some(1),
+                    offset: Some(-1),
+                    ..Default::default()
+                },
+                "`offset` must not be negative",
+            ),
+            (
+                ConnectionArgs {
+                    first: Some(101),
+                    ..Default::default()
+                },
+                "`first` may be at most 100",
+            ),
+            (
+                ConnectionArgs {
+                    offset: Some(1),
+                    ..Default::default()
+                },
+                "`offset` needs exactly one of `first` and `last`",
+            ),
+            (
+                ConnectionArgs {
+                    first: Some(1),
+                    last: Some(1),
+                    offset: Some(1),
+                    ..Default::default()
+                },
+                "`offset` needs exactly one of `first` and `last`",
+            ),
+            (
+                ConnectionArgs {
+                    first: Some(1),
+                    after: Some("nope".into()),
+                    ..Default::default()
+                },
+                "`after` is not a valid cursor for this connection",
+            ),
+        ];
+        for (args, message) in cases {
+            assert_eq!(
+                plan(args).map_err(|e| e.to_string()).err().as_deref(),
+                Some(message)
+            );
+        }
+    }
+}

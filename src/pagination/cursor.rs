@@ -1,0 +1,228 @@
+//! Opaque, sealed, deterministic cursors (DESIGN §4 "Cursors").
+//!
+//! A cursor is `base64url(version ‖ AES-256-GCM-SIV(position; aad = scope))`, 55 characters:
+//!
+//! * **Opaque and tamper-proof**: the position is encrypted and authenticated, so clients cannot
+//!   read, forge or edit it; any change fails the tag check.
+//! * **Bound to the query**: the scope (product and rating filter) is the associated data, so a
+//!   cursor from another product or filter fails the tag check too, without spending bytes on it.
+//! * **Deterministic**: AES-GCM-SIV derives its IV from the key, plaintext and associated data,
+//!   so a fixed nonce is safe (nonce-misuse resistance) and the same position in the same query
+//!   always yields the same string; `endCursor` equals the last edge's cursor and caches can
+//!   compare cursors. What that reveals, equality of two cursors, is what clients already see.
+//! * **Rotatable**: the first key seals; every configured key is tried when opening.
+
+use aes_gcm_siv::aead::{Aead, Payload};
+use aes_gcm_siv::{Aes256GcmSiv, Key, KeyInit, Nonce};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use sha2::{Digest, Sha256};
+
+use crate::domain::{RatingSet, Sku, SortKey};
+
+const VERSION: u8 = 1;
+const SEALED_LEN: usize = 1 + 24 + 16;
+/// The longest string a cursor can be; anything longer is refused before decoding.
+pub const MAX_CURSOR_CHARS: usize = 64;
+/// Shortest secret accepted; shorter ones are guessable.
+pub const MIN_SECRET_CHARS: usize = 16;
+/// The key used when no secret is configured: fine on a laptop, never in production, because
+/// anyone can read this source and forge cursors (they still cannot read other products).
+const DEVELOPMENT_SECRET: &str = "dynapage-development-cursor-secret";
+
+/// What a cursor is bound to: the product and the rating filter of the connection.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CursorScope {
+    pub sku: Sku,
+    pub ratings: RatingSet,
+}
+
+impl CursorScope {
+    fn associated_data(&self) -> Vec<u8> {
+        let mut aad = Vec::with_capacity(16 + self.sku.as_str().len());
+        aad.extend_from_slice(b"dynapage/cursor");
+        aad.push(self.ratings.bits());
+        aad.extend_from_slice(self.sku.as_str().as_bytes());
+        aad
+    }
+}
+
+/// The cursor could not be opened; deliberately without detail, so probing learns nothing.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("the cursor is not valid for this connection")]
+pub struct BadCursor;
+
+/// A configured secret is unusable.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("cursor secrets must be at least {MIN_SECRET_CHARS} characters long")]
+pub struct WeakSecret;
+
+/// Seals and opens cursors with the configured keys.
+#[derive(Clone)]
+pub struct CursorCodec {
+    ciphers: Vec<Aes256GcmSiv>,
+}
+
+impl std::fmt::Debug for CursorCodec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CursorCodec")
+            .field("keys", &self.ciphers.len())
+            .finish()
+    }
+}
+
+impl CursorCodec {
+    /// A codec from secrets, the first of which seals. Secrets are stretched to keys with
+    /// SHA-256; they should be random (e.g. `openssl rand -base64 32`).
+    pub fn new<S: AsRef<str>>(secrets: &[S]) -> Result<Self, WeakSecret> {
+        if secrets.is_empty()
+            || secrets
+                .iter()
+                .any(|s| s.as_ref().chars().count() < MIN_SECRET_CHARS)
+        {
+            return Err(WeakSecret);
+        }
+        let ciphers = secrets
+            .iter()
+            .map(|secret| {
+                let digest: [u8; 32] = Sha256::new()
+                    .chain_update(b"dynapage cursor key v1\0")
+                    .chain_update(secret.as_ref().as_bytes())
+                    .finalize()
+                    .into();
+                Aes256GcmSiv::new(&Key::<Aes256GcmSiv>::from(digest))
+            })
+            .collect();
+        Ok(Self { ciphers })
+    }
+
+    /// The codec with the public development key. Callers must warn loudly.
+    pub fn development() -> Self {
+        Self::new(&[DEVELOPMENT_SECRET])
+            .unwrap_or_else(|_| unreachable!("the development secret is long enough"))
+    }
+
+    /// The cursor for `position` within `scope`.
+    pub fn seal(&self, scope: &CursorScope, position: &SortKey) -> String {
+        let aad = scope.associated_data();
+        let sealed = self.ciphers[0]
+            .encrypt(
+                &Nonce::default(),
+                Payload {
+                    msg: &position.to_bytes(),
+                    aad: &aad,
+                },
+            )
+            .unwrap_or_else(|_| {
+                unreachable!("24-byte messages are far below AES-GCM-SIV's limits")
+            });
+        let mut bytes = Vec::with_capacity(SEALED_LEN);
+        bytes.push(VERSION);
+        bytes.extend_from_slice(&sealed);
+        URL_SAFE_NO_PAD.encode(bytes)
+    }
+
+    /// The position a cursor holds, if it was sealed by one of our keys for this `scope`.
+    pub fn open(&self, scope: &CursorScope, cursor: &str) -> Result<SortKey, BadCursor> {
+        if cursor.len() > MAX_CURSOR_CHARS {
+            return Err(BadCursor);
+        }
+        let bytes = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| BadCursor)?;
+        if bytes.len() != SEALED_LEN || bytes[0] != VERSION {
+            return Err(BadCursor);
+        }
+        let aad = scope.associated_data();
+        let plain = self
+            .ciphers
+            .iter()
+            .find_map(|cipher| {
+                cipher
+                    .decrypt(
+                        &Nonce::default(),
+                        Payload {
+                            msg: &bytes[1..],
+                            aad: &aad,
+                        },
+                    )
+                    .ok()
+            })
+            .ok_or(BadCursor)?;
+        let plain: [u8; 24] = plain.try_into().map_err(|_| BadCursor)?;
+        SortKey::from_bytes(&plain).map_err(|_| BadCursor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::CommentId;
+
+    fn scope(sku: &str, ratings: &[i64]) -> CursorScope {
+        CursorScope {
+            sku: Sku::parse(sku).expect("sku"),
+            ratings: RatingSet::parse(ratings).expect("ratings"),
+        }
+    }
+
+    fn position() -> SortKey {
+        SortKey::new(
+            1_700_000_000_123,
+            CommentId::from_parts(1_700_000_000_123, 42),
+        )
+        .expect("key")
+    }
+
+    #[test]
+    fn round_trips_and_is_deterministic_and_short() {
+        let codec = CursorCodec::new(&["a-secret-of-sixteen+"]).expect("codec");
+        let s = scope("SKU-1", &[1, 2, 3, 4, 5]);
+        let cursor = codec.seal(&s, &position());
+        assert_eq!(cursor, codec.seal(&s, &position()));
+        assert!(cursor.len() <= MAX_CURSOR_CHARS, "{} chars", cursor.len());
+        assert_eq!(codec.open(&s, &cursor), Ok(position()));
+    }
+
+    #[test]
+    fn refuses_cursors_of_another_product_or_filter() {
+        let codec = CursorCodec::development();
+        let cursor = codec.seal(&scope("SKU-1", &[3, 5]), &position());
+        assert_eq!(
+            codec.open(&scope("SKU-2", &[3, 5]), &cursor),
+            Err(BadCursor)
+        );
+        assert_eq!(codec.open(&scope("SKU-1", &[3]), &cursor), Err(BadCursor));
+        assert_eq!(
+            codec.open(&scope("SKU-1", &[5, 3]), &cursor),
+            Ok(position())
+        );
+    }
+
+    #[test]
+    fn refuses_every_single_character_edit() {
+        let codec = CursorCodec::development();
+        let s = scope("SKU-1", &[1]);
+        let cursor = codec.seal(&s, &position());
+        for i in 0..cursor.len() {
+            let mut edited = cursor.clone().into_bytes();
+            edited[i] = if edited[i] == b'A' { b'B' } else { b'A' };
+            let edited = String::from_utf8(edited).expect("ascii");
+            assert_eq!(codec.open(&s, &edited), Err(BadCursor), "edit at {i}");
+        }
+        assert_eq!(codec.open(&s, &cursor[..cursor.len() - 1]), Err(BadCursor));
+        assert_eq!(codec.open(&s, ""), Err(BadCursor));
+        assert_eq!(codec.open(&s, &"A".repeat(500)), Err(BadCursor));
+    }
+
+    #[test]
+    fn rotation_opens_old_cursors_and_seals_with_the_first_key() {
+        let old = CursorCodec::new(&["the-old-secret-0000"]).expect("codec");
+        let rotated =
+            CursorCodec::new(&["the-new-secret-0000", "the-old-secret-0000"]).expect("codec");
+        let s = scope("SKU-1", &[2]);
+        let cursor = old.seal(&s, &position());
+        assert_eq!(rotated.open(&s, &cursor), Ok(position()));
+        assert_ne!(rotated.seal(&s, &position()), cursor);
+        assert_eq!(CursorCodec::new(&["short"]).err(), Some(WeakSecret));
+        assert_eq!(CursorCodec::new::<&str>(&[]).err(), Some(WeakSecret));
+    }
+}

@@ -1,0 +1,65 @@
+//! The reference answer: the Relay specification's slicing done on a sorted `Vec`, with flags
+//! that are truthful against the whole list (DESIGN §4). Tests compare the engine against it on
+//! random data; it is public only so that the integration tests can use it against real backends.
+
+use crate::domain::SortKey;
+
+/// Arguments with cursors already opened.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OracleArgs {
+    pub first: Option<usize>,
+    pub after: Option<SortKey>,
+    pub last: Option<usize>,
+    pub before: Option<SortKey>,
+    pub offset: usize,
+}
+
+/// The page the engine must serve.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OraclePage {
+    pub keys: Vec<SortKey>,
+    pub has_previous_page: bool,
+    pub has_next_page: bool,
+}
+
+/// Slices `newest_first` (the whole filtered list, newest first) as the specification says.
+///
+/// The window is the list after `after` and before `before` (a missing cursor's comment still
+/// marks its place). `first` (default `default_first` when neither size is given) takes from the
+/// window's top after skipping `offset`; `last` alone takes from its bottom after skipping
+/// `offset`; `first` and `last` together keep the last `last` of the first `first`. An empty page
+/// sits where reading stopped, so its flags still say whether anything lies on either side.
+pub fn slice(newest_first: &[SortKey], args: &OracleArgs, default_first: usize) -> OraclePage {
+    let len = newest_first.len();
+    // Positions: lo is the first index after `after`; hi is one past the last before `before`.
+    let lo = args
+        .after
+        .map_or(0, |a| newest_first.iter().filter(|k| **k >= a).count());
+    let hi = args
+        .before
+        .map_or(len, |b| newest_first.iter().filter(|k| **k > b).count());
+    let (start, end) = match (args.first, args.last) {
+        (None, Some(last)) => {
+            if hi < lo {
+                (hi, hi)
+            } else {
+                let end = hi - args.offset.min(hi - lo);
+                (end.saturating_sub(last).max(lo), end)
+            }
+        }
+        (first, last) => {
+            let hi = hi.max(lo);
+            let start = lo + args.offset.min(hi - lo);
+            let end = (start + first.unwrap_or(default_first)).min(hi);
+            (
+                last.map_or(start, |last| end.saturating_sub(last).max(start)),
+                end,
+            )
+        }
+    };
+    OraclePage {
+        keys: newest_first[start..end].to_vec(),
+        has_previous_page: start > 0,
+        has_next_page: end < len,
+    }
+}
