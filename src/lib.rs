@@ -1,11 +1,19 @@
-//! dynapage: Relay cursor connections over DynamoDB, with totalCount and page jumps answered by
-//! a Redis sorted-set index.
+//! dynapage: Relay cursor connections over DynamoDB, with `totalCount` and page jumps answered
+//! by a Redis sorted-set index.
 //!
-//! The layers, each a module, in the direction data flows (DESIGN §2):
-//! `http` → `graphql` → `pagination` → `store` / `index`; `sync` keeps `index` in step with
-//! `store`. `domain` is the vocabulary they share.
+//! The layers, in the direction data flows (DESIGN §2): [`http`] → [`graphql`] → [`pagination`]
+//! → [`store`] / [`index`]; [`sync`] keeps the index in step with the store. [`domain`] is the
+//! vocabulary they share; [`cli`], [`config`] and [`startup`] assemble the program.
 
+pub mod cli;
+pub mod config;
 pub mod domain;
+pub mod generate;
+pub mod graphql;
+pub mod http;
 pub mod index;
 pub mod pagination;
+pub mod startup;
 pub mod store;
+pub mod sync;
+pub mod telemetry;

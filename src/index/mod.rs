@@ -78,3 +78,58 @@ pub trait PageIndex: Send + Sync + 'static {
     /// A cheap call that fails when the index cannot be reached (readiness).
     fn ping(&self) -> impl Future<Output = Result<(), IndexError>> + Send;
 }
+
+/// The index chosen at start-up (`--index`): static dispatch over the implementations.
+#[derive(Clone, Debug)]
+pub enum AnyIndex {
+    Memory(memory::MemoryIndex),
+}
+
+macro_rules! dispatch_index {
+    ($self:ident, $index:ident => $call:expr) => {
+        match $self {
+            AnyIndex::Memory($index) => $call,
+        }
+    };
+}
+
+impl PageIndex for AnyIndex {
+    async fn count(&self, sku: &Sku, ratings: RatingSet) -> Result<u64, IndexError> {
+        dispatch_index!(self, i => i.count(sku, ratings).await)
+    }
+
+    async fn key_at(
+        &self,
+        sku: &Sku,
+        ratings: RatingSet,
+        order: Order,
+        after: Option<SortKey>,
+        rank: u64,
+    ) -> Result<Option<SortKey>, IndexError> {
+        dispatch_index!(self, i => i.key_at(sku, ratings, order, after, rank).await)
+    }
+
+    async fn apply(&self, events: &[ChangeEvent]) -> Result<(), IndexError> {
+        dispatch_index!(self, i => i.apply(events).await)
+    }
+
+    async fn entries(&self, sku: &Sku) -> Result<Vec<IndexEntry>, IndexError> {
+        dispatch_index!(self, i => i.entries(sku).await)
+    }
+
+    async fn products(&self) -> Result<Vec<Sku>, IndexError> {
+        dispatch_index!(self, i => i.products().await)
+    }
+
+    async fn stage(&self, run: &str, entries: &[IndexEntry]) -> Result<(), IndexError> {
+        dispatch_index!(self, i => i.stage(run, entries).await)
+    }
+
+    async fn commit(&self, run: &str, skus: &[Sku]) -> Result<(), IndexError> {
+        dispatch_index!(self, i => i.commit(run, skus).await)
+    }
+
+    async fn ping(&self) -> Result<(), IndexError> {
+        dispatch_index!(self, i => i.ping().await)
+    }
+}

@@ -138,3 +138,61 @@ pub trait CommentStore: Send + Sync + 'static {
 
 /// Something that learns about every write the embedded store makes, in order.
 pub type ChangeSink = tokio::sync::mpsc::UnboundedSender<ChangeEvent>;
+
+/// The store chosen at start-up (`--store`): static dispatch over the implementations.
+#[derive(Clone, Debug)]
+pub enum AnyStore {
+    Memory(memory::MemoryStore),
+}
+
+macro_rules! dispatch_store {
+    ($self:ident, $store:ident => $call:expr) => {
+        match $self {
+            AnyStore::Memory($store) => $call,
+        }
+    };
+}
+
+impl CommentStore for AnyStore {
+    async fn query(&self, query: &KeyQuery) -> Result<QueryPage, StoreError> {
+        dispatch_store!(self, s => s.query(query).await)
+    }
+
+    async fn get_many(&self, ids: &[CommentId]) -> Result<Vec<Option<Comment>>, StoreError> {
+        dispatch_store!(self, s => s.get_many(ids).await)
+    }
+
+    async fn create(&self, comment: &Comment) -> Result<(), StoreError> {
+        dispatch_store!(self, s => s.create(comment).await)
+    }
+
+    async fn update(
+        &self,
+        id: CommentId,
+        patch: &CommentPatch,
+        now_ms: u64,
+    ) -> Result<Comment, StoreError> {
+        dispatch_store!(self, s => s.update(id, patch, now_ms).await)
+    }
+
+    async fn delete(&self, id: CommentId) -> Result<Comment, StoreError> {
+        dispatch_store!(self, s => s.delete(id).await)
+    }
+
+    async fn put_batch(&self, comments: &[Comment]) -> Result<(), StoreError> {
+        dispatch_store!(self, s => s.put_batch(comments).await)
+    }
+
+    async fn scan(
+        &self,
+        segment: u32,
+        total_segments: u32,
+        resume: Option<String>,
+    ) -> Result<ScanPage, StoreError> {
+        dispatch_store!(self, s => s.scan(segment, total_segments, resume).await)
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        dispatch_store!(self, s => s.ping().await)
+    }
+}

@@ -1,0 +1,55 @@
+//! The `dynapage` command line: one binary, a subcommand per job (STYLE 2). Each subcommand
+//! lives in its own file with one `run`.
+
+mod export_schema;
+mod seed;
+pub mod serve;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::config::LogFormat;
+
+/// Relay cursor connections over DynamoDB, with totalCount and page jumps from a Redis index.
+#[derive(Debug, Parser)]
+#[command(name = "dynapage", version, about, long_about = None)]
+pub struct Cli {
+    /// Log line format.
+    #[arg(long, env = "DYNAPAGE_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text, global = true)]
+    pub log_format: LogFormat,
+    /// What to do; `serve` when omitted.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve GraphQL at /graphql, GraphiQL at /, health at /healthz and /readyz.
+    Serve(serve::ServeArgs),
+    /// Write generated comments (ratings 1-5, timestamp ties) for one product.
+    Seed(seed::SeedArgs),
+    /// Print the GraphQL schema (SDL); equal to the committed `schema.graphql`.
+    ExportSchema(export_schema::ExportSchemaArgs),
+}
+
+/// Runs the command line; the exit code says whether it succeeded.
+pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        None => serve::run(serve::ServeArgs::default_from_env()?).await,
+        Some(Command::Serve(args)) => serve::run(args).await,
+        Some(Command::Seed(args)) => seed::run(args).await.map(|()| ExitCode::SUCCESS),
+        Some(Command::ExportSchema(args)) => export_schema::run(args).map(|()| ExitCode::SUCCESS),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_tree_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,100 @@
+//! `dynapage seed --sku S --count N`: generated comments for one product, written in batches
+//! with a progress bar, streamed so that millions never sit in memory at once.
+
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{BackendArgs, StoreKind};
+use crate::domain::Sku;
+use crate::generate::CommentGenerator;
+use crate::store::CommentStore;
+
+/// Comments generated and written per step; the store batches further (25 per DynamoDB call).
+const CHUNK: usize = 2_000;
+
+#[derive(Args, Debug)]
+pub struct SeedArgs {
+    /// The product's SKU.
+    #[arg(long, env = "DYNAPAGE_SEED_SKU")]
+    sku: String,
+    /// How many comments to write.
+    #[arg(long, env = "DYNAPAGE_SEED_COUNT")]
+    count: u64,
+    /// Fixes the generated sequence; the same seed writes the same comments.
+    #[arg(long, env = "DYNAPAGE_SEED", default_value_t = 1)]
+    seed: u64,
+    #[command(flatten)]
+    backend: BackendArgs,
+}
+
+pub async fn run(args: SeedArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        args.backend.store != StoreKind::Memory,
+        "seed writes to a persistent store: pass --store dynamodb (the embedded store lives inside `serve`, which seeds its own demo data)"
+    );
+    let sku = Sku::parse(&args.sku).context("--sku")?;
+    let shutdown = CancellationToken::new();
+    let backends = crate::startup::open_backends(&args.backend, &shutdown).await?;
+    let progress = ProgressBar::new(args.count).with_style(
+        ProgressStyle::with_template(
+            "{spinner} {pos}/{len} comments [{bar:40}] {per_sec} eta {eta}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    write_comments(&backends.store, &sku, args.count, args.seed, &progress).await?;
+    progress.finish();
+    shutdown.cancel();
+    Ok(())
+}
+
+/// Writes `count` generated comments of `sku`, newest at the current time, reporting progress
+/// on `progress` and as a log line every 10%.
+pub(crate) async fn write_comments<S: CommentStore>(
+    store: &S,
+    sku: &Sku,
+    count: u64,
+    seed: u64,
+    progress: &ProgressBar,
+) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_millis() as u64;
+    let mut comments =
+        CommentGenerator::new(sku.clone(), seed, now_ms).take(usize::try_from(count)?);
+    let mut written = 0u64;
+    let mut next_report = count / 10;
+    loop {
+        let chunk: Vec<_> = comments.by_ref().take(CHUNK).collect();
+        if chunk.is_empty() {
+            break;
+        }
+        store
+            .put_batch(&chunk)
+            .await
+            .with_context(|| format!("writing comments of {sku}"))?;
+        written += chunk.len() as u64;
+        progress.set_position(written);
+        if written >= next_report {
+            tracing::info!(
+                sku = sku.as_str(),
+                written,
+                count,
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "seeding"
+            );
+            next_report += (count / 10).max(1);
+        }
+    }
+    tracing::info!(
+        sku = sku.as_str(),
+        written,
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "seeded"
+    );
+    Ok(())
+}

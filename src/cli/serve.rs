@@ -1,0 +1,159 @@
+//! `dynapage serve`: the GraphQL server, with demo data when it runs on the embedded store.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use clap::{Args, Parser};
+use indicatif::ProgressBar;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{BackendArgs, CursorArgs, PagingArgs, ServerArgs, StoreKind};
+use crate::domain::{RatingSet, Sku};
+use crate::graphql::{ApiState, build_schema};
+use crate::index::PageIndex;
+use crate::pagination::Engine;
+use crate::startup::{Backends, open_backends};
+use crate::store::AnyStore;
+
+/// The embedded demo: `(sku, comments, seed)`. The first one's size is `--demo-comments`.
+const DEMO_PRODUCTS: [(&str, u64, u64); 3] = [
+    ("DAFT_PUNK_TSHIRT", 250_000, 1),
+    ("HELMET_REPLICA", 1_234, 2),
+    ("VINYL_RAM", 12, 3),
+];
+
+#[derive(Args, Clone, Debug)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
+    #[command(flatten)]
+    pub backend: BackendArgs,
+    #[command(flatten)]
+    pub paging: PagingArgs,
+    #[command(flatten)]
+    pub cursor: CursorArgs,
+    /// Also consume DynamoDB Streams into the index, in this process (development).
+    #[arg(long, env = "DYNAPAGE_SYNC")]
+    pub sync: bool,
+    /// Comments of DAFT_PUNK_TSHIRT in the embedded store's demo data; 0 for no demo data.
+    #[arg(long, env = "DYNAPAGE_DEMO_COMMENTS", default_value_t = 250_000)]
+    pub demo_comments: u64,
+}
+
+impl ServeArgs {
+    /// `serve` with its defaults and environment, for `dynapage` without a subcommand.
+    pub fn default_from_env() -> anyhow::Result<Self> {
+        #[derive(Parser)]
+        struct Wrapper {
+            #[command(flatten)]
+            args: ServeArgs,
+        }
+        Ok(Wrapper::try_parse_from(["dynapage"])?.args)
+    }
+}
+
+/// Serves until SIGINT or SIGTERM.
+pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let listener = TcpListener::bind(args.server.listen)
+        .await
+        .with_context(|| {
+            format!(
+                "cannot listen on {} (--listen / DYNAPAGE_LISTEN)",
+                args.server.listen
+            )
+        })?;
+    let shutdown = CancellationToken::new();
+    tokio::spawn(stop_on_signal(shutdown.clone()));
+    run_with(args, listener, shutdown).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Serves on `listener` until `shutdown` fires; in-flight requests finish, background tasks stop.
+pub async fn run_with(
+    args: ServeArgs,
+    listener: TcpListener,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let settings = args.paging.settings()?;
+    let codec = args.cursor.codec()?;
+    let Backends {
+        store,
+        index,
+        tasks,
+    } = open_backends(&args.backend, &shutdown).await?;
+    if args.backend.store == StoreKind::Memory && args.demo_comments > 0 {
+        seed_demo(&store, &index, args.demo_comments).await?;
+    }
+    let api = Arc::new(ApiState {
+        engine: Engine::new(store, index, settings),
+        codec,
+        max_node_ids: args.server.max_node_ids,
+    });
+    let schema = build_schema(Some(api.clone()), args.server.limits());
+    let router = crate::http::router(schema, api);
+    let address = listener.local_addr()?;
+    tracing::info!(%address, graphiql = %format!("http://{address}/"), "listening");
+    crate::http::serve(listener, router, shutdown.clone().cancelled_owned()).await?;
+    shutdown.cancel();
+    for task in tasks {
+        if tokio::time::timeout(Duration::from_secs(5), task)
+            .await
+            .is_err()
+        {
+            tracing::warn!("a background task did not stop within 5 s");
+        }
+    }
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn stop_on_signal(shutdown: CancellationToken) {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        () = term => {}
+    }
+    tracing::info!("shutting down");
+    shutdown.cancel();
+}
+
+/// Writes the demo products and waits until the index has caught up with them.
+async fn seed_demo<I: PageIndex>(
+    store: &AnyStore,
+    index: &I,
+    first_size: u64,
+) -> anyhow::Result<()> {
+    let started = Instant::now();
+    for (i, (sku, count, seed)) in DEMO_PRODUCTS.into_iter().enumerate() {
+        let sku = Sku::parse(sku)?;
+        let count = if i == 0 { first_size } else { count };
+        super::seed::write_comments(store, &sku, count, seed, &ProgressBar::hidden()).await?;
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while index.count(&sku, RatingSet::ALL).await? < count {
+            anyhow::ensure!(
+                Instant::now() < deadline,
+                "the index did not catch up with the demo data of {sku}"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    tracing::info!(
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "demo data ready"
+    );
+    Ok(())
+}

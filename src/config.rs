@@ -1,0 +1,157 @@
+//! Settings: clap argument groups with an environment variable behind every flag (STYLE 3).
+//! Defaults match `docker-compose.yml`; a bad value fails at start-up naming the flag.
+
+use std::net::SocketAddr;
+
+use clap::{Args, ValueEnum};
+
+use crate::graphql::QueryLimits;
+use crate::pagination::{CursorCodec, PagingSettings};
+
+/// Where comments live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum StoreKind {
+    /// In-process, seeded with demo data by `serve`; gone when the process ends.
+    Memory,
+    /// Amazon DynamoDB (or DynamoDB Local with `--dynamodb-endpoint`).
+    Dynamodb,
+}
+
+/// Where the page index lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum IndexKind {
+    /// In-process, fed by the store's changes.
+    Memory,
+    /// Redis sorted sets.
+    Redis,
+}
+
+/// Which backends to use and how to reach them.
+#[derive(Args, Clone, Debug)]
+pub struct BackendArgs {
+    /// Where comments live.
+    #[arg(long, env = "DYNAPAGE_STORE", value_enum, default_value_t = StoreKind::Memory)]
+    pub store: StoreKind,
+    /// Where the page index lives.
+    #[arg(long, env = "DYNAPAGE_INDEX", value_enum, default_value_t = IndexKind::Memory)]
+    pub index: IndexKind,
+    /// DynamoDB endpoint URL, e.g. http://127.0.0.1:8000 for DynamoDB Local. Absent: the
+    /// standard AWS endpoint, region and credential chain.
+    #[arg(long, env = "DYNAPAGE_DYNAMODB_ENDPOINT")]
+    pub dynamodb_endpoint: Option<String>,
+    /// DynamoDB table name.
+    #[arg(long, env = "DYNAPAGE_DYNAMODB_TABLE", default_value = "comments")]
+    pub dynamodb_table: String,
+    /// AWS region (default: from the AWS environment; us-east-1 with an endpoint).
+    #[arg(long, env = "DYNAPAGE_DYNAMODB_REGION")]
+    pub dynamodb_region: Option<String>,
+    /// Create the table, its two GSIs and its stream if missing, and wait until they are active.
+    #[arg(long, env = "DYNAPAGE_CREATE_TABLES")]
+    pub create_tables: bool,
+    /// Redis URL; several comma-separated URLs mean Redis Cluster.
+    #[arg(
+        long,
+        env = "DYNAPAGE_REDIS_URL",
+        default_value = "redis://127.0.0.1:6379",
+        value_delimiter = ','
+    )]
+    pub redis_url: Vec<String>,
+    /// Prefix of every Redis key, so deployments can share one Redis.
+    #[arg(long, env = "DYNAPAGE_REDIS_PREFIX", default_value = "dynapage:")]
+    pub redis_prefix: String,
+    /// Treat a single `--redis-url` as a Redis Cluster node.
+    #[arg(long, env = "DYNAPAGE_REDIS_CLUSTER")]
+    pub redis_cluster: bool,
+}
+
+/// Keys that seal cursors.
+#[derive(Args, Clone, Debug)]
+pub struct CursorArgs {
+    /// Secret(s) that seal cursors, at least 16 characters; comma-separated or repeated for
+    /// rotation: the first seals, all open. Unset: a public development key (with a warning).
+    #[arg(
+        long,
+        env = "DYNAPAGE_CURSOR_SECRET",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
+    pub cursor_secret: Vec<String>,
+}
+
+impl CursorArgs {
+    pub fn codec(&self) -> anyhow::Result<CursorCodec> {
+        if self.cursor_secret.is_empty() {
+            tracing::warn!(
+                "no --cursor-secret / DYNAPAGE_CURSOR_SECRET set: cursors are sealed with the PUBLIC development key; \
+                 anyone can forge them. Set a random secret in production"
+            );
+            return Ok(CursorCodec::development());
+        }
+        CursorCodec::new(&self.cursor_secret)
+            .map_err(|e| anyhow::anyhow!("--cursor-secret / DYNAPAGE_CURSOR_SECRET: {e}"))
+    }
+}
+
+/// Page sizes and the offset threshold.
+#[derive(Args, Clone, Debug)]
+pub struct PagingArgs {
+    /// Page size when neither `first` nor `last` is given.
+    #[arg(long, env = "DYNAPAGE_DEFAULT_PAGE_SIZE", default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..=1000))]
+    pub default_page_size: u16,
+    /// Largest `first`/`last` accepted.
+    #[arg(long, env = "DYNAPAGE_MAX_PAGE_SIZE", default_value_t = 100, value_parser = clap::value_parser!(u16).range(1..=1000))]
+    pub max_page_size: u16,
+    /// Offsets up to this are read straight from the store (exact while the index lags);
+    /// larger ones go through the index.
+    #[arg(long, env = "DYNAPAGE_OFFSET_INDEX_THRESHOLD", default_value_t = 100)]
+    pub offset_index_threshold: u64,
+}
+
+impl PagingArgs {
+    pub fn settings(&self) -> anyhow::Result<PagingSettings> {
+        anyhow::ensure!(
+            self.default_page_size <= self.max_page_size,
+            "--default-page-size / DYNAPAGE_DEFAULT_PAGE_SIZE ({}) must not exceed --max-page-size / DYNAPAGE_MAX_PAGE_SIZE ({})",
+            self.default_page_size,
+            self.max_page_size
+        );
+        Ok(PagingSettings {
+            default_page_size: usize::from(self.default_page_size),
+            max_page_size: usize::from(self.max_page_size),
+            offset_index_threshold: self.offset_index_threshold,
+        })
+    }
+}
+
+/// How the server listens and what it accepts.
+#[derive(Args, Clone, Debug)]
+pub struct ServerArgs {
+    /// Address to listen on.
+    #[arg(long, env = "DYNAPAGE_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// Deepest query accepted.
+    #[arg(long, env = "DYNAPAGE_MAX_QUERY_DEPTH", default_value_t = 12)]
+    pub max_query_depth: usize,
+    /// Most complex query accepted (a connection counts its page size times its fields).
+    #[arg(long, env = "DYNAPAGE_MAX_QUERY_COMPLEXITY", default_value_t = 5_000)]
+    pub max_query_complexity: usize,
+    /// Longest `nodes(ids:)` list accepted.
+    #[arg(long, env = "DYNAPAGE_MAX_NODE_IDS", default_value_t = 100)]
+    pub max_node_ids: usize,
+}
+
+impl ServerArgs {
+    pub fn limits(&self) -> QueryLimits {
+        QueryLimits {
+            max_depth: self.max_query_depth,
+            max_complexity: self.max_query_complexity,
+        }
+    }
+}
+
+/// How logs are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}

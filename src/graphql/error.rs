@@ -1,0 +1,126 @@
+//! Error policy of the API, in one place.
+//!
+//! * Client mistakes (bad arguments, cursors, ids) get a message that says what to fix and a
+//!   stable `extensions.code` (DESIGN §5).
+//! * Backend outages get `STORE_UNAVAILABLE` or `INDEX_UNAVAILABLE` on the field that needed the
+//!   backend, so the rest of the response still carries data.
+//! * Anything else is our bug: the client sees a generic message and the request id, and the
+//!   full cause chain is logged once, here.
+
+use async_graphql::ErrorExtensions;
+
+use super::RequestMeta;
+use crate::domain::InvalidInput;
+use crate::index::IndexError;
+use crate::pagination::PaginationError;
+use crate::store::StoreError;
+
+/// The `extensions.code` values clients can rely on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorCode {
+    BadUserInput,
+    PageSizeExceeded,
+    BadCursor,
+    NotFound,
+    IndexUnavailable,
+    StoreUnavailable,
+    Internal,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::BadUserInput => "BAD_USER_INPUT",
+            ErrorCode::PageSizeExceeded => "PAGE_SIZE_EXCEEDED",
+            ErrorCode::BadCursor => "BAD_CURSOR",
+            ErrorCode::NotFound => "NOT_FOUND",
+            ErrorCode::IndexUnavailable => "INDEX_UNAVAILABLE",
+            ErrorCode::StoreUnavailable => "STORE_UNAVAILABLE",
+            ErrorCode::Internal => "INTERNAL_SERVER_ERROR",
+        }
+    }
+}
+
+/// An error on its way to a client.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error(transparent)]
+    Input(#[from] InvalidInput),
+    #[error(transparent)]
+    Pagination(#[from] PaginationError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    #[error("{0}")]
+    Refused(String),
+}
+
+impl ApiError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            ApiError::Input(_) | ApiError::Refused(_) => ErrorCode::BadUserInput,
+            ApiError::Pagination(e) => match e {
+                PaginationError::Negative { .. } | PaginationError::OffsetNeedsOneDirection => {
+                    ErrorCode::BadUserInput
+                }
+                PaginationError::PageSizeExceeded { .. } => ErrorCode::PageSizeExceeded,
+                PaginationError::BadCursor { .. } => ErrorCode::BadCursor,
+                PaginationError::Store(e) => store_code(e),
+                PaginationError::Index(e) => index_code(e),
+            },
+            ApiError::Store(e) => store_code(e),
+            ApiError::Index(e) => index_code(e),
+        }
+    }
+
+    /// The GraphQL error for this failure, logged when it is not the client's fault.
+    pub fn into_graphql(self, meta: Option<&RequestMeta>) -> async_graphql::Error {
+        let code = self.code();
+        let request_id = meta.map(|m| m.request_id.clone()).unwrap_or_default();
+        let message = match code {
+            ErrorCode::Internal => {
+                tracing::error!(request_id, error = %chain(&self), "request failed");
+                format!("internal error (request id {request_id})")
+            }
+            ErrorCode::StoreUnavailable | ErrorCode::IndexUnavailable => {
+                tracing::warn!(request_id, code = code.as_str(), error = %chain(&self), "backend unavailable");
+                self.to_string()
+            }
+            _ => self.to_string(),
+        };
+        async_graphql::Error::new(message).extend_with(|_, ext| {
+            ext.set("code", code.as_str());
+            if !request_id.is_empty() {
+                ext.set("requestId", request_id.as_str());
+            }
+        })
+    }
+}
+
+fn store_code(e: &StoreError) -> ErrorCode {
+    match e {
+        StoreError::NotFound(_) => ErrorCode::NotFound,
+        StoreError::Unavailable(_) | StoreError::MissingTable { .. } => ErrorCode::StoreUnavailable,
+        StoreError::AlreadyExists(_) | StoreError::Internal(_) => ErrorCode::Internal,
+    }
+}
+
+fn index_code(e: &IndexError) -> ErrorCode {
+    match e {
+        IndexError::Unavailable(_) => ErrorCode::IndexUnavailable,
+        IndexError::Internal(_) => ErrorCode::Internal,
+    }
+}
+
+/// `error: cause: cause`, for one log line.
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut out = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        out.push_str(": ");
+        out.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    out
+}

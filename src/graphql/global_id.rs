@@ -1,0 +1,62 @@
+//! Relay global object ids: `base64url("Comment:<ulid>")` and `base64url("Product:<sku>")`.
+//!
+//! Opaque to clients, so the id scheme can change, yet decodable without a lookup, so `node(id:)`
+//! knows which type to fetch.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+use crate::domain::{CommentId, InvalidInput, Sku};
+
+/// A decoded global id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GlobalId {
+    Comment(CommentId),
+    Product(Sku),
+}
+
+impl GlobalId {
+    pub fn encode(&self) -> String {
+        let raw = match self {
+            GlobalId::Comment(id) => format!("Comment:{id}"),
+            GlobalId::Product(sku) => format!("Product:{sku}"),
+        };
+        URL_SAFE_NO_PAD.encode(raw)
+    }
+
+    pub fn decode(id: &str) -> Result<Self, InvalidInput> {
+        let bad = || InvalidInput::new("id", "is not a valid global id");
+        let raw = URL_SAFE_NO_PAD.decode(id).map_err(|_| bad())?;
+        let raw = std::str::from_utf8(&raw).map_err(|_| bad())?;
+        match raw.split_once(':') {
+            Some(("Comment", id)) => Ok(GlobalId::Comment(id.parse().map_err(|_| bad())?)),
+            Some(("Product", sku)) => Ok(GlobalId::Product(Sku::parse(sku).map_err(|_| bad())?)),
+            _ => Err(bad()),
+        }
+    }
+
+    /// The comment id, refusing ids of other types (e.g. a product id given to `deleteComment`).
+    pub fn comment(id: &str) -> Result<CommentId, InvalidInput> {
+        match Self::decode(id)? {
+            GlobalId::Comment(id) => Ok(id),
+            GlobalId::Product(_) => Err(InvalidInput::new("id", "names a product, not a comment")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_refuses_garbage() {
+        let comment = GlobalId::Comment(CommentId::from_parts(1, 2));
+        assert_eq!(GlobalId::decode(&comment.encode()), Ok(comment));
+        let product = GlobalId::Product(Sku::parse("SKU-1").expect("sku"));
+        assert_eq!(GlobalId::decode(&product.encode()), Ok(product.clone()));
+        assert!(GlobalId::comment(&product.encode()).is_err());
+        for bad in ["", "!!", "Q29tbWVudDp4", &URL_SAFE_NO_PAD.encode("User:1")] {
+            assert!(GlobalId::decode(bad).is_err(), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,99 @@
+//! The GraphQL surface (DESIGN §4b): schema types, thin resolvers, and error codes.
+//!
+//! Resolvers parse arguments, call the pagination engine or the store, and map the answer; the
+//! rules live in `pagination`. The schema can be built without any backend, so `export-schema`
+//! and the SDL drift test need no services.
+
+mod connection;
+mod error;
+mod global_id;
+mod mutation;
+mod query;
+mod types;
+
+use std::sync::{Arc, Mutex};
+
+use async_graphql::{EmptySubscription, Schema};
+
+pub use error::{ApiError, ErrorCode};
+pub use global_id::GlobalId;
+pub use mutation::MutationRoot;
+pub use query::QueryRoot;
+
+use crate::index::AnyIndex;
+use crate::pagination::{CursorCodec, Engine, PageStats};
+use crate::store::AnyStore;
+
+/// The executable schema.
+pub type ApiSchema = Schema<QueryRoot, MutationRoot, EmptySubscription>;
+
+/// What resolvers need: the engine over the configured backends and the cursor keys.
+#[derive(Debug)]
+pub struct ApiState {
+    pub engine: Engine<AnyStore, AnyIndex>,
+    pub codec: CursorCodec,
+    /// Longest `nodes(ids:)` list accepted.
+    pub max_node_ids: usize,
+}
+
+/// Per-request data: the id that ties logs to error responses, and what the request cost.
+#[derive(Debug, Default)]
+pub struct RequestMeta {
+    pub request_id: String,
+    pub cost: Mutex<PageStats>,
+}
+
+impl RequestMeta {
+    pub fn new(request_id: String) -> Self {
+        Self {
+            request_id,
+            cost: Mutex::default(),
+        }
+    }
+
+    pub fn add_cost(&self, stats: PageStats) {
+        *self.cost.lock().unwrap_or_else(|p| p.into_inner()) += stats;
+    }
+
+    pub fn cost(&self) -> PageStats {
+        *self.cost.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Query limits: deep nesting and huge fan-outs are refused before anything executes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueryLimits {
+    pub max_depth: usize,
+    pub max_complexity: usize,
+}
+
+impl Default for QueryLimits {
+    fn default() -> Self {
+        Self {
+            max_depth: 12,
+            max_complexity: 5_000,
+        }
+    }
+}
+
+/// The schema with `state` attached (or none, for printing the SDL).
+pub fn build_schema(state: Option<Arc<ApiState>>, limits: QueryLimits) -> ApiSchema {
+    let mut builder = Schema::build(QueryRoot, MutationRoot, EmptySubscription)
+        .limit_depth(limits.max_depth)
+        .limit_complexity(limits.max_complexity)
+        .limit_recursive_depth(32);
+    if let Some(state) = state {
+        builder = builder.data(state);
+    }
+    builder.finish()
+}
+
+/// The schema in SDL, as committed in `schema.graphql`.
+pub fn sdl() -> String {
+    build_schema(None, QueryLimits::default()).sdl()
+}
+
+/// The request's [`RequestMeta`], when the HTTP layer attached one.
+pub(crate) fn meta<'a>(ctx: &async_graphql::Context<'a>) -> Option<&'a RequestMeta> {
+    ctx.data_opt::<Arc<RequestMeta>>().map(Arc::as_ref)
+}

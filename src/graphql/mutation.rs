@@ -1,0 +1,179 @@
+//! `Mutation`: writes go to the store only; the index follows through change events (DESIGN §6).
+
+use async_graphql::{Context, ID, InputObject, Object, SimpleObject};
+
+use super::connection::state;
+use super::error::ApiError;
+use super::global_id::GlobalId;
+use super::types::{Comment, CommentEdge};
+use crate::domain::{CommentDraft, CommentPatch, RatingSet};
+use crate::pagination::CursorScope;
+use crate::store::CommentStore;
+
+/// The root of every write.
+#[derive(Debug, Default)]
+pub struct MutationRoot;
+
+/// A new comment.
+#[derive(Debug, InputObject)]
+pub struct AddCommentInput {
+    /// The product's SKU.
+    pub sku: String,
+    /// Who writes it, 1 to 100 characters.
+    pub author: String,
+    /// The text, 1 to 4,000 characters (surrounding white space is trimmed).
+    pub body: String,
+    /// Star rating, 1 to 5.
+    pub rating: i32,
+    /// Echoed back in the payload (Relay).
+    pub client_mutation_id: Option<String>,
+}
+
+/// The created comment and its edge, ready to insert at the top of a connection.
+#[derive(Debug, SimpleObject)]
+pub struct AddCommentPayload {
+    /// The created comment.
+    pub comment: Comment,
+    /// The comment's edge in the product's unfiltered connection.
+    pub comment_edge: CommentEdge,
+    /// The `clientMutationId` of the input.
+    pub client_mutation_id: Option<String>,
+}
+
+/// An edit; give `body`, `rating` or both.
+#[derive(Debug, InputObject)]
+pub struct UpdateCommentInput {
+    /// The comment's global id.
+    pub id: ID,
+    /// The new text, 1 to 4,000 characters.
+    pub body: Option<String>,
+    /// The new star rating, 1 to 5.
+    pub rating: Option<i32>,
+    /// Echoed back in the payload (Relay).
+    pub client_mutation_id: Option<String>,
+}
+
+/// The edited comment.
+#[derive(Debug, SimpleObject)]
+pub struct UpdateCommentPayload {
+    /// The comment as it now is.
+    pub comment: Comment,
+    /// The `clientMutationId` of the input.
+    pub client_mutation_id: Option<String>,
+}
+
+/// A deletion.
+#[derive(Debug, InputObject)]
+pub struct DeleteCommentInput {
+    /// The comment's global id.
+    pub id: ID,
+    /// Echoed back in the payload (Relay).
+    pub client_mutation_id: Option<String>,
+}
+
+/// What was deleted.
+#[derive(Debug, SimpleObject)]
+pub struct DeleteCommentPayload {
+    /// The deleted comment's global id (for removing it from client caches).
+    pub deleted_comment_id: ID,
+    /// The `clientMutationId` of the input.
+    pub client_mutation_id: Option<String>,
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or_default()
+}
+
+/// Writes. They go to the store; `totalCount` and page jumps follow within the index's lag.
+#[Object(name = "Mutation")]
+impl MutationRoot {
+    /// Adds a comment. Nothing is written when the input is refused.
+    async fn add_comment(
+        &self,
+        ctx: &Context<'_>,
+        input: AddCommentInput,
+    ) -> async_graphql::Result<AddCommentPayload> {
+        let state = state(ctx)?;
+        let meta = super::meta(ctx);
+        let fail = |e: ApiError| e.into_graphql(meta);
+        let draft = CommentDraft::new(
+            &input.sku,
+            &input.author,
+            &input.body,
+            i64::from(input.rating),
+        )
+        .map_err(|e| fail(e.into()))?;
+        let comment = draft.into_comment(now_ms());
+        state
+            .engine
+            .store()
+            .create(&comment)
+            .await
+            .map_err(|e| fail(e.into()))?;
+        tracing::info!(sku = comment.sku.as_str(), comment_id = %comment.id, "comment added");
+        let scope = CursorScope {
+            sku: comment.sku.clone(),
+            ratings: RatingSet::ALL,
+        };
+        let cursor = state.codec.seal(&scope, &comment.sort_key());
+        Ok(AddCommentPayload {
+            comment_edge: CommentEdge {
+                cursor,
+                node: Comment(comment.clone()),
+            },
+            comment: Comment(comment),
+            client_mutation_id: input.client_mutation_id,
+        })
+    }
+
+    /// Edits a comment's body or rating; its position (creation time) does not change.
+    async fn update_comment(
+        &self,
+        ctx: &Context<'_>,
+        input: UpdateCommentInput,
+    ) -> async_graphql::Result<UpdateCommentPayload> {
+        let state = state(ctx)?;
+        let meta = super::meta(ctx);
+        let fail = |e: ApiError| e.into_graphql(meta);
+        let id = GlobalId::comment(&input.id).map_err(|e| fail(e.into()))?;
+        let patch = CommentPatch::new(input.body.as_deref(), input.rating.map(i64::from))
+            .map_err(|e| fail(e.into()))?;
+        let comment = state
+            .engine
+            .store()
+            .update(id, &patch, now_ms())
+            .await
+            .map_err(|e| fail(e.into()))?;
+        tracing::info!(sku = comment.sku.as_str(), comment_id = %comment.id, "comment updated");
+        Ok(UpdateCommentPayload {
+            comment: Comment(comment),
+            client_mutation_id: input.client_mutation_id,
+        })
+    }
+
+    /// Deletes a comment.
+    async fn delete_comment(
+        &self,
+        ctx: &Context<'_>,
+        input: DeleteCommentInput,
+    ) -> async_graphql::Result<DeleteCommentPayload> {
+        let state = state(ctx)?;
+        let meta = super::meta(ctx);
+        let fail = |e: ApiError| e.into_graphql(meta);
+        let id = GlobalId::comment(&input.id).map_err(|e| fail(e.into()))?;
+        let old = state
+            .engine
+            .store()
+            .delete(id)
+            .await
+            .map_err(|e| fail(e.into()))?;
+        tracing::info!(sku = old.sku.as_str(), comment_id = %old.id, "comment deleted");
+        Ok(DeleteCommentPayload {
+            deleted_comment_id: input.id,
+            client_mutation_id: input.client_mutation_id,
+        })
+    }
+}

@@ -1,0 +1,151 @@
+//! The object types of the schema: `Node`, `Product`, `Comment`, edges and page info.
+
+use async_graphql::{Context, ID, Interface, Object, SimpleObject};
+use chrono::{DateTime, Utc};
+
+use super::connection::{
+    CommentConnection, ConnectionInput, connection_complexity, resolve_connection,
+};
+use super::global_id::GlobalId;
+use crate::domain::{self, Sku};
+
+/// An object with a globally unique id, refetchable through `node(id:)` (Relay).
+#[derive(Interface)]
+#[graphql(field(
+    name = "id",
+    ty = "ID",
+    desc = "Globally unique, opaque id of the object."
+))]
+pub enum Node {
+    Product(Product),
+    Comment(Comment),
+}
+
+/// A product. It exists as soon as it is named: a product without comments has an empty
+/// connection and a `totalCount` of 0.
+#[derive(Clone, Debug)]
+pub struct Product {
+    pub sku: Sku,
+}
+
+/// A product. It exists as soon as it is named: a product without comments has an empty
+/// connection and a `totalCount` of 0.
+#[Object]
+impl Product {
+    /// Globally unique, opaque id of the product.
+    async fn id(&self) -> ID {
+        ID(GlobalId::Product(self.sku.clone()).encode())
+    }
+
+    /// The product's SKU.
+    async fn sku(&self) -> &str {
+        self.sku.as_str()
+    }
+
+    /// The product's comments, newest first, as a Relay connection.
+    #[graphql(complexity = "connection_complexity(first, last, child_complexity)")]
+    #[allow(clippy::too_many_arguments)]
+    async fn comments(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(
+            desc = "Only comments with one of these ratings (1-5, no repeats). Omit for all."
+        )]
+        ratings: Option<Vec<i32>>,
+        #[graphql(
+            desc = "Return at most this many comments from the top of the window (default 20, max 100)."
+        )]
+        first: Option<i32>,
+        #[graphql(desc = "Start after this cursor (an edge's `cursor` or `pageInfo.endCursor`).")]
+        after: Option<String>,
+        #[graphql(
+            desc = "Return at most this many comments from the bottom of the window (max 100)."
+        )]
+        last: Option<i32>,
+        #[graphql(desc = "End before this cursor (an edge's `cursor` or `pageInfo.startCursor`).")]
+        before: Option<String>,
+        #[graphql(
+            desc = "Skip this many comments first: from the top with `first`, from the bottom with `last`. For page jumps: page p of size n is `first: n, offset: (p - 1) * n`."
+        )]
+        offset: Option<i32>,
+    ) -> async_graphql::Result<CommentConnection> {
+        let input = ConnectionInput {
+            ratings,
+            first,
+            after,
+            last,
+            before,
+            offset,
+        };
+        resolve_connection(ctx, self.sku.clone(), input).await
+    }
+}
+
+/// A comment on a product.
+#[derive(Clone, Debug)]
+pub struct Comment(pub domain::Comment);
+
+/// A comment on a product.
+#[Object]
+impl Comment {
+    /// Globally unique, opaque id of the comment.
+    async fn id(&self) -> ID {
+        ID(GlobalId::Comment(self.0.id).encode())
+    }
+
+    /// Who wrote the comment.
+    async fn author(&self) -> &str {
+        &self.0.author
+    }
+
+    /// The comment's text.
+    async fn body(&self) -> &str {
+        &self.0.body
+    }
+
+    /// Star rating, 1 to 5.
+    async fn rating(&self) -> i32 {
+        i32::from(self.0.rating.get())
+    }
+
+    /// When the comment was written (UTC, millisecond precision). Comments are ordered by it,
+    /// newest first; equal times are ordered by id.
+    async fn created_at(&self) -> DateTime<Utc> {
+        self.0.created_at()
+    }
+
+    /// When the comment was last edited, if ever.
+    async fn updated_at(&self) -> Option<DateTime<Utc>> {
+        self.0.updated_at()
+    }
+
+    /// The product the comment is about.
+    async fn product(&self) -> Product {
+        Product {
+            sku: self.0.sku.clone(),
+        }
+    }
+}
+
+/// A comment and its position in the connection.
+#[derive(Clone, Debug, SimpleObject)]
+pub struct CommentEdge {
+    /// Opaque position of this comment; pass it as `after` or `before` to page from here.
+    /// Valid only for the same product and rating filter.
+    pub cursor: String,
+    /// The comment.
+    pub node: Comment,
+}
+
+/// Where the page sits in the whole list.
+#[derive(Clone, Debug, SimpleObject)]
+pub struct PageInfo {
+    /// Whether any comment comes after the page's last edge (older), in the whole list.
+    pub has_next_page: bool,
+    /// Whether any comment comes before the page's first edge (newer), in the whole list.
+    pub has_previous_page: bool,
+    /// The first edge's cursor; null when the page is empty.
+    pub start_cursor: Option<String>,
+    /// The last edge's cursor; null when the page is empty.
+    pub end_cursor: Option<String>,
+}

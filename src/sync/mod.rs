@@ -1,0 +1,52 @@
+//! Keeping the index true (DESIGN §6): change events from the store are applied to the index,
+//! in order, idempotently. The embedded store's feed and the DynamoDB Streams consumer both end
+//! in [`apply`], so there is one code path from a write to the index.
+
+use std::time::Duration;
+
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio_util::sync::CancellationToken;
+
+use crate::domain::ChangeEvent;
+use crate::index::{IndexError, PageIndex};
+
+/// Most events applied in one index round trip.
+const MAX_BATCH: usize = 1_000;
+
+/// Applies one ordered batch of changes to the index.
+pub async fn apply<I: PageIndex>(index: &I, events: &[ChangeEvent]) -> Result<(), IndexError> {
+    index.apply(events).await?;
+    metrics::counter!("dynapage_sync_events_applied_total").increment(events.len() as u64);
+    Ok(())
+}
+
+/// Follows the embedded store's change feed until it closes or `shutdown` fires.
+///
+/// A batch that fails (the index is down) is retried with backoff and never dropped: the index
+/// may lag, but it does not lose a change.
+pub async fn follow_feed<I: PageIndex>(
+    mut feed: UnboundedReceiver<ChangeEvent>,
+    index: I,
+    shutdown: CancellationToken,
+) {
+    let mut batch = Vec::with_capacity(MAX_BATCH);
+    loop {
+        let received = tokio::select! {
+            n = feed.recv_many(&mut batch, MAX_BATCH) => n,
+            () = shutdown.cancelled() => 0,
+        };
+        if received == 0 {
+            return;
+        }
+        let mut backoff = Duration::from_millis(50);
+        while let Err(error) = apply(&index, &batch).await {
+            tracing::warn!(events = batch.len(), %error, retry_in_ms = backoff.as_millis() as u64, "index update failed");
+            tokio::select! {
+                () = tokio::time::sleep(backoff) => {}
+                () = shutdown.cancelled() => return,
+            }
+            backoff = (backoff * 2).min(Duration::from_secs(5));
+        }
+        batch.clear();
+    }
+}
