@@ -1,0 +1,200 @@
+//! `TestApp`: the real server on a random port, started through the real command line, and
+//! helpers to talk GraphQL to it over HTTP.
+
+use std::future::Future;
+use std::time::Duration;
+
+use clap::Parser;
+use dynapage::cli::{Cli, Command};
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// The product every embedded `TestApp` has, with `--demo-comments` comments (ties included).
+pub const DEMO_SKU: &str = "DAFT_PUNK_TSHIRT";
+
+pub struct TestApp {
+    pub address: String,
+    pub client: reqwest::Client,
+    shutdown: CancellationToken,
+    server: Option<JoinHandle<anyhow::Result<()>>>,
+}
+
+impl TestApp {
+    /// The embedded server with `demo_comments` comments on [`DEMO_SKU`].
+    pub async fn embedded(demo_comments: u64) -> Self {
+        Self::spawn(&["--demo-comments", &demo_comments.to_string()]).await
+    }
+
+    /// `dynapage serve --listen 127.0.0.1:0 <args>`.
+    pub async fn spawn(args: &[&str]) -> Self {
+        let mut argv = vec!["dynapage", "serve"];
+        argv.extend_from_slice(args);
+        let cli = Cli::try_parse_from(&argv).expect("valid serve arguments");
+        let Some(Command::Serve(serve_args)) = cli.command else {
+            panic!("not a serve command")
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind a free port");
+        let address = format!("http://{}", listener.local_addr().expect("local address"));
+        let shutdown = CancellationToken::new();
+        let server = tokio::spawn(dynapage::cli::serve::run_with(
+            serve_args,
+            listener,
+            shutdown.clone(),
+        ));
+        let app = Self {
+            address,
+            client: reqwest::Client::new(),
+            shutdown,
+            server: Some(server),
+        };
+        app.wait_until_healthy().await;
+        app
+    }
+
+    async fn wait_until_healthy(&self) {
+        for _ in 0..600 {
+            if let Ok(response) = self
+                .client
+                .get(format!("{}/healthz", self.address))
+                .send()
+                .await
+            {
+                if response.status().is_success() {
+                    return;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("the server did not become healthy in 30 s");
+    }
+
+    /// Stops the server gracefully and returns how `run_with` ended.
+    pub async fn stop(mut self) -> anyhow::Result<()> {
+        self.shutdown.cancel();
+        let server = self.server.take().expect("running");
+        tokio::time::timeout(Duration::from_secs(10), server)
+            .await
+            .expect("stops within 10 s")
+            .expect("no panic")
+    }
+
+    /// POSTs a GraphQL request and returns the whole JSON response.
+    pub async fn graphql(&self, query: &str, variables: Value) -> Value {
+        let response = self
+            .client
+            .post(format!("{}/graphql", self.address))
+            .json(&json!({ "query": query, "variables": variables }))
+            .send()
+            .await
+            .expect("request sent");
+        response.json().await.expect("JSON response")
+    }
+
+    /// Like [`graphql`](Self::graphql) but fails the test on any error; returns `data`.
+    pub async fn data(&self, query: &str, variables: Value) -> Value {
+        let response = self.graphql(query, variables).await;
+        assert!(
+            response.get("errors").is_none(),
+            "unexpected errors: {response:#}"
+        );
+        response["data"].clone()
+    }
+
+    /// One page of `comments(sku:)` with the given arguments: ids, cursors and page info.
+    pub async fn page(&self, sku: &str, args: Value) -> Page {
+        let data = self
+            .data(PAGE_QUERY, merge(json!({ "sku": sku }), args))
+            .await;
+        Page::from_connection(&data["comments"])
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+pub const PAGE_QUERY: &str = r#"
+query Page($sku: String!, $ratings: [Int!], $first: Int, $after: String, $last: Int, $before: String, $offset: Int) {
+  comments(sku: $sku, ratings: $ratings, first: $first, after: $after, last: $last, before: $before, offset: $offset) {
+    edges { cursor node { id rating createdAt } }
+    pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+  }
+}"#;
+
+/// The parts of a connection the tests compare.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Page {
+    pub ids: Vec<String>,
+    pub cursors: Vec<String>,
+    pub has_next_page: bool,
+    pub has_previous_page: bool,
+    pub start_cursor: Option<String>,
+    pub end_cursor: Option<String>,
+}
+
+impl Page {
+    pub fn from_connection(connection: &Value) -> Self {
+        let edges = connection["edges"].as_array().expect("edges");
+        let info = &connection["pageInfo"];
+        Self {
+            ids: edges
+                .iter()
+                .map(|e| e["node"]["id"].as_str().expect("id").to_owned())
+                .collect(),
+            cursors: edges
+                .iter()
+                .map(|e| e["cursor"].as_str().expect("cursor").to_owned())
+                .collect(),
+            has_next_page: info["hasNextPage"].as_bool().expect("hasNextPage"),
+            has_previous_page: info["hasPreviousPage"].as_bool().expect("hasPreviousPage"),
+            start_cursor: info["startCursor"].as_str().map(str::to_owned),
+            end_cursor: info["endCursor"].as_str().map(str::to_owned),
+        }
+    }
+}
+
+/// Shallow merge of two JSON objects.
+pub fn merge(mut a: Value, b: Value) -> Value {
+    if let (Some(a), Value::Object(b)) = (a.as_object_mut(), b) {
+        a.extend(b);
+    }
+    a
+}
+
+/// The `extensions.code` of each error of a response.
+pub fn error_codes(response: &Value) -> Vec<String> {
+    response["errors"]
+        .as_array()
+        .map(|errors| {
+            errors
+                .iter()
+                .map(|e| {
+                    e["extensions"]["code"]
+                        .as_str()
+                        .unwrap_or("<none>")
+                        .to_owned()
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Polls `check` until it returns `Some`, for effects that arrive through the index's feed.
+pub async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    for _ in 0..200 {
+        if let Some(value) = check().await {
+            return value;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("{what} did not happen within 5 s");
+}

@@ -1,0 +1,133 @@
+//! HTTP behaviour around GraphQL: GET, health, readiness, request ids, GraphiQL, shutdown, and
+//! the committed schema.
+
+use serde_json::{Value, json};
+
+use crate::helpers::TestApp;
+
+#[tokio::test]
+async fn queries_work_over_get_but_mutations_do_not() {
+    let app = TestApp::embedded(5).await;
+    let url = format!("{}/graphql", app.address);
+    let response = app
+        .client
+        .get(&url)
+        .query(&[(
+            "query",
+            "{ product(sku: \"VINYL_RAM\") { comments { totalCount } } }",
+        )])
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.expect("json");
+    assert_eq!(body["data"]["product"]["comments"]["totalCount"], 12);
+
+    let mutation = "mutation { addComment(input: { sku: \"X\", author: \"a\", body: \"b\", rating: 1 }) { comment { id } } }";
+    let response = app
+        .client
+        .get(&url)
+        .query(&[("query", mutation)])
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(response.status(), 405);
+    let body: Value = response.json().await.expect("json");
+    assert_eq!(body["errors"][0]["extensions"]["code"], "BAD_REQUEST");
+    let count = app
+        .data(
+            "{ product(sku: \"X\") { comments { edges { cursor } } } }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(
+        count["product"]["comments"]["edges"],
+        json!([]),
+        "the GET wrote nothing"
+    );
+}
+
+#[tokio::test]
+async fn responses_carry_a_request_id_and_are_never_cached() {
+    let app = TestApp::embedded(5).await;
+    let response = app
+        .client
+        .post(format!("{}/graphql", app.address))
+        .json(&json!({ "query": "{ product(sku: \"A\") { sku } }" }))
+        .send()
+        .await
+        .expect("sent");
+    let id = response
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    assert_eq!(id.len(), 26, "a ULID request id, got {id:?}");
+    assert_eq!(
+        response
+            .headers()
+            .get("cache-control")
+            .and_then(|v| v.to_str().ok()),
+        Some("no-store")
+    );
+    let bad = app
+        .graphql(
+            "{ comments(sku: \"A\", first: -1) { totalCount } }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(
+        bad["errors"][0]["extensions"]["requestId"]
+            .as_str()
+            .map(str::len),
+        Some(26)
+    );
+}
+
+#[tokio::test]
+async fn health_readiness_and_graphiql_answer() {
+    let app = TestApp::embedded(5).await;
+    let get = |path: &str| app.client.get(format!("{}{path}", app.address)).send();
+    assert_eq!(
+        get("/healthz")
+            .await
+            .expect("sent")
+            .text()
+            .await
+            .expect("text"),
+        "ok"
+    );
+    let ready = get("/readyz").await.expect("sent");
+    assert_eq!(ready.status(), 200);
+    assert_eq!(
+        ready.json::<Value>().await.expect("json"),
+        json!({ "store": "ok", "index": "ok" })
+    );
+    let page = get("/").await.expect("sent").text().await.expect("text");
+    assert!(
+        page.to_lowercase().contains("graphiql") && page.contains("/graphql"),
+        "GraphiQL page pointing at /graphql"
+    );
+}
+
+#[tokio::test]
+async fn the_server_stops_gracefully_when_asked() {
+    let app = TestApp::embedded(5).await;
+    let address = app.address.clone();
+    app.stop().await.expect("a clean stop");
+    assert!(
+        reqwest::get(format!("{address}/healthz")).await.is_err(),
+        "nothing listens any more"
+    );
+}
+
+#[test]
+fn the_committed_schema_matches_the_code() {
+    let committed = include_str!("../../schema.graphql");
+    let generated = dynapage::graphql::sdl();
+    assert!(
+        committed == generated,
+        "schema.graphql is stale: run `cargo run -- export-schema --output schema.graphql` and review the diff"
+    );
+}

@@ -1,0 +1,113 @@
+//! The example queries in `playground/` run against the real server and do what their comments
+//! say, so the examples users copy never rot.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Value, json};
+
+use crate::helpers::{Page, TestApp};
+
+fn example(name: &str) -> String {
+    let path = format!("{}/playground/{name}.graphql", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+const EXAMPLES: [&str; 7] = [
+    "first-page",
+    "next-page",
+    "previous-page",
+    "page-jump",
+    "total-count",
+    "ratings-filter",
+    "add-comment",
+];
+
+#[test]
+fn every_playground_file_is_exercised_here() {
+    let dir = format!("{}/playground", env!("CARGO_MANIFEST_DIR"));
+    let files: BTreeSet<String> = std::fs::read_dir(&dir)
+        .expect("playground/")
+        .filter_map(|e| {
+            e.ok()?
+                .file_name()
+                .into_string()
+                .ok()?
+                .strip_suffix(".graphql")
+                .map(str::to_owned)
+        })
+        .collect();
+    assert_eq!(
+        files,
+        EXAMPLES.iter().map(|s| s.to_string()).collect(),
+        "add new examples to this test"
+    );
+}
+
+#[tokio::test]
+async fn the_playground_examples_page_through_the_demo_product() {
+    let app = TestApp::embedded(2_000).await;
+    let first = app.data(&example("first-page"), json!({})).await;
+    let first_page = Page::from_connection(&first["product"]["comments"]);
+    assert_eq!(first["product"]["comments"]["totalCount"], 2_000);
+    assert_eq!(first_page.ids.len(), 5);
+
+    let next = app
+        .data(
+            &example("next-page"),
+            json!({ "after": first_page.end_cursor }),
+        )
+        .await;
+    let next_page = Page::from_connection(&next["comments"]);
+    assert!(next_page.has_previous_page && next_page.has_next_page);
+
+    let previous = app
+        .data(
+            &example("previous-page"),
+            json!({ "before": next_page.start_cursor }),
+        )
+        .await;
+    assert_eq!(
+        Page::from_connection(&previous["comments"]).ids,
+        first_page.ids,
+        "back where we started"
+    );
+
+    let oldest = app.data(&example("previous-page"), json!({})).await;
+    assert!(
+        !Page::from_connection(&oldest["comments"]).has_next_page,
+        "without a cursor: the oldest comments"
+    );
+
+    let jump = app
+        .data(&example("page-jump"), json!({ "offset": 1_000 }))
+        .await;
+    let walked = app
+        .page("DAFT_PUNK_TSHIRT", json!({ "first": 20, "offset": 1_000 }))
+        .await;
+    assert_eq!(Page::from_connection(&jump["comments"]).ids, walked.ids);
+
+    let counts = app.data(&example("total-count"), json!({})).await;
+    let all = counts["all"]["totalCount"].as_i64().expect("count");
+    assert_eq!(all, 2_000);
+    assert!(counts["oneStar"]["totalCount"].as_i64() < counts["fiveStars"]["totalCount"].as_i64());
+
+    let filtered = app.data(&example("ratings-filter"), json!({})).await;
+    let ratings: Vec<Value> = filtered["comments"]["edges"]
+        .as_array()
+        .expect("edges")
+        .iter()
+        .map(|e| e["node"]["rating"].clone())
+        .collect();
+    assert!(
+        !ratings.is_empty() && ratings.iter().all(|r| *r == 3 || *r == 5),
+        "{ratings:?}"
+    );
+
+    let added = app.data(&example("add-comment"), json!({})).await;
+    assert_eq!(added["addComment"]["clientMutationId"], "playground");
+    let top = app.page("DAFT_PUNK_TSHIRT", json!({ "first": 1 })).await;
+    assert_eq!(
+        Value::from(top.ids[0].clone()),
+        added["addComment"]["comment"]["id"]
+    );
+}
