@@ -94,9 +94,15 @@ impl DynamoStore {
         if config.table.is_empty() {
             return Err(internal("the DynamoDB table name is empty"));
         }
-        let region = RegionProviderChain::first_try(config.region.clone().map(Region::new))
-            .or_default_provider()
-            .or_else(Region::new(DEFAULT_REGION));
+        // With a custom endpoint (DynamoDB Local) the region only names the signing scope, so
+        // skip the chain: its last resort asks EC2 instance metadata, slow off AWS.
+        let region = match (&config.region, &config.endpoint) {
+            (Some(region), _) => RegionProviderChain::first_try(Region::new(region.clone())),
+            (None, Some(_)) => RegionProviderChain::first_try(Region::new(DEFAULT_REGION)),
+            (None, None) => {
+                RegionProviderChain::default_provider().or_else(Region::new(DEFAULT_REGION))
+            }
+        };
         let timeouts = TimeoutConfig::builder()
             .connect_timeout(Duration::from_secs(3))
             .operation_attempt_timeout(Duration::from_secs(5))
@@ -119,8 +125,8 @@ impl DynamoStore {
             .any(|name| std::env::var_os(name).is_some());
             if !has_credentials {
                 loader = loader.credentials_provider(Credentials::new(
-                    "dynapage-local",
-                    "dynapage-local",
+                    "dynapagelocal",
+                    "dynapagelocal",
                     None,
                     None,
                     "dynapage-static",
