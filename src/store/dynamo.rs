@@ -1,12 +1,13 @@
 //! The DynamoDB adapter: [`DynamoStore`] implements [`CommentStore`] over one table and its
 //! two GSIs (DESIGN §3).
 //!
-//! It owns the wire: attribute and index names, `AttributeValue` mapping ([`item`]), table
-//! creation ([`schema`]) and the classification of SDK errors ([`error`]) live under this
+//! It owns the wire: attribute and index names, `AttributeValue` mapping (`item`), table
+//! creation (`schema`) and the classification of SDK errors (`error`) live under this
 //! module and nowhere else. It answers exactly like [`MemoryStore`](super::memory::MemoryStore)
 //! (one contract test list runs against both), knows nothing of Redis or GraphQL, and never
 //! loops over `LastEvaluatedKey` on a query: the pagination engine decides whether to read on.
 
+mod batch;
 mod error;
 mod item;
 mod schema;
@@ -23,11 +24,11 @@ use aws_config::timeout::TimeoutConfig;
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::config::{Credentials, Region};
 use aws_sdk_dynamodb::types::{
-    AttributeValue, KeysAndAttributes, PutRequest, ReturnConsumedCapacity, ReturnValue,
-    WriteRequest,
+    AttributeValue, PutRequest, ReturnConsumedCapacity, ReturnValue, WriteRequest,
 };
 use futures::{StreamExt, TryStreamExt};
 
+use self::batch::{BATCHES_IN_FLIGHT, GET_CHUNK, WRITE_CHUNK, backoff};
 use self::error::{OnConditionFailed, classify, internal, is_condition_failure};
 use self::item::{
     BODY, CREATED_AT, ID, RATING, SKU, SKU_RATING, SORT_KEY, UPDATED_AT, item_from_comment, key_of,
@@ -42,14 +43,6 @@ pub use self::item::{ItemAttribute, ItemDecodeError, comment_from_item, sort_key
 /// Region used when neither the settings nor the AWS chain name one (and for DynamoDB Local,
 /// which ignores it but still needs one to sign requests).
 const DEFAULT_REGION: &str = "us-east-1";
-/// BatchGetItem accepts at most 100 keys per request.
-const GET_CHUNK: usize = 100;
-/// BatchWriteItem accepts at most 25 writes per request.
-const WRITE_CHUNK: usize = 25;
-/// Batch requests in flight at once during `put_batch` and `get_many`.
-const BATCHES_IN_FLIGHT: usize = 8;
-/// Rounds of `UnprocessedKeys`/`UnprocessedItems` retries before giving up as unavailable.
-const UNPROCESSED_ATTEMPTS: u32 = 10;
 /// Read-check-write rounds an `update` tries before a lost race is reported.
 const UPDATE_ATTEMPTS: u32 = 5;
 /// Items per scan page, like the embedded store's (DynamoDB may still cut at 1 MB).
@@ -235,106 +228,10 @@ impl DynamoStore {
             Err(err) => Err(self.classify(err, OnConditionFailed::NotFound(old.id))),
         }
     }
-
-    /// One BatchGetItem of at most 100 distinct ids, retrying unprocessed keys.
-    async fn get_chunk(
-        client: Client,
-        table: Arc<str>,
-        ids: Vec<CommentId>,
-    ) -> Result<Vec<Comment>, StoreError> {
-        let mut keys: Vec<HashMap<String, AttributeValue>> = ids.into_iter().map(key_of).collect();
-        let mut found = Vec::with_capacity(keys.len());
-        for attempt in 0..UNPROCESSED_ATTEMPTS {
-            if attempt > 0 {
-                tokio::time::sleep(backoff(attempt)).await;
-            }
-            let request = KeysAndAttributes::builder()
-                .set_keys(Some(std::mem::take(&mut keys)))
-                .consistent_read(true)
-                .build()
-                .map_err(|err| StoreError::Internal(err.into()))?;
-            let mut output = client
-                .batch_get_item()
-                .request_items(table.as_ref(), request)
-                .send()
-                .await
-                .map_err(|err| classify(&table, err, OnConditionFailed::Unexpected))?;
-            let items = output
-                .responses
-                .as_mut()
-                .and_then(|r| r.remove(table.as_ref()))
-                .unwrap_or_default();
-            for item in &items {
-                found.push(decode(item)?);
-            }
-            keys = output
-                .unprocessed_keys
-                .and_then(|mut u| u.remove(table.as_ref()))
-                .map(|k| k.keys)
-                .unwrap_or_default();
-            if keys.is_empty() {
-                return Ok(found);
-            }
-        }
-        Err(StoreError::Unavailable(
-            format!(
-                "{} keys still unprocessed after {UNPROCESSED_ATTEMPTS} BatchGetItem rounds",
-                keys.len()
-            )
-            .into(),
-        ))
-    }
-
-    /// One BatchWriteItem of at most 25 puts, retrying unprocessed items.
-    async fn write_chunk(
-        client: Client,
-        table: Arc<str>,
-        mut requests: Vec<WriteRequest>,
-    ) -> Result<(), StoreError> {
-        for attempt in 0..UNPROCESSED_ATTEMPTS {
-            if attempt > 0 {
-                tokio::time::sleep(backoff(attempt)).await;
-            }
-            let output = client
-                .batch_write_item()
-                .request_items(table.as_ref(), std::mem::take(&mut requests))
-                .send()
-                .await
-                .map_err(|err| classify(&table, err, OnConditionFailed::Unexpected))?;
-            requests = output
-                .unprocessed_items
-                .and_then(|mut u| u.remove(table.as_ref()))
-                .unwrap_or_default();
-            if requests.is_empty() {
-                return Ok(());
-            }
-        }
-        Err(StoreError::Unavailable(
-            format!(
-                "{} writes still unprocessed after {UNPROCESSED_ATTEMPTS} BatchWriteItem rounds",
-                requests.len()
-            )
-            .into(),
-        ))
-    }
 }
 
 fn decode(item: &HashMap<String, AttributeValue>) -> Result<Comment, StoreError> {
     comment_from_item(item).map_err(|err| StoreError::Internal(err.into()))
-}
-
-/// Exponential backoff with jitter for batch retries: 50 ms doubling to at most 3 s, each
-/// drawn from the upper half so retries of parallel batches spread out.
-fn backoff(attempt: u32) -> Duration {
-    let ceiling = Duration::from_millis(50)
-        .saturating_mul(1 << attempt.min(6))
-        .min(Duration::from_secs(3));
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or_default();
-    let jitter = f64::from(crate::domain::splitmix(u64::from(nanos)) as u32) / f64::from(u32::MAX);
-    ceiling.mul_f64(0.5 + 0.5 * jitter)
 }
 
 /// The index, partition key attribute and value a partition is read from.
@@ -430,7 +327,7 @@ impl CommentStore for DynamoStore {
         distinct.dedup();
         let chunks: Vec<Vec<CommentId>> = distinct.chunks(GET_CHUNK).map(<[_]>::to_vec).collect();
         let found: Vec<Vec<Comment>> = futures::stream::iter(chunks)
-            .map(|chunk| Self::get_chunk(self.client.clone(), self.table.clone(), chunk))
+            .map(|chunk| batch::get_chunk(self.client.clone(), self.table.clone(), chunk))
             .buffer_unordered(BATCHES_IN_FLIGHT)
             .try_collect()
             .await?;
@@ -524,7 +421,7 @@ impl CommentStore for DynamoStore {
             })
             .collect::<Result<Vec<_>, _>>()?;
         futures::stream::iter(chunks)
-            .map(|chunk| Self::write_chunk(self.client.clone(), self.table.clone(), chunk))
+            .map(|chunk| batch::write_chunk(self.client.clone(), self.table.clone(), chunk))
             .buffer_unordered(BATCHES_IN_FLIGHT)
             .try_collect::<Vec<()>>()
             .await?;

@@ -12,7 +12,9 @@ use dynapage::domain::{Comment, CommentId, CommentPatch, Order, Rating, Sku, Sor
 use dynapage::store::memory::MemoryStore;
 use dynapage::store::{CommentStore, KeyQuery, Partition, StoreError};
 
-use crate::support::dynamodb_local::dynamo_store;
+use dynapage::store::dynamo::{DynamoConfig, DynamoStore};
+
+use crate::support::dynamodb_local::{dynamo_store, endpoint};
 
 const BASE_MILLIS: u64 = 1_700_000_000_000;
 
@@ -33,6 +35,7 @@ macro_rules! contract_suite {
                 a_rating_partition_holds_exactly_the_comments_of_that_rating,
                 an_update_that_changes_the_rating_moves_the_comment_between_rating_partitions,
                 an_update_changes_the_body_and_keeps_the_position,
+                concurrent_updates_all_apply_and_leave_one_consistent_comment,
                 get_many_answers_in_request_order_with_none_for_missing_ids,
                 create_refuses_an_existing_id,
                 update_of_a_missing_comment_is_not_found,
@@ -446,6 +449,51 @@ pub async fn an_update_changes_the_body_and_keeps_the_position<S: CommentStore>(
     assert!(read.contains(&second));
 }
 
+/// Racing edits of one comment: every call succeeds (a lost race is retried, not reported),
+/// and the stored comment is one of the answers, in the rating partition of its rating only.
+pub async fn concurrent_updates_all_apply_and_leave_one_consistent_comment<S: CommentStore>(
+    store: S,
+) {
+    let comments = stored(&store, "RACE", 6).await;
+    let target = comments[2].clone();
+    let edits = (1..=4).map(|value| {
+        let patch = CommentPatch::new(Some(&format!("edit {value}")), Some(value)).expect("patch");
+        let store = &store;
+        async move {
+            store
+                .update(target.id, &patch, BASE_MILLIS + 10_000 + value as u64)
+                .await
+        }
+    });
+    let answers: Vec<Comment> = futures::future::join_all(edits)
+        .await
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .expect("every racing update succeeds");
+    let [Some(last)] =
+        <[Option<Comment>; 1]>::try_from(store.get_many(&[target.id]).await.expect("get_many"))
+            .expect("one slot")
+    else {
+        panic!("the comment still exists");
+    };
+    assert!(
+        answers.contains(&last),
+        "the stored comment is one of the answers"
+    );
+    for value in 1..=5 {
+        let partition = Partition::ProductRating(sku("RACE"), rating(value));
+        let holds = read_all(&store, partition, Order::NewestFirst, Bound::Unbounded, 10)
+            .await
+            .iter()
+            .any(|c| c.id == target.id);
+        assert_eq!(
+            holds,
+            last.rating.get() == value as u8,
+            "rating partition {value}"
+        );
+    }
+}
+
 pub async fn get_many_answers_in_request_order_with_none_for_missing_ids<S: CommentStore>(
     store: S,
 ) {
@@ -662,4 +710,67 @@ async fn dynamodb_cuts_a_query_at_one_megabyte_and_the_rest_follows_from_last_ev
     )
     .await;
     assert_eq!(keys_of(&all), sorted_keys(&comments, Order::NewestFirst));
+}
+
+#[tokio::test]
+async fn dynamodb_create_tables_is_idempotent_and_enables_the_stream() {
+    let store = dynamo_store().await;
+    store
+        .create_tables()
+        .await
+        .expect("creating an existing table is a no-op");
+    store.check_table().await.expect("the table has both GSIs");
+    store.ping().await.expect("ping");
+    let arn = store.stream_arn().await.expect("describe");
+    assert!(
+        arn.is_some_and(|arn| arn.contains(store.table())),
+        "the table has a stream"
+    );
+}
+
+#[tokio::test]
+async fn dynamodb_reports_a_missing_table_at_start_up_and_on_every_call() {
+    let table = format!("missing_{}", CommentId::new(0));
+    let config = DynamoConfig {
+        endpoint: Some(endpoint().await),
+        table: table.clone(),
+        region: None,
+    };
+    let store = DynamoStore::connect(config).await.expect("client");
+    let is_missing = |result: Result<(), StoreError>| matches!(result, Err(StoreError::MissingTable { table: t }) if t == table);
+    assert!(is_missing(store.check_table().await));
+    assert!(is_missing(store.ping().await));
+    let query = KeyQuery {
+        partition: product("ANY"),
+        order: Order::NewestFirst,
+        from: Bound::Unbounded,
+        limit: 5,
+    };
+    assert!(is_missing(store.query(&query).await.map(|_| ())));
+    store
+        .delete_table()
+        .await
+        .expect("deleting a missing table is a no-op");
+}
+
+#[tokio::test]
+async fn dynamodb_unreachable_is_reported_as_unavailable() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let config = DynamoConfig {
+        endpoint: Some(format!("http://127.0.0.1:{port}")),
+        table: "comments".to_owned(),
+        region: None,
+    };
+    let store = DynamoStore::connect(config).await.expect("client");
+    assert!(matches!(
+        store.ping().await,
+        Err(StoreError::Unavailable(_))
+    ));
+    assert!(matches!(
+        store.get_many(&[CommentId::new(0)]).await,
+        Err(StoreError::Unavailable(_))
+    ));
 }
