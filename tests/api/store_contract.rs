@@ -1,1 +1,776 @@
-//! (to be written)
+//! The `CommentStore` contract: one list of behaviour checks, written once as generic
+//! functions and run against every backend (the embedded store, the embedded store cut to 3
+//! items per response, and DynamoDB Local), so the engine can trust any of them alike.
+//!
+//! Every dataset has timestamp ties (three comments per millisecond), because the order
+//! invariant (DESIGN §3) is only tested where ties exist.
+
+use std::collections::HashSet;
+use std::ops::Bound;
+
+use dynapage::domain::{Comment, CommentId, CommentPatch, Order, Rating, Sku, SortKey};
+use dynapage::store::memory::MemoryStore;
+use dynapage::store::{CommentStore, KeyQuery, Partition, StoreError};
+
+use dynapage::store::dynamo::{DynamoConfig, DynamoStore};
+
+use crate::support::dynamodb_local::{dynamo_store, endpoint};
+
+const BASE_MILLIS: u64 = 1_700_000_000_000;
+
+// ---------------------------------------------------------------------------------------------
+// The suite, once per backend.
+
+macro_rules! contract_suite {
+    ($backend:ident, $store:expr) => {
+        mod $backend {
+            #[allow(unused_imports)]
+            use super::*;
+            contract_suite!(@checks $store;
+                newest_first_orders_ties_by_id,
+                oldest_first_orders_ties_by_id,
+                every_bound_admits_exactly_the_keys_on_its_side,
+                a_bound_on_a_deleted_comment_still_positions_the_read,
+                limit_and_last_evaluated_visit_every_item_exactly_once,
+                a_rating_partition_holds_exactly_the_comments_of_that_rating,
+                an_update_that_changes_the_rating_moves_the_comment_between_rating_partitions,
+                an_update_changes_the_body_and_keeps_the_position,
+                concurrent_updates_all_apply_and_leave_one_consistent_comment,
+                get_many_answers_in_request_order_with_none_for_missing_ids,
+                create_refuses_an_existing_id,
+                update_of_a_missing_comment_is_not_found,
+                delete_of_a_missing_comment_is_not_found,
+                delete_returns_the_old_comment_and_removes_it_from_every_partition,
+                put_batch_then_a_four_segment_scan_visits_each_comment_once,
+                put_batch_with_a_repeated_id_keeps_the_last_comment,
+                an_unknown_partition_reads_empty,
+            );
+        }
+    };
+    (@checks $store:expr; $($check:ident),+ $(,)?) => {
+        $(
+            #[tokio::test]
+            async fn $check() {
+                super::$check($store.await).await;
+            }
+        )+
+    };
+}
+
+contract_suite!(memory, async { MemoryStore::new() });
+contract_suite!(memory_three_items_per_response, async {
+    MemoryStore::new().with_max_items_per_response(3)
+});
+contract_suite!(dynamodb, dynamo_store());
+
+// ---------------------------------------------------------------------------------------------
+// Data.
+
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+fn sku(name: &str) -> Sku {
+    Sku::parse(name).expect("valid sku")
+}
+
+fn rating(value: i64) -> Rating {
+    Rating::new(value).expect("valid rating")
+}
+
+/// `count` comments of `sku_name`, three per millisecond (ties broken by random ids), ratings
+/// spread over 1..5 independently of time.
+fn dataset(sku_name: &str, count: usize) -> Vec<Comment> {
+    let sku = sku(sku_name);
+    // Ids differ between products, so two datasets never share a comment.
+    let seed = sku_name.bytes().fold(0u64, |h, b| mix(h ^ u64::from(b)));
+    (0..count as u64)
+        .map(|i| {
+            let millis = BASE_MILLIS + i / 3;
+            let random = u128::from(mix(seed ^ i)) << 64 | u128::from(mix(seed ^ (i + 1_000_000)));
+            Comment {
+                id: CommentId::from_parts(millis, random),
+                sku: sku.clone(),
+                author: format!("author {i}"),
+                body: format!("body of comment {i}"),
+                rating: rating(1 + (mix(i ^ 0xABCD) % 5) as i64),
+                created_at_ms: millis,
+                updated_at_ms: None,
+            }
+        })
+        .collect()
+}
+
+async fn stored<S: CommentStore>(store: &S, sku_name: &str, count: usize) -> Vec<Comment> {
+    let comments = dataset(sku_name, count);
+    store.put_batch(&comments).await.expect("put_batch");
+    comments
+}
+
+/// The comments' sort keys as the given order reads them.
+fn sorted_keys<'a>(comments: impl IntoIterator<Item = &'a Comment>, order: Order) -> Vec<SortKey> {
+    let mut keys: Vec<SortKey> = comments.into_iter().map(Comment::sort_key).collect();
+    keys.sort();
+    if order == Order::NewestFirst {
+        keys.reverse();
+    }
+    keys
+}
+
+fn keys_of(comments: &[Comment]) -> Vec<SortKey> {
+    comments.iter().map(Comment::sort_key).collect()
+}
+
+fn product(sku_name: &str) -> Partition {
+    Partition::Product(sku(sku_name))
+}
+
+/// Reads a partition to its end the way the engine does: one query, then another from the
+/// last evaluated key, until none comes back. Checks each page keeps the contract on the way.
+async fn read_all<S: CommentStore>(
+    store: &S,
+    partition: Partition,
+    order: Order,
+    from: Bound<SortKey>,
+    limit: usize,
+) -> Vec<Comment> {
+    let mut query = KeyQuery {
+        partition,
+        order,
+        from,
+        limit,
+    };
+    let mut all: Vec<Comment> = Vec::new();
+    for _ in 0..10_000 {
+        let page = store.query(&query).await.expect("query");
+        assert!(
+            page.items.len() <= limit,
+            "a page holds at most `limit` items"
+        );
+        for item in &page.items {
+            assert!(
+                query.admits(&item.sort_key()),
+                "{:?} violates {:?}",
+                item.sort_key(),
+                query.from
+            );
+        }
+        all.extend(page.items.iter().cloned());
+        match page.last_evaluated {
+            Some(key) => {
+                if let Some(last) = page.items.last() {
+                    assert_eq!(
+                        key,
+                        last.sort_key(),
+                        "last_evaluated is the last item's key"
+                    );
+                }
+                query.from = Bound::Excluded(key);
+            }
+            None => {
+                let ids: HashSet<CommentId> = all.iter().map(|c| c.id).collect();
+                assert_eq!(ids.len(), all.len(), "no comment is read twice");
+                return all;
+            }
+        }
+    }
+    panic!("the partition never ended");
+}
+
+async fn read_keys<S: CommentStore>(
+    store: &S,
+    partition: Partition,
+    order: Order,
+    from: Bound<SortKey>,
+) -> Vec<SortKey> {
+    keys_of(&read_all(store, partition, order, from, 50).await)
+}
+
+fn has_ties(comments: &[Comment]) -> bool {
+    let millis: HashSet<u64> = comments.iter().map(|c| c.created_at_ms).collect();
+    millis.len() < comments.len()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The checks.
+
+pub async fn newest_first_orders_ties_by_id<S: CommentStore>(store: S) {
+    let comments = stored(&store, "TIES", 40).await;
+    assert!(has_ties(&comments));
+    let read = read_all(
+        &store,
+        product("TIES"),
+        Order::NewestFirst,
+        Bound::Unbounded,
+        100,
+    )
+    .await;
+    assert_eq!(keys_of(&read), sorted_keys(&comments, Order::NewestFirst));
+    let mut expected = comments.clone();
+    expected.sort_by_key(|c| std::cmp::Reverse(c.sort_key()));
+    assert_eq!(read, expected, "whole comments come back unchanged");
+}
+
+pub async fn oldest_first_orders_ties_by_id<S: CommentStore>(store: S) {
+    let comments = stored(&store, "TIES", 40).await;
+    let read = read_keys(
+        &store,
+        product("TIES"),
+        Order::OldestFirst,
+        Bound::Unbounded,
+    )
+    .await;
+    assert_eq!(read, sorted_keys(&comments, Order::OldestFirst));
+}
+
+pub async fn every_bound_admits_exactly_the_keys_on_its_side<S: CommentStore>(store: S) {
+    let comments = stored(&store, "BOUNDS", 30).await;
+    let ascending = sorted_keys(&comments, Order::OldestFirst);
+    let before_all = SortKey::new(BASE_MILLIS - 1, CommentId::from_parts(0, 0)).expect("key");
+    let after_all = SortKey::new(BASE_MILLIS + 1_000, CommentId::from_parts(0, 0)).expect("key");
+    // First, last, and a key in the middle of a tie (same millis on both sides).
+    let pivots = [
+        ascending[0],
+        ascending[13],
+        ascending[ascending.len() - 1],
+        before_all,
+        after_all,
+    ];
+    for order in [Order::NewestFirst, Order::OldestFirst] {
+        for pivot in pivots {
+            for from in [
+                Bound::Included(pivot),
+                Bound::Excluded(pivot),
+                Bound::Unbounded,
+            ] {
+                let query = KeyQuery {
+                    partition: product("BOUNDS"),
+                    order,
+                    from,
+                    limit: 100,
+                };
+                let expected: Vec<SortKey> = sorted_keys(&comments, order)
+                    .into_iter()
+                    .filter(|k| query.admits(k))
+                    .collect();
+                let read = read_keys(&store, product("BOUNDS"), order, from).await;
+                assert_eq!(read, expected, "{order:?} from {from:?}");
+            }
+        }
+    }
+}
+
+pub async fn a_bound_on_a_deleted_comment_still_positions_the_read<S: CommentStore>(store: S) {
+    let comments = stored(&store, "DELETED", 24).await;
+    let gone = comments[10].clone();
+    store.delete(gone.id).await.expect("delete");
+    let remaining: Vec<&Comment> = comments.iter().filter(|c| c.id != gone.id).collect();
+    for order in [Order::NewestFirst, Order::OldestFirst] {
+        for from in [
+            Bound::Included(gone.sort_key()),
+            Bound::Excluded(gone.sort_key()),
+        ] {
+            let query = KeyQuery {
+                partition: product("DELETED"),
+                order,
+                from,
+                limit: 100,
+            };
+            let expected: Vec<SortKey> = sorted_keys(remaining.iter().copied(), order)
+                .into_iter()
+                .filter(|k| query.admits(k))
+                .collect();
+            assert!(!expected.is_empty());
+            assert_eq!(
+                read_keys(&store, product("DELETED"), order, from).await,
+                expected,
+                "{order:?} {from:?}"
+            );
+        }
+    }
+}
+
+pub async fn limit_and_last_evaluated_visit_every_item_exactly_once<S: CommentStore>(store: S) {
+    let comments = stored(&store, "PAGES", 50).await;
+    for order in [Order::NewestFirst, Order::OldestFirst] {
+        for limit in [1, 7, 50, 51] {
+            let read = read_all(&store, product("PAGES"), order, Bound::Unbounded, limit).await;
+            assert_eq!(
+                keys_of(&read),
+                sorted_keys(&comments, order),
+                "{order:?} limit {limit}"
+            );
+        }
+    }
+    // A page cut by the limit says so, and says where it stopped.
+    let query = KeyQuery {
+        partition: product("PAGES"),
+        order: Order::NewestFirst,
+        from: Bound::Unbounded,
+        limit: 2,
+    };
+    let page = store.query(&query).await.expect("query");
+    assert!(!page.items.is_empty() && page.items.len() <= 2);
+    assert_eq!(
+        page.last_evaluated,
+        page.items.last().map(Comment::sort_key)
+    );
+}
+
+pub async fn a_rating_partition_holds_exactly_the_comments_of_that_rating<S: CommentStore>(
+    store: S,
+) {
+    let comments = stored(&store, "RATED", 60).await;
+    stored(&store, "OTHER", 10).await;
+    for value in 1..=5 {
+        let of_rating: Vec<&Comment> = comments
+            .iter()
+            .filter(|c| c.rating.get() == value)
+            .collect();
+        assert!(!of_rating.is_empty(), "the dataset has every rating");
+        let partition = Partition::ProductRating(sku("RATED"), rating(i64::from(value)));
+        for order in [Order::NewestFirst, Order::OldestFirst] {
+            let read = read_keys(&store, partition.clone(), order, Bound::Unbounded).await;
+            assert_eq!(
+                read,
+                sorted_keys(of_rating.iter().copied(), order),
+                "rating {value} {order:?}"
+            );
+        }
+    }
+}
+
+pub async fn an_update_that_changes_the_rating_moves_the_comment_between_rating_partitions<
+    S: CommentStore,
+>(
+    store: S,
+) {
+    let comments = stored(&store, "MOVE", 20).await;
+    let target = comments[7].clone();
+    let new_rating = if target.rating.get() == 5 {
+        rating(1)
+    } else {
+        rating(i64::from(target.rating.get()) + 1)
+    };
+    let patch = CommentPatch::new(None, Some(i64::from(new_rating.get()))).expect("patch");
+    let updated = store
+        .update(target.id, &patch, BASE_MILLIS + 5_000)
+        .await
+        .expect("update");
+    assert_eq!(updated.rating, new_rating);
+
+    let old_partition = Partition::ProductRating(sku("MOVE"), target.rating);
+    let new_partition = Partition::ProductRating(sku("MOVE"), new_rating);
+    let in_old = read_all(
+        &store,
+        old_partition,
+        Order::NewestFirst,
+        Bound::Unbounded,
+        50,
+    )
+    .await;
+    let in_new = read_all(
+        &store,
+        new_partition,
+        Order::NewestFirst,
+        Bound::Unbounded,
+        50,
+    )
+    .await;
+    assert!(
+        !in_old.iter().any(|c| c.id == target.id),
+        "left its old rating partition"
+    );
+    assert_eq!(
+        in_new
+            .iter()
+            .filter(|c| c.id == target.id)
+            .collect::<Vec<_>>(),
+        vec![&updated]
+    );
+    let all = read_all(
+        &store,
+        product("MOVE"),
+        Order::NewestFirst,
+        Bound::Unbounded,
+        50,
+    )
+    .await;
+    assert_eq!(
+        all.len(),
+        comments.len(),
+        "still once in the product partition"
+    );
+}
+
+pub async fn an_update_changes_the_body_and_keeps_the_position<S: CommentStore>(store: S) {
+    let comments = stored(&store, "EDIT", 12).await;
+    let target = comments[4].clone();
+    let patch = CommentPatch::new(Some("edited body"), None).expect("patch");
+    let first = store
+        .update(target.id, &patch, BASE_MILLIS + 9_000)
+        .await
+        .expect("update");
+    assert_eq!(
+        first,
+        Comment {
+            body: "edited body".to_owned(),
+            updated_at_ms: Some(BASE_MILLIS + 9_000),
+            ..target.clone()
+        }
+    );
+    // A second edit of an already edited comment (the stored `updatedAt` is now set).
+    let patch = CommentPatch::new(Some("edited again"), Some(2)).expect("patch");
+    let second = store
+        .update(target.id, &patch, BASE_MILLIS + 9_500)
+        .await
+        .expect("second update");
+    assert_eq!(
+        (second.body.as_str(), second.rating, second.updated_at_ms),
+        ("edited again", rating(2), Some(BASE_MILLIS + 9_500))
+    );
+    assert_eq!(second.sort_key(), target.sort_key());
+    assert_eq!(
+        store.get_many(&[target.id]).await.expect("get_many"),
+        vec![Some(second.clone())]
+    );
+    let read = read_all(
+        &store,
+        product("EDIT"),
+        Order::NewestFirst,
+        Bound::Unbounded,
+        50,
+    )
+    .await;
+    assert_eq!(keys_of(&read), sorted_keys(&comments, Order::NewestFirst));
+    assert!(read.contains(&second));
+}
+
+/// Racing edits of one comment: every call succeeds (a lost race is retried, not reported),
+/// and the stored comment is one of the answers, in the rating partition of its rating only.
+pub async fn concurrent_updates_all_apply_and_leave_one_consistent_comment<S: CommentStore>(
+    store: S,
+) {
+    let comments = stored(&store, "RACE", 6).await;
+    let target = comments[2].clone();
+    let edits = (1..=4).map(|value| {
+        let patch = CommentPatch::new(Some(&format!("edit {value}")), Some(value)).expect("patch");
+        let store = &store;
+        async move {
+            store
+                .update(target.id, &patch, BASE_MILLIS + 10_000 + value as u64)
+                .await
+        }
+    });
+    let answers: Vec<Comment> = futures::future::join_all(edits)
+        .await
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .expect("every racing update succeeds");
+    let [Some(last)] =
+        <[Option<Comment>; 1]>::try_from(store.get_many(&[target.id]).await.expect("get_many"))
+            .expect("one slot")
+    else {
+        panic!("the comment still exists");
+    };
+    assert!(
+        answers.contains(&last),
+        "the stored comment is one of the answers"
+    );
+    for value in 1..=5 {
+        let partition = Partition::ProductRating(sku("RACE"), rating(value));
+        let holds = read_all(&store, partition, Order::NewestFirst, Bound::Unbounded, 10)
+            .await
+            .iter()
+            .any(|c| c.id == target.id);
+        assert_eq!(
+            holds,
+            last.rating.get() == value as u8,
+            "rating partition {value}"
+        );
+    }
+}
+
+pub async fn get_many_answers_in_request_order_with_none_for_missing_ids<S: CommentStore>(
+    store: S,
+) {
+    // More than one BatchGetItem chunk (100 keys), asked in an order of their own.
+    let comments = stored(&store, "MANY", 130).await;
+    let missing = CommentId::from_parts(BASE_MILLIS, 7);
+    let mut ids: Vec<CommentId> = comments.iter().rev().map(|c| c.id).collect();
+    ids.insert(3, missing);
+    ids.push(comments[0].id); // asked twice
+    let answer = store.get_many(&ids).await.expect("get_many");
+    assert_eq!(answer.len(), ids.len());
+    for (id, slot) in ids.iter().zip(&answer) {
+        match comments.iter().find(|c| c.id == *id) {
+            Some(comment) => assert_eq!(slot.as_ref(), Some(comment)),
+            None => assert_eq!(slot, &None),
+        }
+    }
+    assert_eq!(
+        store.get_many(&[]).await.expect("empty get_many"),
+        Vec::<Option<Comment>>::new()
+    );
+}
+
+pub async fn create_refuses_an_existing_id<S: CommentStore>(store: S) {
+    let original = dataset("CREATE", 1).remove(0);
+    store.create(&original).await.expect("first create");
+    let impostor = Comment {
+        body: "overwrite attempt".to_owned(),
+        ..original.clone()
+    };
+    match store.create(&impostor).await {
+        Err(StoreError::AlreadyExists(id)) => assert_eq!(id, original.id),
+        other => panic!("expected AlreadyExists, got {other:?}"),
+    }
+    assert_eq!(
+        store.get_many(&[original.id]).await.expect("get_many"),
+        vec![Some(original.clone())]
+    );
+    let read = read_all(
+        &store,
+        product("CREATE"),
+        Order::NewestFirst,
+        Bound::Unbounded,
+        10,
+    )
+    .await;
+    assert_eq!(read, vec![original]);
+}
+
+pub async fn update_of_a_missing_comment_is_not_found<S: CommentStore>(store: S) {
+    stored(&store, "MISSING", 3).await;
+    let id = CommentId::from_parts(BASE_MILLIS, 99);
+    let patch = CommentPatch::new(Some("x"), None).expect("patch");
+    match store.update(id, &patch, BASE_MILLIS).await {
+        Err(StoreError::NotFound(missing)) => assert_eq!(missing, id),
+        other => panic!("expected NotFound, got {other:?}"),
+    }
+    assert_eq!(
+        store.get_many(&[id]).await.expect("get_many"),
+        vec![None],
+        "nothing was written"
+    );
+}
+
+pub async fn delete_of_a_missing_comment_is_not_found<S: CommentStore>(store: S) {
+    let id = CommentId::from_parts(BASE_MILLIS, 98);
+    match store.delete(id).await {
+        Err(StoreError::NotFound(missing)) => assert_eq!(missing, id),
+        other => panic!("expected NotFound, got {other:?}"),
+    }
+}
+
+pub async fn delete_returns_the_old_comment_and_removes_it_from_every_partition<S: CommentStore>(
+    store: S,
+) {
+    let comments = stored(&store, "DELETE", 9).await;
+    let target = comments[5].clone();
+    assert_eq!(store.delete(target.id).await.expect("delete"), target);
+    assert_eq!(
+        store.get_many(&[target.id]).await.expect("get_many"),
+        vec![None]
+    );
+    let all = read_all(
+        &store,
+        product("DELETE"),
+        Order::NewestFirst,
+        Bound::Unbounded,
+        50,
+    )
+    .await;
+    assert_eq!(all.len(), 8);
+    assert!(!all.iter().any(|c| c.id == target.id));
+    let rated = Partition::ProductRating(sku("DELETE"), target.rating);
+    assert!(
+        !read_all(&store, rated, Order::OldestFirst, Bound::Unbounded, 50)
+            .await
+            .iter()
+            .any(|c| c.id == target.id)
+    );
+    assert!(
+        matches!(store.delete(target.id).await, Err(StoreError::NotFound(_))),
+        "a second delete finds nothing"
+    );
+}
+
+pub async fn put_batch_then_a_four_segment_scan_visits_each_comment_once<S: CommentStore>(
+    store: S,
+) {
+    let mut comments = stored(&store, "SCAN_A", 200).await;
+    comments.extend(stored(&store, "SCAN_B", 110).await);
+    let mut seen: Vec<Comment> = Vec::new();
+    for segment in 0..4 {
+        let mut resume = None;
+        for _ in 0..1_000 {
+            let page = store.scan(segment, 4, resume).await.expect("scan");
+            seen.extend(page.items);
+            resume = page.resume;
+            if resume.is_none() {
+                break;
+            }
+        }
+        assert!(resume.is_none(), "segment {segment} ended");
+    }
+    assert_eq!(seen.len(), comments.len(), "each comment once");
+    seen.sort_by_key(|c| c.id);
+    comments.sort_by_key(|c| c.id);
+    assert_eq!(seen, comments);
+}
+
+pub async fn put_batch_with_a_repeated_id_keeps_the_last_comment<S: CommentStore>(store: S) {
+    let first = dataset("REPEAT", 1).remove(0);
+    let second = Comment {
+        body: "second version".to_owned(),
+        rating: rating(5),
+        ..first.clone()
+    };
+    store
+        .put_batch(&[first.clone(), second.clone()])
+        .await
+        .expect("put_batch");
+    assert_eq!(
+        store.get_many(&[first.id]).await.expect("get_many"),
+        vec![Some(second.clone())]
+    );
+    let read = read_all(
+        &store,
+        product("REPEAT"),
+        Order::NewestFirst,
+        Bound::Unbounded,
+        10,
+    )
+    .await;
+    assert_eq!(read, vec![second]);
+}
+
+pub async fn an_unknown_partition_reads_empty<S: CommentStore>(store: S) {
+    stored(&store, "KNOWN", 5).await;
+    for partition in [
+        product("UNKNOWN"),
+        Partition::ProductRating(sku("UNKNOWN"), rating(3)),
+    ] {
+        for order in [Order::NewestFirst, Order::OldestFirst] {
+            let query = KeyQuery {
+                partition: partition.clone(),
+                order,
+                from: Bound::Unbounded,
+                limit: 10,
+            };
+            let page = store.query(&query).await.expect("query");
+            assert!(
+                page.items.is_empty() && page.last_evaluated.is_none(),
+                "{partition:?} {order:?}"
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// DynamoDB only.
+
+/// DynamoDB stops a query at 1 MB whatever the `Limit`; the adapter must report that as a
+/// short page with `last_evaluated`, never as the end of the partition.
+#[tokio::test]
+async fn dynamodb_cuts_a_query_at_one_megabyte_and_the_rest_follows_from_last_evaluated() {
+    let store = dynamo_store().await;
+    let body = "x".repeat(2_000);
+    let comments: Vec<Comment> = dataset("HEAVY", 600)
+        .into_iter()
+        .map(|c| Comment {
+            body: body.clone(),
+            ..c
+        })
+        .collect();
+    store.put_batch(&comments).await.expect("put_batch");
+    let query = KeyQuery {
+        partition: product("HEAVY"),
+        order: Order::NewestFirst,
+        from: Bound::Unbounded,
+        limit: 700,
+    };
+    let first = store.query(&query).await.expect("query");
+    assert!(
+        first.items.len() < comments.len(),
+        "the first page is cut short ({} items)",
+        first.items.len()
+    );
+    assert!(first.last_evaluated.is_some(), "and says where it stopped");
+    let all = read_all(
+        &store,
+        product("HEAVY"),
+        Order::NewestFirst,
+        Bound::Unbounded,
+        700,
+    )
+    .await;
+    assert_eq!(keys_of(&all), sorted_keys(&comments, Order::NewestFirst));
+}
+
+#[tokio::test]
+async fn dynamodb_create_tables_is_idempotent_and_enables_the_stream() {
+    let store = dynamo_store().await;
+    store
+        .create_tables()
+        .await
+        .expect("creating an existing table is a no-op");
+    store.check_table().await.expect("the table has both GSIs");
+    store.ping().await.expect("ping");
+    let arn = store.stream_arn().await.expect("describe");
+    assert!(
+        arn.is_some_and(|arn| arn.contains(store.table())),
+        "the table has a stream"
+    );
+}
+
+#[tokio::test]
+async fn dynamodb_reports_a_missing_table_at_start_up_and_on_every_call() {
+    let table = format!("missing_{}", CommentId::new(0));
+    let config = DynamoConfig {
+        endpoint: Some(endpoint().await),
+        table: table.clone(),
+        region: None,
+    };
+    let store = DynamoStore::connect(config).await.expect("client");
+    let is_missing = |result: Result<(), StoreError>| matches!(result, Err(StoreError::MissingTable { table: t }) if t == table);
+    assert!(is_missing(store.check_table().await));
+    assert!(is_missing(store.ping().await));
+    let query = KeyQuery {
+        partition: product("ANY"),
+        order: Order::NewestFirst,
+        from: Bound::Unbounded,
+        limit: 5,
+    };
+    assert!(is_missing(store.query(&query).await.map(|_| ())));
+    store
+        .delete_table()
+        .await
+        .expect("deleting a missing table is a no-op");
+}
+
+#[tokio::test]
+async fn dynamodb_unreachable_is_reported_as_unavailable() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let config = DynamoConfig {
+        endpoint: Some(format!("http://127.0.0.1:{port}")),
+        table: "comments".to_owned(),
+        region: None,
+    };
+    let store = DynamoStore::connect(config).await.expect("client");
+    assert!(matches!(
+        store.ping().await,
+        Err(StoreError::Unavailable(_))
+    ));
+    assert!(matches!(
+        store.get_many(&[CommentId::new(0)]).await,
+        Err(StoreError::Unavailable(_))
+    ));
+}

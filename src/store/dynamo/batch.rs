@@ -1,0 +1,125 @@
+//! Batch reads and writes: chunking is done by the caller, this file sends one chunk and
+//! retries what DynamoDB left unprocessed.
+//!
+//! `BatchGetItem` and `BatchWriteItem` succeed even when throttled partitions leave some keys
+//! or writes undone (`UnprocessedKeys`, `UnprocessedItems`); the SDK does not retry those, so
+//! each chunk resends its leftovers with exponential backoff and jitter, and reports the store
+//! unavailable only when they keep coming back.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, WriteRequest};
+
+use super::decode;
+use super::error::{OnConditionFailed, classify};
+use super::item::key_of;
+use crate::domain::{Comment, CommentId};
+use crate::store::StoreError;
+
+/// BatchGetItem accepts at most 100 keys per request.
+pub(super) const GET_CHUNK: usize = 100;
+/// BatchWriteItem accepts at most 25 writes per request.
+pub(super) const WRITE_CHUNK: usize = 25;
+/// Batch requests in flight at once during `put_batch` and `get_many`.
+pub(super) const BATCHES_IN_FLIGHT: usize = 8;
+/// Rounds of `UnprocessedKeys`/`UnprocessedItems` retries before giving up as unavailable.
+const UNPROCESSED_ATTEMPTS: u32 = 10;
+
+/// One BatchGetItem of at most 100 distinct ids, retrying unprocessed keys.
+pub(super) async fn get_chunk(
+    client: Client,
+    table: Arc<str>,
+    ids: Vec<CommentId>,
+) -> Result<Vec<Comment>, StoreError> {
+    let mut keys: Vec<HashMap<String, AttributeValue>> = ids.into_iter().map(key_of).collect();
+    let mut found = Vec::with_capacity(keys.len());
+    for attempt in 0..UNPROCESSED_ATTEMPTS {
+        if attempt > 0 {
+            tokio::time::sleep(backoff(attempt)).await;
+        }
+        let request = KeysAndAttributes::builder()
+            .set_keys(Some(std::mem::take(&mut keys)))
+            .consistent_read(true)
+            .build()
+            .map_err(|err| StoreError::Internal(err.into()))?;
+        let mut output = client
+            .batch_get_item()
+            .request_items(table.as_ref(), request)
+            .send()
+            .await
+            .map_err(|err| classify(&table, err, OnConditionFailed::Unexpected))?;
+        let items = output
+            .responses
+            .as_mut()
+            .and_then(|r| r.remove(table.as_ref()))
+            .unwrap_or_default();
+        for item in &items {
+            found.push(decode(item)?);
+        }
+        keys = output
+            .unprocessed_keys
+            .and_then(|mut u| u.remove(table.as_ref()))
+            .map(|k| k.keys)
+            .unwrap_or_default();
+        if keys.is_empty() {
+            return Ok(found);
+        }
+    }
+    Err(StoreError::Unavailable(
+        format!(
+            "{} keys still unprocessed after {UNPROCESSED_ATTEMPTS} BatchGetItem rounds",
+            keys.len()
+        )
+        .into(),
+    ))
+}
+
+/// One BatchWriteItem of at most 25 puts, retrying unprocessed items.
+pub(super) async fn write_chunk(
+    client: Client,
+    table: Arc<str>,
+    mut requests: Vec<WriteRequest>,
+) -> Result<(), StoreError> {
+    for attempt in 0..UNPROCESSED_ATTEMPTS {
+        if attempt > 0 {
+            tokio::time::sleep(backoff(attempt)).await;
+        }
+        let output = client
+            .batch_write_item()
+            .request_items(table.as_ref(), std::mem::take(&mut requests))
+            .send()
+            .await
+            .map_err(|err| classify(&table, err, OnConditionFailed::Unexpected))?;
+        requests = output
+            .unprocessed_items
+            .and_then(|mut u| u.remove(table.as_ref()))
+            .unwrap_or_default();
+        if requests.is_empty() {
+            return Ok(());
+        }
+    }
+    Err(StoreError::Unavailable(
+        format!(
+            "{} writes still unprocessed after {UNPROCESSED_ATTEMPTS} BatchWriteItem rounds",
+            requests.len()
+        )
+        .into(),
+    ))
+}
+
+/// Exponential backoff with jitter for batch retries: 50 ms doubling to at most 3 s, each
+/// drawn from the upper half so retries of parallel batches spread out.
+pub(super) fn backoff(attempt: u32) -> Duration {
+    let ceiling = Duration::from_millis(50)
+        .saturating_mul(1 << attempt.min(6))
+        .min(Duration::from_secs(3));
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or_default();
+    let jitter = f64::from(crate::domain::splitmix(u64::from(nanos)) as u32) / f64::from(u32::MAX);
+    ceiling.mul_f64(0.5 + 0.5 * jitter)
+}

@@ -1,0 +1,255 @@
+//! The item codec: how a [`Comment`] is spelled as a DynamoDB item, and back.
+//!
+//! Attribute names live here and nowhere else. The decoder is generic over [`ItemAttribute`]
+//! because DynamoDB Streams' SDK has its own `AttributeValue` type: the stream consumer decodes
+//! its old and new images with the same function the store uses, so both read one format.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+
+use crate::domain::{Comment, CommentId, Rating, Sku, SortKey};
+
+pub(super) const ID: &str = "id";
+pub(super) const SKU: &str = "sku";
+pub(super) const SORT_KEY: &str = "sortKey";
+pub(super) const SKU_RATING: &str = "skuRating";
+pub(super) const AUTHOR: &str = "author";
+pub(super) const BODY: &str = "body";
+pub(super) const RATING: &str = "rating";
+pub(super) const CREATED_AT: &str = "createdAt";
+pub(super) const UPDATED_AT: &str = "updatedAt";
+
+/// The partition key of GSI `byProductRating`: `sku#rating`. SKUs cannot contain `#`
+/// ([`Sku::parse`]), so the value is unambiguous.
+pub(super) fn sku_rating(sku: &Sku, rating: Rating) -> String {
+    format!("{sku}#{}", rating.get())
+}
+
+fn s(value: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(value.into())
+}
+
+fn n(value: impl ToString) -> AttributeValue {
+    AttributeValue::N(value.to_string())
+}
+
+/// The full item of a comment, including the derived GSI keys (`sortKey`, `skuRating`).
+pub(super) fn item_from_comment(comment: &Comment) -> HashMap<String, AttributeValue> {
+    let mut item = HashMap::from([
+        (ID.to_owned(), s(comment.id.to_string())),
+        (SKU.to_owned(), s(comment.sku.as_str())),
+        (SORT_KEY.to_owned(), s(comment.sort_key().to_string())),
+        (
+            SKU_RATING.to_owned(),
+            s(sku_rating(&comment.sku, comment.rating)),
+        ),
+        (AUTHOR.to_owned(), s(comment.author.as_str())),
+        (BODY.to_owned(), s(comment.body.as_str())),
+        (RATING.to_owned(), n(comment.rating.get())),
+        (CREATED_AT.to_owned(), n(comment.created_at_ms)),
+    ]);
+    if let Some(updated) = comment.updated_at_ms {
+        item.insert(UPDATED_AT.to_owned(), n(updated));
+    }
+    item
+}
+
+/// The table key of a comment (the table's only key attribute is `id`).
+pub(super) fn key_of(id: CommentId) -> HashMap<String, AttributeValue> {
+    HashMap::from([(ID.to_owned(), s(id.to_string()))])
+}
+
+pub(super) fn string_value(value: impl Into<String>) -> AttributeValue {
+    s(value)
+}
+
+pub(super) fn number_value(value: impl ToString) -> AttributeValue {
+    n(value)
+}
+
+/// Read access to one attribute value, implemented for both SDKs' `AttributeValue` types.
+pub trait ItemAttribute {
+    /// The value if it is a string (`S`).
+    fn as_string(&self) -> Option<&str>;
+    /// The decimal text if it is a number (`N`).
+    fn as_number(&self) -> Option<&str>;
+}
+
+impl ItemAttribute for AttributeValue {
+    fn as_string(&self) -> Option<&str> {
+        self.as_s().ok().map(String::as_str)
+    }
+
+    fn as_number(&self) -> Option<&str> {
+        self.as_n().ok().map(String::as_str)
+    }
+}
+
+impl ItemAttribute for aws_sdk_dynamodbstreams::types::AttributeValue {
+    fn as_string(&self) -> Option<&str> {
+        self.as_s().ok().map(String::as_str)
+    }
+
+    fn as_number(&self) -> Option<&str> {
+        self.as_n().ok().map(String::as_str)
+    }
+}
+
+/// An item that is not a well-formed comment: written by something else, or corrupted.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("item attribute `{attribute}` {problem}")]
+pub struct ItemDecodeError {
+    pub attribute: &'static str,
+    pub problem: &'static str,
+}
+
+fn bad(attribute: &'static str, problem: &'static str) -> ItemDecodeError {
+    ItemDecodeError { attribute, problem }
+}
+
+fn string<'a, A: ItemAttribute>(
+    item: &'a HashMap<String, A>,
+    name: &'static str,
+) -> Result<&'a str, ItemDecodeError> {
+    item.get(name)
+        .ok_or_else(|| bad(name, "is missing"))?
+        .as_string()
+        .ok_or_else(|| bad(name, "is not a string"))
+}
+
+fn number<A: ItemAttribute>(
+    item: &HashMap<String, A>,
+    name: &'static str,
+) -> Result<Option<u64>, ItemDecodeError> {
+    let Some(value) = item.get(name) else {
+        return Ok(None);
+    };
+    let text = value
+        .as_number()
+        .ok_or_else(|| bad(name, "is not a number"))?;
+    text.parse()
+        .map(Some)
+        .map_err(|_| bad(name, "is not a non-negative integer"))
+}
+
+/// Decodes a full comment item (a `GetItem`/`Query` answer or a stream image).
+///
+/// The stored `sortKey` must agree with `createdAt` and `id`: both GSIs order by it, so an item
+/// where they disagree would be paged in the wrong place, and is refused rather than served.
+pub fn comment_from_item<A: ItemAttribute>(
+    item: &HashMap<String, A>,
+) -> Result<Comment, ItemDecodeError> {
+    let id: CommentId = string(item, ID)?
+        .parse()
+        .map_err(|_| bad(ID, "is not a comment id"))?;
+    let sku = Sku::parse(string(item, SKU)?).map_err(|_| bad(SKU, "is not a valid SKU"))?;
+    let rating = number(item, RATING)?.ok_or_else(|| bad(RATING, "is missing"))?;
+    let rating = i64::try_from(rating)
+        .ok()
+        .and_then(|r| Rating::new(r).ok())
+        .ok_or_else(|| bad(RATING, "is not between 1 and 5"))?;
+    let created_at_ms = number(item, CREATED_AT)?.ok_or_else(|| bad(CREATED_AT, "is missing"))?;
+    let key = SortKey::new(created_at_ms, id).map_err(|_| bad(CREATED_AT, "is out of range"))?;
+    if let Some(stored) = item.get(SORT_KEY) {
+        if stored.as_string() != Some(key.to_string().as_str()) {
+            return Err(bad(SORT_KEY, "does not match `createdAt#id`"));
+        }
+    }
+    Ok(Comment {
+        id,
+        sku,
+        author: string(item, AUTHOR)?.to_owned(),
+        body: string(item, BODY)?.to_owned(),
+        rating,
+        created_at_ms,
+        updated_at_ms: number(item, UPDATED_AT)?,
+    })
+}
+
+/// Decodes the `sortKey` of an item or of a GSI query's `LastEvaluatedKey`.
+pub fn sort_key_from_item<A: ItemAttribute>(
+    item: &HashMap<String, A>,
+) -> Result<SortKey, ItemDecodeError> {
+    string(item, SORT_KEY)?
+        .parse()
+        .map_err(|_| bad(SORT_KEY, "is not `<13 digits>#<ULID>`"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(updated: Option<u64>) -> Comment {
+        Comment {
+            id: CommentId::from_parts(1_700_000_000_123, 42),
+            sku: Sku::parse("DAFT_PUNK_TSHIRT").expect("valid sku"),
+            author: "ann".to_owned(),
+            body: "  spaced body, kept as stored ".to_owned(),
+            rating: Rating::new(4).expect("valid rating"),
+            created_at_ms: 1_700_000_000_123,
+            updated_at_ms: updated,
+        }
+    }
+
+    #[test]
+    fn an_item_round_trips_with_and_without_updated_at() {
+        for comment in [sample(None), sample(Some(1_700_000_000_999))] {
+            let item = item_from_comment(&comment);
+            assert_eq!(comment_from_item(&item), Ok(comment.clone()));
+            assert_eq!(sort_key_from_item(&item), Ok(comment.sort_key()));
+        }
+    }
+
+    #[test]
+    fn the_item_carries_both_gsi_keys() {
+        let item = item_from_comment(&sample(None));
+        assert_eq!(item[SKU_RATING].as_string(), Some("DAFT_PUNK_TSHIRT#4"));
+        assert_eq!(
+            item[SORT_KEY].as_string(),
+            Some(format!("1700000000123#{}", sample(None).id).as_str())
+        );
+    }
+
+    #[test]
+    fn a_stream_image_decodes_with_the_same_function() {
+        use aws_sdk_dynamodbstreams::types::AttributeValue as StreamValue;
+        let comment = sample(Some(5));
+        let image: HashMap<String, StreamValue> = item_from_comment(&comment)
+            .into_iter()
+            .map(|(name, value)| {
+                let value = match value {
+                    AttributeValue::N(n) => StreamValue::N(n),
+                    AttributeValue::S(s) => StreamValue::S(s),
+                    other => panic!("unexpected attribute {other:?}"),
+                };
+                (name, value)
+            })
+            .collect();
+        assert_eq!(comment_from_item(&image), Ok(comment));
+    }
+
+    #[test]
+    fn malformed_items_are_refused_with_the_attribute_named() {
+        let mut item = item_from_comment(&sample(None));
+        item.insert(RATING.to_owned(), n(9));
+        assert_eq!(
+            comment_from_item(&item).map_err(|e| e.attribute),
+            Err(RATING)
+        );
+
+        let mut item = item_from_comment(&sample(None));
+        item.insert(
+            SORT_KEY.to_owned(),
+            s("0000000000001#01ARZ3NDEKTSV4RRFFQ69G5FAV"),
+        );
+        assert_eq!(
+            comment_from_item(&item).map_err(|e| e.attribute),
+            Err(SORT_KEY)
+        );
+
+        let mut item = item_from_comment(&sample(None));
+        item.remove(BODY);
+        assert_eq!(comment_from_item(&item).map_err(|e| e.attribute), Err(BODY));
+    }
+}

@@ -1,0 +1,170 @@
+//! The table's shape (DESIGN §3): creating it, checking it at start-up, and deleting it in
+//! tests.
+//!
+//! Table key `id`; GSIs `byProduct` (`sku`, `sortKey`) and `byProductRating` (`skuRating`,
+//! `sortKey`), both projecting every attribute so a page needs no second read; a stream with
+//! new and old images for the sync worker; on-demand billing so nobody sizes capacity.
+
+use std::time::Duration;
+
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::error::ProvideErrorMetadata as _;
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, BillingMode, GlobalSecondaryIndex, IndexStatus, KeySchemaElement, KeyType,
+    Projection, ProjectionType, ScalarAttributeType, StreamSpecification, StreamViewType,
+    TableDescription, TableStatus,
+};
+
+use super::error::{OnConditionFailed, classify, internal, is_missing_table};
+use super::item::{ID, SKU, SKU_RATING, SORT_KEY};
+use crate::store::StoreError;
+
+pub(super) const BY_PRODUCT: &str = "byProduct";
+pub(super) const BY_PRODUCT_RATING: &str = "byProductRating";
+
+/// How long `create_tables` waits for the table and its indexes to become ACTIVE. Real
+/// DynamoDB usually needs seconds for a new, empty table; DynamoDB Local is immediate.
+const ACTIVE_TIMEOUT: Duration = Duration::from_secs(300);
+
+fn build_error(err: aws_sdk_dynamodb::error::BuildError) -> StoreError {
+    StoreError::Internal(err.into())
+}
+
+fn key(name: &str, key_type: KeyType) -> Result<KeySchemaElement, StoreError> {
+    KeySchemaElement::builder()
+        .attribute_name(name)
+        .key_type(key_type)
+        .build()
+        .map_err(build_error)
+}
+
+fn string_attribute(name: &str) -> Result<AttributeDefinition, StoreError> {
+    AttributeDefinition::builder()
+        .attribute_name(name)
+        .attribute_type(ScalarAttributeType::S)
+        .build()
+        .map_err(build_error)
+}
+
+fn index(name: &str, partition_key: &str) -> Result<GlobalSecondaryIndex, StoreError> {
+    GlobalSecondaryIndex::builder()
+        .index_name(name)
+        .key_schema(key(partition_key, KeyType::Hash)?)
+        .key_schema(key(SORT_KEY, KeyType::Range)?)
+        .projection(
+            Projection::builder()
+                .projection_type(ProjectionType::All)
+                .build(),
+        )
+        .build()
+        .map_err(build_error)
+}
+
+/// The table's description, or `None` when it does not exist.
+async fn describe(client: &Client, table: &str) -> Result<Option<TableDescription>, StoreError> {
+    match client.describe_table().table_name(table).send().await {
+        Ok(output) => Ok(output.table),
+        Err(err) if is_missing_table(&err) => Ok(None),
+        Err(err) => Err(classify(table, err, OnConditionFailed::Unexpected)),
+    }
+}
+
+/// Fails unless the table exists with both GSIs, so a half-made table is reported at start-up
+/// rather than as a query error on the first request.
+pub(super) async fn check_table(client: &Client, table: &str) -> Result<(), StoreError> {
+    let description = describe(client, table)
+        .await?
+        .ok_or_else(|| StoreError::MissingTable {
+            table: table.to_owned(),
+        })?;
+    for wanted in [BY_PRODUCT, BY_PRODUCT_RATING] {
+        let present = description
+            .global_secondary_indexes()
+            .iter()
+            .any(|index| index.index_name() == Some(wanted));
+        if !present {
+            return Err(internal(format!(
+                "table `{table}` has no global secondary index `{wanted}`"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Creates the table, its GSIs and its stream if the table is missing, then waits until all
+/// are ACTIVE. Safe to run from several processes at once.
+pub(super) async fn create_tables(client: &Client, table: &str) -> Result<(), StoreError> {
+    if describe(client, table).await?.is_none() {
+        let created = client
+            .create_table()
+            .table_name(table)
+            .attribute_definitions(string_attribute(ID)?)
+            .attribute_definitions(string_attribute(SKU)?)
+            .attribute_definitions(string_attribute(SORT_KEY)?)
+            .attribute_definitions(string_attribute(SKU_RATING)?)
+            .key_schema(key(ID, KeyType::Hash)?)
+            .global_secondary_indexes(index(BY_PRODUCT, SKU)?)
+            .global_secondary_indexes(index(BY_PRODUCT_RATING, SKU_RATING)?)
+            .billing_mode(BillingMode::PayPerRequest)
+            .stream_specification(
+                StreamSpecification::builder()
+                    .stream_enabled(true)
+                    .stream_view_type(StreamViewType::NewAndOldImages)
+                    .build()
+                    .map_err(build_error)?,
+            )
+            .send()
+            .await;
+        match created {
+            Ok(_) => tracing::info!(table, "dynamodb table created"),
+            // Another process created it between our describe and create: fine.
+            Err(err) if err.code() == Some("ResourceInUseException") => {}
+            Err(err) => return Err(classify(table, err, OnConditionFailed::Unexpected)),
+        }
+    }
+    wait_until_active(client, table).await?;
+    check_table(client, table).await
+}
+
+async fn wait_until_active(client: &Client, table: &str) -> Result<(), StoreError> {
+    let started = tokio::time::Instant::now();
+    let mut pause = Duration::from_millis(50);
+    loop {
+        if let Some(description) = describe(client, table).await? {
+            let table_active = description.table_status() == Some(&TableStatus::Active);
+            let indexes_active = description
+                .global_secondary_indexes()
+                .iter()
+                .all(|index| index.index_status() == Some(&IndexStatus::Active));
+            if table_active && indexes_active {
+                return Ok(());
+            }
+        }
+        if started.elapsed() > ACTIVE_TIMEOUT {
+            return Err(StoreError::Unavailable(
+                format!("table `{table}` did not become ACTIVE within {ACTIVE_TIMEOUT:?}").into(),
+            ));
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_secs(5));
+    }
+}
+
+/// Deletes the table if it exists (tests and teardown only).
+pub(super) async fn delete_table(client: &Client, table: &str) -> Result<(), StoreError> {
+    match client.delete_table().table_name(table).send().await {
+        Ok(_) => Ok(()),
+        Err(err) if is_missing_table(&err) => Ok(()),
+        Err(err) => Err(classify(table, err, OnConditionFailed::Unexpected)),
+    }
+}
+
+/// The ARN of the table's current stream, for the sync worker.
+pub(super) async fn stream_arn(client: &Client, table: &str) -> Result<Option<String>, StoreError> {
+    let description = describe(client, table)
+        .await?
+        .ok_or_else(|| StoreError::MissingTable {
+            table: table.to_owned(),
+        })?;
+    Ok(description.latest_stream_arn().map(str::to_owned))
+}
