@@ -399,7 +399,7 @@ impl PageIndex for RedisIndex {
                 });
             }
         }
-        entries.sort_by(|a, b| b.key.cmp(&a.key));
+        entries.sort_by_key(|e| std::cmp::Reverse(e.key));
         Ok(entries)
     }
 

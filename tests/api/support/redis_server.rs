@@ -72,10 +72,6 @@ impl RedisServer {
         url_for(self.port)
     }
 
-    pub fn port(&self) -> u16 {
-        self.port
-    }
-
     /// Kills the server (as a crash would) and waits until it is gone. Idempotent.
     pub fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
@@ -148,13 +144,15 @@ fn spawn(port: u16) -> Child {
         parent = std::process::id(),
         server = child.id(),
     );
-    Command::new("sh")
+    let mut watchdog = Command::new("sh")
         .args(["-c", &watchdog])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap_or_else(|e| panic!("could not start the redis-server watchdog: {e}"));
+    // Reaped by a thread, so a watchdog that ends early (its server stopped) leaves no zombie.
+    std::thread::spawn(move || watchdog.wait());
     child
 }
 
