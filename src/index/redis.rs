@@ -272,38 +272,34 @@ impl RedisIndex {
             .map_err(classify)
     }
 
-    /// The address of every Cluster master, from `CLUSTER SHARDS`'s older sibling
-    /// `CLUSTER SLOTS` (each slot range: start, end, then the master's `[host, port, ...]`).
-    async fn cluster_masters(&self) -> Result<Vec<(String, u16)>, IndexError> {
+    /// One slot owned by each Cluster master, from `CLUSTER SLOTS` (each slot range: start,
+    /// end, then the master as `[host, port, node id, ...]`). Routing by slot rather than by
+    /// the reported host copes with nodes that report an empty host ("the address you used").
+    async fn cluster_master_slots(&self) -> Result<Vec<u16>, IndexError> {
         let ranges: Vec<Vec<Value>> = redis::cmd("CLUSTER")
             .arg("SLOTS")
             .query_async(&mut self.conn.clone())
             .await
             .map_err(classify)?;
-        let mut masters = Vec::new();
+        let mut seen = Vec::new();
+        let mut slots = Vec::new();
         for range in ranges {
-            let Some(master) = range.into_iter().nth(2) else {
+            let mut fields = range.into_iter();
+            let (Some(start), Some(_end), Some(master)) =
+                (fields.next(), fields.next(), fields.next())
+            else {
                 continue;
             };
-            let (host, port): (String, u16) = match master {
-                Value::Array(fields) if fields.len() >= 2 => {
-                    let mut fields = fields.into_iter();
-                    let host = fields.next().map(redis::from_redis_value::<String>);
-                    let port = fields.next().map(redis::from_redis_value::<u16>);
-                    match (host, port) {
-                        (Some(host), Some(port)) => {
-                            (host.map_err(parsing)?, port.map_err(parsing)?)
-                        }
-                        _ => continue,
-                    }
-                }
-                _ => continue,
-            };
-            if !masters.contains(&(host.clone(), port)) {
-                masters.push((host, port));
+            let slot: u16 = redis::from_redis_value(start).map_err(parsing)?;
+            let node: Vec<Value> = redis::from_redis_value(master).map_err(parsing)?;
+            // The node id (third field) names a master whatever address it reports.
+            let id = format!("{:?}", node.get(2).or(node.get(1)));
+            if !seen.contains(&id) {
+                seen.push(id);
+                slots.push(slot);
             }
         }
-        Ok(masters)
+        Ok(slots)
     }
 }
 
@@ -408,11 +404,11 @@ impl PageIndex for RedisIndex {
         let keys = match &self.conn {
             Connection::Single(_) => self.scan_node(&pattern, None).await?,
             Connection::Cluster(_) => {
-                use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
+                use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
                 let mut keys = Vec::new();
-                for (host, port) in self.cluster_masters().await? {
-                    let route =
-                        RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress { host, port });
+                for slot in self.cluster_master_slots().await? {
+                    let route = Route::new(slot, SlotAddr::Master);
+                    let route = RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(route));
                     keys.extend(self.scan_node(&pattern, Some(route)).await?);
                 }
                 keys

@@ -15,10 +15,11 @@ use dynapage::index::memory::MemoryIndex;
 use dynapage::index::redis::{RedisConfig, RedisIndex};
 use futures::future::join_all;
 
-use crate::support::redis_server::{RedisServer, shared_url, unique_prefix};
+use crate::support::redis_server::{RedisServer, shared_cluster_url, shared_url, unique_prefix};
 
-/// Declares each listed behaviour as a test per backend: `memory_index::<name>` and
-/// `redis_index::<name>`.
+/// Declares each listed behaviour as a test per backend: `memory_index::<name>`,
+/// `redis_index::<name>` (one node) and `redis_cluster_index::<name>` (the Cluster client,
+/// against a one-node cluster).
 macro_rules! contract_tests {
     ($($name:ident),+ $(,)?) => {
         mod memory_index {
@@ -34,6 +35,14 @@ macro_rules! contract_tests {
                 #[tokio::test]
                 async fn $name() {
                     super::$name(super::redis_index().await).await;
+                }
+            )+
+        }
+        mod redis_cluster_index {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name(super::redis_cluster_index().await).await;
                 }
             )+
         }
@@ -63,6 +72,13 @@ async fn redis_index() -> RedisIndex {
     RedisIndex::connect(RedisConfig::new(&shared_url(), &unique_prefix()))
         .await
         .expect("a Redis index from a valid configuration")
+}
+
+async fn redis_cluster_index() -> RedisIndex {
+    let config = RedisConfig::new(&shared_cluster_url(), &unique_prefix()).with_cluster(true);
+    RedisIndex::connect(config)
+        .await
+        .expect("a Redis Cluster index from a valid configuration")
 }
 
 // --- Behaviours --------------------------------------------------------------------------

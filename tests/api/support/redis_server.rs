@@ -14,6 +14,7 @@
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -30,7 +31,24 @@ pub fn shared_url() -> String {
             return url;
         }
         // The child handle is dropped on purpose: the watchdog ends the server.
-        let (port, _child) = start_on_free_port();
+        let (port, _child) = start_on_free_port(None);
+        url_for(port)
+    })
+    .clone()
+}
+
+/// The seed URL of a one-node Redis Cluster shared by all tests of this binary (holding all
+/// 16384 slots), for running the contract through the Cluster client. Not affected by
+/// `DYNAPAGE_TEST_REDIS_URL`.
+pub fn shared_cluster_url() -> String {
+    static URL: OnceLock<String> = OnceLock::new();
+    URL.get_or_init(|| {
+        let dir =
+            std::env::temp_dir().join(format!("dynapage-redis-cluster-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)
+            .unwrap_or_else(|e| panic!("could not create {}: {e}", dir.display()));
+        // The child handle is dropped on purpose: the watchdog ends the server.
+        let (port, _child) = start_on_free_port(Some(&dir));
         url_for(port)
     })
     .clone()
@@ -61,7 +79,7 @@ pub struct RedisServer {
 impl RedisServer {
     /// Starts a dedicated server on a free port.
     pub fn start() -> Self {
-        let (port, child) = start_on_free_port();
+        let (port, child) = start_on_free_port(None);
         Self {
             port,
             child: Some(child),
@@ -83,7 +101,7 @@ impl RedisServer {
     /// Starts the server again on the same port (empty: it persists nothing).
     pub fn restart(&mut self) {
         self.stop();
-        let child = spawn(self.port);
+        let child = spawn(self.port, None);
         if !wait_until_ready(self.port) {
             panic!("redis-server did not come back on port {}", self.port);
         }
@@ -101,13 +119,13 @@ fn url_for(port: u16) -> String {
     format!("redis://127.0.0.1:{port}")
 }
 
-/// Starts a server on a port the OS just said was free; tries again if another process took
-/// the port in between.
-fn start_on_free_port() -> (u16, Child) {
+/// Starts a server (a one-node cluster with `cluster_dir`) on a port the OS just said was
+/// free; tries again if another process took the port in between.
+fn start_on_free_port(cluster_dir: Option<&Path>) -> (u16, Child) {
     for _ in 0..5 {
         let port = free_port();
-        let mut child = spawn(port);
-        if wait_until_ready(port) {
+        let mut child = spawn(port, cluster_dir);
+        if wait_until_ready(port) && (cluster_dir.is_none() || claim_all_slots(port)) {
             return (port, child);
         }
         let _ = child.kill();
@@ -124,10 +142,21 @@ fn free_port() -> u16 {
 }
 
 /// Spawns `redis-server` and a watchdog that kills it when this test process has exited.
-fn spawn(port: u16) -> Child {
-    let child = Command::new("redis-server")
+/// With `cluster_dir`, the server runs in cluster mode and keeps its `nodes.conf` there (the
+/// watchdog removes the directory).
+fn spawn(port: u16, cluster_dir: Option<&Path>) -> Child {
+    let mut command = Command::new("redis-server");
+    command
         .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-        .args(["--save", "", "--appendonly", "no", "--loglevel", "warning"])
+        .args(["--save", "", "--appendonly", "no", "--loglevel", "warning"]);
+    if let Some(dir) = cluster_dir {
+        command
+            .args(["--cluster-enabled", "yes", "--cluster-config-file"])
+            .arg(format!("nodes-{port}.conf"))
+            .arg("--dir")
+            .arg(dir);
+    }
+    let child = command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -138,9 +167,12 @@ fn spawn(port: u16) -> Child {
                  or set {URL_VAR} to a Redis the tests may use"
             )
         });
+    let cleanup = cluster_dir
+        .map(|dir| format!("; rm -rf '{}'", dir.display()))
+        .unwrap_or_default();
     let watchdog = format!(
         "while kill -0 {parent} 2>/dev/null && kill -0 {server} 2>/dev/null; do sleep 0.5; done; \
-         kill -9 {server} 2>/dev/null",
+         kill -9 {server} 2>/dev/null{cleanup}",
         parent = std::process::id(),
         server = child.id(),
     );
@@ -154,6 +186,38 @@ fn spawn(port: u16) -> Child {
     // Reaped by a thread, so a watchdog that ends early (its server stopped) leaves no zombie.
     std::thread::spawn(move || watchdog.wait());
     child
+}
+
+/// Makes a fresh cluster-mode server the only master of all 16384 slots, then waits until it
+/// reports `cluster_state:ok`.
+fn claim_all_slots(port: u16) -> bool {
+    if !command(port, "CLUSTER ADDSLOTSRANGE 0 16383").starts_with("+OK") {
+        return false;
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if command(port, "CLUSTER INFO").contains("cluster_state:ok") {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+/// Sends one inline command and returns what arrives within a short time (enough for the
+/// small replies used here).
+fn command(port: u16, line: &str) -> String {
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_millis(200)) else {
+        return String::new();
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
+    if stream.write_all(format!("{line}\r\n").as_bytes()).is_err() {
+        return String::new();
+    }
+    let mut reply = vec![0u8; 4096];
+    let n = stream.read(&mut reply).unwrap_or(0);
+    String::from_utf8_lossy(&reply[..n]).into_owned()
 }
 
 /// Polls `PING` until the server answers `+PONG` (ready) or 10 seconds pass.
