@@ -15,12 +15,13 @@
 
 mod connection;
 mod keys;
+mod scan;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
-use redis::{Cmd, Pipeline, Script, Value};
+use redis::{Cmd, Pipeline, Script};
 
 use self::connection::{Connection, classify};
 use self::keys::Keys;
@@ -125,6 +126,10 @@ impl RedisIndex {
     /// An upsert also removes the member from the product's four other rating sets, and a
     /// remove clears all five, so a replay without (or with a stale) old image still leaves
     /// each comment in exactly one rating set, as the embedded index does.
+    ///
+    /// Members are comment ids, so a remove or a moved-away old image deletes the id whatever
+    /// score it had; the embedded index matches the full sort key. The two differ only for an
+    /// event whose image disagrees with the index on `createdAt`, which never changes.
     fn change_commands(&self, events: &[ChangeEvent]) -> Vec<(Sku, Cmd)> {
         let mut cmds = Vec::new();
         let remove = |cmds: &mut Vec<(Sku, Cmd)>, entry: &IndexEntry, keep: Option<Rating>| {
@@ -219,43 +224,6 @@ impl RedisIndex {
         }
     }
 
-    /// Every key matching `pattern` on one node, by `SCAN` (never `KEYS`, which blocks Redis).
-    async fn scan_node(
-        &self,
-        pattern: &str,
-        route: Option<redis::cluster_routing::RoutingInfo>,
-    ) -> Result<Vec<String>, IndexError> {
-        let mut found = Vec::new();
-        let mut cursor: u64 = 0;
-        loop {
-            let mut cmd = redis::cmd("SCAN");
-            cmd.arg(cursor)
-                .arg("MATCH")
-                .arg(pattern)
-                .arg("COUNT")
-                .arg(1000);
-            let (next, keys): (u64, Vec<String>) = match (&self.conn, &route) {
-                (Connection::Cluster(c), Some(route)) => {
-                    let value = c
-                        .clone()
-                        .route_command(cmd, route.clone())
-                        .await
-                        .map_err(classify)?;
-                    redis::from_redis_value(value).map_err(parsing)?
-                }
-                _ => cmd
-                    .query_async(&mut self.conn.clone())
-                    .await
-                    .map_err(classify)?,
-            };
-            found.extend(keys);
-            if next == 0 {
-                return Ok(found);
-            }
-            cursor = next;
-        }
-    }
-
     /// Swaps rebuild `run`'s staged sets of `sku` in, in one atomic script (`commit.lua`).
     async fn commit_product(&self, run: &str, sku: &Sku) -> Result<(), IndexError> {
         let mut call = self.commit.prepare_invoke();
@@ -271,40 +239,10 @@ impl RedisIndex {
             .await
             .map_err(classify)
     }
-
-    /// One slot owned by each Cluster master, from `CLUSTER SLOTS` (each slot range: start,
-    /// end, then the master as `[host, port, node id, ...]`). Routing by slot rather than by
-    /// the reported host copes with nodes that report an empty host ("the address you used").
-    async fn cluster_master_slots(&self) -> Result<Vec<u16>, IndexError> {
-        let ranges: Vec<Vec<Value>> = redis::cmd("CLUSTER")
-            .arg("SLOTS")
-            .query_async(&mut self.conn.clone())
-            .await
-            .map_err(classify)?;
-        let mut seen = Vec::new();
-        let mut slots = Vec::new();
-        for range in ranges {
-            let mut fields = range.into_iter();
-            let (Some(start), Some(_end), Some(master)) =
-                (fields.next(), fields.next(), fields.next())
-            else {
-                continue;
-            };
-            let slot: u16 = redis::from_redis_value(start).map_err(parsing)?;
-            let node: Vec<Value> = redis::from_redis_value(master).map_err(parsing)?;
-            // The node id (third field) names a master whatever address it reports.
-            let id = format!("{:?}", node.get(2).or(node.get(1)));
-            if !seen.contains(&id) {
-                seen.push(id);
-                slots.push(slot);
-            }
-        }
-        Ok(slots)
-    }
 }
 
 /// A reply of an unexpected shape: a bug or a foreign server, never an outage.
-fn parsing(err: redis::ParsingError) -> IndexError {
+pub(super) fn parsing(err: redis::ParsingError) -> IndexError {
     classify(err.into())
 }
 
@@ -400,20 +338,7 @@ impl PageIndex for RedisIndex {
     }
 
     async fn products(&self) -> Result<Vec<Sku>, IndexError> {
-        let pattern = self.keys.product_pattern();
-        let keys = match &self.conn {
-            Connection::Single(_) => self.scan_node(&pattern, None).await?,
-            Connection::Cluster(_) => {
-                use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
-                let mut keys = Vec::new();
-                for slot in self.cluster_master_slots().await? {
-                    let route = Route::new(slot, SlotAddr::Master);
-                    let route = RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(route));
-                    keys.extend(self.scan_node(&pattern, Some(route)).await?);
-                }
-                keys
-            }
-        };
+        let keys = scan::matching_keys(&self.conn, &self.keys.product_pattern()).await?;
         let mut skus: Vec<Sku> = keys
             .iter()
             .filter_map(|k| self.keys.sku_of_product_key(k))
