@@ -1,13 +1,16 @@
 //! Turning settings into running backends: the one place that knows which implementation
 //! `--store` and `--index` select, and how the index is fed for each combination.
 
+use anyhow::Context;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{BackendArgs, IndexKind, StoreKind};
 use crate::index::AnyIndex;
 use crate::index::memory::MemoryIndex;
+use crate::index::redis::{RedisConfig, RedisIndex};
 use crate::store::AnyStore;
+use crate::store::dynamo::{DynamoConfig, DynamoStore};
 use crate::store::memory::MemoryStore;
 
 /// The backends a command works with, and the tasks that keep the index fed.
@@ -27,7 +30,15 @@ pub async fn open_backends(
 ) -> anyhow::Result<Backends> {
     let index = match args.index {
         IndexKind::Memory => AnyIndex::Memory(MemoryIndex::new()),
-        IndexKind::Redis => anyhow::bail!("--index redis is not available in this build yet"),
+        IndexKind::Redis => {
+            let config = RedisConfig::new(&args.redis_url.join(","), &args.redis_prefix)
+                .with_cluster(args.redis_cluster);
+            AnyIndex::Redis(
+                RedisIndex::connect(config)
+                    .await
+                    .context("--redis-url / DYNAPAGE_REDIS_URL")?,
+            )
+        }
     };
     let mut tasks = Vec::new();
     let store = match args.store {
@@ -40,11 +51,37 @@ pub async fn open_backends(
             )));
             AnyStore::Memory(MemoryStore::new().with_change_sink(sink))
         }
-        StoreKind::Dynamodb => anyhow::bail!("--store dynamodb is not available in this build yet"),
+        StoreKind::Dynamodb => AnyStore::Dynamo(open_dynamo(args).await?),
     };
     Ok(Backends {
         store,
         index,
         tasks,
     })
+}
+
+/// Connects to DynamoDB and makes sure the table is there (creating it with `--create-tables`),
+/// so a missing table fails at start-up with a message that says what to do.
+async fn open_dynamo(args: &BackendArgs) -> anyhow::Result<DynamoStore> {
+    let config = DynamoConfig {
+        endpoint: args.dynamodb_endpoint.clone(),
+        table: args.dynamodb_table.clone(),
+        region: args.dynamodb_region.clone(),
+    };
+    let store = DynamoStore::connect(config)
+        .await
+        .context("connecting to DynamoDB")?;
+    if args.create_tables {
+        store
+            .create_tables()
+            .await
+            .with_context(|| format!("creating table `{}`", args.dynamodb_table))?;
+        tracing::info!(table = args.dynamodb_table.as_str(), "table ready");
+    } else {
+        store
+            .check_table()
+            .await
+            .with_context(|| format!("checking table `{}`", args.dynamodb_table))?;
+    }
+    Ok(store)
 }

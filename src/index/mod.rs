@@ -83,12 +83,14 @@ pub trait PageIndex: Send + Sync + 'static {
 #[derive(Clone, Debug)]
 pub enum AnyIndex {
     Memory(memory::MemoryIndex),
+    Redis(redis::RedisIndex),
 }
 
 macro_rules! dispatch_index {
     ($self:ident, $index:ident => $call:expr) => {
         match $self {
             AnyIndex::Memory($index) => $call,
+            AnyIndex::Redis($index) => $call,
         }
     };
 }

@@ -143,12 +143,14 @@ pub type ChangeSink = tokio::sync::mpsc::UnboundedSender<ChangeEvent>;
 #[derive(Clone, Debug)]
 pub enum AnyStore {
     Memory(memory::MemoryStore),
+    Dynamo(dynamo::DynamoStore),
 }
 
 macro_rules! dispatch_store {
     ($self:ident, $store:ident => $call:expr) => {
         match $self {
             AnyStore::Memory($store) => $call,
+            AnyStore::Dynamo($store) => $call,
         }
     };
 }
