@@ -2,7 +2,7 @@
 //! lives in its own file with one `run`.
 
 mod export_schema;
-mod seed;
+pub mod seed;
 pub mod serve;
 
 use std::process::ExitCode;

@@ -51,9 +51,13 @@ pub async fn run(args: SeedArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Writes `count` generated comments of `sku`, newest at the current time, reporting progress
-/// on `progress` and as a log line every 10%.
-pub(crate) async fn write_comments<S: CommentStore>(
+/// When the newest generated comment was written: fixed, so that the same `--seed` writes the
+/// same comments into any store and pages can be compared across backends.
+pub const NEWEST_GENERATED_MS: u64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
+
+/// Writes `count` generated comments of `sku` (newest at [`NEWEST_GENERATED_MS`]), reporting
+/// progress on `progress` and as a log line every 10%.
+pub async fn write_comments<S: CommentStore>(
     store: &S,
     sku: &Sku,
     count: u64,

@@ -10,6 +10,7 @@ use dynapage::domain::{
 };
 use dynapage::index::PageIndex;
 use dynapage::index::memory::MemoryIndex;
+use dynapage::index::redis::{RedisConfig, RedisIndex};
 use dynapage::pagination::oracle::{self, OracleArgs};
 use dynapage::pagination::{
     ConnectionArgs, CursorCodec, CursorScope, Engine, PagePlan, PaginationError, PagingSettings,
@@ -100,8 +101,9 @@ fn build_comments(case: &Case, sku: &Sku) -> Vec<Comment> {
 }
 
 /// Writes the case into `store` under `sku` and checks one page against the oracle.
-pub async fn check_case<S: CommentStore>(
+pub async fn check_case<S: CommentStore, I: PageIndex>(
     store: S,
+    index: I,
     sku: Sku,
     case: Case,
 ) -> Result<(), TestCaseError> {
@@ -120,7 +122,6 @@ pub async fn check_case<S: CommentStore>(
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
     }
     let live: Vec<&Comment> = comments.iter().skip(case.deleted).collect();
-    let index = MemoryIndex::new();
     let events: Vec<ChangeEvent> = live
         .iter()
         .map(|c| ChangeEvent::Upsert {
@@ -238,7 +239,28 @@ fn run_memory(config: ProptestConfig, max_comments: usize) {
             Some(cap) => MemoryStore::new().with_max_items_per_response(cap),
             None => MemoryStore::new(),
         };
-        runtime.block_on(check_case(store, Sku::parse("PRODUCT").expect("sku"), case))?;
+        runtime.block_on(check_case(store, MemoryIndex::new(), Sku::parse("PRODUCT").expect("sku"), case))?;
+    });
+}
+
+/// The same property on DynamoDB Local and a real Redis: one table, a fresh product per case.
+#[test]
+fn engine_matches_the_oracle_on_dynamodb_local_and_redis() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let store = runtime.block_on(crate::support::dynamodb_local::dynamo_store());
+    let redis_url = crate::support::redis_server::shared_url();
+    let counter = std::sync::atomic::AtomicU32::new(0);
+    proptest!(ProptestConfig::with_cases(40), |(case in cases(120))| {
+        let n = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let sku = Sku::parse(&format!("CASE-{n}")).expect("sku");
+        let index = runtime
+            .block_on(RedisIndex::connect(RedisConfig::new(&redis_url, &crate::support::redis_server::unique_prefix())))
+            .expect("redis index");
+        runtime.block_on(check_case(store.clone(), index, sku, case))?;
     });
 }
 
