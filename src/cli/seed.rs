@@ -65,11 +65,8 @@ pub async fn write_comments<S: CommentStore>(
     progress: &ProgressBar,
 ) -> anyhow::Result<()> {
     let started = Instant::now();
-    let now_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)?
-        .as_millis() as u64;
     let mut comments =
-        CommentGenerator::new(sku.clone(), seed, now_ms).take(usize::try_from(count)?);
+        CommentGenerator::new(sku.clone(), seed, NEWEST_GENERATED_MS).take(usize::try_from(count)?);
     let mut written = 0u64;
     let mut next_report = count / 10;
     loop {
