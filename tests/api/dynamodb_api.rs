@@ -16,14 +16,28 @@ const COMMENTS: u64 = 600;
 async fn dynamodb_app(count: u64) -> TestApp {
     let store = dynamodb_local::dynamo_store().await;
     let sku = Sku::parse(DEMO_SKU).expect("sku");
-    write_comments(&store, &sku, count, 1, &ProgressBar::hidden()).await.expect("seeded");
+    write_comments(&store, &sku, count, 1, &ProgressBar::hidden())
+        .await
+        .expect("seeded");
     store.ping().await.expect("reachable");
     let endpoint = dynamodb_local::endpoint().await;
-    TestApp::spawn(&["--store", "dynamodb", "--dynamodb-endpoint", &endpoint, "--dynamodb-table", store.table()]).await
+    TestApp::spawn(&[
+        "--store",
+        "dynamodb",
+        "--dynamodb-endpoint",
+        &endpoint,
+        "--dynamodb-table",
+        store.table(),
+    ])
+    .await
 }
 
 async fn walk(app: &TestApp, forward: bool) -> Vec<Page> {
-    let (size, cursor_arg) = if forward { ("first", "after") } else { ("last", "before") };
+    let (size, cursor_arg) = if forward {
+        ("first", "after")
+    } else {
+        ("last", "before")
+    };
     let mut pages = vec![app.page(DEMO_SKU, json!({ size: 45 })).await];
     loop {
         let last = pages.last().expect("a page");
@@ -35,7 +49,10 @@ async fn walk(app: &TestApp, forward: bool) -> Vec<Page> {
         if !more {
             return pages;
         }
-        pages.push(app.page(DEMO_SKU, json!({ size: 45, cursor_arg: cursor })).await);
+        pages.push(
+            app.page(DEMO_SKU, json!({ size: 45, cursor_arg: cursor }))
+                .await,
+        );
     }
 }
 
@@ -45,17 +62,36 @@ async fn dynamodb_and_the_embedded_store_serve_identical_pages() {
     let embedded = TestApp::embedded(COMMENTS).await;
     for forward in [true, false] {
         let (a, b) = (walk(&dynamo, forward).await, walk(&embedded, forward).await);
-        assert_eq!(a.len(), b.len(), "walk (forward: {forward}): page counts differ");
+        assert_eq!(
+            a.len(),
+            b.len(),
+            "walk (forward: {forward}): page counts differ"
+        );
         if let Some(i) = (0..a.len()).find(|&i| a[i] != b[i]) {
-            panic!("walk (forward: {forward}) differs at page {i}: first ids {:?} vs {:?}", a[i].ids.first(), b[i].ids.first());
+            panic!(
+                "walk (forward: {forward}) differs at page {i}: first ids {:?} vs {:?}",
+                a[i].ids.first(),
+                b[i].ids.first()
+            );
         }
         assert_eq!(a.iter().map(|p| p.ids.len() as u64).sum::<u64>(), COMMENTS);
     }
     let page = dynamo.page(DEMO_SKU, json!({ "first": 10 })).await;
     let window = json!({ "first": 100, "after": page.cursors[1], "before": page.cursors[8] });
-    assert_eq!(dynamo.page(DEMO_SKU, window.clone()).await, embedded.page(DEMO_SKU, window).await);
-    for args in [json!({ "first": 7, "offset": 33 }), json!({ "last": 7, "offset": 90 }), json!({ "first": 9, "last": 4 })] {
-        assert_eq!(dynamo.page(DEMO_SKU, args.clone()).await, embedded.page(DEMO_SKU, args.clone()).await, "{args}");
+    assert_eq!(
+        dynamo.page(DEMO_SKU, window.clone()).await,
+        embedded.page(DEMO_SKU, window).await
+    );
+    for args in [
+        json!({ "first": 7, "offset": 33 }),
+        json!({ "last": 7, "offset": 90 }),
+        json!({ "first": 9, "last": 4 }),
+    ] {
+        assert_eq!(
+            dynamo.page(DEMO_SKU, args.clone()).await,
+            embedded.page(DEMO_SKU, args.clone()).await,
+            "{args}"
+        );
     }
 }
 
@@ -65,13 +101,21 @@ async fn a_page_of_n_reads_n_plus_one_items_and_one_more_per_boundary_query() {
     let first = app.page(DEMO_SKU, json!({ "first": 20 })).await;
     let cost = |query: &'static str, vars: serde_json::Value| {
         let app = &app;
-        async move { app.graphql(query, vars).await["extensions"]["cost"]["itemsRead"].as_u64().expect("cost") }
+        async move {
+            app.graphql(query, vars).await["extensions"]["cost"]["itemsRead"]
+                .as_u64()
+                .expect("cost")
+        }
     };
     let plain = "query($c: String) { comments(sku: \"DAFT_PUNK_TSHIRT\", first: 20, after: $c) { edges { cursor } pageInfo { hasNextPage } } }";
     let both = "query($c: String) { comments(sku: \"DAFT_PUNK_TSHIRT\", first: 20, after: $c) { edges { cursor } pageInfo { hasNextPage hasPreviousPage } } }";
     assert_eq!(cost(plain, json!({ "c": null })).await, 21);
     assert_eq!(cost(plain, json!({ "c": first.end_cursor })).await, 21);
-    assert_eq!(cost(both, json!({ "c": first.end_cursor })).await, 22, "plus one for the boundary query");
+    assert_eq!(
+        cost(both, json!({ "c": first.end_cursor })).await,
+        22,
+        "plus one for the boundary query"
+    );
 }
 
 #[tokio::test]
@@ -82,9 +126,20 @@ async fn mutations_write_to_dynamodb() {
     let page = app.page("DDB", json!({ "first": 5 })).await;
     assert_eq!(page.ids, vec![id.as_str().expect("id").to_owned()]);
     let update = "mutation($id: ID!) { updateComment(input: { id: $id, rating: 1 }) { comment { rating } } }";
-    assert_eq!(app.data(update, json!({ "id": id })).await["updateComment"]["comment"]["rating"], 1);
-    assert_eq!(app.page("DDB", json!({ "ratings": [1] })).await.ids.len(), 1);
-    assert!(app.page("DDB", json!({ "ratings": [4] })).await.ids.is_empty());
+    assert_eq!(
+        app.data(update, json!({ "id": id })).await["updateComment"]["comment"]["rating"],
+        1
+    );
+    assert_eq!(
+        app.page("DDB", json!({ "ratings": [1] })).await.ids.len(),
+        1
+    );
+    assert!(
+        app.page("DDB", json!({ "ratings": [4] }))
+            .await
+            .ids
+            .is_empty()
+    );
     let delete = "mutation($id: ID!) { deleteComment(input: { id: $id }) { deletedCommentId } }";
     app.data(delete, json!({ "id": id })).await;
     assert!(app.page("DDB", json!({ "first": 5 })).await.ids.is_empty());
@@ -94,12 +149,28 @@ async fn mutations_write_to_dynamodb() {
 async fn a_missing_table_stops_start_up_with_a_message_that_names_the_fix() {
     let endpoint = dynamodb_local::endpoint().await;
     let cli = <dynapage::cli::Cli as clap::Parser>::try_parse_from([
-        "dynapage", "serve", "--store", "dynamodb", "--dynamodb-endpoint", &endpoint, "--dynamodb-table", "no_such_table",
+        "dynapage",
+        "serve",
+        "--store",
+        "dynamodb",
+        "--dynamodb-endpoint",
+        &endpoint,
+        "--dynamodb-table",
+        "no_such_table",
     ])
     .expect("parses");
-    let Some(dynapage::cli::Command::Serve(args)) = cli.command else { panic!("serve") };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let error = dynapage::cli::serve::run_with(args, listener, Default::default()).await.expect_err("refuses to start");
+    let Some(dynapage::cli::Command::Serve(args)) = cli.command else {
+        panic!("serve")
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let error = dynapage::cli::serve::run_with(args, listener, Default::default())
+        .await
+        .expect_err("refuses to start");
     let message = format!("{error:#}");
-    assert!(message.contains("no_such_table") && message.contains("--create-tables"), "{message}");
+    assert!(
+        message.contains("no_such_table") && message.contains("--create-tables"),
+        "{message}"
+    );
 }

@@ -3,6 +3,7 @@
 //! server on port 0.
 
 mod compose;
+mod degradation;
 mod dynamodb_api;
 mod engine_oracle;
 mod errors;
