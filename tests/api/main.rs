@@ -12,6 +12,7 @@ mod http;
 mod index_contract;
 mod mutations;
 mod playground;
+mod ratings;
 mod store_contract;
 mod support;
 mod walks;
