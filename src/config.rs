@@ -138,6 +138,15 @@ pub struct ServerArgs {
     /// Longest `nodes(ids:)` list accepted.
     #[arg(long, env = "DYNAPAGE_MAX_NODE_IDS", default_value_t = 100)]
     pub max_node_ids: usize,
+    /// Aliased fields one query may declare.
+    #[arg(long, env = "DYNAPAGE_MAX_ALIASES", default_value_t = 30)]
+    pub max_aliases: usize,
+    /// A request still running after this many milliseconds answers `REQUEST_TIMEOUT`.
+    #[arg(long, env = "DYNAPAGE_REQUEST_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub request_timeout_ms: u64,
+    /// Requests executing at once; more are refused with 503 (`SERVICE_UNAVAILABLE`), not queued.
+    #[arg(long, env = "DYNAPAGE_MAX_CONCURRENT_REQUESTS", default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_concurrent_requests: u32,
 }
 
 impl ServerArgs {
@@ -145,6 +154,15 @@ impl ServerArgs {
         QueryLimits {
             max_depth: self.max_query_depth,
             max_complexity: self.max_query_complexity,
+        }
+    }
+
+    pub fn http_options(&self) -> crate::http::HttpOptions {
+        crate::http::HttpOptions {
+            request_timeout: std::time::Duration::from_millis(self.request_timeout_ms),
+            max_concurrent_requests: self.max_concurrent_requests as usize,
+            max_aliases: self.max_aliases,
+            metrics: crate::telemetry::metrics_handle(),
         }
     }
 }

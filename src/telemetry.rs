@@ -15,3 +15,20 @@ pub fn init(format: LogFormat) {
         LogFormat::Json => builder.json().flatten_event(true).try_init(),
     };
 }
+
+/// The process's Prometheus recorder, installed on first use. `None` if another recorder
+/// was installed first (then `/metrics` answers 404 rather than lying).
+pub fn metrics_handle() -> Option<metrics_exporter_prometheus::PrometheusHandle> {
+    static HANDLE: std::sync::OnceLock<Option<metrics_exporter_prometheus::PrometheusHandle>> =
+        std::sync::OnceLock::new();
+    HANDLE
+        .get_or_init(|| {
+            let builder = metrics_exporter_prometheus::PrometheusBuilder::new();
+            let installed = builder.install_recorder();
+            if let Err(error) = &installed {
+                tracing::warn!(%error, "metrics recorder not installed; /metrics is disabled");
+            }
+            installed.ok()
+        })
+        .clone()
+}

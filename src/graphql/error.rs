@@ -84,6 +84,8 @@ impl ApiError {
                 format!("internal error (request id {request_id})")
             }
             ErrorCode::StoreUnavailable | ErrorCode::IndexUnavailable => {
+                metrics::counter!("dynapage_backend_unavailable_total", "code" => code.as_str())
+                    .increment(1);
                 tracing::warn!(request_id, code = code.as_str(), error = %chain(&self), "backend unavailable");
                 self.to_string()
             }

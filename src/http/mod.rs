@@ -3,16 +3,16 @@
 //! `serve` takes a bound listener and a shutdown future, so tests run the real server on port 0
 //! and stop it at will (STYLE 9). Nothing here knows how pages are computed.
 
+mod graphql;
+mod limits;
+
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use async_graphql::http::GraphiQLSource;
-use async_graphql::parser::types::{DocumentOperations, OperationType};
-use async_graphql::{ErrorExtensionValues, Value};
-use async_graphql_axum::{GraphQLRequest, GraphQLResponse};
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, Request, StatusCode, header};
+use axum::http::{HeaderName, HeaderValue, Request, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
@@ -22,29 +22,58 @@ use tower_http::request_id::{
 };
 use tower_http::trace::TraceLayer;
 
-use crate::graphql::{ApiSchema, ApiState, RequestMeta};
+use crate::graphql::{ApiSchema, ApiState};
 use crate::index::PageIndex;
 use crate::store::CommentStore;
 
-const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+pub(crate) const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 /// Largest request body accepted; GraphQL documents are small, this is generous.
 const MAX_BODY_BYTES: usize = 256 * 1024;
+
+/// Limits of the HTTP layer.
+#[derive(Clone, Debug)]
+pub struct HttpOptions {
+    /// A request still running after this answers `REQUEST_TIMEOUT` (its backend calls are
+    /// cancelled).
+    pub request_timeout: Duration,
+    /// Requests executing at once; more are refused at once with 503, not queued.
+    pub max_concurrent_requests: usize,
+    /// Aliased fields one document may declare.
+    pub max_aliases: usize,
+    /// Renders `/metrics`; `None` serves no metrics.
+    pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self {
+            request_timeout: Duration::from_secs(10),
+            max_concurrent_requests: 512,
+            max_aliases: 30,
+            metrics: None,
+        }
+    }
+}
 
 /// What the handlers share.
 #[derive(Clone)]
 struct AppState {
     schema: ApiSchema,
     api: Arc<ApiState>,
+    options: Arc<HttpOptions>,
+    in_flight: Arc<tokio::sync::Semaphore>,
 }
 
 /// The application's routes.
-pub fn router(schema: ApiSchema, api: Arc<ApiState>) -> Router {
+pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Router {
+    let in_flight = Arc::new(tokio::sync::Semaphore::new(options.max_concurrent_requests));
     Router::new()
-        .route("/graphql", get(graphql_get).post(graphql_post))
+        .route("/graphql", get(graphql::get).post(graphql::post))
         .route("/", get(graphiql))
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
-        .with_state(AppState { schema, api })
+        .route("/metrics", get(metrics))
+        .with_state(AppState { schema, api, options: Arc::new(options), in_flight })
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
         .layer(
             TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
@@ -79,105 +108,6 @@ impl MakeRequestId for UlidRequestId {
     }
 }
 
-fn request_id(headers: &HeaderMap) -> String {
-    headers
-        .get(REQUEST_ID)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_owned()
-}
-
-async fn graphql_post(
-    State(app): State<AppState>,
-    headers: HeaderMap,
-    request: GraphQLRequest,
-) -> Response {
-    execute(&app, request_id(&headers), request.into_inner()).await
-}
-
-/// GraphQL over GET, for cacheable queries. Mutations are refused: a GET must not write
-/// (a link or a prefetch could trigger it).
-async fn graphql_get(
-    State(app): State<AppState>,
-    headers: HeaderMap,
-    request: GraphQLRequest,
-) -> Response {
-    let request = request.into_inner();
-    if is_mutation(&request) {
-        let body = serde_json::json!({ "errors": [{
-            "message": "mutations must be sent with POST",
-            "extensions": { "code": "BAD_REQUEST" },
-        }]});
-        return (
-            StatusCode::METHOD_NOT_ALLOWED,
-            [(header::ALLOW, "POST")],
-            Json(body),
-        )
-            .into_response();
-    }
-    execute(&app, request_id(&headers), request).await
-}
-
-fn is_mutation(request: &async_graphql::Request) -> bool {
-    let Ok(document) = async_graphql::parser::parse_query(&request.query) else {
-        return false;
-    };
-    let is = |ty: OperationType| ty == OperationType::Mutation;
-    match &document.operations {
-        DocumentOperations::Single(op) => is(op.node.ty),
-        DocumentOperations::Multiple(ops) => match &request.operation_name {
-            Some(name) => ops.get(name.as_str()).is_some_and(|op| is(op.node.ty)),
-            None => ops.values().any(|op| is(op.node.ty)),
-        },
-    }
-}
-
-async fn execute(app: &AppState, request_id: String, request: async_graphql::Request) -> Response {
-    let started = Instant::now();
-    let operation = request.operation_name.clone().unwrap_or_default();
-    let meta = Arc::new(RequestMeta::new(request_id.clone()));
-    let mut response = app.schema.execute(request.data(meta.clone())).await;
-    // Parse and validation errors (depth, complexity, unknown fields) come from async-graphql
-    // without a code; every error a client sees carries one.
-    for error in &mut response.errors {
-        let extensions = error
-            .extensions
-            .get_or_insert_with(ErrorExtensionValues::default);
-        if extensions.get("code").is_none() {
-            extensions.set("code", "GRAPHQL_VALIDATION_FAILED");
-        }
-    }
-    let cost = meta.cost();
-    tracing::info!(
-        request_id,
-        operation,
-        errors = response.errors.len(),
-        items_read = cost.items_read,
-        store_queries = cost.store_queries,
-        index_calls = cost.index_calls,
-        elapsed_ms = started.elapsed().as_millis() as u64,
-        "graphql request"
-    );
-    let mut cost_value = async_graphql::indexmap::IndexMap::new();
-    cost_value.insert(
-        async_graphql::Name::new("itemsRead"),
-        Value::from(cost.items_read),
-    );
-    cost_value.insert(
-        async_graphql::Name::new("storeQueries"),
-        Value::from(cost.store_queries),
-    );
-    cost_value.insert(
-        async_graphql::Name::new("indexCalls"),
-        Value::from(cost.index_calls),
-    );
-    response = response.extension("cost", Value::Object(cost_value));
-    let mut http = GraphQLResponse::from(response).into_response();
-    http.headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    http
-}
-
 async fn graphiql() -> Html<String> {
     Html(
         GraphiQLSource::build()
@@ -206,4 +136,19 @@ async fn readyz(State(app): State<AppState>) -> Response {
         Json(serde_json::json!({ "store": status(store_ok), "index": status(index_ok) })),
     )
         .into_response()
+}
+
+/// Prometheus text format.
+async fn metrics(State(app): State<AppState>) -> Response {
+    match &app.options.metrics {
+        Some(handle) => {
+            handle.run_upkeep();
+            (
+                [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+                handle.render(),
+            )
+                .into_response()
+        }
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
 }

@@ -7,6 +7,7 @@ mod degradation;
 mod dynamodb_api;
 mod engine_oracle;
 mod errors;
+mod faults;
 mod helpers;
 mod http;
 mod index_contract;

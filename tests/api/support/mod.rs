@@ -2,4 +2,5 @@
 //! port (or uses the URL given in the environment) and stops it when the tests end.
 
 pub mod dynamodb_local;
+pub mod fault_proxy;
 pub mod redis_server;

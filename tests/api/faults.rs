@@ -1,0 +1,263 @@
+//! Backend faults and request limits: a store outage answers `STORE_UNAVAILABLE` quickly and
+//! recovers; index latency is cut off by the index's own timeout; requests are bounded in time
+//! and in number; hostile queries are refused before they run.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use dynapage::cli::seed::write_comments;
+use dynapage::domain::Sku;
+use indicatif::ProgressBar;
+use serde_json::json;
+
+use crate::helpers::{DEMO_SKU, TestApp, error_codes};
+use crate::support::fault_proxy::{Fault, FaultProxy};
+use crate::support::{dynamodb_local, redis_server::RedisServer};
+
+fn socket(url: &str) -> SocketAddr {
+    let host_port = url
+        .split("://")
+        .nth(1)
+        .expect("scheme")
+        .trim_end_matches('/');
+    host_port.parse().expect("host:port")
+}
+
+/// A server on embedded data whose Redis index sits behind a fault proxy.
+async fn app_with_slow_index_possible(extra: &[&str]) -> (TestApp, FaultProxy, RedisServer) {
+    let redis = RedisServer::start();
+    let proxy = FaultProxy::start(socket(&redis.url())).await;
+    let url = format!("redis://{}", proxy.address);
+    let mut args = vec![
+        "--demo-comments",
+        "200",
+        "--index",
+        "redis",
+        "--redis-url",
+        &url,
+    ];
+    args.extend_from_slice(extra);
+    (TestApp::spawn(&args).await, proxy, redis)
+}
+
+#[tokio::test]
+async fn a_store_outage_answers_store_unavailable_without_hanging_and_recovers() {
+    let store = dynamodb_local::dynamo_store().await;
+    write_comments(
+        &store,
+        &Sku::parse(DEMO_SKU).expect("sku"),
+        120,
+        1,
+        &ProgressBar::hidden(),
+    )
+    .await
+    .expect("seeded");
+    let proxy = FaultProxy::start(socket(&dynamodb_local::endpoint().await)).await;
+    let endpoint = format!("http://{}", proxy.address);
+    let app = TestApp::spawn(&[
+        "--store",
+        "dynamodb",
+        "--dynamodb-endpoint",
+        &endpoint,
+        "--dynamodb-table",
+        store.table(),
+    ])
+    .await;
+    let first = app.page(DEMO_SKU, json!({ "first": 30 })).await;
+
+    proxy.set(Fault::Refuse);
+    let started = Instant::now();
+    let query = "query($c: String) { comments(sku: \"DAFT_PUNK_TSHIRT\", first: 30, after: $c) { edges { cursor } } }";
+    let response = app.graphql(query, json!({ "c": first.end_cursor })).await;
+    assert_eq!(
+        error_codes(&response),
+        ["STORE_UNAVAILABLE"],
+        "{response:#}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "answered in {:?}",
+        started.elapsed()
+    );
+    let add = "mutation { addComment(input: { sku: \"X\", author: \"a\", body: \"b\", rating: 1 }) { comment { id } } }";
+    assert_eq!(
+        error_codes(&app.graphql(add, json!({})).await),
+        ["STORE_UNAVAILABLE"]
+    );
+    let ready = app
+        .client
+        .get(format!("{}/readyz", app.address))
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(ready.status(), 503);
+
+    proxy.set(Fault::None);
+    let next = app
+        .page(DEMO_SKU, json!({ "first": 30, "after": first.end_cursor }))
+        .await;
+    assert_eq!(next.ids.len(), 30, "pages come back with the store");
+    assert!(next.has_previous_page && next.has_next_page);
+}
+
+#[tokio::test]
+async fn index_latency_is_cut_off_by_the_index_timeout_and_only_totalcount_fails() {
+    let (app, proxy, _redis) = app_with_slow_index_possible(&[]).await;
+    let query = "{ comments(sku: \"DAFT_PUNK_TSHIRT\", first: 3) { totalCount edges { cursor } } }";
+    assert_eq!(
+        app.data(query, json!({})).await["comments"]["totalCount"],
+        200
+    );
+
+    proxy.set(Fault::Delay(Duration::from_secs(5)));
+    let started = Instant::now();
+    let response = app.graphql(query, json!({})).await;
+    let elapsed = started.elapsed();
+    assert_eq!(
+        error_codes(&response),
+        ["INDEX_UNAVAILABLE"],
+        "{response:#}"
+    );
+    assert_eq!(
+        response["data"]["comments"]["edges"]
+            .as_array()
+            .map(Vec::len),
+        Some(3)
+    );
+    assert!(
+        elapsed < Duration::from_millis(4_500),
+        "the index timeout held: {elapsed:?}"
+    );
+
+    proxy.set(Fault::None);
+    tokio::time::sleep(Duration::from_secs(5)).await; // let the delayed replies drain
+    assert_eq!(
+        app.data(query, json!({})).await["comments"]["totalCount"],
+        200
+    );
+}
+
+#[tokio::test]
+async fn a_request_past_its_time_limit_answers_request_timeout() {
+    let (app, proxy, _redis) = app_with_slow_index_possible(&["--request-timeout-ms", "400"]).await;
+    proxy.set(Fault::Delay(Duration::from_secs(3)));
+    let started = Instant::now();
+    let response = app
+        .client
+        .post(format!("{}/graphql", app.address))
+        .json(&json!({ "query": "{ comments(sku: \"DAFT_PUNK_TSHIRT\") { totalCount } }" }))
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(response.status(), 504);
+    let body: serde_json::Value = response.json().await.expect("json");
+    assert_eq!(error_codes(&body), ["REQUEST_TIMEOUT"], "{body:#}");
+    assert!(
+        started.elapsed() < Duration::from_millis(1_500),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn requests_beyond_the_concurrency_limit_are_refused_with_503_not_queued() {
+    let (app, proxy, _redis) =
+        app_with_slow_index_possible(&["--max-concurrent-requests", "1"]).await;
+    proxy.set(Fault::Delay(Duration::from_millis(1_500)));
+    let slow = app.graphql(
+        "{ comments(sku: \"DAFT_PUNK_TSHIRT\") { totalCount } }",
+        json!({}),
+    );
+    let second = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        app.client
+            .post(format!("{}/graphql", app.address))
+            .json(&json!({ "query": "{ product(sku: \"A\") { sku } }" }))
+            .send()
+            .await
+            .expect("sent")
+    };
+    let (_, refused) = tokio::join!(slow, second);
+    assert_eq!(refused.status(), 503);
+    assert_eq!(
+        refused
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok()),
+        Some("1")
+    );
+    let body: serde_json::Value = refused.json().await.expect("json");
+    assert_eq!(error_codes(&body), ["SERVICE_UNAVAILABLE"]);
+    proxy.set(Fault::None);
+    assert_eq!(
+        app.data("{ product(sku: \"A\") { sku } }", json!({})).await["product"]["sku"],
+        "A"
+    );
+}
+
+#[tokio::test]
+async fn too_many_aliases_and_oversized_bodies_are_refused() {
+    let app = TestApp::embedded(5).await;
+    let aliases: String = (0..31)
+        .map(|i| format!("a{i}: product(sku: \"A\") {{ sku }} "))
+        .collect();
+    let response = app.graphql(&format!("{{ {aliases} }}"), json!({})).await;
+    assert_eq!(
+        error_codes(&response),
+        ["GRAPHQL_VALIDATION_FAILED"],
+        "{response:#}"
+    );
+    assert!(
+        response["errors"][0]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("31 aliases")
+    );
+    let fine: String = (0..30)
+        .map(|i| format!("a{i}: product(sku: \"A\") {{ sku }} "))
+        .collect();
+    assert!(
+        app.graphql(&format!("{{ {fine} }}"), json!({}))
+            .await
+            .get("errors")
+            .is_none()
+    );
+
+    let huge = format!(
+        "{{ product(sku: \"{}\") {{ sku }} }}",
+        "A".repeat(300 * 1024)
+    );
+    let response = app
+        .client
+        .post(format!("{}/graphql", app.address))
+        .json(&json!({ "query": huge }))
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(response.status(), 413);
+}
+
+#[tokio::test]
+async fn metrics_count_requests_and_backend_reads() {
+    let app = TestApp::embedded(50).await;
+    app.page(DEMO_SKU, json!({ "first": 5 })).await;
+    let text = app
+        .client
+        .get(format!("{}/metrics", app.address))
+        .send()
+        .await
+        .expect("sent")
+        .text()
+        .await
+        .expect("text");
+    for metric in [
+        "dynapage_graphql_requests_total",
+        "dynapage_graphql_request_duration_seconds",
+        "dynapage_page_items_read",
+    ] {
+        assert!(
+            text.contains(metric),
+            "{metric} missing from /metrics:\n{text}"
+        );
+    }
+}
