@@ -11,4 +11,5 @@ mod mutations;
 mod playground;
 mod store_contract;
 mod support;
+mod sync;
 mod walks;
