@@ -28,6 +28,7 @@ const DELETE: &str =
 struct Backends {
     store: DynamoStore,
     index: RedisIndex,
+    prefix: String,
     args: Vec<String>,
 }
 
@@ -54,7 +55,12 @@ impl Backends {
         ]
         .map(str::to_owned)
         .to_vec();
-        Self { store, index, args }
+        Self {
+            store,
+            index,
+            prefix,
+            args,
+        }
     }
 
     /// Runs `dynapage <command> <backend flags> <extra>` to completion.
@@ -83,6 +89,20 @@ impl Backends {
             .kill_on_drop(true)
             .spawn()
             .expect("dynapage sync starts")
+    }
+
+    /// The Redis keys holding this table's stream checkpoints (`<prefix>sync:<table>:<shard>`).
+    async fn checkpoint_keys(&self) -> Vec<String> {
+        let client = redis::Client::open(shared_url()).expect("redis url");
+        let mut conn = client
+            .get_multiplexed_async_connection()
+            .await
+            .expect("redis connection");
+        redis::cmd("KEYS")
+            .arg(format!("{}sync:{}:*", self.prefix, self.store.table()))
+            .query_async(&mut conn)
+            .await
+            .expect("KEYS")
     }
 
     /// Polls the library's verification until the index matches the table.
@@ -229,6 +249,12 @@ async fn a_sync_worker_killed_while_writes_go_on_catches_up_after_a_restart() {
         backends.store.delete(comment.id).await.expect("delete");
     }
 
+    let checkpoints = backends.checkpoint_keys().await;
+    assert!(
+        !checkpoints.is_empty(),
+        "the killed worker left a checkpoint to resume from"
+    );
+
     let mut worker = backends.spawn_sync();
     backends.until_no_drift("after the restart").await;
     let verified = backends.run("verify", &[]).await;
@@ -329,4 +355,36 @@ async fn reindex_and_verify_with_a_sku_touch_only_that_product() {
     let only_a = backends.run("verify", &["--sku", "ONLY_A"]).await;
     assert_eq!(exit_code(&only_a), Some(1), "{}", stdout(&only_a));
     assert!(stdout(&only_a).contains("DRIFT ONLY_A: table=119 index=120 missing=0 extra=1"));
+}
+
+#[tokio::test]
+async fn a_memory_index_over_dynamodb_is_filled_at_start_up_and_follows_the_stream() {
+    let store = dynamo_store().await;
+    store
+        .put_batch(&generated("FILLED", 3, 50))
+        .await
+        .expect("seed");
+    let endpoint = endpoint().await;
+    let app = TestApp::spawn(&[
+        "--store",
+        "dynamodb",
+        "--dynamodb-endpoint",
+        &endpoint,
+        "--dynamodb-table",
+        store.table(),
+        "--index",
+        "memory",
+        "--sync-poll-ms",
+        "50",
+    ])
+    .await;
+    assert_eq!(
+        total(&app, "FILLED", Value::Null).await,
+        50,
+        "filled by a scan before serving"
+    );
+    let input = json!({ "sku": "FILLED", "author": "ann", "body": "late", "rating": 4 });
+    app.data(ADD, json!({ "input": input })).await;
+    until_total(&app, "FILLED", Value::Null, 51).await;
+    app.stop().await.expect("stops");
 }
