@@ -133,17 +133,7 @@ impl<I: PageIndex> StreamConsumer<I> {
                     }
                 }
             }
-            let ready: BTreeSet<String> = shards
-                .iter()
-                .filter(|(_, s)| !s.finished)
-                .filter(|(_, s)| {
-                    s.parent
-                        .as_ref()
-                        .and_then(|p| shards.get(p))
-                        .is_none_or(|parent| parent.finished)
-                })
-                .map(|(id, _)| id.clone())
-                .collect();
+            let ready = ready(&shards);
             let polls = shards
                 .iter_mut()
                 .filter(|(id, _)| ready.contains(*id))
@@ -414,6 +404,24 @@ impl<I: PageIndex> StreamConsumer<I> {
     }
 }
 
+/// The shards to read now: unfinished ones whose parent is finished or no longer listed
+/// (trimmed, or read by an earlier run). A child waits for its parent because one comment's
+/// changes continue from the parent into the child: reading both at once could apply an old
+/// image after a newer one.
+fn ready(shards: &BTreeMap<String, ShardState>) -> BTreeSet<String> {
+    shards
+        .iter()
+        .filter(|(_, s)| !s.finished)
+        .filter(|(_, s)| {
+            s.parent
+                .as_ref()
+                .and_then(|p| shards.get(p))
+                .is_none_or(|parent| parent.finished)
+        })
+        .map(|(id, _)| id.clone())
+        .collect()
+}
+
 /// Marks `shard` finished: its children may start.
 fn finish(shard: &str, state: &mut ShardState) -> Polled {
     state.finished = true;
@@ -501,5 +509,39 @@ impl Backoff {
         let pause = self.next;
         self.next = (self.next * 2).min(self.max);
         sleep_or_cancel(pause, shutdown).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shard(parent: Option<&str>, finished: bool) -> ShardState {
+        ShardState {
+            parent: parent.map(str::to_owned),
+            position: Position::Unknown,
+            iterator: None,
+            finished,
+        }
+    }
+
+    #[test]
+    fn a_child_shard_waits_until_its_parent_is_finished() {
+        let mut shards = BTreeMap::from([
+            ("root".to_owned(), shard(None, false)),
+            ("child".to_owned(), shard(Some("root"), false)),
+            ("grandchild".to_owned(), shard(Some("child"), false)),
+            ("orphan".to_owned(), shard(Some("trimmed-away"), false)),
+        ]);
+        let names = |set: BTreeSet<String>| set.into_iter().collect::<Vec<_>>();
+        assert_eq!(names(ready(&shards)), ["orphan", "root"]);
+        if let Some(root) = shards.get_mut("root") {
+            root.finished = true;
+        }
+        assert_eq!(names(ready(&shards)), ["child", "orphan"]);
+        if let Some(child) = shards.get_mut("child") {
+            child.finished = true;
+        }
+        assert_eq!(names(ready(&shards)), ["grandchild", "orphan"]);
     }
 }

@@ -259,8 +259,20 @@ async fn a_sync_worker_killed_while_writes_go_on_catches_up_after_a_restart() {
     backends.until_no_drift("after the restart").await;
     let verified = backends.run("verify", &[]).await;
     assert_eq!(exit_code(&verified), Some(0), "{}", stdout(&verified));
-    worker.start_kill().expect("stop the worker");
-    let _ = worker.wait().await;
+
+    // SIGTERM is a graceful stop: the batch in hand is finished and the worker exits 0.
+    let pid = worker.id().expect("the worker runs").to_string();
+    let signalled = tokio::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .await
+        .expect("kill runs");
+    assert!(signalled.success());
+    let status = tokio::time::timeout(Duration::from_secs(10), worker.wait())
+        .await
+        .expect("the worker stops within 10 s")
+        .expect("exit status");
+    assert!(status.success(), "a stopped worker exits 0: {status}");
 }
 
 #[tokio::test]
