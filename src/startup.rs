@@ -12,6 +12,7 @@ use crate::index::redis::{RedisConfig, RedisIndex};
 use crate::store::AnyStore;
 use crate::store::dynamo::{DynamoConfig, DynamoStore};
 use crate::store::memory::MemoryStore;
+use crate::sync::{Checkpoints, StreamConsumer, StreamOptions};
 
 /// The backends a command works with, and the tasks that keep the index fed.
 #[derive(Debug)]
@@ -84,4 +85,23 @@ async fn open_dynamo(args: &BackendArgs) -> anyhow::Result<DynamoStore> {
             .with_context(|| format!("checking table `{}`", args.dynamodb_table))?;
     }
     Ok(store)
+}
+
+/// The DynamoDB Streams consumer for `store`'s table feeding `index`, with the checkpoints that
+/// belong to that index (Redis keys, or this process's memory for the embedded index).
+pub fn stream_consumer(
+    store: &AnyStore,
+    index: &AnyIndex,
+    poll_interval: std::time::Duration,
+) -> anyhow::Result<StreamConsumer<AnyIndex>> {
+    let AnyStore::Dynamo(store) = store else {
+        anyhow::bail!("the stream consumer needs --store dynamodb (DYNAPAGE_STORE)");
+    };
+    let options = StreamOptions {
+        poll_interval,
+        ..StreamOptions::default()
+    };
+    let checkpoints = Checkpoints::for_index(index, store.table());
+    StreamConsumer::new(store, index.clone(), checkpoints, options)
+        .context("building the stream consumer")
 }

@@ -2,8 +2,11 @@
 //! lives in its own file with one `run`.
 
 mod export_schema;
+mod reindex;
 pub mod seed;
 pub mod serve;
+mod sync;
+pub mod verify;
 
 use std::process::ExitCode;
 
@@ -29,6 +32,12 @@ pub enum Command {
     Serve(serve::ServeArgs),
     /// Write generated comments (ratings 1-5, timestamp ties) for one product.
     Seed(seed::SeedArgs),
+    /// Consume the table's DynamoDB stream into the Redis index until stopped.
+    Sync(sync::SyncArgs),
+    /// Rebuild the Redis index from a parallel scan of the table (one product with --sku).
+    Reindex(reindex::ReindexArgs),
+    /// Compare the table with the Redis index; print the drift, exit 1 if there is any.
+    Verify(verify::VerifyArgs),
     /// Print the GraphQL schema (SDL); equal to the committed `schema.graphql`.
     ExportSchema(export_schema::ExportSchemaArgs),
 }
@@ -39,6 +48,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         None => serve::run(serve::ServeArgs::default_from_env()?).await,
         Some(Command::Serve(args)) => serve::run(args).await,
         Some(Command::Seed(args)) => seed::run(args).await.map(|()| ExitCode::SUCCESS),
+        Some(Command::Sync(args)) => sync::run(args).await.map(|()| ExitCode::SUCCESS),
+        Some(Command::Reindex(args)) => reindex::run(args).await.map(|()| ExitCode::SUCCESS),
+        Some(Command::Verify(args)) => verify::run(args).await,
         Some(Command::ExportSchema(args)) => export_schema::run(args).map(|()| ExitCode::SUCCESS),
     }
 }

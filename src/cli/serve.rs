@@ -8,14 +8,15 @@ use anyhow::Context;
 use clap::{Args, Parser};
 use indicatif::ProgressBar;
 use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{BackendArgs, CursorArgs, PagingArgs, ServerArgs, StoreKind};
+use crate::config::{BackendArgs, CursorArgs, IndexKind, PagingArgs, ServerArgs, StoreKind};
 use crate::domain::{RatingSet, Sku};
 use crate::graphql::{ApiState, build_schema};
-use crate::index::PageIndex;
+use crate::index::{AnyIndex, PageIndex};
 use crate::pagination::Engine;
-use crate::startup::{Backends, open_backends};
+use crate::startup::{Backends, open_backends, stream_consumer};
 use crate::store::AnyStore;
 
 /// The embedded demo: `(sku, comments, seed)`. The first one's size is `--demo-comments`.
@@ -35,9 +36,16 @@ pub struct ServeArgs {
     pub paging: PagingArgs,
     #[command(flatten)]
     pub cursor: CursorArgs,
-    /// Also consume DynamoDB Streams into the index, in this process (development).
+    /// Also consume the table's DynamoDB stream into the index, in this process (development;
+    /// production runs `dynapage sync` once beside any number of servers). Implied by
+    /// `--store dynamodb --index memory`, whose index is filled from a full scan at start-up
+    /// and then only this process can keep it current. No effect with the embedded store,
+    /// whose changes reach its index directly.
     #[arg(long, env = "DYNAPAGE_SYNC")]
     pub sync: bool,
+    /// Pause between polls of a caught-up stream with --sync, in milliseconds.
+    #[arg(long, env = "DYNAPAGE_SYNC_POLL_MS", default_value_t = 250)]
+    pub sync_poll_ms: u64,
     /// Comments of DAFT_PUNK_TSHIRT in the embedded store's demo data; 0 for no demo data.
     #[arg(long, env = "DYNAPAGE_DEMO_COMMENTS", default_value_t = 250_000)]
     pub demo_comments: u64,
@@ -82,11 +90,12 @@ pub async fn run_with(
     let Backends {
         store,
         index,
-        tasks,
+        mut tasks,
     } = open_backends(&args.backend, &shutdown).await?;
     if args.backend.store == StoreKind::Memory && args.demo_comments > 0 {
         seed_demo(&store, &index, args.demo_comments).await?;
     }
+    tasks.extend(start_sync(&args, &store, &index, &shutdown).await?);
     let api = Arc::new(ApiState {
         engine: Engine::new(store, index, settings),
         codec,
@@ -110,7 +119,7 @@ pub async fn run_with(
     Ok(())
 }
 
-async fn stop_on_signal(shutdown: CancellationToken) {
+pub(crate) async fn stop_on_signal(shutdown: CancellationToken) {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     let term = async {
@@ -129,6 +138,49 @@ async fn stop_on_signal(shutdown: CancellationToken) {
     }
     tracing::info!("shutting down");
     shutdown.cancel();
+}
+
+/// Starts the in-process stream consumer when `--sync` asks for it or a memory index over
+/// DynamoDB needs it. A memory index over DynamoDB starts empty, so it is first filled by a
+/// full reindex; the consumer then replays the stream from its oldest record (its checkpoints
+/// are in memory too), which re-applies every change made during or since the scan.
+async fn start_sync(
+    args: &ServeArgs,
+    store: &AnyStore,
+    index: &AnyIndex,
+    shutdown: &CancellationToken,
+) -> anyhow::Result<Option<JoinHandle<()>>> {
+    if args.backend.store == StoreKind::Memory {
+        if args.sync {
+            tracing::info!(
+                "--sync has no effect with the embedded store: its changes feed the index directly"
+            );
+        }
+        return Ok(None);
+    }
+    let memory_index = args.backend.index == IndexKind::Memory;
+    if memory_index {
+        if !args.sync {
+            tracing::info!(
+                "--store dynamodb --index memory: following the stream in-process (--sync implied)"
+            );
+        }
+        crate::sync::reindex(store, index, None, 4, &ProgressBar::hidden())
+            .await
+            .context("filling the memory index from the table")?;
+    } else if !args.sync {
+        return Ok(None);
+    }
+    let consumer = stream_consumer(store, index, Duration::from_millis(args.sync_poll_ms))?;
+    let shutdown = shutdown.clone();
+    Ok(Some(tokio::spawn(async move {
+        if let Err(error) = consumer.run(shutdown).await {
+            tracing::error!(
+                error = format!("{error:#}"),
+                "stream sync failed; the index no longer follows writes"
+            );
+        }
+    })))
 }
 
 /// Writes the demo products and waits until the index has caught up with them.

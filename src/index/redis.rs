@@ -241,6 +241,39 @@ impl RedisIndex {
     }
 }
 
+/// Stream checkpoints of the sync worker (DESIGN §3 `sync:<table>:<shardId>`). They live
+/// beside the index they describe, so a checkpoint never outlives (or predates) its index
+/// when a deployment's Redis is replaced.
+impl RedisIndex {
+    /// The last sequence number applied from `shard` of `table`'s stream, if any.
+    pub async fn load_checkpoint(
+        &self,
+        table: &str,
+        shard: &str,
+    ) -> Result<Option<String>, IndexError> {
+        redis::cmd("GET")
+            .arg(self.keys.sync_checkpoint(table, shard))
+            .query_async(&mut self.conn.clone())
+            .await
+            .map_err(classify)
+    }
+
+    /// Records that everything up to `sequence` of `shard` has been applied.
+    pub async fn save_checkpoint(
+        &self,
+        table: &str,
+        shard: &str,
+        sequence: &str,
+    ) -> Result<(), IndexError> {
+        redis::cmd("SET")
+            .arg(self.keys.sync_checkpoint(table, shard))
+            .arg(sequence)
+            .query_async::<()>(&mut self.conn.clone())
+            .await
+            .map_err(classify)
+    }
+}
+
 /// A reply of an unexpected shape: a bug or a foreign server, never an outage.
 pub(super) fn parsing(err: redis::ParsingError) -> IndexError {
     classify(err.into())

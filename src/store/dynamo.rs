@@ -8,6 +8,7 @@
 //! loops over `LastEvaluatedKey` on a query: the pagination engine decides whether to read on.
 
 mod batch;
+mod change;
 mod error;
 mod item;
 mod schema;
@@ -38,6 +39,7 @@ use self::schema::{BY_PRODUCT, BY_PRODUCT_RATING};
 use super::{CommentStore, KeyQuery, Partition, QueryPage, ScanPage, StoreError};
 use crate::domain::{Comment, CommentId, CommentPatch, Order};
 
+pub use self::change::{RecordDecodeError, change_from_record};
 pub use self::item::{ItemAttribute, ItemDecodeError, comment_from_item, sort_key_from_item};
 
 /// Region used when neither the settings nor the AWS chain name one (and for DynamoDB Local,
@@ -73,6 +75,9 @@ impl Default for DynamoConfig {
 #[derive(Clone, Debug)]
 pub struct DynamoStore {
     client: Client,
+    /// The DynamoDB Streams client, built from the same settings (endpoint, region,
+    /// credentials, timeouts) as `client`; `None` for a store made with [`Self::from_client`].
+    streams: Option<aws_sdk_dynamodbstreams::Client>,
     table: Arc<str>,
 }
 
@@ -127,15 +132,30 @@ impl DynamoStore {
             }
         }
         let sdk_config = loader.load().await;
-        Ok(Self::from_client(Client::new(&sdk_config), config.table))
+        Ok(Self::from_client(Client::new(&sdk_config), config.table)
+            .with_streams_client(aws_sdk_dynamodbstreams::Client::new(&sdk_config)))
     }
 
-    /// Wraps an already configured client.
+    /// Wraps an already configured client (without a streams client: add one with
+    /// [`Self::with_streams_client`] if the sync worker is to read the table's stream).
     pub fn from_client(client: Client, table: impl Into<String>) -> Self {
         Self {
             client,
+            streams: None,
             table: Arc::from(table.into()),
         }
+    }
+
+    /// Uses `streams` to read the table's stream.
+    pub fn with_streams_client(mut self, streams: aws_sdk_dynamodbstreams::Client) -> Self {
+        self.streams = Some(streams);
+        self
+    }
+
+    /// The DynamoDB Streams client for this table's stream (same endpoint, region and
+    /// credentials as the table's client), for the sync worker.
+    pub fn streams_client(&self) -> Option<&aws_sdk_dynamodbstreams::Client> {
+        self.streams.as_ref()
     }
 
     pub fn table(&self) -> &str {

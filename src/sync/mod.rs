@@ -1,6 +1,16 @@
 //! Keeping the index true (DESIGN §6): change events from the store are applied to the index,
-//! in order, idempotently. The embedded store's feed and the DynamoDB Streams consumer both end
-//! in [`apply`], so there is one code path from a write to the index.
+//! in order, idempotently. The embedded store's feed and the DynamoDB Streams consumer
+//! ([`stream`]) both end in [`apply`], so there is one code path from a write to the index.
+//! [`reindex`] rebuilds the index from the table and [`verify`] reports where they differ.
+//!
+//! This layer knows nothing of GraphQL; the streams SDK appears only in [`stream`], and Redis
+//! only behind [`Checkpoints`].
+
+mod checkpoint;
+pub mod reindex;
+mod scan;
+pub mod stream;
+pub mod verify;
 
 use std::time::Duration;
 
@@ -9,6 +19,29 @@ use tokio_util::sync::CancellationToken;
 
 use crate::domain::ChangeEvent;
 use crate::index::{IndexError, PageIndex};
+use crate::store::{BoxError, StoreError};
+
+pub use self::checkpoint::Checkpoints;
+pub use self::reindex::{ReindexReport, reindex};
+pub use self::stream::{StreamConsumer, StreamOptions};
+pub use self::verify::{DriftReport, ProductDrift, verify};
+
+/// Why the stream consumer, a rebuild or a verification stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    #[error(
+        "table `{table}` has no stream: enable one with NEW_AND_OLD_IMAGES (--create-tables does for new tables)"
+    )]
+    NoStream { table: String },
+    #[error("the DynamoDB store was built without a DynamoDB Streams client")]
+    NoStreamsClient,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    #[error("a DynamoDB Streams call failed")]
+    Stream(#[source] BoxError),
+}
 
 /// Most events applied in one index round trip.
 const MAX_BATCH: usize = 1_000;

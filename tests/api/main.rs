@@ -16,4 +16,5 @@ mod playground;
 mod ratings;
 mod store_contract;
 mod support;
+mod sync;
 mod walks;

@@ -40,6 +40,12 @@ impl Keys {
         format!("{}:r{}", self.staged_product(run, sku), rating.get())
     }
 
+    /// `<prefix>sync:<table>:<shardId>`: the last stream sequence number the sync worker
+    /// applied from one shard of `table`'s stream.
+    pub(super) fn sync_checkpoint(&self, table: &str, shard: &str) -> String {
+        format!("{}sync:{}:{}", self.prefix, table, shard)
+    }
+
     /// The `SCAN MATCH` pattern that finds the product keys (and, unavoidably, their rating and
     /// staging keys, which [`Keys::sku_of_product_key`] then sets aside).
     pub(super) fn product_pattern(&self) -> String {
@@ -87,6 +93,10 @@ mod tests {
         assert_eq!(
             keys.staged_rating("run7", &sku("A-1"), r3),
             "p:comments:{A-1}:rebuild:run7:r3"
+        );
+        assert_eq!(
+            keys.sync_checkpoint("comments", "shardId-0001"),
+            "p:sync:comments:shardId-0001"
         );
     }
 

@@ -1,0 +1,74 @@
+//! `dynapage reindex [--sku S]`: rebuilds the Redis index from a parallel scan of the table
+//! and swaps each product's sets in atomically, with a progress bar.
+
+use std::io::IsTerminal;
+
+use anyhow::Context;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{BackendArgs, IndexKind, StoreKind};
+use crate::domain::Sku;
+use crate::startup::open_backends;
+
+#[derive(Args, Debug)]
+pub struct ReindexArgs {
+    /// Rebuild only this product. The table is still scanned in full (filtered here), since a
+    /// scan cannot be limited to one product.
+    #[arg(long, env = "DYNAPAGE_REINDEX_SKU")]
+    pub sku: Option<String>,
+    /// Scan segments read concurrently.
+    #[arg(long, env = "DYNAPAGE_SCAN_SEGMENTS", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub segments: u32,
+    #[command(flatten)]
+    pub backend: BackendArgs,
+}
+
+pub async fn run(args: ReindexArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        args.backend.store == StoreKind::Dynamodb && args.backend.index == IndexKind::Redis,
+        "reindex rebuilds a Redis index from a DynamoDB table: pass --store dynamodb --index redis \
+         (DYNAPAGE_STORE, DYNAPAGE_INDEX)"
+    );
+    let sku = args
+        .sku
+        .as_deref()
+        .map(Sku::parse)
+        .transpose()
+        .context("--sku / DYNAPAGE_REINDEX_SKU")?;
+    let shutdown = CancellationToken::new();
+    let backends = open_backends(&args.backend, &shutdown).await?;
+    let progress = progress_bar();
+    let report = crate::sync::reindex(
+        &backends.store,
+        &backends.index,
+        sku.as_ref(),
+        args.segments,
+        &progress,
+    )
+    .await
+    .context("reindex")?;
+    progress.finish_and_clear();
+    shutdown.cancel();
+    println!(
+        "reindexed {} comments of {} products ({} scanned) in {} ms",
+        report.indexed,
+        report.products,
+        report.scanned,
+        report.elapsed.as_millis()
+    );
+    Ok(())
+}
+
+/// A spinner counting scanned comments on standard error; hidden when that is not a terminal
+/// (logs and CI output stay clean).
+pub(super) fn progress_bar() -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    ProgressBar::new_spinner().with_style(
+        ProgressStyle::with_template("{spinner} {pos} comments scanned {per_sec} {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    )
+}

@@ -1,0 +1,41 @@
+//! `dynapage sync`: consumes the table's DynamoDB stream into the Redis index until SIGINT or
+//! SIGTERM, checkpointing each shard in Redis after every applied batch.
+
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{BackendArgs, IndexKind, StoreKind};
+use crate::startup::{open_backends, stream_consumer};
+
+#[derive(Args, Debug)]
+pub struct SyncArgs {
+    #[command(flatten)]
+    pub backend: BackendArgs,
+    /// Pause between polls of a caught-up stream, in milliseconds.
+    #[arg(long, env = "DYNAPAGE_SYNC_POLL_MS", default_value_t = 250)]
+    pub poll_ms: u64,
+}
+
+pub async fn run(args: SyncArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        args.backend.store == StoreKind::Dynamodb,
+        "sync reads a DynamoDB stream: pass --store dynamodb (DYNAPAGE_STORE)"
+    );
+    anyhow::ensure!(
+        args.backend.index == IndexKind::Redis,
+        "sync feeds a shared index: pass --index redis (DYNAPAGE_INDEX); a memory index is fed \
+         inside `serve` itself"
+    );
+    let shutdown = CancellationToken::new();
+    tokio::spawn(super::serve::stop_on_signal(shutdown.clone()));
+    let backends = open_backends(&args.backend, &shutdown).await?;
+    let consumer = stream_consumer(
+        &backends.store,
+        &backends.index,
+        Duration::from_millis(args.poll_ms),
+    )?;
+    consumer.run(shutdown).await.context("stream sync")
+}

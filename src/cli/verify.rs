@@ -1,0 +1,133 @@
+//! `dynapage verify [--sku S]`: compares the table with the Redis index and prints the drift;
+//! exits 1 when there is any, 0 when there is none.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{BackendArgs, IndexKind, StoreKind};
+use crate::domain::{IndexEntry, Rating, Sku};
+use crate::startup::open_backends;
+use crate::sync::{DriftReport, ProductDrift};
+
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    /// Verify only this product (reads its GSI partition rather than scanning the table).
+    #[arg(long, env = "DYNAPAGE_VERIFY_SKU")]
+    pub sku: Option<String>,
+    /// Example comment ids printed per product and kind of drift.
+    #[arg(long, env = "DYNAPAGE_VERIFY_EXAMPLES", default_value_t = 5)]
+    pub examples: usize,
+    /// Scan segments read concurrently (without --sku).
+    #[arg(long, env = "DYNAPAGE_SCAN_SEGMENTS", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub segments: u32,
+    #[command(flatten)]
+    pub backend: BackendArgs,
+}
+
+pub async fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(
+        args.backend.store == StoreKind::Dynamodb && args.backend.index == IndexKind::Redis,
+        "verify compares a DynamoDB table with a Redis index: pass --store dynamodb --index redis \
+         (DYNAPAGE_STORE, DYNAPAGE_INDEX)"
+    );
+    let sku = args
+        .sku
+        .as_deref()
+        .map(Sku::parse)
+        .transpose()
+        .context("--sku / DYNAPAGE_VERIFY_SKU")?;
+    let shutdown = CancellationToken::new();
+    let backends = open_backends(&args.backend, &shutdown).await?;
+    let report = crate::sync::verify(
+        &backends.store,
+        &backends.index,
+        sku.as_ref(),
+        args.segments,
+    )
+    .await
+    .context("verify")?;
+    shutdown.cancel();
+    print!("{}", render(&report, args.examples));
+    Ok(if report.is_clean() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// The report as printed: a line per drifted product, a few example ids, a summary line.
+pub fn render(report: &DriftReport, examples: usize) -> String {
+    let mut out = String::new();
+    for drift in &report.drifted {
+        render_product(&mut out, drift, examples);
+    }
+    if report.is_clean() {
+        out.push_str(&format!(
+            "no drift: {} products, {} comments\n",
+            report.products, report.comments
+        ));
+    } else {
+        out.push_str(&format!(
+            "drift in {} of {} products ({} comments in the table)\n",
+            report.drifted.len(),
+            report.products,
+            report.comments
+        ));
+    }
+    out
+}
+
+fn render_product(out: &mut String, drift: &ProductDrift, examples: usize) {
+    let total = |counts: &[u64; 5]| counts.iter().sum::<u64>();
+    let ratings: Vec<String> = Rating::ALL
+        .into_iter()
+        .filter(|r| drift.table_counts[r.index()] != drift.index_counts[r.index()])
+        .map(|r| {
+            format!(
+                "r{}={}/{}",
+                r.get(),
+                drift.table_counts[r.index()],
+                drift.index_counts[r.index()]
+            )
+        })
+        .collect();
+    out.push_str(&format!(
+        "DRIFT {}: table={} index={} missing={} extra={} mismatched={} ratings(table/index): {}\n",
+        drift.sku,
+        total(&drift.table_counts),
+        total(&drift.index_counts),
+        drift.missing.len(),
+        drift.extra.len(),
+        drift.mismatched.len(),
+        if ratings.is_empty() {
+            "same counts".to_owned()
+        } else {
+            ratings.join(" ")
+        }
+    ));
+    let line = |out: &mut String, kind: &str, entry: &IndexEntry, detail: String| {
+        out.push_str(&format!(
+            "  {kind} {} rating={}{detail}\n",
+            entry.key.id(),
+            entry.rating.get()
+        ));
+    };
+    for entry in drift.missing.iter().take(examples) {
+        line(out, "missing", entry, String::new());
+    }
+    for entry in drift.extra.iter().take(examples) {
+        line(out, "extra", entry, String::new());
+    }
+    for mismatch in drift.mismatched.iter().take(examples) {
+        let detail = format!(
+            " index_rating={} index_ms={} table_ms={}",
+            mismatch.index.rating.get(),
+            mismatch.index.key.millis(),
+            mismatch.table.key.millis()
+        );
+        line(out, "mismatched", &mismatch.table, detail);
+    }
+}

@@ -1,0 +1,547 @@
+//! The DynamoDB Streams consumer: follows every shard of the table's stream and applies its
+//! records to the index through [`crate::sync::apply`], the one path from a write to the index.
+//!
+//! It owns shard traversal: listing shards (`DescribeStream`, paginated), shard lineage (a
+//! child shard is read only once its parent is finished, so one comment's changes are applied
+//! in the order they were made), closed shards (no `NextShardIterator`), expired iterators
+//! (a fresh one `AFTER_SEQUENCE_NUMBER` the checkpoint) and checkpoints (written after each
+//! applied batch). Turning a record into a [`ChangeEvent`] belongs to the DynamoDB adapter
+//! ([`change_from_record`]); where checkpoints are stored belongs to [`Checkpoints`]. Nothing
+//! here knows Redis or GraphQL.
+//!
+//! Run one consumer per table and index: two consumers would interleave their batches.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use aws_sdk_dynamodbstreams::Client;
+use aws_sdk_dynamodbstreams::error::SdkError;
+use aws_sdk_dynamodbstreams::types::{Record, ShardIteratorType};
+use tokio_util::sync::CancellationToken;
+
+use super::{Checkpoints, SyncError};
+use crate::domain::ChangeEvent;
+use crate::index::PageIndex;
+use crate::store::dynamo::{DynamoStore, change_from_record};
+
+/// Records asked for per `GetRecords` (the API's maximum).
+const RECORDS_PER_CALL: i32 = 1_000;
+/// How often the shard list is refreshed while nothing closes (new shards appear when the
+/// stream rolls over, about every four hours on AWS).
+const DESCRIBE_INTERVAL: Duration = Duration::from_secs(30);
+
+/// How the consumer paces itself.
+#[derive(Clone, Copy, Debug)]
+pub struct StreamOptions {
+    /// Pause when every shard is caught up. DynamoDB Local shows a record ~0.1 s after its
+    /// write, and AWS allows five `GetRecords` per shard per second.
+    pub poll_interval: Duration,
+    /// Longest pause between retries after a failure (the index or the stream is down).
+    pub max_backoff: Duration,
+}
+
+impl Default for StreamOptions {
+    fn default() -> Self {
+        Self {
+            poll_interval: Duration::from_millis(250),
+            max_backoff: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Where reading of a shard resumes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Position {
+    /// The checkpoint has not been loaded yet.
+    Unknown,
+    /// Never read: from the oldest record still in the stream.
+    Horizon,
+    /// Just after this sequence number (the checkpoint).
+    After(String),
+}
+
+#[derive(Debug)]
+struct ShardState {
+    parent: Option<String>,
+    position: Position,
+    /// The iterator for the next `GetRecords`; `None` means get one from `position`.
+    iterator: Option<String>,
+    /// Closed and read to its end (or gone from the stream): children may start.
+    finished: bool,
+}
+
+/// What one poll of one shard did.
+#[derive(Debug, Default)]
+struct Polled {
+    records: usize,
+    finished: bool,
+}
+
+/// Follows a table's stream into an index.
+#[derive(Debug)]
+pub struct StreamConsumer<I> {
+    client: Client,
+    store: DynamoStore,
+    index: I,
+    checkpoints: Checkpoints,
+    options: StreamOptions,
+}
+
+impl<I: PageIndex> StreamConsumer<I> {
+    /// A consumer of `store`'s table stream; fails when the store has no streams client.
+    pub fn new(
+        store: &DynamoStore,
+        index: I,
+        checkpoints: Checkpoints,
+        options: StreamOptions,
+    ) -> Result<Self, SyncError> {
+        let client = store
+            .streams_client()
+            .cloned()
+            .ok_or(SyncError::NoStreamsClient)?;
+        Ok(Self {
+            client,
+            store: store.clone(),
+            index,
+            checkpoints,
+            options,
+        })
+    }
+
+    /// Consumes the stream until `shutdown` fires. A batch in hand is applied and checkpointed
+    /// before returning. Failures of the index or the stream are logged and retried with
+    /// backoff; only a table without a stream (or a missing table) ends the consumer early.
+    pub async fn run(self, shutdown: CancellationToken) -> Result<(), SyncError> {
+        let table = self.store.table().to_owned();
+        let Some(arn) = self.stream_arn(&shutdown).await? else {
+            return Ok(());
+        };
+        tracing::info!(table = %table, stream = %arn, "stream sync started");
+        let mut shards: BTreeMap<String, ShardState> = BTreeMap::new();
+        let mut described: Option<Instant> = None;
+        let mut backoff = Backoff::new(self.options.max_backoff);
+        while !shutdown.is_cancelled() {
+            if described.is_none_or(|at| at.elapsed() > DESCRIBE_INTERVAL) {
+                match self.describe(&arn, &mut shards).await {
+                    Ok(()) => described = Some(Instant::now()),
+                    Err(error) => {
+                        tracing::warn!(table = %table, error = %error, "stream describe failed");
+                        metrics::counter!("dynapage_sync_errors_total", "stage" => "describe")
+                            .increment(1);
+                        backoff.wait(&shutdown).await;
+                        continue;
+                    }
+                }
+            }
+            let ready = ready(&shards);
+            let polls = shards
+                .iter_mut()
+                .filter(|(id, _)| ready.contains(*id))
+                .map(|(id, state)| self.poll(&arn, id, state, &shutdown));
+            let results = futures::future::join_all(polls).await;
+            let (mut records, mut failed, mut closed) = (0, false, false);
+            for result in results {
+                match result {
+                    Ok(polled) => {
+                        records += polled.records;
+                        closed |= polled.finished;
+                    }
+                    Err(error) => {
+                        failed = true;
+                        tracing::warn!(table = %table, error = %error, "stream poll failed");
+                    }
+                }
+            }
+            if closed {
+                // A closed shard usually means its children exist now: look for them.
+                described = None;
+            }
+            if failed {
+                backoff.wait(&shutdown).await;
+            } else {
+                backoff.reset();
+                if records == 0 && !closed {
+                    sleep_or_cancel(self.options.poll_interval, &shutdown).await;
+                }
+            }
+        }
+        tracing::info!(table = %table, "stream sync stopped");
+        Ok(())
+    }
+
+    /// The stream's ARN, retrying while DynamoDB is unreachable; `None` if stopped meanwhile.
+    async fn stream_arn(&self, shutdown: &CancellationToken) -> Result<Option<String>, SyncError> {
+        let mut backoff = Backoff::new(self.options.max_backoff);
+        loop {
+            match self.store.stream_arn().await {
+                Ok(Some(arn)) => return Ok(Some(arn)),
+                Ok(None) => {
+                    return Err(SyncError::NoStream {
+                        table: self.store.table().to_owned(),
+                    });
+                }
+                Err(crate::store::StoreError::Unavailable(error)) => {
+                    tracing::warn!(table = self.store.table(), error = %error, "dynamodb unavailable, retrying");
+                }
+                Err(error) => return Err(error.into()),
+            }
+            if !backoff.wait(shutdown).await {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// Adds the shards the stream lists that are not known yet, and forgets finished shards
+    /// the stream no longer lists (trimmed after 24 hours).
+    async fn describe(
+        &self,
+        arn: &str,
+        shards: &mut BTreeMap<String, ShardState>,
+    ) -> Result<(), SyncError> {
+        let mut listed = BTreeSet::new();
+        let mut start: Option<String> = None;
+        loop {
+            let output = self
+                .client
+                .describe_stream()
+                .stream_arn(arn)
+                .set_exclusive_start_shard_id(start.take())
+                .send()
+                .await
+                .map_err(stream_error)?;
+            let Some(description) = output.stream_description() else {
+                break;
+            };
+            for shard in description.shards() {
+                let Some(id) = shard.shard_id() else { continue };
+                listed.insert(id.to_owned());
+                shards.entry(id.to_owned()).or_insert_with(|| {
+                    tracing::debug!(shard = id, parent = shard.parent_shard_id(), "shard found");
+                    ShardState {
+                        parent: shard.parent_shard_id().map(str::to_owned),
+                        position: Position::Unknown,
+                        iterator: None,
+                        finished: false,
+                    }
+                });
+            }
+            match description.last_evaluated_shard_id() {
+                Some(last) => start = Some(last.to_owned()),
+                None => break,
+            }
+        }
+        shards.retain(|id, state| !state.finished || listed.contains(id));
+        metrics::gauge!("dynapage_sync_shards").set(listed.len() as f64);
+        Ok(())
+    }
+
+    /// Reads one batch of `shard`, applies it and checkpoints it.
+    async fn poll(
+        &self,
+        arn: &str,
+        shard: &str,
+        state: &mut ShardState,
+        shutdown: &CancellationToken,
+    ) -> Result<Polled, SyncError> {
+        let iterator = match state.iterator.take() {
+            Some(iterator) => iterator,
+            None => match self.iterator(arn, shard, state).await? {
+                Some(iterator) => iterator,
+                None => return Ok(finish(shard, state)),
+            },
+        };
+        let output = match self
+            .client
+            .get_records()
+            .shard_iterator(&iterator)
+            .limit(RECORDS_PER_CALL)
+            .send()
+            .await
+        {
+            Ok(output) => output,
+            Err(err) => {
+                let service = err.as_service_error();
+                if service.is_some_and(|e| e.is_expired_iterator_exception()) {
+                    // Iterators live 15 minutes; get a fresh one from the checkpoint.
+                    tracing::info!(
+                        shard,
+                        "shard iterator expired, resuming from the checkpoint"
+                    );
+                    return Ok(Polled::default());
+                }
+                if service.is_some_and(|e| e.is_trimmed_data_access_exception()) {
+                    trimmed(shard, state);
+                    return Ok(Polled::default());
+                }
+                if service.is_some_and(|e| e.is_resource_not_found_exception()) {
+                    return Ok(finish(shard, state));
+                }
+                state.iterator = Some(iterator);
+                metrics::counter!("dynapage_sync_errors_total", "stage" => "get_records")
+                    .increment(1);
+                return Err(stream_error(err));
+            }
+        };
+        let records = output.records();
+        if let Some(last) = records
+            .iter()
+            .rev()
+            .find_map(|r| r.dynamodb().and_then(|d| d.sequence_number()))
+        {
+            let events = events_of(shard, records);
+            if !self
+                .apply_and_checkpoint(shard, &events, last, shutdown)
+                .await
+            {
+                // Stopped while the index was failing: the batch replays on the next start.
+                state.iterator = Some(iterator);
+                return Ok(Polled::default());
+            }
+            state.position = Position::After(last.to_owned());
+            let lag_ms = records
+                .last()
+                .and_then(|r| r.dynamodb())
+                .and_then(|d| d.approximate_creation_date_time())
+                .and_then(|t| t.to_millis().ok())
+                .map(|created| (now_ms() - created).max(0))
+                .unwrap_or_default();
+            metrics::counter!("dynapage_sync_records_total").increment(records.len() as u64);
+            metrics::gauge!("dynapage_sync_lag_ms").set(lag_ms as f64);
+            tracing::debug!(
+                shard,
+                records = records.len(),
+                events = events.len(),
+                lag_ms,
+                "stream batch applied"
+            );
+        }
+        state.iterator = output.next_shard_iterator().map(str::to_owned);
+        let mut polled = Polled {
+            records: records.len(),
+            finished: false,
+        };
+        if state.iterator.is_none() {
+            polled.finished = finish(shard, state).finished;
+        }
+        Ok(polled)
+    }
+
+    /// Applies a batch and saves its checkpoint, retrying both until they succeed (`true`) or
+    /// `shutdown` fires (`false`). A batch is never dropped: the index may lag, not lose.
+    async fn apply_and_checkpoint(
+        &self,
+        shard: &str,
+        events: &[ChangeEvent],
+        last: &str,
+        shutdown: &CancellationToken,
+    ) -> bool {
+        let mut backoff = Backoff::new(self.options.max_backoff);
+        loop {
+            let result = match super::apply(&self.index, events).await {
+                Ok(()) => self.checkpoints.save(shard, last).await,
+                Err(error) => Err(error),
+            };
+            match result {
+                Ok(()) => {
+                    metrics::gauge!("dynapage_sync_checkpoint_timestamp_seconds")
+                        .set(now_ms() as f64 / 1000.0);
+                    return true;
+                }
+                Err(error) => {
+                    metrics::counter!("dynapage_sync_errors_total", "stage" => "apply")
+                        .increment(1);
+                    tracing::warn!(shard, events = events.len(), error = %error, "index update failed, retrying");
+                    if !backoff.wait(shutdown).await {
+                        return false;
+                    }
+                }
+            }
+        }
+    }
+
+    /// A shard iterator from the shard's position (loading the checkpoint the first time);
+    /// `None` when the shard no longer exists.
+    async fn iterator(
+        &self,
+        arn: &str,
+        shard: &str,
+        state: &mut ShardState,
+    ) -> Result<Option<String>, SyncError> {
+        if state.position == Position::Unknown {
+            state.position = match self.checkpoints.load(shard).await? {
+                Some(sequence) => Position::After(sequence),
+                None => Position::Horizon,
+            };
+            tracing::info!(shard, resume = ?state.position, "reading shard");
+        }
+        let request = self
+            .client
+            .get_shard_iterator()
+            .stream_arn(arn)
+            .shard_id(shard);
+        let request = match &state.position {
+            Position::After(sequence) => request
+                .shard_iterator_type(ShardIteratorType::AfterSequenceNumber)
+                .sequence_number(sequence),
+            Position::Unknown | Position::Horizon => {
+                request.shard_iterator_type(ShardIteratorType::TrimHorizon)
+            }
+        };
+        match request.send().await {
+            Ok(output) => Ok(output.shard_iterator().map(str::to_owned)),
+            Err(err) => {
+                let service = err.as_service_error();
+                if service.is_some_and(|e| e.is_resource_not_found_exception()) {
+                    return Ok(None);
+                }
+                if service.is_some_and(|e| e.is_trimmed_data_access_exception()) {
+                    trimmed(shard, state);
+                    return Err(stream_error(err));
+                }
+                Err(stream_error(err))
+            }
+        }
+    }
+}
+
+/// The shards to read now: unfinished ones whose parent is finished or no longer listed
+/// (trimmed, or read by an earlier run). A child waits for its parent because one comment's
+/// changes continue from the parent into the child: reading both at once could apply an old
+/// image after a newer one.
+fn ready(shards: &BTreeMap<String, ShardState>) -> BTreeSet<String> {
+    shards
+        .iter()
+        .filter(|(_, s)| !s.finished)
+        .filter(|(_, s)| {
+            s.parent
+                .as_ref()
+                .and_then(|p| shards.get(p))
+                .is_none_or(|parent| parent.finished)
+        })
+        .map(|(id, _)| id.clone())
+        .collect()
+}
+
+/// Marks `shard` finished: its children may start.
+fn finish(shard: &str, state: &mut ShardState) -> Polled {
+    state.finished = true;
+    state.iterator = None;
+    tracing::info!(shard, "shard finished");
+    Polled {
+        records: 0,
+        finished: true,
+    }
+}
+
+/// The checkpoint points before the oldest record the stream still keeps: records were lost to
+/// the index. Read on from the oldest one; only a reindex repairs what was missed.
+fn trimmed(shard: &str, state: &mut ShardState) {
+    tracing::error!(
+        shard,
+        "stream records were trimmed before they were applied; the index may have drifted: run `dynapage reindex`"
+    );
+    metrics::counter!("dynapage_sync_errors_total", "stage" => "trimmed").increment(1);
+    state.position = Position::Horizon;
+    state.iterator = None;
+}
+
+/// The change events of a batch, in order. A record that is not a comment is logged and
+/// skipped (it cannot be applied, and blocking the shard on it would stop all later changes).
+fn events_of(shard: &str, records: &[Record]) -> Vec<ChangeEvent> {
+    records
+        .iter()
+        .filter_map(|record| match change_from_record(record) {
+            Ok(event) => event,
+            Err(error) => {
+                let sequence = record.dynamodb().and_then(|d| d.sequence_number());
+                tracing::warn!(shard, sequence, error = %error, "stream record skipped");
+                metrics::counter!("dynapage_sync_records_skipped_total").increment(1);
+                None
+            }
+        })
+        .collect()
+}
+
+fn stream_error<E>(err: SdkError<E>) -> SyncError
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    SyncError::Stream(Box::new(err))
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or_default()
+}
+
+async fn sleep_or_cancel(pause: Duration, shutdown: &CancellationToken) -> bool {
+    tokio::select! {
+        () = tokio::time::sleep(pause) => true,
+        () = shutdown.cancelled() => false,
+    }
+}
+
+/// Exponential backoff from 50 ms up to a ceiling.
+#[derive(Debug)]
+struct Backoff {
+    next: Duration,
+    max: Duration,
+}
+
+impl Backoff {
+    const FIRST: Duration = Duration::from_millis(50);
+
+    fn new(max: Duration) -> Self {
+        Self {
+            next: Self::FIRST,
+            max,
+        }
+    }
+
+    fn reset(&mut self) {
+        self.next = Self::FIRST;
+    }
+
+    /// Sleeps the next pause; `false` if `shutdown` fired meanwhile.
+    async fn wait(&mut self, shutdown: &CancellationToken) -> bool {
+        let pause = self.next;
+        self.next = (self.next * 2).min(self.max);
+        sleep_or_cancel(pause, shutdown).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shard(parent: Option<&str>, finished: bool) -> ShardState {
+        ShardState {
+            parent: parent.map(str::to_owned),
+            position: Position::Unknown,
+            iterator: None,
+            finished,
+        }
+    }
+
+    #[test]
+    fn a_child_shard_waits_until_its_parent_is_finished() {
+        let mut shards = BTreeMap::from([
+            ("root".to_owned(), shard(None, false)),
+            ("child".to_owned(), shard(Some("root"), false)),
+            ("grandchild".to_owned(), shard(Some("child"), false)),
+            ("orphan".to_owned(), shard(Some("trimmed-away"), false)),
+        ]);
+        let names = |set: BTreeSet<String>| set.into_iter().collect::<Vec<_>>();
+        assert_eq!(names(ready(&shards)), ["orphan", "root"]);
+        if let Some(root) = shards.get_mut("root") {
+            root.finished = true;
+        }
+        assert_eq!(names(ready(&shards)), ["child", "orphan"]);
+        if let Some(child) = shards.get_mut("child") {
+            child.finished = true;
+        }
+        assert_eq!(names(ready(&shards)), ["grandchild", "orphan"]);
+    }
+}

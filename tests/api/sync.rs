@@ -1,0 +1,402 @@
+//! Keeping the index true over real backends: DynamoDB Local's stream feeds a real Redis
+//! through the sync worker (in `serve --sync` and as the `dynapage sync` process, killed and
+//! restarted), and `reindex` and `verify` repair and detect drift. Each test has its own table
+//! and Redis key prefix.
+
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+use dynapage::domain::{ChangeEvent, Comment, IndexEntry, Rating, RatingSet, Sku};
+use dynapage::generate::CommentGenerator;
+use dynapage::index::PageIndex;
+use dynapage::index::redis::{RedisConfig, RedisIndex};
+use dynapage::store::CommentStore;
+use dynapage::store::dynamo::DynamoStore;
+use serde_json::{Value, json};
+
+use crate::helpers::TestApp;
+use crate::support::dynamodb_local::{dynamo_store, endpoint};
+use crate::support::redis_server::{shared_url, unique_prefix};
+
+const ADD: &str =
+    "mutation($input: AddCommentInput!) { addComment(input: $input) { comment { id } } }";
+const UPDATE: &str = "mutation($input: UpdateCommentInput!) { updateComment(input: $input) { comment { id rating } } }";
+const DELETE: &str =
+    "mutation($input: DeleteCommentInput!) { deleteComment(input: $input) { deletedCommentId } }";
+
+/// A fresh table and Redis prefix, with the flags that name them.
+struct Backends {
+    store: DynamoStore,
+    index: RedisIndex,
+    prefix: String,
+    args: Vec<String>,
+}
+
+impl Backends {
+    async fn new() -> Self {
+        let store = dynamo_store().await;
+        let prefix = unique_prefix();
+        let index = RedisIndex::connect(RedisConfig::new(&shared_url(), &prefix))
+            .await
+            .expect("the Redis index builds");
+        let args = [
+            "--store",
+            "dynamodb",
+            "--dynamodb-endpoint",
+            &endpoint().await,
+            "--dynamodb-table",
+            store.table(),
+            "--index",
+            "redis",
+            "--redis-url",
+            &shared_url(),
+            "--redis-prefix",
+            &prefix,
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        Self {
+            store,
+            index,
+            prefix,
+            args,
+        }
+    }
+
+    /// Runs `dynapage <command> <backend flags> <extra>` to completion.
+    async fn run(&self, command: &str, extra: &[&str]) -> Output {
+        tokio::process::Command::new(env!("CARGO_BIN_EXE_dynapage"))
+            .arg(command)
+            .args(&self.args)
+            .args(extra)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .output()
+            .await
+            .expect("the dynapage binary runs")
+    }
+
+    /// `dynapage sync` as a child process.
+    fn spawn_sync(&self) -> tokio::process::Child {
+        tokio::process::Command::new(env!("CARGO_BIN_EXE_dynapage"))
+            .arg("sync")
+            .args(&self.args)
+            .args(["--poll-ms", "50"])
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("dynapage sync starts")
+    }
+
+    /// The Redis keys holding this table's stream checkpoints (`<prefix>sync:<table>:<shard>`).
+    async fn checkpoint_keys(&self) -> Vec<String> {
+        let client = redis::Client::open(shared_url()).expect("redis url");
+        let mut conn = client
+            .get_multiplexed_async_connection()
+            .await
+            .expect("redis connection");
+        redis::cmd("KEYS")
+            .arg(format!("{}sync:{}:*", self.prefix, self.store.table()))
+            .query_async(&mut conn)
+            .await
+            .expect("KEYS")
+    }
+
+    /// Polls the library's verification until the index matches the table.
+    async fn until_no_drift(&self, what: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let report = dynapage::sync::verify(&self.store, &self.index, None, 2)
+                .await
+                .expect("verify runs");
+            if report.is_clean() {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{what}: still drifting after 20 s: {report:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+fn sku(s: &str) -> Sku {
+    Sku::parse(s).expect("valid sku")
+}
+
+fn generated(sku_name: &str, seed: u64, count: usize) -> Vec<Comment> {
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_millis() as u64;
+    CommentGenerator::new(sku(sku_name), seed, now_ms)
+        .take(count)
+        .collect()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn exit_code(output: &Output) -> Option<i32> {
+    output.status.code()
+}
+
+async fn total(app: &TestApp, sku: &str, ratings: Value) -> i64 {
+    let data = app
+        .data(
+            "query($sku: String!, $r: [Int!]) { comments(sku: $sku, ratings: $r) { totalCount } }",
+            json!({ "sku": sku, "r": ratings }),
+        )
+        .await;
+    data["comments"]["totalCount"].as_i64().expect("a count")
+}
+
+/// Polls `totalCount` until it equals `expected` (the stream delay is ~0.1 s plus a poll).
+async fn until_total(app: &TestApp, sku: &str, ratings: Value, expected: i64) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let seen = total(app, sku, ratings.clone()).await;
+        if seen == expected {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "totalCount of {sku} {ratings} stayed {seen}, expected {expected}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn writes_through_the_api_reach_the_redis_index_through_the_stream() {
+    let backends = Backends::new().await;
+    let mut argv: Vec<&str> = backends.args.iter().map(String::as_str).collect();
+    argv.extend(["--sync", "--sync-poll-ms", "50"]);
+    let app = TestApp::spawn(&argv).await;
+
+    let mut ids = Vec::new();
+    for (author, rating) in [("ann", 3), ("bob", 5), ("cy", 3)] {
+        let input = json!({ "sku": "STREAMED", "author": author, "body": "ok", "rating": rating });
+        let added = app.data(ADD, json!({ "input": input })).await;
+        ids.push(added["addComment"]["comment"]["id"].clone());
+    }
+    until_total(&app, "STREAMED", Value::Null, 3).await;
+    until_total(&app, "STREAMED", json!([3]), 2).await;
+
+    let input = json!({ "id": ids[0], "rating": 1 });
+    app.data(UPDATE, json!({ "input": input })).await;
+    until_total(&app, "STREAMED", json!([1]), 1).await;
+    until_total(&app, "STREAMED", json!([3]), 1).await;
+
+    app.data(DELETE, json!({ "input": { "id": ids[1] } })).await;
+    until_total(&app, "STREAMED", Value::Null, 2).await;
+    until_total(&app, "STREAMED", json!([5]), 0).await;
+
+    let verified = backends.run("verify", &[]).await;
+    assert_eq!(
+        exit_code(&verified),
+        Some(0),
+        "verify finds no drift: {}",
+        stdout(&verified)
+    );
+    assert!(stdout(&verified).contains("no drift: 1 products, 2 comments"));
+    app.stop().await.expect("the server and its sync task stop");
+}
+
+#[tokio::test]
+async fn a_sync_worker_killed_while_writes_go_on_catches_up_after_a_restart() {
+    let backends = Backends::new().await;
+    let first = generated("KILLED", 1, 300);
+    backends.store.put_batch(&first[..100]).await.expect("seed");
+    let mut worker = backends.spawn_sync();
+
+    let killed_sku = sku("KILLED");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while backends
+        .index
+        .count(&killed_sku, RatingSet::ALL)
+        .await
+        .expect("count")
+        == 0
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the worker never applied a batch"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Writes go on while the worker dies without a chance to checkpoint (SIGKILL).
+    let writer = {
+        let store = backends.store.clone();
+        let rest = first[100..].to_vec();
+        tokio::spawn(async move {
+            for chunk in rest.chunks(25) {
+                store.put_batch(chunk).await.expect("write");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    worker.start_kill().expect("SIGKILL the worker");
+    worker.wait().await.expect("the worker is gone");
+    writer.await.expect("the writer finished");
+    for comment in first.iter().step_by(7) {
+        backends.store.delete(comment.id).await.expect("delete");
+    }
+
+    let checkpoints = backends.checkpoint_keys().await;
+    assert!(
+        !checkpoints.is_empty(),
+        "the killed worker left a checkpoint to resume from"
+    );
+
+    let mut worker = backends.spawn_sync();
+    backends.until_no_drift("after the restart").await;
+    let verified = backends.run("verify", &[]).await;
+    assert_eq!(exit_code(&verified), Some(0), "{}", stdout(&verified));
+
+    // SIGTERM is a graceful stop: the batch in hand is finished and the worker exits 0.
+    let pid = worker.id().expect("the worker runs").to_string();
+    let signalled = tokio::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .await
+        .expect("kill runs");
+    assert!(signalled.success());
+    let status = tokio::time::timeout(Duration::from_secs(10), worker.wait())
+        .await
+        .expect("the worker stops within 10 s")
+        .expect("exit status");
+    assert!(status.success(), "a stopped worker exits 0: {status}");
+}
+
+#[tokio::test]
+async fn reindex_repairs_a_corrupted_index_that_verify_reported() {
+    let backends = Backends::new().await;
+    let mut comments = generated("CORRUPT_A", 1, 150);
+    comments.extend(generated("CORRUPT_B", 2, 150));
+    backends.store.put_batch(&comments).await.expect("seed");
+
+    let rebuilt = backends.run("reindex", &["--segments", "3"]).await;
+    assert_eq!(exit_code(&rebuilt), Some(0), "{rebuilt:?}");
+    assert!(stdout(&rebuilt).contains("reindexed 300 comments of 2 products"));
+    let verified = backends.run("verify", &[]).await;
+    assert_eq!(exit_code(&verified), Some(0), "{}", stdout(&verified));
+
+    // Drop two members, add a comment the table never had, and move one to another rating.
+    let removed: Vec<IndexEntry> = comments[..2].iter().map(IndexEntry::from).collect();
+    let bogus = IndexEntry::from(&generated("CORRUPT_A", 99, 1)[0]);
+    let mut moved = IndexEntry::from(&comments[200]);
+    moved.rating = Rating::new(i64::from(moved.rating.get() % 5 + 1)).expect("valid rating");
+    let mut events: Vec<ChangeEvent> = removed
+        .iter()
+        .map(|old| ChangeEvent::Remove { old: old.clone() })
+        .collect();
+    events.push(ChangeEvent::Upsert {
+        old: None,
+        new: bogus.clone(),
+    });
+    events.push(ChangeEvent::Upsert {
+        old: None,
+        new: moved.clone(),
+    });
+    backends.index.apply(&events).await.expect("corrupt");
+
+    let verified = backends.run("verify", &[]).await;
+    let report = stdout(&verified);
+    assert_eq!(exit_code(&verified), Some(1), "drift exits 1: {report}");
+    assert!(
+        report.contains("DRIFT CORRUPT_A: table=150 index=149 missing=2 extra=1 mismatched=0"),
+        "{report}"
+    );
+    assert!(
+        report.contains("DRIFT CORRUPT_B: table=150 index=150 missing=0 extra=0 mismatched=1"),
+        "{report}"
+    );
+    for id in [removed[0].key.id(), removed[1].key.id(), bogus.key.id()] {
+        assert!(report.contains(&id.to_string()), "{id} is named: {report}");
+    }
+    assert!(report.contains("drift in 2 of 2 products (300 comments in the table)"));
+
+    let rebuilt = backends.run("reindex", &[]).await;
+    assert_eq!(exit_code(&rebuilt), Some(0), "{rebuilt:?}");
+    let verified = backends.run("verify", &[]).await;
+    assert_eq!(exit_code(&verified), Some(0), "{}", stdout(&verified));
+}
+
+#[tokio::test]
+async fn reindex_and_verify_with_a_sku_touch_only_that_product() {
+    let backends = Backends::new().await;
+    let mut comments = generated("ONLY_A", 1, 120);
+    comments.extend(generated("ONLY_B", 2, 80));
+    backends.store.put_batch(&comments).await.expect("seed");
+
+    let rebuilt = backends.run("reindex", &["--sku", "ONLY_A"]).await;
+    assert_eq!(exit_code(&rebuilt), Some(0), "{rebuilt:?}");
+    assert!(stdout(&rebuilt).contains("reindexed 120 comments of 1 products (200 scanned)"));
+    let count = |name: &'static str| {
+        let index = backends.index.clone();
+        async move {
+            index
+                .count(&sku(name), RatingSet::ALL)
+                .await
+                .expect("count")
+        }
+    };
+    assert_eq!(count("ONLY_A").await, 120);
+    assert_eq!(count("ONLY_B").await, 0, "the other product is untouched");
+
+    let only_a = backends.run("verify", &["--sku", "ONLY_A"]).await;
+    assert_eq!(exit_code(&only_a), Some(0), "{}", stdout(&only_a));
+    assert!(stdout(&only_a).contains("no drift: 1 products, 120 comments"));
+    let everything = backends.run("verify", &[]).await;
+    assert_eq!(exit_code(&everything), Some(1), "ONLY_B is missing");
+    assert!(stdout(&everything).contains("DRIFT ONLY_B: table=80 index=0 missing=80"));
+
+    let rebuilt = backends.run("reindex", &["--sku", "ONLY_B"]).await;
+    assert_eq!(exit_code(&rebuilt), Some(0), "{rebuilt:?}");
+    // A deleted comment leaves ONLY_A's index stale, and reindexing ONLY_B leaves it so.
+    backends.store.delete(comments[0].id).await.expect("delete");
+    let only_b = backends.run("verify", &["--sku", "ONLY_B"]).await;
+    assert_eq!(exit_code(&only_b), Some(0), "{}", stdout(&only_b));
+    let only_a = backends.run("verify", &["--sku", "ONLY_A"]).await;
+    assert_eq!(exit_code(&only_a), Some(1), "{}", stdout(&only_a));
+    assert!(stdout(&only_a).contains("DRIFT ONLY_A: table=119 index=120 missing=0 extra=1"));
+}
+
+#[tokio::test]
+async fn a_memory_index_over_dynamodb_is_filled_at_start_up_and_follows_the_stream() {
+    let store = dynamo_store().await;
+    store
+        .put_batch(&generated("FILLED", 3, 50))
+        .await
+        .expect("seed");
+    let endpoint = endpoint().await;
+    let app = TestApp::spawn(&[
+        "--store",
+        "dynamodb",
+        "--dynamodb-endpoint",
+        &endpoint,
+        "--dynamodb-table",
+        store.table(),
+        "--index",
+        "memory",
+        "--sync-poll-ms",
+        "50",
+    ])
+    .await;
+    assert_eq!(
+        total(&app, "FILLED", Value::Null).await,
+        50,
+        "filled by a scan before serving"
+    );
+    let input = json!({ "sku": "FILLED", "author": "ann", "body": "late", "rating": 4 });
+    app.data(ADD, json!({ "input": input })).await;
+    until_total(&app, "FILLED", Value::Null, 51).await;
+    app.stop().await.expect("stops");
+}
