@@ -400,3 +400,121 @@ async fn a_memory_index_over_dynamodb_is_filled_at_start_up_and_follows_the_stre
     until_total(&app, "FILLED", Value::Null, 51).await;
     app.stop().await.expect("stops");
 }
+
+/// Issue 4's promise at test scale: with DynamoDB + Redis + the stream, a deep page equals the
+/// embedded backend's page and costs n + 1 items plus one index call.
+#[tokio::test]
+async fn a_deep_offset_over_dynamodb_and_redis_equals_the_embedded_page_at_first_page_cost() {
+    const COUNT: u64 = 6_000;
+    let backends = Backends::new().await;
+    let demo = Sku::parse(crate::helpers::DEMO_SKU).expect("sku");
+    dynapage::cli::seed::write_comments(
+        &backends.store,
+        &demo,
+        COUNT,
+        1,
+        &indicatif::ProgressBar::hidden(),
+    )
+    .await
+    .expect("seeded");
+    let mut args: Vec<&str> = backends.args.iter().map(String::as_str).collect();
+    args.extend(["--sync", "--sync-poll-ms", "50"]);
+    let real = TestApp::spawn(&args).await;
+    until_total(&real, crate::helpers::DEMO_SKU, Value::Null, COUNT as i64).await;
+    backends.until_no_drift("after the stream caught up").await;
+    let embedded = TestApp::embedded(COUNT).await;
+
+    let query =
+        "query($offset: Int) { comments(sku: \"DAFT_PUNK_TSHIRT\", first: 20, offset: $offset) {
+      edges { cursor node { id } } pageInfo { hasNextPage hasPreviousPage } } }";
+    for offset in [150, 4_500, 5_990] {
+        let (a, b) = (
+            real.graphql(query, json!({ "offset": offset })).await,
+            embedded.graphql(query, json!({ "offset": offset })).await,
+        );
+        assert_eq!(a["data"], b["data"], "offset {offset}");
+        assert_eq!(
+            a["extensions"]["cost"],
+            json!({ "itemsRead": 21.min(COUNT - offset), "storeQueries": 1, "indexCalls": 1 }),
+            "offset {offset}"
+        );
+    }
+    let verify = backends.run("verify", &[]).await;
+    assert_eq!(exit_code(&verify), Some(0), "{}", stdout(&verify));
+}
+
+/// Redis restarted empty: the server recovers by itself, and a reindex makes counts right again.
+#[tokio::test]
+async fn after_redis_restarts_empty_a_reindex_restores_counts_and_verify_is_clean() {
+    let mut redis = crate::support::redis_server::RedisServer::start();
+    let store = dynamo_store().await;
+    let demo = Sku::parse(crate::helpers::DEMO_SKU).expect("sku");
+    dynapage::cli::seed::write_comments(&store, &demo, 300, 1, &indicatif::ProgressBar::hidden())
+        .await
+        .expect("seeded");
+    let endpoint = endpoint().await;
+    let url = redis.url();
+    let args = [
+        "--store",
+        "dynamodb",
+        "--dynamodb-endpoint",
+        &endpoint,
+        "--dynamodb-table",
+        store.table(),
+        "--index",
+        "redis",
+        "--redis-url",
+        &url,
+        "--redis-prefix",
+        "restart:",
+    ];
+    let mut serve_args = args.to_vec();
+    serve_args.extend(["--sync", "--sync-poll-ms", "50"]);
+    let app = TestApp::spawn(&serve_args).await;
+    until_total(&app, crate::helpers::DEMO_SKU, Value::Null, 300).await;
+
+    redis.stop();
+    let page = app
+        .graphql(
+            "{ comments(sku: \"DAFT_PUNK_TSHIRT\", first: 100) { totalCount edges { cursor } } }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(
+        page["data"]["comments"]["edges"].as_array().map(Vec::len),
+        Some(100)
+    );
+    assert_eq!(crate::helpers::error_codes(&page), ["INDEX_UNAVAILABLE"]);
+
+    redis.restart();
+    let run = |command: &'static str| {
+        let args = args.map(str::to_owned);
+        async move {
+            tokio::process::Command::new(env!("CARGO_BIN_EXE_dynapage"))
+                .arg(command)
+                .args(&args)
+                .env("RUST_LOG", "warn")
+                .stdin(Stdio::null())
+                .output()
+                .await
+                .expect("dynapage runs")
+        }
+    };
+    let drift = run("verify").await;
+    assert_eq!(
+        exit_code(&drift),
+        Some(1),
+        "an empty index drifts: {}",
+        stdout(&drift)
+    );
+    let reindex = run("reindex").await;
+    assert_eq!(
+        exit_code(&reindex),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&reindex.stderr)
+    );
+    until_total(&app, crate::helpers::DEMO_SKU, Value::Null, 300).await;
+    let clean = run("verify").await;
+    assert_eq!(exit_code(&clean), Some(0), "{}", stdout(&clean));
+}
