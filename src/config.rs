@@ -147,6 +147,13 @@ pub struct ServerArgs {
     /// Requests executing at once; more are refused with 503 (`SERVICE_UNAVAILABLE`), not queued.
     #[arg(long, env = "DYNAPAGE_MAX_CONCURRENT_REQUESTS", default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_concurrent_requests: u32,
+    /// Largest request body accepted, in bytes; larger ones get 413.
+    #[arg(long, env = "DYNAPAGE_MAX_BODY_BYTES", default_value_t = 256 * 1024)]
+    pub max_body_bytes: usize,
+    /// On SIGINT/SIGTERM, in-flight requests get this many milliseconds to finish before they
+    /// are cut and the process exits.
+    #[arg(long, env = "DYNAPAGE_SHUTDOWN_GRACE_MS", default_value_t = 10_000)]
+    pub shutdown_grace_ms: u64,
 }
 
 impl ServerArgs {
@@ -162,6 +169,7 @@ impl ServerArgs {
             request_timeout: std::time::Duration::from_millis(self.request_timeout_ms),
             max_concurrent_requests: self.max_concurrent_requests as usize,
             max_aliases: self.max_aliases,
+            max_body_bytes: self.max_body_bytes,
             metrics: crate::telemetry::metrics_handle(),
         }
     }

@@ -105,7 +105,18 @@ pub async fn run_with(
     let router = crate::http::router(schema, api, args.server.http_options());
     let address = listener.local_addr()?;
     tracing::info!(%address, graphiql = %format!("http://{address}/"), "listening");
-    crate::http::serve(listener, router, shutdown.clone().cancelled_owned()).await?;
+    // Draining is bounded: in-flight requests get the grace period, then the process stops.
+    let grace = Duration::from_millis(args.server.shutdown_grace_ms);
+    let drain_deadline = async {
+        shutdown.cancelled().await;
+        tokio::time::sleep(grace).await;
+    };
+    tokio::select! {
+        served = crate::http::serve(listener, router, shutdown.clone().cancelled_owned()) => served?,
+        () = drain_deadline => {
+            tracing::warn!(grace_ms = grace.as_millis() as u64, "in-flight requests outlived the shutdown grace period; stopping anyway");
+        }
+    }
     shutdown.cancel();
     for task in tasks {
         if tokio::time::timeout(Duration::from_secs(5), task)

@@ -27,8 +27,6 @@ use crate::index::PageIndex;
 use crate::store::CommentStore;
 
 pub(crate) const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
-/// Largest request body accepted; GraphQL documents are small, this is generous.
-const MAX_BODY_BYTES: usize = 256 * 1024;
 
 /// Limits of the HTTP layer.
 #[derive(Clone, Debug)]
@@ -40,6 +38,8 @@ pub struct HttpOptions {
     pub max_concurrent_requests: usize,
     /// Aliased fields one document may declare.
     pub max_aliases: usize,
+    /// Largest request body accepted (413 beyond).
+    pub max_body_bytes: usize,
     /// Renders `/metrics`; `None` serves no metrics.
     pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
 }
@@ -67,6 +67,7 @@ struct AppState {
 /// The application's routes.
 pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Router {
     let in_flight = Arc::new(tokio::sync::Semaphore::new(options.max_concurrent_requests));
+    let max_body_bytes = options.max_body_bytes;
     Router::new()
         .route("/graphql", get(graphql::get).post(graphql::post))
         .route("/", get(graphiql))
@@ -74,7 +75,7 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .with_state(AppState { schema, api, options: Arc::new(options), in_flight })
-        .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
+        .layer(RequestBodyLimitLayer::new(max_body_bytes))
         .layer(
             TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
                 let request_id = request.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or_default();
