@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use clap::{Args, ValueEnum};
 
 use crate::graphql::QueryLimits;
+use crate::http::CorsOrigins;
 use crate::pagination::{CursorCodec, PagingSettings};
 
 /// Where comments live.
@@ -138,6 +139,10 @@ pub struct ServerArgs {
     /// Longest `nodes(ids:)` list accepted.
     #[arg(long, env = "DYNAPAGE_MAX_NODE_IDS", default_value_t = 100)]
     pub max_node_ids: usize,
+    /// Browser origins allowed to call the API (CORS), e.g. https://shop.example.com;
+    /// comma-separated or repeated; `*` for any. None by default.
+    #[arg(long, env = "DYNAPAGE_CORS_ORIGIN", value_delimiter = ',')]
+    pub cors_origin: Vec<String>,
 }
 
 impl ServerArgs {
@@ -146,6 +151,11 @@ impl ServerArgs {
             max_depth: self.max_query_depth,
             max_complexity: self.max_query_complexity,
         }
+    }
+
+    pub fn cors(&self) -> anyhow::Result<CorsOrigins> {
+        CorsOrigins::parse(&self.cors_origin)
+            .map_err(|e| anyhow::anyhow!("--cors-origin / DYNAPAGE_CORS_ORIGIN: {e}"))
     }
 }
 

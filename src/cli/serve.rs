@@ -79,6 +79,7 @@ pub async fn run_with(
 ) -> anyhow::Result<()> {
     let settings = args.paging.settings()?;
     let codec = args.cursor.codec()?;
+    let cors = args.server.cors()?;
     let Backends {
         store,
         index,
@@ -93,7 +94,7 @@ pub async fn run_with(
         max_node_ids: args.server.max_node_ids,
     });
     let schema = build_schema(Some(api.clone()), args.server.limits());
-    let router = crate::http::router(schema, api);
+    let router = crate::http::router(schema, api, &cors);
     let address = listener.local_addr()?;
     tracing::info!(%address, graphiql = %format!("http://{address}/"), "listening");
     crate::http::serve(listener, router, shutdown.clone().cancelled_owned()).await?;

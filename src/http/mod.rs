@@ -1,19 +1,29 @@
-//! HTTP: routes, request ids, health and readiness, and the server's lifecycle.
+//! HTTP: routes, request ids, CORS, caching headers, health and readiness, and the server's
+//! lifecycle.
 //!
 //! `serve` takes a bound listener and a shutdown future, so tests run the real server on port 0
 //! and stop it at will (STYLE 9). Nothing here knows how pages are computed.
+//!
+//! Caching: POST responses are `no-store` (mutations, and queries clients chose not to cache).
+//! Error-free queries over GET may be cached briefly ([`GET_QUERY_CACHE_CONTROL`]): long enough
+//! for a CDN or browser to absorb bursts of identical reads, short enough that a new comment
+//! shows up within seconds. GET responses with errors are `no-store`.
+
+mod cors;
+mod playground;
+
+pub use cors::CorsOrigins;
 
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use async_graphql::http::GraphiQLSource;
 use async_graphql::parser::types::{DocumentOperations, OperationType};
 use async_graphql::{ErrorExtensionValues, Value};
 use async_graphql_axum::{GraphQLRequest, GraphQLResponse};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Request, StatusCode, header};
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use tower_http::limit::RequestBodyLimitLayer;
@@ -29,6 +39,8 @@ use crate::store::CommentStore;
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 /// Largest request body accepted; GraphQL documents are small, this is generous.
 const MAX_BODY_BYTES: usize = 256 * 1024;
+/// `Cache-Control` of an error-free query over GET; see the module's comment.
+pub const GET_QUERY_CACHE_CONTROL: &str = "public, max-age=5";
 
 /// What the handlers share.
 #[derive(Clone)]
@@ -37,14 +49,19 @@ struct AppState {
     api: Arc<ApiState>,
 }
 
-/// The application's routes.
-pub fn router(schema: ApiSchema, api: Arc<ApiState>) -> Router {
-    Router::new()
+/// The application's routes; `cors` says which browser origins may call them.
+pub fn router(schema: ApiSchema, api: Arc<ApiState>, cors: &CorsOrigins) -> Router {
+    let mut router = Router::new()
         .route("/graphql", get(graphql_get).post(graphql_post))
-        .route("/", get(graphiql))
+        .route("/", get(playground::page))
+        .route("/playground/{name}", get(playground::asset))
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
-        .with_state(AppState { schema, api })
+        .with_state(AppState { schema, api });
+    if let Some(layer) = cors.layer(REQUEST_ID) {
+        router = router.layer(layer);
+    }
+    router
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
         .layer(
             TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
@@ -92,7 +109,13 @@ async fn graphql_post(
     headers: HeaderMap,
     request: GraphQLRequest,
 ) -> Response {
-    execute(&app, request_id(&headers), request.into_inner()).await
+    execute(
+        &app,
+        request_id(&headers),
+        request.into_inner(),
+        Method::Post,
+    )
+    .await
 }
 
 /// GraphQL over GET, for cacheable queries. Mutations are refused: a GET must not write
@@ -115,7 +138,14 @@ async fn graphql_get(
         )
             .into_response();
     }
-    execute(&app, request_id(&headers), request).await
+    execute(&app, request_id(&headers), request, Method::Get).await
+}
+
+/// How the request came, which decides how long its answer may be cached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Method {
+    Get,
+    Post,
 }
 
 fn is_mutation(request: &async_graphql::Request) -> bool {
@@ -132,7 +162,12 @@ fn is_mutation(request: &async_graphql::Request) -> bool {
     }
 }
 
-async fn execute(app: &AppState, request_id: String, request: async_graphql::Request) -> Response {
+async fn execute(
+    app: &AppState,
+    request_id: String,
+    request: async_graphql::Request,
+    method: Method,
+) -> Response {
     let started = Instant::now();
     let operation = request.operation_name.clone().unwrap_or_default();
     let meta = Arc::new(RequestMeta::new(request_id.clone()));
@@ -171,20 +206,18 @@ async fn execute(app: &AppState, request_id: String, request: async_graphql::Req
         async_graphql::Name::new("indexCalls"),
         Value::from(cost.index_calls),
     );
+    let cache_control = if method == Method::Get && response.errors.is_empty() {
+        GET_QUERY_CACHE_CONTROL
+    } else {
+        "no-store"
+    };
     response = response.extension("cost", Value::Object(cost_value));
     let mut http = GraphQLResponse::from(response).into_response();
-    http.headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    http.headers_mut().insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static(cache_control),
+    );
     http
-}
-
-async fn graphiql() -> Html<String> {
-    Html(
-        GraphiQLSource::build()
-            .endpoint("/graphql")
-            .title("dynapage")
-            .finish(),
-    )
 }
 
 /// Ready when both backends answer within two seconds.
