@@ -2,6 +2,7 @@
 //! `support` starts DynamoDB Local and `redis-server` on free ports; `helpers` starts the real
 //! server on port 0.
 
+mod codegen;
 mod engine_oracle;
 mod errors;
 mod helpers;
