@@ -133,7 +133,7 @@ async fn graphql_get(
         }]});
         return (
             StatusCode::METHOD_NOT_ALLOWED,
-            [(header::ALLOW, "POST")],
+            [(header::ALLOW, "POST"), (header::CACHE_CONTROL, "no-store")],
             Json(body),
         )
             .into_response();

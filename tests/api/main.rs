@@ -2,7 +2,10 @@
 //! `support` starts DynamoDB Local and `redis-server` on free ports; `helpers` starts the real
 //! server on port 0.
 
+mod browser;
+mod clients;
 mod codegen;
+mod cors;
 mod engine_oracle;
 mod errors;
 mod helpers;
