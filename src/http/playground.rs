@@ -170,4 +170,23 @@ mod tests {
         assert_eq!(tabs.as_array().map(Vec::len), Some(EXAMPLES.len()));
         assert_eq!(tabs[0]["query"], EXAMPLES[0].1);
     }
+
+    #[test]
+    fn every_example_file_has_a_tab() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/playground");
+        let mut files: Vec<String> = std::fs::read_dir(dir)
+            .expect("playground/")
+            .filter_map(|e| {
+                let name = e.ok()?.file_name().into_string().ok()?;
+                name.strip_suffix(".graphql").map(str::to_owned)
+            })
+            .collect();
+        files.sort();
+        let mut tabs: Vec<&str> = EXAMPLES.iter().map(|(name, _)| *name).collect();
+        tabs.sort_unstable();
+        assert_eq!(
+            files, tabs,
+            "add new playground/*.graphql files to EXAMPLES"
+        );
+    }
 }
