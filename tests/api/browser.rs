@@ -63,7 +63,8 @@ fn chromium() -> PathBuf {
 /// Runs headless Chromium, unable to resolve any host but 127.0.0.1, and returns its stdout.
 async fn headless(args: &[&str]) -> String {
     let profile = tempfile::tempdir().expect("a fresh profile directory");
-    let child = tokio::process::Command::new(chromium())
+    let browser = chromium();
+    let child = tokio::process::Command::new(&browser)
         .args([
             "--headless",
             "--no-sandbox",
@@ -82,7 +83,12 @@ async fn headless(args: &[&str]) -> String {
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
-        .expect("Chromium starts");
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot start {} (set CHROMIUM to a Chromium binary): {e}",
+                browser.display()
+            )
+        });
     let output = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
         .await
         .expect("Chromium finishes within 60 s")
