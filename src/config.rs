@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use clap::{Args, ValueEnum};
 
 use crate::graphql::QueryLimits;
+use crate::http::CorsOrigins;
 use crate::pagination::{CursorCodec, PagingSettings};
 
 /// Where comments live.
@@ -154,6 +155,10 @@ pub struct ServerArgs {
     /// are cut and the process exits.
     #[arg(long, env = "DYNAPAGE_SHUTDOWN_GRACE_MS", default_value_t = 10_000)]
     pub shutdown_grace_ms: u64,
+    /// Browser origins allowed to call the API (CORS), e.g. https://shop.example.com;
+    /// comma-separated or repeated; `*` for any. None by default.
+    #[arg(long, env = "DYNAPAGE_CORS_ORIGIN", value_delimiter = ',')]
+    pub cors_origin: Vec<String>,
 }
 
 impl ServerArgs {
@@ -164,14 +169,17 @@ impl ServerArgs {
         }
     }
 
-    pub fn http_options(&self) -> crate::http::HttpOptions {
-        crate::http::HttpOptions {
+    pub fn http_options(&self) -> anyhow::Result<crate::http::HttpOptions> {
+        let cors = CorsOrigins::parse(&self.cors_origin)
+            .map_err(|e| anyhow::anyhow!("--cors-origin / DYNAPAGE_CORS_ORIGIN: {e}"))?;
+        Ok(crate::http::HttpOptions {
             request_timeout: std::time::Duration::from_millis(self.request_timeout_ms),
             max_concurrent_requests: self.max_concurrent_requests as usize,
             max_aliases: self.max_aliases,
             max_body_bytes: self.max_body_bytes,
+            cors,
             metrics: crate::telemetry::metrics_handle(),
-        }
+        })
     }
 }
 

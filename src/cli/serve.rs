@@ -102,7 +102,7 @@ pub async fn run_with(
         max_node_ids: args.server.max_node_ids,
     });
     let schema = build_schema(Some(api.clone()), args.server.limits());
-    let router = crate::http::router(schema, api, args.server.http_options());
+    let router = crate::http::router(schema, api, args.server.http_options()?);
     let address = listener.local_addr()?;
     tracing::info!(%address, graphiql = %format!("http://{address}/"), "listening");
     // Draining is bounded: in-flight requests get the grace period, then the process stops.

@@ -9,6 +9,7 @@ mod error;
 mod global_id;
 mod mutation;
 mod query;
+mod scalars;
 mod types;
 
 use std::sync::{Arc, Mutex};
@@ -19,6 +20,7 @@ pub use error::{ApiError, ErrorCode};
 pub use global_id::GlobalId;
 pub use mutation::MutationRoot;
 pub use query::QueryRoot;
+pub use scalars::DateTime;
 
 use crate::index::AnyIndex;
 use crate::pagination::{CursorCodec, Engine, PageStats};

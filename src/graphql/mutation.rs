@@ -94,7 +94,7 @@ impl MutationRoot {
     async fn add_comment(
         &self,
         ctx: &Context<'_>,
-        input: AddCommentInput,
+        #[graphql(desc = "The comment to add.")] input: AddCommentInput,
     ) -> async_graphql::Result<AddCommentPayload> {
         let state = state(ctx)?;
         let meta = super::meta(ctx);
@@ -133,7 +133,7 @@ impl MutationRoot {
     async fn update_comment(
         &self,
         ctx: &Context<'_>,
-        input: UpdateCommentInput,
+        #[graphql(desc = "The comment to edit and what changes.")] input: UpdateCommentInput,
     ) -> async_graphql::Result<UpdateCommentPayload> {
         let state = state(ctx)?;
         let meta = super::meta(ctx);
@@ -158,7 +158,7 @@ impl MutationRoot {
     async fn delete_comment(
         &self,
         ctx: &Context<'_>,
-        input: DeleteCommentInput,
+        #[graphql(desc = "The comment to delete.")] input: DeleteCommentInput,
     ) -> async_graphql::Result<DeleteCommentPayload> {
         let state = state(ctx)?;
         let meta = super::meta(ctx);

@@ -1,12 +1,12 @@
 //! The object types of the schema: `Node`, `Product`, `Comment`, edges and page info.
 
 use async_graphql::{Context, ID, Interface, Object, SimpleObject};
-use chrono::{DateTime, Utc};
 
 use super::connection::{
     CommentConnection, ConnectionInput, connection_complexity, resolve_connection,
 };
 use super::global_id::GlobalId;
+use super::scalars::DateTime;
 use crate::domain::{self, Sku};
 
 /// An object with a globally unique id, refetchable through `node(id:)` (Relay).
@@ -110,13 +110,13 @@ impl Comment {
 
     /// When the comment was written (UTC, millisecond precision). Comments are ordered by it,
     /// newest first; equal times are ordered by id.
-    async fn created_at(&self) -> DateTime<Utc> {
-        self.0.created_at()
+    async fn created_at(&self) -> DateTime {
+        DateTime(self.0.created_at())
     }
 
     /// When the comment was last edited, if ever.
-    async fn updated_at(&self) -> Option<DateTime<Utc>> {
-        self.0.updated_at()
+    async fn updated_at(&self) -> Option<DateTime> {
+        self.0.updated_at().map(DateTime)
     }
 
     /// The product the comment is about.

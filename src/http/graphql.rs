@@ -47,7 +47,7 @@ fn refuse(status: StatusCode, code: &str, message: String, request_id: &str) -> 
         "message": message,
         "extensions": { "code": code, "requestId": request_id },
     }]});
-    (status, Json(body)).into_response()
+    (status, [(header::CACHE_CONTROL, "no-store")], Json(body)).into_response()
 }
 
 /// Whether the operation the request selects is a mutation.

@@ -1,7 +1,18 @@
-//! HTTP: routes, request ids, health and readiness, and the server's lifecycle.
+//! HTTP: routes, request ids, CORS, caching headers, health and readiness, and the server's
+//! lifecycle.
 //!
 //! `serve` takes a bound listener and a shutdown future, so tests run the real server on port 0
 //! and stop it at will (STYLE 9). Nothing here knows how pages are computed.
+//!
+//! Caching: POST responses are `no-store` (mutations, and queries clients chose not to cache).
+//! Error-free queries over GET may be cached briefly ([`GET_QUERY_CACHE_CONTROL`]): long enough
+//! for a CDN or browser to absorb bursts of identical reads, short enough that a new comment
+//! shows up within seconds. GET responses with errors are `no-store`.
+
+mod cors;
+mod playground;
+
+pub use cors::CorsOrigins;
 
 mod graphql;
 mod limits;
@@ -10,10 +21,9 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_graphql::http::GraphiQLSource;
 use axum::extract::State;
 use axum::http::{HeaderName, HeaderValue, Request, StatusCode, header};
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use tower_http::limit::RequestBodyLimitLayer;
@@ -40,6 +50,8 @@ pub struct HttpOptions {
     pub max_aliases: usize,
     /// Largest request body accepted (413 beyond).
     pub max_body_bytes: usize,
+    /// Browser origins allowed to call the API.
+    pub cors: CorsOrigins,
     /// Renders `/metrics`; `None` serves no metrics.
     pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
 }
@@ -50,10 +62,15 @@ impl Default for HttpOptions {
             request_timeout: Duration::from_secs(10),
             max_concurrent_requests: 512,
             max_aliases: 30,
+            max_body_bytes: 256 * 1024,
+            cors: CorsOrigins::None,
             metrics: None,
         }
     }
 }
+
+/// `Cache-Control` of an error-free query over GET; see the module's comment.
+pub const GET_QUERY_CACHE_CONTROL: &str = "public, max-age=5";
 
 /// What the handlers share.
 #[derive(Clone)]
@@ -68,13 +85,24 @@ struct AppState {
 pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Router {
     let in_flight = Arc::new(tokio::sync::Semaphore::new(options.max_concurrent_requests));
     let max_body_bytes = options.max_body_bytes;
-    Router::new()
+    let cors = options.cors.layer(REQUEST_ID);
+    let mut router = Router::new()
         .route("/graphql", get(graphql::get).post(graphql::post))
-        .route("/", get(graphiql))
+        .route("/", get(playground::page))
+        .route("/playground/{name}", get(playground::asset))
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
-        .with_state(AppState { schema, api, options: Arc::new(options), in_flight })
+        .with_state(AppState {
+            schema,
+            api,
+            options: Arc::new(options),
+            in_flight,
+        });
+    if let Some(layer) = cors {
+        router = router.layer(layer);
+    }
+    router
         .layer(RequestBodyLimitLayer::new(max_body_bytes))
         .layer(
             TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
@@ -107,15 +135,6 @@ impl MakeRequestId for UlidRequestId {
             .ok()
             .map(RequestId::new)
     }
-}
-
-async fn graphiql() -> Html<String> {
-    Html(
-        GraphiQLSource::build()
-            .endpoint("/graphql")
-            .title("dynapage")
-            .finish(),
-    )
 }
 
 /// Ready when both backends answer within two seconds.

@@ -2,7 +2,11 @@
 //! `support` starts DynamoDB Local and `redis-server` on free ports; `helpers` starts the real
 //! server on port 0.
 
+mod browser;
+mod clients;
+mod codegen;
 mod compose;
+mod cors;
 mod degradation;
 mod dynamodb_api;
 mod engine_oracle;
