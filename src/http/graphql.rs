@@ -188,9 +188,16 @@ async fn execute(
         async_graphql::Name::new("indexCalls"),
         Value::from(cost.index_calls),
     );
+    let cache_control = if over_get && response.errors.is_empty() {
+        super::GET_QUERY_CACHE_CONTROL
+    } else {
+        "no-store"
+    };
     response = response.extension("cost", Value::Object(cost_value));
     let mut http = GraphQLResponse::from(response).into_response();
-    http.headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    http.headers_mut().insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static(cache_control),
+    );
     http
 }

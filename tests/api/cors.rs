@@ -91,7 +91,11 @@ fn a_malformed_origin_is_refused_naming_the_flag() {
     let Some(Command::Serve(args)) = cli.command else {
         panic!("serve")
     };
-    let error = args.server.cors().expect_err("not an origin").to_string();
+    let error = args
+        .server
+        .http_options()
+        .expect_err("not an origin")
+        .to_string();
     assert!(
         error.contains("--cors-origin / DYNAPAGE_CORS_ORIGIN"),
         "{error}"
