@@ -122,7 +122,13 @@ impl<I: PageIndex> StreamConsumer<I> {
         let mut backoff = Backoff::new(self.options.max_backoff);
         while !shutdown.is_cancelled() {
             if described.is_none_or(|at| at.elapsed() > DESCRIBE_INTERVAL) {
-                match self.describe(&arn, &mut shards).await {
+                // Describing changes nothing, so a stop may abandon it midway.
+                let Some(described_now) =
+                    until_cancelled(self.describe(&arn, &mut shards), &shutdown).await
+                else {
+                    break;
+                };
+                match described_now {
                     Ok(()) => described = Some(Instant::now()),
                     Err(error) => {
                         tracing::warn!(table = %table, error = %error, "stream describe failed");
@@ -173,7 +179,10 @@ impl<I: PageIndex> StreamConsumer<I> {
     async fn stream_arn(&self, shutdown: &CancellationToken) -> Result<Option<String>, SyncError> {
         let mut backoff = Backoff::new(self.options.max_backoff);
         loop {
-            match self.store.stream_arn().await {
+            let Some(found) = until_cancelled(self.store.stream_arn(), shutdown).await else {
+                return Ok(None);
+            };
+            match found {
                 Ok(Some(arn)) => return Ok(Some(arn)),
                 Ok(None) => {
                     return Err(SyncError::NoStream {
@@ -245,19 +254,29 @@ impl<I: PageIndex> StreamConsumer<I> {
     ) -> Result<Polled, SyncError> {
         let iterator = match state.iterator.take() {
             Some(iterator) => iterator,
-            None => match self.iterator(arn, shard, state).await? {
-                Some(iterator) => iterator,
-                None => return Ok(finish(shard, state)),
-            },
+            None => {
+                let Some(found) = until_cancelled(self.iterator(arn, shard, state), shutdown).await
+                else {
+                    return Ok(Polled::default());
+                };
+                match found? {
+                    Some(iterator) => iterator,
+                    None => return Ok(finish(shard, state)),
+                }
+            }
         };
-        let output = match self
+        // Reading records changes nothing either; a stop abandons the read, keeping the iterator.
+        let read = self
             .client
             .get_records()
             .shard_iterator(&iterator)
             .limit(RECORDS_PER_CALL)
-            .send()
-            .await
-        {
+            .send();
+        let Some(read) = until_cancelled(read, shutdown).await else {
+            state.iterator = Some(iterator);
+            return Ok(Polled::default());
+        };
+        let output = match read {
             Ok(output) => output,
             Err(err) => {
                 let service = err.as_service_error();
@@ -474,6 +493,17 @@ fn now_ms() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or_default()
+}
+
+/// `future`'s output, or `None` if `shutdown` fires first (the future is then dropped).
+async fn until_cancelled<T>(
+    future: impl std::future::Future<Output = T>,
+    shutdown: &CancellationToken,
+) -> Option<T> {
+    tokio::select! {
+        output = future => Some(output),
+        () = shutdown.cancelled() => None,
+    }
 }
 
 async fn sleep_or_cancel(pause: Duration, shutdown: &CancellationToken) -> bool {

@@ -261,3 +261,86 @@ async fn metrics_count_requests_and_backend_reads() {
         );
     }
 }
+
+/// A server on DynamoDB Local behind a fault proxy, with `extra` flags.
+async fn app_on_proxied_dynamodb(extra: &[&str]) -> (TestApp, FaultProxy) {
+    let store = dynamodb_local::dynamo_store().await;
+    write_comments(
+        &store,
+        &Sku::parse(DEMO_SKU).expect("sku"),
+        100,
+        1,
+        &ProgressBar::hidden(),
+    )
+    .await
+    .expect("seeded");
+    let proxy = FaultProxy::start(socket(&dynamodb_local::endpoint().await)).await;
+    let endpoint = format!("http://{}", proxy.address);
+    let mut args = vec![
+        "--store",
+        "dynamodb",
+        "--dynamodb-endpoint",
+        &endpoint,
+        "--dynamodb-table",
+        store.table(),
+    ];
+    args.extend_from_slice(extra);
+    (TestApp::spawn(&args).await, proxy)
+}
+
+#[tokio::test]
+async fn shutdown_lets_in_flight_requests_finish_then_stops() {
+    let (app, proxy) = app_on_proxied_dynamodb(&[]).await;
+    proxy.set(Fault::Delay(Duration::from_millis(400)));
+    let query = json!({ "query": "{ comments(sku: \"DAFT_PUNK_TSHIRT\", first: 10) { edges { cursor } } }" });
+    let url = format!("{}/graphql", app.address);
+    let in_flight: Vec<_> = (0..16)
+        .map(|_| app.client.post(&url).json(&query).send())
+        .collect();
+    let requests = futures::future::join_all(in_flight);
+    let stop = async {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let started = Instant::now();
+        let stopped = app.stop().await;
+        (stopped, started.elapsed())
+    };
+    let (responses, (stopped, took)) = tokio::join!(requests, stop);
+    stopped.expect("a clean stop");
+    for response in responses {
+        let body: serde_json::Value = response
+            .expect("answered, not cut")
+            .json()
+            .await
+            .expect("json");
+        assert_eq!(
+            body["data"]["comments"]["edges"].as_array().map(Vec::len),
+            Some(10),
+            "{body:#}"
+        );
+    }
+    assert!(took < Duration::from_secs(10), "stopped in {took:?}");
+}
+
+#[tokio::test]
+async fn shutdown_is_bounded_when_requests_hang() {
+    let (app, proxy) = app_on_proxied_dynamodb(&["--shutdown-grace-ms", "500", "--request-timeout-ms", "2000"]).await;
+    proxy.set(Fault::Delay(Duration::from_secs(30)));
+    let url = format!("{}/graphql", app.address);
+    let hanging = app
+        .client
+        .post(&url)
+        .json(&json!({ "query": "{ comments(sku: \"DAFT_PUNK_TSHIRT\") { edges { cursor } } }" }))
+        .send();
+    let stop = async {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let started = Instant::now();
+        let stopped = app.stop().await;
+        (stopped, started.elapsed())
+    };
+    let (_, (stopped, took)) = tokio::join!(hanging, stop);
+    stopped.expect("stops without an error");
+    assert!(
+        took < Duration::from_secs(3),
+        "the grace period bounds the stop: {took:?}"
+    );
+}
