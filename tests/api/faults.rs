@@ -323,7 +323,9 @@ async fn shutdown_lets_in_flight_requests_finish_then_stops() {
 
 #[tokio::test]
 async fn shutdown_is_bounded_when_requests_hang() {
-    let (app, proxy) = app_on_proxied_dynamodb(&["--shutdown-grace-ms", "500", "--request-timeout-ms", "2000"]).await;
+    let (app, proxy) =
+        app_on_proxied_dynamodb(&["--shutdown-grace-ms", "500", "--request-timeout-ms", "2000"])
+            .await;
     proxy.set(Fault::Delay(Duration::from_secs(30)));
     let url = format!("{}/graphql", app.address);
     let hanging = app

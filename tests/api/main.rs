@@ -7,6 +7,7 @@ mod clients;
 mod codegen;
 mod compose;
 mod cors;
+mod cursor_fuzz;
 mod degradation;
 mod dynamodb_api;
 mod engine_oracle;
