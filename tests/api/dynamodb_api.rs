@@ -1,10 +1,7 @@
 //! The GraphQL API on DynamoDB Local: the same product seeded into DynamoDB and into the
 //! embedded store gives the same pages, cursors and flags, and a page of `n` reads `n + 1` items.
 
-use dynapage::cli::seed::write_comments;
-use dynapage::domain::Sku;
 use dynapage::store::CommentStore;
-use indicatif::ProgressBar;
 use serde_json::json;
 
 use crate::helpers::{DEMO_SKU, Page, TestApp};
@@ -15,10 +12,7 @@ const COMMENTS: u64 = 600;
 /// A server on a fresh DynamoDB Local table holding the demo product's first `count` comments.
 async fn dynamodb_app(count: u64) -> TestApp {
     let store = dynamodb_local::dynamo_store().await;
-    let sku = Sku::parse(DEMO_SKU).expect("sku");
-    write_comments(&store, &sku, count, 1, &ProgressBar::hidden())
-        .await
-        .expect("seeded");
+    crate::helpers::seed_demo(&store, count).await;
     store.ping().await.expect("reachable");
     let endpoint = dynamodb_local::endpoint().await;
     TestApp::spawn(&[

@@ -5,9 +5,6 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use dynapage::cli::seed::write_comments;
-use dynapage::domain::Sku;
-use indicatif::ProgressBar;
 use serde_json::json;
 
 use crate::helpers::{DEMO_SKU, TestApp, error_codes};
@@ -42,27 +39,7 @@ async fn app_with_slow_index_possible(extra: &[&str]) -> (TestApp, FaultProxy, R
 
 #[tokio::test]
 async fn a_store_outage_answers_store_unavailable_without_hanging_and_recovers() {
-    let store = dynamodb_local::dynamo_store().await;
-    write_comments(
-        &store,
-        &Sku::parse(DEMO_SKU).expect("sku"),
-        120,
-        1,
-        &ProgressBar::hidden(),
-    )
-    .await
-    .expect("seeded");
-    let proxy = FaultProxy::start(socket(&dynamodb_local::endpoint().await)).await;
-    let endpoint = format!("http://{}", proxy.address);
-    let app = TestApp::spawn(&[
-        "--store",
-        "dynamodb",
-        "--dynamodb-endpoint",
-        &endpoint,
-        "--dynamodb-table",
-        store.table(),
-    ])
-    .await;
+    let (app, proxy) = app_on_proxied_dynamodb(&[]).await;
     let first = app.page(DEMO_SKU, json!({ "first": 30 })).await;
 
     proxy.set(Fault::Refuse);
@@ -265,15 +242,7 @@ async fn metrics_count_requests_and_backend_reads() {
 /// A server on DynamoDB Local behind a fault proxy, with `extra` flags.
 async fn app_on_proxied_dynamodb(extra: &[&str]) -> (TestApp, FaultProxy) {
     let store = dynamodb_local::dynamo_store().await;
-    write_comments(
-        &store,
-        &Sku::parse(DEMO_SKU).expect("sku"),
-        100,
-        1,
-        &ProgressBar::hidden(),
-    )
-    .await
-    .expect("seeded");
+    crate::helpers::seed_demo(&store, 100).await;
     let proxy = FaultProxy::start(socket(&dynamodb_local::endpoint().await)).await;
     let endpoint = format!("http://{}", proxy.address);
     let mut args = vec![

@@ -198,3 +198,12 @@ where
     }
     panic!("{what} did not happen within 5 s");
 }
+
+/// Writes the first `count` comments of [`DEMO_SKU`] into `store`: the same comments the
+/// embedded server seeds with `--demo-comments count`, so pages can be compared across backends.
+pub async fn seed_demo<S: dynapage::store::CommentStore>(store: &S, count: u64) {
+    let sku = dynapage::domain::Sku::parse(DEMO_SKU).expect("the demo SKU is valid");
+    dynapage::cli::seed::write_comments(store, &sku, count, 1, &indicatif::ProgressBar::hidden())
+        .await
+        .expect("the demo comments are written");
+}

@@ -407,16 +407,7 @@ async fn a_memory_index_over_dynamodb_is_filled_at_start_up_and_follows_the_stre
 async fn a_deep_offset_over_dynamodb_and_redis_equals_the_embedded_page_at_first_page_cost() {
     const COUNT: u64 = 6_000;
     let backends = Backends::new().await;
-    let demo = Sku::parse(crate::helpers::DEMO_SKU).expect("sku");
-    dynapage::cli::seed::write_comments(
-        &backends.store,
-        &demo,
-        COUNT,
-        1,
-        &indicatif::ProgressBar::hidden(),
-    )
-    .await
-    .expect("seeded");
+    crate::helpers::seed_demo(&backends.store, COUNT).await;
     let mut args: Vec<&str> = backends.args.iter().map(String::as_str).collect();
     args.extend(["--sync", "--sync-poll-ms", "50"]);
     let real = TestApp::spawn(&args).await;
@@ -448,10 +439,7 @@ async fn a_deep_offset_over_dynamodb_and_redis_equals_the_embedded_page_at_first
 async fn after_redis_restarts_empty_a_reindex_restores_counts_and_verify_is_clean() {
     let mut redis = crate::support::redis_server::RedisServer::start();
     let store = dynamo_store().await;
-    let demo = Sku::parse(crate::helpers::DEMO_SKU).expect("sku");
-    dynapage::cli::seed::write_comments(&store, &demo, 300, 1, &indicatif::ProgressBar::hidden())
-        .await
-        .expect("seeded");
+    crate::helpers::seed_demo(&store, 300).await;
     let endpoint = endpoint().await;
     let url = redis.url();
     let args = [
