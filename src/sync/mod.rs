@@ -6,9 +6,11 @@
 //! This layer knows nothing of GraphQL; the streams SDK appears only in [`stream`], and Redis
 //! only behind [`Checkpoints`].
 
+mod backoff;
 mod checkpoint;
 pub mod reindex;
 mod scan;
+mod shards;
 pub mod stream;
 pub mod verify;
 
@@ -64,21 +66,20 @@ pub async fn follow_feed<I: PageIndex>(
 ) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     loop {
-        let received = tokio::select! {
-            n = feed.recv_many(&mut batch, MAX_BATCH) => n,
-            () = shutdown.cancelled() => 0,
+        let Some(received) =
+            backoff::until_cancelled(feed.recv_many(&mut batch, MAX_BATCH), &shutdown).await
+        else {
+            return;
         };
         if received == 0 {
             return;
         }
-        let mut backoff = Duration::from_millis(50);
+        let mut backoff = backoff::Backoff::new(Duration::from_secs(5));
         while let Err(error) = apply(&index, &batch).await {
-            tracing::warn!(events = batch.len(), %error, retry_in_ms = backoff.as_millis() as u64, "index update failed");
-            tokio::select! {
-                () = tokio::time::sleep(backoff) => {}
-                () = shutdown.cancelled() => return,
+            tracing::warn!(events = batch.len(), %error, "index update failed; retrying");
+            if !backoff.wait(&shutdown).await {
+                return;
             }
-            backoff = (backoff * 2).min(Duration::from_secs(5));
         }
         batch.clear();
     }

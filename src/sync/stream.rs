@@ -19,6 +19,8 @@ use aws_sdk_dynamodbstreams::error::SdkError;
 use aws_sdk_dynamodbstreams::types::{Record, ShardIteratorType};
 use tokio_util::sync::CancellationToken;
 
+use super::backoff::{Backoff, sleep_or_cancel, until_cancelled};
+use super::shards::{Polled, Position, ShardState, finish, ready, trimmed};
 use super::{Checkpoints, SyncError};
 use crate::domain::ChangeEvent;
 use crate::index::PageIndex;
@@ -47,34 +49,6 @@ impl Default for StreamOptions {
             max_backoff: Duration::from_secs(5),
         }
     }
-}
-
-/// Where reading of a shard resumes.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Position {
-    /// The checkpoint has not been loaded yet.
-    Unknown,
-    /// Never read: from the oldest record still in the stream.
-    Horizon,
-    /// Just after this sequence number (the checkpoint).
-    After(String),
-}
-
-#[derive(Debug)]
-struct ShardState {
-    parent: Option<String>,
-    position: Position,
-    /// The iterator for the next `GetRecords`; `None` means get one from `position`.
-    iterator: Option<String>,
-    /// Closed and read to its end (or gone from the stream): children may start.
-    finished: bool,
-}
-
-/// What one poll of one shard did.
-#[derive(Debug, Default)]
-struct Polled {
-    records: usize,
-    finished: bool,
 }
 
 /// Follows a table's stream into an index.
@@ -423,47 +397,6 @@ impl<I: PageIndex> StreamConsumer<I> {
     }
 }
 
-/// The shards to read now: unfinished ones whose parent is finished or no longer listed
-/// (trimmed, or read by an earlier run). A child waits for its parent because one comment's
-/// changes continue from the parent into the child: reading both at once could apply an old
-/// image after a newer one.
-fn ready(shards: &BTreeMap<String, ShardState>) -> BTreeSet<String> {
-    shards
-        .iter()
-        .filter(|(_, s)| !s.finished)
-        .filter(|(_, s)| {
-            s.parent
-                .as_ref()
-                .and_then(|p| shards.get(p))
-                .is_none_or(|parent| parent.finished)
-        })
-        .map(|(id, _)| id.clone())
-        .collect()
-}
-
-/// Marks `shard` finished: its children may start.
-fn finish(shard: &str, state: &mut ShardState) -> Polled {
-    state.finished = true;
-    state.iterator = None;
-    tracing::info!(shard, "shard finished");
-    Polled {
-        records: 0,
-        finished: true,
-    }
-}
-
-/// The checkpoint points before the oldest record the stream still keeps: records were lost to
-/// the index. Read on from the oldest one; only a reindex repairs what was missed.
-fn trimmed(shard: &str, state: &mut ShardState) {
-    tracing::error!(
-        shard,
-        "stream records were trimmed before they were applied; the index may have drifted: run `dynapage reindex`"
-    );
-    metrics::counter!("dynapage_sync_errors_total", "stage" => "trimmed").increment(1);
-    state.position = Position::Horizon;
-    state.iterator = None;
-}
-
 /// The change events of a batch, in order. A record that is not a comment is logged and
 /// skipped (it cannot be applied, and blocking the shard on it would stop all later changes).
 fn events_of(shard: &str, records: &[Record]) -> Vec<ChangeEvent> {
@@ -493,85 +426,4 @@ fn now_ms() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or_default()
-}
-
-/// `future`'s output, or `None` if `shutdown` fires first (the future is then dropped).
-async fn until_cancelled<T>(
-    future: impl std::future::Future<Output = T>,
-    shutdown: &CancellationToken,
-) -> Option<T> {
-    tokio::select! {
-        output = future => Some(output),
-        () = shutdown.cancelled() => None,
-    }
-}
-
-async fn sleep_or_cancel(pause: Duration, shutdown: &CancellationToken) -> bool {
-    tokio::select! {
-        () = tokio::time::sleep(pause) => true,
-        () = shutdown.cancelled() => false,
-    }
-}
-
-/// Exponential backoff from 50 ms up to a ceiling.
-#[derive(Debug)]
-struct Backoff {
-    next: Duration,
-    max: Duration,
-}
-
-impl Backoff {
-    const FIRST: Duration = Duration::from_millis(50);
-
-    fn new(max: Duration) -> Self {
-        Self {
-            next: Self::FIRST,
-            max,
-        }
-    }
-
-    fn reset(&mut self) {
-        self.next = Self::FIRST;
-    }
-
-    /// Sleeps the next pause; `false` if `shutdown` fired meanwhile.
-    async fn wait(&mut self, shutdown: &CancellationToken) -> bool {
-        let pause = self.next;
-        self.next = (self.next * 2).min(self.max);
-        sleep_or_cancel(pause, shutdown).await
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn shard(parent: Option<&str>, finished: bool) -> ShardState {
-        ShardState {
-            parent: parent.map(str::to_owned),
-            position: Position::Unknown,
-            iterator: None,
-            finished,
-        }
-    }
-
-    #[test]
-    fn a_child_shard_waits_until_its_parent_is_finished() {
-        let mut shards = BTreeMap::from([
-            ("root".to_owned(), shard(None, false)),
-            ("child".to_owned(), shard(Some("root"), false)),
-            ("grandchild".to_owned(), shard(Some("child"), false)),
-            ("orphan".to_owned(), shard(Some("trimmed-away"), false)),
-        ]);
-        let names = |set: BTreeSet<String>| set.into_iter().collect::<Vec<_>>();
-        assert_eq!(names(ready(&shards)), ["orphan", "root"]);
-        if let Some(root) = shards.get_mut("root") {
-            root.finished = true;
-        }
-        assert_eq!(names(ready(&shards)), ["child", "orphan"]);
-        if let Some(child) = shards.get_mut("child") {
-            child.finished = true;
-        }
-        assert_eq!(names(ready(&shards)), ["grandchild", "orphan"]);
-    }
 }
