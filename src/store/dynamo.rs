@@ -9,6 +9,7 @@
 
 mod batch;
 mod change;
+mod client;
 mod error;
 mod item;
 mod schema;
@@ -16,14 +17,8 @@ mod schema;
 use std::collections::HashMap;
 use std::ops::Bound;
 use std::sync::Arc;
-use std::time::Duration;
 
-use aws_config::BehaviorVersion;
-use aws_config::meta::region::RegionProviderChain;
-use aws_config::retry::RetryConfig;
-use aws_config::timeout::TimeoutConfig;
 use aws_sdk_dynamodb::Client;
-use aws_sdk_dynamodb::config::{Credentials, Region};
 use aws_sdk_dynamodb::types::{
     AttributeValue, PutRequest, ReturnConsumedCapacity, ReturnValue, WriteRequest,
 };
@@ -40,36 +35,13 @@ use super::{CommentStore, KeyQuery, Partition, QueryPage, ScanPage, StoreError};
 use crate::domain::{Comment, CommentId, CommentPatch, Order};
 
 pub use self::change::{RecordDecodeError, change_from_record};
+pub use self::client::DynamoConfig;
 pub use self::item::{ItemAttribute, ItemDecodeError, comment_from_item, sort_key_from_item};
 
-/// Region used when neither the settings nor the AWS chain name one (and for DynamoDB Local,
-/// which ignores it but still needs one to sign requests).
-const DEFAULT_REGION: &str = "us-east-1";
 /// Read-check-write rounds an `update` tries before a lost race is reported.
 const UPDATE_ATTEMPTS: u32 = 5;
 /// Items per scan page, like the embedded store's (DynamoDB may still cut at 1 MB).
 const SCAN_PAGE: i32 = 1_000;
-
-/// Where the table is and what it is called.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DynamoConfig {
-    /// A custom endpoint such as DynamoDB Local (`http://localhost:8000`); `None` uses the
-    /// standard AWS endpoint and credential chain.
-    pub endpoint: Option<String>,
-    pub table: String,
-    /// `None`: the AWS region chain, then `us-east-1`.
-    pub region: Option<String>,
-}
-
-impl Default for DynamoConfig {
-    fn default() -> Self {
-        Self {
-            endpoint: None,
-            table: "comments".to_owned(),
-            region: None,
-        }
-    }
-}
 
 /// The comment store backed by a DynamoDB table. Cloning shares the client.
 #[derive(Clone, Debug)]
@@ -92,46 +64,7 @@ impl DynamoStore {
         if config.table.is_empty() {
             return Err(internal("the DynamoDB table name is empty"));
         }
-        // With a custom endpoint (DynamoDB Local) the region only names the signing scope, so
-        // skip the chain: its last resort asks EC2 instance metadata, slow off AWS.
-        let region = match (&config.region, &config.endpoint) {
-            (Some(region), _) => RegionProviderChain::first_try(Region::new(region.clone())),
-            (None, Some(_)) => RegionProviderChain::first_try(Region::new(DEFAULT_REGION)),
-            (None, None) => {
-                RegionProviderChain::default_provider().or_else(Region::new(DEFAULT_REGION))
-            }
-        };
-        let timeouts = TimeoutConfig::builder()
-            .connect_timeout(Duration::from_secs(3))
-            .operation_attempt_timeout(Duration::from_secs(5))
-            .operation_timeout(Duration::from_secs(15))
-            .build();
-        let mut loader = aws_config::defaults(BehaviorVersion::latest())
-            .region(region)
-            .timeout_config(timeouts)
-            .retry_config(RetryConfig::standard().with_max_attempts(3));
-        if let Some(endpoint) = &config.endpoint {
-            loader = loader.endpoint_url(endpoint);
-            // DynamoDB Local accepts any signature; without this a laptop with no AWS
-            // credentials would fail every call while the chain searched for some.
-            let has_credentials = [
-                "AWS_ACCESS_KEY_ID",
-                "AWS_PROFILE",
-                "AWS_WEB_IDENTITY_TOKEN_FILE",
-            ]
-            .iter()
-            .any(|name| std::env::var_os(name).is_some());
-            if !has_credentials {
-                loader = loader.credentials_provider(Credentials::new(
-                    "dynapagelocal",
-                    "dynapagelocal",
-                    None,
-                    None,
-                    "dynapage-static",
-                ));
-            }
-        }
-        let sdk_config = loader.load().await;
+        let sdk_config = client::sdk_config(&config).await;
         Ok(Self::from_client(Client::new(&sdk_config), config.table)
             .with_streams_client(aws_sdk_dynamodbstreams::Client::new(&sdk_config)))
     }
