@@ -160,5 +160,5 @@ median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 
 spread() {
   local m
   m=$(median "$@")
-  printf '%s\n' "$@" | sort -g | awk -v m="$m" 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.0f", m > 0 ? 100 * (hi - lo) / m : 0 }'
+  printf '%s\n' "$@" | sort -g | awk -v m="$m" 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.0f", (m > 0 ? 100 * (hi - lo) / m : 0) }'
 }
