@@ -4,6 +4,8 @@
 //! codec. See BENCHMARKS.md for the results and `bench/load` for the server under load.
 //!
 //! The product is built once per bench binary (it takes a while), then shared by every case.
+//! `cargo test --all-targets` runs each case once, unoptimized, as a smoke test: there the
+//! product is small ([`TEST_COMMENTS`]) and the offsets beyond it are left out.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -21,6 +23,8 @@ use tokio::runtime::Runtime;
 const SKU: &str = "DAFT_PUNK_TSHIRT";
 /// Comments of the benchmarked product, the size of a very popular product page.
 const COMMENTS: usize = 2_300_000;
+/// Comments of the product when the cases only run once as a test (no `--bench` argument).
+const TEST_COMMENTS: usize = 20_000;
 const PAGE: usize = 20;
 const OFFSETS: [u64; 5] = [0, 1_000, 10_000, 100_000, 1_000_000];
 /// Same timestamp as `dynapage seed`, so the product equals the server's demo product.
@@ -34,10 +38,17 @@ struct Fixture {
     indexed: MemoryEngine,
     naive: MemoryEngine,
     middle_key: SortKey,
+    comments: usize,
 }
 
 /// Writes the product into an embedded store and its change feed into an embedded index.
 fn fixture() -> Fixture {
+    // `cargo bench` passes `--bench`; `cargo test` runs the cases once, unoptimized.
+    let comments = if std::env::args().any(|arg| arg == "--bench") {
+        COMMENTS
+    } else {
+        TEST_COMMENTS
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -48,7 +59,7 @@ fn fixture() -> Fixture {
         let (sink, mut feed) = tokio::sync::mpsc::unbounded_channel();
         let store = MemoryStore::new().with_change_sink(sink);
         let index = MemoryIndex::new();
-        let mut comments = CommentGenerator::new(sku.clone(), 1, NEWEST_MS).take(COMMENTS);
+        let mut comments = CommentGenerator::new(sku.clone(), 1, NEWEST_MS).take(comments);
         let mut middle_key = None;
         let mut events = Vec::new();
         loop {
@@ -71,9 +82,9 @@ fn fixture() -> Fixture {
     let count = runtime
         .block_on(index.count(&sku, RatingSet::ALL))
         .expect("the embedded index");
-    assert_eq!(count, COMMENTS as u64, "every comment reached the index");
+    assert_eq!(count, comments as u64, "every comment reached the index");
     eprintln!(
-        "built {COMMENTS} comments in {:.1} s",
+        "built {comments} comments in {:.1} s",
         started.elapsed().as_secs_f64()
     );
     let naive = PagingSettings {
@@ -86,6 +97,7 @@ fn fixture() -> Fixture {
         indexed: Engine::new(store.clone(), index.clone(), PagingSettings::default()),
         naive: Engine::new(store, index, naive),
         middle_key,
+        comments,
     }
 }
 
@@ -142,7 +154,10 @@ fn benches(c: &mut Criterion) {
             group.sample_size(10);
             group.measurement_time(Duration::from_secs(10));
         }
-        for offset in OFFSETS {
+        for offset in OFFSETS
+            .into_iter()
+            .filter(|offset| offset + PAGE as u64 <= f.comments as u64)
+        {
             let plan = plan(Order::NewestFirst, None, offset);
             group.bench_with_input(BenchmarkId::from_parameter(offset), &plan, |b, plan| {
                 b.iter(|| run(&f, engine, RatingSet::ALL, black_box(plan)));
