@@ -1,0 +1,52 @@
+-- wrk script for bench/load and bench/soak: POSTs GraphQL bodies to /graphql, one body per
+-- request chosen at random from the file named by $BENCH_BODIES (one JSON body per line).
+-- Counts as an error every non-2xx response and every response whose body holds "errors"
+-- (a GraphQL error answers 200). At the end prints one line:
+--   RESULT requests=… requests_per_s=… p50_ms=… p99_ms=… errors=… non2xx=… graphql_errors=… socket_errors=…
+
+local bodies = {}
+for line in io.lines(os.getenv("BENCH_BODIES")) do
+  if line ~= "" then bodies[#bodies + 1] = line end
+end
+
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+
+local threads = {}
+function setup(thread)
+  thread:set("id", #threads + 1)
+  threads[#threads + 1] = thread
+end
+
+function init(args)
+  math.randomseed(os.time() * 1000 + id)
+  graphql_errors = 0
+  non2xx = 0
+end
+
+function request()
+  return wrk.format(nil, nil, nil, bodies[math.random(#bodies)])
+end
+
+function response(status, headers, body)
+  if status < 200 or status > 299 then
+    non2xx = non2xx + 1
+  elseif string.find(body, '"errors"', 1, true) then
+    graphql_errors = graphql_errors + 1
+  end
+end
+
+function done(summary, latency, requests)
+  local graphql, bad = 0, 0
+  for _, thread in ipairs(threads) do
+    graphql = graphql + thread:get("graphql_errors")
+    bad = bad + thread:get("non2xx")
+  end
+  local e = summary.errors
+  local socket = e.connect + e.read + e.write + e.timeout
+  io.write(string.format(
+    "RESULT requests=%d requests_per_s=%.1f p50_ms=%.2f p99_ms=%.2f errors=%d non2xx=%d graphql_errors=%d socket_errors=%d\n",
+    summary.requests, summary.requests / (summary.duration / 1e6),
+    latency:percentile(50) / 1000, latency:percentile(99) / 1000,
+    bad + graphql + socket, bad, graphql, socket))
+end

@@ -1,0 +1,128 @@
+//! The raw rate of the DynamoDB `Query` a page costs, without dynapage: `concurrency` workers
+//! send the same `Query` (GSI `byProduct`, newest first, `Limit n + 1`, optionally below a sort
+//! key, as a page after a cursor or after an index jump) for `seconds`, and one line reports
+//! requests per second, p50 and p99 and the consumed capacity. `bench/load` runs it beside the
+//! server so the API's overhead shows as a ratio (BENCHMARKS.md).
+//!
+//! ```sh
+//! cargo run --release --example dynamodb_query_rate -- --endpoint http://127.0.0.1:8000 \
+//!     --table comments --sku DAFT_PUNK_TSHIRT --limit 21 --concurrency 16 --seconds 10
+//! ```
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
+use clap::Parser;
+
+#[derive(Parser, Debug)]
+struct Args {
+    /// DynamoDB endpoint, e.g. DynamoDB Local.
+    #[arg(long)]
+    endpoint: String,
+    #[arg(long, default_value = "comments")]
+    table: String,
+    /// The GSI and its partition attribute: `byProduct` + `sku` or `byProductRating` + `skuRating`.
+    #[arg(long, default_value = "byProduct")]
+    index: String,
+    #[arg(long, default_value = "sku")]
+    partition_attribute: String,
+    /// The partition key value (a SKU, or `SKU#rating` for `byProductRating`).
+    #[arg(long)]
+    sku: String,
+    /// Items per query: a page of n reads n + 1.
+    #[arg(long, default_value_t = 21)]
+    limit: i32,
+    /// Read below this sort key (`sortKey < :sk`), as a page after a cursor does.
+    #[arg(long)]
+    below: Option<String>,
+    #[arg(long, default_value_t = 16)]
+    concurrency: usize,
+    #[arg(long, default_value_t = 10)]
+    seconds: u64,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Arc::new(Args::parse());
+    let config = aws_sdk_dynamodb::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new("us-east-1"))
+        .endpoint_url(&args.endpoint)
+        .credentials_provider(Credentials::new("bench", "bench", None, None, "bench"))
+        .build();
+    let client = aws_sdk_dynamodb::Client::from_conf(config);
+    let (items, rcu) = query(&client, &args).await.context("a first query")?;
+    let deadline = Instant::now() + Duration::from_secs(args.seconds);
+    let started = Instant::now();
+    let workers: Vec<_> = (0..args.concurrency)
+        .map(|_| {
+            let (client, args) = (client.clone(), args.clone());
+            tokio::spawn(async move {
+                let mut latencies = Vec::new();
+                let mut errors = 0u64;
+                while Instant::now() < deadline {
+                    let sent = Instant::now();
+                    match query(&client, &args).await {
+                        Ok(_) => latencies.push(sent.elapsed()),
+                        Err(_) => errors += 1,
+                    }
+                }
+                (latencies, errors)
+            })
+        })
+        .collect();
+    let mut latencies = Vec::new();
+    let mut errors = 0;
+    for worker in workers {
+        let (l, e) = worker.await?;
+        latencies.extend(l);
+        errors += e;
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    latencies.sort();
+    let at = |q: f64| {
+        latencies
+            .get(((latencies.len() as f64 * q) as usize).min(latencies.len().saturating_sub(1)))
+            .map_or(0.0, |d| d.as_secs_f64() * 1e3)
+    };
+    println!(
+        "requests_per_s={:.1} p50_ms={:.2} p99_ms={:.2} requests={} errors={} items_per_query={} consumed_rcu={}",
+        latencies.len() as f64 / elapsed,
+        at(0.50),
+        at(0.99),
+        latencies.len(),
+        errors,
+        items,
+        rcu
+    );
+    Ok(())
+}
+
+/// One query; returns the items it read and the capacity DynamoDB says it consumed.
+async fn query(client: &aws_sdk_dynamodb::Client, args: &Args) -> anyhow::Result<(usize, f64)> {
+    let mut condition = "#pk = :pk".to_owned();
+    let mut request = client
+        .query()
+        .table_name(&args.table)
+        .index_name(&args.index)
+        .expression_attribute_names("#pk", &args.partition_attribute)
+        .expression_attribute_values(":pk", AttributeValue::S(args.sku.clone()))
+        .scan_index_forward(false)
+        .limit(args.limit)
+        .return_consumed_capacity(ReturnConsumedCapacity::Total);
+    if let Some(below) = &args.below {
+        condition.push_str(" AND #sk < :sk");
+        request = request
+            .expression_attribute_names("#sk", "sortKey")
+            .expression_attribute_values(":sk", AttributeValue::S(below.clone()));
+    }
+    let output = request.key_condition_expression(condition).send().await?;
+    let rcu = output
+        .consumed_capacity()
+        .and_then(|c| c.capacity_units())
+        .unwrap_or_default();
+    Ok((output.items().len(), rcu))
+}
