@@ -4,6 +4,7 @@ WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 COPY src ./src
 COPY playground ./playground
+COPY benches ./benches
 COPY schema.graphql ./
 RUN cargo build --release --locked --bin dynapage
 

@@ -153,13 +153,26 @@ fn the_dockerfile_builds_the_binary_and_its_default_command_parses() {
             parts[..parts.len().saturating_sub(1)].to_vec()
         })
         .collect();
-    for needed in [
+    // Cargo refuses a manifest whose declared targets are missing, so every target directory
+    // Cargo.toml declares must be in the build context too.
+    let manifest = repo_file("Cargo.toml");
+    let mut needed = vec![
         "Cargo.toml",
         "Cargo.lock",
         "src",
         "playground",
         "schema.graphql",
+    ];
+    for (section, dir) in [
+        ("[[bench]]", "benches"),
+        ("[[example]]", "examples"),
+        ("[[test]]", "tests"),
     ] {
+        if manifest.contains(section) {
+            needed.push(dir);
+        }
+    }
+    for needed in needed {
         assert!(
             copied.contains(needed),
             "the Dockerfile copies {needed}: {copied:?}"
