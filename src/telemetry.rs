@@ -28,7 +28,18 @@ pub fn metrics_handle() -> Option<metrics_exporter_prometheus::PrometheusHandle>
             if let Err(error) = &installed {
                 tracing::warn!(%error, "metrics recorder not installed; /metrics is disabled");
             }
-            installed.ok()
+            let handle = installed.ok()?;
+            // Histogram samples pile up in the recorder until upkeep drains them; without it the
+            // process grows for as long as nobody scrapes /metrics. Drain every five seconds.
+            let upkeep = handle.clone();
+            let spawned = std::thread::Builder::new().name("metrics-upkeep".into()).spawn(move || loop {
+                std::thread::sleep(std::time::Duration::from_secs(5));
+                upkeep.run_upkeep();
+            });
+            if let Err(error) = spawned {
+                tracing::warn!(%error, "metrics upkeep thread not started; histograms drain only when /metrics is scraped");
+            }
+            Some(handle)
         })
         .clone()
 }

@@ -434,7 +434,7 @@ async fn a_deep_offset_over_dynamodb_and_redis_equals_the_embedded_page_at_first
     assert_eq!(exit_code(&verify), Some(0), "{}", stdout(&verify));
 }
 
-/// Redis restarted empty: the server recovers by itself, and a reindex makes counts right again.
+/// Redis restarted empty: the server recovers by itself, and `reindex` makes the counts right.
 #[tokio::test]
 async fn after_redis_restarts_empty_a_reindex_restores_counts_and_verify_is_clean() {
     let mut redis = crate::support::redis_server::RedisServer::start();
@@ -456,9 +456,29 @@ async fn after_redis_restarts_empty_a_reindex_restores_counts_and_verify_is_clea
         "--redis-prefix",
         "restart:",
     ];
-    let mut serve_args = args.to_vec();
-    serve_args.extend(["--sync", "--sync-poll-ms", "50"]);
-    let app = TestApp::spawn(&serve_args).await;
+    // No stream consumer here: it would replay the stream into the restarted Redis by itself
+    // (which is fine, but then this test could not show that `reindex` alone restores it).
+    let app = TestApp::spawn(&args).await;
+    let run = |command: &'static str| {
+        let args = args.map(str::to_owned);
+        async move {
+            tokio::process::Command::new(env!("CARGO_BIN_EXE_dynapage"))
+                .arg(command)
+                .args(&args)
+                .env("RUST_LOG", "warn")
+                .stdin(Stdio::null())
+                .output()
+                .await
+                .expect("dynapage runs")
+        }
+    };
+    let filled = run("reindex").await;
+    assert_eq!(
+        exit_code(&filled),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&filled.stderr)
+    );
     until_total(&app, crate::helpers::DEMO_SKU, Value::Null, 300).await;
 
     redis.stop();
@@ -475,19 +495,6 @@ async fn after_redis_restarts_empty_a_reindex_restores_counts_and_verify_is_clea
     assert_eq!(crate::helpers::error_codes(&page), ["INDEX_UNAVAILABLE"]);
 
     redis.restart();
-    let run = |command: &'static str| {
-        let args = args.map(str::to_owned);
-        async move {
-            tokio::process::Command::new(env!("CARGO_BIN_EXE_dynapage"))
-                .arg(command)
-                .args(&args)
-                .env("RUST_LOG", "warn")
-                .stdin(Stdio::null())
-                .output()
-                .await
-                .expect("dynapage runs")
-        }
-    };
     let drift = run("verify").await;
     assert_eq!(
         exit_code(&drift),
