@@ -65,6 +65,19 @@ pub struct BackendArgs {
     pub redis_cluster: bool,
 }
 
+impl BackendArgs {
+    /// Refuses to run `command` unless it reads a DynamoDB table and writes a Redis index
+    /// (`sync`, `reindex`, `verify`: an embedded store or index lives only inside `serve`).
+    pub fn require_dynamodb_and_redis(&self, command: &str) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            self.store == StoreKind::Dynamodb && self.index == IndexKind::Redis,
+            "`{command}` works on a DynamoDB table and a Redis index: pass --store dynamodb --index redis \
+             (DYNAPAGE_STORE, DYNAPAGE_INDEX); an embedded store or index lives only inside `serve`"
+        );
+        Ok(())
+    }
+}
+
 /// Keys that seal cursors.
 #[derive(Args, Clone, Debug)]
 pub struct CursorArgs {

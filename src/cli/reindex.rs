@@ -8,7 +8,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{BackendArgs, IndexKind, StoreKind};
+use crate::config::BackendArgs;
 use crate::domain::Sku;
 use crate::startup::open_backends;
 
@@ -26,11 +26,7 @@ pub struct ReindexArgs {
 }
 
 pub async fn run(args: ReindexArgs) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        args.backend.store == StoreKind::Dynamodb && args.backend.index == IndexKind::Redis,
-        "reindex rebuilds a Redis index from a DynamoDB table: pass --store dynamodb --index redis \
-         (DYNAPAGE_STORE, DYNAPAGE_INDEX)"
-    );
+    args.backend.require_dynamodb_and_redis("reindex")?;
     let sku = args
         .sku
         .as_deref()

@@ -7,7 +7,7 @@ use anyhow::Context;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{BackendArgs, IndexKind, StoreKind};
+use crate::config::BackendArgs;
 use crate::startup::{open_backends, stream_consumer};
 
 #[derive(Args, Debug)]
@@ -20,15 +20,7 @@ pub struct SyncArgs {
 }
 
 pub async fn run(args: SyncArgs) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        args.backend.store == StoreKind::Dynamodb,
-        "sync reads a DynamoDB stream: pass --store dynamodb (DYNAPAGE_STORE)"
-    );
-    anyhow::ensure!(
-        args.backend.index == IndexKind::Redis,
-        "sync feeds a shared index: pass --index redis (DYNAPAGE_INDEX); a memory index is fed \
-         inside `serve` itself"
-    );
+    args.backend.require_dynamodb_and_redis("sync")?;
     let shutdown = CancellationToken::new();
     tokio::spawn(super::serve::stop_on_signal(shutdown.clone()));
     let backends = open_backends(&args.backend, &shutdown).await?;

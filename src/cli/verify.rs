@@ -7,7 +7,7 @@ use anyhow::Context;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{BackendArgs, IndexKind, StoreKind};
+use crate::config::BackendArgs;
 use crate::domain::{IndexEntry, Rating, Sku};
 use crate::startup::open_backends;
 use crate::sync::{DriftReport, ProductDrift};
@@ -28,11 +28,7 @@ pub struct VerifyArgs {
 }
 
 pub async fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
-    anyhow::ensure!(
-        args.backend.store == StoreKind::Dynamodb && args.backend.index == IndexKind::Redis,
-        "verify compares a DynamoDB table with a Redis index: pass --store dynamodb --index redis \
-         (DYNAPAGE_STORE, DYNAPAGE_INDEX)"
-    );
+    args.backend.require_dynamodb_and_redis("verify")?;
     let sku = args
         .sku
         .as_deref()

@@ -65,16 +65,21 @@ fn is_mutation(document: &ExecutableDocument, operation_name: Option<&str>) -> b
 async fn execute(
     app: &AppState,
     request_id: String,
-    request: async_graphql::Request,
+    mut request: async_graphql::Request,
     over_get: bool,
 ) -> Response {
     let started = Instant::now();
-    // Parse once up front for the checks async-graphql does not make; if it does not parse,
-    // async-graphql reports the syntax error in its usual shape.
-    let document = async_graphql::parser::parse_query(&request.query).ok();
-    let mutation = document
-        .as_ref()
-        .is_some_and(|d| is_mutation(d, request.operation_name.as_deref()));
+    // Parse once, for the checks async-graphql does not make; the request keeps the document,
+    // so execution does not parse it again. A syntax error is left to async-graphql to report
+    // in its usual shape.
+    let operation_name = request.operation_name.clone();
+    let (mutation, aliases) = match request.parsed_query() {
+        Ok(document) => (
+            is_mutation(document, operation_name.as_deref()),
+            limits::count_aliases(document),
+        ),
+        Err(_) => (false, 0),
+    };
     let kind = if mutation { "mutation" } else { "query" };
     if over_get && mutation {
         let mut response = refuse(
@@ -88,7 +93,6 @@ async fn execute(
             .insert(header::ALLOW, HeaderValue::from_static("POST"));
         return response;
     }
-    let aliases = document.as_ref().map_or(0, limits::count_aliases);
     if aliases > app.options.max_aliases {
         let message = format!(
             "the query declares {aliases} aliases; at most {} are allowed",
@@ -119,7 +123,7 @@ async fn execute(
         return response;
     };
 
-    let operation = request.operation_name.clone().unwrap_or_default();
+    let operation = operation_name.unwrap_or_default();
     let meta = Arc::new(RequestMeta::new(request_id.clone()));
     let execution = app.schema.execute(request.data(meta.clone()));
     let Ok(mut response) = tokio::time::timeout(app.options.request_timeout, execution).await

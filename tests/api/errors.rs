@@ -262,6 +262,12 @@ async fn refused_mutations_write_nothing() {
 #[tokio::test]
 async fn queries_too_deep_or_too_complex_are_refused_before_running() {
     let app = TestApp::embedded(5).await;
+    let broken = app.graphql("{ product(sku: ", json!({})).await;
+    assert_eq!(
+        error_codes(&broken),
+        ["GRAPHQL_VALIDATION_FAILED"],
+        "a syntax error: {broken:#}"
+    );
     let deep = "{ product(sku: \"A\") { comments(first: 1) { nodes { product { comments(first: 1) { nodes { product { comments(first: 1) { nodes { product { comments(first: 1) { nodes { id } } } } } } } } } } } } }";
     assert_eq!(
         error_codes(&app.graphql(deep, json!({})).await),

@@ -513,3 +513,23 @@ async fn after_redis_restarts_empty_a_reindex_restores_counts_and_verify_is_clea
     let clean = run("verify").await;
     assert_eq!(exit_code(&clean), Some(0), "{}", stdout(&clean));
 }
+
+#[tokio::test]
+async fn sync_reindex_and_verify_refuse_the_embedded_backends_naming_the_flags() {
+    for command in ["sync", "reindex", "verify"] {
+        let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_dynapage"))
+            .arg(command)
+            .env("RUST_LOG", "off")
+            .stdin(Stdio::null())
+            .output()
+            .await
+            .expect("dynapage runs");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(exit_code(&output), Some(1), "{command}: {stderr}");
+        assert!(
+            stderr.contains(&format!("`{command}`"))
+                && stderr.contains("--store dynamodb --index redis"),
+            "{command}: {stderr}"
+        );
+    }
+}
