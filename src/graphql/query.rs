@@ -27,10 +27,13 @@ impl QueryRoot {
     ) -> async_graphql::Result<Option<Node>> {
         let meta = super::meta(ctx);
         let id = GlobalId::decode(&id).map_err(|e| ApiError::from(e).into_graphql(meta))?;
-        let mut found = fetch_nodes(ctx, std::slice::from_ref(&id)).await?;
-        match found.pop().flatten() {
+        let GlobalId::Comment(comment) = id else {
+            // A product exists as soon as it is named.
+            return Ok(fetch_nodes(ctx, &[id]).await?.pop().flatten());
+        };
+        match fetch_nodes(ctx, &[id]).await?.pop().flatten() {
             Some(node) => Ok(Some(node)),
-            None => Err(ApiError::from(StoreError::NotFound(comment_id(&id))).into_graphql(meta)),
+            None => Err(ApiError::from(StoreError::NotFound(comment)).into_graphql(meta)),
         }
     }
 
@@ -108,13 +111,6 @@ impl QueryRoot {
             },
         )
         .await
-    }
-}
-
-fn comment_id(id: &GlobalId) -> CommentId {
-    match id {
-        GlobalId::Comment(id) => *id,
-        GlobalId::Product(_) => unreachable!("products always exist"),
     }
 }
 
