@@ -131,3 +131,54 @@ fn the_committed_schema_matches_the_code() {
         "schema.graphql is stale: run `cargo run -- export-schema --output schema.graphql` and review the diff"
     );
 }
+
+/// `cargo run` with no command: the binary serves the embedded demo from settings in the
+/// environment alone, and SIGTERM stops it cleanly (exit 0).
+#[tokio::test]
+async fn the_binary_without_a_command_serves_and_stops_on_sigterm() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("a free port")
+        .local_addr()
+        .expect("address")
+        .port();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_dynapage"))
+        .env("DYNAPAGE_LISTEN", format!("127.0.0.1:{port}"))
+        .env("DYNAPAGE_DEMO_COMMENTS", "100")
+        .env("RUST_LOG", "warn")
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("dynapage starts");
+    let url = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    let mut answered = None;
+    for _ in 0..200 {
+        let query = json!({ "query": "{ comments(sku: \"DAFT_PUNK_TSHIRT\") { totalCount } }" });
+        if let Ok(response) = client
+            .post(format!("{url}/graphql"))
+            .json(&query)
+            .send()
+            .await
+        {
+            answered = Some(response.json::<Value>().await.expect("json"));
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        answered.expect("the server answered")["data"]["comments"]["totalCount"],
+        100
+    );
+    let pid = child.id().expect("running").to_string();
+    let killed = tokio::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .await
+        .expect("kill runs");
+    assert!(killed.success());
+    let status = tokio::time::timeout(std::time::Duration::from_secs(15), child.wait())
+        .await
+        .expect("stops in time")
+        .expect("status");
+    assert!(status.success(), "a clean exit on SIGTERM: {status:?}");
+}
