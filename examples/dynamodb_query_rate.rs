@@ -17,6 +17,10 @@ use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
 use clap::Parser;
 
+/// The server's allocator, so the comparison is between the same builds (BENCHMARKS.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser, Debug)]
 struct Args {
     /// DynamoDB endpoint, e.g. DynamoDB Local.

@@ -6,6 +6,12 @@ use std::process::ExitCode;
 use clap::Parser;
 use dynapage::cli::{self, Cli};
 
+/// mimalloc instead of the system allocator: a GraphQL request makes thousands of small
+/// allocations on several threads, where glibc's malloc spends more time and returns memory to
+/// the system less readily (BENCHMARKS.md measures both).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();

@@ -70,16 +70,24 @@ async fn execute(
 ) -> Response {
     let started = Instant::now();
     // Parse once, for the checks async-graphql does not make; the request keeps the document,
-    // so execution does not parse it again. A syntax error is left to async-graphql to report
-    // in its usual shape.
+    // so execution does not parse it again, and a text seen before is not parsed at all
+    // (`documents`). A syntax error is left to async-graphql to report in its usual shape.
     let operation_name = request.operation_name.clone();
-    let (mutation, aliases) = match request.parsed_query() {
-        Ok(document) => (
+    let document = app.documents.get(&request.query).or_else(|| {
+        let parsed = async_graphql::parser::parse_query(&request.query).ok()?;
+        app.documents.insert(&request.query, &parsed);
+        Some(parsed)
+    });
+    let (mutation, aliases) = match &document {
+        Some(document) => (
             is_mutation(document, operation_name.as_deref()),
             limits::count_aliases(document),
         ),
-        Err(_) => (false, 0),
+        None => (false, 0),
     };
+    if let Some(document) = document {
+        request.set_parsed_query(document);
+    }
     let kind = if mutation { "mutation" } else { "query" };
     if over_get && mutation {
         let mut response = refuse(

@@ -14,6 +14,7 @@ mod playground;
 
 pub use cors::CorsOrigins;
 
+mod documents;
 mod graphql;
 mod limits;
 
@@ -79,7 +80,11 @@ struct AppState {
     api: Arc<ApiState>,
     options: Arc<HttpOptions>,
     in_flight: Arc<tokio::sync::Semaphore>,
+    documents: Arc<documents::DocumentCache>,
 }
+
+/// Parsed query documents kept (see `documents`): far more than the distinct queries of an app.
+const DOCUMENT_CACHE_ENTRIES: usize = 512;
 
 /// The application's routes.
 pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Router {
@@ -98,6 +103,7 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
             api,
             options: Arc::new(options),
             in_flight,
+            documents: Arc::new(documents::DocumentCache::new(DOCUMENT_CACHE_ENTRIES)),
         });
     if let Some(layer) = cors {
         router = router.layer(layer);

@@ -1,0 +1,135 @@
+//! Parsed GraphQL documents, kept by their text.
+//!
+//! Relay, Apollo and urql send the same few query texts over and over; only the variables
+//! change. Parsing one costs more than the rest of the HTTP layer together (BENCHMARKS.md), so
+//! the server parses a text once and hands a copy of the document to every later request with
+//! that text. Validation still runs on every request (async-graphql does it in `execute`).
+//!
+//! The cache is bounded in entries and in text size, so hostile or generated queries cannot
+//! grow it: texts longer than [`MAX_TEXT_BYTES`] are parsed every time, and when it is full the
+//! oldest entry leaves (first in, first out: cheap, and a steady set of client queries stays in).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use async_graphql::parser::types::ExecutableDocument;
+
+/// Longest query text kept: hand-written and generated client queries are far shorter.
+pub const MAX_TEXT_BYTES: usize = 8 * 1024;
+
+/// A bounded map from query text to its parsed document.
+#[derive(Debug)]
+pub struct DocumentCache {
+    capacity: usize,
+    inner: Mutex<Entries>,
+}
+
+#[derive(Debug, Default)]
+struct Entries {
+    by_text: HashMap<Arc<str>, ExecutableDocument>,
+    /// Texts in insertion order, for eviction.
+    order: VecDeque<Arc<str>>,
+}
+
+impl DocumentCache {
+    /// A cache of at most `capacity` documents; 0 keeps none.
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            capacity,
+            inner: Mutex::default(),
+        }
+    }
+
+    /// A copy of the document parsed from `text`, if it is kept.
+    pub fn get(&self, text: &str) -> Option<ExecutableDocument> {
+        if self.capacity == 0 || text.len() > MAX_TEXT_BYTES {
+            return None;
+        }
+        self.entries().by_text.get(text).cloned()
+    }
+
+    /// Keeps `document` as the parse of `text` (unless the text is too long to keep).
+    pub fn insert(&self, text: &str, document: &ExecutableDocument) {
+        if self.capacity == 0 || text.len() > MAX_TEXT_BYTES {
+            return;
+        }
+        let mut entries = self.entries();
+        if entries.by_text.contains_key(text) {
+            return;
+        }
+        while entries.order.len() >= self.capacity {
+            if let Some(oldest) = entries.order.pop_front() {
+                entries.by_text.remove(&oldest);
+            }
+        }
+        let key: Arc<str> = Arc::from(text);
+        entries.order.push_back(key.clone());
+        entries.by_text.insert(key, document.clone());
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.entries().order.len()
+    }
+
+    fn entries(&self) -> std::sync::MutexGuard<'_, Entries> {
+        // The map is consistent after every statement; a panic elsewhere cannot corrupt it.
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> ExecutableDocument {
+        async_graphql::parser::parse_query(text).expect("a valid document")
+    }
+
+    fn query(n: usize) -> String {
+        format!("{{ field{n} }}")
+    }
+
+    #[test]
+    fn returns_what_was_parsed_for_the_same_text_only() {
+        let cache = DocumentCache::new(4);
+        let text = "query A { comments(sku: \"X\", first: 2) { totalCount } }";
+        assert!(cache.get(text).is_none());
+        cache.insert(text, &parse(text));
+        let kept = cache.get(text).expect("kept");
+        assert_eq!(format!("{kept:?}"), format!("{:?}", parse(text)));
+        assert!(cache.get("query A { other }").is_none());
+    }
+
+    #[test]
+    fn evicts_the_oldest_beyond_capacity() {
+        let cache = DocumentCache::new(3);
+        for n in 0..5 {
+            cache.insert(&query(n), &parse(&query(n)));
+        }
+        assert_eq!(cache.len(), 3);
+        assert!(cache.get(&query(0)).is_none());
+        assert!(cache.get(&query(1)).is_none());
+        for n in 2..5 {
+            assert!(cache.get(&query(n)).is_some(), "query {n} is kept");
+        }
+        // Inserting a kept text again neither duplicates nor evicts.
+        cache.insert(&query(4), &parse(&query(4)));
+        assert_eq!(cache.len(), 3);
+        assert!(cache.get(&query(2)).is_some());
+    }
+
+    #[test]
+    fn keeps_neither_long_texts_nor_anything_at_capacity_zero() {
+        let long = format!("{{ a }}{}", " ".repeat(MAX_TEXT_BYTES));
+        let cache = DocumentCache::new(8);
+        cache.insert(&long, &parse(&long));
+        assert!(cache.get(&long).is_none());
+        assert_eq!(cache.len(), 0);
+
+        let none = DocumentCache::new(0);
+        none.insert(&query(1), &parse(&query(1)));
+        assert!(none.get(&query(1)).is_none());
+        assert_eq!(none.len(), 0);
+    }
+}
