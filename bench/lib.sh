@@ -11,6 +11,8 @@ BIN="$BENCH_ROOT/target/release/dynapage"
 RAW_DIR="${RAW_DIR:-$BENCH_ROOT/target/bench-raw}"
 mkdir -p "$RAW_DIR"
 BENCH_PIDS=()
+# Empty, or a command prefix that confines the load generators to some cores ("taskset -c 1").
+CLIENT_CPUS="${CLIENT_CPUS:-}"
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
@@ -72,12 +74,13 @@ build_release() {
   (cd "$BENCH_ROOT" && cargo build --release --quiet --bin dynapage --example dynamodb_query_rate)
 }
 
-# Sets DYNAMODB_URL.
+# Sets DYNAMODB_URL and DYNAMODB_PID.
 start_dynamodb_local() {
   local port
   port=$(free_port)
   "$BENCH_ROOT/scripts/dynamodb-local" "$port" >"$RAW_DIR/dynamodb-local.log" 2>&1 &
   BENCH_PIDS+=($!)
+  DYNAMODB_PID=$! # scripts/dynamodb-local execs java: this is the JVM
   DYNAMODB_URL="http://127.0.0.1:$port"
   wait_for "DynamoDB Local" 60 curl -sf -o /dev/null -X POST "$DYNAMODB_URL" \
     -H 'Content-Type: application/x-amz-json-1.0' -H 'X-Amz-Target: DynamoDB_20120810.ListTables' \
@@ -86,12 +89,13 @@ start_dynamodb_local() {
   log "DynamoDB Local on $DYNAMODB_URL"
 }
 
-# Sets REDIS_PORT and REDIS_URL.
+# Sets REDIS_PORT, REDIS_PID and REDIS_URL.
 start_redis() {
   REDIS_PORT=$(free_port)
   redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no \
     >"$RAW_DIR/redis.log" 2>&1 &
   BENCH_PIDS+=($!)
+  REDIS_PID=$!
   REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
   wait_for "redis-server" 20 redis-cli -p "$REDIS_PORT" ping
   log "redis-server on $REDIS_URL"
@@ -146,7 +150,7 @@ rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 run_wrk() {
   local url=$1 bodies=$2 connections=$3 duration=$4 threads=2
   [ "$connections" -lt 2 ] && threads=1
-  BENCH_BODIES="$bodies" wrk -t "$threads" -c "$connections" -d "$duration" --timeout 60s \
+  BENCH_BODIES="$bodies" $CLIENT_CPUS wrk -t "$threads" -c "$connections" -d "$duration" --timeout 60s \
     -s "$BENCH_ROOT/bench/wrk/post.lua" "$url/graphql" >"$RAW_DIR/wrk-last.txt" 2>&1
   grep '^RESULT' "$RAW_DIR/wrk-last.txt" | tail -n 1
 }

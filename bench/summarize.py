@@ -45,23 +45,24 @@ def main():
             print(f"| {r['backend']} | {r['operation']} | {fmt(f(r['req_s']))} (±{r['req_s_spread_pct']}%) "
                   f"| {fmt(f(r['p50_ms']), 2)} | {fmt(f(r['p99_ms']), 2)} | {r['items']} |")
         query = {r["operation"]: f(r["req_s"]) for r in raw}
-        q_first = query.get("Query Limit 21 (first)")
-        q_offset = query.get("Query Limit 21 (offset)")
         z = next((f(r["req_s"]) for r in raw if r["backend"] == "redis"), None)
         print("\n### Server against the raw backends (DynamoDB Local + Redis)\n")
         print("Raw equivalent of a page: the raw `Query` rate divided by the page's store queries; "
               "with an index call, 1 / (queries / Query rate + calls / Redis rate).\n")
-        print("| case | server req/s | raw equivalent req/s | ratio |")
-        print("|---|--:|--:|--:|")
+        print("| cores | case | server req/s | raw equivalent req/s | ratio |")
+        print("|---|---|--:|--:|--:|")
         for r in load:
-            if r["backend"] != "dynamodb":
+            suffix = {"dynamodb": "", "dynamodb-pinned": ", pinned"}.get(r["backend"])
+            if suffix is None:
                 continue
-            q = q_offset if int(r["offset"]) > 0 and r["case"] == "offset" else q_first
+            name = "offset" if r["case"] == "offset" else "first"
+            q = query.get(f"Query Limit 21 ({name}{suffix})")
             if q is None:
                 continue
             seconds = int(r["store_queries"]) / q + (int(r["index_calls"]) / z if z else 0)
             equivalent = 1 / seconds
-            print(f"| {r['case']} | {fmt(f(r['req_s']))} | {fmt(equivalent)} | {f(r['req_s']) / equivalent:.2f} |")
+            cores = "separate" if suffix else "shared"
+            print(f"| {cores} | {r['case']} | {fmt(f(r['req_s']))} | {fmt(equivalent)} | {f(r['req_s']) / equivalent:.2f} |")
 
     if offsets:
         print("\n### Latency against offset (one connection, page of 20)\n")

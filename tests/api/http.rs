@@ -47,6 +47,52 @@ async fn queries_work_over_get_but_mutations_do_not() {
     );
 }
 
+/// The server keeps parsed documents by their text; the operation a request selects must still
+/// decide what runs and whether GET may run it.
+#[tokio::test]
+async fn one_document_text_serves_each_operation_it_names() {
+    let app = TestApp::embedded(5).await;
+    let url = format!("{}/graphql", app.address);
+    let document = "query Ratings { product(sku: \"CACHE_SKU\") { comments(first: 5) { edges { node { rating } } } } } \
+        mutation Add { addComment(input: { sku: \"CACHE_SKU\", author: \"a\", body: \"b\", rating: 2 }) { comment { rating } } }";
+    let post = |operation: &'static str| {
+        app.client
+            .post(&url)
+            .json(&json!({ "query": document, "operationName": operation }))
+            .send()
+    };
+    let ratings = || async {
+        let body: Value = post("Ratings")
+            .await
+            .expect("sent")
+            .json()
+            .await
+            .expect("json");
+        body["data"]["product"]["comments"]["edges"].clone()
+    };
+    assert_eq!(ratings().await, json!([]));
+    assert_eq!(
+        ratings().await,
+        json!([]),
+        "the same text again (now cached)"
+    );
+    let get_mutation = app
+        .client
+        .get(&url)
+        .query(&[("query", document), ("operationName", "Add")])
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(
+        get_mutation.status(),
+        405,
+        "the cached text still selects the mutation"
+    );
+    let added: Value = post("Add").await.expect("sent").json().await.expect("json");
+    assert_eq!(added["data"]["addComment"]["comment"]["rating"], 2);
+    assert_eq!(ratings().await, json!([{ "node": { "rating": 2 } }]));
+}
+
 #[tokio::test]
 async fn responses_carry_a_request_id_and_are_never_cached() {
     let app = TestApp::embedded(5).await;
