@@ -184,6 +184,24 @@ pub fn error_codes(response: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Sends SIGTERM to `child` and waits at most `within` for it to exit; its exit status.
+pub async fn terminate(
+    child: &mut tokio::process::Child,
+    within: Duration,
+) -> std::process::ExitStatus {
+    let pid = child.id().expect("the process runs").to_string();
+    let signalled = tokio::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .await
+        .expect("kill runs");
+    assert!(signalled.success());
+    tokio::time::timeout(within, child.wait())
+        .await
+        .expect("the process stops in time")
+        .expect("exit status")
+}
+
 /// Polls `check` until it returns `Some`, for effects that arrive through the index's feed.
 pub async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
 where

@@ -215,16 +215,6 @@ async fn the_binary_without_a_command_serves_and_stops_on_sigterm() {
         answered.expect("the server answered")["data"]["comments"]["totalCount"],
         100
     );
-    let pid = child.id().expect("running").to_string();
-    let killed = tokio::process::Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .await
-        .expect("kill runs");
-    assert!(killed.success());
-    let status = tokio::time::timeout(std::time::Duration::from_secs(15), child.wait())
-        .await
-        .expect("stops in time")
-        .expect("status");
+    let status = crate::helpers::terminate(&mut child, std::time::Duration::from_secs(15)).await;
     assert!(status.success(), "a clean exit on SIGTERM: {status:?}");
 }

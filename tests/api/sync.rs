@@ -261,17 +261,7 @@ async fn a_sync_worker_killed_while_writes_go_on_catches_up_after_a_restart() {
     assert_eq!(exit_code(&verified), Some(0), "{}", stdout(&verified));
 
     // SIGTERM is a graceful stop: the batch in hand is finished and the worker exits 0.
-    let pid = worker.id().expect("the worker runs").to_string();
-    let signalled = tokio::process::Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .await
-        .expect("kill runs");
-    assert!(signalled.success());
-    let status = tokio::time::timeout(Duration::from_secs(10), worker.wait())
-        .await
-        .expect("the worker stops within 10 s")
-        .expect("exit status");
+    let status = crate::helpers::terminate(&mut worker, Duration::from_secs(10)).await;
     assert!(status.success(), "a stopped worker exits 0: {status}");
 }
 
