@@ -143,7 +143,8 @@ pub struct ServerArgs {
     /// Address to listen on.
     #[arg(long, env = "DYNAPAGE_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
-    /// Deepest query accepted.
+    /// Deepest query accepted, in nested fields (an `ofType` inside introspection does not
+    /// count, so GraphiQL's and other clients' introspection query passes).
     #[arg(long, env = "DYNAPAGE_MAX_QUERY_DEPTH", default_value_t = 12)]
     pub max_query_depth: usize,
     /// Most complex query accepted (a connection counts its page size times its fields).
@@ -177,7 +178,6 @@ pub struct ServerArgs {
 impl ServerArgs {
     pub fn limits(&self) -> QueryLimits {
         QueryLimits {
-            max_depth: self.max_query_depth,
             max_complexity: self.max_query_complexity,
         }
     }
@@ -189,6 +189,7 @@ impl ServerArgs {
             request_timeout: std::time::Duration::from_millis(self.request_timeout_ms),
             max_concurrent_requests: self.max_concurrent_requests as usize,
             max_aliases: self.max_aliases,
+            max_depth: self.max_query_depth,
             max_body_bytes: self.max_body_bytes,
             cors,
             metrics: crate::telemetry::metrics_handle(),

@@ -62,17 +62,16 @@ impl RequestMeta {
     }
 }
 
-/// Query limits: deep nesting and huge fan-outs are refused before anything executes.
+/// Limits the schema enforces: huge fan-outs are refused before anything executes. (Depth and
+/// aliases are checked by the HTTP layer on the parsed document: `http::limits`.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct QueryLimits {
-    pub max_depth: usize,
     pub max_complexity: usize,
 }
 
 impl Default for QueryLimits {
     fn default() -> Self {
         Self {
-            max_depth: 12,
             max_complexity: 5_000,
         }
     }
@@ -81,7 +80,6 @@ impl Default for QueryLimits {
 /// The schema with `state` attached (or none, for printing the SDL).
 pub fn build_schema(state: Option<Arc<ApiState>>, limits: QueryLimits) -> ApiSchema {
     let mut builder = Schema::build(QueryRoot, MutationRoot, EmptySubscription)
-        .limit_depth(limits.max_depth)
         .limit_complexity(limits.max_complexity)
         .limit_recursive_depth(32);
     if let Some(state) = state {
@@ -92,7 +90,9 @@ pub fn build_schema(state: Option<Arc<ApiState>>, limits: QueryLimits) -> ApiSch
 
 /// The schema in SDL, as committed in `schema.graphql`.
 pub fn sdl() -> String {
-    build_schema(None, QueryLimits::default()).sdl()
+    // `@specifiedBy` too: introspection serves it, so clients that read either see the same.
+    build_schema(None, QueryLimits::default())
+        .sdl_with_options(async_graphql::SDLExportOptions::new().include_specified_by())
 }
 
 /// The request's [`RequestMeta`], when the HTTP layer attached one.

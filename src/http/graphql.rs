@@ -78,12 +78,13 @@ async fn execute(
         app.documents.insert(&request.query, &parsed);
         Some(parsed)
     });
-    let (mutation, aliases) = match &document {
+    let (mutation, aliases, depth) = match &document {
         Some(document) => (
             is_mutation(document, operation_name.as_deref()),
             limits::count_aliases(document),
+            limits::depth(document),
         ),
-        None => (false, 0),
+        None => (false, 0, 0),
     };
     if let Some(document) = document {
         request.set_parsed_query(document);
@@ -106,6 +107,21 @@ async fn execute(
             "the query declares {aliases} aliases; at most {} are allowed",
             app.options.max_aliases
         );
+        return refuse(
+            StatusCode::OK,
+            "GRAPHQL_VALIDATION_FAILED",
+            message,
+            &request_id,
+        );
+    }
+    if depth > app.options.max_depth {
+        let message = match depth {
+            usize::MAX => "the query's fragment spreads nest too deeply".to_owned(),
+            depth => format!(
+                "the query nests fields {depth} deep; at most {} are allowed",
+                app.options.max_depth
+            ),
+        };
         return refuse(
             StatusCode::OK,
             "GRAPHQL_VALIDATION_FAILED",
@@ -155,7 +171,7 @@ async fn execute(
             &request_id,
         );
     };
-    // Parse and validation errors (depth, complexity, unknown fields) come from async-graphql
+    // Parse and validation errors (complexity, unknown fields) come from async-graphql
     // without a code; every error a client sees carries one.
     for error in &mut response.errors {
         let extensions = error

@@ -1,7 +1,17 @@
-//! Limits that async-graphql does not enforce itself: aliases per document. Depth and
-//! complexity are limited by the schema (see `graphql::QueryLimits`).
+//! Limits checked on the parsed document before async-graphql runs it: aliases and depth.
+//! Complexity is limited by the schema (see `graphql::QueryLimits`).
+//!
+//! Depth is counted here rather than by async-graphql's `limit_depth`, which counts every
+//! field alike: the introspection query that GraphiQL, graphql-js and Apollo's tools send
+//! nests `ofType` nine times and reaches depth 15, so any useful limit refused it and
+//! GraphiQL showed no schema.
 
-use async_graphql::parser::types::{ExecutableDocument, Selection, SelectionSet};
+use std::collections::{HashMap, HashSet};
+
+use async_graphql::parser::types::{
+    DocumentOperations, ExecutableDocument, FragmentDefinition, Selection, SelectionSet,
+};
+use async_graphql::{Name, Positioned};
 
 /// How many aliased fields a document declares, in its operations and fragments.
 ///
@@ -34,9 +44,180 @@ pub fn count_aliases(document: &ExecutableDocument) -> usize {
     operations + fragments
 }
 
+/// Selections (fields, fragments) on one path from an operation's root beyond which a
+/// document counts as too deep whatever its fields: the parser already bounds each definition,
+/// this bounds chains of fragment spreads. No real query comes near it.
+const MAX_NESTING: usize = 64;
+
+/// How deeply the document's deepest operation nests fields, fragments followed: `{ a { b } }`
+/// is 2, as async-graphql counts.
+///
+/// One exception: inside introspection (`__schema`, `__type`), `ofType` adds no depth. It is a
+/// one-to-one step (a list's or non-null's inner type), so a chain of them costs what one
+/// field costs, and standard clients' introspection queries nest it nine times. Every other
+/// introspection field counts, so fan-outs like `fields { type { fields { … } } }` stay
+/// limited. A document whose fragment spreads nest past [`MAX_NESTING`] counts as
+/// `usize::MAX`. Unknown and cyclic fragments count as empty: validation rejects them later.
+pub fn depth(document: &ExecutableDocument) -> usize {
+    let mut walk = DepthWalk {
+        fragments: &document.fragments,
+        known: HashMap::new(),
+        open: HashSet::new(),
+    };
+    let roots: Vec<&SelectionSet> = match &document.operations {
+        DocumentOperations::Single(op) => vec![&op.node.selection_set.node],
+        DocumentOperations::Multiple(ops) => {
+            ops.values().map(|op| &op.node.selection_set.node).collect()
+        }
+    };
+    roots
+        .into_iter()
+        .map(|set| walk.set(set, false, 0))
+        .max()
+        .unwrap_or(0)
+}
+
+struct DepthWalk<'a> {
+    fragments: &'a HashMap<Name, Positioned<FragmentDefinition>>,
+    /// Depths of fragments already walked, by name and by whether inside introspection (each
+    /// fragment is walked once however often it is spread, so spreads cannot blow up).
+    known: HashMap<(&'a str, bool), usize>,
+    /// Fragments being walked: a spread of one of them is a cycle.
+    open: HashSet<&'a str>,
+}
+
+impl<'a> DepthWalk<'a> {
+    fn set(&mut self, set: &'a SelectionSet, introspection: bool, nesting: usize) -> usize {
+        if nesting > MAX_NESTING {
+            return usize::MAX;
+        }
+        let mut deepest = 0;
+        for item in &set.items {
+            let depth = match &item.node {
+                Selection::Field(field) => {
+                    let name = field.node.name.node.as_str();
+                    let inside = introspection || name == "__schema" || name == "__type";
+                    let own = usize::from(!(introspection && name == "ofType"));
+                    own.saturating_add(self.set(
+                        &field.node.selection_set.node,
+                        inside,
+                        nesting + 1,
+                    ))
+                }
+                Selection::InlineFragment(fragment) => self.set(
+                    &fragment.node.selection_set.node,
+                    introspection,
+                    nesting + 1,
+                ),
+                Selection::FragmentSpread(spread) => self.fragment(
+                    spread.node.fragment_name.node.as_str(),
+                    introspection,
+                    nesting,
+                ),
+            };
+            deepest = deepest.max(depth);
+        }
+        deepest
+    }
+
+    fn fragment(&mut self, name: &'a str, introspection: bool, nesting: usize) -> usize {
+        if let Some(&depth) = self.known.get(&(name, introspection)) {
+            return depth;
+        }
+        let Some(definition) = self.fragments.get(name) else {
+            return 0;
+        };
+        if !self.open.insert(name) {
+            return 0;
+        }
+        let depth = self.set(
+            &definition.node.selection_set.node,
+            introspection,
+            nesting + 1,
+        );
+        self.open.remove(name);
+        self.known.insert((name, introspection), depth);
+        depth
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parse(text: &str) -> ExecutableDocument {
+        async_graphql::parser::parse_query(text).expect("valid document")
+    }
+
+    #[test]
+    fn depth_counts_fields_through_fragments_as_async_graphql_does() {
+        assert_eq!(depth(&parse("{ a }")), 1);
+        assert_eq!(depth(&parse("{ a { b { c } } d }")), 3);
+        assert_eq!(
+            depth(&parse(
+                "query { a { ...F ... on T { x { y } } } } fragment F on T { b { c { d } } }"
+            )),
+            4
+        );
+        assert_eq!(
+            depth(&parse("query A { a } query B { a { b { c { d } } } }")),
+            4,
+            "every operation of the document counts"
+        );
+    }
+
+    #[test]
+    fn depth_does_not_count_of_type_inside_introspection_only() {
+        let type_ref = "fragment TypeRef on __Type { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } } } } } }";
+        let standard = format!(
+            "query IntrospectionQuery {{ __schema {{ types {{ fields {{ args {{ type {{ ...TypeRef }} }} }} }} }} }} {type_ref}"
+        );
+        assert_eq!(
+            depth(&parse(&standard)),
+            6,
+            "__schema types fields args type kind"
+        );
+        assert_eq!(
+            depth(&parse(
+                "{ __type(name: \"T\") { fields { type { fields { type { name } } } } } }"
+            )),
+            6,
+            "fan-out inside introspection counts"
+        );
+        assert_eq!(
+            depth(&parse("{ a { ofType { ofType { b } } } }")),
+            4,
+            "an ofType of the schema's own counts"
+        );
+    }
+
+    #[test]
+    fn cyclic_unknown_and_repeated_fragments_end() {
+        assert_eq!(
+            depth(&parse(
+                "{ ...A } fragment A on Q { a { ...B } } fragment B on Q { b { ...A } }"
+            )),
+            2
+        );
+        assert_eq!(depth(&parse("{ a { ...Missing } }")), 1);
+        // Each level spreads the next one twice: walked once each, not 2^40 times.
+        let mut text = String::from("{ ...F0 }");
+        for i in 0..40 {
+            text.push_str(&format!(
+                " fragment F{i} on Q {{ ...F{n} ...F{n} }}",
+                n = i + 1
+            ));
+        }
+        text.push_str(" fragment F40 on Q { z }");
+        assert_eq!(depth(&parse(&text)), 1);
+        // A chain of spreads deeper than any query needs is too deep.
+        let mut chain = String::from("{ ...F0 }");
+        for i in 0..100 {
+            chain.push_str(&format!(" fragment F{i} on Q {{ ...F{} }}", i + 1));
+        }
+        chain.push_str(" fragment F100 on Q { z }");
+        assert_eq!(depth(&parse(&chain)), usize::MAX);
+    }
 
     #[test]
     fn counts_aliases_in_operations_and_fragments() {

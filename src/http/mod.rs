@@ -49,6 +49,8 @@ pub struct HttpOptions {
     pub max_concurrent_requests: usize,
     /// Aliased fields one document may declare.
     pub max_aliases: usize,
+    /// Deepest nesting of fields accepted (see [`limits::depth`]).
+    pub max_depth: usize,
     /// Largest request body accepted (413 beyond).
     pub max_body_bytes: usize,
     /// Browser origins allowed to call the API.
@@ -63,6 +65,7 @@ impl Default for HttpOptions {
             request_timeout: Duration::from_secs(10),
             max_concurrent_requests: 512,
             max_aliases: 30,
+            max_depth: 12,
             max_body_bytes: 256 * 1024,
             cors: CorsOrigins::None,
             metrics: None,

@@ -1,10 +1,14 @@
 //! `schema.graphql` through the tools client teams run on it (`tests/clients/`, installed by
 //! `npm ci` there, which `scripts/test` does): graphql-js builds and validates it, finds a
 //! description on every element and accepts every playground example; relay-compiler accepts a
-//! `@refetchable` `@connection` fragment on `Product.comments` and mutations that edit it.
+//! `@refetchable` `@connection` fragment on `Product.comments` and mutations that edit it;
+//! graphql-js's standard introspection query, sent to a running server, rebuilds the schema
+//! `schema.graphql` describes.
 
 use std::path::PathBuf;
 use std::process::Command;
+
+use crate::helpers::TestApp;
 
 fn clients_dir() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clients");
@@ -48,5 +52,29 @@ fn relay_compiler_accepts_a_refetchable_connection_on_product_comments() {
         dir.join("relay/__generated__/ProductCommentsPaginationQuery.graphql.js")
             .is_file(),
         "the refetch query was generated"
+    );
+}
+
+/// GraphiQL, Apollo's tools and codegen all start with this query; it nests `ofType` nine
+/// times, which a plain depth count refuses.
+#[tokio::test]
+async fn graphql_js_introspection_of_a_running_server_rebuilds_the_committed_schema() {
+    let app = TestApp::embedded(0).await;
+    let output = tokio::process::Command::new("node")
+        .arg("introspect.mjs")
+        .arg(format!("{}/graphql", app.address))
+        .current_dir(clients_dir())
+        .output()
+        .await
+        .expect("node runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "{text}");
+    assert!(
+        text.contains("introspection matches schema.graphql"),
+        "{text}"
     );
 }

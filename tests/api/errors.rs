@@ -269,9 +269,18 @@ async fn queries_too_deep_or_too_complex_are_refused_before_running() {
         "a syntax error: {broken:#}"
     );
     let deep = "{ product(sku: \"A\") { comments(first: 1) { nodes { product { comments(first: 1) { nodes { product { comments(first: 1) { nodes { product { comments(first: 1) { nodes { id } } } } } } } } } } } } }";
+    let response = app.graphql(deep, json!({})).await;
+    assert_eq!(error_codes(&response), ["GRAPHQL_VALIDATION_FAILED"]);
     assert_eq!(
-        error_codes(&app.graphql(deep, json!({})).await),
-        ["GRAPHQL_VALIDATION_FAILED"]
+        response["errors"][0]["message"],
+        "the query nests fields 13 deep; at most 12 are allowed"
+    );
+    // Inside introspection only `ofType` is free: a fan-out through `fields` and `type` counts.
+    let deep_introspection = "{ __schema { types { fields { type { fields { type { fields { type { fields { type { fields { type { name } } } } } } } } } } } } }";
+    let response = app.graphql(deep_introspection, json!({})).await;
+    assert_eq!(
+        response["errors"][0]["message"], "the query nests fields 13 deep; at most 12 are allowed",
+        "{response:#}"
     );
     let wide = "{ product(sku: \"A\") { comments(first: 100) { nodes { product { comments(first: 100) { nodes { id body author } } } } } } }";
     let response = app.graphql(wide, json!({})).await;
