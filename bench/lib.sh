@@ -145,14 +145,33 @@ print(v if not isinstance(v, (dict, list)) else json.dumps(v))' "$1"
 # rss_kb PID: the process's resident set size in kB.
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 
+# graphql_failures URL: GraphQL requests the server at URL has executed with errors or cut at its
+# timeout since it started, from its /metrics. (Requests refused before execution, for depth or
+# aliases, are not in it; bench/load checks each case's query once before loading it.)
+graphql_failures() {
+  local metrics
+  metrics=$(curl -sf "$1/metrics") || { echo "no /metrics at $1: cannot count GraphQL errors" >&2; return 1; }
+  awk '/^dynapage_graphql_requests_total\{/ && !/outcome="ok"/ { s += $NF } END { print s + 0 }' <<<"$metrics"
+}
+
 # run_wrk URL BODIES_FILE CONNECTIONS DURATION: one wrk run of random POST bodies from the file;
-# prints the RESULT line of bench/wrk/post.lua (req/s, p50, p99 in ms, errors).
+# prints the RESULT line of bench/wrk/post.lua (req/s, p50, p99 in ms, errors). With
+# BENCH_LEAN=1 and one body, wrk sends a prebuilt request and reads no body (see post.lua); the
+# GraphQL errors of the run are then the growth of the server's own count (graphql_failures).
 run_wrk() {
-  local url=$1 bodies=$2 connections=$3 duration=$4 threads=2
+  local url=$1 bodies=$2 connections=$3 duration=$4 threads=2 before="" line failed
   [ "$connections" -lt 2 ] && threads=1
+  if [ "${BENCH_LEAN:-0}" = 1 ]; then before=$(graphql_failures "$url"); fi
   BENCH_BODIES="$bodies" $CLIENT_CPUS wrk -t "$threads" -c "$connections" -d "$duration" --timeout 60s \
     -s "$BENCH_ROOT/bench/wrk/post.lua" "$url/graphql" >"$RAW_DIR/wrk-last.txt" 2>&1
-  grep '^RESULT' "$RAW_DIR/wrk-last.txt" | tail -n 1
+  line=$(grep '^RESULT' "$RAW_DIR/wrk-last.txt" | tail -n 1)
+  if [[ "$line" == *graphql_errors=-1* ]]; then
+    [ -n "$before" ] || { echo "wrk ran lean but no error count was taken" >&2; return 1; }
+    failed=$(($(graphql_failures "$url") - before))
+    line=$(sed -e "s/graphql_errors=-1/graphql_errors=$failed/" \
+      -e "s/ errors=\([0-9]*\)/ errors=$(($(field "$line" errors) + failed))/" <<<"$line")
+  fi
+  echo "$line"
 }
 
 # field LINE NAME: the value of NAME=value in a RESULT line.

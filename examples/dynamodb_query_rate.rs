@@ -4,6 +4,10 @@
 //! requests per second, p50 and p99 and the consumed capacity. `bench/load` runs it beside the
 //! server so the API's overhead shows as a ratio (BENCHMARKS.md).
 //!
+//! With `--redis-url` and `--rank N`, each request is the raw work of a page at offset N: first
+//! `ZREVRANGE set N-1 N-1 WITHSCORES` on the product's sorted set (the comment just above the
+//! page), then the `Query` below that comment's sort key, one after the other as the server does.
+//!
 //! ```sh
 //! cargo run --release --example dynamodb_query_rate -- --endpoint http://127.0.0.1:8000 \
 //!     --table comments --sku DAFT_PUNK_TSHIRT --limit 21 --concurrency 16 --seconds 10
@@ -42,6 +46,12 @@ struct Args {
     /// Read below this sort key (`sortKey < :sk`), as a page after a cursor does.
     #[arg(long)]
     below: Option<String>,
+    /// Find the bound in Redis first (`ZREVRANGE` at `rank - 1` of the product's sorted set).
+    #[arg(long, requires = "rank", conflicts_with = "below")]
+    redis_url: Option<String>,
+    /// The page's offset in the product's list, newest first (with `--redis-url`).
+    #[arg(long, requires = "redis_url", value_parser = clap::value_parser!(u64).range(1..))]
+    rank: Option<u64>,
     #[arg(long, default_value_t = 16)]
     concurrency: usize,
     #[arg(long, default_value_t = 10)]
@@ -58,18 +68,29 @@ async fn main() -> anyhow::Result<()> {
         .credentials_provider(Credentials::new("bench", "bench", None, None, "bench"))
         .build();
     let client = aws_sdk_dynamodb::Client::from_conf(config);
-    let (items, rcu) = query(&client, &args).await.context("a first query")?;
+    let redis = match &args.redis_url {
+        Some(url) => Some(
+            redis::Client::open(url.as_str())?
+                .get_multiplexed_async_connection()
+                .await
+                .context("connecting to Redis")?,
+        ),
+        None => None,
+    };
+    let (items, rcu) = page(&client, redis.clone(), &args)
+        .await
+        .context("a first query")?;
     let deadline = Instant::now() + Duration::from_secs(args.seconds);
     let started = Instant::now();
     let workers: Vec<_> = (0..args.concurrency)
         .map(|_| {
-            let (client, args) = (client.clone(), args.clone());
+            let (client, redis, args) = (client.clone(), redis.clone(), args.clone());
             tokio::spawn(async move {
                 let mut latencies = Vec::new();
                 let mut errors = 0u64;
                 while Instant::now() < deadline {
                     let sent = Instant::now();
-                    match query(&client, &args).await {
+                    match page(&client, redis.clone(), &args).await {
                         Ok(_) => latencies.push(sent.elapsed()),
                         Err(_) => errors += 1,
                     }
@@ -105,8 +126,38 @@ async fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// One request: with Redis, the rank lookup and then the query below the key it found.
+async fn page(
+    client: &aws_sdk_dynamodb::Client,
+    redis: Option<redis::aio::MultiplexedConnection>,
+    args: &Args,
+) -> anyhow::Result<(usize, f64)> {
+    let (Some(mut redis), Some(rank)) = (redis, args.rank) else {
+        return query(client, args, args.below.as_deref()).await;
+    };
+    let set = format!("dynapage:comments:{{{}}}", args.sku);
+    let found: Vec<(String, f64)> = redis::cmd("ZREVRANGE")
+        .arg(&set)
+        .arg(rank - 1)
+        .arg(rank - 1)
+        .arg("WITHSCORES")
+        .query_async(&mut redis)
+        .await?;
+    let (member, score) = found
+        .into_iter()
+        .next()
+        .with_context(|| format!("{set} has no member at rank {}", rank - 1))?;
+    // The sort key as the table stores it (`SortKey`'s Display): 13-digit milliseconds, '#', id.
+    let below = format!("{:013}#{member}", score as i64);
+    query(client, args, Some(&below)).await
+}
+
 /// One query; returns the items it read and the capacity DynamoDB says it consumed.
-async fn query(client: &aws_sdk_dynamodb::Client, args: &Args) -> anyhow::Result<(usize, f64)> {
+async fn query(
+    client: &aws_sdk_dynamodb::Client,
+    args: &Args,
+    below: Option<&str>,
+) -> anyhow::Result<(usize, f64)> {
     let mut condition = "#pk = :pk".to_owned();
     let mut request = client
         .query()
@@ -117,11 +168,11 @@ async fn query(client: &aws_sdk_dynamodb::Client, args: &Args) -> anyhow::Result
         .scan_index_forward(false)
         .limit(args.limit)
         .return_consumed_capacity(ReturnConsumedCapacity::Total);
-    if let Some(below) = &args.below {
+    if let Some(below) = below {
         condition.push_str(" AND #sk < :sk");
         request = request
             .expression_attribute_names("#sk", "sortKey")
-            .expression_attribute_values(":sk", AttributeValue::S(below.clone()));
+            .expression_attribute_values(":sk", AttributeValue::S(below.to_owned()));
     }
     let output = request.key_condition_expression(condition).send().await?;
     let rcu = output
