@@ -9,7 +9,7 @@
 use std::collections::{HashMap, HashSet};
 
 use async_graphql::parser::types::{
-    DocumentOperations, ExecutableDocument, FragmentDefinition, Selection, SelectionSet,
+    ExecutableDocument, FragmentDefinition, Selection, SelectionSet,
 };
 use async_graphql::{Name, Positioned};
 
@@ -64,15 +64,10 @@ pub fn depth(document: &ExecutableDocument) -> usize {
         known: HashMap::new(),
         open: HashSet::new(),
     };
-    let roots: Vec<&SelectionSet> = match &document.operations {
-        DocumentOperations::Single(op) => vec![&op.node.selection_set.node],
-        DocumentOperations::Multiple(ops) => {
-            ops.values().map(|op| &op.node.selection_set.node).collect()
-        }
-    };
-    roots
-        .into_iter()
-        .map(|set| walk.set(set, false, 0))
+    document
+        .operations
+        .iter()
+        .map(|(_, op)| walk.set(&op.node.selection_set.node, false, 0))
         .max()
         .unwrap_or(0)
 }
