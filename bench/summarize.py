@@ -44,13 +44,13 @@ def main():
         for r in raw:
             print(f"| {r['backend']} | {r['operation']} | {fmt(f(r['req_s']))} (±{r['req_s_spread_pct']}%) "
                   f"| {fmt(f(r['p50_ms']), 2)} | {fmt(f(r['p99_ms']), 2)} | {r['items']} |")
-        # "Query Limit 21 (first)", "ZREVRANGE, then Query Limit 21 (offset, pinned)": by the
+        # "Query Limit 21 (first)", "key_at, then Query Limit 21 (offset, pinned)": by the
         # name in parentheses.
         measured = {r["operation"].rsplit("(", 1)[-1].rstrip(")"): f(r["req_s"])
                     for r in raw if r["backend"] == "dynamodb-local"}
         print("\n### Server against the raw backends (DynamoDB Local + Redis)\n")
         print("Raw equivalent of a page: for the first page, the bare client's `Query` rate; for the "
-              "offset page, the bare client's rate for the same two calls (`ZREVRANGE` in Redis, then "
+              "offset page, the bare client's rate for the same two calls (the index's `key_at` in Redis, then "
               "the `Query` below the key it found); for the two-query pages, the first page's `Query` "
               "rate divided by two.\n")
         print("| cores | case | server req/s | raw equivalent req/s | ratio |")

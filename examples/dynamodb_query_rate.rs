@@ -5,8 +5,11 @@
 //! server so the API's overhead shows as a ratio (BENCHMARKS.md).
 //!
 //! With `--redis-url` and `--rank N`, each request is the raw work of a page at offset N: first
-//! `ZREVRANGE set N-1 N-1 WITHSCORES` on the product's sorted set (the comment just above the
-//! page), then the `Query` below that comment's sort key, one after the other as the server does.
+//! the index's rank lookup (`RedisIndex::key_at`: one script call on the product's five rating
+//! sets, finding the comment just above the page), then the `Query` below that comment's sort
+//! key, one after the other as the server does. Redis has no single command for a rank in a
+//! union of sets, so that lookup goes through dynapage's own index adapter: the same script
+//! call the server makes.
 //!
 //! ```sh
 //! cargo run --release --example dynamodb_query_rate -- --endpoint http://127.0.0.1:8000 \
@@ -20,6 +23,9 @@ use anyhow::Context;
 use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
 use clap::Parser;
+use dynapage::domain::{Order, RatingSet, Sku};
+use dynapage::index::PageIndex;
+use dynapage::index::redis::{RedisConfig, RedisIndex};
 
 /// The server's allocator, so the comparison is between the same builds (BENCHMARKS.md).
 #[global_allocator]
@@ -46,9 +52,12 @@ struct Args {
     /// Read below this sort key (`sortKey < :sk`), as a page after a cursor does.
     #[arg(long)]
     below: Option<String>,
-    /// Find the bound in Redis first (`ZREVRANGE` at `rank - 1` of the product's sorted set).
+    /// Find the bound in Redis first (the index's `key_at` at `rank - 1`, newest first).
     #[arg(long, requires = "rank", conflicts_with = "below")]
     redis_url: Option<String>,
+    /// The index's key prefix in that Redis.
+    #[arg(long, default_value = "dynapage:")]
+    redis_prefix: String,
     /// The page's offset in the product's list, newest first (with `--redis-url`).
     #[arg(long, requires = "redis_url", value_parser = clap::value_parser!(u64).range(1..))]
     rank: Option<u64>,
@@ -70,8 +79,7 @@ async fn main() -> anyhow::Result<()> {
     let client = aws_sdk_dynamodb::Client::from_conf(config);
     let redis = match &args.redis_url {
         Some(url) => Some(
-            redis::Client::open(url.as_str())?
-                .get_multiplexed_async_connection()
+            RedisIndex::connect(RedisConfig::new(url, &args.redis_prefix))
                 .await
                 .context("connecting to Redis")?,
         ),
@@ -129,27 +137,19 @@ async fn main() -> anyhow::Result<()> {
 /// One request: with Redis, the rank lookup and then the query below the key it found.
 async fn page(
     client: &aws_sdk_dynamodb::Client,
-    redis: Option<redis::aio::MultiplexedConnection>,
+    redis: Option<RedisIndex>,
     args: &Args,
 ) -> anyhow::Result<(usize, f64)> {
-    let (Some(mut redis), Some(rank)) = (redis, args.rank) else {
+    let (Some(redis), Some(rank)) = (redis, args.rank) else {
         return query(client, args, args.below.as_deref()).await;
     };
-    let set = format!("dynapage:comments:{{{}}}", args.sku);
-    let found: Vec<(String, f64)> = redis::cmd("ZREVRANGE")
-        .arg(&set)
-        .arg(rank - 1)
-        .arg(rank - 1)
-        .arg("WITHSCORES")
-        .query_async(&mut redis)
-        .await?;
-    let (member, score) = found
-        .into_iter()
-        .next()
-        .with_context(|| format!("{set} has no member at rank {}", rank - 1))?;
+    let sku = Sku::parse(&args.sku)?;
+    let found = redis
+        .key_at(&sku, RatingSet::ALL, Order::NewestFirst, None, rank - 1)
+        .await?
+        .with_context(|| format!("{sku} has no comment at rank {}", rank - 1))?;
     // The sort key as the table stores it (`SortKey`'s Display): 13-digit milliseconds, '#', id.
-    let below = format!("{:013}#{member}", score as i64);
-    query(client, args, Some(&below)).await
+    query(client, args, Some(&found.to_string())).await
 }
 
 /// One query; returns the items it read and the capacity DynamoDB says it consumed.

@@ -2,11 +2,13 @@
 //! Defaults match `docker-compose.yml`; a bad value fails at start-up naming the flag.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
 use crate::graphql::QueryLimits;
 use crate::http::CorsOrigins;
+use crate::index::redis::{RedisConfig, TrustedCa};
 use crate::pagination::{CursorCodec, PagingSettings};
 
 /// Where comments live.
@@ -49,7 +51,8 @@ pub struct BackendArgs {
     /// Create the table, its two GSIs and its stream if missing, and wait until they are active.
     #[arg(long, env = "DYNAPAGE_CREATE_TABLES")]
     pub create_tables: bool,
-    /// Redis URL; several comma-separated URLs mean Redis Cluster.
+    /// Redis URL; several comma-separated URLs mean Redis Cluster. `rediss://` is TLS;
+    /// `redis://user:password@host:port` logs in as an ACL user.
     #[arg(
         long,
         env = "DYNAPAGE_REDIS_URL",
@@ -63,9 +66,30 @@ pub struct BackendArgs {
     /// Treat a single `--redis-url` as a Redis Cluster node.
     #[arg(long, env = "DYNAPAGE_REDIS_CLUSTER")]
     pub redis_cluster: bool,
+    /// PEM file of the CA that signs a `rediss://` Redis's certificate, trusted instead of the
+    /// system roots (a private CA). Unset: the system roots.
+    #[arg(long, env = "DYNAPAGE_REDIS_CA_FILE")]
+    pub redis_ca_file: Option<PathBuf>,
 }
 
 impl BackendArgs {
+    /// The Redis index's settings: several URLs are the seed nodes of a Redis Cluster, and
+    /// `--redis-cluster` makes a single URL one too (the flag can only add Cluster mode, never
+    /// take it from several URLs). Fails on a CA file that cannot be read or holds no
+    /// certificate.
+    pub fn redis_config(&self) -> anyhow::Result<RedisConfig> {
+        let mut config = RedisConfig::new(&self.redis_url.join(","), &self.redis_prefix);
+        if self.redis_cluster {
+            config = config.with_cluster(true);
+        }
+        if let Some(path) = &self.redis_ca_file {
+            let ca = TrustedCa::from_file(path)
+                .map_err(|e| anyhow::anyhow!("--redis-ca-file / DYNAPAGE_REDIS_CA_FILE: {e}"))?;
+            config = config.with_ca(ca);
+        }
+        Ok(config)
+    }
+
     /// Refuses to run `command` unless it reads a DynamoDB table and writes a Redis index
     /// (`sync`, `reindex`, `verify`: an embedded store or index lives only inside `serve`).
     pub fn require_dynamodb_and_redis(&self, command: &str) -> anyhow::Result<()> {
@@ -197,9 +221,61 @@ impl ServerArgs {
     }
 }
 
-/// How logs are written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum LogFormat {
-    Text,
-    Json,
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Backend {
+        #[command(flatten)]
+        backend: BackendArgs,
+    }
+
+    fn redis(args: &[&str]) -> RedisConfig {
+        let argv = std::iter::once("test").chain(args.iter().copied());
+        Backend::try_parse_from(argv)
+            .expect("valid flags")
+            .backend
+            .redis_config()
+            .expect("a valid Redis configuration")
+    }
+
+    #[test]
+    fn several_redis_urls_mean_a_cluster_with_or_without_the_flag() {
+        let two = "redis://127.0.0.1:7000,redis://127.0.0.1:7001";
+        for args in [
+            vec!["--redis-url", two],
+            vec!["--redis-url", two, "--redis-cluster"],
+        ] {
+            let config = redis(&args);
+            assert!(config.cluster, "{args:?}");
+            assert_eq!(config.urls.len(), 2);
+        }
+        assert!(!redis(&["--redis-url", "redis://127.0.0.1:7000"]).cluster);
+        assert!(redis(&["--redis-url", "redis://127.0.0.1:7000", "--redis-cluster"]).cluster);
+    }
+
+    #[test]
+    fn an_unreadable_ca_file_is_an_error_naming_the_flag_and_its_variable() {
+        let argv = [
+            "test",
+            "--redis-url",
+            "rediss://127.0.0.1:6380",
+            "--redis-ca-file",
+            "/nonexistent/ca.pem",
+        ];
+        let err = Backend::try_parse_from(argv)
+            .expect("valid flags")
+            .backend
+            .redis_config()
+            .expect_err("the file does not exist");
+        let message = err.to_string();
+        assert!(
+            message.contains("--redis-ca-file / DYNAPAGE_REDIS_CA_FILE"),
+            "{message}"
+        );
+        assert!(message.contains("/nonexistent/ca.pem"), "{message}");
+    }
 }

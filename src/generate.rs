@@ -107,6 +107,7 @@ impl Iterator for CommentGenerator {
             rating,
             created_at_ms: self.millis,
             updated_at_ms: None,
+            version: 1,
         })
     }
 }

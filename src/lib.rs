@@ -8,6 +8,7 @@
 pub mod cli;
 pub mod config;
 pub mod domain;
+pub mod error;
 pub mod generate;
 pub mod graphql;
 pub mod http;

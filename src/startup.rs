@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{BackendArgs, IndexKind, StoreKind};
 use crate::index::AnyIndex;
 use crate::index::memory::MemoryIndex;
-use crate::index::redis::{RedisConfig, RedisIndex};
+use crate::index::redis::{FirstContact, RedisIndex};
 use crate::store::AnyStore;
 use crate::store::dynamo::{DynamoConfig, DynamoStore};
 use crate::store::memory::MemoryStore;
@@ -31,15 +31,7 @@ pub async fn open_backends(
 ) -> anyhow::Result<Backends> {
     let index = match args.index {
         IndexKind::Memory => AnyIndex::Memory(MemoryIndex::new()),
-        IndexKind::Redis => {
-            let config = RedisConfig::new(&args.redis_url.join(","), &args.redis_prefix)
-                .with_cluster(args.redis_cluster);
-            AnyIndex::Redis(
-                RedisIndex::connect(config)
-                    .await
-                    .context("--redis-url / DYNAPAGE_REDIS_URL")?,
-            )
-        }
+        IndexKind::Redis => AnyIndex::Redis(open_redis(args).await?),
     };
     let mut tasks = Vec::new();
     let store = match args.store {
@@ -59,6 +51,29 @@ pub async fn open_backends(
         index,
         tasks,
     })
+}
+
+/// Builds the Redis index and checks its settings with one request: settings Redis refuses
+/// (TLS, certificate, credentials, ACL) stop the command here; a Redis that is merely down does
+/// not, since the connection recovers by itself.
+pub async fn open_redis(args: &BackendArgs) -> anyhow::Result<RedisIndex> {
+    const FLAGS: &str =
+        "--redis-url / DYNAPAGE_REDIS_URL, --redis-ca-file / DYNAPAGE_REDIS_CA_FILE";
+    let index = RedisIndex::connect(args.redis_config()?)
+        .await
+        .with_context(|| format!("the Redis settings ({FLAGS})"))?;
+    match index
+        .first_contact()
+        .await
+        .with_context(|| format!("Redis refused these settings ({FLAGS})"))?
+    {
+        FirstContact::Answered => {}
+        FirstContact::Unreachable(err) => tracing::warn!(
+            error = format!("{:#}", anyhow::Error::from(err)),
+            "Redis does not answer yet; starting anyway, the index is used once it does"
+        ),
+    }
+    Ok(index)
 }
 
 /// Connects to DynamoDB and makes sure the table is there (creating it with `--create-tables`),

@@ -2,6 +2,7 @@
 //! lives in its own file with one `run`.
 
 mod export_schema;
+mod lambda_sync;
 mod reindex;
 pub mod seed;
 pub mod serve;
@@ -12,7 +13,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::config::LogFormat;
+use crate::telemetry::LogFormat;
 
 /// Relay cursor connections over DynamoDB, with totalCount and page jumps from a Redis index.
 #[derive(Debug, Parser)]
@@ -34,6 +35,8 @@ pub enum Command {
     Seed(seed::SeedArgs),
     /// Consume the table's DynamoDB stream into the Redis index until stopped.
     Sync(sync::SyncArgs),
+    /// Apply DynamoDB stream batches to the Redis index as an AWS Lambda function.
+    LambdaSync(lambda_sync::LambdaSyncArgs),
     /// Rebuild the Redis index from a parallel scan of the table (one product with --sku).
     Reindex(reindex::ReindexArgs),
     /// Compare the table with the Redis index; print the drift, exit 1 if there is any.
@@ -49,6 +52,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Serve(args)) => serve::run(args).await,
         Some(Command::Seed(args)) => seed::run(args).await.map(|()| ExitCode::SUCCESS),
         Some(Command::Sync(args)) => sync::run(args).await.map(|()| ExitCode::SUCCESS),
+        Some(Command::LambdaSync(args)) => lambda_sync::run(args).await.map(|()| ExitCode::SUCCESS),
         Some(Command::Reindex(args)) => reindex::run(args).await.map(|()| ExitCode::SUCCESS),
         Some(Command::Verify(args)) => verify::run(args).await,
         Some(Command::ExportSchema(args)) => export_schema::run(args).map(|()| ExitCode::SUCCESS),

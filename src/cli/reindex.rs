@@ -1,5 +1,5 @@
-//! `dynapage reindex [--sku S]`: rebuilds the Redis index from a parallel scan of the table
-//! and swaps each product's sets in atomically, with a progress bar.
+//! `dynapage reindex [--sku S]`: rebuilds the Redis index from a parallel scan of the table,
+//! safe under live writes (`crate::sync::reindex`), with a progress bar.
 
 use std::io::IsTerminal;
 
@@ -49,10 +49,14 @@ pub async fn run(args: ReindexArgs) -> anyhow::Result<()> {
     shutdown.cancel();
     println!(
         "reindexed {} comments of {} products ({} scanned) in {} ms",
-        report.indexed,
+        report.indexed + report.stale,
         report.products,
         report.scanned,
         report.elapsed.as_millis()
+    );
+    println!(
+        "{} older than what the index held; read again: {} removed, {} repaired",
+        report.stale, report.removed, report.repaired
     );
     Ok(())
 }

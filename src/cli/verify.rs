@@ -119,10 +119,12 @@ fn render_product(out: &mut String, drift: &ProductDrift, examples: usize) {
     }
     for mismatch in drift.mismatched.iter().take(examples) {
         let detail = format!(
-            " index_rating={} index_ms={} table_ms={}",
+            " index_rating={} index_ms={} table_ms={} version(table/index)={}/{}",
             mismatch.index.rating.get(),
             mismatch.index.key.millis(),
-            mismatch.table.key.millis()
+            mismatch.table.key.millis(),
+            mismatch.table.version,
+            mismatch.index.version
         );
         line(out, "mismatched", &mismatch.table, detail);
     }

@@ -7,12 +7,15 @@ use super::comment::Comment;
 use super::ids::{Rating, Sku};
 use super::sort_key::SortKey;
 
-/// What the index keeps of a comment: enough to place it in the product's sets.
+/// What the index keeps of a comment: enough to place it in the product's sets, and the
+/// version of the write it reflects.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct IndexEntry {
     pub sku: Sku,
     pub key: SortKey,
     pub rating: Rating,
+    /// The comment's [`Comment::version`].
+    pub version: u64,
 }
 
 impl From<&Comment> for IndexEntry {
@@ -21,21 +24,51 @@ impl From<&Comment> for IndexEntry {
             sku: comment.sku.clone(),
             key: comment.sort_key(),
             rating: comment.rating,
+            version: comment.version,
         }
     }
 }
 
 /// A change to the table, with the old image where there was one (streams give both).
 ///
-/// Applying an event is idempotent: replaying a batch after a crash leaves the same index.
+/// Every change carries a version ([`ChangeEvent::version`]): the index applies a change only
+/// if it is at least as new as what it holds for the comment (DESIGN §6), so applying a change
+/// twice, or an older one after a newer one, leaves the index as the newest change says.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ChangeEvent {
-    /// A comment was created or edited. `old` is the previous image of an edit: when its rating
-    /// differs, the member moves between rating sets.
+    /// A comment was created or edited; `new.version` is the change's version. `old` is the
+    /// previous image of an edit, for logs and checks: the index places the comment from `new`
+    /// alone (its product and `createdAt` never change, and an edit that changes the rating
+    /// moves it out of whichever rating set held it).
     Upsert {
         old: Option<IndexEntry>,
         new: IndexEntry,
     },
-    /// A comment was deleted.
-    Remove { old: IndexEntry },
+    /// A comment was deleted. `version` is newer than the deleted comment's
+    /// ([`ChangeEvent::removal`]), so the deletion wins over every change that made it.
+    Remove { old: IndexEntry, version: u64 },
+}
+
+impl ChangeEvent {
+    /// The deletion of the comment `old` describes: one version after it.
+    pub fn removal(old: IndexEntry) -> Self {
+        let version = old.version + 1;
+        Self::Remove { old, version }
+    }
+
+    /// The version of the comment this change leaves (for a deletion, of the deletion).
+    pub fn version(&self) -> u64 {
+        match self {
+            Self::Upsert { new, .. } => new.version,
+            Self::Remove { version, .. } => *version,
+        }
+    }
+
+    /// The comment's entry this change is about (the new image, or the deleted one).
+    pub fn entry(&self) -> &IndexEntry {
+        match self {
+            Self::Upsert { new, .. } => new,
+            Self::Remove { old, .. } => old,
+        }
+    }
 }

@@ -3,6 +3,7 @@
 use chrono::{DateTime, Utc};
 
 use super::ids::{CommentId, Rating, Sku};
+use super::invalid::InvalidInput;
 use super::sort_key::SortKey;
 
 pub const MAX_AUTHOR_CHARS: usize = 100;
@@ -18,6 +19,11 @@ pub struct Comment {
     pub rating: Rating,
     pub created_at_ms: u64,
     pub updated_at_ms: Option<u64>,
+    /// How many times the comment has been written: 1 when it is created, one more for each
+    /// edit (its deletion is the next one). Changes carry it to the index, which refuses a
+    /// change older than the one it holds, so replays, retries and a reindex racing live
+    /// writes cannot put an older state over a newer one (DESIGN §6).
+    pub version: u64,
 }
 
 impl Comment {
@@ -70,6 +76,7 @@ impl CommentDraft {
             rating: self.rating,
             created_at_ms: now_ms,
             updated_at_ms: None,
+            version: 1,
         }
     }
 }
@@ -94,12 +101,13 @@ impl CommentPatch {
         })
     }
 
-    /// The comment after this edit at `now_ms`.
+    /// The comment after this edit at `now_ms`: its next version.
     pub fn apply(&self, comment: &Comment, now_ms: u64) -> Comment {
         Comment {
             body: self.body.clone().unwrap_or_else(|| comment.body.clone()),
             rating: self.rating.unwrap_or(comment.rating),
             updated_at_ms: Some(now_ms),
+            version: comment.version + 1,
             ..comment.clone()
         }
     }
@@ -117,30 +125,6 @@ fn check_text(field: &'static str, value: &str, max_chars: usize) -> Result<Stri
         ));
     }
     Ok(trimmed.to_owned())
-}
-
-/// A refused value: which field, and why, in words fit for a client.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("`{field}` {reason}")]
-pub struct InvalidInput {
-    pub field: &'static str,
-    pub reason: std::borrow::Cow<'static, str>,
-}
-
-impl InvalidInput {
-    pub fn new(field: &'static str, reason: &'static str) -> Self {
-        Self {
-            field,
-            reason: reason.into(),
-        }
-    }
-
-    pub fn owned(field: &'static str, reason: String) -> Self {
-        Self {
-            field,
-            reason: reason.into(),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -174,9 +158,11 @@ mod tests {
             (
                 edited.body.as_str(),
                 edited.rating.get(),
-                edited.updated_at_ms
+                edited.updated_at_ms,
+                comment.version,
+                edited.version
             ),
-            ("new", 5, Some(2_000))
+            ("new", 5, Some(2_000), 1, 2)
         );
     }
 }

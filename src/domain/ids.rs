@@ -5,7 +5,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use super::comment::InvalidInput;
+use super::invalid::InvalidInput;
 
 /// A comment's id: a ULID, so ids are unique, sortable and 26 ASCII characters long.
 ///

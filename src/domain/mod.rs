@@ -6,12 +6,12 @@
 mod change;
 mod comment;
 mod ids;
+mod invalid;
 mod sort_key;
 
 pub use change::{ChangeEvent, IndexEntry};
-pub use comment::{
-    Comment, CommentDraft, CommentPatch, InvalidInput, MAX_AUTHOR_CHARS, MAX_BODY_CHARS,
-};
+pub use comment::{Comment, CommentDraft, CommentPatch, MAX_AUTHOR_CHARS, MAX_BODY_CHARS};
 pub(crate) use ids::splitmix;
 pub use ids::{CommentId, Rating, RatingSet, Sku};
+pub use invalid::InvalidInput;
 pub use sort_key::{Order, SortKey};

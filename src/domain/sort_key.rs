@@ -10,8 +10,8 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::comment::InvalidInput;
 use super::ids::CommentId;
+use super::invalid::InvalidInput;
 
 /// A comment's position: `createdAt` in epoch milliseconds, then its id as the tie-breaker.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

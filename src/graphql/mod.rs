@@ -6,8 +6,10 @@
 
 mod connection;
 mod error;
+pub mod field_errors;
 mod global_id;
 mod mutation;
+mod product;
 mod query;
 mod scalars;
 mod types;

@@ -81,13 +81,13 @@ impl QueryRoot {
         )]
         ratings: Option<Vec<i32>>,
         #[graphql(
-            desc = "Return at most this many comments from the top of the window (default 20, max 100)."
+            desc = "Return at most this many comments from the top of the window. Without `first` or `last`, the server's default page size (20 unless configured); above its maximum (100 unless configured), `PAGE_SIZE_EXCEEDED`."
         )]
         first: Option<i32>,
         #[graphql(desc = "Start after this cursor (an edge's `cursor` or `pageInfo.endCursor`).")]
         after: Option<String>,
         #[graphql(
-            desc = "Return at most this many comments from the bottom of the window (max 100)."
+            desc = "Return at most this many comments from the bottom of the window. Above the server's maximum page size (100 unless configured), `PAGE_SIZE_EXCEEDED`."
         )]
         last: Option<i32>,
         #[graphql(desc = "End before this cursor (an edge's `cursor` or `pageInfo.startCursor`).")]

@@ -1,10 +1,8 @@
-//! The object types of the schema: `Node`, `Product`, `Comment`, edges and page info.
+//! The object types of the schema below the connection: `Node`, `Comment`, edges and page
+//! info, and the `Product` type (whose fields, `comments` among them, are in `product.rs`).
 
-use async_graphql::{Context, ID, Interface, Object, SimpleObject};
+use async_graphql::{ID, Interface, Object, SimpleObject};
 
-use super::connection::{
-    CommentConnection, ConnectionInput, connection_complexity, resolve_connection,
-};
 use super::global_id::GlobalId;
 use super::scalars::DateTime;
 use crate::domain::{self, Sku};
@@ -22,63 +20,11 @@ pub enum Node {
 }
 
 /// A product. It exists as soon as it is named: a product without comments has an empty
-/// connection and a `totalCount` of 0.
+/// connection and a `totalCount` of 0. Its fields are resolved in `product.rs`, above the
+/// connection (which holds comments, whose `product` field names this type).
 #[derive(Clone, Debug)]
 pub struct Product {
     pub sku: Sku,
-}
-
-/// A product. It exists as soon as it is named: a product without comments has an empty
-/// connection and a `totalCount` of 0.
-#[Object]
-impl Product {
-    /// Globally unique, opaque id of the product.
-    async fn id(&self) -> ID {
-        ID(GlobalId::Product(self.sku.clone()).encode())
-    }
-
-    /// The product's SKU.
-    async fn sku(&self) -> &str {
-        self.sku.as_str()
-    }
-
-    /// The product's comments, newest first, as a Relay connection.
-    #[graphql(complexity = "connection_complexity(first, last, child_complexity)")]
-    #[allow(clippy::too_many_arguments)]
-    async fn comments(
-        &self,
-        ctx: &Context<'_>,
-        #[graphql(
-            desc = "Only comments with one of these ratings (1-5, no repeats). Omit for all."
-        )]
-        ratings: Option<Vec<i32>>,
-        #[graphql(
-            desc = "Return at most this many comments from the top of the window (default 20, max 100)."
-        )]
-        first: Option<i32>,
-        #[graphql(desc = "Start after this cursor (an edge's `cursor` or `pageInfo.endCursor`).")]
-        after: Option<String>,
-        #[graphql(
-            desc = "Return at most this many comments from the bottom of the window (max 100)."
-        )]
-        last: Option<i32>,
-        #[graphql(desc = "End before this cursor (an edge's `cursor` or `pageInfo.startCursor`).")]
-        before: Option<String>,
-        #[graphql(
-            desc = "Skip this many comments first: from the top with `first`, from the bottom with `last`. For page jumps: page p of size n is `first: n, offset: (p - 1) * n`."
-        )]
-        offset: Option<i32>,
-    ) -> async_graphql::Result<CommentConnection> {
-        let input = ConnectionInput {
-            ratings,
-            first,
-            after,
-            last,
-            before,
-            offset,
-        };
-        resolve_connection(ctx, self.sku.clone(), input).await
-    }
 }
 
 /// A comment on a product.

@@ -27,7 +27,7 @@ pub struct DocumentCache {
 
 #[derive(Debug, Default)]
 struct Entries {
-    by_text: HashMap<Arc<str>, ExecutableDocument>,
+    by_text: HashMap<Arc<str>, Arc<ExecutableDocument>>,
     /// Texts in insertion order, for eviction.
     order: VecDeque<Arc<str>>,
 }
@@ -41,8 +41,8 @@ impl DocumentCache {
         }
     }
 
-    /// A copy of the document parsed from `text`, if it is kept.
-    pub fn get(&self, text: &str) -> Option<ExecutableDocument> {
+    /// The document parsed from `text`, if it is kept.
+    pub fn get(&self, text: &str) -> Option<Arc<ExecutableDocument>> {
         if self.capacity == 0 || text.len() > MAX_TEXT_BYTES {
             return None;
         }
@@ -50,7 +50,7 @@ impl DocumentCache {
     }
 
     /// Keeps `document` as the parse of `text` (unless the text is too long to keep).
-    pub fn insert(&self, text: &str, document: &ExecutableDocument) {
+    pub fn insert(&self, text: &str, document: &Arc<ExecutableDocument>) {
         if self.capacity == 0 || text.len() > MAX_TEXT_BYTES {
             return;
         }
@@ -65,7 +65,7 @@ impl DocumentCache {
         }
         let key: Arc<str> = Arc::from(text);
         entries.order.push_back(key.clone());
-        entries.by_text.insert(key, document.clone());
+        entries.by_text.insert(key, Arc::clone(document));
     }
 
     #[cfg(test)]
@@ -83,8 +83,8 @@ impl DocumentCache {
 mod tests {
     use super::*;
 
-    fn parse(text: &str) -> ExecutableDocument {
-        async_graphql::parser::parse_query(text).expect("a valid document")
+    fn parse(text: &str) -> Arc<ExecutableDocument> {
+        Arc::new(async_graphql::parser::parse_query(text).expect("a valid document"))
     }
 
     fn query(n: usize) -> String {

@@ -6,14 +6,13 @@ use std::time::Instant;
 
 use async_graphql::parser::types::{DocumentOperations, ExecutableDocument, OperationType};
 use async_graphql::{ErrorExtensionValues, Value};
-use async_graphql_axum::{GraphQLRequest, GraphQLResponse};
-use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 
+use super::transport::{self, MediaType, Refusal};
 use super::{AppState, REQUEST_ID, limits};
-use crate::graphql::RequestMeta;
+use crate::graphql::{RequestMeta, field_errors};
 
 fn request_id(headers: &HeaderMap) -> String {
     headers
@@ -26,9 +25,17 @@ fn request_id(headers: &HeaderMap) -> String {
 pub(super) async fn post(
     State(app): State<AppState>,
     headers: HeaderMap,
-    request: GraphQLRequest,
+    body: axum::body::Body,
 ) -> Response {
-    execute(&app, request_id(&headers), request.into_inner(), false).await
+    let request_id = request_id(&headers);
+    let media = match transport::negotiate(&headers) {
+        Ok(media) => media,
+        Err(refusal) => return transport::refusal(MediaType::Json, &refusal, &request_id),
+    };
+    match transport::post_request(&headers, body, app.options.max_body_bytes).await {
+        Ok(request) => execute(&app, request_id, media, request, false).await,
+        Err(refusal) => transport::refusal(media, &refusal, &request_id),
+    }
 }
 
 /// GraphQL over GET, for cacheable queries. Mutations are refused: a GET must not write
@@ -36,18 +43,33 @@ pub(super) async fn post(
 pub(super) async fn get(
     State(app): State<AppState>,
     headers: HeaderMap,
-    request: GraphQLRequest,
+    uri: axum::http::Uri,
 ) -> Response {
-    execute(&app, request_id(&headers), request.into_inner(), true).await
+    let request_id = request_id(&headers);
+    let media = match transport::negotiate(&headers) {
+        Ok(media) => media,
+        Err(refusal) => return transport::refusal(MediaType::Json, &refusal, &request_id),
+    };
+    match transport::get_request(&uri) {
+        Ok(request) => execute(&app, request_id, media, request, true).await,
+        Err(refusal) => transport::refusal(media, &refusal, &request_id),
+    }
 }
 
 /// A refusal before execution, in the GraphQL response shape.
-fn refuse(status: StatusCode, code: &str, message: String, request_id: &str) -> Response {
-    let body = serde_json::json!({ "errors": [{
-        "message": message,
-        "extensions": { "code": code, "requestId": request_id },
-    }]});
-    (status, [(header::CACHE_CONTROL, "no-store")], Json(body)).into_response()
+fn refuse(
+    media: MediaType,
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+    request_id: &str,
+) -> Response {
+    let refusal = Refusal {
+        status,
+        code,
+        message,
+    };
+    transport::refusal(media, &refusal, request_id)
 }
 
 /// Whether the operation the request selects is a mutation.
@@ -65,6 +87,7 @@ fn is_mutation(document: &ExecutableDocument, operation_name: Option<&str>) -> b
 async fn execute(
     app: &AppState,
     request_id: String,
+    media: MediaType,
     mut request: async_graphql::Request,
     over_get: bool,
 ) -> Response {
@@ -74,7 +97,7 @@ async fn execute(
     // (`documents`). A syntax error is left to async-graphql to report in its usual shape.
     let operation_name = request.operation_name.clone();
     let document = app.documents.get(&request.query).or_else(|| {
-        let parsed = async_graphql::parser::parse_query(&request.query).ok()?;
+        let parsed = Arc::new(async_graphql::parser::parse_query(&request.query).ok()?);
         app.documents.insert(&request.query, &parsed);
         Some(parsed)
     });
@@ -86,12 +109,13 @@ async fn execute(
         ),
         None => (false, 0, 0),
     };
-    if let Some(document) = document {
-        request.set_parsed_query(document);
+    if let Some(document) = &document {
+        request.set_parsed_query(ExecutableDocument::clone(document));
     }
     let kind = if mutation { "mutation" } else { "query" };
     if over_get && mutation {
         let mut response = refuse(
+            media,
             StatusCode::METHOD_NOT_ALLOWED,
             "BAD_REQUEST",
             "mutations must be sent with POST".into(),
@@ -108,7 +132,8 @@ async fn execute(
             app.options.max_aliases
         );
         return refuse(
-            StatusCode::OK,
+            media,
+            media.status(false),
             "GRAPHQL_VALIDATION_FAILED",
             message,
             &request_id,
@@ -123,7 +148,8 @@ async fn execute(
             ),
         };
         return refuse(
-            StatusCode::OK,
+            media,
+            media.status(false),
             "GRAPHQL_VALIDATION_FAILED",
             message,
             &request_id,
@@ -136,6 +162,7 @@ async fn execute(
             app.options.max_concurrent_requests
         );
         let mut response = refuse(
+            media,
             StatusCode::SERVICE_UNAVAILABLE,
             "SERVICE_UNAVAILABLE",
             message,
@@ -147,7 +174,7 @@ async fn execute(
         return response;
     };
 
-    let operation = operation_name.unwrap_or_default();
+    let operation = operation_name.clone().unwrap_or_default();
     let meta = Arc::new(RequestMeta::new(request_id.clone()));
     let execution = app.schema.execute(request.data(meta.clone()));
     let Ok(mut response) = tokio::time::timeout(app.options.request_timeout, execution).await
@@ -165,12 +192,23 @@ async fn execute(
             app.options.request_timeout.as_millis()
         );
         return refuse(
+            media,
             StatusCode::GATEWAY_TIMEOUT,
             "REQUEST_TIMEOUT",
             message,
             &request_id,
         );
     };
+    // async-graphql leaves a failed field's key out; the specification wants a null there,
+    // propagated through non-null positions (`graphql::field_errors` says why and how).
+    if let Some(document) = &document {
+        field_errors::complete(
+            &app.types,
+            document,
+            operation_name.as_deref(),
+            &mut response,
+        );
+    }
     // Parse and validation errors (complexity, unknown fields) come from async-graphql
     // without a code; every error a client sees carries one.
     for error in &mut response.errors {
@@ -222,7 +260,7 @@ async fn execute(
         "no-store"
     };
     response = response.extension("cost", Value::Object(cost_value));
-    let mut http = GraphQLResponse::from(response).into_response();
+    let mut http = transport::respond(media, &response);
     http.headers_mut().insert(
         header::CACHE_CONTROL,
         HeaderValue::from_static(cache_control),

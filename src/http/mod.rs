@@ -17,6 +17,7 @@ pub use cors::CorsOrigins;
 mod documents;
 mod graphql;
 mod limits;
+mod transport;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -33,6 +34,7 @@ use tower_http::request_id::{
 };
 use tower_http::trace::TraceLayer;
 
+use crate::graphql::field_errors::OutputTypes;
 use crate::graphql::{ApiSchema, ApiState};
 use crate::index::PageIndex;
 use crate::store::CommentStore;
@@ -84,6 +86,8 @@ struct AppState {
     options: Arc<HttpOptions>,
     in_flight: Arc<tokio::sync::Semaphore>,
     documents: Arc<documents::DocumentCache>,
+    /// The schema's field types, for completing field errors (`graphql::field_errors`).
+    types: Arc<OutputTypes>,
 }
 
 /// Parsed query documents kept (see `documents`): far more than the distinct queries of an app.
@@ -94,6 +98,11 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
     let in_flight = Arc::new(tokio::sync::Semaphore::new(options.max_concurrent_requests));
     let max_body_bytes = options.max_body_bytes;
     let cors = options.cors.layer(REQUEST_ID);
+    let types = OutputTypes::from_sdl(&schema.sdl()).unwrap_or_else(|e| {
+        // Our own SDL always parses; without types every failed field still becomes a null.
+        tracing::error!(error = %e, "the schema's SDL did not parse");
+        OutputTypes::default()
+    });
     let mut router = Router::new()
         .route("/graphql", get(graphql::get).post(graphql::post))
         .route("/", get(playground::page))
@@ -107,6 +116,7 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
             options: Arc::new(options),
             in_flight,
             documents: Arc::new(documents::DocumentCache::new(DOCUMENT_CACHE_ENTRIES)),
+            types: Arc::new(types),
         });
     if let Some(layer) = cors {
         router = router.layer(layer);

@@ -1,48 +1,150 @@
 //! The embedded page index: one [`Treap`] per product, the in-process twin of the Redis sorted
-//! sets. Same semantics, same contract tests.
+//! sets, with the same versions and tombstones (`crate::index`, "Versions"). Same semantics,
+//! same contract tests.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
 
 use super::treap::Treap;
-use super::{IndexError, PageIndex};
-use crate::domain::{ChangeEvent, IndexEntry, Order, RatingSet, Sku, SortKey};
+use super::{Held, IndexError, PageIndex, Repair, Stale, TOMBSTONE_TTL};
+use crate::domain::{ChangeEvent, CommentId, IndexEntry, Order, RatingSet, Sku, SortKey};
 
 /// The embedded index. Cloning shares the same data.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct MemoryIndex {
-    products: Arc<RwLock<HashMap<Sku, Treap>>>,
-    staging: Arc<Mutex<HashMap<String, HashMap<Sku, Treap>>>>,
+    state: Arc<RwLock<State>>,
+    tombstone_ttl: Duration,
+}
+
+impl Default for MemoryIndex {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[derive(Debug, Default)]
+struct State {
+    products: HashMap<Sku, Product>,
+    /// Deleted comments: the deletion's version and when the tombstone expires.
+    tombstones: HashMap<(Sku, CommentId), (u64, Instant)>,
+    /// Tombstones in the order they expire (one lifetime for all, so insertion order), with
+    /// the expiry they had when queued: a refreshed tombstone is left for its later entry.
+    expiry: VecDeque<(Instant, Sku, CommentId)>,
+}
+
+#[derive(Debug, Default)]
+struct Product {
+    treap: Treap,
+    /// Versions of the comments at version 2 or more (the others are at version 1).
+    versions: HashMap<CommentId, u64>,
+}
+
+impl State {
+    fn held(&self, sku: &Sku, key: &SortKey) -> Held {
+        if let Some((version, _)) = self.tombstones.get(&(sku.clone(), key.id())) {
+            return Held::Deleted { version: *version };
+        }
+        match self.products.get(sku) {
+            Some(product) if product.treap.rating_of(key).is_some() => Held::Live {
+                version: product.versions.get(&key.id()).copied().unwrap_or(1),
+            },
+            _ => Held::Nothing,
+        }
+    }
+
+    /// Makes `entry` live (at its version), forgetting any tombstone.
+    fn put(&mut self, entry: &IndexEntry) {
+        self.tombstones.remove(&(entry.sku.clone(), entry.key.id()));
+        let product = self.products.entry(entry.sku.clone()).or_default();
+        product.treap.insert(entry.key, entry.rating);
+        if entry.version > 1 {
+            product.versions.insert(entry.key.id(), entry.version);
+        } else {
+            product.versions.remove(&entry.key.id());
+        }
+    }
+
+    /// Takes the comment at `key` out of the product, and its tombstone too.
+    fn forget(&mut self, sku: &Sku, key: &SortKey) {
+        self.tombstones.remove(&(sku.clone(), key.id()));
+        if let Some(product) = self.products.get_mut(sku) {
+            product.treap.remove(key);
+            product.versions.remove(&key.id());
+            if product.treap.count(RatingSet::ALL) == 0 {
+                self.products.remove(sku);
+            }
+        }
+    }
+
+    fn delete(&mut self, sku: &Sku, key: &SortKey, version: u64, expires: Instant) {
+        self.forget(sku, key);
+        self.tombstones
+            .insert((sku.clone(), key.id()), (version, expires));
+        self.expiry.push_back((expires, sku.clone(), key.id()));
+    }
+
+    /// Drops the tombstones whose lifetime has passed.
+    fn expire(&mut self, now: Instant) {
+        while let Some((expires, _, _)) = self.expiry.front() {
+            if *expires > now {
+                return;
+            }
+            let Some((expires, sku, id)) = self.expiry.pop_front() else {
+                return;
+            };
+            let key = (sku, id);
+            if self
+                .tombstones
+                .get(&key)
+                .is_some_and(|(_, e)| *e == expires)
+            {
+                self.tombstones.remove(&key);
+            }
+        }
+    }
 }
 
 impl MemoryIndex {
     pub fn new() -> Self {
-        Self::default()
+        Self {
+            state: Arc::default(),
+            tombstone_ttl: TOMBSTONE_TTL,
+        }
     }
 
-    fn read<T>(&self, f: impl FnOnce(&HashMap<Sku, Treap>) -> T) -> T {
+    /// Keeps deletions' tombstones for `ttl` instead of [`TOMBSTONE_TTL`] (tests).
+    pub fn with_tombstone_ttl(mut self, ttl: Duration) -> Self {
+        self.tombstone_ttl = ttl;
+        self
+    }
+
+    fn read<T>(&self, f: impl FnOnce(&State) -> T) -> T {
         // Treap operations do not panic midway on valid input, so a poisoned lock still guards
         // consistent data; keep serving rather than fail every later request.
-        f(&self.products.read().unwrap_or_else(|p| p.into_inner()))
+        f(&self.state.read().unwrap_or_else(|p| p.into_inner()))
     }
 
-    fn write<T>(&self, f: impl FnOnce(&mut HashMap<Sku, Treap>) -> T) -> T {
-        f(&mut self.products.write().unwrap_or_else(|p| p.into_inner()))
+    fn write<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
+        let mut state = self.state.write().unwrap_or_else(|p| p.into_inner());
+        state.expire(Instant::now());
+        f(&mut state)
     }
 }
 
-fn remove(products: &mut HashMap<Sku, Treap>, entry: &IndexEntry) {
-    if let Some(treap) = products.get_mut(&entry.sku) {
-        treap.remove(&entry.key);
-        if treap.count(RatingSet::ALL) == 0 {
-            products.remove(&entry.sku);
-        }
+/// Whether a change of `version` wins over what the index holds (`crate::index`, "Versions").
+fn is_newer(event: &ChangeEvent, held: Held) -> bool {
+    let version = event.version();
+    match (event, held) {
+        (_, Held::Nothing) => true,
+        (ChangeEvent::Upsert { .. }, Held::Live { version: h }) => version >= h,
+        (_, Held::Live { version: h } | Held::Deleted { version: h }) => version > h,
     }
 }
 
 impl PageIndex for MemoryIndex {
     async fn count(&self, sku: &Sku, ratings: RatingSet) -> Result<u64, IndexError> {
-        Ok(self.read(|p| p.get(sku).map_or(0, |t| t.count(ratings))))
+        Ok(self.read(|s| s.products.get(sku).map_or(0, |p| p.treap.count(ratings))))
     }
 
     async fn key_at(
@@ -53,73 +155,68 @@ impl PageIndex for MemoryIndex {
         after: Option<SortKey>,
         rank: u64,
     ) -> Result<Option<SortKey>, IndexError> {
-        Ok(self.read(|p| {
-            let treap = p.get(sku)?;
+        Ok(self.read(|s| {
+            let treap = &s.products.get(sku)?.treap;
             let skipped = after.map_or(0, |key| treap.count_through(&key, order, ratings));
             treap.select(skipped.checked_add(rank)?, order, ratings)
         }))
     }
 
-    async fn apply(&self, events: &[ChangeEvent]) -> Result<(), IndexError> {
-        self.write(|products| {
-            for event in events {
+    async fn apply(&self, events: &[ChangeEvent]) -> Result<Vec<Stale>, IndexError> {
+        let expires = Instant::now() + self.tombstone_ttl;
+        Ok(self.write(|state| {
+            let mut stale = Vec::new();
+            for (i, event) in events.iter().enumerate() {
+                let entry = event.entry();
+                let held = state.held(&entry.sku, &entry.key);
+                if !is_newer(event, held) {
+                    stale.push(Stale { event: i, held });
+                    continue;
+                }
                 match event {
-                    ChangeEvent::Upsert { old, new } => {
-                        if let Some(old) = old
-                            .as_ref()
-                            .filter(|old| old.sku != new.sku || old.key != new.key)
-                        {
-                            remove(products, old);
-                        }
-                        products
-                            .entry(new.sku.clone())
-                            .or_default()
-                            .insert(new.key, new.rating);
+                    ChangeEvent::Upsert { new, .. } => state.put(new),
+                    ChangeEvent::Remove { old, version } => {
+                        state.delete(&old.sku, &old.key, *version, expires);
                     }
-                    ChangeEvent::Remove { old } => remove(products, old),
                 }
             }
-        });
-        Ok(())
+            stale
+        }))
+    }
+
+    async fn repair(&self, repairs: &[Repair]) -> Result<Vec<Repair>, IndexError> {
+        Ok(self.write(|state| {
+            let mut missed = Vec::new();
+            for repair in repairs {
+                if state.held(&repair.sku, &repair.key) != repair.expected {
+                    missed.push(repair.clone());
+                    continue;
+                }
+                match &repair.state {
+                    Some(entry) => state.put(entry),
+                    None => state.forget(&repair.sku, &repair.key),
+                }
+            }
+            missed
+        }))
     }
 
     async fn entries(&self, sku: &Sku) -> Result<Vec<IndexEntry>, IndexError> {
-        Ok(self.read(|p| p.get(sku).map(|t| t.entries(sku)).unwrap_or_default()))
+        Ok(self.read(|s| {
+            s.products
+                .get(sku)
+                .map(|p| {
+                    p.treap
+                        .entries(sku, |key| p.versions.get(&key.id()).copied().unwrap_or(1))
+                })
+                .unwrap_or_default()
+        }))
     }
 
     async fn products(&self) -> Result<Vec<Sku>, IndexError> {
-        let mut skus: Vec<Sku> = self.read(|p| p.keys().cloned().collect());
+        let mut skus: Vec<Sku> = self.read(|s| s.products.keys().cloned().collect());
         skus.sort();
         Ok(skus)
-    }
-
-    async fn stage(&self, run: &str, entries: &[IndexEntry]) -> Result<(), IndexError> {
-        let mut staging = self.staging.lock().unwrap_or_else(|p| p.into_inner());
-        let products = staging.entry(run.to_owned()).or_default();
-        for entry in entries {
-            products
-                .entry(entry.sku.clone())
-                .or_default()
-                .insert(entry.key, entry.rating);
-        }
-        Ok(())
-    }
-
-    async fn commit(&self, run: &str, skus: &[Sku]) -> Result<(), IndexError> {
-        let mut staging = self.staging.lock().unwrap_or_else(|p| p.into_inner());
-        let staged = staging.entry(run.to_owned()).or_default();
-        self.write(|products| {
-            for sku in skus {
-                match staged.remove(sku) {
-                    Some(treap) => products.insert(sku.clone(), treap),
-                    None => products.remove(sku),
-                };
-            }
-        });
-        if staged.is_empty() {
-            staging.remove(run);
-        }
-        Ok(())
     }
 
     async fn ping(&self) -> Result<(), IndexError> {

@@ -1,9 +1,30 @@
-//! The page index: a sorted set per product (and per product and rating) that answers counts
-//! and "which sort key sits at rank k" in O(log n), so `totalCount` and page jumps cost the
-//! same at page 50,000 as at page 1.
+//! The page index: each product's comments in sort-key order, per rating, answering counts and
+//! "which sort key sits at rank k" of any union of ratings in O(log n), so `totalCount` and page
+//! jumps cost the same at page 50,000 as at page 1 (in Redis: five sorted sets per product, one
+//! per rating, `redis::keys`; embedded: one treap with per-rating counts).
 //!
 //! The index is derived from the store and eventually consistent with it (DESIGN §6). Its rank
 //! order is the store's order, ties included (the order invariant, `domain::SortKey`).
+//!
+//! # Versions
+//!
+//! Every change carries the comment's version ([`ChangeEvent::version`]), and the index keeps
+//! what it needs to refuse a change older than the state it holds for that comment:
+//!
+//! | the index holds | an upsert of version `v` applies if | a deletion of version `v` applies if |
+//! |---|---|---|
+//! | nothing | always | always (it leaves a tombstone) |
+//! | the comment, at version `h` | `v >= h` (equal: a replay) | `v > h` |
+//! | a tombstone of version `t` | `v > t` | `v > t` (it refreshes the tombstone) |
+//!
+//! So applying a change twice, or an older change after a newer one, in any interleaving,
+//! leaves the index as the newest change says. The state is only kept where it carries
+//! information: a comment at version 1 (never edited) is held by its membership alone, a
+//! version from 2 up is one small record, and a deletion leaves a tombstone that expires after
+//! [`TOMBSTONE_TTL`]. That bound is safe because no change older than a deletion can arrive
+//! later than that: a DynamoDB stream keeps records 24 hours, and `reindex` applies what it
+//! reads within seconds. (A change older than an expired tombstone would be applied, and
+//! `verify` would report the comment as extra.)
 //!
 //! This layer knows nothing of DynamoDB or GraphQL.
 
@@ -12,9 +33,49 @@ pub mod redis;
 mod treap;
 
 use std::future::Future;
+use std::time::Duration;
 
 use crate::domain::{ChangeEvent, IndexEntry, Order, RatingSet, Sku, SortKey};
-use crate::store::BoxError;
+use crate::error::BoxError;
+
+/// How long a deletion's tombstone is kept: the 24 hours a DynamoDB stream keeps a record (the
+/// oldest change that can still arrive after a deletion), plus an hour of margin.
+pub const TOMBSTONE_TTL: Duration = Duration::from_secs(25 * 3600);
+
+/// What the index holds for one comment, as far as versions go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Held {
+    /// Nothing: never seen, or deleted longer ago than the tombstone lifetime.
+    Nothing,
+    /// The comment is in the index at this version.
+    Live { version: u64 },
+    /// The comment was deleted; this is the deletion's version.
+    Deleted { version: u64 },
+}
+
+/// A change [`PageIndex::apply`] refused because the index holds a newer state of its comment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stale {
+    /// The change's position in the applied slice.
+    pub event: usize,
+    /// What the index held for the comment.
+    pub held: Held,
+}
+
+/// A repair `reindex` makes where the index holds a newer state of a comment than the table
+/// has (a table restored from a backup, an index changed by hand): the versions would refuse
+/// the table's state, so the comment is set to it outright, but only if the index still holds
+/// `expected`, so a change applied meanwhile is never overwritten.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Repair {
+    pub sku: Sku,
+    pub key: SortKey,
+    /// What the index held when the table was read.
+    pub expected: Held,
+    /// The comment as the table has it (with its version), or `None` if the table has no
+    /// such comment.
+    pub state: Option<IndexEntry>,
+}
 
 /// Why an index call failed.
 #[derive(Debug, thiserror::Error)]
@@ -48,8 +109,20 @@ pub trait PageIndex: Send + Sync + 'static {
         rank: u64,
     ) -> impl Future<Output = Result<Option<SortKey>, IndexError>> + Send;
 
-    /// Applies changes idempotently, in order, in one round trip.
-    fn apply(&self, events: &[ChangeEvent]) -> impl Future<Output = Result<(), IndexError>> + Send;
+    /// Applies changes in order, each only if it is at least as new as what the index holds for
+    /// its comment (see "Versions" above), atomically per product and in one round trip per
+    /// product. Returns the changes refused as stale.
+    fn apply(
+        &self,
+        events: &[ChangeEvent],
+    ) -> impl Future<Output = Result<Vec<Stale>, IndexError>> + Send;
+
+    /// Makes each repair whose comment is still held as expected, atomically per product;
+    /// returns the repairs not made because the index changed meanwhile.
+    fn repair(
+        &self,
+        repairs: &[Repair],
+    ) -> impl Future<Output = Result<Vec<Repair>, IndexError>> + Send;
 
     /// Every entry the index holds for `sku`, newest first (for `verify`).
     fn entries(
@@ -59,21 +132,6 @@ pub trait PageIndex: Send + Sync + 'static {
 
     /// Every product the index has entries for (for `verify` without `--sku`).
     fn products(&self) -> impl Future<Output = Result<Vec<Sku>, IndexError>> + Send;
-
-    /// Adds entries to the staging area of rebuild `run` (nothing live changes).
-    fn stage(
-        &self,
-        run: &str,
-        entries: &[IndexEntry],
-    ) -> impl Future<Output = Result<(), IndexError>> + Send;
-
-    /// Swaps the staged sets of rebuild `run` in for each of `skus`, atomically per product; a
-    /// product with nothing staged ends up empty. Staging for those products is consumed.
-    fn commit(
-        &self,
-        run: &str,
-        skus: &[Sku],
-    ) -> impl Future<Output = Result<(), IndexError>> + Send;
 
     /// A cheap call that fails when the index cannot be reached (readiness).
     fn ping(&self) -> impl Future<Output = Result<(), IndexError>> + Send;
@@ -111,8 +169,12 @@ impl PageIndex for AnyIndex {
         dispatch_index!(self, i => i.key_at(sku, ratings, order, after, rank).await)
     }
 
-    async fn apply(&self, events: &[ChangeEvent]) -> Result<(), IndexError> {
+    async fn apply(&self, events: &[ChangeEvent]) -> Result<Vec<Stale>, IndexError> {
         dispatch_index!(self, i => i.apply(events).await)
+    }
+
+    async fn repair(&self, repairs: &[Repair]) -> Result<Vec<Repair>, IndexError> {
+        dispatch_index!(self, i => i.repair(repairs).await)
     }
 
     async fn entries(&self, sku: &Sku) -> Result<Vec<IndexEntry>, IndexError> {
@@ -121,14 +183,6 @@ impl PageIndex for AnyIndex {
 
     async fn products(&self) -> Result<Vec<Sku>, IndexError> {
         dispatch_index!(self, i => i.products().await)
-    }
-
-    async fn stage(&self, run: &str, entries: &[IndexEntry]) -> Result<(), IndexError> {
-        dispatch_index!(self, i => i.stage(run, entries).await)
-    }
-
-    async fn commit(&self, run: &str, skus: &[Sku]) -> Result<(), IndexError> {
-        dispatch_index!(self, i => i.commit(run, skus).await)
     }
 
     async fn ping(&self) -> Result<(), IndexError> {

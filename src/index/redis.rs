@@ -1,46 +1,49 @@
-//! The Redis adapter of the page index: a sorted set per product and one per product and
-//! rating (DESIGN §3), member = comment id, score = `createdAt` in epoch milliseconds.
+//! The Redis adapter of the page index: five sorted sets per product, one per rating
+//! (DESIGN §3, and the layout in `keys`): member = the comment id's 16 bytes, score =
+//! `createdAt` in epoch milliseconds. The product's whole list is the union of the five.
 //!
-//! Redis orders equal scores by member bytewise, and a comment id's string sorts like the id
-//! (`CommentId`), so `ZRANGE`/`ZREVRANGE` rank order is exactly [`SortKey`] order: the order
-//! invariant that makes this adapter answer every call like the embedded [`MemoryIndex`]
+//! Redis orders equal scores by member bytewise, and a comment id's bytes sort like the id
+//! (`CommentId`), so `ZRANGE` rank order is exactly [`SortKey`] order: the order invariant that
+//! makes this adapter answer every call like the embedded [`MemoryIndex`]
 //! (`crate::index::memory::MemoryIndex`), which the contract tests check.
 //!
-//! This module owns the wire: key names (`keys`), the Lua scripts, the connection and its
-//! error classification (`connection`). It knows nothing of DynamoDB or GraphQL. It works
-//! with one Redis node or a Redis Cluster; every call touches one product's keys only, and
-//! they share one hash slot.
+//! This module owns the wire: key names and members (`keys`), the Lua scripts, the connection
+//! and its error classification (`connection`). It knows nothing of DynamoDB or GraphQL. It
+//! works with one Redis node or a Redis Cluster; every call touches one product's keys only,
+//! and they share one hash slot.
 //!
 //! [`MemoryIndex`]: crate::index::memory::MemoryIndex
 
 mod connection;
 mod keys;
 mod scan;
+mod tls;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
-use futures::{StreamExt, TryStreamExt};
-use redis::{Cmd, Pipeline, Script};
-
-use self::connection::{Connection, classify};
-use self::keys::Keys;
-use super::{IndexError, PageIndex};
+use self::connection::{Connection, LuaScript, classify};
+use self::keys::{Keys, member, sort_key_of};
+pub use self::tls::{CaFileError, TrustedCa};
+use super::{Held, IndexError, PageIndex, Repair, Stale, TOMBSTONE_TTL};
 use crate::domain::{ChangeEvent, IndexEntry, Order, Rating, RatingSet, Sku, SortKey};
 
-/// Members read per `ZRANGE` by [`RedisIndex::entries`]: big enough to be fast, small enough
-/// that one reply never nears the response timeout.
+/// Members read per `ZRANGE` (and fields per `HSCAN`) by [`RedisIndex::entries`]: big enough
+/// to be fast, small enough that one reply never nears the response timeout.
 const READ_CHUNK: isize = 10_000;
-/// Entries written per pipeline by [`RedisIndex::stage`].
-const STAGE_CHUNK: usize = 5_000;
-/// Products committed concurrently by [`RedisIndex::commit`].
-const COMMIT_CONCURRENCY: usize = 8;
+/// Changes per call of `apply.lua`: a script blocks Redis while it runs, and 256 changes take
+/// about a millisecond or two.
+const APPLY_CHUNK: usize = 256;
 
 /// Where the index lives and how long to wait for it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RedisConfig {
-    /// `redis://host:port[/db]` URLs: one for a single node, the seed nodes for a Cluster.
+    /// `redis[s]://[user:password@]host:port[/db]` URLs: one for a single node, the seed nodes
+    /// for a Cluster. `rediss://` is TLS, checked against the system roots or [`Self::ca`].
     pub urls: Vec<String>,
+    /// The CA a `rediss://` server's certificate must chain to, instead of the system roots
+    /// (a private CA, or a self-signed one in tests).
+    pub ca: Option<TrustedCa>,
     /// Prepended to every key, so several deployments or test runs can share one Redis.
     pub prefix: String,
     /// Talk to a Redis Cluster (through any of `urls`) rather than a single node.
@@ -49,6 +52,8 @@ pub struct RedisConfig {
     pub connect_timeout: Duration,
     /// How long one request (command, pipeline or script) may wait for its reply.
     pub response_timeout: Duration,
+    /// How long a deletion's tombstone is kept ([`TOMBSTONE_TTL`]).
+    pub tombstone_ttl: Duration,
 }
 
 impl RedisConfig {
@@ -64,10 +69,18 @@ impl RedisConfig {
         Self {
             cluster: urls.len() > 1,
             urls,
+            ca: None,
             prefix: prefix.to_owned(),
             connect_timeout: Duration::from_secs(1),
             response_timeout: Duration::from_secs(2),
+            tombstone_ttl: TOMBSTONE_TTL,
         }
+    }
+
+    /// The same, trusting `ca` (instead of the system roots) for `rediss://` URLs.
+    pub fn with_ca(mut self, ca: TrustedCa) -> Self {
+        self.ca = Some(ca);
+        self
     }
 
     /// The same, forcing Cluster mode (a cluster reached through a single seed URL).
@@ -82,8 +95,9 @@ impl RedisConfig {
 pub struct RedisIndex {
     conn: Connection,
     keys: Keys,
-    key_at: Script,
-    commit: Script,
+    key_at: LuaScript,
+    apply: LuaScript,
+    tombstone_ttl: Duration,
 }
 
 impl RedisIndex {
@@ -96,118 +110,108 @@ impl RedisIndex {
         if config.urls.is_empty() {
             return Err(IndexError::Internal("no Redis URL configured".into()));
         }
-        let conn = Connection::open(
-            &config.urls,
-            config.cluster,
-            config.connect_timeout,
-            config.response_timeout,
-        )?;
+        let conn = Connection::open(&config)?;
         Ok(Self {
             conn,
             keys: Keys::new(&config.prefix),
-            key_at: Script::new(include_str!("redis/key_at.lua")),
-            commit: Script::new(include_str!("redis/commit.lua")),
+            key_at: LuaScript::new(include_str!("redis/key_at.lua")),
+            apply: LuaScript::new(include_str!("redis/apply.lua")),
+            tombstone_ttl: config.tombstone_ttl,
         })
     }
 
-    /// The keys `key_at` and `count` read for `ratings`: the product set when all five are
-    /// selected (one `ZCARD`, one `ZRANGE`), otherwise the selected rating sets.
+    /// The keys `key_at` and `count` read for `ratings`: the selected rating sets (all five for
+    /// the unfiltered list).
     fn sets(&self, sku: &Sku, ratings: RatingSet) -> Vec<String> {
-        if ratings.is_all() {
-            vec![self.keys.product(sku)]
-        } else {
-            ratings.iter().map(|r| self.keys.rating(sku, r)).collect()
-        }
+        ratings.iter().map(|r| self.keys.rating(sku, r)).collect()
     }
 
-    /// Redis commands that make `events` true, each tagged with the product whose keys it
-    /// touches.
-    ///
-    /// An upsert also removes the member from the product's four other rating sets, and a
-    /// remove clears all five, so a replay without (or with a stale) old image still leaves
-    /// each comment in exactly one rating set, as the embedded index does.
-    ///
-    /// Members are comment ids, so a remove or a moved-away old image deletes the id whatever
-    /// score it had; the embedded index matches the full sort key. The two differ only for an
-    /// event whose image disagrees with the index on `createdAt`, which never changes.
-    fn change_commands(&self, events: &[ChangeEvent]) -> Vec<(Sku, Cmd)> {
-        let mut cmds = Vec::new();
-        let remove = |cmds: &mut Vec<(Sku, Cmd)>, entry: &IndexEntry, keep: Option<Rating>| {
-            let member = entry.key.id().to_string();
-            if keep.is_none() {
-                cmds.push((
-                    entry.sku.clone(),
-                    zrem(self.keys.product(&entry.sku), &member),
-                ));
-            }
-            for rating in Rating::ALL.into_iter().filter(|r| Some(*r) != keep) {
-                let key = self.keys.rating(&entry.sku, rating);
-                cmds.push((entry.sku.clone(), zrem(key, &member)));
-            }
-        };
-        for event in events {
-            match event {
-                ChangeEvent::Upsert { old, new } => {
-                    if let Some(old) = old
-                        .as_ref()
-                        .filter(|o| o.sku != new.sku || o.key != new.key)
-                    {
-                        remove(&mut cmds, old, None);
+    /// Runs `changes` through `apply.lua`, in order per product: one script call per product
+    /// and chunk, the products concurrently (they touch disjoint keys; on a Cluster they may
+    /// live on different nodes). Returns the position and held state of each change the script
+    /// did not make.
+    async fn run_changes(&self, changes: &[Change<'_>]) -> Result<Vec<(usize, Held)>, IndexError> {
+        let mut by_product: BTreeMap<&Sku, Vec<(usize, &Change<'_>)>> = BTreeMap::new();
+        for (position, change) in changes.iter().enumerate() {
+            by_product
+                .entry(change.sku)
+                .or_default()
+                .push((position, change));
+        }
+        let ttl_ms = u64::try_from(self.tombstone_ttl.as_millis()).unwrap_or(u64::MAX);
+        let refused = futures::future::try_join_all(by_product.into_iter().map(
+            |(sku, changes)| async move {
+                let mut refused = Vec::new();
+                for chunk in changes.chunks(APPLY_CHUNK) {
+                    let mut call = self.apply.call();
+                    for key in self.keys.ratings(sku) {
+                        call.key(key);
                     }
-                    remove(&mut cmds, new, Some(new.rating));
-                    let (millis, member) = (new.key.millis(), new.key.id().to_string());
-                    for key in [
-                        self.keys.product(&new.sku),
-                        self.keys.rating(&new.sku, new.rating),
-                    ] {
-                        let mut cmd = redis::cmd("ZADD");
-                        cmd.arg(key).arg(millis).arg(&member);
-                        cmds.push((new.sku.clone(), cmd));
+                    call.key(self.keys.versions(sku));
+                    call.arg(ttl_ms);
+                    for (_, change) in chunk {
+                        call.key(self.keys.tombstone(sku, change.key.id()));
+                        let (expected, expected_version) = held_arg(change.expected);
+                        call.arg(change.kind)
+                            .arg(member(&change.key))
+                            .arg(change.key.millis())
+                            .arg(change.rating.map_or(0, Rating::get))
+                            .arg(change.version)
+                            .arg(expected)
+                            .arg(expected_version);
+                    }
+                    let reply: Vec<(usize, String, u64)> = call
+                        .invoke(&mut self.conn.clone())
+                        .await
+                        .map_err(classify)?;
+                    for (i, state, version) in reply {
+                        let position =
+                            chunk.get(i).map(|(position, _)| *position).ok_or_else(|| {
+                                IndexError::Internal("apply.lua named no change of its call".into())
+                            })?;
+                        refused.push((position, held_of(&state, version)?));
                     }
                 }
-                ChangeEvent::Remove { old } => remove(&mut cmds, old, None),
-            }
-        }
-        cmds
+                Ok::<_, IndexError>(refused)
+            },
+        ))
+        .await?;
+        let mut refused: Vec<(usize, Held)> = refused.into_iter().flatten().collect();
+        refused.sort_by_key(|(position, _)| *position);
+        Ok(refused)
     }
 
-    /// Runs `cmds` as MULTI/EXEC transactions, in order: one transaction (one round trip) on a
-    /// single node; on a Cluster one per product, concurrently, since a transaction cannot span
-    /// hash slots. Splitting by product keeps the meaning, because commands on different
-    /// products touch disjoint keys.
-    async fn transact(&self, cmds: Vec<(Sku, Cmd)>) -> Result<(), IndexError> {
-        if cmds.is_empty() {
-            return Ok(());
+    /// The product's version records (member -> version, for comments at version 2 or more),
+    /// read with `HSCAN` in chunks.
+    async fn versions(&self, sku: &Sku) -> Result<HashMap<Vec<u8>, u64>, IndexError> {
+        let mut conn = self.conn.clone();
+        let key = self.keys.versions(sku);
+        let mut versions = HashMap::new();
+        let mut cursor: u64 = 0;
+        loop {
+            let (next, fields): (u64, Vec<(Vec<u8>, u64)>) = redis::cmd("HSCAN")
+                .arg(&key)
+                .arg(cursor)
+                .arg("COUNT")
+                .arg(READ_CHUNK)
+                .query_async(&mut conn)
+                .await
+                .map_err(classify)?;
+            versions.extend(fields);
+            if next == 0 {
+                return Ok(versions);
+            }
+            cursor = next;
         }
-        let mut groups: BTreeMap<Option<Sku>, Pipeline> = BTreeMap::new();
-        let cluster = matches!(self.conn, Connection::Cluster(_));
-        for (sku, cmd) in cmds {
-            let group = if cluster { Some(sku) } else { None };
-            groups
-                .entry(group)
-                .or_insert_with(|| {
-                    let mut pipe = redis::pipe();
-                    pipe.atomic();
-                    pipe
-                })
-                .add_command(cmd)
-                .ignore();
-        }
-        futures::future::try_join_all(groups.into_values().map(|pipe| {
-            let mut conn = self.conn.clone();
-            async move { pipe.exec_async(&mut conn).await.map_err(classify) }
-        }))
-        .await?;
-        Ok(())
     }
 
     /// All members of `key` with their scores, ascending, read in chunks.
-    async fn read_all(&self, key: &str) -> Result<Vec<(String, f64)>, IndexError> {
+    async fn read_all(&self, key: &str) -> Result<Vec<(Vec<u8>, f64)>, IndexError> {
         let mut conn = self.conn.clone();
         let mut out = Vec::new();
         let mut start = 0;
         loop {
-            let chunk: Vec<(String, f64)> = redis::cmd("ZRANGE")
+            let chunk: Vec<(Vec<u8>, f64)> = redis::cmd("ZRANGE")
                 .arg(key)
                 .arg(start)
                 .arg(start + READ_CHUNK - 1)
@@ -223,21 +227,37 @@ impl RedisIndex {
             start += READ_CHUNK;
         }
     }
+}
 
-    /// Swaps rebuild `run`'s staged sets of `sku` in, in one atomic script (`commit.lua`).
-    async fn commit_product(&self, run: &str, sku: &Sku) -> Result<(), IndexError> {
-        let mut call = self.commit.prepare_invoke();
-        call.key(self.keys.product(sku));
-        for rating in Rating::ALL {
-            call.key(self.keys.rating(sku, rating));
-        }
-        call.key(self.keys.staged_product(run, sku));
-        for rating in Rating::ALL {
-            call.key(self.keys.staged_rating(run, sku, rating));
-        }
-        call.invoke_async::<()>(&mut self.conn.clone())
+/// What the first request at start-up said.
+#[derive(Debug)]
+pub enum FirstContact {
+    /// Redis answered: the URL, TLS and credentials work.
+    Answered,
+    /// Redis did not answer (refused, timed out, loading): the connection recovers by itself
+    /// once it is back, so this is no reason not to start.
+    Unreachable(IndexError),
+}
+
+impl RedisIndex {
+    /// Sends one `PING`, so settings that can never work (plaintext to a TLS port, a server
+    /// certificate not trusted, a wrong password, an ACL user without `PING`) stop a command at
+    /// start-up, naming what to fix, instead of degrading every request to `INDEX_UNAVAILABLE`;
+    /// while a Redis that is merely down does not (`Ok(FirstContact::Unreachable)`).
+    pub async fn first_contact(&self) -> Result<FirstContact, IndexError> {
+        let err = match redis::cmd("PING")
+            .query_async::<()>(&mut self.conn.clone())
             .await
-            .map_err(classify)
+        {
+            Ok(()) => return Ok(FirstContact::Answered),
+            Err(err) => err,
+        };
+        match connection::settings_problem(&err) {
+            Some(hint) => Err(IndexError::Internal(
+                format!("{hint} (Redis said: {err})").into(),
+            )),
+            None => Ok(FirstContact::Unreachable(classify(err))),
+        }
     }
 }
 
@@ -279,32 +299,56 @@ pub(super) fn parsing(err: redis::ParsingError) -> IndexError {
     classify(err.into())
 }
 
-fn zrem(key: String, member: &str) -> Cmd {
-    let mut cmd = redis::cmd("ZREM");
-    cmd.arg(key).arg(member);
-    cmd
+/// One change for `apply.lua`: its kind (`u`, `d`, `r`, `x`), the comment, the version it
+/// leaves, and for a repair what the index must still hold.
+struct Change<'a> {
+    kind: &'static str,
+    sku: &'a Sku,
+    key: SortKey,
+    rating: Option<Rating>,
+    version: u64,
+    expected: Held,
+}
+
+/// `apply.lua`'s spelling of a held state: `n`, `l` or `d`, and its version.
+fn held_arg(held: Held) -> (&'static str, u64) {
+    match held {
+        Held::Nothing => ("n", 0),
+        Held::Live { version } => ("l", version),
+        Held::Deleted { version } => ("d", version),
+    }
+}
+
+fn held_of(state: &str, version: u64) -> Result<Held, IndexError> {
+    match state {
+        "n" => Ok(Held::Nothing),
+        "l" => Ok(Held::Live { version }),
+        "d" => Ok(Held::Deleted { version }),
+        other => Err(IndexError::Internal(
+            format!("apply.lua answered the unknown state `{other}`").into(),
+        )),
+    }
 }
 
 /// A reply Redis gave that no key this adapter writes could have produced.
 #[derive(Debug, thiserror::Error)]
 enum WireError {
-    #[error("index member `{0}` is not a comment id")]
-    Member(String),
+    #[error("index member `{0:02x?}` is not a comment id")]
+    Member(Vec<u8>),
     #[error("index score `{0}` is not a millisecond timestamp")]
     Score(String),
 }
 
-/// The sort key a `(member, score)` pair stands for (`SortKey::new(score, member)`). Scores
-/// are integer milliseconds below 2^53, so the `f64` Redis keeps them in is exact.
-fn sort_key(member: &str, score: f64) -> Result<SortKey, IndexError> {
-    let bad_score = || IndexError::Internal(Box::new(WireError::Score(score.to_string())));
+/// The sort key a `(member, score)` pair stands for ([`sort_key_of`]). Scores are integer
+/// milliseconds below 2^53, so the `f64` Redis keeps them in is exact.
+fn sort_key(member: &[u8], score: f64) -> Result<SortKey, IndexError> {
     if !(score.is_finite() && score >= 0.0 && score.fract() == 0.0) {
-        return Err(bad_score());
+        return Err(IndexError::Internal(Box::new(WireError::Score(
+            score.to_string(),
+        ))));
     }
-    let id = member
-        .parse()
-        .map_err(|_| IndexError::Internal(Box::new(WireError::Member(member.to_owned()))))?;
-    SortKey::new(score as u64, id).map_err(|_| bad_score())
+    sort_key_of(member, score as u64)
+        .ok_or_else(|| IndexError::Internal(Box::new(WireError::Member(member.to_owned()))))
 }
 
 impl PageIndex for RedisIndex {
@@ -328,7 +372,7 @@ impl PageIndex for RedisIndex {
         after: Option<SortKey>,
         rank: u64,
     ) -> Result<Option<SortKey>, IndexError> {
-        let mut call = self.key_at.prepare_invoke();
+        let mut call = self.key_at.call();
         for key in self.sets(sku, ratings) {
             call.key(key);
         }
@@ -338,11 +382,11 @@ impl PageIndex for RedisIndex {
         });
         call.arg(rank);
         match after {
-            Some(after) => call.arg(after.millis()).arg(after.id().to_string()),
+            Some(after) => call.arg(after.millis()).arg(member(&after)),
             None => call.arg("").arg(""),
         };
-        let found: Option<(String, f64)> = call
-            .invoke_async(&mut self.conn.clone())
+        let found: Option<(Vec<u8>, f64)> = call
+            .invoke(&mut self.conn.clone())
             .await
             .map_err(classify)?;
         found
@@ -350,19 +394,67 @@ impl PageIndex for RedisIndex {
             .transpose()
     }
 
-    async fn apply(&self, events: &[ChangeEvent]) -> Result<(), IndexError> {
-        self.transact(self.change_commands(events)).await
+    async fn apply(&self, events: &[ChangeEvent]) -> Result<Vec<Stale>, IndexError> {
+        let changes: Vec<Change<'_>> = events
+            .iter()
+            .map(|event| match event {
+                ChangeEvent::Upsert { new, .. } => Change {
+                    kind: "u",
+                    sku: &new.sku,
+                    key: new.key,
+                    rating: Some(new.rating),
+                    version: new.version,
+                    expected: Held::Nothing,
+                },
+                ChangeEvent::Remove { old, version } => Change {
+                    kind: "d",
+                    sku: &old.sku,
+                    key: old.key,
+                    rating: None,
+                    version: *version,
+                    expected: Held::Nothing,
+                },
+            })
+            .collect();
+        Ok(self
+            .run_changes(&changes)
+            .await?
+            .into_iter()
+            .map(|(event, held)| Stale { event, held })
+            .collect())
+    }
+
+    async fn repair(&self, repairs: &[Repair]) -> Result<Vec<Repair>, IndexError> {
+        let changes: Vec<Change<'_>> = repairs
+            .iter()
+            .map(|repair| Change {
+                kind: if repair.state.is_some() { "r" } else { "x" },
+                sku: &repair.sku,
+                key: repair.key,
+                rating: repair.state.as_ref().map(|e| e.rating),
+                version: repair.state.as_ref().map_or(0, |e| e.version),
+                expected: repair.expected,
+            })
+            .collect();
+        Ok(self
+            .run_changes(&changes)
+            .await?
+            .into_iter()
+            .map(|(position, _)| repairs[position].clone())
+            .collect())
     }
 
     async fn entries(&self, sku: &Sku) -> Result<Vec<IndexEntry>, IndexError> {
+        let versions = self.versions(sku).await?;
         let mut entries = Vec::new();
         for rating in Rating::ALL {
             for (member, score) in self.read_all(&self.keys.rating(sku, rating)).await? {
-                let key = sort_key(&member, score)?;
+                let version = versions.get(&member).copied().unwrap_or(1);
                 entries.push(IndexEntry {
                     sku: sku.clone(),
-                    key,
+                    key: sort_key(&member, score)?,
                     rating,
+                    version,
                 });
             }
         }
@@ -371,55 +463,14 @@ impl PageIndex for RedisIndex {
     }
 
     async fn products(&self) -> Result<Vec<Sku>, IndexError> {
-        let keys = scan::matching_keys(&self.conn, &self.keys.product_pattern()).await?;
+        let keys = scan::matching_keys(&self.conn, &self.keys.rating_pattern()).await?;
         let mut skus: Vec<Sku> = keys
             .iter()
-            .filter_map(|k| self.keys.sku_of_product_key(k))
+            .filter_map(|k| self.keys.sku_of_rating_key(k))
             .collect();
         skus.sort();
         skus.dedup();
         Ok(skus)
-    }
-
-    async fn stage(&self, run: &str, entries: &[IndexEntry]) -> Result<(), IndexError> {
-        for chunk in entries.chunks(STAGE_CHUNK) {
-            // One ZADD per key and chunk, with all its (score, member) pairs.
-            let mut batches: BTreeMap<(Sku, String), Vec<(u64, String)>> = BTreeMap::new();
-            for entry in chunk {
-                let item = (entry.key.millis(), entry.key.id().to_string());
-                for key in [
-                    self.keys.staged_product(run, &entry.sku),
-                    self.keys.staged_rating(run, &entry.sku, entry.rating),
-                ] {
-                    batches
-                        .entry((entry.sku.clone(), key))
-                        .or_default()
-                        .push(item.clone());
-                }
-            }
-            let cmds = batches
-                .into_iter()
-                .map(|((sku, key), items)| {
-                    let mut cmd = redis::cmd("ZADD");
-                    cmd.arg(key).arg(items);
-                    (sku, cmd)
-                })
-                .collect();
-            self.transact(cmds).await?;
-        }
-        Ok(())
-    }
-
-    async fn commit(&self, run: &str, skus: &[Sku]) -> Result<(), IndexError> {
-        // Collected first: a stream holding the closure trips the compiler's `Send` inference.
-        let calls: Vec<_> = skus
-            .iter()
-            .map(|sku| self.commit_product(run, sku))
-            .collect();
-        futures::stream::iter(calls)
-            .buffer_unordered(COMMIT_CONCURRENCY)
-            .try_collect::<()>()
-            .await
     }
 
     async fn ping(&self) -> Result<(), IndexError> {

@@ -134,8 +134,8 @@ impl Treap {
         None
     }
 
-    /// Every member, newest first.
-    pub fn entries(&self, sku: &Sku) -> Vec<IndexEntry> {
+    /// Every member, newest first, with the version `version_of` tells.
+    pub fn entries(&self, sku: &Sku, version_of: impl Fn(&SortKey) -> u64) -> Vec<IndexEntry> {
         let mut out = Vec::with_capacity(self.count(RatingSet::ALL) as usize);
         let mut stack = Vec::new();
         let mut t = self.root;
@@ -150,6 +150,7 @@ impl Treap {
                 sku: sku.clone(),
                 key: node.key,
                 rating: node.rating,
+                version: version_of(&node.key),
             });
             t = node.left;
         }
@@ -301,7 +302,7 @@ mod tests {
             let p = key(probe.0, probe.1);
             prop_assert_eq!(treap.count_through(&p, Order::NewestFirst, ratings), desc.iter().filter(|k| **k >= p).count() as u64);
             prop_assert_eq!(treap.count_through(&p, Order::OldestFirst, ratings), desc.iter().filter(|k| **k <= p).count() as u64);
-            let all: Vec<SortKey> = treap.entries(&Sku::parse("S").expect("sku")).into_iter().map(|e| e.key).collect();
+            let all: Vec<SortKey> = treap.entries(&Sku::parse("S").expect("sku"), |_| 1).into_iter().map(|e| e.key).collect();
             prop_assert_eq!(all, model.keys().rev().copied().collect::<Vec<_>>());
         }
     }

@@ -2,8 +2,9 @@
 //! two GSIs (DESIGN §3).
 //!
 //! It owns the wire: attribute and index names, `AttributeValue` mapping (`item`), table
-//! creation (`schema`) and the classification of SDK errors (`error`) live under this
-//! module and nowhere else. It answers exactly like [`MemoryStore`](super::memory::MemoryStore)
+//! creation (`schema`), the classification of SDK errors (`error`), the table's stream
+//! (`stream`, a [`ChangeSource`](crate::sync::source::ChangeSource)) and its records as AWS
+//! Lambda delivers them (`lambda`) live under this module and nowhere else. It answers exactly like [`MemoryStore`](super::memory::MemoryStore)
 //! (one contract test list runs against both), knows nothing of Redis or GraphQL, and never
 //! loops over `LastEvaluatedKey` on a query: the pagination engine decides whether to read on.
 
@@ -12,7 +13,9 @@ mod change;
 mod client;
 mod error;
 mod item;
+mod lambda;
 mod schema;
+mod stream;
 
 use std::collections::HashMap;
 use std::ops::Bound;
@@ -27,8 +30,8 @@ use futures::{StreamExt, TryStreamExt};
 use self::batch::{BATCHES_IN_FLIGHT, GET_CHUNK, WRITE_CHUNK, backoff};
 use self::error::{OnConditionFailed, classify, internal, is_condition_failure};
 use self::item::{
-    BODY, CREATED_AT, ID, RATING, SKU, SKU_RATING, SORT_KEY, UPDATED_AT, item_from_comment, key_of,
-    number_value, sku_rating, string_value,
+    BODY, CREATED_AT, ID, RATING, SKU, SKU_RATING, SORT_KEY, UPDATED_AT, VERSION,
+    item_from_comment, key_of, number_value, sku_rating, string_value,
 };
 use self::schema::{BY_PRODUCT, BY_PRODUCT_RATING};
 use super::{CommentStore, KeyQuery, Partition, QueryPage, ScanPage, StoreError};
@@ -37,6 +40,15 @@ use crate::domain::{Comment, CommentId, CommentPatch, Order};
 pub use self::change::{RecordDecodeError, change_from_record};
 pub use self::client::DynamoConfig;
 pub use self::item::{ItemAttribute, ItemDecodeError, comment_from_item, sort_key_from_item};
+pub use self::lambda::{change_from_lambda_record, lambda_sequence_number};
+pub use self::stream::DynamoChangeSource;
+
+/// The capacity units a call reports having consumed (0 when it reports none), for logs.
+fn capacity_units(consumed: Option<&aws_sdk_dynamodb::types::ConsumedCapacity>) -> f64 {
+    consumed
+        .and_then(|c| c.capacity_units())
+        .unwrap_or_default()
+}
 
 /// Read-check-write rounds an `update` tries before a lost race is reported.
 const UPDATE_ATTEMPTS: u32 = 5;
@@ -150,10 +162,19 @@ impl DynamoStore {
     /// `skuRating` must be recomputed from the new rating, which an `UpdateExpression` cannot
     /// concatenate, so the item is read, changed here and put back under a condition).
     /// `Ok(false)` means another writer got there first.
+    ///
+    /// The condition is the version read (an item without one, written before versions, is at
+    /// version 1), and also the content, so that a writer of an older release, which leaves the
+    /// version alone, cannot slip in between either.
     async fn replace_if_unchanged(&self, old: &Comment, new: &Comment) -> Result<bool, StoreError> {
         let mut condition = "attribute_exists(#id) AND #rating = :oldRating AND #body = :oldBody \
                              AND #createdAt = :oldCreatedAt"
             .to_owned();
+        condition.push_str(if old.version == 1 {
+            " AND (attribute_not_exists(#version) OR #version = :oldVersion)"
+        } else {
+            " AND #version = :oldVersion"
+        });
         let mut request = self
             .client
             .put_item()
@@ -164,6 +185,8 @@ impl DynamoStore {
             .expression_attribute_names("#body", BODY)
             .expression_attribute_names("#createdAt", CREATED_AT)
             .expression_attribute_names("#updatedAt", UPDATED_AT)
+            .expression_attribute_names("#version", VERSION)
+            .expression_attribute_values(":oldVersion", number_value(old.version))
             .expression_attribute_values(":oldRating", number_value(old.rating.get()))
             .expression_attribute_values(":oldBody", string_value(old.body.as_str()))
             .expression_attribute_values(":oldCreatedAt", number_value(old.created_at_ms));
@@ -251,10 +274,7 @@ impl CommentStore for DynamoStore {
             .map(sort_key_from_item)
             .transpose()
             .map_err(|err| StoreError::Internal(err.into()))?;
-        let consumed_rcu = output
-            .consumed_capacity()
-            .and_then(|c| c.capacity_units())
-            .unwrap_or_default();
+        let consumed_rcu = capacity_units(output.consumed_capacity());
         tracing::debug!(
             table = %self.table,
             index,
@@ -295,10 +315,14 @@ impl CommentStore for DynamoStore {
     }
 
     async fn create(&self, comment: &Comment) -> Result<(), StoreError> {
+        let comment = Comment {
+            version: 1,
+            ..comment.clone()
+        };
         self.client
             .put_item()
             .table_name(self.table.as_ref())
-            .set_item(Some(item_from_comment(comment)))
+            .set_item(Some(item_from_comment(&comment)))
             .condition_expression("attribute_not_exists(#id)")
             .expression_attribute_names("#id", ID)
             .send()
@@ -403,6 +427,7 @@ impl CommentStore for DynamoStore {
             .total_segments(to_i32(total_segments.max(1))?)
             .limit(SCAN_PAGE)
             .set_exclusive_start_key(start)
+            .return_consumed_capacity(ReturnConsumedCapacity::Total)
             .send()
             .await
             .map_err(|err| self.classify(err, OnConditionFailed::Unexpected))?;
@@ -411,6 +436,14 @@ impl CommentStore for DynamoStore {
             .iter()
             .map(decode)
             .collect::<Result<Vec<_>, _>>()?;
+        let consumed_rcu = capacity_units(output.consumed_capacity());
+        tracing::debug!(
+            table = %self.table,
+            segment,
+            items = items.len(),
+            consumed_rcu,
+            "dynamodb scan"
+        );
         metrics::counter!("dynapage_store_items_read_total", "operation" => "scan")
             .increment(items.len() as u64);
         let resume = output

@@ -158,11 +158,15 @@ impl CommentStore for MemoryStore {
         if tables.comments.contains_key(&comment.id) {
             return Err(StoreError::AlreadyExists(comment.id));
         }
-        tables.insert(comment.clone());
+        let comment = Comment {
+            version: 1,
+            ..comment.clone()
+        };
         self.emit(ChangeEvent::Upsert {
             old: None,
-            new: IndexEntry::from(comment),
+            new: IndexEntry::from(&comment),
         });
+        tables.insert(comment);
         Ok(())
     }
 
@@ -186,9 +190,7 @@ impl CommentStore for MemoryStore {
     async fn delete(&self, id: CommentId) -> Result<Comment, StoreError> {
         let mut tables = self.write();
         let old = tables.remove(id).ok_or(StoreError::NotFound(id))?;
-        self.emit(ChangeEvent::Remove {
-            old: IndexEntry::from(&old),
-        });
+        self.emit(ChangeEvent::removal(IndexEntry::from(&old)));
         Ok(old)
     }
 

@@ -15,9 +15,7 @@ use std::future::Future;
 use std::ops::Bound;
 
 use crate::domain::{ChangeEvent, Comment, CommentId, CommentPatch, Order, Rating, Sku, SortKey};
-
-/// A boxed error from a backend's client, kept for logs.
-pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+use crate::error::BoxError;
 
 /// One partition of a product's comments: a GSI partition in DynamoDB.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -93,6 +91,10 @@ pub enum StoreError {
 /// The system of record for comments.
 ///
 /// Writes are conditional: `create` refuses an existing id, `update` and `delete` a missing one.
+/// Every write gives the comment its next version ([`Comment::version`]): `create` writes
+/// version 1, `update` one more than the version it read, and only if the comment is still at
+/// that version (optimistic concurrency); a deletion's change carries one more than the deleted
+/// comment's.
 pub trait CommentStore: Send + Sync + 'static {
     /// Reads one partition in sort-key order (see [`KeyQuery`]).
     fn query(&self, query: &KeyQuery)
@@ -104,10 +106,11 @@ pub trait CommentStore: Send + Sync + 'static {
         ids: &[CommentId],
     ) -> impl Future<Output = Result<Vec<Option<Comment>>, StoreError>> + Send;
 
-    /// Writes a new comment; [`StoreError::AlreadyExists`] if its id is taken.
+    /// Writes a new comment at version 1; [`StoreError::AlreadyExists`] if its id is taken.
     fn create(&self, comment: &Comment) -> impl Future<Output = Result<(), StoreError>> + Send;
 
-    /// Applies an edit and returns the comment as it now is; [`StoreError::NotFound`] if absent.
+    /// Applies an edit and returns the comment as it now is (one version later);
+    /// [`StoreError::NotFound`] if absent.
     fn update(
         &self,
         id: CommentId,
@@ -118,7 +121,8 @@ pub trait CommentStore: Send + Sync + 'static {
     /// Deletes a comment and returns what it was; [`StoreError::NotFound`] if absent.
     fn delete(&self, id: CommentId) -> impl Future<Output = Result<Comment, StoreError>> + Send;
 
-    /// Bulk-writes new comments (seeding). Not conditional; callers supply fresh ids.
+    /// Bulk-writes new comments (seeding), with the versions they carry. Not conditional;
+    /// callers supply fresh ids.
     fn put_batch(
         &self,
         comments: &[Comment],

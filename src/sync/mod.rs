@@ -1,16 +1,19 @@
 //! Keeping the index true (DESIGN §6): change events from the store are applied to the index,
 //! in order, idempotently. The embedded store's feed and the DynamoDB Streams consumer
-//! ([`stream`]) both end in [`apply`], so there is one code path from a write to the index.
+//! ([`stream`], reading a [`ChangeSource`]) both end in [`apply`], so there is one code path
+//! from a write to the index.
 //! [`reindex`] rebuilds the index from the table and [`verify`] reports where they differ.
 //!
-//! This layer knows nothing of GraphQL; the streams SDK appears only in [`stream`], and Redis
-//! only behind [`Checkpoints`].
+//! This layer knows nothing of GraphQL; the streams SDK appears only behind [`ChangeSource`]
+//! (in the DynamoDB adapter), and Redis only behind [`Checkpoints`].
 
 mod backoff;
 mod checkpoint;
+pub mod lambda;
 pub mod reindex;
 mod scan;
 mod shards;
+pub mod source;
 pub mod stream;
 pub mod verify;
 
@@ -21,10 +24,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::domain::ChangeEvent;
 use crate::index::{IndexError, PageIndex};
-use crate::store::{BoxError, StoreError};
+use crate::store::StoreError;
 
 pub use self::checkpoint::Checkpoints;
+pub use self::lambda::apply_lambda_batch;
 pub use self::reindex::{ReindexReport, reindex};
+pub use self::source::{Batch, ChangeSource, ShardInfo, SourceError, StartAt};
 pub use self::stream::{StreamConsumer, StreamOptions};
 pub use self::verify::{DriftReport, ProductDrift, verify};
 
@@ -41,17 +46,29 @@ pub enum SyncError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Index(#[from] IndexError),
-    #[error("a DynamoDB Streams call failed")]
-    Stream(#[source] BoxError),
+    #[error("reading the change stream failed")]
+    Stream(#[from] SourceError),
 }
 
 /// Most events applied in one index round trip.
 const MAX_BATCH: usize = 1_000;
 
-/// Applies one ordered batch of changes to the index.
+/// Applies one ordered batch of changes to the index: the one path from a write to the index
+/// (the embedded feed, `sync`, the Lambda handler). Changes older than what the index holds
+/// are refused by the index (versions, `crate::index`) and counted, not treated as failures:
+/// they are replays, retries or changes a reindex already applied.
 pub async fn apply<I: PageIndex>(index: &I, events: &[ChangeEvent]) -> Result<(), IndexError> {
-    index.apply(events).await?;
-    metrics::counter!("dynapage_sync_events_applied_total").increment(events.len() as u64);
+    let stale = index.apply(events).await?;
+    metrics::counter!("dynapage_sync_events_applied_total")
+        .increment((events.len() - stale.len()) as u64);
+    if !stale.is_empty() {
+        metrics::counter!("dynapage_sync_events_stale_total").increment(stale.len() as u64);
+        tracing::debug!(
+            events = events.len(),
+            stale = stale.len(),
+            "stale changes refused"
+        );
+    }
     Ok(())
 }
 

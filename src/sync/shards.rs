@@ -60,13 +60,17 @@ pub(super) fn finish(shard: &str, state: &mut ShardState) -> Polled {
     }
 }
 
-/// The checkpoint points before the oldest record the stream still keeps: records were lost to
-/// the index. Read on from the oldest one; only a reindex repairs what was missed.
+/// The shard's position points before the oldest record the stream still keeps: records were
+/// lost to the index. Reported (an error log with the shard and the lost position, and
+/// `dynapage_sync_trimmed_total`), then reading goes on from the oldest record; only a reindex
+/// repairs what was missed.
 pub(super) fn trimmed(shard: &str, state: &mut ShardState) {
     tracing::error!(
         shard,
+        checkpoint = ?state.position,
         "stream records were trimmed before they were applied; the index may have drifted: run `dynapage reindex`"
     );
+    metrics::counter!("dynapage_sync_trimmed_total").increment(1);
     metrics::counter!("dynapage_sync_errors_total", "stage" => "trimmed").increment(1);
     state.position = Position::Horizon;
     state.iterator = None;

@@ -1,33 +1,46 @@
-//! The DynamoDB Streams consumer: follows every shard of the table's stream and applies its
-//! records to the index through [`crate::sync::apply`], the one path from a write to the index.
+//! The stream consumer: follows every shard of a table's change stream and applies its records
+//! to the index through [`crate::sync::apply`], the one path from a write to the index.
 //!
-//! It owns shard traversal: listing shards (`DescribeStream`, paginated), shard lineage (a
-//! child shard is read only once its parent is finished, so one comment's changes are applied
-//! in the order they were made), closed shards (no `NextShardIterator`), expired iterators
-//! (a fresh one `AFTER_SEQUENCE_NUMBER` the checkpoint) and checkpoints (written after each
-//! applied batch). Turning a record into a [`ChangeEvent`] belongs to the DynamoDB adapter
-//! ([`change_from_record`]); where checkpoints are stored belongs to [`Checkpoints`]. Nothing
-//! here knows Redis or GraphQL.
+//! It owns shard traversal: listing shards, shard lineage (a child shard is read only once its
+//! parent is finished, so one comment's changes are applied in the order they were made),
+//! closed shards (read to their end, then dropped), expired iterators (a fresh one after the
+//! checkpoint) and checkpoints (written after each applied batch, never before). What it reads
+//! is a [`ChangeSource`]: the table's DynamoDB stream ([`DynamoChangeSource`], which alone knows
+//! the SDK and turns records into [`ChangeEvent`]s) or, in tests, a scripted one. Where
+//! checkpoints are stored belongs to [`Checkpoints`]. Nothing here knows Redis or GraphQL.
+//!
+//! # First start
+//!
+//! A shard without a checkpoint is read from its trim horizon (`TRIM_HORIZON`), never from
+//! `LATEST`: the index is filled by a scan (`reindex`, or the start-up scan of the embedded
+//! index) before or while the consumer starts, and a change made between that scan and the
+//! first read would be lost with `LATEST`. Reading from the horizon replays up to 24 hours of
+//! changes the index may already hold; the versions make that harmless (`crate::index`).
+//!
+//! # Trimmed records
+//!
+//! When a checkpoint points before the oldest record the stream keeps
+//! (`TrimmedDataAccessException`: the consumer was stopped, or fell behind, for longer than the
+//! stream's 24 hours), the changes in between are lost to the index. The consumer logs an error
+//! (`stream records were trimmed...`, with the shard and its checkpoint), counts it in
+//! `dynapage_sync_trimmed_total`, and reads on from the trim horizon, so the index follows
+//! again; only `dynapage reindex` recovers what was trimmed.
 //!
 //! Run one consumer per table and index: two consumers would interleave their batches.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use aws_sdk_dynamodbstreams::Client;
-use aws_sdk_dynamodbstreams::error::SdkError;
-use aws_sdk_dynamodbstreams::types::{Record, ShardIteratorType};
 use tokio_util::sync::CancellationToken;
 
 use super::backoff::{Backoff, sleep_or_cancel, until_cancelled};
 use super::shards::{Polled, Position, ShardState, finish, ready, trimmed};
+use super::source::{ChangeSource, SourceError, StartAt};
 use super::{Checkpoints, SyncError};
 use crate::domain::ChangeEvent;
 use crate::index::PageIndex;
-use crate::store::dynamo::{DynamoStore, change_from_record};
+use crate::store::dynamo::{DynamoChangeSource, DynamoStore};
 
-/// Records asked for per `GetRecords` (the API's maximum).
-const RECORDS_PER_CALL: i32 = 1_000;
 /// How often the shard list is refreshed while nothing closes (new shards appear when the
 /// stream rolls over, about every four hours on AWS).
 const DESCRIBE_INTERVAL: Duration = Duration::from_secs(30);
@@ -51,11 +64,10 @@ impl Default for StreamOptions {
     }
 }
 
-/// Follows a table's stream into an index.
+/// Follows a table's change stream into an index.
 #[derive(Debug)]
-pub struct StreamConsumer<I> {
-    client: Client,
-    store: DynamoStore,
+pub struct StreamConsumer<I, S = DynamoChangeSource> {
+    source: S,
     index: I,
     checkpoints: Checkpoints,
     options: StreamOptions,
@@ -69,28 +81,36 @@ impl<I: PageIndex> StreamConsumer<I> {
         checkpoints: Checkpoints,
         options: StreamOptions,
     ) -> Result<Self, SyncError> {
-        let client = store
-            .streams_client()
-            .cloned()
-            .ok_or(SyncError::NoStreamsClient)?;
-        Ok(Self {
-            client,
-            store: store.clone(),
+        let source = DynamoChangeSource::new(store).ok_or(SyncError::NoStreamsClient)?;
+        Ok(Self::from_source(source, index, checkpoints, options))
+    }
+}
+
+impl<I: PageIndex, S: ChangeSource> StreamConsumer<I, S> {
+    /// A consumer of any change stream.
+    pub fn from_source(
+        source: S,
+        index: I,
+        checkpoints: Checkpoints,
+        options: StreamOptions,
+    ) -> Self {
+        Self {
+            source,
             index,
             checkpoints,
             options,
-        })
+        }
     }
 
     /// Consumes the stream until `shutdown` fires. A batch in hand is applied and checkpointed
     /// before returning. Failures of the index or the stream are logged and retried with
     /// backoff; only a table without a stream (or a missing table) ends the consumer early.
     pub async fn run(self, shutdown: CancellationToken) -> Result<(), SyncError> {
-        let table = self.store.table().to_owned();
-        let Some(arn) = self.stream_arn(&shutdown).await? else {
+        let table = self.source.name().to_owned();
+        let Some(stream) = self.open(&shutdown).await? else {
             return Ok(());
         };
-        tracing::info!(table = %table, stream = %arn, "stream sync started");
+        tracing::info!(table = %table, stream = %stream, "stream sync started");
         let mut shards: BTreeMap<String, ShardState> = BTreeMap::new();
         let mut described: Option<Instant> = None;
         let mut backoff = Backoff::new(self.options.max_backoff);
@@ -98,7 +118,7 @@ impl<I: PageIndex> StreamConsumer<I> {
             if described.is_none_or(|at| at.elapsed() > DESCRIBE_INTERVAL) {
                 // Describing changes nothing, so a stop may abandon it midway.
                 let Some(described_now) =
-                    until_cancelled(self.describe(&arn, &mut shards), &shutdown).await
+                    until_cancelled(self.describe(&mut shards), &shutdown).await
                 else {
                     break;
                 };
@@ -117,7 +137,7 @@ impl<I: PageIndex> StreamConsumer<I> {
             let polls = shards
                 .iter_mut()
                 .filter(|(id, _)| ready.contains(*id))
-                .map(|(id, state)| self.poll(&arn, id, state, &shutdown));
+                .map(|(id, state)| self.poll(id, state, &shutdown));
             let results = futures::future::join_all(polls).await;
             let (mut records, mut failed, mut closed) = (0, false, false);
             for result in results {
@@ -149,22 +169,23 @@ impl<I: PageIndex> StreamConsumer<I> {
         Ok(())
     }
 
-    /// The stream's ARN, retrying while DynamoDB is unreachable; `None` if stopped meanwhile.
-    async fn stream_arn(&self, shutdown: &CancellationToken) -> Result<Option<String>, SyncError> {
+    /// Finds the stream, retrying while it is unreachable; `None` if stopped meanwhile.
+    async fn open(&self, shutdown: &CancellationToken) -> Result<Option<String>, SyncError> {
+        let table = self.source.name();
         let mut backoff = Backoff::new(self.options.max_backoff);
         loop {
-            let Some(found) = until_cancelled(self.store.stream_arn(), shutdown).await else {
+            let Some(found) = until_cancelled(self.source.open(), shutdown).await else {
                 return Ok(None);
             };
             match found {
-                Ok(Some(arn)) => return Ok(Some(arn)),
-                Ok(None) => {
+                Ok(stream) => return Ok(Some(stream)),
+                Err(SourceError::NoStream) => {
                     return Err(SyncError::NoStream {
-                        table: self.store.table().to_owned(),
+                        table: table.to_owned(),
                     });
                 }
-                Err(crate::store::StoreError::Unavailable(error)) => {
-                    tracing::warn!(table = self.store.table(), error = %error, "dynamodb unavailable, retrying");
+                Err(SourceError::Unavailable(error)) => {
+                    tracing::warn!(table, error = %error, "dynamodb unavailable, retrying");
                 }
                 Err(error) => return Err(error.into()),
             }
@@ -176,52 +197,33 @@ impl<I: PageIndex> StreamConsumer<I> {
 
     /// Adds the shards the stream lists that are not known yet, and forgets finished shards
     /// the stream no longer lists (trimmed after 24 hours).
-    async fn describe(
-        &self,
-        arn: &str,
-        shards: &mut BTreeMap<String, ShardState>,
-    ) -> Result<(), SyncError> {
-        let mut listed = BTreeSet::new();
-        let mut start: Option<String> = None;
-        loop {
-            let output = self
-                .client
-                .describe_stream()
-                .stream_arn(arn)
-                .set_exclusive_start_shard_id(start.take())
-                .send()
-                .await
-                .map_err(stream_error)?;
-            let Some(description) = output.stream_description() else {
-                break;
-            };
-            for shard in description.shards() {
-                let Some(id) = shard.shard_id() else { continue };
-                listed.insert(id.to_owned());
-                shards.entry(id.to_owned()).or_insert_with(|| {
-                    tracing::debug!(shard = id, parent = shard.parent_shard_id(), "shard found");
-                    ShardState {
-                        parent: shard.parent_shard_id().map(str::to_owned),
-                        position: Position::Unknown,
-                        iterator: None,
-                        finished: false,
-                    }
-                });
-            }
-            match description.last_evaluated_shard_id() {
-                Some(last) => start = Some(last.to_owned()),
-                None => break,
-            }
+    async fn describe(&self, shards: &mut BTreeMap<String, ShardState>) -> Result<(), SyncError> {
+        let listed = self.source.shards().await?;
+        for shard in &listed {
+            shards.entry(shard.id.clone()).or_insert_with(|| {
+                tracing::debug!(
+                    shard = shard.id.as_str(),
+                    parent = shard.parent.as_deref(),
+                    closed = shard.closed,
+                    "shard found"
+                );
+                ShardState {
+                    parent: shard.parent.clone(),
+                    position: Position::Unknown,
+                    iterator: None,
+                    finished: false,
+                }
+            });
         }
-        shards.retain(|id, state| !state.finished || listed.contains(id));
-        metrics::gauge!("dynapage_sync_shards").set(listed.len() as f64);
+        let ids: BTreeSet<&str> = listed.iter().map(|shard| shard.id.as_str()).collect();
+        shards.retain(|id, state| !state.finished || ids.contains(id.as_str()));
+        metrics::gauge!("dynapage_sync_shards").set(ids.len() as f64);
         Ok(())
     }
 
     /// Reads one batch of `shard`, applies it and checkpoints it.
     async fn poll(
         &self,
-        arn: &str,
         shard: &str,
         state: &mut ShardState,
         shutdown: &CancellationToken,
@@ -229,59 +231,59 @@ impl<I: PageIndex> StreamConsumer<I> {
         let iterator = match state.iterator.take() {
             Some(iterator) => iterator,
             None => {
-                let Some(found) = until_cancelled(self.iterator(arn, shard, state), shutdown).await
+                let Some(found) = until_cancelled(self.iterator(shard, state), shutdown).await
                 else {
                     return Ok(Polled::default());
                 };
-                match found? {
-                    Some(iterator) => iterator,
-                    None => return Ok(finish(shard, state)),
+                match found {
+                    Ok(iterator) => iterator,
+                    Err(SyncError::Stream(SourceError::ShardGone)) => {
+                        return Ok(finish(shard, state));
+                    }
+                    Err(SyncError::Stream(SourceError::TrimmedData)) => {
+                        trimmed(shard, state);
+                        return Ok(Polled::default());
+                    }
+                    Err(error) => {
+                        metrics::counter!("dynapage_sync_errors_total", "stage" => "iterator")
+                            .increment(1);
+                        return Err(error);
+                    }
                 }
             }
         };
         // Reading records changes nothing either; a stop abandons the read, keeping the iterator.
-        let read = self
-            .client
-            .get_records()
-            .shard_iterator(&iterator)
-            .limit(RECORDS_PER_CALL)
-            .send();
-        let Some(read) = until_cancelled(read, shutdown).await else {
+        let Some(read) = until_cancelled(self.source.read(&iterator), shutdown).await else {
             state.iterator = Some(iterator);
             return Ok(Polled::default());
         };
-        let output = match read {
-            Ok(output) => output,
-            Err(err) => {
-                let service = err.as_service_error();
-                if service.is_some_and(|e| e.is_expired_iterator_exception()) {
-                    // Iterators live 15 minutes; get a fresh one from the checkpoint.
-                    tracing::info!(
-                        shard,
-                        "shard iterator expired, resuming from the checkpoint"
-                    );
-                    return Ok(Polled::default());
-                }
-                if service.is_some_and(|e| e.is_trimmed_data_access_exception()) {
-                    trimmed(shard, state);
-                    return Ok(Polled::default());
-                }
-                if service.is_some_and(|e| e.is_resource_not_found_exception()) {
-                    return Ok(finish(shard, state));
-                }
+        let batch = match read {
+            Ok(batch) => batch,
+            Err(SourceError::ExpiredIterator) => {
+                // Iterators live 15 minutes; get a fresh one from the checkpoint.
+                tracing::info!(
+                    shard,
+                    resume = ?state.position,
+                    "shard iterator expired, resuming from the checkpoint"
+                );
+                metrics::counter!("dynapage_sync_iterators_expired_total").increment(1);
+                return Ok(Polled::default());
+            }
+            Err(SourceError::TrimmedData) => {
+                trimmed(shard, state);
+                return Ok(Polled::default());
+            }
+            Err(SourceError::ShardGone) => return Ok(finish(shard, state)),
+            Err(error) => {
                 state.iterator = Some(iterator);
                 metrics::counter!("dynapage_sync_errors_total", "stage" => "get_records")
                     .increment(1);
-                return Err(stream_error(err));
+                return Err(error.into());
             }
         };
-        let records = output.records();
-        if let Some(last) = records
-            .iter()
-            .rev()
-            .find_map(|r| r.dynamodb().and_then(|d| d.sequence_number()))
-        {
-            let events = events_of(shard, records);
+        if let Some(last) = &batch.last_sequence {
+            let events: Vec<ChangeEvent> =
+                batch.records.into_iter().map(|(_, event)| event).collect();
             if !self
                 .apply_and_checkpoint(shard, &events, last, shutdown)
                 .await
@@ -290,27 +292,24 @@ impl<I: PageIndex> StreamConsumer<I> {
                 state.iterator = Some(iterator);
                 return Ok(Polled::default());
             }
-            state.position = Position::After(last.to_owned());
-            let lag_ms = records
-                .last()
-                .and_then(|r| r.dynamodb())
-                .and_then(|d| d.approximate_creation_date_time())
-                .and_then(|t| t.to_millis().ok())
-                .map(|created| (now_ms() - created).max(0))
+            state.position = Position::After(last.clone());
+            let lag_ms = batch
+                .last_written_ms
+                .map(|written| (now_ms() - written).max(0))
                 .unwrap_or_default();
-            metrics::counter!("dynapage_sync_records_total").increment(records.len() as u64);
+            metrics::counter!("dynapage_sync_records_total").increment(batch.read as u64);
             metrics::gauge!("dynapage_sync_lag_ms").set(lag_ms as f64);
             tracing::debug!(
                 shard,
-                records = records.len(),
+                records = batch.read,
                 events = events.len(),
                 lag_ms,
                 "stream batch applied"
             );
         }
-        state.iterator = output.next_shard_iterator().map(str::to_owned);
+        state.iterator = batch.next;
         let mut polled = Polled {
-            records: records.len(),
+            records: batch.read,
             finished: false,
         };
         if state.iterator.is_none() {
@@ -352,14 +351,9 @@ impl<I: PageIndex> StreamConsumer<I> {
         }
     }
 
-    /// A shard iterator from the shard's position (loading the checkpoint the first time);
-    /// `None` when the shard no longer exists.
-    async fn iterator(
-        &self,
-        arn: &str,
-        shard: &str,
-        state: &mut ShardState,
-    ) -> Result<Option<String>, SyncError> {
+    /// An iterator from the shard's position, loading the checkpoint the first time: a shard
+    /// never read starts at its trim horizon ("First start" above).
+    async fn iterator(&self, shard: &str, state: &mut ShardState) -> Result<String, SyncError> {
         if state.position == Position::Unknown {
             state.position = match self.checkpoints.load(shard).await? {
                 Some(sequence) => Position::After(sequence),
@@ -367,58 +361,12 @@ impl<I: PageIndex> StreamConsumer<I> {
             };
             tracing::info!(shard, resume = ?state.position, "reading shard");
         }
-        let request = self
-            .client
-            .get_shard_iterator()
-            .stream_arn(arn)
-            .shard_id(shard);
-        let request = match &state.position {
-            Position::After(sequence) => request
-                .shard_iterator_type(ShardIteratorType::AfterSequenceNumber)
-                .sequence_number(sequence),
-            Position::Unknown | Position::Horizon => {
-                request.shard_iterator_type(ShardIteratorType::TrimHorizon)
-            }
+        let at = match &state.position {
+            Position::After(sequence) => StartAt::After(sequence.clone()),
+            Position::Unknown | Position::Horizon => StartAt::TrimHorizon,
         };
-        match request.send().await {
-            Ok(output) => Ok(output.shard_iterator().map(str::to_owned)),
-            Err(err) => {
-                let service = err.as_service_error();
-                if service.is_some_and(|e| e.is_resource_not_found_exception()) {
-                    return Ok(None);
-                }
-                if service.is_some_and(|e| e.is_trimmed_data_access_exception()) {
-                    trimmed(shard, state);
-                    return Err(stream_error(err));
-                }
-                Err(stream_error(err))
-            }
-        }
+        Ok(self.source.iterator(shard, &at).await?)
     }
-}
-
-/// The change events of a batch, in order. A record that is not a comment is logged and
-/// skipped (it cannot be applied, and blocking the shard on it would stop all later changes).
-fn events_of(shard: &str, records: &[Record]) -> Vec<ChangeEvent> {
-    records
-        .iter()
-        .filter_map(|record| match change_from_record(record) {
-            Ok(event) => event,
-            Err(error) => {
-                let sequence = record.dynamodb().and_then(|d| d.sequence_number());
-                tracing::warn!(shard, sequence, error = %error, "stream record skipped");
-                metrics::counter!("dynapage_sync_records_skipped_total").increment(1);
-                None
-            }
-        })
-        .collect()
-}
-
-fn stream_error<E>(err: SdkError<E>) -> SyncError
-where
-    E: std::error::Error + Send + Sync + 'static,
-{
-    SyncError::Stream(Box::new(err))
 }
 
 fn now_ms() -> i64 {

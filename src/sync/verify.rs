@@ -39,7 +39,7 @@ pub struct ProductDrift {
     pub missing: Vec<IndexEntry>,
     /// In the index, not in the table (newest first).
     pub extra: Vec<IndexEntry>,
-    /// In both, with another rating (or timestamp) in the index.
+    /// In both, with another rating (or timestamp, or version) in the index.
     pub mismatched: Vec<Mismatch>,
 }
 
@@ -190,6 +190,7 @@ mod tests {
             sku: Sku::parse("A").expect("valid sku"),
             key: SortKey::new(millis, id).expect("valid key"),
             rating: Rating::new(rating).expect("valid rating"),
+            version: 1,
         }
     }
 

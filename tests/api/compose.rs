@@ -9,7 +9,7 @@ use clap::{CommandFactory, Parser};
 use dynapage::cli::{Cli, Command};
 use serde_yaml_ng::Value;
 
-fn repo_file(name: &str) -> String {
+pub(crate) fn repo_file(name: &str) -> String {
     let path = format!("{}/{name}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
@@ -31,7 +31,7 @@ fn strings(value: &Value) -> Vec<String> {
 }
 
 /// Every environment variable any flag of any subcommand reads.
-fn known_env_vars() -> BTreeSet<String> {
+pub(crate) fn known_env_vars() -> BTreeSet<String> {
     fn walk(command: &clap::Command, out: &mut BTreeSet<String>) {
         for arg in command.get_arguments() {
             if let Some(env) = arg.get_env() {

@@ -95,6 +95,7 @@ fn build_comments(case: &Case, sku: &Sku) -> Vec<Comment> {
                 rating: Rating::new(*rating).expect("generated ratings are valid"),
                 created_at_ms: millis,
                 updated_at_ms: None,
+                version: 1,
             }
         })
         .collect()

@@ -149,15 +149,7 @@ async fn bad_connection_arguments_are_refused_with_their_codes() {
 #[tokio::test]
 async fn unknown_and_malformed_global_ids_are_told_apart() {
     let app = TestApp::embedded(5).await;
-    let missing = app.data(
-        "mutation { addComment(input: { sku: \"GONE\", author: \"a\", body: \"b\", rating: 3 }) { comment { id } } }",
-        json!({}),
-    ).await["addComment"]["comment"]["id"].as_str().expect("id").to_owned();
-    app.data(
-        "mutation($id: ID!) { deleteComment(input: { id: $id }) { deletedCommentId } }",
-        json!({ "id": missing }),
-    )
-    .await;
+    let missing = app.deleted_comment_id().await;
 
     let node = "query($id: ID!) { node(id: $id) { id } }";
     let response = app.graphql(node, json!({ "id": missing })).await;

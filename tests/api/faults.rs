@@ -237,10 +237,43 @@ async fn metrics_count_requests_and_backend_reads() {
             "{metric} missing from /metrics:\n{text}"
         );
     }
+    // Histograms, not summaries: buckets add up across replicas, quantiles do not.
+    assert!(
+        !text.contains("quantile="),
+        "a summary is exported:\n{text}"
+    );
+    for bucket in [
+        r#"dynapage_graphql_request_duration_seconds_bucket{kind="query",le="0.0005"}"#,
+        r#"dynapage_graphql_request_duration_seconds_bucket{kind="query",le="10"}"#,
+        r#"dynapage_graphql_request_duration_seconds_bucket{kind="query",le="+Inf"}"#,
+        r#"dynapage_page_items_read_bucket{le="21"}"#,
+        r#"dynapage_page_items_read_bucket{le="+Inf"}"#,
+        "dynapage_page_items_read_sum",
+    ] {
+        assert!(
+            text.contains(bucket),
+            "{bucket} missing from /metrics:\n{text}"
+        );
+    }
+    let value = |line_start: &str| -> f64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(line_start))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{line_start} in /metrics:\n{text}"))
+    };
+    assert_eq!(
+        value(r#"dynapage_page_items_read_bucket{le="+Inf"}"#),
+        value("dynapage_page_items_read_count"),
+        "the last bucket holds every page"
+    );
+    assert!(
+        value(r#"dynapage_page_items_read_bucket{le="11"}"#) >= 1.0,
+        "the page of 5 read 6 items"
+    );
 }
 
 /// A server on DynamoDB Local behind a fault proxy, with `extra` flags.
-async fn app_on_proxied_dynamodb(extra: &[&str]) -> (TestApp, FaultProxy) {
+pub(crate) async fn app_on_proxied_dynamodb(extra: &[&str]) -> (TestApp, FaultProxy) {
     let store = dynamodb_local::dynamo_store().await;
     crate::helpers::seed_demo(&store, 100).await;
     let proxy = FaultProxy::start(socket(&dynamodb_local::endpoint().await)).await;

@@ -10,6 +10,8 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::support::redis_server::RedisServer;
+
 /// The product every embedded `TestApp` has, with `--demo-comments` comments (ties included).
 pub const DEMO_SKU: &str = "DAFT_PUNK_TSHIRT";
 
@@ -24,6 +26,26 @@ impl TestApp {
     /// The embedded server with `demo_comments` comments on [`DEMO_SKU`].
     pub async fn embedded(demo_comments: u64) -> Self {
         Self::spawn(&["--demo-comments", &demo_comments.to_string()]).await
+    }
+
+    /// The embedded store with `demo_comments` comments on [`DEMO_SKU`], indexed in a Redis
+    /// that is stopped once the server is up: pages are served, the index answers
+    /// `INDEX_UNAVAILABLE`. The stopped Redis is returned, to be dropped after the server.
+    pub async fn without_its_index(demo_comments: u64, extra: &[&str]) -> (Self, RedisServer) {
+        let mut redis = RedisServer::start();
+        let (url, demo_comments) = (redis.url(), demo_comments.to_string());
+        let mut args = vec![
+            "--demo-comments",
+            &demo_comments,
+            "--index",
+            "redis",
+            "--redis-url",
+            &url,
+        ];
+        args.extend_from_slice(extra);
+        let app = Self::spawn(&args).await;
+        redis.stop();
+        (app, redis)
     }
 
     /// `dynapage serve --listen 127.0.0.1:0 <args>`.
@@ -101,6 +123,23 @@ impl TestApp {
             "unexpected errors: {response:#}"
         );
         response["data"].clone()
+    }
+
+    /// The global id of a comment that existed and was deleted: well formed, names nothing.
+    pub async fn deleted_comment_id(&self) -> String {
+        let added = self.data(
+            r#"mutation { addComment(input: { sku: "GONE", author: "a", body: "b", rating: 3 }) { comment { id } } }"#,
+            json!({}),
+        ).await;
+        let id = added["addComment"]["comment"]["id"]
+            .as_str()
+            .expect("an id");
+        self.data(
+            "mutation($id: ID!) { deleteComment(input: { id: $id }) { deletedCommentId } }",
+            json!({ "id": id }),
+        )
+        .await;
+        id.to_owned()
     }
 
     /// One page of `comments(sku:)` with the given arguments: ids, cursors and page info.
@@ -224,4 +263,18 @@ pub async fn seed_demo<S: dynapage::store::CommentStore>(store: &S, count: u64) 
     dynapage::cli::seed::write_comments(store, &sku, count, 1, &indicatif::ProgressBar::hidden())
         .await
         .expect("the demo comments are written");
+}
+
+/// `dynapage <command>` as a quiet child process (warnings only, no output kept), killed when
+/// its handle is dropped; add arguments and environment, then spawn.
+pub fn dynapage_command(command: &str) -> tokio::process::Command {
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_dynapage"));
+    child
+        .arg(command)
+        .env("RUST_LOG", "warn")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true);
+    child
 }

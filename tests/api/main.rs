@@ -1,6 +1,11 @@
 //! The integration tests: one binary, a module per feature (STYLE 10). Real backends only:
 //! `support` starts DynamoDB Local and `redis-server` on free ports; `helpers` starts the real
-//! server on port 0.
+//! server on port 0. The one exception is `stream_consumer`, which scripts a stream to produce
+//! what DynamoDB Local cannot (shard splits, expired iterators, trimmed records).
+
+// First, so the contract suites can use its `contract_suite!` macro.
+#[macro_use]
+mod support;
 
 mod browser;
 mod clients;
@@ -10,16 +15,24 @@ mod cors;
 mod cursor_fuzz;
 mod degradation;
 mod dynamodb_api;
+mod dynamodb_store;
 mod engine_oracle;
 mod errors;
 mod faults;
+mod field_errors;
 mod helpers;
 mod http;
 mod index_contract;
+mod lambda;
 mod mutations;
 mod playground;
 mod ratings;
+mod redis_cluster;
+mod redis_index;
+mod redis_tls;
+mod reindex_live;
 mod store_contract;
-mod support;
+mod stream_consumer;
 mod sync;
+mod transport;
 mod walks;

@@ -1,107 +1,60 @@
-//! The `CommentStore` contract: one list of behaviour checks, written once as generic
-//! functions and run against every backend (the embedded store, the embedded store cut to 3
-//! items per response, and DynamoDB Local), so the engine can trust any of them alike.
+//! The `CommentStore` contract: one list of behaviours, written once as generic functions and
+//! run against every backend (the embedded store, the embedded store cut to 3 items per
+//! response, and DynamoDB Local) with `contract_suite!`, so the engine can trust any of them
+//! alike. DynamoDB-only checks are in `dynamodb_store`.
 //!
-//! Every dataset has timestamp ties (three comments per millisecond), because the order
+//! Every dataset has timestamp ties (about three comments per millisecond), because the order
 //! invariant (DESIGN §3) is only tested where ties exist.
 
 use std::collections::HashSet;
 use std::ops::Bound;
 
-use dynapage::domain::{Comment, CommentId, CommentPatch, Order, Rating, Sku, SortKey};
+use dynapage::domain::{Comment, CommentId, CommentPatch, Order, SortKey};
 use dynapage::store::memory::MemoryStore;
 use dynapage::store::{CommentStore, KeyQuery, Partition, StoreError};
 
-use dynapage::store::dynamo::{DynamoConfig, DynamoStore};
+use crate::support::data::{self, BASE_MILLIS, Rng, has_ties, rating, sku};
+use crate::support::dynamodb_local::dynamo_store;
 
-use crate::support::dynamodb_local::{dynamo_store, endpoint};
-
-const BASE_MILLIS: u64 = 1_700_000_000_000;
-
-// ---------------------------------------------------------------------------------------------
-// The suite, once per backend.
-
-macro_rules! contract_suite {
-    ($backend:ident, $store:expr) => {
-        mod $backend {
-            #[allow(unused_imports)]
-            use super::*;
-            contract_suite!(@checks $store;
-                newest_first_orders_ties_by_id,
-                oldest_first_orders_ties_by_id,
-                every_bound_admits_exactly_the_keys_on_its_side,
-                a_bound_on_a_deleted_comment_still_positions_the_read,
-                limit_and_last_evaluated_visit_every_item_exactly_once,
-                a_rating_partition_holds_exactly_the_comments_of_that_rating,
-                an_update_that_changes_the_rating_moves_the_comment_between_rating_partitions,
-                an_update_changes_the_body_and_keeps_the_position,
-                concurrent_updates_all_apply_and_leave_one_consistent_comment,
-                get_many_answers_in_request_order_with_none_for_missing_ids,
-                create_refuses_an_existing_id,
-                update_of_a_missing_comment_is_not_found,
-                delete_of_a_missing_comment_is_not_found,
-                delete_returns_the_old_comment_and_removes_it_from_every_partition,
-                put_batch_then_a_four_segment_scan_visits_each_comment_once,
-                put_batch_with_a_repeated_id_keeps_the_last_comment,
-                an_unknown_partition_reads_empty,
-            );
-        }
-    };
-    (@checks $store:expr; $($check:ident),+ $(,)?) => {
-        $(
-            #[tokio::test]
-            async fn $check() {
-                super::$check($store.await).await;
-            }
-        )+
-    };
+contract_suite! {
+    backends: {
+        memory => async { MemoryStore::new() },
+        memory_three_items_per_response => async {
+            MemoryStore::new().with_max_items_per_response(3)
+        },
+        dynamodb => dynamo_store(),
+    },
+    behaviours: [
+        newest_first_orders_ties_by_id,
+        oldest_first_orders_ties_by_id,
+        every_bound_admits_exactly_the_keys_on_its_side,
+        a_bound_on_a_deleted_comment_still_positions_the_read,
+        limit_and_last_evaluated_visit_every_item_exactly_once,
+        a_rating_partition_holds_exactly_the_comments_of_that_rating,
+        an_update_that_changes_the_rating_moves_the_comment_between_rating_partitions,
+        an_update_changes_the_body_and_keeps_the_position,
+        concurrent_updates_all_apply_and_leave_one_consistent_comment,
+        get_many_answers_in_request_order_with_none_for_missing_ids,
+        create_refuses_an_existing_id,
+        create_writes_version_1_and_each_update_the_next,
+        update_of_a_missing_comment_is_not_found,
+        delete_of_a_missing_comment_is_not_found,
+        delete_returns_the_old_comment_and_removes_it_from_every_partition,
+        put_batch_then_a_four_segment_scan_visits_each_comment_once,
+        put_batch_with_a_repeated_id_keeps_the_last_comment,
+        an_unknown_partition_reads_empty,
+    ],
 }
-
-contract_suite!(memory, async { MemoryStore::new() });
-contract_suite!(memory_three_items_per_response, async {
-    MemoryStore::new().with_max_items_per_response(3)
-});
-contract_suite!(dynamodb, dynamo_store());
 
 // ---------------------------------------------------------------------------------------------
 // Data.
 
-fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
-}
-
-fn sku(name: &str) -> Sku {
-    Sku::parse(name).expect("valid sku")
-}
-
-fn rating(value: i64) -> Rating {
-    Rating::new(value).expect("valid rating")
-}
-
-/// `count` comments of `sku_name`, three per millisecond (ties broken by random ids), ratings
-/// spread over 1..5 independently of time.
-fn dataset(sku_name: &str, count: usize) -> Vec<Comment> {
-    let sku = sku(sku_name);
-    // Ids differ between products, so two datasets never share a comment.
-    let seed = sku_name.bytes().fold(0u64, |h, b| mix(h ^ u64::from(b)));
-    (0..count as u64)
-        .map(|i| {
-            let millis = BASE_MILLIS + i / 3;
-            let random = u128::from(mix(seed ^ i)) << 64 | u128::from(mix(seed ^ (i + 1_000_000)));
-            Comment {
-                id: CommentId::from_parts(millis, random),
-                sku: sku.clone(),
-                author: format!("author {i}"),
-                body: format!("body of comment {i}"),
-                rating: rating(1 + (mix(i ^ 0xABCD) % 5) as i64),
-                created_at_ms: millis,
-                updated_at_ms: None,
-            }
-        })
-        .collect()
+/// `count` comments of `sku_name`, about three per millisecond, ratings spread over 1..5
+/// independently of time; the same for the same arguments, and never sharing an id with
+/// another product's.
+pub fn dataset(sku_name: &str, count: usize) -> Vec<Comment> {
+    let spread = (count as u64 / 3).max(1);
+    data::comments(&mut Rng::named(sku_name), &sku(sku_name), count, spread)
 }
 
 async fn stored<S: CommentStore>(store: &S, sku_name: &str, count: usize) -> Vec<Comment> {
@@ -111,7 +64,10 @@ async fn stored<S: CommentStore>(store: &S, sku_name: &str, count: usize) -> Vec
 }
 
 /// The comments' sort keys as the given order reads them.
-fn sorted_keys<'a>(comments: impl IntoIterator<Item = &'a Comment>, order: Order) -> Vec<SortKey> {
+pub fn sorted_keys<'a>(
+    comments: impl IntoIterator<Item = &'a Comment>,
+    order: Order,
+) -> Vec<SortKey> {
     let mut keys: Vec<SortKey> = comments.into_iter().map(Comment::sort_key).collect();
     keys.sort();
     if order == Order::NewestFirst {
@@ -120,17 +76,17 @@ fn sorted_keys<'a>(comments: impl IntoIterator<Item = &'a Comment>, order: Order
     keys
 }
 
-fn keys_of(comments: &[Comment]) -> Vec<SortKey> {
+pub fn keys_of(comments: &[Comment]) -> Vec<SortKey> {
     comments.iter().map(Comment::sort_key).collect()
 }
 
-fn product(sku_name: &str) -> Partition {
+pub fn product(sku_name: &str) -> Partition {
     Partition::Product(sku(sku_name))
 }
 
 /// Reads a partition to its end the way the engine does: one query, then another from the
 /// last evaluated key, until none comes back. Checks each page keeps the contract on the way.
-async fn read_all<S: CommentStore>(
+pub async fn read_all<S: CommentStore>(
     store: &S,
     partition: Partition,
     order: Order,
@@ -189,11 +145,6 @@ async fn read_keys<S: CommentStore>(
     keys_of(&read_all(store, partition, order, from, 50).await)
 }
 
-fn has_ties(comments: &[Comment]) -> bool {
-    let millis: HashSet<u64> = comments.iter().map(|c| c.created_at_ms).collect();
-    millis.len() < comments.len()
-}
-
 // ---------------------------------------------------------------------------------------------
 // The checks.
 
@@ -232,9 +183,13 @@ pub async fn every_bound_admits_exactly_the_keys_on_its_side<S: CommentStore>(st
     let before_all = SortKey::new(BASE_MILLIS - 1, CommentId::from_parts(0, 0)).expect("key");
     let after_all = SortKey::new(BASE_MILLIS + 1_000, CommentId::from_parts(0, 0)).expect("key");
     // First, last, and a key in the middle of a tie (same millis on both sides).
+    let middle_of_a_tie = ascending
+        .windows(3)
+        .find(|w| w[0].millis() == w[2].millis())
+        .expect("the dataset has three comments in one millisecond")[1];
     let pivots = [
         ascending[0],
-        ascending[13],
+        middle_of_a_tie,
         ascending[ascending.len() - 1],
         before_all,
         after_all,
@@ -419,6 +374,7 @@ pub async fn an_update_changes_the_body_and_keeps_the_position<S: CommentStore>(
         Comment {
             body: "edited body".to_owned(),
             updated_at_ms: Some(BASE_MILLIS + 9_000),
+            version: 2,
             ..target.clone()
         }
     );
@@ -429,8 +385,13 @@ pub async fn an_update_changes_the_body_and_keeps_the_position<S: CommentStore>(
         .await
         .expect("second update");
     assert_eq!(
-        (second.body.as_str(), second.rating, second.updated_at_ms),
-        ("edited again", rating(2), Some(BASE_MILLIS + 9_500))
+        (
+            second.body.as_str(),
+            second.rating,
+            second.updated_at_ms,
+            second.version
+        ),
+        ("edited again", rating(2), Some(BASE_MILLIS + 9_500), 3)
     );
     assert_eq!(second.sort_key(), target.sort_key());
     assert_eq!(
@@ -480,6 +441,14 @@ pub async fn concurrent_updates_all_apply_and_leave_one_consistent_comment<S: Co
         answers.contains(&last),
         "the stored comment is one of the answers"
     );
+    let mut versions: Vec<u64> = answers.iter().map(|c| c.version).collect();
+    versions.sort_unstable();
+    assert_eq!(
+        versions,
+        vec![2, 3, 4, 5],
+        "each edit wrote its own version, none over another"
+    );
+    assert_eq!(last.version, 5);
     for value in 1..=5 {
         let partition = Partition::ProductRating(sku("RACE"), rating(value));
         let holds = read_all(&store, partition, Order::NewestFirst, Bound::Unbounded, 10)
@@ -541,6 +510,43 @@ pub async fn create_refuses_an_existing_id<S: CommentStore>(store: S) {
     )
     .await;
     assert_eq!(read, vec![original]);
+}
+
+pub async fn create_writes_version_1_and_each_update_the_next<S: CommentStore>(store: S) {
+    let claimed = Comment {
+        version: 7,
+        ..dataset("VERSIONS", 1).remove(0)
+    };
+    store.create(&claimed).await.expect("create");
+    let created = Comment {
+        version: 1,
+        ..claimed.clone()
+    };
+    assert_eq!(
+        store.get_many(&[claimed.id]).await.expect("get_many"),
+        vec![Some(created.clone())],
+        "a new comment is at version 1, whatever the caller says"
+    );
+    let mut expected = created;
+    for (n, value) in (2..=4).zip([3, 4, 5]) {
+        let patch = CommentPatch::new(None, Some(value)).expect("patch");
+        let updated = store
+            .update(claimed.id, &patch, BASE_MILLIS + n)
+            .await
+            .expect("update");
+        expected = Comment {
+            rating: rating(value),
+            updated_at_ms: Some(BASE_MILLIS + n),
+            version: n,
+            ..expected
+        };
+        assert_eq!(updated, expected);
+    }
+    let deleted = store.delete(claimed.id).await.expect("delete");
+    assert_eq!(
+        deleted.version, 4,
+        "a deletion returns the version it deleted"
+    );
 }
 
 pub async fn update_of_a_missing_comment_is_not_found<S: CommentStore>(store: S) {
@@ -669,108 +675,4 @@ pub async fn an_unknown_partition_reads_empty<S: CommentStore>(store: S) {
             );
         }
     }
-}
-
-// ---------------------------------------------------------------------------------------------
-// DynamoDB only.
-
-/// DynamoDB stops a query at 1 MB whatever the `Limit`; the adapter must report that as a
-/// short page with `last_evaluated`, never as the end of the partition.
-#[tokio::test]
-async fn dynamodb_cuts_a_query_at_one_megabyte_and_the_rest_follows_from_last_evaluated() {
-    let store = dynamo_store().await;
-    let body = "x".repeat(2_000);
-    let comments: Vec<Comment> = dataset("HEAVY", 600)
-        .into_iter()
-        .map(|c| Comment {
-            body: body.clone(),
-            ..c
-        })
-        .collect();
-    store.put_batch(&comments).await.expect("put_batch");
-    let query = KeyQuery {
-        partition: product("HEAVY"),
-        order: Order::NewestFirst,
-        from: Bound::Unbounded,
-        limit: 700,
-    };
-    let first = store.query(&query).await.expect("query");
-    assert!(
-        first.items.len() < comments.len(),
-        "the first page is cut short ({} items)",
-        first.items.len()
-    );
-    assert!(first.last_evaluated.is_some(), "and says where it stopped");
-    let all = read_all(
-        &store,
-        product("HEAVY"),
-        Order::NewestFirst,
-        Bound::Unbounded,
-        700,
-    )
-    .await;
-    assert_eq!(keys_of(&all), sorted_keys(&comments, Order::NewestFirst));
-}
-
-#[tokio::test]
-async fn dynamodb_create_tables_is_idempotent_and_enables_the_stream() {
-    let store = dynamo_store().await;
-    store
-        .create_tables()
-        .await
-        .expect("creating an existing table is a no-op");
-    store.check_table().await.expect("the table has both GSIs");
-    store.ping().await.expect("ping");
-    let arn = store.stream_arn().await.expect("describe");
-    assert!(
-        arn.is_some_and(|arn| arn.contains(store.table())),
-        "the table has a stream"
-    );
-}
-
-#[tokio::test]
-async fn dynamodb_reports_a_missing_table_at_start_up_and_on_every_call() {
-    let table = format!("missing_{}", CommentId::new(0));
-    let config = DynamoConfig {
-        endpoint: Some(endpoint().await),
-        table: table.clone(),
-        region: None,
-    };
-    let store = DynamoStore::connect(config).await.expect("client");
-    let is_missing = |result: Result<(), StoreError>| matches!(result, Err(StoreError::MissingTable { table: t }) if t == table);
-    assert!(is_missing(store.check_table().await));
-    assert!(is_missing(store.ping().await));
-    let query = KeyQuery {
-        partition: product("ANY"),
-        order: Order::NewestFirst,
-        from: Bound::Unbounded,
-        limit: 5,
-    };
-    assert!(is_missing(store.query(&query).await.map(|_| ())));
-    store
-        .delete_table()
-        .await
-        .expect("deleting a missing table is a no-op");
-}
-
-#[tokio::test]
-async fn dynamodb_unreachable_is_reported_as_unavailable() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free port")
-        .port();
-    let config = DynamoConfig {
-        endpoint: Some(format!("http://127.0.0.1:{port}")),
-        table: "comments".to_owned(),
-        region: None,
-    };
-    let store = DynamoStore::connect(config).await.expect("client");
-    assert!(matches!(
-        store.ping().await,
-        Err(StoreError::Unavailable(_))
-    ));
-    assert!(matches!(
-        store.get_many(&[CommentId::new(0)]).await,
-        Err(StoreError::Unavailable(_))
-    ));
 }

@@ -1,11 +1,49 @@
-//! Redis key names (DESIGN §3): the only place that spells them.
+//! Redis key names and member encoding (DESIGN §3): the only place that spells them.
 //!
-//! Every key starts with the configured prefix, and every key of one product carries the
-//! product's SKU as a hash tag (`{sku}`), so a product's live sets, its staged rebuild sets and
-//! the sets one `key_at` script reads all hash to the same Redis Cluster slot. SKUs cannot
-//! contain `{`, `}` or glob characters (`Sku::parse`), so a tag is never ambiguous.
+//! # The layout
+//!
+//! | key | type | holds |
+//! |---|---|---|
+//! | `<prefix>idx:{<sku>}:r<1..5>` | sorted set | one per rating: member = the comment id, compacted ([`member`]), score = `createdAt` in epoch milliseconds |
+//! | `<prefix>idx:{<sku>}:v` | hash | member -> version, for the comments at version 2 or more (the others are at version 1) |
+//! | `<prefix>idx:{<sku>}:d:<id>` | string | a deleted comment's tombstone: the deletion's version; expires after the tombstone lifetime |
+//! | `<prefix>sync:<table>:<shardId>` | string | the last stream sequence number the sync worker applied from that shard |
+//!
+//! **Only the five rating sets.** A comment is in exactly one of them. The product's whole
+//! list is their union: its count is the sum of five `ZCARD`s, and the member at rank `k` is
+//! found inside Redis by the same O(log n) union search the `ratings` filter uses
+//! (`key_at.lua`). An earlier layout also kept a sixth set with every comment of the product,
+//! which doubled the memory for an unfiltered rank (BENCHMARKS.md, "Redis index").
+//!
+//! **Compact members.** A member is the comment id in 11 bytes, not its 26-character string:
+//! a tag byte `1`, then the ULID's 10 random bytes, for every id whose time part is its
+//! `createdAt` (every id this service creates). The score already holds those milliseconds, so
+//! repeating them would only cost memory. An id whose time part differs from its `createdAt`
+//! (written by another tool) is spelled in full: tag `0` (time part earlier) or `2` (later), then
+//! its 16 bytes. Within one score, bytewise order of members is then exactly id order (tags
+//! order the three groups as their time parts do, and within a group the bytes compare like the
+//! ULID), so Redis's order of equal scores is still [`SortKey`](crate::domain::SortKey) order:
+//! the order invariant holds. An 11-byte member fits Redis's 16-byte allocation class; the
+//! 26-byte string took a 32-byte one (BENCHMARKS.md, "Redis index").
+//!
+//! **Versions where they carry information** (`crate::index`, "Versions"). A comment never
+//! edited is at version 1 and needs no record: its membership says it all. An edited one has a
+//! field in the product's version hash, and a deleted one a tombstone key, with a TTL so that
+//! Redis itself drops it when no older change can arrive any more.
+//!
+//! **Hash tags.** Every key of one product carries the SKU as a hash tag (`{sku}`), so its sets,
+//! its versions, its tombstones and everything one script reads hash to the same Redis Cluster
+//! slot. SKUs
+//! cannot contain `{`, `}` or glob characters (`Sku::parse`), so a tag is never ambiguous.
+//!
+//! **Upgrading from the earlier layout** (`<prefix>comments:{<sku>}` and
+//! `<prefix>comments:{<sku>}:r<k>`, string members): the names differ, so the two never mix; a
+//! `dynapage reindex` fills the new keys and the old ones can then be deleted (README,
+//! "Upgrading").
 
-use crate::domain::{Rating, Sku};
+use std::cmp::Ordering;
+
+use crate::domain::{CommentId, Rating, Sku, SortKey};
 
 /// Builds and parses the key names under one prefix.
 #[derive(Clone, Debug)]
@@ -20,24 +58,29 @@ impl Keys {
         }
     }
 
-    /// `<prefix>comments:{<sku>}`: every comment of the product.
-    pub(super) fn product(&self, sku: &Sku) -> String {
-        format!("{}comments:{{{}}}", self.prefix, sku)
+    /// `<prefix>idx:{<sku>}`: the stem every key of the product starts with.
+    fn product(&self, sku: &Sku) -> String {
+        format!("{}idx:{{{}}}", self.prefix, sku)
     }
 
-    /// `<prefix>comments:{<sku>}:r<rating>`: the product's comments with one rating.
+    /// `<prefix>idx:{<sku>}:r<rating>`: the product's comments with one rating.
     pub(super) fn rating(&self, sku: &Sku, rating: Rating) -> String {
         format!("{}:r{}", self.product(sku), rating.get())
     }
 
-    /// The product key of rebuild `run`: `<prefix>comments:{<sku>}:rebuild:<run>`.
-    pub(super) fn staged_product(&self, run: &str, sku: &Sku) -> String {
-        format!("{}:rebuild:{}", self.product(sku), run)
+    /// The five rating sets of `sku`, rating 1 first.
+    pub(super) fn ratings(&self, sku: &Sku) -> [String; 5] {
+        Rating::ALL.map(|rating| self.rating(sku, rating))
     }
 
-    /// A rating key of rebuild `run`: `<prefix>comments:{<sku>}:rebuild:<run>:r<rating>`.
-    pub(super) fn staged_rating(&self, run: &str, sku: &Sku, rating: Rating) -> String {
-        format!("{}:r{}", self.staged_product(run, sku), rating.get())
+    /// `<prefix>idx:{<sku>}:v`: the versions of the product's edited comments.
+    pub(super) fn versions(&self, sku: &Sku) -> String {
+        format!("{}:v", self.product(sku))
+    }
+
+    /// `<prefix>idx:{<sku>}:d:<id>`: the tombstone of a deleted comment.
+    pub(super) fn tombstone(&self, sku: &Sku, id: CommentId) -> String {
+        format!("{}:d:{}", self.product(sku), id)
     }
 
     /// `<prefix>sync:<table>:<shardId>`: the last stream sequence number the sync worker
@@ -46,18 +89,73 @@ impl Keys {
         format!("{}sync:{}:{}", self.prefix, table, shard)
     }
 
-    /// The `SCAN MATCH` pattern that finds the product keys (and, unavoidably, their rating and
-    /// staging keys, which [`Keys::sku_of_product_key`] then sets aside).
-    pub(super) fn product_pattern(&self) -> String {
-        format!("{}comments:{{*}}", glob_escape(&self.prefix))
+    /// The `SCAN MATCH` pattern that finds the rating sets (and any foreign key that happens to
+    /// match, which [`Keys::sku_of_rating_key`] then sets aside).
+    pub(super) fn rating_pattern(&self) -> String {
+        format!("{}idx:{{*}}:r[1-5]", glob_escape(&self.prefix))
     }
 
-    /// The SKU of a product key, `None` for any other key (rating sets, staging, foreign keys).
-    pub(super) fn sku_of_product_key(&self, key: &str) -> Option<Sku> {
-        let tagged = key.strip_prefix(&self.prefix)?.strip_prefix("comments:{")?;
-        let sku = tagged.strip_suffix('}')?;
+    /// The SKU of a rating set's key, `None` for any other key.
+    pub(super) fn sku_of_rating_key(&self, key: &str) -> Option<Sku> {
+        let tagged = key.strip_prefix(&self.prefix)?.strip_prefix("idx:{")?;
+        let (sku, rating) = tagged.rsplit_once("}:r")?;
+        if !matches!(rating, "1" | "2" | "3" | "4" | "5") {
+            return None;
+        }
         Sku::parse(sku).ok()
     }
+}
+
+/// The sorted-set member of the comment at `key` (see "Compact members" above).
+pub(super) fn member(key: &SortKey) -> Vec<u8> {
+    let bytes = key.id().to_bytes();
+    let mut member = Vec::with_capacity(17);
+    match id_millis(&bytes).cmp(&key.millis()) {
+        Ordering::Equal => {
+            member.push(1);
+            member.extend_from_slice(&bytes[6..]);
+        }
+        earlier_or_later => {
+            member.push(if earlier_or_later == Ordering::Less {
+                0
+            } else {
+                2
+            });
+            member.extend_from_slice(&bytes);
+        }
+    }
+    member
+}
+
+/// The sort key a member with score `millis` stands for; `None` for a malformed member (or
+/// a full-length one whose tag contradicts its time part).
+pub(super) fn sort_key_of(member: &[u8], millis: u64) -> Option<SortKey> {
+    let bytes: [u8; 16] = match member {
+        [1, random @ ..] if random.len() == 10 => {
+            let mut bytes = [0; 16];
+            bytes[..6].copy_from_slice(&millis.to_be_bytes()[2..]);
+            bytes[6..].copy_from_slice(random);
+            bytes
+        }
+        [tag @ (0 | 2), full @ ..] => {
+            let bytes = <[u8; 16]>::try_from(full).ok()?;
+            let expected = if *tag == 0 {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            };
+            (id_millis(&bytes).cmp(&millis) == expected).then_some(bytes)?
+        }
+        _ => return None,
+    };
+    SortKey::new(millis, CommentId::from_bytes(bytes)).ok()
+}
+
+/// The time part of a ULID's bytes: its first 48 bits, big-endian.
+fn id_millis(bytes: &[u8; 16]) -> u64 {
+    bytes[..6]
+        .iter()
+        .fold(0, |millis, byte| millis << 8 | u64::from(*byte))
 }
 
 /// Escapes the glob characters of `SCAN MATCH`, so a prefix such as `test[1]:` matches itself.
@@ -84,15 +182,13 @@ mod tests {
     fn keys_share_the_product_hash_tag() {
         let keys = Keys::new("p:");
         let r3 = Rating::new(3).expect("valid rating");
-        assert_eq!(keys.product(&sku("A-1")), "p:comments:{A-1}");
-        assert_eq!(keys.rating(&sku("A-1"), r3), "p:comments:{A-1}:r3");
+        assert_eq!(keys.rating(&sku("A-1"), r3), "p:idx:{A-1}:r3");
+        assert_eq!(keys.ratings(&sku("A-1"))[4], "p:idx:{A-1}:r5");
+        assert_eq!(keys.versions(&sku("A-1")), "p:idx:{A-1}:v");
+        let id = CommentId::from_parts(0, 0);
         assert_eq!(
-            keys.staged_product("run7", &sku("A-1")),
-            "p:comments:{A-1}:rebuild:run7"
-        );
-        assert_eq!(
-            keys.staged_rating("run7", &sku("A-1"), r3),
-            "p:comments:{A-1}:rebuild:run7:r3"
+            keys.tombstone(&sku("A-1"), id),
+            format!("p:idx:{{A-1}}:d:{id}")
         );
         assert_eq!(
             keys.sync_checkpoint("comments", "shardId-0001"),
@@ -101,23 +197,48 @@ mod tests {
     }
 
     #[test]
-    fn only_product_keys_name_a_product() {
+    fn only_live_rating_keys_name_a_product() {
         let keys = Keys::new("p:");
-        assert_eq!(
-            keys.sku_of_product_key("p:comments:{A-1}"),
-            Some(sku("A-1"))
-        );
-        assert_eq!(keys.sku_of_product_key("p:comments:{A-1}:r3"), None);
-        assert_eq!(keys.sku_of_product_key("p:comments:{A-1}:rebuild:x"), None);
-        assert_eq!(keys.sku_of_product_key("q:comments:{A-1}"), None);
-        assert_eq!(keys.sku_of_product_key("p:comments:{}"), None);
+        assert_eq!(keys.sku_of_rating_key("p:idx:{A-1}:r3"), Some(sku("A-1")));
+        assert_eq!(keys.sku_of_rating_key("p:idx:{A-1}:r6"), None);
+        assert_eq!(keys.sku_of_rating_key("p:idx:{A-1}:rebuild:x:r3"), None);
+        assert_eq!(keys.sku_of_rating_key("q:idx:{A-1}:r3"), None);
+        assert_eq!(keys.sku_of_rating_key("p:idx:{}:r3"), None);
+        assert_eq!(keys.sku_of_rating_key("p:comments:{A-1}:r3"), None);
     }
 
     #[test]
     fn the_scan_pattern_escapes_glob_characters_of_the_prefix() {
         assert_eq!(
-            Keys::new("t[1]*:").product_pattern(),
-            "t\\[1\\]\\*:comments:{*}"
+            Keys::new("t[1]*:").rating_pattern(),
+            "t\\[1\\]\\*:idx:{*}:r[1-5]"
         );
+    }
+
+    #[test]
+    fn members_sort_bytewise_like_the_ids_they_stand_for_within_a_score() {
+        let millis = 1_767_225_600_000;
+        let ids = [
+            CommentId::from_parts(millis - 1, u128::MAX),
+            CommentId::from_parts(millis, 0),
+            CommentId::from_parts(millis, 1),
+            CommentId::from_parts(millis, u128::MAX >> 48),
+            CommentId::from_parts(millis + 1, 7),
+        ];
+        let keys = ids.map(|id| SortKey::new(millis, id).expect("valid key"));
+        for pair in keys.windows(2) {
+            assert!(pair[0] < pair[1]);
+            assert!(member(&pair[0]) < member(&pair[1]), "{pair:?}");
+        }
+        for key in keys {
+            assert_eq!(sort_key_of(&member(&key), millis), Some(key));
+        }
+        assert_eq!(member(&keys[1]).len(), 11, "the usual case is compact");
+        assert_eq!(member(&keys[0]).len(), 17);
+        assert_eq!(sort_key_of(b"short", millis), None);
+        // A full-length member whose tag says "earlier" for an id that is not earlier.
+        let mut lying = member(&keys[4]);
+        lying[0] = 0;
+        assert_eq!(sort_key_of(&lying, millis), None);
     }
 }

@@ -5,9 +5,11 @@
 //! table and its stream are read in one format. This file knows nothing of shards, iterators
 //! or checkpoints (`crate::sync::stream` owns those) and nothing of Redis.
 
+use std::collections::HashMap;
+
 use aws_sdk_dynamodbstreams::types::{OperationType, Record};
 
-use super::item::{ItemDecodeError, comment_from_item};
+use super::item::{ItemAttribute, ItemDecodeError, comment_from_item};
 use crate::domain::{ChangeEvent, IndexEntry};
 
 /// Why a record could not become a change event.
@@ -26,28 +28,51 @@ pub enum RecordDecodeError {
 /// The change a record stands for; `Ok(None)` for an event kind this version does not know
 /// (a future SDK variant), which the caller logs and skips.
 ///
-/// INSERT and MODIFY are upserts (with the old image when there is one, so a rating change
-/// moves the member); REMOVE removes what the old image was.
+/// INSERT and MODIFY are upserts carrying the new image's version (with the old image when
+/// there is one); REMOVE is the deletion of what the old image was, one version after it.
 pub fn change_from_record(record: &Record) -> Result<Option<ChangeEvent>, RecordDecodeError> {
     let stream_record = record.dynamodb().ok_or(RecordDecodeError::NoStreamRecord)?;
-    let entry = |image: Option<&std::collections::HashMap<_, _>>| {
+    let kind = match record.event_name() {
+        Some(OperationType::Insert) => RecordKind::Insert,
+        Some(OperationType::Modify) => RecordKind::Modify,
+        Some(OperationType::Remove) => RecordKind::Remove,
+        _ => return Ok(None),
+    };
+    change_from_images(kind, stream_record.old_image(), stream_record.new_image()).map(Some)
+}
+
+/// What a stream record says happened to its item.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecordKind {
+    Insert,
+    Modify,
+    Remove,
+}
+
+/// The change a record of `kind` with these images stands for, whichever client delivered it
+/// (the Streams API here, AWS Lambda in `lambda.rs`).
+pub fn change_from_images<A: ItemAttribute>(
+    kind: RecordKind,
+    old: Option<&HashMap<String, A>>,
+    new: Option<&HashMap<String, A>>,
+) -> Result<ChangeEvent, RecordDecodeError> {
+    let entry = |image: Option<&HashMap<String, A>>| {
         image
             .map(|item| comment_from_item(item).map(|c| IndexEntry::from(&c)))
             .transpose()
     };
-    let old = entry(stream_record.old_image())?;
-    let new = entry(stream_record.new_image())?;
-    match record.event_name() {
-        Some(OperationType::Insert | OperationType::Modify) => {
+    let old = entry(old)?;
+    let new = entry(new)?;
+    match kind {
+        RecordKind::Insert | RecordKind::Modify => {
             let kind = if old.is_some() { "MODIFY" } else { "INSERT" };
             let new = new.ok_or(RecordDecodeError::MissingImage(kind, "new"))?;
-            Ok(Some(ChangeEvent::Upsert { old, new }))
+            Ok(ChangeEvent::Upsert { old, new })
         }
-        Some(OperationType::Remove) => {
+        RecordKind::Remove => {
             let old = old.ok_or(RecordDecodeError::MissingImage("REMOVE", "old"))?;
-            Ok(Some(ChangeEvent::Remove { old }))
+            Ok(ChangeEvent::removal(old))
         }
-        _ => Ok(None),
     }
 }
 
@@ -71,6 +96,7 @@ mod tests {
             rating: Rating::new(rating).expect("valid rating"),
             created_at_ms: 1_700_000_000_000,
             updated_at_ms: None,
+            version: 1,
         }
     }
 
@@ -102,7 +128,11 @@ mod tests {
 
     #[test]
     fn insert_modify_and_remove_become_upserts_and_removes() {
-        let (three, five) = (comment(3), comment(5));
+        let three = comment(3);
+        let five = Comment {
+            version: 2,
+            ..comment(5)
+        };
         assert_eq!(
             change_from_record(&record(OperationType::Insert, None, Some(&three))),
             Ok(Some(ChangeEvent::Upsert {
@@ -120,7 +150,8 @@ mod tests {
         assert_eq!(
             change_from_record(&record(OperationType::Remove, Some(&five), None)),
             Ok(Some(ChangeEvent::Remove {
-                old: IndexEntry::from(&five)
+                old: IndexEntry::from(&five),
+                version: 3
             }))
         );
     }

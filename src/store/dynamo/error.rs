@@ -25,7 +25,8 @@ pub(super) enum OnConditionFailed {
     NotFound(CommentId),
 }
 
-const THROTTLING: &[&str] = &[
+/// Error codes that mean "later" (shared with the stream source, `super::stream`).
+pub(super) const THROTTLING: &[&str] = &[
     "ProvisionedThroughputExceededException",
     "ThrottlingException",
     "RequestLimitExceeded",

@@ -19,6 +19,7 @@ pub(super) const BODY: &str = "body";
 pub(super) const RATING: &str = "rating";
 pub(super) const CREATED_AT: &str = "createdAt";
 pub(super) const UPDATED_AT: &str = "updatedAt";
+pub(super) const VERSION: &str = "version";
 
 /// The partition key of GSI `byProductRating`: `sku#rating`. SKUs cannot contain `#`
 /// ([`Sku::parse`]), so the value is unambiguous.
@@ -48,6 +49,7 @@ pub(super) fn item_from_comment(comment: &Comment) -> HashMap<String, AttributeV
         (BODY.to_owned(), s(comment.body.as_str())),
         (RATING.to_owned(), n(comment.rating.get())),
         (CREATED_AT.to_owned(), n(comment.created_at_ms)),
+        (VERSION.to_owned(), n(comment.version)),
     ]);
     if let Some(updated) = comment.updated_at_ms {
         item.insert(UPDATED_AT.to_owned(), n(updated));
@@ -137,6 +139,8 @@ fn number<A: ItemAttribute>(
 ///
 /// The stored `sortKey` must agree with `createdAt` and `id`: both GSIs order by it, so an item
 /// where they disagree would be paged in the wrong place, and is refused rather than served.
+/// An item without `version` (written before versions existed) is at version 1: as far as
+/// anyone can tell, it was written once.
 pub fn comment_from_item<A: ItemAttribute>(
     item: &HashMap<String, A>,
 ) -> Result<Comment, ItemDecodeError> {
@@ -164,6 +168,7 @@ pub fn comment_from_item<A: ItemAttribute>(
         rating,
         created_at_ms,
         updated_at_ms: number(item, UPDATED_AT)?,
+        version: number(item, VERSION)?.unwrap_or(1),
     })
 }
 
@@ -182,6 +187,7 @@ mod tests {
 
     fn sample(updated: Option<u64>) -> Comment {
         Comment {
+            version: if updated.is_some() { 2 } else { 1 },
             id: CommentId::from_parts(1_700_000_000_123, 42),
             sku: Sku::parse("DAFT_PUNK_TSHIRT").expect("valid sku"),
             author: "ann".to_owned(),
@@ -251,5 +257,26 @@ mod tests {
         let mut item = item_from_comment(&sample(None));
         item.remove(BODY);
         assert_eq!(comment_from_item(&item).map_err(|e| e.attribute), Err(BODY));
+
+        let mut item = item_from_comment(&sample(None));
+        item.insert(VERSION.to_owned(), s("7"));
+        assert_eq!(
+            comment_from_item(&item).map_err(|e| e.attribute),
+            Err(VERSION)
+        );
+    }
+
+    #[test]
+    fn an_item_written_before_versions_is_at_version_1() {
+        let edited = sample(Some(1_700_000_000_999));
+        let mut item = item_from_comment(&edited);
+        item.remove(VERSION);
+        assert_eq!(
+            comment_from_item(&item),
+            Ok(Comment {
+                version: 1,
+                ..edited
+            })
+        );
     }
 }

@@ -74,6 +74,17 @@ pub fn sdk_client(endpoint: &str) -> aws_sdk_dynamodb::Client {
     aws_sdk_dynamodb::Client::from_conf(config)
 }
 
+/// A bare DynamoDB Streams client for the endpoint (DynamoDB Local serves both APIs).
+pub fn streams_client(endpoint: &str) -> aws_sdk_dynamodbstreams::Client {
+    let config = aws_sdk_dynamodbstreams::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new("us-east-1"))
+        .endpoint_url(endpoint)
+        .credentials_provider(Credentials::new("test", "test", None, None, "tests"))
+        .build();
+    aws_sdk_dynamodbstreams::Client::from_conf(config)
+}
+
 fn install_hint() -> String {
     format!(
         "DynamoDB Local is not installed: run `npm ci` in the repository root (needs Node.js, and \

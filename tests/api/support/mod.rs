@@ -1,6 +1,16 @@
-//! Launchers for the real backends the tests run against. Each starts its own server on a free
-//! port (or uses the URL given in the environment) and stops it when the tests end.
+//! Launchers for the real backends the tests run against, what the contract suites share, and
+//! the doubles of the stream consumer's tests (a scripted stream, a recording index, counters).
+//! Each launcher starts its own server on a free port (or uses the URL given in the
+//! environment) and stops it when the tests end.
 
+#[macro_use]
+pub mod contract;
+pub mod counters;
+pub mod data;
 pub mod dynamodb_local;
 pub mod fault_proxy;
+pub mod recording_index;
+pub mod redis_cluster;
 pub mod redis_server;
+pub mod redis_tls;
+pub mod stream_source;

@@ -1,6 +1,6 @@
 //! Real `redis-server` processes for the tests (DESIGN §8: no mocks).
 //!
-//! Two flavours:
+//! Two flavours (a six-node Redis Cluster is in `redis_cluster`):
 //! - [`shared_url`]: one server per test binary, started on first use. Only its URL is kept
 //!   (every `#[tokio::test]` has its own runtime, so connections must not outlive a test);
 //!   tests keep apart by giving each its own key prefix ([`unique_prefix`]). A static is never
@@ -31,24 +31,7 @@ pub fn shared_url() -> String {
             return url;
         }
         // The child handle is dropped on purpose: the watchdog ends the server.
-        let (port, _child) = start_on_free_port(None);
-        url_for(port)
-    })
-    .clone()
-}
-
-/// The seed URL of a one-node Redis Cluster shared by all tests of this binary (holding all
-/// 16384 slots), for running the contract through the Cluster client. Not affected by
-/// `DYNAPAGE_TEST_REDIS_URL`.
-pub fn shared_cluster_url() -> String {
-    static URL: OnceLock<String> = OnceLock::new();
-    URL.get_or_init(|| {
-        let dir =
-            std::env::temp_dir().join(format!("dynapage-redis-cluster-{}", std::process::id()));
-        std::fs::create_dir_all(&dir)
-            .unwrap_or_else(|e| panic!("could not create {}: {e}", dir.display()));
-        // The child handle is dropped on purpose: the watchdog ends the server.
-        let (port, _child) = start_on_free_port(Some(&dir));
+        let (port, _child) = start_on_free_port();
         url_for(port)
     })
     .clone()
@@ -79,7 +62,7 @@ pub struct RedisServer {
 impl RedisServer {
     /// Starts a dedicated server on a free port.
     pub fn start() -> Self {
-        let (port, child) = start_on_free_port(None);
+        let (port, child) = start_on_free_port();
         Self {
             port,
             child: Some(child),
@@ -101,7 +84,7 @@ impl RedisServer {
     /// Starts the server again on the same port (empty: it persists nothing).
     pub fn restart(&mut self) {
         self.stop();
-        let child = spawn(self.port, None);
+        let child = spawn(self.port, &[], None);
         if !wait_until_ready(self.port) {
             panic!("redis-server did not come back on port {}", self.port);
         }
@@ -115,17 +98,17 @@ impl Drop for RedisServer {
     }
 }
 
-fn url_for(port: u16) -> String {
+pub(super) fn url_for(port: u16) -> String {
     format!("redis://127.0.0.1:{port}")
 }
 
-/// Starts a server (a one-node cluster with `cluster_dir`) on a port the OS just said was
-/// free; tries again if another process took the port in between.
-fn start_on_free_port(cluster_dir: Option<&Path>) -> (u16, Child) {
+/// Starts a server on a port the OS just said was free; tries again if another process took
+/// the port in between.
+fn start_on_free_port() -> (u16, Child) {
     for _ in 0..5 {
         let port = free_port();
-        let mut child = spawn(port, cluster_dir);
-        if wait_until_ready(port) && (cluster_dir.is_none() || claim_all_slots(port)) {
+        let mut child = spawn(port, &[], None);
+        if wait_until_ready(port) {
             return (port, child);
         }
         let _ = child.kill();
@@ -134,29 +117,20 @@ fn start_on_free_port(cluster_dir: Option<&Path>) -> (u16, Child) {
     panic!("could not start redis-server on a free port (five attempts)");
 }
 
-fn free_port() -> u16 {
+pub(super) fn free_port() -> u16 {
     TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
         .unwrap_or_else(|e| panic!("no free port on 127.0.0.1: {e}"))
 }
 
-/// Spawns `redis-server` and a watchdog that kills it when this test process has exited.
-/// With `cluster_dir`, the server runs in cluster mode and keeps its `nodes.conf` there (the
-/// watchdog removes the directory).
-fn spawn(port: u16, cluster_dir: Option<&Path>) -> Child {
-    let mut command = Command::new("redis-server");
-    command
+/// Spawns `redis-server` on `port` with `extra` arguments, and a watchdog that kills it when
+/// this test process has exited (and then removes `cleanup`, a directory, if given).
+pub(super) fn spawn(port: u16, extra: &[&str], cleanup: Option<&Path>) -> Child {
+    let child = Command::new("redis-server")
         .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-        .args(["--save", "", "--appendonly", "no", "--loglevel", "warning"]);
-    if let Some(dir) = cluster_dir {
-        command
-            .args(["--cluster-enabled", "yes", "--cluster-config-file"])
-            .arg(format!("nodes-{port}.conf"))
-            .arg("--dir")
-            .arg(dir);
-    }
-    let child = command
+        .args(["--save", "", "--appendonly", "no", "--loglevel", "warning"])
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -167,7 +141,7 @@ fn spawn(port: u16, cluster_dir: Option<&Path>) -> Child {
                  or set {URL_VAR} to a Redis the tests may use"
             )
         });
-    let cleanup = cluster_dir
+    let cleanup = cleanup
         .map(|dir| format!("; rm -rf '{}'", dir.display()))
         .unwrap_or_default();
     let watchdog = format!(
@@ -188,40 +162,8 @@ fn spawn(port: u16, cluster_dir: Option<&Path>) -> Child {
     child
 }
 
-/// Makes a fresh cluster-mode server the only master of all 16384 slots, then waits until it
-/// reports `cluster_state:ok`.
-fn claim_all_slots(port: u16) -> bool {
-    if !command(port, "CLUSTER ADDSLOTSRANGE 0 16383").starts_with("+OK") {
-        return false;
-    }
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < deadline {
-        if command(port, "CLUSTER INFO").contains("cluster_state:ok") {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    false
-}
-
-/// Sends one inline command and returns what arrives within a short time (enough for the
-/// small replies used here).
-fn command(port: u16, line: &str) -> String {
-    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-    let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_millis(200)) else {
-        return String::new();
-    };
-    let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
-    if stream.write_all(format!("{line}\r\n").as_bytes()).is_err() {
-        return String::new();
-    }
-    let mut reply = vec![0u8; 4096];
-    let n = stream.read(&mut reply).unwrap_or(0);
-    String::from_utf8_lossy(&reply[..n]).into_owned()
-}
-
 /// Polls `PING` until the server answers `+PONG` (ready) or 10 seconds pass.
-fn wait_until_ready(port: u16) -> bool {
+pub(super) fn wait_until_ready(port: u16) -> bool {
     let deadline = Instant::now() + Duration::from_secs(10);
     while Instant::now() < deadline {
         if ping(port) {

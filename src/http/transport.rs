@@ -1,0 +1,413 @@
+//! GraphQL over HTTP (the GraphQL-over-HTTP specification): which requests `/graphql` accepts,
+//! and in which media type it answers.
+//!
+//! * Requests: POST with `Content-Type: application/json` (UTF-8, the only charset allowed), or
+//!   GET with `query`, `operationName`, `variables` and `extensions` in the URL. A body that is
+//!   not JSON, or JSON that is not a GraphQL request, is refused with 400 and a JSON body of the
+//!   usual shape (`{"errors": [{"message", "extensions": {"code": "BAD_REQUEST"}}]}`); another
+//!   content type with 415.
+//! * Responses: `application/graphql-response+json` when the client asks for it (or ranks it
+//!   first), `application/json` when it asks for that, for `*/*`, or sends no `Accept`; 406 when
+//!   it accepts neither. Under `application/graphql-response+json`, a request that fails before
+//!   execution (syntax, validation, variables) answers 400 and has no `data` entry; under
+//!   `application/json` it answers 200, as legacy clients expect.
+//!
+//! Why not async-graphql-axum's extractor and response (7.2.1): the response always carries
+//! `application/graphql-response+json`, whatever the client accepts, and a body it cannot read
+//! is answered with 400, no content type and the Rust `Debug` text of the error. This module can
+//! shrink when upstream negotiates; `tests/api/transport.rs` shows the bytes clients get.
+
+use axum::body::Body;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+
+/// The media types `/graphql` answers in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MediaType {
+    /// `application/graphql-response+json`: status codes say whether execution began.
+    GraphQlResponse,
+    /// `application/json`: 200 for every GraphQL result, for clients of before the spec.
+    Json,
+}
+
+impl MediaType {
+    fn content_type(self) -> HeaderValue {
+        HeaderValue::from_static(match self {
+            MediaType::GraphQlResponse => "application/graphql-response+json; charset=utf-8",
+            MediaType::Json => "application/json; charset=utf-8",
+        })
+    }
+
+    /// The status of a GraphQL result: under `application/graphql-response+json`, a request
+    /// that never reached execution (it has no `data`) is the client's error.
+    pub fn status(self, executed: bool) -> StatusCode {
+        match (self, executed) {
+            (MediaType::GraphQlResponse, false) => StatusCode::BAD_REQUEST,
+            _ => StatusCode::OK,
+        }
+    }
+}
+
+/// A request `/graphql` cannot take, answered before any GraphQL runs.
+#[derive(Debug)]
+pub struct Refusal {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl Refusal {
+    fn bad_request(message: impl Into<String>) -> Self {
+        Refusal {
+            status: StatusCode::BAD_REQUEST,
+            code: "BAD_REQUEST",
+            message: message.into(),
+        }
+    }
+}
+
+/// Picks the response's media type from the request's `Accept` header: the supported type with
+/// the highest quality, the earlier on a tie; `*/*` and `application/*` mean `application/json`;
+/// no header (or an empty one) means `application/json`.
+pub fn negotiate(headers: &HeaderMap) -> Result<MediaType, Refusal> {
+    let accept: Vec<&str> = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .collect();
+    if accept.is_empty() {
+        return Ok(MediaType::Json);
+    }
+    let mut best: Option<(f32, MediaType)> = None;
+    for range in accept {
+        let mut parts = range.split(';').map(str::trim);
+        let essence = parts.next().unwrap_or_default().to_ascii_lowercase();
+        let mut quality = 1.0_f32;
+        for parameter in parts {
+            if let Some((name, value)) = parameter.split_once('=')
+                && name.trim().eq_ignore_ascii_case("q")
+            {
+                quality = value.trim().parse().unwrap_or(0.0);
+            }
+        }
+        let media = match essence.as_str() {
+            "application/graphql-response+json" => MediaType::GraphQlResponse,
+            "application/json" | "application/*" | "*/*" => MediaType::Json,
+            _ => continue,
+        };
+        if quality > 0.0 && best.is_none_or(|(q, _)| quality > q) {
+            best = Some((quality, media));
+        }
+    }
+    best.map(|(_, media)| media).ok_or_else(|| Refusal {
+        status: StatusCode::NOT_ACCEPTABLE,
+        code: "BAD_REQUEST",
+        message: "the server answers in application/graphql-response+json or application/json; \
+                  the Accept header allows neither"
+            .into(),
+    })
+}
+
+/// The parameters of a POST body.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PostParams {
+    query: Option<serde_json::Value>,
+    operation_name: Option<serde_json::Value>,
+    variables: Option<serde_json::Value>,
+    extensions: Option<serde_json::Value>,
+}
+
+/// The parameters of a GET URL (`variables` and `extensions` are JSON texts).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct GetParams {
+    query: Option<String>,
+    operation_name: Option<String>,
+    variables: Option<String>,
+    extensions: Option<String>,
+}
+
+/// Reads a POST request: `application/json` in UTF-8, at most `max_bytes`.
+pub async fn post_request(
+    headers: &HeaderMap,
+    body: Body,
+    max_bytes: usize,
+) -> Result<async_graphql::Request, Refusal> {
+    check_content_type(headers)?;
+    let bytes = axum::body::to_bytes(body, max_bytes)
+        .await
+        .map_err(|_| Refusal {
+            status: StatusCode::PAYLOAD_TOO_LARGE,
+            code: "BAD_REQUEST",
+            message: format!("the request body is larger than {max_bytes} bytes"),
+        })?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(Refusal::bad_request(
+            "the request has no body: send a JSON object with a `query`",
+        ));
+    }
+    // Read straight into the parameters; only a body that does not fit is parsed again, to say
+    // why (not JSON, a batch, not an object).
+    let params: PostParams = serde_json::from_slice(&bytes).map_err(|_| {
+        match serde_json::from_slice::<serde_json::Value>(&bytes) {
+            Err(e) => Refusal::bad_request(format!("the request body is not valid JSON: {e}")),
+            Ok(serde_json::Value::Array(_)) => Refusal::bad_request(
+                "batched requests (a JSON array) are not supported: send one object per request",
+            ),
+            Ok(_) => Refusal::bad_request("the request body must be a JSON object"),
+        }
+    })?;
+    let query = match params.query {
+        Some(serde_json::Value::String(query)) => query,
+        None | Some(serde_json::Value::Null) => {
+            return Err(Refusal::bad_request(
+                "the request has no `query`: send the GraphQL document as a string",
+            ));
+        }
+        Some(_) => return Err(Refusal::bad_request("`query` must be a string")),
+    };
+    let operation_name = match params.operation_name {
+        None | Some(serde_json::Value::Null) => None,
+        Some(serde_json::Value::String(name)) => Some(name),
+        Some(_) => return Err(Refusal::bad_request("`operationName` must be a string")),
+    };
+    let variables = object(params.variables, "variables")?;
+    let extensions = object(params.extensions, "extensions")?;
+    Ok(request(query, operation_name, variables, extensions))
+}
+
+/// Reads a GET request's parameters from its URL query.
+pub fn get_request(uri: &axum::http::Uri) -> Result<async_graphql::Request, Refusal> {
+    let params: GetParams = serde_urlencoded::from_str(uri.query().unwrap_or_default())
+        .map_err(|e| Refusal::bad_request(format!("the URL's query string is malformed: {e}")))?;
+    let Some(query) = params.query else {
+        return Err(Refusal::bad_request(
+            "the request has no `query` parameter: send the GraphQL document in the URL",
+        ));
+    };
+    let json = |text: Option<String>, name: &str| match text {
+        None => Ok(None),
+        Some(text) => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| Refusal::bad_request(format!("`{name}` is not valid JSON: {e}"))),
+    };
+    let variables = object(json(params.variables, "variables")?, "variables")?;
+    let extensions = object(json(params.extensions, "extensions")?, "extensions")?;
+    Ok(request(query, params.operation_name, variables, extensions))
+}
+
+fn check_content_type(headers: &HeaderMap) -> Result<(), Refusal> {
+    let unsupported = |message: String| Refusal {
+        status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        code: "BAD_REQUEST",
+        message,
+    };
+    let Some(value) = headers.get(header::CONTENT_TYPE) else {
+        return Err(unsupported(
+            "the request has no Content-Type: send `application/json`".into(),
+        ));
+    };
+    let value = value.to_str().unwrap_or_default();
+    let mut parts = value.split(';').map(str::trim);
+    let essence = parts.next().unwrap_or_default();
+    if !essence.eq_ignore_ascii_case("application/json") {
+        return Err(unsupported(format!(
+            "the request's Content-Type is `{value}`; the server reads `application/json`"
+        )));
+    }
+    for parameter in parts {
+        if let Some((name, charset)) = parameter.split_once('=')
+            && name.trim().eq_ignore_ascii_case("charset")
+            && !charset
+                .trim()
+                .trim_matches('"')
+                .eq_ignore_ascii_case("utf-8")
+        {
+            return Err(unsupported(format!(
+                "the request's charset is `{}`; the server reads UTF-8",
+                charset.trim()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A JSON object parameter, or nothing when absent or `null`.
+fn object(
+    value: Option<serde_json::Value>,
+    name: &str,
+) -> Result<Option<serde_json::Map<String, serde_json::Value>>, Refusal> {
+    match value {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::Object(map)) => Ok(Some(map)),
+        Some(_) => Err(Refusal::bad_request(format!(
+            "`{name}` must be a JSON object"
+        ))),
+    }
+}
+
+fn request(
+    query: String,
+    operation_name: Option<String>,
+    variables: Option<serde_json::Map<String, serde_json::Value>>,
+    extensions: Option<serde_json::Map<String, serde_json::Value>>,
+) -> async_graphql::Request {
+    let mut request = async_graphql::Request::new(query);
+    if let Some(name) = operation_name {
+        request = request.operation_name(name);
+    }
+    if let Some(variables) = variables {
+        request = request.variables(async_graphql::Variables::from_json(
+            serde_json::Value::Object(variables),
+        ));
+    }
+    for (name, value) in extensions.into_iter().flatten() {
+        if let Ok(value) = async_graphql::Value::from_json(value) {
+            request.extensions.insert(name, value);
+        }
+    }
+    request
+}
+
+/// The GraphQL response body: `data` only when execution began (the specification: "If an
+/// error was raised before execution begins, the data entry should not be present").
+#[derive(Debug, serde::Serialize)]
+struct ResponseBody<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    data: Option<&'a async_graphql::Value>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    errors: &'a [async_graphql::ServerError],
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    extensions: &'a std::collections::BTreeMap<String, async_graphql::Value>,
+}
+
+/// Whether execution began: a request error (syntax, validation, variables) has no data and
+/// errors that point nowhere into it.
+pub fn executed(response: &async_graphql::Response) -> bool {
+    !(response.data == async_graphql::Value::Null
+        && !response.errors.is_empty()
+        && response.errors.iter().all(|e| e.path.is_empty()))
+}
+
+/// Writes `response` in `media`.
+pub fn respond(media: MediaType, response: &async_graphql::Response) -> Response {
+    let executed = executed(response);
+    let body = ResponseBody {
+        data: executed.then_some(&response.data),
+        errors: &response.errors,
+        extensions: &response.extensions,
+    };
+    let mut http = match serde_json::to_vec(&body) {
+        Ok(bytes) => (media.status(executed), bytes).into_response(),
+        // Values built from the schema always serialize; this is a bug, not a client's fault.
+        Err(e) => {
+            tracing::error!(error = %e, "response did not serialize");
+            return refusal(
+                media,
+                &Refusal {
+                    status: StatusCode::INTERNAL_SERVER_ERROR,
+                    code: "INTERNAL_SERVER_ERROR",
+                    message: "internal error".into(),
+                },
+                "",
+            );
+        }
+    };
+    http.headers_mut()
+        .insert(header::CONTENT_TYPE, media.content_type());
+    http
+}
+
+/// A refusal in the GraphQL response shape, `no-store`.
+pub fn refusal(media: MediaType, refusal: &Refusal, request_id: &str) -> Response {
+    #[derive(serde::Serialize)]
+    struct Body<'a> {
+        errors: [Error<'a>; 1],
+    }
+    #[derive(serde::Serialize)]
+    struct Error<'a> {
+        message: &'a str,
+        extensions: Extensions<'a>,
+    }
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Extensions<'a> {
+        code: &'a str,
+        #[serde(skip_serializing_if = "str::is_empty")]
+        request_id: &'a str,
+    }
+    let body = Body {
+        errors: [Error {
+            message: &refusal.message,
+            extensions: Extensions {
+                code: refusal.code,
+                request_id,
+            },
+        }],
+    };
+    let text = serde_json::to_string(&body).unwrap_or_default();
+    let mut response = (refusal.status, text).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, media.content_type());
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+
+    use super::{MediaType, negotiate};
+
+    fn accept(value: &str) -> Result<MediaType, StatusCode> {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::ACCEPT,
+            HeaderValue::from_str(value).expect("header"),
+        );
+        negotiate(&headers).map_err(|r| r.status)
+    }
+
+    #[test]
+    fn the_accept_header_picks_the_media_type() {
+        assert_eq!(negotiate(&HeaderMap::new()).ok(), Some(MediaType::Json));
+        assert_eq!(accept("application/json"), Ok(MediaType::Json));
+        assert_eq!(
+            accept("application/graphql-response+json"),
+            Ok(MediaType::GraphQlResponse)
+        );
+        assert_eq!(
+            accept("application/graphql-response+json, application/json;q=0.9"),
+            Ok(MediaType::GraphQlResponse)
+        );
+        assert_eq!(
+            accept("application/json, application/graphql-response+json"),
+            Ok(MediaType::Json),
+            "on a tie the first wins"
+        );
+        assert_eq!(
+            accept("application/json;q=0.5, application/graphql-response+json"),
+            Ok(MediaType::GraphQlResponse)
+        );
+        assert_eq!(accept("*/*"), Ok(MediaType::Json));
+        assert_eq!(accept("text/html, */*;q=0.8"), Ok(MediaType::Json));
+        assert_eq!(
+            accept("application/json; charset=utf-8"),
+            Ok(MediaType::Json)
+        );
+    }
+
+    #[test]
+    fn an_accept_header_without_a_supported_type_is_refused_with_406() {
+        assert_eq!(accept("text/html"), Err(StatusCode::NOT_ACCEPTABLE));
+        assert_eq!(
+            accept("application/json;q=0"),
+            Err(StatusCode::NOT_ACCEPTABLE)
+        );
+    }
+}

@@ -1,0 +1,79 @@
+-- apply: versioned changes to one product's index, in order, atomically (DESIGN §6).
+--
+-- KEYS[1..5]   the product's rating sets (member -> createdAt)
+-- KEYS[6]      its version hash: member -> version, only for comments at version 2 or more
+--              (a member without a field is at version 1)
+-- KEYS[6 + i]  the tombstone key of change i (a string: the version of the comment's
+--              deletion, expiring after the tombstone lifetime)
+-- ARGV[1]      the tombstone lifetime, in milliseconds
+-- ARGV[2..]    seven values per change: kind, member, score, rating (1..5, or 0), version,
+--              expected state, expected version. Kinds:
+--                'u' upsert: applied if its version is >= the live one, or > a deletion's
+--                'd' deletion: applied if its version is > the live one or the deletion's
+--                'r' repair to this entry, 'x' repair to nothing: applied only if the index
+--                    still holds the expected state ('n' nothing, 'l' live, 'd' deleted) at
+--                    the expected version, whatever the versions say
+-- Returns {i, state, version} for each change that was not applied (i is 0-based), with
+-- what the index held for its comment.
+--
+-- All keys carry the product's {sku} hash tag, so this runs in Redis Cluster.
+
+local ttl = ARGV[1]
+local hash = KEYS[6]
+local refused = {}
+
+-- What the index holds for member m: 'd' and the deletion's version, 'l' and the live
+-- version with the rating set holding it, or 'n'. The rating set `first` is looked at first.
+local function held(m, tomb, first)
+  local deleted = redis.call('GET', tomb)
+  if deleted then
+    return 'd', tonumber(deleted), nil
+  end
+  for k = 0, 4 do
+    local i = (first - 1 + k) % 5 + 1
+    if redis.call('ZSCORE', KEYS[i], m) then
+      local v = redis.call('HGET', hash, m)
+      return 'l', v and tonumber(v) or 1, i
+    end
+  end
+  return 'n', 0, nil
+end
+
+for i = 0, (#ARGV - 1) / 7 - 1 do
+  local a = 2 + i * 7
+  local kind, m, s = ARGV[a], ARGV[a + 1], ARGV[a + 2]
+  local r, v = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
+  local tomb = KEYS[7 + i]
+  local state, h, where = held(m, tomb, math.max(r, 1))
+  local ok
+  if kind == 'u' then
+    ok = state == 'n' or (state == 'l' and v >= h) or (state == 'd' and v > h)
+  elseif kind == 'd' then
+    ok = state == 'n' or v > h
+  else
+    ok = state == ARGV[a + 5] and h == tonumber(ARGV[a + 6])
+  end
+  if ok then
+    if state == 'd' and kind ~= 'd' then
+      redis.call('DEL', tomb)
+    end
+    local live = kind == 'u' or kind == 'r'
+    if where and not (live and where == r) then
+      redis.call('ZREM', KEYS[where], m)
+    end
+    if live then
+      redis.call('ZADD', KEYS[r], s, m)
+    end
+    if live and v > 1 then
+      redis.call('HSET', hash, m, v)
+    elseif state == 'l' and h > 1 then
+      redis.call('HDEL', hash, m)
+    end
+    if kind == 'd' then
+      redis.call('SET', tomb, v, 'PX', ttl)
+    end
+  else
+    refused[#refused + 1] = {i, state, h}
+  end
+end
+return refused

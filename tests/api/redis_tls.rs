@@ -1,0 +1,266 @@
+//! Redis over TLS and as an ACL user, as managed Redis (ElastiCache, MemoryDB, Upstash, Redis
+//! Cloud) requires: `rediss://` with the test's own CA (`--redis-ca-file`), the start-up errors
+//! of settings that can never work, and every command (`serve`, `sync`, `reindex`, `verify`)
+//! run by a user limited to its key prefix and the commands dynapage sends: the ACL line the
+//! README lists, on a single node and on every node of a Cluster.
+
+use std::process::{Output, Stdio};
+use std::time::Duration;
+
+use dynapage::store::CommentStore;
+use serde_json::{Value, json};
+
+use crate::helpers::{DEMO_SKU, TestApp, terminate};
+use crate::support::redis_cluster::{cli, shared_cluster_urls};
+use crate::support::redis_server::RedisServer;
+use crate::support::redis_tls::TlsRedis;
+use crate::sync::{Backends, exit_code, generated, stdout, until_total};
+
+/// The commands dynapage sends: the index's and those its Lua scripts call (`AUTH` is always
+/// allowed). `CLUSTER SLOTS` is for a Redis Cluster (topology and `SCAN` on every master).
+/// Redis 7.2 and later also get `CLIENT SETINFO` on connect, whose reply the client ignores;
+/// the README adds `+client|setinfo` for them (this Redis 7.0 does not know the command).
+const COMMANDS: &str = "+ping +cluster|slots +evalsha +eval +get +set +del \
+                        +scan +hscan +hget +hset +hdel +zadd +zrem +zcard +zcount +zrange +zscore";
+
+/// `ACL SETUSER` arguments of a user limited to `prefix`'s keys and [`COMMANDS`].
+fn acl_rules(user: &str, password: &str, prefix: &str) -> Vec<String> {
+    let mut rules = vec![
+        user.to_owned(),
+        "on".to_owned(),
+        format!(">{password}"),
+        "resetkeys".to_owned(),
+        format!("~{prefix}*"),
+        "resetchannels".to_owned(),
+        "-@all".to_owned(),
+    ];
+    rules.extend(COMMANDS.split_whitespace().map(str::to_owned));
+    rules
+}
+
+/// `dynapage serve --listen 127.0.0.1:0 --demo-comments 0 <args>` as a child process, which
+/// must end by itself within 30 seconds (a start-up error).
+async fn serve_fails_to_start(args: &[&str]) -> Output {
+    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_dynapage"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--demo-comments", "0"])
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the dynapage binary runs");
+    let output = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
+        .await
+        .expect("serve stops at start-up instead of serving")
+        .expect("its output");
+    assert_ne!(output.status.code(), Some(0), "{output:?}");
+    output
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[tokio::test]
+async fn serve_counts_and_jumps_through_a_tls_redis_trusted_by_its_ca_file() {
+    let redis = TlsRedis::start();
+    let (url, ca) = (redis.url(), redis.ca_file().display().to_string());
+    let app = TestApp::spawn(&[
+        "--demo-comments",
+        "600",
+        "--index",
+        "redis",
+        "--redis-url",
+        &url,
+        "--redis-ca-file",
+        &ca,
+    ])
+    .await;
+    until_total(&app, DEMO_SKU, Value::Null, 600).await;
+    let deep = app
+        .data(
+            "query($sku: String!) { comments(sku: $sku, first: 20, offset: 550) { totalCount edges { cursor } } }",
+            json!({ "sku": DEMO_SKU }),
+        )
+        .await;
+    assert_eq!(deep["comments"]["totalCount"], 600);
+    assert_eq!(deep["comments"]["edges"].as_array().map(Vec::len), Some(20));
+    app.stop().await.expect("the server stops");
+}
+
+#[tokio::test]
+async fn plaintext_to_a_tls_port_stops_serve_at_start_up_saying_to_use_rediss() {
+    let redis = TlsRedis::start();
+    let url = redis.plaintext_url();
+    let output = serve_fails_to_start(&["--index", "redis", "--redis-url", &url]).await;
+    let message = stderr(&output);
+    assert!(
+        message.contains("--redis-url / DYNAPAGE_REDIS_URL"),
+        "{message}"
+    );
+    assert!(message.contains("rediss://"), "{message}");
+}
+
+#[tokio::test]
+async fn a_tls_redis_with_a_private_ca_is_refused_without_its_ca_file_or_with_a_file_that_is_no_ca()
+{
+    let redis = TlsRedis::start();
+    let url = redis.url();
+    let untrusted = serve_fails_to_start(&["--index", "redis", "--redis-url", &url]).await;
+    let message = stderr(&untrusted);
+    assert!(message.contains("TLS handshake failed"), "{message}");
+    assert!(
+        message.contains("--redis-ca-file / DYNAPAGE_REDIS_CA_FILE"),
+        "{message}"
+    );
+
+    let not_a_ca = redis.ca_file().with_file_name("server.key");
+    let not_a_ca = not_a_ca.display().to_string();
+    let bad_file = serve_fails_to_start(&[
+        "--index",
+        "redis",
+        "--redis-url",
+        &url,
+        "--redis-ca-file",
+        &not_a_ca,
+    ])
+    .await;
+    let message = stderr(&bad_file);
+    assert!(
+        message.contains("--redis-ca-file / DYNAPAGE_REDIS_CA_FILE"),
+        "{message}"
+    );
+    assert!(message.contains("holds no PEM certificate"), "{message}");
+}
+
+#[tokio::test]
+async fn an_acl_user_limited_to_its_prefix_runs_serve_sync_reindex_and_verify() {
+    let redis = RedisServer::start();
+    let mut backends = Backends::on(&redis.url()).await;
+    let admin = redis::Client::open(redis.url()).expect("admin url");
+    let mut admin = admin
+        .get_multiplexed_async_connection()
+        .await
+        .expect("admin connection");
+    redis::cmd("ACL")
+        .arg("SETUSER")
+        .arg(acl_rules("dynapage", "s3cret", &backends.prefix))
+        .exec_async(&mut admin)
+        .await
+        .expect("ACL SETUSER");
+    let acl_url = redis.url().replace("redis://", "redis://dynapage:s3cret@");
+    backends.args = backends.args_with_redis_url(&acl_url);
+
+    // The user really is limited: a key outside its prefix is refused.
+    let user = redis::Client::open(acl_url.as_str()).expect("user url");
+    let mut user = user
+        .get_multiplexed_async_connection()
+        .await
+        .expect("the user logs in");
+    let outside: redis::RedisResult<Option<String>> = redis::cmd("GET")
+        .arg("elsewhere")
+        .query_async(&mut user)
+        .await;
+    assert_eq!(
+        outside.expect_err("outside the prefix").code(),
+        Some("NOPERM")
+    );
+
+    let comments = generated("ACL_LIMITED", 7, 300);
+    backends.store.put_batch(&comments).await.expect("seed");
+    let rebuilt = backends.run("reindex", &[]).await;
+    assert_eq!(exit_code(&rebuilt), Some(0), "{rebuilt:?}");
+    assert!(
+        stdout(&rebuilt).contains("reindexed 300 comments"),
+        "{rebuilt:?}"
+    );
+
+    let mut worker = backends.spawn_sync();
+    let more = generated("ACL_LIMITED", 8, 40);
+    backends.store.put_batch(&more).await.expect("write more");
+    backends.until_no_drift("the ACL user's sync").await;
+    let status = terminate(&mut worker, Duration::from_secs(10)).await;
+    assert!(status.success(), "the sync worker exits 0: {status}");
+
+    let verified = backends.run("verify", &[]).await;
+    assert_eq!(exit_code(&verified), Some(0), "{}", stdout(&verified));
+
+    backends
+        .assert_serves_a_deep_page("ACL_LIMITED", 300, 340)
+        .await;
+
+    // Nothing dynapage sent was denied.
+    let denied: Vec<redis::Value> = redis::cmd("ACL")
+        .arg("LOG")
+        .query_async(&mut admin)
+        .await
+        .expect("ACL LOG");
+    assert_eq!(
+        denied.len(),
+        1,
+        "only the test's own GET is denied: {denied:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_acl_user_in_the_urls_of_a_cluster_runs_serve_reindex_and_verify() {
+    let urls = shared_cluster_urls();
+    let mut backends = Backends::on(&urls).await;
+    let rules = acl_rules("dynapage_cluster", "s3cret", &backends.prefix);
+    let mut setuser = vec!["ACL", "SETUSER"];
+    setuser.extend(rules.iter().map(String::as_str));
+    for url in urls.split(',') {
+        let port: u16 = url
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("a port");
+        assert_eq!(cli(port, &setuser).trim(), "OK", "ACL SETUSER on {port}");
+    }
+    let acl_urls = urls.replace("redis://", "redis://dynapage_cluster:s3cret@");
+    backends.args = backends.args_with_redis_url(&acl_urls);
+
+    let comments = generated("ACL_CLUSTER", 3, 200);
+    backends.store.put_batch(&comments).await.expect("seed");
+    let rebuilt = backends.run("reindex", &[]).await;
+    assert_eq!(exit_code(&rebuilt), Some(0), "{rebuilt:?}");
+    let verified = backends.run("verify", &[]).await;
+    assert_eq!(exit_code(&verified), Some(0), "{}", stdout(&verified));
+
+    backends
+        .assert_serves_a_deep_page("ACL_CLUSTER", 150, 200)
+        .await;
+}
+
+#[tokio::test]
+async fn a_wrong_password_or_a_user_without_ping_stops_serve_at_start_up() {
+    let redis = RedisServer::start();
+    let admin = redis::Client::open(redis.url()).expect("admin url");
+    let mut admin = admin
+        .get_multiplexed_async_connection()
+        .await
+        .expect("admin connection");
+    redis::cmd("ACL")
+        .arg(&["SETUSER", "noping", "on", ">pw", "~*", "-@all", "+get"][..])
+        .exec_async(&mut admin)
+        .await
+        .expect("ACL SETUSER");
+    for (credentials, said) in [
+        ("nobody:wrong@", "authentication failed"),
+        ("noping:pw@", "'ping'"),
+    ] {
+        let url = redis
+            .url()
+            .replace("redis://", &format!("redis://{credentials}"));
+        let output = serve_fails_to_start(&["--index", "redis", "--redis-url", &url]).await;
+        let message = stderr(&output);
+        assert!(
+            message.contains("--redis-url / DYNAPAGE_REDIS_URL"),
+            "{message}"
+        );
+        assert!(message.contains("user:password@"), "{message}");
+        assert!(message.contains(said), "{message}");
+    }
+}

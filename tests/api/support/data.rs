@@ -1,0 +1,93 @@
+//! Reproducible test data for the contract suites: a seeded generator and comments full of
+//! timestamp ties, because the order invariant (DESIGN §3) is only tested where equal
+//! milliseconds must be ordered by id.
+
+use std::collections::BTreeSet;
+
+use dynapage::domain::{Comment, CommentId, Rating, Sku, SortKey};
+
+/// The millisecond the generated comments start at.
+pub const BASE_MILLIS: u64 = 1_700_000_000_000;
+
+/// A seeded SplitMix64: reproducible data without a dependency.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Self(seed)
+    }
+
+    /// A generator whose sequence depends on `name` (e.g. a SKU), so two products' data never
+    /// share an id.
+    pub fn named(name: &str) -> Self {
+        let mut rng = Self(0);
+        for byte in name.bytes() {
+            rng.0 = rng.step() ^ u64::from(byte);
+        }
+        rng
+    }
+
+    pub fn next(&mut self) -> u128 {
+        u128::from(self.step()) << 64 | u128::from(self.step())
+    }
+
+    /// Uniform-ish in `0..n` (and 0 for `n` = 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.step() % n.max(1)
+    }
+
+    pub fn step(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut x = self.0;
+        x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        x ^ (x >> 31)
+    }
+}
+
+/// `n` comments of `sku`, in random order, spread over `spread` distinct milliseconds from
+/// [`BASE_MILLIS`] (so with `n` above `spread` many tie), with random ratings and distinct
+/// ids whose time part is their `createdAt`.
+pub fn comments(rng: &mut Rng, sku: &Sku, n: usize, spread: u64) -> Vec<Comment> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let millis = BASE_MILLIS + rng.below(spread);
+        let id = CommentId::from_parts(millis, rng.next());
+        if !seen.insert(id) {
+            continue;
+        }
+        let i = out.len();
+        out.push(Comment {
+            id,
+            sku: sku.clone(),
+            author: format!("author {i}"),
+            body: format!("body of comment {i}"),
+            rating: Rating::ALL[rng.below(5) as usize],
+            created_at_ms: millis,
+            updated_at_ms: None,
+            version: 1,
+        });
+    }
+    out
+}
+
+/// Whether two of `comments` share a millisecond.
+pub fn has_ties(comments: &[Comment]) -> bool {
+    let millis: BTreeSet<u64> = comments.iter().map(|c| c.created_at_ms).collect();
+    millis.len() < comments.len()
+}
+
+/// A sort key at `millis` with an id made of `random` (a comment that need not exist).
+pub fn key(millis: u64, random: u128) -> SortKey {
+    SortKey::new(millis, CommentId::from_parts(millis, random)).expect("millis in range")
+}
+
+pub fn sku(name: &str) -> Sku {
+    Sku::parse(name).expect("valid sku")
+}
+
+pub fn rating(value: i64) -> Rating {
+    Rating::new(value).expect("valid rating")
+}
