@@ -103,6 +103,7 @@ impl Iterator for CommentGenerator {
             id: CommentId::from_parts(self.millis, random),
             sku: self.sku.clone(),
             author,
+            author_sub: None,
             body,
             rating,
             created_at_ms: self.millis,

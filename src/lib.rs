@@ -3,8 +3,10 @@
 //!
 //! The layers, in the direction data flows (DESIGN §2): [`http`] → [`graphql`] → [`pagination`]
 //! → [`store`] / [`index`]; [`sync`] keeps the index in step with the store. [`domain`] is the
-//! vocabulary they share; [`cli`], [`config`] and [`startup`] assemble the program.
+//! vocabulary they share; [`auth`] says who writes; [`cli`], [`config`] and [`startup`]
+//! assemble the program.
 
+pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod domain;

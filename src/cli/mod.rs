@@ -7,6 +7,7 @@ mod reindex;
 pub mod seed;
 pub mod serve;
 mod sync;
+mod token;
 pub mod verify;
 
 use std::process::ExitCode;
@@ -43,6 +44,8 @@ pub enum Command {
     Verify(verify::VerifyArgs),
     /// Print the GraphQL schema (SDL); equal to the committed `schema.graphql`.
     ExportSchema(export_schema::ExportSchemaArgs),
+    /// Print a bearer token signed with a local development key (for `serve --auth jwt`).
+    Token(token::TokenArgs),
 }
 
 /// Runs the command line; the exit code says whether it succeeded.
@@ -56,6 +59,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Reindex(args)) => reindex::run(args).await.map(|()| ExitCode::SUCCESS),
         Some(Command::Verify(args)) => verify::run(args).await,
         Some(Command::ExportSchema(args)) => export_schema::run(args).map(|()| ExitCode::SUCCESS),
+        Some(Command::Token(args)) => token::run(args).map(|()| ExitCode::SUCCESS),
     }
 }
 

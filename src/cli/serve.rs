@@ -11,7 +11,10 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{BackendArgs, CursorArgs, IndexKind, PagingArgs, ServerArgs, StoreKind};
+use crate::auth::Auth;
+use crate::config::{
+    AuthArgs, BackendArgs, CursorArgs, IndexKind, PagingArgs, ServerArgs, StoreKind,
+};
 use crate::domain::{RatingSet, Sku};
 use crate::graphql::{ApiState, build_schema};
 use crate::index::{AnyIndex, PageIndex};
@@ -36,6 +39,8 @@ pub struct ServeArgs {
     pub paging: PagingArgs,
     #[command(flatten)]
     pub cursor: CursorArgs,
+    #[command(flatten)]
+    pub auth: AuthArgs,
     /// Also consume the table's DynamoDB stream into the index, in this process (development;
     /// production runs `dynapage sync` once beside any number of servers). Implied by
     /// `--store dynamodb --index memory`, whose index is filled from a full scan at start-up
@@ -87,6 +92,20 @@ pub async fn run_with(
 ) -> anyhow::Result<()> {
     let settings = args.paging.settings()?;
     let codec = args.cursor.codec()?;
+    let auth = args.auth.auth(args.backend.store)?;
+    if let Auth::Jwt(verifier) = &auth {
+        // Reads need no keys; writes fail closed until a fetch succeeds (each unknown key
+        // retries it, at most once per few seconds).
+        match verifier.keys().refresh().await {
+            Ok(0) => {
+                tracing::error!("the JWKS holds no usable signing key: every write will be refused")
+            }
+            Ok(_) => {}
+            Err(error) => {
+                tracing::error!(error = %error, "cannot fetch the JWKS (--auth-jwks-url): writes are refused until it can be fetched")
+            }
+        }
+    }
     let Backends {
         store,
         index,
@@ -99,6 +118,7 @@ pub async fn run_with(
     let api = Arc::new(ApiState {
         engine: Engine::new(store, index, settings),
         codec,
+        auth,
         max_node_ids: args.server.max_node_ids,
     });
     let schema = build_schema(Some(api.clone()), args.server.limits());

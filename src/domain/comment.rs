@@ -15,6 +15,10 @@ pub struct Comment {
     pub id: CommentId,
     pub sku: Sku,
     pub author: String,
+    /// The `sub` of the token that wrote the comment, when the server verifies tokens
+    /// (`--auth jwt`): only that subject, or a moderator, may change it. `None` for comments
+    /// written with `--auth off` or seeded.
+    pub author_sub: Option<String>,
     pub body: String,
     pub rating: Rating,
     pub created_at_ms: u64,
@@ -52,6 +56,7 @@ fn millis_to_datetime(millis: u64) -> DateTime<Utc> {
 pub struct CommentDraft {
     pub sku: Sku,
     pub author: String,
+    pub author_sub: Option<String>,
     pub body: String,
     pub rating: Rating,
 }
@@ -61,6 +66,7 @@ impl CommentDraft {
         Ok(Self {
             sku: Sku::parse(sku)?,
             author: check_text("author", author, MAX_AUTHOR_CHARS)?,
+            author_sub: None,
             body: check_text("body", body, MAX_BODY_CHARS)?,
             rating: Rating::new(rating)?,
         })
@@ -72,11 +78,31 @@ impl CommentDraft {
             id: CommentId::new(now_ms),
             sku: self.sku,
             author: self.author,
+            author_sub: self.author_sub,
             body: self.body,
             rating: self.rating,
             created_at_ms: now_ms,
             updated_at_ms: None,
             version: 1,
+        }
+    }
+}
+
+/// Who may change a comment, as the store checks it when it writes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Anyone: `--auth off`, or a moderator.
+    Any,
+    /// Only the author whose token had this `sub`.
+    Author(String),
+}
+
+impl Access {
+    /// Whether this access may change `comment`.
+    pub fn allows(&self, comment: &Comment) -> bool {
+        match self {
+            Access::Any => true,
+            Access::Author(sub) => comment.author_sub.as_deref() == Some(sub.as_str()),
         }
     }
 }

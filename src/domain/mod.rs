@@ -10,7 +10,7 @@ mod invalid;
 mod sort_key;
 
 pub use change::{ChangeEvent, IndexEntry};
-pub use comment::{Comment, CommentDraft, CommentPatch, MAX_AUTHOR_CHARS, MAX_BODY_CHARS};
+pub use comment::{Access, Comment, CommentDraft, CommentPatch, MAX_AUTHOR_CHARS, MAX_BODY_CHARS};
 pub(crate) use ids::splitmix;
 pub use ids::{CommentId, Rating, RatingSet, Sku};
 pub use invalid::InvalidInput;

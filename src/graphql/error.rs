@@ -22,6 +22,8 @@ pub enum ErrorCode {
     PageSizeExceeded,
     BadCursor,
     NotFound,
+    Unauthenticated,
+    Forbidden,
     IndexUnavailable,
     StoreUnavailable,
     Internal,
@@ -34,6 +36,8 @@ impl ErrorCode {
             ErrorCode::PageSizeExceeded => "PAGE_SIZE_EXCEEDED",
             ErrorCode::BadCursor => "BAD_CURSOR",
             ErrorCode::NotFound => "NOT_FOUND",
+            ErrorCode::Unauthenticated => "UNAUTHENTICATED",
+            ErrorCode::Forbidden => "FORBIDDEN",
             ErrorCode::IndexUnavailable => "INDEX_UNAVAILABLE",
             ErrorCode::StoreUnavailable => "STORE_UNAVAILABLE",
             ErrorCode::Internal => "INTERNAL_SERVER_ERROR",
@@ -54,12 +58,16 @@ pub enum ApiError {
     Index(#[from] IndexError),
     #[error("{0}")]
     Refused(String),
+    /// A write without a valid token, under `--auth jwt`.
+    #[error("{0}")]
+    Unauthenticated(String),
 }
 
 impl ApiError {
     pub fn code(&self) -> ErrorCode {
         match self {
             ApiError::Input(_) | ApiError::Refused(_) => ErrorCode::BadUserInput,
+            ApiError::Unauthenticated(_) => ErrorCode::Unauthenticated,
             ApiError::Pagination(e) => match e {
                 PaginationError::Negative { .. } | PaginationError::OffsetNeedsOneDirection => {
                     ErrorCode::BadUserInput
@@ -103,6 +111,7 @@ impl ApiError {
 fn store_code(e: &StoreError) -> ErrorCode {
     match e {
         StoreError::NotFound(_) => ErrorCode::NotFound,
+        StoreError::Forbidden(_) => ErrorCode::Forbidden,
         StoreError::Unavailable(_) | StoreError::MissingTable { .. } => ErrorCode::StoreUnavailable,
         StoreError::AlreadyExists(_) | StoreError::Internal(_) => ErrorCode::Internal,
     }

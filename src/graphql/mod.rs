@@ -13,6 +13,7 @@ mod product;
 mod query;
 mod scalars;
 mod types;
+mod viewer;
 
 use std::sync::{Arc, Mutex};
 
@@ -24,6 +25,7 @@ pub use mutation::MutationRoot;
 pub use query::QueryRoot;
 pub use scalars::DateTime;
 
+use crate::auth::Auth;
 use crate::index::AnyIndex;
 use crate::pagination::{CursorCodec, Engine, PageStats};
 use crate::store::AnyStore;
@@ -36,6 +38,8 @@ pub type ApiSchema = Schema<QueryRoot, MutationRoot, EmptySubscription>;
 pub struct ApiState {
     pub engine: Engine<AnyStore, AnyIndex>,
     pub codec: CursorCodec,
+    /// Who may write (`--auth`).
+    pub auth: Auth,
     /// Longest `nodes(ids:)` list accepted.
     pub max_node_ids: usize,
 }

@@ -6,7 +6,8 @@ use super::connection::state;
 use super::error::ApiError;
 use super::global_id::GlobalId;
 use super::types::{Comment, CommentEdge};
-use crate::domain::{CommentDraft, CommentPatch, RatingSet};
+use super::viewer::writer;
+use crate::domain::{CommentDraft, CommentPatch, InvalidInput, RatingSet};
 use crate::pagination::CursorScope;
 use crate::store::CommentStore;
 
@@ -19,8 +20,9 @@ pub struct MutationRoot;
 pub struct AddCommentInput {
     /// The product's SKU.
     pub sku: String,
-    /// Who writes it, 1 to 100 characters.
-    pub author: String,
+    /// Who writes it, 1 to 100 characters: required when the server does not verify tokens
+    /// (`--auth off`), refused when it does (the name then comes from the token).
+    pub author: Option<String>,
     /// The text, 1 to 4,000 characters (surrounding white space is trimmed).
     pub body: String,
     /// Star rating, 1 to 5.
@@ -90,7 +92,8 @@ fn now_ms() -> u64 {
 /// Writes. They go to the store; `totalCount` and page jumps follow within the index's lag.
 #[Object(name = "Mutation")]
 impl MutationRoot {
-    /// Adds a comment. Nothing is written when the input is refused.
+    /// Adds a comment. With `--auth jwt` it needs a bearer token (`UNAUTHENTICATED` without
+    /// one) and its author is the token's user. Nothing is written when the input is refused.
     async fn add_comment(
         &self,
         ctx: &Context<'_>,
@@ -99,13 +102,22 @@ impl MutationRoot {
         let state = state(ctx)?;
         let meta = super::meta(ctx);
         let fail = |e: ApiError| e.into_graphql(meta);
-        let draft = CommentDraft::new(
-            &input.sku,
-            &input.author,
-            &input.body,
-            i64::from(input.rating),
-        )
-        .map_err(|e| fail(e.into()))?;
+        let (_, viewer) = writer(ctx, state).map_err(fail)?;
+        let author = match (viewer, input.author.as_deref()) {
+            (Some(viewer), None) => viewer.name.as_str(),
+            (None, Some(author)) => author,
+            (Some(_), Some(_)) => {
+                return Err(fail(
+                    InvalidInput::new("author", "comes from your token: leave it out").into(),
+                ));
+            }
+            (None, None) => {
+                return Err(fail(InvalidInput::new("author", "is required").into()));
+            }
+        };
+        let mut draft = CommentDraft::new(&input.sku, author, &input.body, i64::from(input.rating))
+            .map_err(|e| fail(e.into()))?;
+        draft.author_sub = viewer.map(|v| v.sub.clone());
         let comment = draft.into_comment(now_ms());
         state
             .engine
@@ -129,7 +141,8 @@ impl MutationRoot {
         })
     }
 
-    /// Edits a comment's body or rating; its position (creation time) does not change.
+    /// Edits a comment's body or rating; its position (creation time) does not change. With
+    /// `--auth jwt` only its author or a moderator may (`FORBIDDEN` for anyone else).
     async fn update_comment(
         &self,
         ctx: &Context<'_>,
@@ -138,13 +151,14 @@ impl MutationRoot {
         let state = state(ctx)?;
         let meta = super::meta(ctx);
         let fail = |e: ApiError| e.into_graphql(meta);
+        let (access, _) = writer(ctx, state).map_err(fail)?;
         let id = GlobalId::comment(&input.id).map_err(|e| fail(e.into()))?;
         let patch = CommentPatch::new(input.body.as_deref(), input.rating.map(i64::from))
             .map_err(|e| fail(e.into()))?;
         let comment = state
             .engine
             .store()
-            .update(id, &patch, now_ms())
+            .update(id, &patch, now_ms(), &access)
             .await
             .map_err(|e| fail(e.into()))?;
         tracing::info!(sku = comment.sku.as_str(), comment_id = %comment.id, "comment updated");
@@ -154,7 +168,8 @@ impl MutationRoot {
         })
     }
 
-    /// Deletes a comment.
+    /// Deletes a comment. With `--auth jwt` only its author or a moderator may (`FORBIDDEN`
+    /// for anyone else).
     async fn delete_comment(
         &self,
         ctx: &Context<'_>,
@@ -163,11 +178,12 @@ impl MutationRoot {
         let state = state(ctx)?;
         let meta = super::meta(ctx);
         let fail = |e: ApiError| e.into_graphql(meta);
+        let (access, _) = writer(ctx, state).map_err(fail)?;
         let id = GlobalId::comment(&input.id).map_err(|e| fail(e.into()))?;
         let old = state
             .engine
             .store()
-            .delete(id)
+            .delete(id, &access)
             .await
             .map_err(|e| fail(e.into()))?;
         tracing::info!(sku = old.sku.as_str(), comment_id = %old.id, "comment deleted");

@@ -65,6 +65,17 @@ impl Comment {
         self.0.updated_at().map(DateTime)
     }
 
+    /// Whether the viewer may edit this comment: its author or a moderator when the server
+    /// verifies tokens, anyone when it does not. Show or hide an edit button with it.
+    async fn viewer_can_update(&self, ctx: &async_graphql::Context<'_>) -> bool {
+        super::viewer::may_change(ctx, &self.0)
+    }
+
+    /// Whether the viewer may delete this comment (the same rule as `viewerCanUpdate`).
+    async fn viewer_can_delete(&self, ctx: &async_graphql::Context<'_>) -> bool {
+        super::viewer::may_change(ctx, &self.0)
+    }
+
     /// The product the comment is about.
     async fn product(&self) -> Product {
         Product {

@@ -12,6 +12,7 @@ use axum::response::Response;
 
 use super::transport::{self, MediaType, Refusal};
 use super::{AppState, REQUEST_ID, limits};
+use crate::auth::{Auth, TokenError, Viewer};
 use crate::graphql::{RequestMeta, field_errors};
 
 fn request_id(headers: &HeaderMap) -> String {
@@ -33,7 +34,7 @@ pub(super) async fn post(
         Err(refusal) => return transport::refusal(MediaType::Json, &refusal, &request_id),
     };
     match transport::post_request(&headers, body, app.options.max_body_bytes).await {
-        Ok(request) => execute(&app, request_id, media, request, false).await,
+        Ok(request) => execute(&app, &headers, request_id, media, request, false).await,
         Err(refusal) => transport::refusal(media, &refusal, &request_id),
     }
 }
@@ -51,7 +52,7 @@ pub(super) async fn get(
         Err(refusal) => return transport::refusal(MediaType::Json, &refusal, &request_id),
     };
     match transport::get_request(&uri) {
-        Ok(request) => execute(&app, request_id, media, request, true).await,
+        Ok(request) => execute(&app, &headers, request_id, media, request, true).await,
         Err(refusal) => transport::refusal(media, &refusal, &request_id),
     }
 }
@@ -84,8 +85,48 @@ fn is_mutation(document: &ExecutableDocument, operation_name: Option<&str>) -> b
     }
 }
 
+/// The verified viewer of a request under `--auth jwt`: `None` without an `Authorization`
+/// header, a refusal when it holds a token that does not verify (even on a read: a client
+/// should learn at once that its token went bad, not on its next write). Under `--auth off` the
+/// header is not looked at.
+async fn viewer(
+    app: &AppState,
+    headers: &HeaderMap,
+    media: MediaType,
+    request_id: &str,
+) -> Result<Option<Viewer>, Response> {
+    let Auth::Jwt(verifier) = &app.api.auth else {
+        return Ok(None);
+    };
+    let Some(value) = headers.get(header::AUTHORIZATION) else {
+        return Ok(None);
+    };
+    let verified = match value.to_str() {
+        Ok(value) => verifier.verify_header(value).await,
+        Err(_) => Err(TokenError::NotBearer),
+    };
+    verified.map(Some).map_err(|error| {
+        metrics::counter!("dynapage_auth_refusals_total").increment(1);
+        tracing::info!(request_id, reason = %error, "bearer token refused");
+        let mut response = refuse(
+            media,
+            StatusCode::UNAUTHORIZED,
+            "UNAUTHENTICATED",
+            error.to_string(),
+            request_id,
+        );
+        // RFC 6750 §3: the scheme, and that the token (not the request) is what failed.
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer error=\"invalid_token\""),
+        );
+        response
+    })
+}
+
 async fn execute(
     app: &AppState,
+    headers: &HeaderMap,
     request_id: String,
     media: MediaType,
     mut request: async_graphql::Request,
@@ -173,6 +214,14 @@ async fn execute(
             .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         return response;
     };
+
+    let viewer = match viewer(app, headers, media, &request_id).await {
+        Ok(viewer) => viewer,
+        Err(refusal) => return refusal,
+    };
+    if let Some(viewer) = viewer {
+        request = request.data(viewer);
+    }
 
     let operation = operation_name.clone().unwrap_or_default();
     let meta = Arc::new(RequestMeta::new(request_id.clone()));

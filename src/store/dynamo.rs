@@ -22,20 +22,22 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, PutRequest, ReturnConsumedCapacity, ReturnValue, WriteRequest,
+    AttributeValue, PutRequest, ReturnConsumedCapacity, ReturnValue,
+    ReturnValuesOnConditionCheckFailure, WriteRequest,
 };
 use futures::{StreamExt, TryStreamExt};
 
 use self::batch::{BATCHES_IN_FLIGHT, GET_CHUNK, WRITE_CHUNK, backoff};
 use self::error::{OnConditionFailed, classify, internal, is_condition_failure};
 use self::item::{
-    BODY, CREATED_AT, ID, RATING, SKU, SKU_RATING, SORT_KEY, UPDATED_AT, VERSION,
+    AUTHOR_SUB, BODY, CREATED_AT, ID, RATING, SKU, SKU_RATING, SORT_KEY, UPDATED_AT, VERSION,
     item_from_comment, key_of, number_value, sku_rating, string_value,
 };
 use self::schema::{BY_PRODUCT, BY_PRODUCT_RATING};
 use super::{CommentStore, KeyQuery, Partition, QueryPage, ScanPage, StoreError};
-use crate::domain::{Comment, CommentId, CommentPatch, Order};
+use crate::domain::{Access, Comment, CommentId, CommentPatch, Order};
 
 pub use self::change::{RecordDecodeError, change_from_record};
 pub use self::client::DynamoConfig;
@@ -336,12 +338,18 @@ impl CommentStore for DynamoStore {
         id: CommentId,
         patch: &CommentPatch,
         now_ms: u64,
+        access: &Access,
     ) -> Result<Comment, StoreError> {
         for attempt in 0..UPDATE_ATTEMPTS {
             if attempt > 0 {
                 tokio::time::sleep(backoff(attempt)).await;
             }
             let old = self.get(id).await?.ok_or(StoreError::NotFound(id))?;
+            // A comment's `authorSub` never changes, and the write below is conditional on the
+            // version read, so checking the item read is checking the item written.
+            if !access.allows(&old) {
+                return Err(StoreError::Forbidden(id));
+            }
             let new = patch.apply(&old, now_ms);
             if self.replace_if_unchanged(&old, &new).await? {
                 return Ok(new);
@@ -353,18 +361,38 @@ impl CommentStore for DynamoStore {
         ))
     }
 
-    async fn delete(&self, id: CommentId) -> Result<Comment, StoreError> {
-        let output = self
+    /// One conditional `DeleteItem`. For an author, the condition also names their `sub`; when
+    /// it fails, the item DynamoDB returns with the failure tells someone else's comment
+    /// (`Forbidden`) from a missing one (`NotFound`), without a second read.
+    async fn delete(&self, id: CommentId, access: &Access) -> Result<Comment, StoreError> {
+        let mut request = self
             .client
             .delete_item()
             .table_name(self.table.as_ref())
             .set_key(Some(key_of(id)))
-            .condition_expression("attribute_exists(#id)")
             .expression_attribute_names("#id", ID)
-            .return_values(ReturnValue::AllOld)
-            .send()
-            .await
-            .map_err(|err| self.classify(err, OnConditionFailed::NotFound(id)))?;
+            .return_values(ReturnValue::AllOld);
+        request = match access {
+            Access::Any => request.condition_expression("attribute_exists(#id)"),
+            Access::Author(sub) => request
+                .condition_expression("attribute_exists(#id) AND #authorSub = :sub")
+                .expression_attribute_names("#authorSub", AUTHOR_SUB)
+                .expression_attribute_values(":sub", string_value(sub.as_str()))
+                .return_values_on_condition_check_failure(
+                    ReturnValuesOnConditionCheckFailure::AllOld,
+                ),
+        };
+        let output = request.send().await.map_err(|err| {
+            let someone_elses = matches!(
+                err.as_service_error(),
+                Some(DeleteItemError::ConditionalCheckFailedException(failed)) if failed.item.is_some()
+            );
+            if someone_elses {
+                StoreError::Forbidden(id)
+            } else {
+                self.classify(err, OnConditionFailed::NotFound(id))
+            }
+        })?;
         let old = output
             .attributes
             .ok_or_else(|| internal("DeleteItem with ALL_OLD returned no attributes"))?;

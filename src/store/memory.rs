@@ -11,7 +11,9 @@ use std::ops::Bound;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use super::{ChangeSink, CommentStore, KeyQuery, Partition, QueryPage, ScanPage, StoreError};
-use crate::domain::{ChangeEvent, Comment, CommentId, CommentPatch, IndexEntry, Order, SortKey};
+use crate::domain::{
+    Access, ChangeEvent, Comment, CommentId, CommentPatch, IndexEntry, Order, SortKey,
+};
 
 /// Items a scan page holds, like a DynamoDB `Scan` page.
 const SCAN_PAGE: usize = 1_000;
@@ -175,9 +177,14 @@ impl CommentStore for MemoryStore {
         id: CommentId,
         patch: &CommentPatch,
         now_ms: u64,
+        access: &Access,
     ) -> Result<Comment, StoreError> {
         let mut tables = self.write();
         let old = tables.remove(id).ok_or(StoreError::NotFound(id))?;
+        if !access.allows(&old) {
+            tables.insert(old);
+            return Err(StoreError::Forbidden(id));
+        }
         let new = patch.apply(&old, now_ms);
         tables.insert(new.clone());
         self.emit(ChangeEvent::Upsert {
@@ -187,9 +194,13 @@ impl CommentStore for MemoryStore {
         Ok(new)
     }
 
-    async fn delete(&self, id: CommentId) -> Result<Comment, StoreError> {
+    async fn delete(&self, id: CommentId, access: &Access) -> Result<Comment, StoreError> {
         let mut tables = self.write();
         let old = tables.remove(id).ok_or(StoreError::NotFound(id))?;
+        if !access.allows(&old) {
+            tables.insert(old);
+            return Err(StoreError::Forbidden(id));
+        }
         self.emit(ChangeEvent::removal(IndexEntry::from(&old)));
         Ok(old)
     }

@@ -14,7 +14,9 @@ pub mod memory;
 use std::future::Future;
 use std::ops::Bound;
 
-use crate::domain::{ChangeEvent, Comment, CommentId, CommentPatch, Order, Rating, Sku, SortKey};
+use crate::domain::{
+    Access, ChangeEvent, Comment, CommentId, CommentPatch, Order, Rating, Sku, SortKey,
+};
 use crate::error::BoxError;
 
 /// One partition of a product's comments: a GSI partition in DynamoDB.
@@ -76,6 +78,9 @@ pub struct ScanPage {
 pub enum StoreError {
     #[error("comment {0} not found")]
     NotFound(CommentId),
+    /// The caller's [`Access`] does not cover the comment: someone else's.
+    #[error("comment {0} belongs to someone else")]
+    Forbidden(CommentId),
     #[error("comment {0} already exists")]
     AlreadyExists(CommentId),
     /// Throttling, timeouts and connection failures that outlasted the client's retries.
@@ -90,7 +95,9 @@ pub enum StoreError {
 
 /// The system of record for comments.
 ///
-/// Writes are conditional: `create` refuses an existing id, `update` and `delete` a missing one.
+/// Writes are conditional: `create` refuses an existing id, `update` and `delete` a missing one,
+/// and a comment their [`Access`] does not cover ([`StoreError::Forbidden`], checked in the same
+/// conditional write, so nothing is written on a refusal).
 /// Every write gives the comment its next version ([`Comment::version`]): `create` writes
 /// version 1, `update` one more than the version it read, and only if the comment is still at
 /// that version (optimistic concurrency); a deletion's change carries one more than the deleted
@@ -110,16 +117,22 @@ pub trait CommentStore: Send + Sync + 'static {
     fn create(&self, comment: &Comment) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Applies an edit and returns the comment as it now is (one version later);
-    /// [`StoreError::NotFound`] if absent.
+    /// [`StoreError::NotFound`] if absent, [`StoreError::Forbidden`] if `access` does not cover it.
     fn update(
         &self,
         id: CommentId,
         patch: &CommentPatch,
         now_ms: u64,
+        access: &Access,
     ) -> impl Future<Output = Result<Comment, StoreError>> + Send;
 
-    /// Deletes a comment and returns what it was; [`StoreError::NotFound`] if absent.
-    fn delete(&self, id: CommentId) -> impl Future<Output = Result<Comment, StoreError>> + Send;
+    /// Deletes a comment and returns what it was; [`StoreError::NotFound`] if absent,
+    /// [`StoreError::Forbidden`] if `access` does not cover it.
+    fn delete(
+        &self,
+        id: CommentId,
+        access: &Access,
+    ) -> impl Future<Output = Result<Comment, StoreError>> + Send;
 
     /// Bulk-writes new comments (seeding), with the versions they carry. Not conditional;
     /// callers supply fresh ids.
@@ -177,12 +190,13 @@ impl CommentStore for AnyStore {
         id: CommentId,
         patch: &CommentPatch,
         now_ms: u64,
+        access: &Access,
     ) -> Result<Comment, StoreError> {
-        dispatch_store!(self, s => s.update(id, patch, now_ms).await)
+        dispatch_store!(self, s => s.update(id, patch, now_ms, access).await)
     }
 
-    async fn delete(&self, id: CommentId) -> Result<Comment, StoreError> {
-        dispatch_store!(self, s => s.delete(id).await)
+    async fn delete(&self, id: CommentId, access: &Access) -> Result<Comment, StoreError> {
+        dispatch_store!(self, s => s.delete(id, access).await)
     }
 
     async fn put_batch(&self, comments: &[Comment]) -> Result<(), StoreError> {

@@ -151,6 +151,8 @@ async fn a_missing_table_stops_start_up_with_a_message_that_names_the_fix() {
         &endpoint,
         "--dynamodb-table",
         "no_such_table",
+        "--auth",
+        "off",
     ])
     .expect("parses");
     let Some(dynapage::cli::Command::Serve(args)) = cli.command else {

@@ -4,7 +4,7 @@
 
 use std::ops::Bound;
 
-use dynapage::domain::{Comment, CommentId, Order};
+use dynapage::domain::{Access, Comment, CommentId, Order};
 use dynapage::store::dynamo::{DynamoConfig, DynamoStore};
 use dynapage::store::{CommentStore, KeyQuery, StoreError};
 
@@ -147,7 +147,10 @@ async fn an_item_without_a_version_reads_as_version_1_and_its_edit_writes_versio
         vec![Some(comment.clone())]
     );
     let patch = CommentPatch::new(Some("edited"), None).expect("patch");
-    let edited = store.update(comment.id, &patch, 1).await.expect("update");
+    let edited = store
+        .update(comment.id, &patch, 1, &Access::Any)
+        .await
+        .expect("update");
     assert_eq!(edited.version, 2);
     assert_eq!(
         store.get_many(&[comment.id]).await.expect("get_many"),

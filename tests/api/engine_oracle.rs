@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 
 use dynapage::domain::{
-    ChangeEvent, Comment, CommentId, IndexEntry, Rating, RatingSet, Sku, SortKey,
+    Access, ChangeEvent, Comment, CommentId, IndexEntry, Rating, RatingSet, Sku, SortKey,
 };
 use dynapage::index::PageIndex;
 use dynapage::index::memory::MemoryIndex;
@@ -91,6 +91,7 @@ fn build_comments(case: &Case, sku: &Sku) -> Vec<Comment> {
                 id: CommentId::from_parts(millis, u128::from(*random)),
                 sku: sku.clone(),
                 author: "tester".into(),
+                author_sub: None,
                 body: format!("comment at {millis}"),
                 rating: Rating::new(*rating).expect("generated ratings are valid"),
                 created_at_ms: millis,
@@ -118,7 +119,7 @@ pub async fn check_case<S: CommentStore, I: PageIndex>(
     let deleted: Vec<Comment> = comments.iter().take(case.deleted).cloned().collect();
     for comment in &deleted {
         store
-            .delete(comment.id)
+            .delete(comment.id, &Access::Any)
             .await
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
     }

@@ -52,6 +52,11 @@ impl TestApp {
     pub async fn spawn(args: &[&str]) -> Self {
         let mut argv = vec!["dynapage", "serve"];
         argv.extend_from_slice(args);
+        // A DynamoDB server must be told how writes are authorised; these tests are about
+        // other things and write openly (tests/api/auth.rs is about that).
+        if args.contains(&"dynamodb") && !args.iter().any(|a| a.starts_with("--auth")) {
+            argv.extend_from_slice(&["--auth", "off"]);
+        }
         let cli = Cli::try_parse_from(&argv).expect("valid serve arguments");
         let Some(Command::Serve(serve_args)) = cli.command else {
             panic!("not a serve command")

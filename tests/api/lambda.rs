@@ -12,7 +12,7 @@ use aws_sdk_dynamodbstreams::types::{AttributeValue, Record, ShardIteratorType};
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::routing::{get, post};
-use dynapage::domain::{CommentDraft, CommentPatch, Sku};
+use dynapage::domain::{Access, CommentDraft, CommentPatch, Sku};
 use dynapage::index::PageIndex;
 use dynapage::store::CommentStore;
 use serde_json::{Value, json};
@@ -298,12 +298,16 @@ async fn write_some(backends: &Backends, sku: &str) {
         let patch = CommentPatch::new(None, Some(5 - n as i64 % 5)).expect("a patch");
         backends
             .store
-            .update(*id, &patch, 1_767_225_700_000)
+            .update(*id, &patch, 1_767_225_700_000, &Access::Any)
             .await
             .expect("update");
     }
     for id in ids.iter().skip(18) {
-        backends.store.delete(*id).await.expect("delete");
+        backends
+            .store
+            .delete(*id, &Access::Any)
+            .await
+            .expect("delete");
     }
 }
 

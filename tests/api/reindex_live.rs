@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use dynapage::domain::{CommentDraft, CommentId, CommentPatch};
+use dynapage::domain::{Access, CommentDraft, CommentId, CommentPatch};
 use dynapage::index::redis::{RedisConfig, RedisIndex};
 use dynapage::store::CommentStore;
 use dynapage::store::dynamo::DynamoStore;
@@ -46,11 +46,14 @@ async fn writer(
             3 | 4 if !ids.is_empty() => {
                 let id = ids[pick(n, ids.len())];
                 let patch = CommentPatch::new(None, Some(1 + (n % 5) as i64)).expect("patch");
-                store.update(id, &patch, now_ms()).await.map(|_| ())
+                store
+                    .update(id, &patch, now_ms(), &Access::Any)
+                    .await
+                    .map(|_| ())
             }
             _ if !ids.is_empty() => {
                 let id = ids.swap_remove(pick(n, ids.len()));
-                store.delete(id).await.map(|_| ())
+                store.delete(id, &Access::Any).await.map(|_| ())
             }
             _ => Ok(()),
         };

@@ -9,7 +9,7 @@
 use std::collections::HashSet;
 use std::ops::Bound;
 
-use dynapage::domain::{Comment, CommentId, CommentPatch, Order, SortKey};
+use dynapage::domain::{Access, Comment, CommentId, CommentPatch, Order, SortKey};
 use dynapage::store::memory::MemoryStore;
 use dynapage::store::{CommentStore, KeyQuery, Partition, StoreError};
 
@@ -39,6 +39,7 @@ contract_suite! {
         create_writes_version_1_and_each_update_the_next,
         update_of_a_missing_comment_is_not_found,
         delete_of_a_missing_comment_is_not_found,
+        only_its_author_may_change_a_comment_and_a_refusal_writes_nothing,
         delete_returns_the_old_comment_and_removes_it_from_every_partition,
         put_batch_then_a_four_segment_scan_visits_each_comment_once,
         put_batch_with_a_repeated_id_keeps_the_last_comment,
@@ -221,7 +222,7 @@ pub async fn every_bound_admits_exactly_the_keys_on_its_side<S: CommentStore>(st
 pub async fn a_bound_on_a_deleted_comment_still_positions_the_read<S: CommentStore>(store: S) {
     let comments = stored(&store, "DELETED", 24).await;
     let gone = comments[10].clone();
-    store.delete(gone.id).await.expect("delete");
+    store.delete(gone.id, &Access::Any).await.expect("delete");
     let remaining: Vec<&Comment> = comments.iter().filter(|c| c.id != gone.id).collect();
     for order in [Order::NewestFirst, Order::OldestFirst] {
         for from in [
@@ -312,7 +313,7 @@ pub async fn an_update_that_changes_the_rating_moves_the_comment_between_rating_
     };
     let patch = CommentPatch::new(None, Some(i64::from(new_rating.get()))).expect("patch");
     let updated = store
-        .update(target.id, &patch, BASE_MILLIS + 5_000)
+        .update(target.id, &patch, BASE_MILLIS + 5_000, &Access::Any)
         .await
         .expect("update");
     assert_eq!(updated.rating, new_rating);
@@ -366,7 +367,7 @@ pub async fn an_update_changes_the_body_and_keeps_the_position<S: CommentStore>(
     let target = comments[4].clone();
     let patch = CommentPatch::new(Some("edited body"), None).expect("patch");
     let first = store
-        .update(target.id, &patch, BASE_MILLIS + 9_000)
+        .update(target.id, &patch, BASE_MILLIS + 9_000, &Access::Any)
         .await
         .expect("update");
     assert_eq!(
@@ -381,7 +382,7 @@ pub async fn an_update_changes_the_body_and_keeps_the_position<S: CommentStore>(
     // A second edit of an already edited comment (the stored `updatedAt` is now set).
     let patch = CommentPatch::new(Some("edited again"), Some(2)).expect("patch");
     let second = store
-        .update(target.id, &patch, BASE_MILLIS + 9_500)
+        .update(target.id, &patch, BASE_MILLIS + 9_500, &Access::Any)
         .await
         .expect("second update");
     assert_eq!(
@@ -422,7 +423,12 @@ pub async fn concurrent_updates_all_apply_and_leave_one_consistent_comment<S: Co
         let store = &store;
         async move {
             store
-                .update(target.id, &patch, BASE_MILLIS + 10_000 + value as u64)
+                .update(
+                    target.id,
+                    &patch,
+                    BASE_MILLIS + 10_000 + value as u64,
+                    &Access::Any,
+                )
                 .await
         }
     });
@@ -531,7 +537,7 @@ pub async fn create_writes_version_1_and_each_update_the_next<S: CommentStore>(s
     for (n, value) in (2..=4).zip([3, 4, 5]) {
         let patch = CommentPatch::new(None, Some(value)).expect("patch");
         let updated = store
-            .update(claimed.id, &patch, BASE_MILLIS + n)
+            .update(claimed.id, &patch, BASE_MILLIS + n, &Access::Any)
             .await
             .expect("update");
         expected = Comment {
@@ -542,7 +548,10 @@ pub async fn create_writes_version_1_and_each_update_the_next<S: CommentStore>(s
         };
         assert_eq!(updated, expected);
     }
-    let deleted = store.delete(claimed.id).await.expect("delete");
+    let deleted = store
+        .delete(claimed.id, &Access::Any)
+        .await
+        .expect("delete");
     assert_eq!(
         deleted.version, 4,
         "a deletion returns the version it deleted"
@@ -553,7 +562,7 @@ pub async fn update_of_a_missing_comment_is_not_found<S: CommentStore>(store: S)
     stored(&store, "MISSING", 3).await;
     let id = CommentId::from_parts(BASE_MILLIS, 99);
     let patch = CommentPatch::new(Some("x"), None).expect("patch");
-    match store.update(id, &patch, BASE_MILLIS).await {
+    match store.update(id, &patch, BASE_MILLIS, &Access::Any).await {
         Err(StoreError::NotFound(missing)) => assert_eq!(missing, id),
         other => panic!("expected NotFound, got {other:?}"),
     }
@@ -566,10 +575,73 @@ pub async fn update_of_a_missing_comment_is_not_found<S: CommentStore>(store: S)
 
 pub async fn delete_of_a_missing_comment_is_not_found<S: CommentStore>(store: S) {
     let id = CommentId::from_parts(BASE_MILLIS, 98);
-    match store.delete(id).await {
+    match store.delete(id, &Access::Any).await {
         Err(StoreError::NotFound(missing)) => assert_eq!(missing, id),
         other => panic!("expected NotFound, got {other:?}"),
     }
+}
+
+pub async fn only_its_author_may_change_a_comment_and_a_refusal_writes_nothing<S: CommentStore>(
+    store: S,
+) {
+    let mut comments = dataset("OWNED", 3);
+    comments[0].author_sub = Some("alice".into());
+    comments[1].author_sub = Some("bob".into());
+    // comments[2] has no author sub: written with --auth off.
+    store.put_batch(&comments).await.expect("put_batch");
+    let ids: Vec<CommentId> = comments.iter().map(|c| c.id).collect();
+    let alice = Access::Author("alice".into());
+    let patch = CommentPatch::new(Some("edited"), None).expect("patch");
+    for target in [&comments[1], &comments[2]] {
+        assert!(
+            matches!(
+                store.update(target.id, &patch, BASE_MILLIS + 1, &alice).await,
+                Err(StoreError::Forbidden(id)) if id == target.id
+            ),
+            "alice may not edit {:?}'s comment",
+            target.author_sub
+        );
+        assert!(
+            matches!(store.delete(target.id, &alice).await, Err(StoreError::Forbidden(id)) if id == target.id),
+            "alice may not delete {:?}'s comment",
+            target.author_sub
+        );
+    }
+    assert_eq!(
+        store.get_many(&ids).await.expect("get_many"),
+        comments.iter().cloned().map(Some).collect::<Vec<_>>(),
+        "the refusals wrote nothing"
+    );
+    let missing = CommentId::from_parts(BASE_MILLIS, 97);
+    assert!(
+        matches!(store.delete(missing, &alice).await, Err(StoreError::NotFound(id)) if id == missing),
+        "a missing comment is not found, not forbidden"
+    );
+    let edited = store
+        .update(ids[0], &patch, BASE_MILLIS + 2, &alice)
+        .await
+        .expect("alice edits her own comment");
+    assert_eq!(
+        (edited.body.as_str(), edited.author_sub.as_deref()),
+        ("edited", Some("alice"))
+    );
+    assert_eq!(
+        store
+            .delete(ids[0], &alice)
+            .await
+            .expect("alice deletes it")
+            .id,
+        ids[0]
+    );
+    // A moderator's access covers the others.
+    store
+        .update(ids[1], &patch, BASE_MILLIS + 3, &Access::Any)
+        .await
+        .expect("a moderator edits bob's comment");
+    store
+        .delete(ids[2], &Access::Any)
+        .await
+        .expect("a moderator deletes an unowned comment");
 }
 
 pub async fn delete_returns_the_old_comment_and_removes_it_from_every_partition<S: CommentStore>(
@@ -577,7 +649,10 @@ pub async fn delete_returns_the_old_comment_and_removes_it_from_every_partition<
 ) {
     let comments = stored(&store, "DELETE", 9).await;
     let target = comments[5].clone();
-    assert_eq!(store.delete(target.id).await.expect("delete"), target);
+    assert_eq!(
+        store.delete(target.id, &Access::Any).await.expect("delete"),
+        target
+    );
     assert_eq!(
         store.get_many(&[target.id]).await.expect("get_many"),
         vec![None]
@@ -600,7 +675,10 @@ pub async fn delete_returns_the_old_comment_and_removes_it_from_every_partition<
             .any(|c| c.id == target.id)
     );
     assert!(
-        matches!(store.delete(target.id).await, Err(StoreError::NotFound(_))),
+        matches!(
+            store.delete(target.id, &Access::Any).await,
+            Err(StoreError::NotFound(_))
+        ),
         "a second delete finds nothing"
     );
 }

@@ -6,7 +6,7 @@
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-use dynapage::domain::{ChangeEvent, Comment, IndexEntry, Rating, RatingSet, Sku};
+use dynapage::domain::{Access, ChangeEvent, Comment, IndexEntry, Rating, RatingSet, Sku};
 use dynapage::generate::CommentGenerator;
 use dynapage::index::PageIndex;
 use dynapage::index::redis::{RedisConfig, RedisIndex};
@@ -274,7 +274,11 @@ async fn a_sync_worker_killed_while_writes_go_on_catches_up_after_a_restart() {
     worker.wait().await.expect("the worker is gone");
     writer.await.expect("the writer finished");
     for comment in first.iter().step_by(7) {
-        backends.store.delete(comment.id).await.expect("delete");
+        backends
+            .store
+            .delete(comment.id, &Access::Any)
+            .await
+            .expect("delete");
     }
 
     let checkpoints = backends.checkpoint_keys().await;
@@ -388,7 +392,11 @@ async fn reindex_and_verify_with_a_sku_touch_only_that_product() {
     let rebuilt = backends.run("reindex", &["--sku", "ONLY_B"]).await;
     assert_eq!(exit_code(&rebuilt), Some(0), "{rebuilt:?}");
     // A deleted comment leaves ONLY_A's index stale, and reindexing ONLY_B leaves it so.
-    backends.store.delete(comments[0].id).await.expect("delete");
+    backends
+        .store
+        .delete(comments[0].id, &Access::Any)
+        .await
+        .expect("delete");
     let only_b = backends.run("verify", &["--sku", "ONLY_B"]).await;
     assert_eq!(exit_code(&only_b), Some(0), "{}", stdout(&only_b));
     let only_a = backends.run("verify", &["--sku", "ONLY_A"]).await;

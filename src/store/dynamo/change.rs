@@ -92,6 +92,7 @@ mod tests {
             id: CommentId::from_parts(1_700_000_000_000, 7),
             sku: Sku::parse("SKU-1").expect("valid sku"),
             author: "ann".to_owned(),
+            author_sub: None,
             body: "fine".to_owned(),
             rating: Rating::new(rating).expect("valid rating"),
             created_at_ms: 1_700_000_000_000,

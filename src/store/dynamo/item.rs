@@ -15,6 +15,7 @@ pub(super) const SKU: &str = "sku";
 pub(super) const SORT_KEY: &str = "sortKey";
 pub(super) const SKU_RATING: &str = "skuRating";
 pub(super) const AUTHOR: &str = "author";
+pub(super) const AUTHOR_SUB: &str = "authorSub";
 pub(super) const BODY: &str = "body";
 pub(super) const RATING: &str = "rating";
 pub(super) const CREATED_AT: &str = "createdAt";
@@ -53,6 +54,9 @@ pub(super) fn item_from_comment(comment: &Comment) -> HashMap<String, AttributeV
     ]);
     if let Some(updated) = comment.updated_at_ms {
         item.insert(UPDATED_AT.to_owned(), n(updated));
+    }
+    if let Some(sub) = &comment.author_sub {
+        item.insert(AUTHOR_SUB.to_owned(), s(sub.as_str()));
     }
     item
 }
@@ -164,6 +168,14 @@ pub fn comment_from_item<A: ItemAttribute>(
         id,
         sku,
         author: string(item, AUTHOR)?.to_owned(),
+        author_sub: item
+            .get(AUTHOR_SUB)
+            .map(|sub| {
+                sub.as_string()
+                    .map(str::to_owned)
+                    .ok_or_else(|| bad(AUTHOR_SUB, "is not a string"))
+            })
+            .transpose()?,
         body: string(item, BODY)?.to_owned(),
         rating,
         created_at_ms,
@@ -191,6 +203,8 @@ mod tests {
             id: CommentId::from_parts(1_700_000_000_123, 42),
             sku: Sku::parse("DAFT_PUNK_TSHIRT").expect("valid sku"),
             author: "ann".to_owned(),
+            // The edited sample also has an author's `sub`: both shapes round-trip.
+            author_sub: updated.map(|_| "auth0|ann".to_owned()),
             body: "  spaced body, kept as stored ".to_owned(),
             rating: Rating::new(4).expect("valid rating"),
             created_at_ms: 1_700_000_000_123,

@@ -63,6 +63,7 @@ pub fn comments(rng: &mut Rng, sku: &Sku, n: usize, spread: u64) -> Vec<Comment>
             id,
             sku: sku.clone(),
             author: format!("author {i}"),
+            author_sub: None,
             body: format!("body of comment {i}"),
             rating: Rating::ALL[rng.below(5) as usize],
             created_at_ms: millis,

@@ -1,0 +1,291 @@
+//! The identity provider's signing keys (its JWKS), cached.
+//!
+//! Keys are fetched at start-up and kept. A token naming a key the cache does not hold makes
+//! the cache fetch the JWKS again, at most once per [`MIN_REFETCH`] (a provider rotates by
+//! publishing the new key before signing with it, so one fetch finds it; a flood of tokens with
+//! made-up `kid`s costs at most one fetch per interval). Keys older than [`MAX_AGE`] are fetched
+//! again on the next lookup, so a key the provider withdrew stops verifying. When a fetch fails
+//! the cached keys keep working and unknown ones fail closed.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, PublicKeyUse};
+use jsonwebtoken::{Algorithm, DecodingKey};
+use serde_json::Value;
+
+use crate::error::BoxError;
+
+/// Fewest seconds between two fetches.
+pub const MIN_REFETCH: Duration = Duration::from_secs(5);
+/// Keys are fetched again after this long.
+pub const MAX_AGE: Duration = Duration::from_secs(15 * 60);
+/// A fetch that takes longer fails.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Where the JWKS is read from (`--auth-jwks-url`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JwksSource {
+    /// An `http://` or `https://` URL (the provider's `jwks_uri`).
+    Url(String),
+    /// A `file:` URL: a local file, read again on every fetch (`dynapage token`'s keys).
+    File(PathBuf),
+}
+
+impl JwksSource {
+    /// `https://…`, `http://…`, or `file:PATH` (`file:///abs/path` or `file:relative/path`).
+    pub fn parse(value: &str) -> Result<Self, String> {
+        if let Some(path) = value.strip_prefix("file://") {
+            return Ok(Self::File(PathBuf::from(path)));
+        }
+        if let Some(path) = value.strip_prefix("file:") {
+            return Ok(Self::File(PathBuf::from(path)));
+        }
+        if value.starts_with("https://") || value.starts_with("http://") {
+            return Ok(Self::Url(value.to_owned()));
+        }
+        Err(format!(
+            "`{value}` is neither an http(s):// URL nor a file: path"
+        ))
+    }
+}
+
+/// One verification key of the set.
+#[derive(Clone)]
+pub struct VerifyingKey {
+    pub key: DecodingKey,
+    /// The `alg` the JWK pins, if it names one: a token must then use exactly it.
+    pub algorithm: Option<Algorithm>,
+}
+
+impl std::fmt::Debug for VerifyingKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VerifyingKey")
+            .field("algorithm", &self.algorithm)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Debug, Default)]
+struct Cached {
+    by_kid: HashMap<String, Arc<VerifyingKey>>,
+    /// The set's only key, for tokens that name none (some providers publish one key, no kid).
+    only: Option<Arc<VerifyingKey>>,
+    fetched: Option<Instant>,
+}
+
+/// The cached key set.
+#[derive(Debug)]
+pub struct KeyCache {
+    source: JwksSource,
+    http: reqwest::Client,
+    cached: RwLock<Cached>,
+    /// One fetch at a time; holds when the last one started.
+    fetching: tokio::sync::Mutex<Option<Instant>>,
+}
+
+impl KeyCache {
+    /// A cache that fetches from `source`; fails only if no HTTPS client can be built.
+    pub fn new(source: JwksSource) -> Result<Self, BoxError> {
+        Ok(Self {
+            source,
+            http: http_client()?,
+            cached: RwLock::default(),
+            fetching: tokio::sync::Mutex::new(None),
+        })
+    }
+
+    /// Fetches the set now; the number of usable keys it holds. On failure the cache is kept.
+    pub async fn refresh(&self) -> Result<usize, BoxError> {
+        let mut last = self.fetching.lock().await;
+        *last = Some(Instant::now());
+        self.fetch_into_cache().await
+    }
+
+    /// The key a token's `kid` names, fetching the set again if it is not cached (or stale)
+    /// and no fetch started within [`MIN_REFETCH`].
+    pub async fn find(&self, kid: Option<&str>) -> Option<Arc<VerifyingKey>> {
+        let (found, fresh) = self.lookup(kid);
+        if fresh && found.is_some() {
+            return found;
+        }
+        if found.is_some() {
+            // A stale key still verifies: the request that finds no fetch under way refreshes
+            // the set (if one is due), the others go on with the key they have.
+            if let Ok(mut last) = self.fetching.try_lock() {
+                self.fetch_if_due(&mut last).await;
+            }
+            return self.lookup(kid).0.or(found);
+        }
+        let mut last = self.fetching.lock().await;
+        // Another request may have fetched while this one waited.
+        if let (Some(key), _) = self.lookup(kid) {
+            return Some(key);
+        }
+        self.fetch_if_due(&mut last).await;
+        self.lookup(kid).0
+    }
+
+    async fn fetch_if_due(&self, last: &mut Option<Instant>) {
+        if last.is_some_and(|at| at.elapsed() < MIN_REFETCH) {
+            return;
+        }
+        *last = Some(Instant::now());
+        if let Err(error) = self.fetch_into_cache().await {
+            metrics::counter!("dynapage_auth_jwks_fetch_failures_total").increment(1);
+            tracing::warn!(error = %error, "fetching the JWKS failed; the cached keys stay in use");
+        }
+    }
+
+    fn lookup(&self, kid: Option<&str>) -> (Option<Arc<VerifyingKey>>, bool) {
+        let cached = self.cached.read().unwrap_or_else(|p| p.into_inner());
+        let fresh = cached.fetched.is_some_and(|at| at.elapsed() < MAX_AGE);
+        let key = match kid {
+            Some(kid) => cached.by_kid.get(kid).cloned(),
+            None => cached.only.clone(),
+        };
+        (key, fresh)
+    }
+
+    async fn fetch_into_cache(&self) -> Result<usize, BoxError> {
+        let text = match &self.source {
+            JwksSource::Url(url) => {
+                let response = self.http.get(url).send().await?.error_for_status()?;
+                response.text().await?
+            }
+            JwksSource::File(path) => tokio::fs::read_to_string(path)
+                .await
+                .map_err(|e| format!("{}: {e}", path.display()))?,
+        };
+        let keys = parse_jwks(&text)?;
+        let count = keys.len();
+        let only = match keys.as_slice() {
+            [(_, key)] => Some(key.clone()),
+            _ => None,
+        };
+        let by_kid = keys
+            .into_iter()
+            .filter_map(|(kid, key)| Some((kid?, key)))
+            .collect();
+        *self.cached.write().unwrap_or_else(|p| p.into_inner()) = Cached {
+            by_kid,
+            only,
+            fetched: Some(Instant::now()),
+        };
+        tracing::info!(keys = count, "JWKS fetched");
+        Ok(count)
+    }
+}
+
+/// The client that fetches the JWKS: HTTPS checked against the system's roots.
+///
+/// reqwest is built without a TLS crypto provider of its own (its default would add `ring`
+/// beside the `aws-lc-rs` that the AWS SDK and Redis already use, and rustls then cannot pick a
+/// process default), so its TLS configuration is made here with aws-lc-rs.
+fn http_client() -> Result<reqwest::Client, BoxError> {
+    let mut roots = rustls::RootCertStore::empty();
+    let native = rustls_native_certs::load_native_certs();
+    for error in &native.errors {
+        tracing::warn!(error = %error, "reading the system's CA certificates");
+    }
+    let (added, _ignored) = roots.add_parsable_certificates(native.certs);
+    if added == 0 {
+        tracing::warn!("no system CA certificate found: an https:// JWKS cannot be fetched");
+    }
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(reqwest::Client::builder()
+        .timeout(FETCH_TIMEOUT)
+        .use_preconfigured_tls(tls)
+        .build()?)
+}
+
+/// The signing keys of a JWKS document, by `kid`. Keys this server would never accept are left
+/// out: symmetric ones (`kty: oct`), encryption keys (`use: enc`), and kinds jsonwebtoken does
+/// not read. A document that is not a JWKS is an error.
+pub fn parse_jwks(text: &str) -> Result<Vec<(Option<String>, Arc<VerifyingKey>)>, BoxError> {
+    let document: Value = serde_json::from_str(text).map_err(|e| format!("JWKS: {e}"))?;
+    let keys = document
+        .get("keys")
+        .and_then(Value::as_array)
+        .ok_or("JWKS: no `keys` array")?;
+    let mut out = Vec::with_capacity(keys.len());
+    for value in keys {
+        let Ok(jwk) = serde_json::from_value::<Jwk>(value.clone()) else {
+            tracing::debug!("JWKS: skipping a key jsonwebtoken cannot read");
+            continue;
+        };
+        let signing = !matches!(jwk.common.public_key_use, Some(PublicKeyUse::Encryption));
+        let asymmetric = matches!(
+            jwk.algorithm,
+            AlgorithmParameters::RSA(_)
+                | AlgorithmParameters::EllipticCurve(_)
+                | AlgorithmParameters::OctetKeyPair(_)
+        );
+        if !signing || !asymmetric {
+            continue;
+        }
+        let Ok(key) = DecodingKey::from_jwk(&jwk) else {
+            continue;
+        };
+        let algorithm = match jwk
+            .common
+            .key_algorithm
+            .map(|a| a.to_string().parse::<Algorithm>())
+        {
+            None => None,
+            Some(Ok(alg)) => Some(alg),
+            // A key pinned to an algorithm jsonwebtoken has no verifier for is never usable.
+            Some(Err(_)) => continue,
+        };
+        out.push((
+            jwk.common.key_id.clone(),
+            Arc::new(VerifyingKey { key, algorithm }),
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_are_urls_or_file_paths() {
+        assert_eq!(
+            JwksSource::parse("https://id.example/.well-known/jwks.json"),
+            Ok(JwksSource::Url(
+                "https://id.example/.well-known/jwks.json".into()
+            ))
+        );
+        assert_eq!(
+            JwksSource::parse("file:.dynapage/jwks.json"),
+            Ok(JwksSource::File(".dynapage/jwks.json".into()))
+        );
+        assert_eq!(
+            JwksSource::parse("file:///etc/jwks.json"),
+            Ok(JwksSource::File("/etc/jwks.json".into()))
+        );
+        assert!(JwksSource::parse("id.example/jwks.json").is_err());
+    }
+
+    #[test]
+    fn symmetric_and_encryption_keys_are_left_out() {
+        let jwks = r#"{"keys": [
+            {"kty": "oct", "kid": "h", "k": "c2VjcmV0"},
+            {"kty": "OKP", "crv": "Ed25519", "kid": "enc", "use": "enc", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"},
+            {"kty": "OKP", "crv": "Ed25519", "kid": "sig", "alg": "EdDSA", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"},
+            {"kty": "weird", "kid": "w"}
+        ]}"#;
+        let keys = parse_jwks(jwks).expect("a JWKS");
+        let kids: Vec<_> = keys.iter().map(|(kid, _)| kid.as_deref()).collect();
+        assert_eq!(kids, [Some("sig")]);
+        assert_eq!(keys[0].1.algorithm, Some(Algorithm::EdDSA));
+        assert!(parse_jwks(r#"{"no": "keys"}"#).is_err());
+    }
+}

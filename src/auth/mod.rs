@@ -1,0 +1,347 @@
+//! Who is writing: bearer tokens from the shop's identity provider (OIDC / OAuth 2 access
+//! tokens as JWTs), verified against the provider's published keys.
+//!
+//! Reads are public. Under `--auth jwt` a write needs a valid token: `addComment` takes the
+//! author's name and `sub` from it, and only that `sub`, or a token whose roles claim holds the
+//! moderator role, may edit or delete the comment ([`Viewer::access`]; the store enforces it in
+//! the conditional write). A token that is present but invalid is refused on any request, so a
+//! client learns at once that its token went bad.
+//!
+//! Verification is jsonwebtoken's, never ours: the signature against a key of the JWKS, `iss`,
+//! `aud`, `exp` and `nbf` with a small leeway, and only asymmetric algorithms; `none` and HMAC
+//! are refused (an HMAC "signed" with a provider's public key would otherwise verify). Keys are
+//! cached ([`jwks`]), so verifying costs no network call.
+
+pub mod jwks;
+pub mod local;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use jsonwebtoken::errors::ErrorKind;
+use jsonwebtoken::{Algorithm, Validation};
+use serde_json::{Map, Value};
+
+use crate::domain::{Access, MAX_AUTHOR_CHARS};
+
+pub use jwks::{JwksSource, KeyCache};
+
+/// The algorithms a token may be signed with: asymmetric only.
+pub const ALGORITHMS: [Algorithm; 9] = [
+    Algorithm::RS256,
+    Algorithm::RS384,
+    Algorithm::RS512,
+    Algorithm::PS256,
+    Algorithm::PS384,
+    Algorithm::PS512,
+    Algorithm::ES256,
+    Algorithm::ES384,
+    Algorithm::EdDSA,
+];
+
+/// Clock skew tolerated on `exp` and `nbf`.
+pub const LEEWAY: Duration = Duration::from_secs(30);
+
+/// The verified author of a request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Viewer {
+    /// The token's `sub`: what a comment stores and ownership is checked against.
+    pub sub: String,
+    /// The name shown as the comment's author (the name claim, else `sub`).
+    pub name: String,
+    /// Whether the roles claim holds the moderator role.
+    pub moderator: bool,
+}
+
+impl Viewer {
+    /// What this viewer may change: everything for a moderator, else their own comments.
+    pub fn access(&self) -> Access {
+        if self.moderator {
+            Access::Any
+        } else {
+            Access::Author(self.sub.clone())
+        }
+    }
+}
+
+/// How writes are authorised (`--auth`).
+#[derive(Clone, Debug)]
+pub enum Auth {
+    /// Anyone may write anything; `addComment` takes the author's name from its input.
+    Off,
+    /// Writes need a bearer token this verifier accepts.
+    Jwt(Arc<JwtVerifier>),
+}
+
+/// Why a token was refused. The message is for the client: it says what to fix without
+/// echoing the token.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TokenError {
+    #[error("the Authorization header must be `Bearer <token>`")]
+    NotBearer,
+    #[error("the bearer token is not a well-formed JWT")]
+    Malformed,
+    #[error(
+        "the token's algorithm is not accepted (only asymmetric ones: RS256, ES256, EdDSA and kin)"
+    )]
+    Algorithm,
+    #[error("the token names no key (`kid`) of the identity provider's JWKS")]
+    UnknownKey,
+    #[error("the token's signature does not verify")]
+    Signature,
+    #[error("the token has expired")]
+    Expired,
+    #[error("the token is not valid yet (`nbf`)")]
+    NotYetValid,
+    #[error("the token was issued by another issuer (`iss`)")]
+    Issuer,
+    #[error("the token is meant for another audience (`aud`)")]
+    Audience,
+    #[error("the token lacks the `{0}` claim")]
+    MissingClaim(String),
+}
+
+/// What a verifier checks.
+#[derive(Clone, Debug)]
+pub struct JwtSettings {
+    pub issuer: String,
+    pub audience: String,
+    /// The claim holding the author's display name; `sub` when absent.
+    pub name_claim: String,
+    /// The claim holding the roles: an array of strings or one string. A dotted path (e.g.
+    /// Keycloak's `realm_access.roles`) is followed when no claim has the whole name.
+    pub roles_claim: String,
+    pub moderator_role: String,
+}
+
+/// Verifies bearer tokens against a cached JWKS.
+#[derive(Debug)]
+pub struct JwtVerifier {
+    settings: JwtSettings,
+    keys: KeyCache,
+}
+
+impl JwtVerifier {
+    pub fn new(settings: JwtSettings, keys: KeyCache) -> Self {
+        Self { settings, keys }
+    }
+
+    /// The key cache, to fill at start-up.
+    pub fn keys(&self) -> &KeyCache {
+        &self.keys
+    }
+
+    /// The viewer of an `Authorization` header's value.
+    pub async fn verify_header(&self, header: &str) -> Result<Viewer, TokenError> {
+        let token = header
+            .strip_prefix("Bearer ")
+            .or_else(|| header.strip_prefix("bearer "))
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .ok_or(TokenError::NotBearer)?;
+        self.verify(token).await
+    }
+
+    /// The viewer a token speaks for, if it verifies.
+    pub async fn verify(&self, token: &str) -> Result<Viewer, TokenError> {
+        // `decode_header` refuses `alg: none` and any name it does not know.
+        let header = jsonwebtoken::decode_header(token).map_err(|_| header_error(token))?;
+        if !ALGORITHMS.contains(&header.alg) {
+            return Err(TokenError::Algorithm);
+        }
+        let key = self
+            .keys
+            .find(header.kid.as_deref())
+            .await
+            .ok_or(TokenError::UnknownKey)?;
+        if key.algorithm.is_some_and(|alg| alg != header.alg) {
+            return Err(TokenError::Algorithm);
+        }
+        let mut validation = Validation::new(header.alg);
+        validation.set_issuer(&[&self.settings.issuer]);
+        validation.set_audience(&[&self.settings.audience]);
+        validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+        validation.validate_nbf = true;
+        validation.leeway = LEEWAY.as_secs();
+        let claims = jsonwebtoken::decode::<Map<String, Value>>(token, &key.key, &validation)
+            .map_err(|e| match e.kind() {
+                ErrorKind::ExpiredSignature => TokenError::Expired,
+                ErrorKind::ImmatureSignature => TokenError::NotYetValid,
+                ErrorKind::InvalidIssuer => TokenError::Issuer,
+                ErrorKind::InvalidAudience => TokenError::Audience,
+                ErrorKind::MissingRequiredClaim(claim) => TokenError::MissingClaim(claim.clone()),
+                ErrorKind::InvalidAlgorithm
+                | ErrorKind::InvalidAlgorithmName
+                | ErrorKind::InvalidKeyFormat => TokenError::Algorithm,
+                ErrorKind::InvalidSignature => TokenError::Signature,
+                _ => TokenError::Malformed,
+            })?
+            .claims;
+        self.viewer(&claims)
+    }
+
+    fn viewer(&self, claims: &Map<String, Value>) -> Result<Viewer, TokenError> {
+        let sub = claims
+            .get("sub")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .ok_or_else(|| TokenError::MissingClaim("sub".into()))?;
+        let name = claim(claims, &self.settings.name_claim)
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .unwrap_or(sub);
+        let moderator = match claim(claims, &self.settings.roles_claim) {
+            Some(Value::Array(roles)) => roles
+                .iter()
+                .any(|r| r.as_str() == Some(&self.settings.moderator_role)),
+            Some(Value::String(roles)) => roles
+                .split_whitespace()
+                .any(|r| r == self.settings.moderator_role),
+            _ => false,
+        };
+        Ok(Viewer {
+            sub: sub.to_owned(),
+            // A comment's author is at most this long; a longer name is cut, not refused.
+            name: name.chars().take(MAX_AUTHOR_CHARS).collect(),
+            moderator,
+        })
+    }
+}
+
+/// Why a token's header did not decode: an algorithm jsonwebtoken does not know (`none`, say)
+/// gets its own message; the token is not verified any further either way.
+fn header_error(token: &str) -> TokenError {
+    use base64::Engine as _;
+    let header = token.split('.').next().unwrap_or_default();
+    let names_one = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(header)
+        .ok()
+        .and_then(|json| serde_json::from_slice::<Value>(&json).ok())
+        .is_some_and(|header| header.get("alg").is_some_and(Value::is_string));
+    if names_one {
+        TokenError::Algorithm
+    } else {
+        TokenError::Malformed
+    }
+}
+
+/// The claim `name`, or the value at its dotted path when no claim has the whole name (claim
+/// names such as Auth0's `https://shop.example/roles` hold dots themselves).
+fn claim<'a>(claims: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
+    if let Some(value) = claims.get(name) {
+        return Some(value);
+    }
+    let mut parts = name.split('.');
+    let mut value = claims.get(parts.next()?)?;
+    for part in parts {
+        value = value.as_object()?.get(part)?;
+    }
+    Some(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn verifier() -> JwtVerifier {
+        JwtVerifier::new(
+            JwtSettings {
+                issuer: "https://id.example".into(),
+                audience: "shop".into(),
+                name_claim: "name".into(),
+                roles_claim: "realm_access.roles".into(),
+                moderator_role: "moderator".into(),
+            },
+            KeyCache::new(JwksSource::File("unused".into())).expect("a key cache"),
+        )
+    }
+
+    fn claims(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(map) => map,
+            _ => unreachable!("an object literal"),
+        }
+    }
+
+    #[test]
+    fn the_viewer_takes_name_and_roles_from_the_claims_and_falls_back_to_sub() {
+        let v = verifier();
+        let alice = v
+            .viewer(&claims(
+                json!({"sub": "u1", "name": " Alice ", "realm_access": {"roles": ["moderator"]}}),
+            ))
+            .expect("valid claims");
+        assert_eq!(
+            alice,
+            Viewer {
+                sub: "u1".into(),
+                name: "Alice".into(),
+                moderator: true
+            }
+        );
+        let bob = v
+            .viewer(&claims(
+                json!({"sub": "u2", "name": "", "realm_access": {"roles": "reader editor"}}),
+            ))
+            .expect("valid claims");
+        assert_eq!((bob.name.as_str(), bob.moderator), ("u2", false));
+        assert_eq!(
+            v.viewer(&claims(json!({"sub": ""}))),
+            Err(TokenError::MissingClaim("sub".into()))
+        );
+        let long = v
+            .viewer(&claims(json!({"sub": "u3", "name": "x".repeat(500)})))
+            .expect("valid claims");
+        assert_eq!(long.name.chars().count(), MAX_AUTHOR_CHARS);
+    }
+
+    #[test]
+    fn a_claim_with_dots_in_its_name_wins_over_the_path() {
+        let map = claims(
+            json!({"https://shop.example/roles": ["moderator"], "https://shop": {"example/roles": []}}),
+        );
+        assert_eq!(
+            claim(&map, "https://shop.example/roles"),
+            Some(&json!(["moderator"]))
+        );
+    }
+
+    #[test]
+    fn a_moderator_may_change_anything_an_author_only_their_own() {
+        let author = Viewer {
+            sub: "u1".into(),
+            name: "A".into(),
+            moderator: false,
+        };
+        assert_eq!(author.access(), Access::Author("u1".into()));
+        let moderator = Viewer {
+            moderator: true,
+            ..author
+        };
+        assert_eq!(moderator.access(), Access::Any);
+    }
+
+    #[tokio::test]
+    async fn a_header_that_is_not_a_bearer_token_is_refused_before_any_key_is_looked_up() {
+        let v = verifier();
+        for header in ["Basic abc", "Bearer ", "token"] {
+            assert_eq!(
+                v.verify_header(header).await,
+                Err(TokenError::NotBearer),
+                "{header}"
+            );
+        }
+        assert_eq!(
+            v.verify_header("Bearer not.a.jwt").await,
+            Err(TokenError::Malformed)
+        );
+        // {"alg":"none"}.{"sub":"x"}.
+        assert_eq!(
+            v.verify_header("Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.")
+                .await,
+            Err(TokenError::Algorithm)
+        );
+    }
+}

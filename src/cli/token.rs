@@ -1,0 +1,48 @@
+//! `dynapage token`: a bearer token for local development, signed with a key kept in
+//! `--key-dir`, whose JWKS the server reads (`auth::local`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use crate::auth::local::{AUDIENCE, ISSUER, LocalClaims, LocalIssuer};
+
+#[derive(Args, Debug)]
+pub struct TokenArgs {
+    /// The token's subject: who writes. Comments remember it; only they (or a moderator) may
+    /// change them.
+    #[arg(long)]
+    sub: String,
+    /// The author's name shown on their comments (default: the subject).
+    #[arg(long)]
+    name: Option<String>,
+    /// A role to put in the `roles` claim; repeat for several (`--role moderator`).
+    #[arg(long = "role")]
+    roles: Vec<String>,
+    /// Minutes the token stays valid.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=7 * 24 * 60))]
+    minutes: u64,
+    /// Where the signing key and its JWKS are kept (made on first use).
+    #[arg(long, env = "DYNAPAGE_TOKEN_KEY_DIR", default_value = ".dynapage")]
+    key_dir: PathBuf,
+}
+
+/// Prints the token on standard output, and on standard error how to start a server that
+/// accepts it.
+pub fn run(args: TokenArgs) -> anyhow::Result<()> {
+    let issuer = LocalIssuer::open(&args.key_dir)?;
+    let claims = LocalClaims {
+        sub: args.sub,
+        name: args.name,
+        roles: args.roles,
+    };
+    let token = issuer.sign(&claims, Duration::from_secs(args.minutes * 60))?;
+    println!("{token}");
+    eprintln!(
+        "a server accepts it with: --auth jwt --auth-jwks-url file:{} --auth-issuer {ISSUER} --auth-audience {AUDIENCE}\n\
+         send it as the header  Authorization: Bearer <token>",
+        issuer.jwks_path().display()
+    );
+    Ok(())
+}
