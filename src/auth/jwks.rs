@@ -12,6 +12,12 @@ use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
+use axum::body::Bytes;
+use http_body_util::{BodyExt, Empty, Limited};
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
 use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey};
 use serde_json::Value;
@@ -24,6 +30,8 @@ pub const MIN_REFETCH: Duration = Duration::from_secs(5);
 pub const MAX_AGE: Duration = Duration::from_secs(15 * 60);
 /// A fetch that takes longer fails.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+/// A larger JWKS document is refused (a provider's holds a few keys of a few hundred bytes).
+const MAX_JWKS_BYTES: usize = 1 << 20;
 
 /// Where the JWKS is read from (`--auth-jwks-url`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,7 +88,7 @@ struct Cached {
 #[derive(Debug)]
 pub struct KeyCache {
     source: JwksSource,
-    http: reqwest::Client,
+    http: HttpClient,
     cached: RwLock<Cached>,
     /// One fetch at a time; holds when the last one started.
     fetching: tokio::sync::Mutex<Option<Instant>>,
@@ -97,10 +105,11 @@ impl KeyCache {
         })
     }
 
-    /// Fetches the set now; the number of usable keys it holds. On failure the cache is kept.
+    /// Fetches the set now (at start-up); the number of usable keys it holds. On failure the
+    /// cache is kept. It does not count against [`MIN_REFETCH`]: a key published just after
+    /// start-up is still found at once.
     pub async fn refresh(&self) -> Result<usize, BoxError> {
-        let mut last = self.fetching.lock().await;
-        *last = Some(Instant::now());
+        let _one_at_a_time = self.fetching.lock().await;
         self.fetch_into_cache().await
     }
 
@@ -151,10 +160,7 @@ impl KeyCache {
 
     async fn fetch_into_cache(&self) -> Result<usize, BoxError> {
         let text = match &self.source {
-            JwksSource::Url(url) => {
-                let response = self.http.get(url).send().await?.error_for_status()?;
-                response.text().await?
-            }
+            JwksSource::Url(url) => get(&self.http, url).await?,
             JwksSource::File(path) => tokio::fs::read_to_string(path)
                 .await
                 .map_err(|e| format!("{}: {e}", path.display()))?,
@@ -181,10 +187,12 @@ impl KeyCache {
 
 /// The client that fetches the JWKS: HTTPS checked against the system's roots.
 ///
-/// reqwest is built without a TLS crypto provider of its own (its default would add `ring`
-/// beside the `aws-lc-rs` that the AWS SDK and Redis already use, and rustls then cannot pick a
-/// process default), so its TLS configuration is made here with aws-lc-rs.
-fn http_client() -> Result<reqwest::Client, BoxError> {
+/// hyper with a rustls configuration made here on aws-lc-rs, the crypto the AWS SDK and Redis
+/// already use. (reqwest would need a process-wide rustls provider installed before any client
+/// is built, or bring `ring` in beside aws-lc-rs, and then rustls cannot pick a default.)
+type HttpClient = Client<HttpsConnector<HttpConnector>, Empty<Bytes>>;
+
+fn http_client() -> Result<HttpClient, BoxError> {
     let mut roots = rustls::RootCertStore::empty();
     let native = rustls_native_certs::load_native_certs();
     for error in &native.errors {
@@ -199,16 +207,43 @@ fn http_client() -> Result<reqwest::Client, BoxError> {
         .with_safe_default_protocol_versions()?
         .with_root_certificates(roots)
         .with_no_client_auth();
-    Ok(reqwest::Client::builder()
-        .timeout(FETCH_TIMEOUT)
-        .use_preconfigured_tls(tls)
-        .build()?)
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http()
+        .enable_http1()
+        .build();
+    Ok(Client::builder(TokioExecutor::new()).build(connector))
 }
+
+/// GETs `url`: the body of a 2xx answer, at most [`MAX_JWKS_BYTES`].
+async fn get(http: &HttpClient, url: &str) -> Result<String, BoxError> {
+    let request = axum::http::Request::get(url)
+        .header(axum::http::header::ACCEPT, "application/json")
+        .body(Empty::new())?;
+    let response = tokio::time::timeout(FETCH_TIMEOUT, async {
+        let response = http.request(request).await?;
+        let status = response.status();
+        if !status.is_success() {
+            return Err(BoxError::from(format!("{url} answered {status}")));
+        }
+        let body = Limited::new(response.into_body(), MAX_JWKS_BYTES)
+            .collect()
+            .await?
+            .to_bytes();
+        Ok(String::from_utf8(body.to_vec())?)
+    })
+    .await
+    .map_err(|_| format!("{url} did not answer within {FETCH_TIMEOUT:?}"))??;
+    Ok(response)
+}
+
+/// A key of the set and its `kid`, if it has one.
+pub type KeyEntry = (Option<String>, Arc<VerifyingKey>);
 
 /// The signing keys of a JWKS document, by `kid`. Keys this server would never accept are left
 /// out: symmetric ones (`kty: oct`), encryption keys (`use: enc`), and kinds jsonwebtoken does
 /// not read. A document that is not a JWKS is an error.
-pub fn parse_jwks(text: &str) -> Result<Vec<(Option<String>, Arc<VerifyingKey>)>, BoxError> {
+pub fn parse_jwks(text: &str) -> Result<Vec<KeyEntry>, BoxError> {
     let document: Value = serde_json::from_str(text).map_err(|e| format!("JWKS: {e}"))?;
     let keys = document
         .get("keys")

@@ -31,7 +31,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve GraphQL at /graphql, GraphiQL at /, health at /healthz and /readyz.
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// Write generated comments (ratings 1-5, timestamp ties) for one product.
     Seed(seed::SeedArgs),
     /// Consume the table's DynamoDB stream into the Redis index until stopped.
@@ -52,7 +52,7 @@ pub enum Command {
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         None => serve::run(serve::ServeArgs::default_from_env()?).await,
-        Some(Command::Serve(args)) => serve::run(args).await,
+        Some(Command::Serve(args)) => serve::run(*args).await,
         Some(Command::Seed(args)) => seed::run(args).await.map(|()| ExitCode::SUCCESS),
         Some(Command::Sync(args)) => sync::run(args).await.map(|()| ExitCode::SUCCESS),
         Some(Command::LambdaSync(args)) => lambda_sync::run(args).await.map(|()| ExitCode::SUCCESS),

@@ -161,7 +161,7 @@ async fn a_missing_table_stops_start_up_with_a_message_that_names_the_fix() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
-    let error = dynapage::cli::serve::run_with(args, listener, Default::default())
+    let error = dynapage::cli::serve::run_with(*args, listener, Default::default())
         .await
         .expect_err("refuses to start");
     let message = format!("{error:#}");

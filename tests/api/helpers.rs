@@ -67,7 +67,7 @@ impl TestApp {
         let address = format!("http://{}", listener.local_addr().expect("local address"));
         let shutdown = CancellationToken::new();
         let server = tokio::spawn(dynapage::cli::serve::run_with(
-            serve_args,
+            *serve_args,
             listener,
             shutdown.clone(),
         ));

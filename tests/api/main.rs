@@ -7,6 +7,7 @@
 #[macro_use]
 mod support;
 
+mod auth;
 mod browser;
 mod clients;
 mod codegen;

@@ -9,6 +9,7 @@ pub mod counters;
 pub mod data;
 pub mod dynamodb_local;
 pub mod fault_proxy;
+pub mod jwks;
 pub mod recording_index;
 pub mod redis_cluster;
 pub mod redis_server;
