@@ -77,6 +77,17 @@ impl TestKey {
         )
     }
 
+    /// A new Ed25519 key for EdDSA.
+    pub fn ed(kid: &str) -> Self {
+        let pair = aws_lc_rs::signature::Ed25519KeyPair::generate().expect("an Ed25519 key");
+        let der = pair.to_pkcs8v1().expect("PKCS#8");
+        let encoding = EncodingKey::from_ed_der(der.as_ref());
+        let public = aws_lc_rs::signature::KeyPair::public_key(&pair)
+            .as_der()
+            .expect("public DER");
+        Self::finish(kid, Algorithm::EdDSA, encoding, pem("PUBLIC KEY", public.as_ref()))
+    }
+
     fn finish(kid: &str, alg: Algorithm, encoding: EncodingKey, public_pem: String) -> Self {
         let mut jwk = Jwk::from_encoding_key(&encoding, alg).expect("a public JWK");
         jwk.common.key_id = Some(kid.to_owned());
