@@ -22,6 +22,7 @@ mod faults;
 mod field_errors;
 mod helpers;
 mod http;
+mod iam;
 mod index_contract;
 mod lambda;
 mod mutations;

@@ -103,12 +103,17 @@ impl Backends {
 
     /// These backends' flags with `--redis-url` set to `url` (through a proxy, as a user).
     pub fn args_with_redis_url(&self, url: &str) -> Vec<String> {
+        self.args_with("--redis-url", url)
+    }
+
+    /// These backends' flags with `flag` (one they have) set to `value`.
+    pub fn args_with(&self, flag: &str, value: &str) -> Vec<String> {
         let mut args = self.args.clone();
         let position = args
             .iter()
-            .position(|a| a == "--redis-url")
-            .expect("a --redis-url flag");
-        args[position + 1] = url.to_owned();
+            .position(|a| a == flag)
+            .unwrap_or_else(|| panic!("a {flag} flag"));
+        args[position + 1] = value.to_owned();
         args
     }
 
