@@ -3,16 +3,25 @@
 //! Lambda runtime (`AWS_LAMBDA_RUNTIME_API` and the function's variables, which Lambda sets)
 //! and applies each batch to the Redis index with the same code as `dynapage sync`
 //! (`crate::sync::lambda`). Lambda keeps the checkpoints, so no `sync:` keys are written.
+//! Settings that can never work (those `startup::open_redis` refuses for the other commands)
+//! fail the function's init: reported to the Runtime API, then a non-zero exit.
 
 use anyhow::Context;
 use aws_lambda_events::event::dynamodb::Event;
 use aws_lambda_events::event::streams::DynamoDbEventResponse;
 use clap::Args;
-use lambda_runtime::{LambdaEvent, service_fn};
+use lambda_runtime::{Diagnostic, LambdaEvent, service_fn};
 
 use crate::config::{BackendArgs, IndexKind};
 use crate::index::redis::RedisIndex;
 use crate::sync::apply_lambda_batch;
+
+/// The variable Lambda sets to the Runtime API's `host:port`.
+const RUNTIME_API: &str = "AWS_LAMBDA_RUNTIME_API";
+/// The error type Lambda records for a function that could not start.
+const INIT_ERROR: &str = "Runtime.InitError";
+/// How long the report of an init error may take.
+const REPORT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 #[derive(Args, Debug)]
 pub struct LambdaSyncArgs {
@@ -22,14 +31,13 @@ pub struct LambdaSyncArgs {
 }
 
 pub async fn run(args: LambdaSyncArgs) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        args.backend.index == IndexKind::Redis,
-        "`lambda-sync` writes the Redis index: set --index redis (DYNAPAGE_INDEX=redis) and \
-         --redis-url (DYNAPAGE_REDIS_URL)"
-    );
-    let index = RedisIndex::connect(args.backend.redis_config()?)
-        .await
-        .context("--redis-url / DYNAPAGE_REDIS_URL, --redis-ca-file / DYNAPAGE_REDIS_CA_FILE")?;
+    let index = match open_index(&args).await {
+        Ok(index) => index,
+        Err(error) => {
+            report_init_error(&error).await;
+            return Err(error);
+        }
+    };
     tracing::info!("lambda-sync ready");
     let handler = service_fn(move |event: LambdaEvent<Event>| {
         let index = index.clone();
@@ -43,4 +51,64 @@ pub async fn run(args: LambdaSyncArgs) -> anyhow::Result<()> {
         .await
         .map_err(|e| anyhow::anyhow!(e))
         .context("the Lambda runtime stopped")
+}
+
+/// The index, checked as every command checks it at start-up (`startup::open_redis`): settings
+/// Redis refuses (TLS, certificate, password, ACL) fail the function's init instead of every
+/// batch after it.
+async fn open_index(args: &LambdaSyncArgs) -> anyhow::Result<RedisIndex> {
+    anyhow::ensure!(
+        args.backend.index == IndexKind::Redis,
+        "`lambda-sync` writes the Redis index: set --index redis (DYNAPAGE_INDEX=redis) and \
+         --redis-url (DYNAPAGE_REDIS_URL)"
+    );
+    crate::startup::open_redis(&args.backend).await
+}
+
+/// Tells Lambda why the function could not start (`POST /runtime/init/error`), so the reason is
+/// the init error Lambda reports, not only a line in the function's log. The process then exits
+/// non-zero with the message on stderr, as outside Lambda. lambda_runtime 1.5 posts there only
+/// for its own SnapStart hooks and has no call for a handler's init, so the request is made here
+/// with its Runtime API client. A report that fails is logged and changes nothing else.
+async fn report_init_error(error: &anyhow::Error) {
+    let Ok(api) = std::env::var(RUNTIME_API) else {
+        return; // not under Lambda
+    };
+    let diagnostic = Diagnostic {
+        error_type: INIT_ERROR.to_owned(),
+        error_message: format!("{error:#}"),
+    };
+    // The Runtime API is local and answers at once; a stuck one must not hold the exit.
+    let reported = tokio::time::timeout(REPORT_TIMEOUT, post_init_error(&api, &diagnostic)).await;
+    if let Err(failure) = reported
+        .map_err(anyhow::Error::from)
+        .and_then(|posted| posted)
+    {
+        tracing::warn!(
+            error = format!("{failure:#}"),
+            "could not report the init error to the Lambda Runtime API"
+        );
+    }
+}
+
+async fn post_init_error(api: &str, diagnostic: &Diagnostic) -> anyhow::Result<()> {
+    let client = lambda_runtime_api_client::Client::builder()
+        .with_endpoint(
+            format!("http://{api}")
+                .parse()
+                .with_context(|| format!("{RUNTIME_API}={api}"))?,
+        )
+        .build()?;
+    let request = lambda_runtime_api_client::build_request()
+        .method("POST")
+        .uri("/2018-06-01/runtime/init/error")
+        .header("lambda-runtime-function-error-type", INIT_ERROR)
+        .body(serde_json::to_string(diagnostic)?.into())?;
+    let response = client.call(request).await.map_err(|e| anyhow::anyhow!(e))?;
+    anyhow::ensure!(
+        response.status().is_success(),
+        "the Runtime API answered {}",
+        response.status()
+    );
+    Ok(())
 }

@@ -252,10 +252,8 @@ impl RedisIndex {
             Ok(()) => return Ok(FirstContact::Answered),
             Err(err) => err,
         };
-        match connection::settings_problem(&err) {
-            Some(hint) => Err(IndexError::Internal(
-                format!("{hint} (Redis said: {err})").into(),
-            )),
+        match self.conn.settings_problem(&err).await {
+            Some(problem) => Err(IndexError::Internal(problem.into())),
             None => Ok(FirstContact::Unreachable(classify(err))),
         }
     }

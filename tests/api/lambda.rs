@@ -1,10 +1,13 @@
 //! `dynapage lambda-sync`, the real binary, under a Lambda Runtime API served by this test
-//! (`GET /2018-06-01/runtime/invocation/next`, `POST .../{id}/response`, `.../{id}/error`), fed
-//! with the records DynamoDB Local's stream holds for real writes, in Lambda's JSON: in order,
-//! with duplicates and an older batch retried late, and with records it cannot apply. The index
-//! must end equal to the table, and each answer must name exactly the records Lambda retries.
+//! (`GET /2018-06-01/runtime/invocation/next`, `POST .../{id}/response`, `.../{id}/error`,
+//! `POST /2018-06-01/runtime/init/error`), fed with the records DynamoDB Local's stream holds
+//! for real writes, in Lambda's JSON: in order, with duplicates and an older batch retried late,
+//! and with records it cannot apply. The index must end equal to the table, and each answer
+//! must name exactly the records Lambda retries. Redis settings that can never work fail the
+//! function's init, reported to the Runtime API.
 
 use std::collections::VecDeque;
+use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -21,6 +24,7 @@ use tokio::sync::mpsc;
 use crate::support::dynamodb_local::{endpoint, streams_client};
 use crate::support::fault_proxy::{Fault, FaultProxy};
 use crate::support::redis_server::shared_url;
+use crate::support::redis_tls::TlsRedis;
 use crate::sync::Backends;
 
 /// What the function answered for one invocation.
@@ -33,27 +37,34 @@ enum Answer {
 /// One invocation's request id and its answer.
 type Answered = (String, Answer);
 
+/// An init error the function reported: its error type header and its body.
+type InitError = (String, Value);
+
 #[derive(Clone)]
 struct Runtime {
     pending: Arc<Mutex<VecDeque<(String, String)>>>,
     answers: mpsc::UnboundedSender<Answered>,
+    init_errors: mpsc::UnboundedSender<InitError>,
 }
 
 /// A Lambda Runtime API on a free port: invocations are queued with [`RuntimeApi::invoke`],
-/// the function's answers come back in order.
+/// the function's answers come back in order, its init errors in `init_errors`.
 struct RuntimeApi {
     address: String,
     runtime: Runtime,
     answers: mpsc::UnboundedReceiver<Answered>,
+    init_errors: mpsc::UnboundedReceiver<InitError>,
     invocations: u64,
 }
 
 impl RuntimeApi {
     async fn start() -> Self {
         let (sender, answers) = mpsc::unbounded_channel();
+        let (init_sender, init_errors) = mpsc::unbounded_channel();
         let runtime = Runtime {
             pending: Arc::default(),
             answers: sender,
+            init_errors: init_sender,
         };
         let app = axum::Router::new()
             .route("/2018-06-01/runtime/invocation/next", get(next))
@@ -62,6 +73,7 @@ impl RuntimeApi {
                 post(response),
             )
             .route("/2018-06-01/runtime/invocation/{id}/error", post(error))
+            .route("/2018-06-01/runtime/init/error", post(init_error))
             .with_state(runtime.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -72,6 +84,7 @@ impl RuntimeApi {
             address,
             runtime,
             answers,
+            init_errors,
             invocations: 0,
         }
     }
@@ -144,6 +157,22 @@ async fn error(
     let value = serde_json::from_str(&body).unwrap_or(Value::String(body));
     answered(&runtime, id, Answer::Error(value));
     "{}"
+}
+
+async fn init_error(
+    State(runtime): State<Runtime>,
+    headers: HeaderMap,
+    body: String,
+) -> (axum::http::StatusCode, &'static str) {
+    let kind = headers
+        .get("lambda-runtime-function-error-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let value = serde_json::from_str(&body).unwrap_or(Value::String(body));
+    // The receiver outlives the function's init.
+    let _ = runtime.init_errors.send((kind, value));
+    (axum::http::StatusCode::ACCEPTED, r#"{"status":"OK"}"#)
 }
 
 /// Every record the table's stream holds, in order (one shard on DynamoDB Local).
@@ -273,13 +302,20 @@ fn sequence(record: &Value) -> String {
 }
 
 /// `dynapage lambda-sync <flags>` under the runtime API at `api`.
-fn spawn_function(api: &str, flags: &[String]) -> tokio::process::Child {
-    crate::helpers::dynapage_command("lambda-sync")
+fn function_command(api: &str, flags: &[String]) -> tokio::process::Command {
+    let mut command = crate::helpers::dynapage_command("lambda-sync");
+    command
         .args(flags)
         .env("AWS_LAMBDA_RUNTIME_API", api)
         .env("AWS_LAMBDA_FUNCTION_NAME", "dynapage-sync")
         .env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "256")
-        .env("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST")
+        .env("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST");
+    command
+}
+
+/// [`function_command`], started.
+fn spawn_function(api: &str, flags: &[String]) -> tokio::process::Child {
+    function_command(api, flags)
         .spawn()
         .expect("dynapage lambda-sync starts")
 }
@@ -447,6 +483,49 @@ async fn a_batch_the_index_cannot_take_is_named_from_its_first_record_and_applie
     function.kill().await.expect("the function stops");
 }
 
+/// The start-up check of the other commands (`startup::open_redis`): plaintext to a port that
+/// only speaks TLS, or a password Redis refuses, fails the function's init. Lambda hears why at
+/// `/runtime/init/error`, and the process exits non-zero with the same message on stderr.
+#[tokio::test]
+async fn redis_settings_that_can_never_work_fail_the_init_and_are_reported_to_the_runtime_api() {
+    let tls = TlsRedis::start();
+    let wrong_password = shared_url().replace("redis://", "redis://nobody:wrong@");
+    for (url, said) in [
+        (tls.plaintext_url(), "rediss://"),
+        (wrong_password, "user:password@"),
+    ] {
+        let mut api = RuntimeApi::start().await;
+        let flags = ["--index", "redis", "--redis-url", &url].map(str::to_owned);
+        let output = tokio::time::timeout(
+            Duration::from_secs(30),
+            function_command(&api.address, &flags)
+                .stderr(Stdio::piped())
+                .output(),
+        )
+        .await
+        .expect("the function gives up its init instead of waiting for events")
+        .expect("its output");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_ne!(output.status.code(), Some(0), "{stderr}");
+        assert!(
+            stderr.contains("--redis-url / DYNAPAGE_REDIS_URL") && stderr.contains(said),
+            "{stderr}"
+        );
+
+        let (kind, body) = api
+            .init_errors
+            .try_recv()
+            .expect("an init error was reported");
+        assert_eq!(kind, "Runtime.InitError");
+        assert_eq!(body["errorType"], "Runtime.InitError");
+        let message = body["errorMessage"].as_str().expect("a message");
+        assert!(
+            message.contains("Redis refused these settings") && message.contains(said),
+            "{message}"
+        );
+    }
+}
+
 /// `deploy/template.yaml` (AWS SAM) cannot be deployed here, so it is held to what the
 /// function needs: the event source mapping that `apply_lambda_batch` is written for, settings
 /// the binary reads, a bootstrap that runs `lambda-sync`, and a role with only the actions used.
@@ -525,22 +604,8 @@ fn the_sam_template_maps_the_stream_as_the_function_expects_with_only_the_action
         matches!(properties["Role"], Yaml::Tagged(_)),
         "an explicit role"
     );
-    let mut actions: Vec<String> = resources["SyncRole"]["Properties"]["Policies"]
-        .as_sequence()
-        .expect("policies")
-        .iter()
-        .flat_map(|p| {
-            p["PolicyDocument"]["Statement"]
-                .as_sequence()
-                .cloned()
-                .unwrap_or_default()
-        })
-        .flat_map(|s| s["Action"].as_sequence().cloned().unwrap_or_default())
-        .filter_map(|a| a.as_str().map(str::to_owned))
-        .collect();
-    actions.sort();
     assert_eq!(
-        actions,
+        sync_role_actions(),
         [
             "dynamodb:DescribeStream",
             "dynamodb:GetRecords",
@@ -557,4 +622,26 @@ fn the_sam_template_maps_the_stream_as_the_function_expects_with_only_the_action
             "sqs:SendMessage",
         ]
     );
+}
+
+/// The actions the template's role for the function allows, sorted.
+pub fn sync_role_actions() -> Vec<String> {
+    let template: serde_yaml_ng::Value =
+        serde_yaml_ng::from_str(&crate::compose::repo_file("deploy/template.yaml"))
+            .expect("deploy/template.yaml is valid YAML");
+    let mut actions: Vec<String> = template["Resources"]["SyncRole"]["Properties"]["Policies"]
+        .as_sequence()
+        .expect("policies")
+        .iter()
+        .flat_map(|p| {
+            p["PolicyDocument"]["Statement"]
+                .as_sequence()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .flat_map(|s| s["Action"].as_sequence().cloned().unwrap_or_default())
+        .filter_map(|a| a.as_str().map(str::to_owned))
+        .collect();
+    actions.sort();
+    actions
 }

@@ -23,6 +23,7 @@ mod faults;
 mod field_errors;
 mod helpers;
 mod http;
+mod iam;
 mod index_contract;
 mod lambda;
 mod mutations;

@@ -1,8 +1,9 @@
 //! Redis over TLS and as an ACL user, as managed Redis (ElastiCache, MemoryDB, Upstash, Redis
-//! Cloud) requires: `rediss://` with the test's own CA (`--redis-ca-file`), the start-up errors
-//! of settings that can never work, and every command (`serve`, `sync`, `reindex`, `verify`)
-//! run by a user limited to its key prefix and the commands dynapage sends: the ACL line the
-//! README lists, on a single node and on every node of a Cluster.
+//! Cloud) requires: `rediss://` with the test's own CA (`--redis-ca-file`) on a single node and
+//! on a Cluster whose nodes speak only TLS, the start-up errors of settings that can never work,
+//! and every command (`serve`, `sync`, `reindex`, `verify`) run by a user limited to its key
+//! prefix and the commands dynapage sends: the ACL line the README lists, on a single node and
+//! on every node of a Cluster.
 
 use std::process::{Output, Stdio};
 use std::time::Duration;
@@ -11,7 +12,7 @@ use dynapage::store::CommentStore;
 use serde_json::{Value, json};
 
 use crate::helpers::{DEMO_SKU, TestApp, terminate};
-use crate::support::redis_cluster::{cli, shared_cluster_urls};
+use crate::support::redis_cluster::{RedisCluster, cli, shared_cluster_urls};
 use crate::support::redis_server::RedisServer;
 use crate::support::redis_tls::TlsRedis;
 use crate::sync::{Backends, exit_code, generated, stdout, until_total};
@@ -61,6 +62,25 @@ async fn serve_fails_to_start(args: &[&str]) -> Output {
 
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Writes `count` comments of `sku` to the table, then runs `reindex` and `verify` (no drift)
+/// and serves `totalCount` and a deep page, all with `backends`' flags.
+async fn reindex_verify_and_serve(backends: &Backends, sku: &str, count: usize) {
+    let comments = generated(sku, 3, count);
+    backends.store.put_batch(&comments).await.expect("seed");
+    let rebuilt = backends.run("reindex", &[]).await;
+    assert_eq!(exit_code(&rebuilt), Some(0), "{rebuilt:?}");
+    assert!(
+        stdout(&rebuilt).contains(&format!("reindexed {count} comments")),
+        "{rebuilt:?}"
+    );
+    let verified = backends.run("verify", &[]).await;
+    assert_eq!(exit_code(&verified), Some(0), "{}", stdout(&verified));
+    let total = count as u64;
+    backends
+        .assert_serves_a_deep_page(sku, total - 50, total)
+        .await;
 }
 
 #[tokio::test]
@@ -116,8 +136,7 @@ async fn a_tls_redis_with_a_private_ca_is_refused_without_its_ca_file_or_with_a_
         "{message}"
     );
 
-    let not_a_ca = redis.ca_file().with_file_name("server.key");
-    let not_a_ca = not_a_ca.display().to_string();
+    let not_a_ca = redis.key_file().display().to_string();
     let bad_file = serve_fails_to_start(&[
         "--index",
         "redis",
@@ -221,17 +240,28 @@ async fn an_acl_user_in_the_urls_of_a_cluster_runs_serve_reindex_and_verify() {
     }
     let acl_urls = urls.replace("redis://", "redis://dynapage_cluster:s3cret@");
     backends.args = backends.args_with_redis_url(&acl_urls);
+    reindex_verify_and_serve(&backends, "ACL_CLUSTER", 200).await;
 
-    let comments = generated("ACL_CLUSTER", 3, 200);
-    backends.store.put_batch(&comments).await.expect("seed");
-    let rebuilt = backends.run("reindex", &[]).await;
-    assert_eq!(exit_code(&rebuilt), Some(0), "{rebuilt:?}");
-    let verified = backends.run("verify", &[]).await;
-    assert_eq!(exit_code(&verified), Some(0), "{}", stdout(&verified));
+    // A password the nodes refuse stops start-up on a Cluster as on a single node.
+    let wrong = urls.replace("redis://", "redis://dynapage_cluster:wrong@");
+    let message = stderr(&serve_fails_to_start(&["--index", "redis", "--redis-url", &wrong]).await);
+    assert!(message.contains("user:password@"), "{message}");
+}
 
-    backends
-        .assert_serves_a_deep_page("ACL_CLUSTER", 150, 200)
-        .await;
+#[tokio::test]
+async fn serve_reindex_and_verify_work_on_a_cluster_whose_nodes_speak_only_tls() {
+    let cluster = RedisCluster::start_tls();
+    let (urls, ca) = (cluster.urls(), cluster.ca_file());
+    let backends = Backends::on_tls(&urls, &ca).await;
+    reindex_verify_and_serve(&backends, "TLS_CLUSTER", 300).await;
+
+    // The nodes have no plaintext port, and the CA is needed: both are start-up errors.
+    let plaintext = urls.replace("rediss://", "redis://");
+    let message =
+        stderr(&serve_fails_to_start(&["--index", "redis", "--redis-url", &plaintext]).await);
+    assert!(message.contains("rediss://"), "{message}");
+    let message = stderr(&serve_fails_to_start(&["--index", "redis", "--redis-url", &urls]).await);
+    assert!(message.contains("TLS handshake failed"), "{message}");
 }
 
 #[tokio::test]

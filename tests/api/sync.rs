@@ -3,13 +3,14 @@
 //! restarted), and `reindex` and `verify` repair and detect drift. Each test has its own table
 //! and Redis key prefix.
 
+use std::path::Path;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use dynapage::domain::{Access, ChangeEvent, Comment, IndexEntry, Rating, RatingSet, Sku};
 use dynapage::generate::CommentGenerator;
 use dynapage::index::PageIndex;
-use dynapage::index::redis::{RedisConfig, RedisIndex};
+use dynapage::index::redis::{RedisConfig, RedisIndex, TrustedCa};
 use dynapage::store::CommentStore;
 use dynapage::store::dynamo::DynamoStore;
 use serde_json::{Value, json};
@@ -41,12 +42,26 @@ impl Backends {
     /// A fresh table and a fresh prefix in the Redis at `redis_url` (several comma-separated
     /// URLs: a Redis Cluster, passed without `--redis-cluster`).
     pub async fn on(redis_url: &str) -> Self {
+        Self::trusting(redis_url, None).await
+    }
+
+    /// [`Self::on`] for a `rediss://` Redis whose certificate `ca_file` signs: the flags carry
+    /// `--redis-ca-file`, and the test's own index handle trusts it too.
+    pub async fn on_tls(redis_url: &str, ca_file: &Path) -> Self {
+        Self::trusting(redis_url, Some(ca_file)).await
+    }
+
+    async fn trusting(redis_url: &str, ca_file: Option<&Path>) -> Self {
         let store = dynamo_store().await;
         let prefix = unique_prefix();
-        let index = RedisIndex::connect(RedisConfig::new(redis_url, &prefix))
+        let mut config = RedisConfig::new(redis_url, &prefix);
+        if let Some(file) = ca_file {
+            config = config.with_ca(TrustedCa::from_file(file).expect("the test's CA file"));
+        }
+        let index = RedisIndex::connect(config)
             .await
             .expect("the Redis index builds");
-        let args = [
+        let mut args = [
             "--store",
             "dynamodb",
             "--dynamodb-endpoint",
@@ -62,6 +77,9 @@ impl Backends {
         ]
         .map(str::to_owned)
         .to_vec();
+        if let Some(file) = ca_file {
+            args.extend(["--redis-ca-file".to_owned(), file.display().to_string()]);
+        }
         Self {
             store,
             index,
@@ -85,12 +103,17 @@ impl Backends {
 
     /// These backends' flags with `--redis-url` set to `url` (through a proxy, as a user).
     pub fn args_with_redis_url(&self, url: &str) -> Vec<String> {
+        self.args_with("--redis-url", url)
+    }
+
+    /// These backends' flags with `flag` (one they have) set to `value`.
+    pub fn args_with(&self, flag: &str, value: &str) -> Vec<String> {
         let mut args = self.args.clone();
         let position = args
             .iter()
-            .position(|a| a == "--redis-url")
-            .expect("a --redis-url flag");
-        args[position + 1] = url.to_owned();
+            .position(|a| a == flag)
+            .unwrap_or_else(|| panic!("a {flag} flag"));
+        args[position + 1] = value.to_owned();
         args
     }
 

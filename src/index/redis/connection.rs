@@ -8,14 +8,15 @@
 //!
 //! This module knows nothing of key names, scripts or domain types.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster::{ClusterClient, ClusterConfig};
 use redis::cluster_async::ClusterConnection;
 use redis::{
-    Cmd, ErrorKind, FromRedisValue, Pipeline, RedisError, RedisFuture, RedisResult,
-    ServerErrorKind, ToRedisArgs, Value,
+    AsyncConnectionConfig, Cmd, ErrorKind, FromRedisValue, Pipeline, RedisError, RedisFuture,
+    RedisResult, ServerErrorKind, ToRedisArgs, Value,
 };
 
 use super::RedisConfig;
@@ -25,14 +26,35 @@ use crate::index::IndexError;
 #[derive(Clone)]
 pub(super) enum Connection {
     Single(ConnectionManager),
-    Cluster(ClusterConnection),
+    /// A Cluster, and its first seed node on its own (see [`Connection::settings_problem`]),
+    /// behind an `Arc`: the handle is cloned for every request.
+    Cluster(ClusterConnection, Arc<SeedNode>),
+}
+
+/// The first `--redis-url` of a Cluster as a single-node client with the Cluster's TLS settings
+/// and credentials, used only to explain a failed start-up check.
+#[derive(Clone)]
+pub(super) struct SeedNode {
+    client: redis::Client,
+    config: AsyncConnectionConfig,
+}
+
+impl SeedNode {
+    /// One connection and a `PING` on it.
+    async fn ping(&self) -> RedisResult<()> {
+        let mut conn = self
+            .client
+            .get_multiplexed_async_connection_with_config(&self.config)
+            .await?;
+        redis::cmd("PING").query_async(&mut conn).await
+    }
 }
 
 impl std::fmt::Debug for Connection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Connection::Single(_) => f.write_str("Connection::Single"),
-            Connection::Cluster(_) => f.write_str("Connection::Cluster"),
+            Connection::Cluster(..) => f.write_str("Connection::Cluster"),
         }
     }
 }
@@ -72,11 +94,18 @@ impl Connection {
                 builder = builder.certs(ca.certificates());
             }
             let client = builder.build().map_err(classify)?;
+            let seed = Arc::new(SeedNode {
+                client: single_node_client(&urls[0], config)?,
+                config: AsyncConnectionConfig::new()
+                    .set_connection_timeout(Some(connect_timeout))
+                    .set_response_timeout(Some(response_timeout)),
+            });
             let config = ClusterConfig::new()
                 .set_connection_timeout(connect_timeout)
                 .set_response_timeout(response_timeout);
             return Ok(Connection::Cluster(
                 client.get_pending_async_connection_with_config(config),
+                seed,
             ));
         }
         let url = match urls.as_slice() {
@@ -87,11 +116,7 @@ impl Connection {
                 ));
             }
         };
-        let client = match &config.ca {
-            Some(ca) => redis::Client::build_with_tls(url.as_str(), ca.certificates()),
-            None => redis::Client::open(url.as_str()),
-        }
-        .map_err(classify)?;
+        let client = single_node_client(url, config)?;
         // One quick retry with a short back-off: the manager already reconnects on the next
         // request after a failure, and a request must not sit through a long retry schedule.
         let config = ConnectionManagerConfig::new()
@@ -105,11 +130,44 @@ impl Connection {
     }
 }
 
+impl Connection {
+    /// What a failed start-up `PING` says about the settings: a hint with what Redis said when
+    /// they can never work ([`settings_hint`]), `None` when Redis may merely be down.
+    ///
+    /// A Cluster needs a second look. Its client turns the error of each failed connection to
+    /// a seed node into text (redis 1.8, `create_initial_connections`: "Failed to create initial
+    /// connections" and the cause's message, as an I/O error without a source), so a
+    /// certificate the CA does not sign, plaintext to a TLS-only port and a refused password all
+    /// read like an outage. The first seed node, connected on its own with the same TLS
+    /// settings and credentials, fails with the typed error that [`settings_hint`] reads.
+    pub(super) async fn settings_problem(&self, err: &RedisError) -> Option<String> {
+        if let Some(hint) = settings_hint(err) {
+            return Some(format!("{hint} (Redis said: {err})"));
+        }
+        let Connection::Cluster(_, seed) = self else {
+            return None;
+        };
+        let seed_err = seed.ping().await.err()?;
+        settings_hint(&seed_err).map(|hint| {
+            format!("{hint} (the first node of --redis-url said: {seed_err}; the Cluster: {err})")
+        })
+    }
+}
+
+/// A client of the single node `url`, with `config`'s CA for `rediss://`.
+fn single_node_client(url: &str, config: &RedisConfig) -> Result<redis::Client, IndexError> {
+    match &config.ca {
+        Some(ca) => redis::Client::build_with_tls(url, ca.certificates()),
+        None => redis::Client::open(url),
+    }
+    .map_err(classify)
+}
+
 impl ConnectionLike for Connection {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
         match self {
             Connection::Single(c) => c.req_packed_command(cmd),
-            Connection::Cluster(c) => c.req_packed_command(cmd),
+            Connection::Cluster(c, _) => c.req_packed_command(cmd),
         }
     }
 
@@ -121,14 +179,14 @@ impl ConnectionLike for Connection {
     ) -> RedisFuture<'a, Vec<Value>> {
         match self {
             Connection::Single(c) => c.req_packed_commands(pipeline, offset, count),
-            Connection::Cluster(c) => c.req_packed_commands(pipeline, offset, count),
+            Connection::Cluster(c, _) => c.req_packed_commands(pipeline, offset, count),
         }
     }
 
     fn get_db(&self) -> i64 {
         match self {
             Connection::Single(c) => c.get_db(),
-            Connection::Cluster(c) => c.get_db(),
+            Connection::Cluster(c, _) => c.get_db(),
         }
     }
 }
@@ -213,7 +271,7 @@ impl ScriptCall<'_> {
 ///
 /// Only failures that name a misconfiguration are hints: a refused, unreachable or silent
 /// Redis is an outage, which must not stop the server (it serves what needs no index).
-pub(super) fn settings_problem(err: &RedisError) -> Option<&'static str> {
+fn settings_hint(err: &RedisError) -> Option<&'static str> {
     let auth = matches!(
         err.kind(),
         ErrorKind::AuthenticationFailed | ErrorKind::Server(ServerErrorKind::NoPerm)

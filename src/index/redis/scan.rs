@@ -17,7 +17,7 @@ pub(super) async fn matching_keys(
 ) -> Result<Vec<String>, IndexError> {
     match conn {
         Connection::Single(_) => scan_node(conn, pattern, None).await,
-        Connection::Cluster(_) => {
+        Connection::Cluster(..) => {
             let mut keys = Vec::new();
             for slot in cluster_master_slots(conn).await? {
                 let route = Route::new(slot, SlotAddr::Master);
@@ -45,7 +45,7 @@ async fn scan_node(
             .arg("COUNT")
             .arg(1000);
         let (next, keys): (u64, Vec<String>) = match (conn, &route) {
-            (Connection::Cluster(c), Some(route)) => {
+            (Connection::Cluster(c, _), Some(route)) => {
                 let value = c
                     .clone()
                     .route_command(cmd, route.clone())

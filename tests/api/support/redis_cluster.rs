@@ -9,7 +9,8 @@
 //!   disturbed; tests keep apart by their own key prefixes. A watchdog per node ends it once the
 //!   test process is gone.
 //! - [`RedisCluster::start`]: a cluster owned by one test, which may kill its nodes; killed on
-//!   drop.
+//!   drop. [`RedisCluster::start_tls`] makes one whose nodes speak only TLS, to clients, to
+//!   each other on the cluster bus and to their replicas, with a CA made for it.
 
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::path::PathBuf;
@@ -18,7 +19,8 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::{Duration, Instant};
 
-use super::redis_server::{spawn, url_for, wait_until_ready};
+use super::redis_server::{spawn, url_for, wait_for, wait_until_ready};
+use super::redis_tls::TlsFiles;
 
 /// The `--redis-url` value (six comma-separated URLs) of the cluster shared by all tests of
 /// this binary.
@@ -53,12 +55,26 @@ pub fn shared_cluster_urls() -> String {
 pub struct RedisCluster {
     nodes: Vec<(u16, Option<Child>)>,
     dir: PathBuf,
+    /// The CA and certificate of a cluster that speaks only TLS.
+    tls: Option<TlsFiles>,
 }
 
 impl RedisCluster {
     /// Starts six nodes and creates the cluster; every slot is served and every node reports
     /// `cluster_state:ok` when this returns.
     pub fn start() -> Self {
+        Self::start_with(None)
+    }
+
+    /// [`Self::start`] with nodes that listen only with TLS (`--port 0`), on the cluster bus
+    /// (`--tls-cluster`) and to their replicas (`--tls-replication`) too, presenting a
+    /// certificate for 127.0.0.1 from a CA made for this cluster ([`Self::ca_file`]). Their
+    /// URLs are `rediss://`.
+    pub fn start_tls() -> Self {
+        Self::start_with(Some(TlsFiles::new()))
+    }
+
+    fn start_with(tls: Option<TlsFiles>) -> Self {
         let dir = std::env::temp_dir().join(format!(
             "dynapage-redis-cluster-{}-{}",
             std::process::id(),
@@ -70,32 +86,47 @@ impl RedisCluster {
         let nodes: Vec<(u16, Option<Child>)> = ports
             .iter()
             .map(|&port| {
-                let config = format!("nodes-{port}.conf");
-                let child = spawn(
-                    port,
-                    &[
-                        "--cluster-enabled",
-                        "yes",
-                        "--cluster-config-file",
-                        &config,
-                        "--cluster-node-timeout",
-                        "1000",
-                        "--cluster-replica-validity-factor",
-                        "0",
-                        "--dir",
-                        &dir.display().to_string(),
-                    ],
-                    None,
-                );
-                (port, Some(child))
+                let mut args: Vec<String> = [
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    &format!("nodes-{port}.conf"),
+                    "--cluster-node-timeout",
+                    "1000",
+                    "--cluster-replica-validity-factor",
+                    "0",
+                    "--dir",
+                    &dir.display().to_string(),
+                ]
+                .map(str::to_owned)
+                .to_vec();
+                // A TLS node has no plaintext port; its cluster bus is its TLS port + 10000.
+                let plain_port = match &tls {
+                    None => port,
+                    Some(files) => {
+                        args.extend(["--tls-port", &port.to_string()].map(str::to_owned));
+                        args.extend(
+                            ["--tls-cluster", "yes", "--tls-replication", "yes"].map(str::to_owned),
+                        );
+                        args.extend(files.server_args());
+                        0
+                    }
+                };
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                (port, Some(spawn(plain_port, &args, None)))
             })
             .collect();
-        let cluster = Self { nodes, dir };
+        let cluster = Self { nodes, dir, tls };
         for &(port, _) in &cluster.nodes {
-            assert!(wait_until_ready(port), "cluster node {port} did not start");
+            let ready = match cluster.tls {
+                None => wait_until_ready(port),
+                Some(_) => wait_for(|| cluster.cli(port, &["PING"]).trim() == "PONG"),
+            };
+            assert!(ready, "cluster node {port} did not start");
         }
         let addresses: Vec<String> = ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
         let created = Command::new("redis-cli")
+            .args(cluster.tls_cli_args())
             .args(["--cluster", "create"])
             .args(&addresses)
             .args(["--cluster-replicas", "1", "--cluster-yes"])
@@ -122,13 +153,39 @@ impl RedisCluster {
         cluster
     }
 
-    /// The six URLs, comma-separated: the `--redis-url` of a Cluster.
+    /// The six URLs, comma-separated: the `--redis-url` of a Cluster (`rediss://` for a TLS
+    /// one).
     pub fn urls(&self) -> String {
         self.nodes
             .iter()
-            .map(|(port, _)| url_for(*port))
+            .map(|(port, _)| match self.tls {
+                None => url_for(*port),
+                Some(_) => format!("rediss://127.0.0.1:{port}"),
+            })
             .collect::<Vec<_>>()
             .join(",")
+    }
+
+    /// The PEM file of the CA that signed a TLS cluster's certificate.
+    pub fn ca_file(&self) -> PathBuf {
+        self.tls
+            .as_ref()
+            .map(TlsFiles::ca_file)
+            .expect("a cluster started with start_tls")
+    }
+
+    /// `redis-cli -p PORT ARGS...`'s output, over TLS to a TLS cluster.
+    pub fn cli(&self, port: u16, args: &[&str]) -> String {
+        let mut all: Vec<String> = self.tls_cli_args();
+        all.extend(args.iter().map(|a| (*a).to_owned()));
+        cli(port, &all.iter().map(String::as_str).collect::<Vec<_>>())
+    }
+
+    fn tls_cli_args(&self) -> Vec<String> {
+        self.tls
+            .as_ref()
+            .map(TlsFiles::cli_args)
+            .unwrap_or_default()
     }
 
     /// The port of the master that serves `key`'s slot, from `CLUSTER NODES` of a live node
@@ -142,11 +199,12 @@ impl RedisCluster {
     /// failure and its replica's promotion).
     pub fn serving_master(&self, key: &str) -> Option<u16> {
         let port = self.live_port();
-        let slot: u16 = cli(port, &["CLUSTER", "KEYSLOT", key])
+        let slot: u16 = self
+            .cli(port, &["CLUSTER", "KEYSLOT", key])
             .trim()
             .parse()
             .expect("CLUSTER KEYSLOT answers a number");
-        for line in cli(port, &["CLUSTER", "NODES"]).lines() {
+        for line in self.cli(port, &["CLUSTER", "NODES"]).lines() {
             let fields: Vec<&str> = line.split(' ').collect();
             if fields.len() < 9 || !fields[2].contains("master") || fields[2].contains("fail") {
                 continue;
@@ -185,7 +243,7 @@ impl RedisCluster {
     /// kill: a replica has been promoted and the others agree).
     pub fn is_healthy(&self) -> bool {
         self.live_ports().all(|port| {
-            let info = cli(port, &["CLUSTER", "INFO"]);
+            let info = self.cli(port, &["CLUSTER", "INFO"]);
             info.contains("cluster_state:ok") && info.contains("cluster_slots_ok:16384")
         })
     }
@@ -212,7 +270,7 @@ impl RedisCluster {
 
     /// `(replica port, port of its master)` of every live replica, from `CLUSTER NODES`.
     pub fn replicas(&self) -> Vec<(u16, u16)> {
-        let nodes = cli(self.live_port(), &["CLUSTER", "NODES"]);
+        let nodes = self.cli(self.live_port(), &["CLUSTER", "NODES"]);
         let port_of = |address: &str| -> u16 {
             address
                 .split('@')
@@ -267,7 +325,8 @@ impl Drop for RedisCluster {
 
 static NEXT_DIR: AtomicU16 = AtomicU16::new(0);
 
-/// `redis-cli -p PORT ARGS...`'s output.
+/// `redis-cli -p PORT ARGS...`'s output (plaintext; [`RedisCluster::cli`] speaks TLS to a TLS
+/// cluster).
 pub fn cli(port: u16, args: &[&str]) -> String {
     let output = Command::new("redis-cli")
         .args(["-p", &port.to_string()])

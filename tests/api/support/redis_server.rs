@@ -124,8 +124,9 @@ pub(super) fn free_port() -> u16 {
         .unwrap_or_else(|e| panic!("no free port on 127.0.0.1: {e}"))
 }
 
-/// Spawns `redis-server` on `port` with `extra` arguments, and a watchdog that kills it when
-/// this test process has exited (and then removes `cleanup`, a directory, if given).
+/// Spawns `redis-server` on `port` (0: no plaintext port, for a server that `extra` makes
+/// listen only with TLS) with `extra` arguments, and a watchdog that kills it when this test
+/// process has exited (and then removes `cleanup`, a directory, if given).
 pub(super) fn spawn(port: u16, extra: &[&str], cleanup: Option<&Path>) -> Child {
     let child = Command::new("redis-server")
         .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
@@ -164,9 +165,14 @@ pub(super) fn spawn(port: u16, extra: &[&str], cleanup: Option<&Path>) -> Child 
 
 /// Polls `PING` until the server answers `+PONG` (ready) or 10 seconds pass.
 pub(super) fn wait_until_ready(port: u16) -> bool {
+    wait_for(|| ping(port))
+}
+
+/// Polls `ready` every 25 ms until it says yes (true) or 10 seconds pass (false).
+pub(super) fn wait_for(mut ready: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + Duration::from_secs(10);
     while Instant::now() < deadline {
-        if ping(port) {
+        if ready() {
             return true;
         }
         std::thread::sleep(Duration::from_millis(25));

@@ -1,9 +1,11 @@
-//! A `redis-server` that speaks TLS, with a CA and a server certificate for 127.0.0.1 made by
-//! the `openssl` command line for this one server, so no key or certificate lives in the
-//! repository and the CA is trusted by nothing but the test that asks for it.
+//! Redis over TLS for the tests: [`TlsFiles`], a CA and a certificate for 127.0.0.1 made by
+//! the `openssl` command line for one server or one Cluster, so no key or certificate lives in
+//! the repository and the CA is trusted by nothing but the test that asks for it; and
+//! [`TlsRedis`], one `redis-server` that presents it. (A Cluster whose nodes speak only TLS is
+//! `RedisCluster::start_tls`.)
 //!
-//! The server also listens without TLS on a second port, used only to see that it is ready;
-//! the tests talk to the TLS port.
+//! The single server also listens without TLS on a second port, used only to see that it is
+//! ready; the tests talk to the TLS port.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -12,10 +14,61 @@ use tempfile::TempDir;
 
 use crate::support::redis_server::{free_port, spawn, wait_until_ready};
 
+/// A CA and a certificate for 127.0.0.1 signed by it, in a temporary directory removed on drop.
+#[derive(Debug)]
+pub struct TlsFiles {
+    dir: TempDir,
+}
+
+impl TlsFiles {
+    /// Makes the CA (`ca.pem`) and the certificate (`server.pem`, `server.key`).
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        make_certificates(dir.path());
+        Self { dir }
+    }
+
+    /// The PEM file of the CA that signed the certificate.
+    pub fn ca_file(&self) -> PathBuf {
+        self.dir.path().join("ca.pem")
+    }
+
+    /// A file that is no CA (the certificate's private key).
+    pub fn key_file(&self) -> PathBuf {
+        self.dir.path().join("server.key")
+    }
+
+    /// The `redis-server` arguments that present the certificate on its TLS port and trust
+    /// the CA, without asking clients for a certificate. Cluster nodes present the same
+    /// certificate to each other (the cluster bus always asks for one).
+    pub fn server_args(&self) -> Vec<String> {
+        let file = |name: &str| self.dir.path().join(name).display().to_string();
+        vec![
+            "--tls-cert-file".to_owned(),
+            file("server.pem"),
+            "--tls-key-file".to_owned(),
+            file("server.key"),
+            "--tls-ca-cert-file".to_owned(),
+            file("ca.pem"),
+            "--tls-auth-clients".to_owned(),
+            "no".to_owned(),
+        ]
+    }
+
+    /// The `redis-cli` arguments that speak TLS and trust the CA.
+    pub fn cli_args(&self) -> Vec<String> {
+        vec![
+            "--tls".to_owned(),
+            "--cacert".to_owned(),
+            self.ca_file().display().to_string(),
+        ]
+    }
+}
+
 /// A TLS `redis-server` owned by one test, killed on drop with its certificates.
 #[derive(Debug)]
 pub struct TlsRedis {
-    dir: TempDir,
+    files: TlsFiles,
     tls_port: u16,
     child: Child,
 }
@@ -24,32 +77,16 @@ impl TlsRedis {
     /// Makes a CA and a certificate for 127.0.0.1 signed by it, then starts a server that
     /// presents it on a free TLS port (and does not ask clients for certificates).
     pub fn start() -> Self {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        make_certificates(dir.path());
-        let file = |name: &str| dir.path().join(name).display().to_string();
+        let files = TlsFiles::new();
         for _ in 0..5 {
             let (port, tls_port) = (free_port(), free_port());
-            let tls_port_arg = tls_port.to_string();
-            let (cert, key, ca) = (file("server.pem"), file("server.key"), file("ca.pem"));
-            let mut child = spawn(
-                port,
-                &[
-                    "--tls-port",
-                    &tls_port_arg,
-                    "--tls-cert-file",
-                    &cert,
-                    "--tls-key-file",
-                    &key,
-                    "--tls-ca-cert-file",
-                    &ca,
-                    "--tls-auth-clients",
-                    "no",
-                ],
-                None,
-            );
+            let mut args = vec!["--tls-port".to_owned(), tls_port.to_string()];
+            args.extend(files.server_args());
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let mut child = spawn(port, &args, None);
             if wait_until_ready(port) {
                 return Self {
-                    dir,
+                    files,
                     tls_port,
                     child,
                 };
@@ -72,7 +109,12 @@ impl TlsRedis {
 
     /// The PEM file of the CA that signed the server's certificate.
     pub fn ca_file(&self) -> PathBuf {
-        self.dir.path().join("ca.pem")
+        self.files.ca_file()
+    }
+
+    /// A file that is no CA (the server's private key).
+    pub fn key_file(&self) -> PathBuf {
+        self.files.key_file()
     }
 }
 
@@ -83,12 +125,13 @@ impl Drop for TlsRedis {
     }
 }
 
-/// `ca.pem` (self-signed) and `server.pem`/`server.key` for IP 127.0.0.1, signed by it.
+/// `ca.pem` (self-signed) and `server.pem`/`server.key` for IP 127.0.0.1, signed by it, for
+/// servers and (the nodes of a Cluster, to each other) clients.
 fn make_certificates(dir: &Path) {
     std::fs::write(
         dir.join("server.ext"),
         "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n\
-         keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
+         keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth,clientAuth\n",
     )
     .expect("write the extensions file");
     for args in [
