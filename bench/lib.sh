@@ -154,7 +154,8 @@ graphql_failures() {
   awk '/^dynapage_graphql_requests_total\{/ && !/outcome="ok"/ { s += $NF } END { print s + 0 }' <<<"$metrics"
 }
 
-# run_wrk URL BODIES_FILE CONNECTIONS DURATION: one wrk run of random POST bodies from the file;
+# run_wrk URL BODIES_FILE CONNECTIONS DURATION: one wrk run of random POST bodies from the file
+# (with $WRK_HEADER, e.g. "Authorization: Bearer …", sent on every request);
 # prints the RESULT line of bench/wrk/post.lua (req/s, p50, p99 in ms, errors). With
 # BENCH_LEAN=1 and one body, wrk sends a prebuilt request and reads no body (see post.lua); the
 # GraphQL errors of the run are then the growth of the server's own count (graphql_failures).
@@ -163,6 +164,7 @@ run_wrk() {
   [ "$connections" -lt 2 ] && threads=1
   if [ "${BENCH_LEAN:-0}" = 1 ]; then before=$(graphql_failures "$url"); fi
   BENCH_BODIES="$bodies" $CLIENT_CPUS wrk -t "$threads" -c "$connections" -d "$duration" --timeout 60s \
+    ${WRK_HEADER:+-H "$WRK_HEADER"} \
     -s "$BENCH_ROOT/bench/wrk/post.lua" "$url/graphql" >"$RAW_DIR/wrk-last.txt" 2>&1
   line=$(grep '^RESULT' "$RAW_DIR/wrk-last.txt" | tail -n 1)
   if [[ "$line" == *graphql_errors=-1* ]]; then
