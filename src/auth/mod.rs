@@ -14,6 +14,7 @@
 
 pub mod jwks;
 pub mod local;
+mod verified;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -119,11 +120,16 @@ pub struct JwtSettings {
 pub struct JwtVerifier {
     settings: JwtSettings,
     keys: KeyCache,
+    verified: verified::VerifiedTokens,
 }
 
 impl JwtVerifier {
     pub fn new(settings: JwtSettings, keys: KeyCache) -> Self {
-        Self { settings, keys }
+        Self {
+            settings,
+            keys,
+            verified: verified::VerifiedTokens::default(),
+        }
     }
 
     /// The key cache, to fill at start-up.
@@ -142,8 +148,21 @@ impl JwtVerifier {
         self.verify(token).await
     }
 
-    /// The viewer a token speaks for, if it verifies.
+    /// The viewer a token speaks for, if it verifies; a token verified within the last minute
+    /// and not expired since is not verified again (`verified`).
     pub async fn verify(&self, token: &str) -> Result<Viewer, TokenError> {
+        let now = std::time::Instant::now();
+        if let Some(viewer) = self.verified.get(token, now) {
+            return Ok(viewer);
+        }
+        let (viewer, expires_in) = self.verify_uncached(token).await?;
+        self.verified.insert(token, &viewer, now, expires_in);
+        Ok(viewer)
+    }
+
+    /// The whole check, as for a token seen for the first time, and how long the token has
+    /// left to live.
+    pub async fn verify_uncached(&self, token: &str) -> Result<(Viewer, Duration), TokenError> {
         // `decode_header` refuses `alg: none` and any name it does not know.
         let header = jsonwebtoken::decode_header(token).map_err(|_| header_error(token))?;
         if !ALGORITHMS.contains(&header.alg) {
@@ -177,7 +196,17 @@ impl JwtVerifier {
                 _ => TokenError::Malformed,
             })?
             .claims;
-        self.viewer(&claims)
+        // `exp` is required and checked above; the token lives until then (plus the leeway).
+        let exp = claims
+            .get("exp")
+            .and_then(Value::as_u64)
+            .unwrap_or_default();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs();
+        let expires_in = Duration::from_secs(exp.saturating_sub(now));
+        Ok((self.viewer(&claims)?, expires_in))
     }
 
     fn viewer(&self, claims: &Map<String, Value>) -> Result<Viewer, TokenError> {

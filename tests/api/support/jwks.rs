@@ -85,7 +85,12 @@ impl TestKey {
         let public = aws_lc_rs::signature::KeyPair::public_key(&pair)
             .as_der()
             .expect("public DER");
-        Self::finish(kid, Algorithm::EdDSA, encoding, pem("PUBLIC KEY", public.as_ref()))
+        Self::finish(
+            kid,
+            Algorithm::EdDSA,
+            encoding,
+            pem("PUBLIC KEY", public.as_ref()),
+        )
     }
 
     fn finish(kid: &str, alg: Algorithm, encoding: EncodingKey, public_pem: String) -> Self {
