@@ -95,19 +95,59 @@ impl Backends {
     }
 
     /// Serves these backends and checks one index-backed page of `sku`: `total` comments, and a
-    /// full page of 20 at `offset`.
+    /// full page of 20 at `offset`. The rate limits are on (their defaults), so the page also
+    /// takes its cost from a budget in the same Redis, as the same user.
     pub async fn assert_serves_a_deep_page(&self, sku: &str, offset: u64, total: u64) {
-        let argv: Vec<&str> = self.args.iter().map(String::as_str).collect();
+        let mut argv: Vec<&str> = self.args.iter().map(String::as_str).collect();
+        argv.extend(["--rate-limit-cost", "1000"]);
         let app = crate::helpers::TestApp::spawn(&argv).await;
-        let page = app
-            .data(
+        let response = app
+            .graphql(
                 "query($sku: String!, $offset: Int) { comments(sku: $sku, first: 20, offset: $offset) { totalCount edges { cursor } } }",
                 serde_json::json!({ "sku": sku, "offset": offset }),
             )
             .await;
+        let throttle = &response["extensions"]["cost"]["throttleStatus"];
+        let (left, maximum) = (
+            throttle["currentlyAvailable"].as_u64().expect("a budget"),
+            throttle["maximumAvailable"].as_u64().expect("a budget"),
+        );
+        assert!(left < maximum, "the page was charged: {response:#}");
+        let page = &response["data"];
         assert_eq!(page["comments"]["totalCount"], total);
         assert_eq!(page["comments"]["edges"].as_array().map(Vec::len), Some(20));
         app.stop().await.expect("the server stops");
+        // Charged in Redis, not by the in-process fallback.
+        let bucket = format!("{}rl:{{ip:127.0.0.1}}:c", self.prefix);
+        assert!(
+            self.redis_get(&bucket).await.is_some(),
+            "the cost budget is kept in Redis at {bucket}"
+        );
+    }
+
+    /// `GET key` through this test's `--redis-url` (a Cluster when it names several nodes).
+    pub async fn redis_get(&self, key: &str) -> Option<String> {
+        let position = self.args.iter().position(|a| a == "--redis-url");
+        let url = position
+            .map(|p| self.args[p + 1].as_str())
+            .expect("a --redis-url flag");
+        let mut get = redis::cmd("GET");
+        get.arg(key);
+        if url.contains(',') {
+            let client = redis::cluster::ClusterClient::new(url.split(',')).expect("cluster urls");
+            let mut conn = client
+                .get_async_connection()
+                .await
+                .expect("cluster connection");
+            get.query_async(&mut conn).await.expect("GET")
+        } else {
+            let client = redis::Client::open(url).expect("redis url");
+            let mut conn = client
+                .get_multiplexed_async_connection()
+                .await
+                .expect("redis connection");
+            get.query_async(&mut conn).await.expect("GET")
+        }
     }
 
     /// `dynapage sync` as a child process.
