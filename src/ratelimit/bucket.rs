@@ -8,8 +8,11 @@
 //! Redis copy expire when the bucket is full.
 //!
 //! `take.lua` does exactly this arithmetic on Redis's clock, in the same order and with the same
-//! rounding; the in-process limiter does it here. Times are microseconds in `f64`: exact for
-//! any clock below 2^53 µs (285 years), and Lua has no other number type.
+//! rounding; the in-process limiter does it here. Times are microseconds in `f64` (Lua has no
+//! other number type): whole microseconds are exact below 2^53 µs, and Redis's clock, about
+//! 1.8 × 10^15 µs since 1970, resolves a quarter of one, so a token costs its time to within a
+//! microsecond (Redis keeps `tat` in whole microseconds) as long as it takes at least a few:
+//! rates up to about 100,000 tokens a second.
 
 /// How one bucket fills and how much it holds.
 #[derive(Clone, Copy, Debug, PartialEq)]
