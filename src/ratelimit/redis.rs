@@ -17,7 +17,8 @@
 //! exactly when the service is weakest. The price: meanwhile each process keeps its own
 //! budgets, so a client spread over `n` processes gets up to `n` times its budget. Each such
 //! check counts in `dynapage_rate_limit_fallback_checks_total`, each failed Redis call in
-//! `dynapage_rate_limit_store_errors_total`, and the first failure of each second is logged.
+//! `dynapage_rate_limit_store_errors_total`; the start and the end of an outage are logged.
+//! While it lasts, one request a second tries Redis (and waits up to 500 ms for it).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -29,8 +30,9 @@ use crate::index::redis::RedisIndex;
 use crate::index::redis::connection::{Connection, LuaScript, classify};
 
 /// How long a check waits for Redis before limiting in-process: the script is O(1) and
-/// answers in well under a millisecond, so this is Redis in trouble, not Redis busy.
-const CHECK_TIMEOUT: Duration = Duration::from_millis(250);
+/// answers in well under a millisecond, so this is Redis in trouble (or a machine overloaded),
+/// not Redis busy; short, since every request waits for its check.
+const CHECK_TIMEOUT: Duration = Duration::from_millis(500);
 /// After a failed check, how long checks stay in-process before Redis is tried again.
 const RETRY_REDIS_AFTER: Duration = Duration::from_secs(1);
 
@@ -42,7 +44,8 @@ pub struct RedisLimiter {
     prefix: String,
     fallback: MemoryLimiter,
     epoch: Instant,
-    /// Microseconds since `epoch` before which checks do not try Redis.
+    /// 0 while Redis answers; else the microsecond since `epoch` (plus one) from which one
+    /// check tries Redis again.
     redis_again_at: AtomicU64,
 }
 
@@ -65,22 +68,40 @@ impl RedisLimiter {
 
     /// Takes `charge` in Redis, or in-process while Redis cannot answer (module comment).
     pub async fn check(&self, client: &ClientKey, charge: Charge) -> Verdict {
-        let now = self.epoch.elapsed().as_micros() as u64;
-        if now >= self.redis_again_at.load(Ordering::Relaxed) {
+        // `redis_again_at` is 0 while Redis answers; after a failure it is the moment Redis
+        // may be tried again, and then one request (the one that moves it on) tries while the
+        // others stay in-process: an outage costs one request per second the wait for Redis.
+        let now = self.epoch.elapsed().as_micros() as u64 + 1;
+        let again = now + RETRY_REDIS_AFTER.as_micros() as u64;
+        let at = self.redis_again_at.load(Ordering::Relaxed);
+        let tries = at == 0
+            || (now >= at
+                && self
+                    .redis_again_at
+                    .compare_exchange(at, again, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok());
+        if tries {
             let failure = match tokio::time::timeout(CHECK_TIMEOUT, self.take(client, charge)).await
             {
-                Ok(Ok(verdict)) => return verdict,
+                Ok(Ok(verdict)) => {
+                    if at != 0 {
+                        self.redis_again_at.store(0, Ordering::Relaxed);
+                        tracing::info!("the rate-limit store (Redis) answers again");
+                    }
+                    return verdict;
+                }
                 Ok(Err(error)) => error,
-                Err(_) => IndexError::Unavailable("no answer within 250 ms".into()),
+                Err(_) => IndexError::Unavailable(
+                    format!("no answer within {} ms", CHECK_TIMEOUT.as_millis()).into(),
+                ),
             };
             metrics::counter!("dynapage_rate_limit_store_errors_total").increment(1);
-            let again = now + RETRY_REDIS_AFTER.as_micros() as u64;
-            // One log line per second of outage, not one per request.
-            if self.redis_again_at.swap(again, Ordering::Relaxed) <= now {
+            // One log line per outage, not one per request.
+            if self.redis_again_at.swap(again, Ordering::Relaxed) == 0 {
                 let error = format!("{:#}", anyhow::Error::from(failure));
                 tracing::warn!(
                     error,
-                    "the rate-limit store (Redis) did not answer; limiting in this process"
+                    "the rate-limit store (Redis) did not answer; limiting in this process until it does"
                 );
             }
         }

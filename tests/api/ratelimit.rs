@@ -398,8 +398,8 @@ async fn two_server_processes_sharing_one_redis_server_enforce_one_budget_that_r
 }
 
 #[tokio::test]
-async fn with_redis_down_each_server_keeps_the_limits_in_process() {
-    let (app, _redis) = TestApp::without_its_index(
+async fn with_redis_down_each_server_keeps_the_limits_in_process_until_redis_is_back() {
+    let (app, mut redis) = TestApp::without_its_index(
         0,
         &[
             "--rate-limit-cost",
@@ -431,6 +431,27 @@ async fn with_redis_down_each_server_keeps_the_limits_in_process() {
     ] {
         assert!(metrics.contains(metric), "{metric} in:\n{metrics}");
     }
+
+    // Back (empty): within a second or so the budgets are kept in Redis again.
+    redis.restart();
+    let url = redis.url();
+    let key = "dynapage:rl:{ip:127.0.0.1}:c";
+    let kept = crate::helpers::eventually("the budget kept in Redis again", || {
+        let (app, url) = (&app, url.clone());
+        async move {
+            post(&app.address, CHEAP, &[]).await;
+            let client = redis::Client::open(url).expect("redis url");
+            let mut conn = client.get_multiplexed_async_connection().await.ok()?;
+            let tat: Option<String> = redis::cmd("GET")
+                .arg(key)
+                .query_async(&mut conn)
+                .await
+                .ok()?;
+            tat
+        }
+    })
+    .await;
+    assert!(kept.parse::<f64>().is_ok(), "{kept}");
 }
 
 /// The same charges, in the same order, answered by the in-process limiter and by the Redis

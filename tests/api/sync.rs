@@ -116,13 +116,22 @@ impl Backends {
         let page = &response["data"];
         assert_eq!(page["comments"]["totalCount"], total);
         assert_eq!(page["comments"]["edges"].as_array().map(Vec::len), Some(20));
-        app.stop().await.expect("the server stops");
-        // Charged in Redis, not by the in-process fallback.
+        // Charged in Redis, not by the in-process fallback. (On a loaded machine one check may
+        // take longer than the limiter waits, and it limits in-process for a second: ask
+        // again then. A script Redis refuses, or keys in two slots, would never get there.)
         let bucket = format!("{}rl:{{ip:127.0.0.1}}:c", self.prefix);
-        assert!(
-            self.redis_get(&bucket).await.is_some(),
-            "the cost budget is kept in Redis at {bucket}"
-        );
+        let mut kept = false;
+        for _ in 0..5 {
+            kept = self.redis_get(&bucket).await.is_some();
+            if kept {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(1100)).await;
+            app.graphql("{ product(sku: \"A\") { sku } }", json!({}))
+                .await;
+        }
+        assert!(kept, "the cost budget is kept in Redis at {bucket}");
+        app.stop().await.expect("the server stops");
     }
 
     /// `GET key` through this test's `--redis-url` (a Cluster when it names several nodes).
@@ -491,10 +500,15 @@ async fn a_deep_offset_over_dynamodb_and_redis_equals_the_embedded_page_at_first
             embedded.graphql(query, json!({ "offset": offset })).await,
         );
         assert_eq!(a["data"], b["data"], "offset {offset}");
+        let cost = &a["extensions"]["cost"];
         assert_eq!(
-            a["extensions"]["cost"],
-            json!({ "itemsRead": 21.min(COUNT - offset), "storeQueries": 1, "indexCalls": 1 }),
-            "offset {offset}"
+            [
+                &cost["itemsRead"],
+                &cost["storeQueries"],
+                &cost["indexCalls"]
+            ],
+            [&json!(21.min(COUNT - offset)), &json!(1), &json!(1)],
+            "offset {offset}: {cost}"
         );
     }
     let verify = backends.run("verify", &[]).await;
