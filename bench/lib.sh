@@ -102,12 +102,14 @@ start_redis() {
 }
 
 # launch_server NAME ARGS...: starts the release server on a free port without waiting. Sets
-# SERVER_URL and SERVER_PID.
+# SERVER_URL and SERVER_PID. Rate limits are off: every load comes from one client address, which
+# its budgets would throttle (the check's own cost is measured by `cargo bench --bench rate_limit`).
 launch_server() {
   local name=$1 port
   shift
   port=$(free_port)
   RUST_LOG="${RUST_LOG:-warn}" DYNAPAGE_REQUEST_TIMEOUT_MS=120000 \
+    DYNAPAGE_RATE_LIMIT_COST=0 DYNAPAGE_RATE_LIMIT_WRITES=0 \
     "$BIN" serve --listen "127.0.0.1:$port" "$@" >"$RAW_DIR/server-$name.log" 2>&1 &
   SERVER_PID=$!
   BENCH_PIDS+=("$SERVER_PID")

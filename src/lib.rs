@@ -2,9 +2,9 @@
 //! by a Redis sorted-set index.
 //!
 //! The layers, in the direction data flows (DESIGN §2): [`http`] → [`graphql`] → [`pagination`]
-//! → [`store`] / [`index`]; [`sync`] keeps the index in step with the store. [`domain`] is the
-//! vocabulary they share; [`auth`] says who writes; [`cli`], [`config`] and [`startup`]
-//! assemble the program.
+//! → [`store`] / [`index`]; [`sync`] keeps the index in step with the store; [`ratelimit`] keeps
+//! each client within its budgets. [`domain`] is the vocabulary they share; [`auth`] says who
+//! writes; [`cli`], [`config`] and [`startup`] assemble the program.
 
 pub mod auth;
 pub mod cli;
@@ -16,6 +16,7 @@ pub mod graphql;
 pub mod http;
 pub mod index;
 pub mod pagination;
+pub mod ratelimit;
 pub mod startup;
 pub mod store;
 pub mod sync;

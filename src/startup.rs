@@ -1,14 +1,17 @@
 //! Turning settings into running backends: the one place that knows which implementation
 //! `--store` and `--index` select, and how the index is fed for each combination.
 
+use std::sync::Arc;
+
 use anyhow::Context;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{BackendArgs, IndexKind, StoreKind};
+use crate::config::{BackendArgs, IndexKind, RateLimitArgs, StoreKind};
 use crate::index::AnyIndex;
 use crate::index::memory::MemoryIndex;
 use crate::index::redis::{FirstContact, RedisIndex};
+use crate::ratelimit::{MemoryLimiter, RateLimiter, RedisLimiter};
 use crate::store::AnyStore;
 use crate::store::dynamo::{DynamoConfig, DynamoStore};
 use crate::store::memory::MemoryStore;
@@ -119,4 +122,45 @@ pub fn stream_consumer(
     let checkpoints = Checkpoints::for_index(index, store.table());
     StreamConsumer::new(store, index.clone(), checkpoints, options)
         .context("building the stream consumer")
+}
+
+/// The rate limiter `args` ask for: shared through the index's Redis (same connection, keys
+/// under `prefix`) when the index is Redis, in this process otherwise; `None` when every limit
+/// is off. `max_complexity` is the largest cost a query may have: a burst below it is allowed,
+/// with a warning, since such queries can then never pass.
+pub fn rate_limiter(
+    args: &RateLimitArgs,
+    index: &AnyIndex,
+    prefix: &str,
+    max_complexity: usize,
+) -> Option<RateLimiter> {
+    let limits = args.limits();
+    if !limits.any() {
+        tracing::info!("rate limits are off");
+        return None;
+    }
+    if limits.cost.is_some() && (args.rate_limit_cost_burst as usize) < max_complexity {
+        tracing::warn!(
+            burst = args.rate_limit_cost_burst,
+            max_complexity,
+            "--rate-limit-cost-burst is below --max-query-complexity: queries costing more than the burst can never pass"
+        );
+    }
+    let limiter = match index {
+        AnyIndex::Redis(index) => {
+            RateLimiter::Redis(Arc::new(RedisLimiter::new(index, prefix, limits)))
+        }
+        AnyIndex::Memory(_) => RateLimiter::Memory(Arc::new(MemoryLimiter::new(limits))),
+    };
+    tracing::info!(
+        store = match limiter {
+            RateLimiter::Redis(_) => "redis",
+            RateLimiter::Memory(_) => "memory",
+        },
+        writes_per_minute = args.rate_limit_writes,
+        cost_per_second = args.rate_limit_cost,
+        cost_burst = args.rate_limit_cost_burst,
+        "rate limits"
+    );
+    Some(limiter)
 }

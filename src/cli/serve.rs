@@ -13,13 +13,13 @@ use tokio_util::sync::CancellationToken;
 
 use crate::auth::Auth;
 use crate::config::{
-    AuthArgs, BackendArgs, CursorArgs, IndexKind, PagingArgs, ServerArgs, StoreKind,
+    AuthArgs, BackendArgs, CursorArgs, IndexKind, PagingArgs, RateLimitArgs, ServerArgs, StoreKind,
 };
 use crate::domain::{RatingSet, Sku};
 use crate::graphql::{ApiState, build_schema};
 use crate::index::{AnyIndex, PageIndex};
 use crate::pagination::Engine;
-use crate::startup::{Backends, open_backends, stream_consumer};
+use crate::startup::{Backends, open_backends, rate_limiter, stream_consumer};
 use crate::store::AnyStore;
 
 /// The embedded demo: `(sku, comments, seed)`. The first one's size is `--demo-comments`.
@@ -41,6 +41,8 @@ pub struct ServeArgs {
     pub cursor: CursorArgs,
     #[command(flatten)]
     pub auth: AuthArgs,
+    #[command(flatten)]
+    pub rate_limit: RateLimitArgs,
     /// Also consume the table's DynamoDB stream into the index, in this process (development;
     /// production runs `dynapage sync` once beside any number of servers). Implied by
     /// `--store dynamodb --index memory`, whose index is filled from a full scan at start-up
@@ -106,6 +108,7 @@ pub async fn run_with(
             }
         }
     }
+    let trusted_proxies = args.rate_limit.trusted_proxies()?;
     let Backends {
         store,
         index,
@@ -121,8 +124,19 @@ pub async fn run_with(
         auth,
         max_node_ids: args.server.max_node_ids,
     });
+    let limiter = rate_limiter(
+        &args.rate_limit,
+        api.engine.index(),
+        &args.backend.redis_prefix,
+        args.server.max_query_complexity,
+    );
     let schema = build_schema(Some(api.clone()), args.server.limits());
-    let router = crate::http::router(schema, api, args.server.http_options()?);
+    let options = crate::http::HttpOptions {
+        rate_limiter: limiter,
+        trusted_proxies,
+        ..args.server.http_options()?
+    };
+    let router = crate::http::router(schema, api, options);
     let address = listener.local_addr()?;
     tracing::info!(%address, graphiql = %format!("http://{address}/"), "listening");
     // Draining is bounded: in-flight requests get the grace period, then the process stops.

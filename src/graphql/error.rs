@@ -4,6 +4,8 @@
 //!   stable `extensions.code` (DESIGN §5).
 //! * Backend outages get `STORE_UNAVAILABLE` or `INDEX_UNAVAILABLE` on the field that needed the
 //!   backend, so the rest of the response still carries data.
+//! * A client over its rate limit gets `RATE_LIMITED` before anything executes
+//!   (`graphql::budget`).
 //! * Anything else is our bug: the client sees a generic message and the request id, and the
 //!   full cause chain is logged once, here.
 
@@ -26,6 +28,8 @@ pub enum ErrorCode {
     Forbidden,
     IndexUnavailable,
     StoreUnavailable,
+    /// The client's rate limit refused the request (HTTP 429 with `Retry-After`).
+    RateLimited,
     Internal,
 }
 
@@ -40,6 +44,7 @@ impl ErrorCode {
             ErrorCode::Forbidden => "FORBIDDEN",
             ErrorCode::IndexUnavailable => "INDEX_UNAVAILABLE",
             ErrorCode::StoreUnavailable => "STORE_UNAVAILABLE",
+            ErrorCode::RateLimited => "RATE_LIMITED",
             ErrorCode::Internal => "INTERNAL_SERVER_ERROR",
         }
     }

@@ -4,6 +4,7 @@
 //! rules live in `pagination`. The schema can be built without any backend, so `export-schema`
 //! and the SDL drift test need no services.
 
+mod budget;
 mod connection;
 mod error;
 pub mod field_errors;
@@ -19,6 +20,7 @@ use std::sync::{Arc, Mutex};
 
 use async_graphql::{EmptySubscription, Schema};
 
+pub use budget::{Budget, Checked, retry_after_seconds};
 pub use error::{ApiError, ErrorCode};
 pub use global_id::GlobalId;
 pub use mutation::MutationRoot;
@@ -87,7 +89,8 @@ impl Default for QueryLimits {
 pub fn build_schema(state: Option<Arc<ApiState>>, limits: QueryLimits) -> ApiSchema {
     let mut builder = Schema::build(QueryRoot, MutationRoot, EmptySubscription)
         .limit_complexity(limits.max_complexity)
-        .limit_recursive_depth(32);
+        .limit_recursive_depth(32)
+        .extension(budget::BudgetCheck);
     if let Some(state) = state {
         builder = builder.data(state);
     }

@@ -53,7 +53,7 @@ impl CorsOrigins {
     }
 
     /// The layer answering preflights and adding CORS headers; `None` when no origin is allowed.
-    pub(super) fn layer(&self, expose: HeaderName) -> Option<CorsLayer> {
+    pub(super) fn layer(&self, expose: [HeaderName; 2]) -> Option<CorsLayer> {
         let origins = match self {
             Self::None => return None,
             Self::List(origins) => AllowOrigin::list(origins.clone()),
@@ -66,7 +66,7 @@ impl CorsOrigins {
                 // Clients add their own headers (Apollo's `apollographql-client-name`, tracing
                 // headers); none of them grants anything, so whatever is asked for is allowed.
                 .allow_headers(AllowHeaders::mirror_request())
-                .expose_headers([expose])
+                .expose_headers(expose)
                 .max_age(Duration::from_secs(600)),
         )
     }

@@ -1,19 +1,28 @@
-//! The `/graphql` handlers: request ids, limits, the `cost` extension, codes on every error,
-//! metrics and one structured log line per request.
+//! The `/graphql` handlers: request ids, limits, rate limits, the `cost` extension, codes on
+//! every error, metrics and one structured log line per request.
 
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Instant;
 
+use async_graphql::indexmap::IndexMap;
 use async_graphql::parser::types::{DocumentOperations, ExecutableDocument, OperationType};
-use async_graphql::{ErrorExtensionValues, Value};
-use axum::extract::State;
+use async_graphql::{ErrorExtensionValues, Name, Value};
+use axum::Extension;
+use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 
 use super::transport::{self, MediaType, Refusal};
-use super::{AppState, REQUEST_ID, limits};
+use super::{AppState, REQUEST_ID, client_address, limits};
 use crate::auth::{Auth, TokenError, Viewer};
-use crate::graphql::{RequestMeta, field_errors};
+use crate::graphql::{Budget, RequestMeta, field_errors, retry_after_seconds};
+use crate::pagination::PageStats;
+use crate::ratelimit::{ClientKey, Throttle};
+
+/// The peer's address, as `serve` records it for each connection (`None` when the router is
+/// served some other way: such requests share the budget of `0.0.0.0`).
+type Peer = Option<Extension<ConnectInfo<SocketAddr>>>;
 
 fn request_id(headers: &HeaderMap) -> String {
     headers
@@ -23,8 +32,20 @@ fn request_id(headers: &HeaderMap) -> String {
         .to_owned()
 }
 
+/// The client's address: the peer's, or what `X-Forwarded-For` says a trusted proxy saw.
+/// Whose budgets a request spends is decided once its token is verified (`execute`): the
+/// token's subject, else this address.
+fn client_ip(app: &AppState, peer: Peer, headers: &HeaderMap) -> IpAddr {
+    let peer = peer.map_or(
+        IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        |Extension(ConnectInfo(a))| a.ip(),
+    );
+    client_address(peer, headers, &app.options.trusted_proxies)
+}
+
 pub(super) async fn post(
     State(app): State<AppState>,
+    peer: Peer,
     headers: HeaderMap,
     body: axum::body::Body,
 ) -> Response {
@@ -34,7 +55,10 @@ pub(super) async fn post(
         Err(refusal) => return transport::refusal(MediaType::Json, &refusal, &request_id),
     };
     match transport::post_request(&headers, body, app.options.max_body_bytes).await {
-        Ok(request) => execute(&app, &headers, request_id, media, request, false).await,
+        Ok(request) => {
+            let address = client_ip(&app, peer, &headers);
+            execute(&app, &headers, request_id, media, request, false, address).await
+        }
         Err(refusal) => transport::refusal(media, &refusal, &request_id),
     }
 }
@@ -43,6 +67,7 @@ pub(super) async fn post(
 /// (a link or a prefetch could trigger it).
 pub(super) async fn get(
     State(app): State<AppState>,
+    peer: Peer,
     headers: HeaderMap,
     uri: axum::http::Uri,
 ) -> Response {
@@ -52,7 +77,10 @@ pub(super) async fn get(
         Err(refusal) => return transport::refusal(MediaType::Json, &refusal, &request_id),
     };
     match transport::get_request(&uri) {
-        Ok(request) => execute(&app, &headers, request_id, media, request, true).await,
+        Ok(request) => {
+            let address = client_ip(&app, peer, &headers);
+            execute(&app, &headers, request_id, media, request, true, address).await
+        }
         Err(refusal) => transport::refusal(media, &refusal, &request_id),
     }
 }
@@ -131,6 +159,7 @@ async fn execute(
     media: MediaType,
     mut request: async_graphql::Request,
     over_get: bool,
+    address: IpAddr,
 ) -> Response {
     let started = Instant::now();
     // Parse once, for the checks async-graphql does not make; the request keeps the document,
@@ -142,13 +171,14 @@ async fn execute(
         app.documents.insert(&request.query, &parsed);
         Some(parsed)
     });
-    let (mutation, aliases, depth) = match &document {
+    let (mutation, aliases, depth, writes) = match &document {
         Some(document) => (
             is_mutation(document, operation_name.as_deref()),
             limits::count_aliases(document),
             limits::depth(document),
+            limits::writes(document, operation_name.as_deref()),
         ),
-        None => (false, 0, 0),
+        None => (false, 0, 0, 0),
     };
     if let Some(document) = &document {
         request.set_parsed_query(ExecutableDocument::clone(document));
@@ -219,13 +249,22 @@ async fn execute(
         Ok(viewer) => viewer,
         Err(refusal) => return refusal,
     };
+    let client = ClientKey::new(viewer.as_ref().map(|v| v.sub.as_str()), address);
     if let Some(viewer) = viewer {
         request = request.data(viewer);
     }
 
     let operation = operation_name.clone().unwrap_or_default();
     let meta = Arc::new(RequestMeta::new(request_id.clone()));
-    let execution = app.schema.execute(request.data(meta.clone()));
+    // The budgets are checked after validation, before execution (`graphql::budget`).
+    let budget = Arc::new(Budget::new(
+        app.options.rate_limiter.clone(),
+        client,
+        writes as u64,
+    ));
+    let execution = app
+        .schema
+        .execute(request.data(meta.clone()).data(budget.clone()));
     let Ok(mut response) = tokio::time::timeout(app.options.request_timeout, execution).await
     else {
         metrics::counter!("dynapage_graphql_requests_total", "kind" => kind, "outcome" => "timeout").increment(1);
@@ -268,9 +307,18 @@ async fn execute(
             extensions.set("code", "GRAPHQL_VALIDATION_FAILED");
         }
     }
+    let checked = budget.checked();
+    let refused = checked.and_then(|c| c.refused());
+    // A request that failed before the check spent nothing; its response still shows the budget.
+    let throttle = match checked {
+        Some(checked) => checked.verdict.and_then(|v| v.cost),
+        None => budget.peek().await.and_then(|v| v.cost),
+    };
     let cost = meta.cost();
     let elapsed = started.elapsed();
-    let outcome = if response.errors.is_empty() {
+    let outcome = if refused.is_some() {
+        "rate_limited"
+    } else if response.errors.is_empty() {
         "ok"
     } else {
         "error"
@@ -284,35 +332,77 @@ async fn execute(
         operation,
         kind,
         errors = response.errors.len(),
+        cost = checked.map(|c| c.cost),
+        rate_limited = refused.map(|r| r.limit.as_str()),
         items_read = cost.items_read,
         store_queries = cost.store_queries,
         index_calls = cost.index_calls,
         elapsed_ms = elapsed.as_millis() as u64,
         "graphql request"
     );
-    let mut cost_value = async_graphql::indexmap::IndexMap::new();
-    cost_value.insert(
-        async_graphql::Name::new("itemsRead"),
-        Value::from(cost.items_read),
-    );
-    cost_value.insert(
-        async_graphql::Name::new("storeQueries"),
-        Value::from(cost.store_queries),
-    );
-    cost_value.insert(
-        async_graphql::Name::new("indexCalls"),
-        Value::from(cost.index_calls),
-    );
     let cache_control = if over_get && response.errors.is_empty() {
         super::GET_QUERY_CACHE_CONTROL
     } else {
         "no-store"
     };
-    response = response.extension("cost", Value::Object(cost_value));
+    let requested = checked.map(|c| c.cost);
+    let actual = requested.filter(|_| refused.is_none());
+    response = response.extension("cost", cost_extension(requested, actual, throttle, cost));
     let mut http = transport::respond(media, &response);
     http.headers_mut().insert(
         header::CACHE_CONTROL,
         HeaderValue::from_static(cache_control),
     );
+    if let Some(refused) = refused {
+        // 429 under both media types: the GraphQL-over-HTTP specification lets a server answer
+        // a status of its own for reasons outside GraphQL, rate limiting among them.
+        *http.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+        if let Some(wait) = refused.retry_after {
+            http.headers_mut().insert(
+                header::RETRY_AFTER,
+                HeaderValue::from(retry_after_seconds(wait)),
+            );
+        }
+    }
     http
+}
+
+/// `extensions.cost`: the budget in Shopify's shape (`requestedQueryCost`: the complexity, null
+/// when the request failed before it was priced; `actualQueryCost`: what it took from the
+/// budget, the same number, null when it did not run; `throttleStatus`: the budget after it,
+/// null when cost is not limited), beside what the request read.
+fn cost_extension(
+    requested: Option<u64>,
+    actual: Option<u64>,
+    throttle: Option<Throttle>,
+    read: PageStats,
+) -> Value {
+    let mut cost = IndexMap::with_capacity(6);
+    let number = |n: Option<u64>| n.map_or(Value::Null, Value::from);
+    cost.insert(Name::new("requestedQueryCost"), number(requested));
+    cost.insert(Name::new("actualQueryCost"), number(actual));
+    let throttle = throttle.map_or(Value::Null, |t| {
+        let mut status = IndexMap::with_capacity(3);
+        status.insert(
+            Name::new("maximumAvailable"),
+            Value::from(t.maximum_available),
+        );
+        status.insert(
+            Name::new("currentlyAvailable"),
+            Value::from(t.currently_available),
+        );
+        let rate = t.restore_rate;
+        let rate = if rate.fract() == 0.0 {
+            Value::from(rate as u64)
+        } else {
+            Value::from(rate)
+        };
+        status.insert(Name::new("restoreRate"), rate);
+        Value::Object(status)
+    });
+    cost.insert(Name::new("throttleStatus"), throttle);
+    cost.insert(Name::new("itemsRead"), Value::from(read.items_read));
+    cost.insert(Name::new("storeQueries"), Value::from(read.store_queries));
+    cost.insert(Name::new("indexCalls"), Value::from(read.index_calls));
+    Value::Object(cost)
 }

@@ -1,5 +1,6 @@
-//! Limits checked on the parsed document before async-graphql runs it: aliases and depth.
-//! Complexity is limited by the schema (see `graphql::QueryLimits`).
+//! Limits checked on the parsed document before async-graphql runs it: aliases and depth; and
+//! what a mutation writes, for the writes budget. Complexity is limited by the schema (see
+//! `graphql::QueryLimits`).
 //!
 //! Depth is counted here rather than by async-graphql's `limit_depth`, which counts every
 //! field alike: the introspection query that GraphiQL, graphql-js and Apollo's tools send
@@ -9,7 +10,8 @@
 use std::collections::{HashMap, HashSet};
 
 use async_graphql::parser::types::{
-    ExecutableDocument, FragmentDefinition, Selection, SelectionSet,
+    DocumentOperations, ExecutableDocument, FragmentDefinition, OperationType, Selection,
+    SelectionSet,
 };
 use async_graphql::{Name, Positioned};
 
@@ -42,6 +44,61 @@ pub fn count_aliases(document: &ExecutableDocument) -> usize {
         .map(|f| walk(&f.node.selection_set.node))
         .sum();
     operations + fragments
+}
+
+/// How many writes the operation `operation_name` selects: the distinct response names of a
+/// mutation's root fields, fragments followed (`__typename` writes nothing); 0 for a query.
+///
+/// Every root field of a mutation is one write, so aliases (`a: addComment b: addComment`)
+/// cost one each; two selections of one response name are one field, which GraphQL executes
+/// once. Unknown and cyclic fragments count as empty: validation rejects them later.
+pub fn writes(document: &ExecutableDocument, operation_name: Option<&str>) -> usize {
+    let operation = match (&document.operations, operation_name) {
+        (DocumentOperations::Single(op), _) => Some(op),
+        (DocumentOperations::Multiple(ops), Some(name)) => ops.get(name),
+        (DocumentOperations::Multiple(ops), None) if ops.len() == 1 => ops.values().next(),
+        (DocumentOperations::Multiple(_), None) => None,
+    };
+    let Some(operation) = operation.filter(|op| op.node.ty == OperationType::Mutation) else {
+        return 0;
+    };
+    fn collect<'a>(
+        set: &'a SelectionSet,
+        fragments: &'a HashMap<Name, Positioned<FragmentDefinition>>,
+        seen: &mut HashSet<&'a str>,
+        names: &mut HashSet<&'a str>,
+    ) {
+        for item in &set.items {
+            match &item.node {
+                Selection::Field(field) => {
+                    let field = &field.node;
+                    let name = field.alias.as_ref().unwrap_or(&field.name).node.as_str();
+                    if field.name.node.as_str() != "__typename" {
+                        names.insert(name);
+                    }
+                }
+                Selection::InlineFragment(fragment) => {
+                    collect(&fragment.node.selection_set.node, fragments, seen, names);
+                }
+                Selection::FragmentSpread(spread) => {
+                    let name = spread.node.fragment_name.node.as_str();
+                    if let Some(definition) = fragments.get(name)
+                        && seen.insert(name)
+                    {
+                        collect(&definition.node.selection_set.node, fragments, seen, names);
+                    }
+                }
+            }
+        }
+    }
+    let mut names = HashSet::new();
+    collect(
+        &operation.node.selection_set.node,
+        &document.fragments,
+        &mut HashSet::new(),
+        &mut names,
+    );
+    names.len()
 }
 
 /// Selections (fields, fragments) on one path from an operation's root beyond which a
@@ -212,6 +269,46 @@ mod tests {
         }
         chain.push_str(" fragment F100 on Q { z }");
         assert_eq!(depth(&parse(&chain)), usize::MAX);
+    }
+
+    #[test]
+    fn every_root_field_of_a_mutation_is_a_write_aliases_included() {
+        let writes = |text: &str, name: Option<&str>| writes(&parse(text), name);
+        assert_eq!(
+            writes(
+                "mutation { addComment(input: $i) { comment { id } } }",
+                None
+            ),
+            1
+        );
+        assert_eq!(
+            writes(
+                "mutation { a: addComment(input: $i) { x } b: addComment(input: $j) { x } __typename }",
+                None
+            ),
+            2
+        );
+        assert_eq!(
+            writes(
+                "mutation { ...W ... on Mutation { c: deleteComment(input: $k) { x } } } fragment W on Mutation { a: addComment(input: $i) { x } ...W }",
+                None
+            ),
+            2,
+            "fragments are followed once"
+        );
+        assert_eq!(
+            writes(
+                "mutation { addComment(input: $i) { x } addComment(input: $i) { y } }",
+                None
+            ),
+            1,
+            "one response name is one field"
+        );
+        assert_eq!(writes("{ product(sku: \"A\") { sku } }", None), 0);
+        let two = "query Q { a } mutation M { a: addComment(input: $i) { x } b: addComment(input: $j) { x } }";
+        assert_eq!(writes(two, Some("M")), 2);
+        assert_eq!(writes(two, Some("Q")), 0);
+        assert_eq!(writes(two, None), 0, "an ambiguous document runs nothing");
     }
 
     #[test]

@@ -4,14 +4,20 @@
 //! `serve` takes a bound listener and a shutdown future, so tests run the real server on port 0
 //! and stop it at will (STYLE 9). Nothing here knows how pages are computed.
 //!
+//! Rate limits: the server is served with each connection's peer address, from which
+//! `client_address` tells the client (`--trusted-proxies`), whose budgets `graphql::budget`
+//! checks.
+//!
 //! Caching: POST responses are `no-store` (mutations, and queries clients chose not to cache).
 //! Error-free queries over GET may be cached briefly ([`GET_QUERY_CACHE_CONTROL`]): long enough
 //! for a CDN or browser to absorb bursts of identical reads, short enough that a new comment
 //! shows up within seconds. GET responses with errors are `no-store`.
 
+mod client_address;
 mod cors;
 mod playground;
 
+pub use client_address::{TrustedProxies, client_address};
 pub use cors::CorsOrigins;
 
 mod documents;
@@ -20,6 +26,7 @@ mod limits;
 mod transport;
 
 use std::future::Future;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,6 +44,7 @@ use tower_http::trace::TraceLayer;
 use crate::graphql::field_errors::OutputTypes;
 use crate::graphql::{ApiSchema, ApiState};
 use crate::index::PageIndex;
+use crate::ratelimit::RateLimiter;
 use crate::store::CommentStore;
 
 pub(crate) const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -59,6 +67,10 @@ pub struct HttpOptions {
     pub cors: CorsOrigins,
     /// Renders `/metrics`; `None` serves no metrics.
     pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
+    /// Each client's budgets; `None` limits nothing.
+    pub rate_limiter: Option<RateLimiter>,
+    /// Peers whose `X-Forwarded-For` names the client.
+    pub trusted_proxies: TrustedProxies,
 }
 
 impl Default for HttpOptions {
@@ -71,6 +83,8 @@ impl Default for HttpOptions {
             max_body_bytes: 256 * 1024,
             cors: CorsOrigins::None,
             metrics: None,
+            rate_limiter: None,
+            trusted_proxies: TrustedProxies::default(),
         }
     }
 }
@@ -97,7 +111,8 @@ const DOCUMENT_CACHE_ENTRIES: usize = 512;
 pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Router {
     let in_flight = Arc::new(tokio::sync::Semaphore::new(options.max_concurrent_requests));
     let max_body_bytes = options.max_body_bytes;
-    let cors = options.cors.layer(REQUEST_ID);
+    // Browsers show a cross-origin page only the headers it is allowed to read.
+    let cors = options.cors.layer([REQUEST_ID, header::RETRY_AFTER]);
     let types = OutputTypes::from_sdl(&schema.sdl()).unwrap_or_else(|e| {
         // Our own SDL always parses; without types every failed field still becomes a null.
         tracing::error!(error = %e, "the schema's SDL did not parse");
@@ -134,14 +149,18 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
 }
 
 /// Serves `router` on `listener` until `shutdown` completes, then lets in-flight requests end.
+/// Handlers see each connection's peer address (`ConnectInfo`): the rate limits key by it.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     router: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await
+    axum::serve(
+        listener,
+        router.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await
 }
 
 /// Request ids are ULIDs: unique, and sortable by time in logs.

@@ -14,7 +14,7 @@
 //!
 //! [`MemoryIndex`]: crate::index::memory::MemoryIndex
 
-mod connection;
+pub(crate) mod connection;
 mod keys;
 mod scan;
 mod tls;
@@ -118,6 +118,12 @@ impl RedisIndex {
             apply: LuaScript::new(include_str!("redis/apply.lua")),
             tombstone_ttl: config.tombstone_ttl,
         })
+    }
+
+    /// A handle on this index's connection (clones share its sockets), for the rate limiter's
+    /// script, so a server keeps one connection to Redis.
+    pub(crate) fn connection(&self) -> Connection {
+        self.conn.clone()
     }
 
     /// The keys `key_at` and `count` read for `ratings`: the selected rating sets (all five for

@@ -444,3 +444,27 @@ async fn a_token_from_dynapage_token_works_against_a_server_reading_its_jwks_fil
     ok(&app, Some(&moderator), DELETE, json!({ "id": id })).await;
     app.stop().await.expect("clean stop");
 }
+
+#[tokio::test]
+async fn each_signed_in_user_has_a_writes_budget_of_their_own_behind_one_address() {
+    let key = TestKey::ec("ec-budget");
+    let jwks = JwksServer::start(&[&key]).await;
+    // One write a minute each; every request comes from 127.0.0.1.
+    let app = server(
+        &jwks,
+        &["--rate-limit-writes", "1", "--rate-limit-cost", "0"],
+    )
+    .await;
+    let alice = key.sign(&claims("alice", json!({})));
+    let bob = key.sign(&claims("bob", json!({})));
+    let sku = json!({ "sku": "BUDGETS" });
+    ok(&app, Some(&alice), ADD, sku.clone()).await;
+    let (status, headers, body) = post(&app, Some(&alice), ADD, sku.clone()).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body:#}");
+    assert_eq!(error_codes(&body), ["RATE_LIMITED"], "{body:#}");
+    assert!(headers.contains_key("retry-after"), "{headers:?}");
+    // Bob, from the same address, still has his.
+    ok(&app, Some(&bob), ADD, sku.clone()).await;
+    assert_eq!(comments(&app, None, "BUDGETS").await["totalCount"], 2);
+    app.stop().await.expect("clean stop");
+}

@@ -12,6 +12,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::support::redis_server::RedisServer;
 
+/// The flags that turn every rate limit off.
+pub const RATE_LIMITS_OFF: [&str; 4] = ["--rate-limit-writes", "0", "--rate-limit-cost", "0"];
+
 /// The product every embedded `TestApp` has, with `--demo-comments` comments (ties included).
 pub const DEMO_SKU: &str = "DAFT_PUNK_TSHIRT";
 
@@ -48,9 +51,14 @@ impl TestApp {
         (app, redis)
     }
 
-    /// `dynapage serve --listen 127.0.0.1:0 <args>`.
+    /// `dynapage serve --listen 127.0.0.1:0 <args>`, with rate limits off unless `args` set
+    /// one: every test's requests come from 127.0.0.1, and most send far more than one
+    /// client's budget (`ratelimit` tests the limits).
     pub async fn spawn(args: &[&str]) -> Self {
         let mut argv = vec!["dynapage", "serve"];
+        if !args.iter().any(|a| a.starts_with("--rate-limit")) {
+            argv.extend(RATE_LIMITS_OFF);
+        }
         argv.extend_from_slice(args);
         // A DynamoDB server must be told how writes are authorised; these tests are about
         // other things and write openly (tests/api/auth.rs is about that).

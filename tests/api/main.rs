@@ -28,6 +28,7 @@ mod index_contract;
 mod lambda;
 mod mutations;
 mod playground;
+mod ratelimit;
 mod ratings;
 mod redis_cluster;
 mod redis_index;

@@ -6,7 +6,8 @@
 //! I/O error; the cluster client rediscovers its nodes). Short connect and response timeouts
 //! make a dead or unreachable Redis fail a request in about a second instead of hanging it.
 //!
-//! This module knows nothing of key names, scripts or domain types.
+//! This module knows nothing of key names, scripts or domain types. The rate limiter
+//! (`crate::ratelimit`) runs its script on the index's connection through it too.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,7 +25,7 @@ use crate::index::IndexError;
 
 /// One connection handle, cheap to clone: clones share the same socket(s).
 #[derive(Clone)]
-pub(super) enum Connection {
+pub(crate) enum Connection {
     Single(ConnectionManager),
     /// A Cluster, and its first seed node on its own (see [`Connection::settings_problem`]),
     /// behind an `Arc`: the handle is cloned for every request.
@@ -34,7 +35,7 @@ pub(super) enum Connection {
 /// The first `--redis-url` of a Cluster as a single-node client with the Cluster's TLS settings
 /// and credentials, used only to explain a failed start-up check.
 #[derive(Clone)]
-pub(super) struct SeedNode {
+pub(crate) struct SeedNode {
     client: redis::Client,
     config: AsyncConnectionConfig,
 }
@@ -202,13 +203,13 @@ impl ConnectionLike for Connection {
 /// routed by its first key to that one node, loads the script there, and costs one round trip
 /// instead of two.
 #[derive(Clone, Debug)]
-pub(super) struct LuaScript {
+pub(crate) struct LuaScript {
     source: &'static str,
     hash: String,
 }
 
 impl LuaScript {
-    pub(super) fn new(source: &'static str) -> Self {
+    pub(crate) fn new(source: &'static str) -> Self {
         Self {
             source,
             hash: redis::Script::new(source).get_hash().to_owned(),
@@ -216,7 +217,7 @@ impl LuaScript {
     }
 
     /// A call of this script, to fill with keys and arguments.
-    pub(super) fn call(&self) -> ScriptCall<'_> {
+    pub(crate) fn call(&self) -> ScriptCall<'_> {
         ScriptCall {
             script: self,
             keys: Vec::new(),
@@ -226,25 +227,25 @@ impl LuaScript {
 }
 
 /// One call of a [`LuaScript`]: its `KEYS` and `ARGV`.
-pub(super) struct ScriptCall<'a> {
+pub(crate) struct ScriptCall<'a> {
     script: &'a LuaScript,
     keys: Vec<Vec<u8>>,
     args: Vec<Vec<u8>>,
 }
 
 impl ScriptCall<'_> {
-    pub(super) fn key(&mut self, key: impl ToRedisArgs) -> &mut Self {
+    pub(crate) fn key(&mut self, key: impl ToRedisArgs) -> &mut Self {
         self.keys.extend(key.to_redis_args());
         self
     }
 
-    pub(super) fn arg(&mut self, arg: impl ToRedisArgs) -> &mut Self {
+    pub(crate) fn arg(&mut self, arg: impl ToRedisArgs) -> &mut Self {
         self.args.extend(arg.to_redis_args());
         self
     }
 
     /// Runs the script on the node that holds its first key.
-    pub(super) async fn invoke<T: FromRedisValue>(&self, conn: &mut Connection) -> RedisResult<T> {
+    pub(crate) async fn invoke<T: FromRedisValue>(&self, conn: &mut Connection) -> RedisResult<T> {
         let command = |verb: &str, body: &str| {
             let mut cmd = redis::cmd(verb);
             cmd.arg(body)
@@ -316,7 +317,7 @@ fn settings_hint(err: &RedisError) -> Option<&'static str> {
 /// client's retries did not get past): callers degrade (`INDEX_UNAVAILABLE`) and retry later.
 /// Everything else (a script error, a type error, an unparsable reply) is a bug or a
 /// misconfiguration and is `Internal`.
-pub(super) fn classify(err: RedisError) -> IndexError {
+pub(crate) fn classify(err: RedisError) -> IndexError {
     let unavailable = err.is_io_error()
         || err.is_timeout()
         || err.is_connection_dropped()

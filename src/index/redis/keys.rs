@@ -9,6 +9,9 @@
 //! | `<prefix>idx:{<sku>}:d:<id>` | string | a deleted comment's tombstone: the deletion's version; expires after the tombstone lifetime |
 //! | `<prefix>sync:<table>:<shardId>` | string | the last stream sequence number the sync worker applied from that shard |
 //!
+//! The rate limiter keeps its buckets beside the index, under `<prefix>rl:`; it spells its keys
+//! itself (`crate::ratelimit`'s Redis store), and nothing here reads or scans them.
+//!
 //! **Only the five rating sets.** A comment is in exactly one of them. The product's whole
 //! list is their union: its count is the sum of five `ZCARD`s, and the member at rank `k` is
 //! found inside Redis by the same O(log n) union search the `ratings` filter uses
