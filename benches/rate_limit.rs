@@ -15,9 +15,12 @@
 //! PATH (`DYNAPAGE_BENCH_REDIS_URL` uses a running Redis instead). See BENCHMARKS.md.
 
 use std::hint::black_box;
-use std::net::{IpAddr, Ipv4Addr, TcpListener};
-use std::process::{Child, Command, Stdio};
+use std::net::{IpAddr, Ipv4Addr};
 use std::time::{Duration, Instant};
+
+#[path = "support/redis_server.rs"]
+mod redis_server;
+use redis_server::start_redis;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use dynapage::index::PageIndex as _;
@@ -34,37 +37,6 @@ const CHARGE: Charge = Charge {
     cost: 221,
     writes: 0,
 };
-
-/// A `redis-server` of this bench, killed on drop.
-struct Server(Option<Child>);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.0.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-fn start_redis() -> (Server, String) {
-    if let Ok(url) = std::env::var("DYNAPAGE_BENCH_REDIS_URL") {
-        return (Server(None), url);
-    }
-    let port = TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
-    let child = Command::new("redis-server")
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-        .args(["--save", "", "--appendonly", "no", "--loglevel", "warning"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("redis-server runs (apt-get install redis-server)");
-    (Server(Some(child)), format!("redis://127.0.0.1:{port}"))
-}
 
 fn client(i: u32) -> ClientKey {
     ClientKey::new(None, IpAddr::V4(Ipv4Addr::from(0x0a00_0000 + i)))

@@ -19,9 +19,11 @@
 //! Redis instead, which must be empty: the memory figures count everything in it).
 
 use std::hint::black_box;
-use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+#[path = "support/redis_server.rs"]
+mod redis_server;
+use redis_server::{Server, start_redis};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use dynapage::domain::{ChangeEvent, IndexEntry, Order, RatingSet, Sku, SortKey};
@@ -39,37 +41,6 @@ const TEST_COMMENTS: usize = 5_000;
 const SEED: u64 = 1;
 const NEWEST_MS: u64 = 1_767_225_600_000;
 const PREFIX: &str = "bench:";
-
-/// A `redis-server` of this bench, killed on drop.
-struct Server(Option<Child>);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.0.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-fn start_redis() -> (Server, String) {
-    if let Ok(url) = std::env::var("DYNAPAGE_BENCH_REDIS_URL") {
-        return (Server(None), url);
-    }
-    let port = TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
-    let child = Command::new("redis-server")
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-        .args(["--save", "", "--appendonly", "no", "--loglevel", "warning"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("redis-server runs (apt-get install redis-server)");
-    (Server(Some(child)), format!("redis://127.0.0.1:{port}"))
-}
 
 struct Fixture {
     runtime: Runtime,

@@ -338,36 +338,28 @@ async fn a_rotated_key_is_fetched_once_and_cached_keys_outlive_a_jwks_outage() {
     app.stop().await.expect("clean stop");
 }
 
-#[tokio::test]
-async fn a_dynamodb_server_will_not_start_until_auth_is_chosen() {
-    let endpoint = dynamodb_local::endpoint().await;
+/// What `dynapage serve <args>` says on standard error when it refuses to start.
+async fn refused_start(args: &[&str]) -> String {
     let output = dynapage_command("serve")
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--store",
-            "dynamodb",
-            "--dynamodb-endpoint",
-            &endpoint,
-        ])
+        .args(["--listen", "127.0.0.1:0"])
+        .args(args)
         .stderr(std::process::Stdio::piped())
         .output()
         .await
         .expect("runs");
-    assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "serve {args:?} started");
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[tokio::test]
+async fn a_dynamodb_server_will_not_start_until_auth_is_chosen() {
+    let endpoint = dynamodb_local::endpoint().await;
+    let stderr = refused_start(&["--store", "dynamodb", "--dynamodb-endpoint", &endpoint]).await;
     assert!(
         stderr.contains("--auth / DYNAPAGE_AUTH is required with --store dynamodb"),
         "{stderr}"
     );
-    let output = dynapage_command("serve")
-        .args(["--listen", "127.0.0.1:0", "--auth", "jwt"])
-        .stderr(std::process::Stdio::piped())
-        .output()
-        .await
-        .expect("runs");
-    assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = refused_start(&["--auth", "jwt"]).await;
     assert!(
         stderr.contains("--auth jwt needs --auth-jwks-url"),
         "{stderr}"
