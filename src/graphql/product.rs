@@ -4,11 +4,14 @@
 
 use async_graphql::{Context, ID, Object};
 
+use super::connection::state;
 use super::connection::{
     CommentConnection, ConnectionInput, connection_complexity, resolve_connection,
 };
+use super::error::ApiError;
 use super::global_id::GlobalId;
-use super::types::Product;
+use super::types::{Product, RatingSummary};
+use crate::index::PageIndex;
 
 /// A product. It exists as soon as it is named: a product without comments has an empty
 /// connection and a `totalCount` of 0.
@@ -22,6 +25,30 @@ impl Product {
     /// The product's SKU.
     async fn sku(&self) -> &str {
         self.sku.as_str()
+    }
+
+    /// How the product's comments are rated: the total, the average, and the count of each
+    /// rating (what a rating filter shows beside its checkboxes). One index call (the counts
+    /// follow the index, like `totalCount`); null with `INDEX_UNAVAILABLE` when it is down.
+    async fn rating_summary(
+        &self,
+        ctx: &Context<'_>,
+    ) -> async_graphql::Result<Option<RatingSummary>> {
+        let state = state(ctx)?;
+        let meta = super::meta(ctx);
+        let counts = state
+            .engine
+            .index()
+            .rating_counts(&self.sku)
+            .await
+            .map_err(|e| ApiError::from(e).into_graphql(meta))?;
+        if let Some(meta) = meta {
+            meta.add_cost(crate::pagination::PageStats {
+                index_calls: 1,
+                ..Default::default()
+            });
+        }
+        Ok(Some(RatingSummary::from_counts(counts)))
     }
 
     /// The product's comments, newest first, as a Relay connection.

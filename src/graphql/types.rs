@@ -84,6 +84,51 @@ impl Comment {
     }
 }
 
+/// How a product's comments are rated: what a storefront shows beside its pager and rating
+/// filter.
+#[derive(Clone, Debug, SimpleObject)]
+pub struct RatingSummary {
+    /// How many comments the product has.
+    pub total: i32,
+    /// The mean rating, from the counts; null when there are no comments.
+    pub average: Option<f64>,
+    /// How many comments have each rating, from 5 stars down to 1 (all five, zeros included).
+    pub counts: Vec<RatingCount>,
+}
+
+impl RatingSummary {
+    /// The summary of the counts of ratings 1 to 5 (`[ones, …, fives]`).
+    pub fn from_counts(counts: [u64; 5]) -> Self {
+        let total: u64 = counts.iter().sum();
+        let stars: u64 = counts
+            .iter()
+            .zip(1..)
+            .map(|(count, stars)| count * stars)
+            .sum();
+        Self {
+            total: i32::try_from(total).unwrap_or(i32::MAX),
+            average: (total > 0).then(|| stars as f64 / total as f64),
+            counts: (1..=5)
+                .rev()
+                .zip(counts.iter().rev())
+                .map(|(rating, count)| RatingCount {
+                    rating,
+                    count: i32::try_from(*count).unwrap_or(i32::MAX),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The number of comments with one rating.
+#[derive(Clone, Debug, SimpleObject)]
+pub struct RatingCount {
+    /// Star rating, 1 to 5.
+    pub rating: i32,
+    /// Comments with that rating.
+    pub count: i32,
+}
+
 /// A comment and its position in the connection.
 #[derive(Clone, Debug, SimpleObject)]
 pub struct CommentEdge {
@@ -105,4 +150,19 @@ pub struct PageInfo {
     pub start_cursor: Option<String>,
     /// The last edge's cursor; null when the page is empty.
     pub end_cursor: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_summary_counts_from_five_stars_down_and_averages_the_stars() {
+        let summary = RatingSummary::from_counts([1, 0, 0, 1, 2]);
+        assert_eq!(summary.total, 4);
+        assert_eq!(summary.average, Some((1.0 + 4.0 + 10.0) / 4.0));
+        let counts: Vec<(i32, i32)> = summary.counts.iter().map(|c| (c.rating, c.count)).collect();
+        assert_eq!(counts, [(5, 2), (4, 1), (3, 0), (2, 0), (1, 1)]);
+        assert_eq!(RatingSummary::from_counts([0; 5]).average, None);
+    }
 }

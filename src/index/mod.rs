@@ -35,7 +35,7 @@ mod treap;
 use std::future::Future;
 use std::time::Duration;
 
-use crate::domain::{ChangeEvent, IndexEntry, Order, RatingSet, Sku, SortKey};
+use crate::domain::{ChangeEvent, IndexEntry, Order, Rating, RatingSet, Sku, SortKey};
 use crate::error::BoxError;
 
 /// How long a deletion's tombstone is kept: the 24 hours a DynamoDB stream keeps a record (the
@@ -95,6 +95,21 @@ pub trait PageIndex: Send + Sync + 'static {
         sku: &Sku,
         ratings: RatingSet,
     ) -> impl Future<Output = Result<u64, IndexError>> + Send;
+
+    /// How many of `sku`'s comments have each rating: `[ones, twos, threes, fours, fives]`.
+    /// One round trip where the index has them (Redis: five `ZCARD`s in one pipeline).
+    fn rating_counts(
+        &self,
+        sku: &Sku,
+    ) -> impl Future<Output = Result<[u64; 5], IndexError>> + Send {
+        async move {
+            let mut counts = [0; 5];
+            for (slot, rating) in counts.iter_mut().zip(Rating::ALL) {
+                *slot = self.count(sku, RatingSet::from_ratings([rating])).await?;
+            }
+            Ok(counts)
+        }
+    }
 
     /// The sort key `rank` places (0-based) into the list of `sku`'s comments with a rating in
     /// `ratings`, read in `order`, counting only items strictly beyond `after` in that order
@@ -156,6 +171,10 @@ macro_rules! dispatch_index {
 impl PageIndex for AnyIndex {
     async fn count(&self, sku: &Sku, ratings: RatingSet) -> Result<u64, IndexError> {
         dispatch_index!(self, i => i.count(sku, ratings).await)
+    }
+
+    async fn rating_counts(&self, sku: &Sku) -> Result<[u64; 5], IndexError> {
+        dispatch_index!(self, i => i.rating_counts(sku).await)
     }
 
     async fn key_at(

@@ -368,6 +368,19 @@ impl PageIndex for RedisIndex {
         Ok(counts.iter().sum())
     }
 
+    async fn rating_counts(&self, sku: &Sku) -> Result<[u64; 5], IndexError> {
+        let mut pipe = redis::pipe();
+        for key in self.sets(sku, RatingSet::ALL) {
+            pipe.zcard(key);
+        }
+        let counts: Vec<u64> = pipe
+            .query_async(&mut self.conn.clone())
+            .await
+            .map_err(classify)?;
+        <[u64; 5]>::try_from(counts)
+            .map_err(|c| IndexError::Internal(format!("{} counts for 5 ratings", c.len()).into()))
+    }
+
     async fn key_at(
         &self,
         sku: &Sku,

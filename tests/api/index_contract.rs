@@ -27,6 +27,7 @@ contract_suite! {
     },
     behaviours: [
         count_sums_the_selected_rating_sets,
+        rating_counts_are_each_rating_s_count,
         key_at_reads_every_rank_in_both_orders_ties_included,
         key_at_counts_only_items_beyond_the_cursor_member_or_not,
         key_at_agrees_with_the_model_for_all_31_rating_subsets,
@@ -89,6 +90,27 @@ async fn count_sums_the_selected_rating_sets<I: PageIndex>(index: I) {
         .await
         .expect("count");
     assert_eq!(unknown, 0, "a product without comments counts zero");
+}
+
+async fn rating_counts_are_each_rating_s_count<I: PageIndex>(index: I) {
+    let mut rng = Rng::new(31);
+    let data = dataset(&mut rng, &sku("RATED"), 150, 30);
+    index.apply(&upserts(&data)).await.expect("apply");
+    let model = Model::of(&data);
+    let counts = index
+        .rating_counts(&sku("RATED"))
+        .await
+        .expect("rating_counts");
+    let expected: Vec<u64> = (1..=5).map(|r| model.count(set(&[r]))).collect();
+    assert_eq!(counts.to_vec(), expected);
+    assert_eq!(counts.iter().sum::<u64>(), 150);
+    assert_eq!(
+        index
+            .rating_counts(&sku("NOBODY"))
+            .await
+            .expect("rating_counts"),
+        [0; 5]
+    );
 }
 
 async fn key_at_reads_every_rank_in_both_orders_ties_included<I: PageIndex>(index: I) {

@@ -308,3 +308,73 @@ async fn ratings_3_and_5_walk_through_graphql_like_filtering_the_full_list() {
         .await;
     assert_eq!(deep.ids, expected_ids[300..310]);
 }
+
+const SUMMARY: &str = r#"query($sku: String!) {
+  product(sku: $sku) {
+    sku
+    ratingSummary { total average counts { rating count } }
+    comments(first: 1) { totalCount }
+  }
+}"#;
+
+#[tokio::test]
+async fn the_rating_summary_counts_what_each_rating_filter_counts() {
+    let app = crate::helpers::TestApp::embedded(1_234).await;
+    let sku = crate::helpers::DEMO_SKU;
+    let data = app.data(SUMMARY, json!({ "sku": sku })).await;
+    let summary = &data["product"]["ratingSummary"];
+    assert_eq!(summary["total"], data["product"]["comments"]["totalCount"]);
+    assert_eq!(summary["total"], 1_234);
+    let mut stars = 0;
+    for (i, entry) in summary["counts"]
+        .as_array()
+        .expect("counts")
+        .iter()
+        .enumerate()
+    {
+        let rating = 5 - i as i64;
+        assert_eq!(entry["rating"], rating, "from 5 stars down: {summary:#}");
+        let filtered = app
+            .data(
+                "query($sku: String!, $r: [Int!]) { comments(sku: $sku, ratings: $r, first: 1) { totalCount } }",
+                json!({ "sku": sku, "r": [rating] }),
+            )
+            .await;
+        assert_eq!(
+            entry["count"], filtered["comments"]["totalCount"],
+            "rating {rating}"
+        );
+        stars += rating * entry["count"].as_i64().expect("a count");
+    }
+    let average = summary["average"].as_f64().expect("an average");
+    assert!((average - stars as f64 / 1_234.0).abs() < 1e-9, "{average}");
+
+    let empty = app.data(SUMMARY, json!({ "sku": "NO_COMMENTS" })).await;
+    assert_eq!(
+        empty["product"]["ratingSummary"],
+        json!({ "total": 0, "average": null, "counts": [
+            { "rating": 5, "count": 0 }, { "rating": 4, "count": 0 }, { "rating": 3, "count": 0 },
+            { "rating": 2, "count": 0 }, { "rating": 1, "count": 0 }
+        ] })
+    );
+    app.stop().await.expect("clean stop");
+}
+
+#[tokio::test]
+async fn without_its_index_the_rating_summary_is_null_and_the_product_still_answers() {
+    let (app, _redis) = crate::helpers::TestApp::without_its_index(10, &[]).await;
+    let response = app
+        .graphql(SUMMARY, json!({ "sku": crate::helpers::DEMO_SKU }))
+        .await;
+    assert_eq!(response["data"]["product"]["sku"], crate::helpers::DEMO_SKU);
+    assert_eq!(
+        response["data"]["product"]["ratingSummary"],
+        serde_json::Value::Null
+    );
+    let codes = crate::helpers::error_codes(&response);
+    assert!(
+        codes.iter().all(|c| c == "INDEX_UNAVAILABLE") && !codes.is_empty(),
+        "{response:#}"
+    );
+    app.stop().await.expect("clean stop");
+}
