@@ -196,7 +196,8 @@ impl JwtVerifier {
                 _ => TokenError::Malformed,
             })?
             .claims;
-        // `exp` is required and checked above; the token lives until then (plus the leeway).
+        // `exp` is required and checked above. The cache keeps the token until then, without
+        // the leeway: it is verified again if it is used after `exp`.
         let exp = claims
             .get("exp")
             .and_then(Value::as_u64)
