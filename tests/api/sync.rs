@@ -118,11 +118,14 @@ impl Backends {
     }
 
     /// Serves these backends and checks one index-backed page of `sku`: `total` comments, and a
-    /// full page of 20 at `offset`. The rate limits are on (their defaults), so the page also
-    /// takes its cost from a budget in the same Redis, as the same user.
+    /// full page of 20 at `offset`. The rate limits are on, so the page also takes its cost
+    /// from a budget in the same Redis, as the same user. The budget refills at 1 point a
+    /// second, so its key (which expires when the bucket is full again) outlives the check by
+    /// minutes however slow the machine: at the default 1,000 a second it would be gone in a
+    /// fraction of a second.
     pub async fn assert_serves_a_deep_page(&self, sku: &str, offset: u64, total: u64) {
         let mut argv: Vec<&str> = self.args.iter().map(String::as_str).collect();
-        argv.extend(["--rate-limit-cost", "1000"]);
+        argv.extend(["--rate-limit-cost", "1"]);
         let app = crate::helpers::TestApp::spawn(&argv).await;
         let response = app
             .graphql(
