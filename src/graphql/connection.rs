@@ -166,10 +166,7 @@ impl CommentConnection {
             .await
             .map_err(|e| ApiError::from(e).into_graphql(meta))?;
         if let Some(meta) = meta {
-            meta.add_cost(crate::pagination::PageStats {
-                index_calls: 1,
-                ..Default::default()
-            });
+            meta.add_index_call();
         }
         Ok(Some(i32::try_from(count).unwrap_or(i32::MAX)))
     }

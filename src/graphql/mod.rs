@@ -65,6 +65,14 @@ impl RequestMeta {
         *self.cost.lock().unwrap_or_else(|p| p.into_inner()) += stats;
     }
 
+    /// Counts one index call made outside a page (`totalCount`, `ratingSummary`).
+    pub fn add_index_call(&self) {
+        self.add_cost(PageStats {
+            index_calls: 1,
+            ..PageStats::default()
+        });
+    }
+
     pub fn cost(&self) -> PageStats {
         *self.cost.lock().unwrap_or_else(|p| p.into_inner())
     }

@@ -43,10 +43,7 @@ impl Product {
             .await
             .map_err(|e| ApiError::from(e).into_graphql(meta))?;
         if let Some(meta) = meta {
-            meta.add_cost(crate::pagination::PageStats {
-                index_calls: 1,
-                ..Default::default()
-            });
+            meta.add_index_call();
         }
         Ok(Some(RatingSummary::from_counts(counts)))
     }
