@@ -102,16 +102,23 @@ fn create_key(path: &Path) -> anyhow::Result<String> {
     let pair = Ed25519KeyPair::generate().context("generating an Ed25519 key")?;
     // jsonwebtoken reads PKCS#8 v1 (the key alone); v2 would add the public key.
     let der = pair.to_pkcs8v1().context("encoding the key")?;
-    let body = base64::engine::general_purpose::STANDARD.encode(der.as_ref());
-    let mut pem = String::from("-----BEGIN PRIVATE KEY-----\n");
-    for line in body.as_bytes().chunks(64) {
-        pem.push_str(std::str::from_utf8(line)?);
-        pem.push('\n');
-    }
-    pem.push_str("-----END PRIVATE KEY-----\n");
+    let pem = pem("PRIVATE KEY", der.as_ref());
     write_private(path, &pem).with_context(|| format!("writing {}", path.display()))?;
     tracing::info!(path = %path.display(), public_key = ?pair.public_key(), "made a local token key");
     Ok(pem)
+}
+
+/// `der` as a PEM document labelled `label` (base64 in lines of 64).
+pub fn pem(label: &str, der: &[u8]) -> String {
+    let body = base64::engine::general_purpose::STANDARD.encode(der);
+    let mut pem = format!("-----BEGIN {label}-----\n");
+    for line in body.as_bytes().chunks(64) {
+        // Base64 is ASCII, so every chunk is a string.
+        pem.extend(line.iter().map(|&b| char::from(b)));
+        pem.push('\n');
+    }
+    pem.push_str(&format!("-----END {label}-----\n"));
+    pem
 }
 
 #[cfg(unix)]
@@ -148,6 +155,15 @@ mod tests {
         let issuer = LocalIssuer::open(dir.path()).expect("a new key");
         let again = LocalIssuer::open(dir.path()).expect("the same key");
         assert_eq!(issuer.kid, again.kid, "the key is made once");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = std::fs::metadata(dir.path().join(KEY_FILE))
+                .expect("the key file")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600, "only its owner reads the key");
+        }
         let token = again
             .sign(
                 &LocalClaims {

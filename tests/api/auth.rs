@@ -6,7 +6,7 @@ use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, WWW_AUTHENTICATE};
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, dynapage_command, error_codes};
+use crate::helpers::{TestApp, dynapage_command, error_codes, serve_fails_to_start};
 use crate::support::dynamodb_local;
 use crate::support::jwks::{AUDIENCE, ISSUER, JwksServer, TestKey, at, claims, forged};
 
@@ -338,28 +338,16 @@ async fn a_rotated_key_is_fetched_once_and_cached_keys_outlive_a_jwks_outage() {
     app.stop().await.expect("clean stop");
 }
 
-/// What `dynapage serve <args>` says on standard error when it refuses to start.
-async fn refused_start(args: &[&str]) -> String {
-    let output = dynapage_command("serve")
-        .args(["--listen", "127.0.0.1:0"])
-        .args(args)
-        .stderr(std::process::Stdio::piped())
-        .output()
-        .await
-        .expect("runs");
-    assert!(!output.status.success(), "serve {args:?} started");
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
 #[tokio::test]
 async fn a_dynamodb_server_will_not_start_until_auth_is_chosen() {
     let endpoint = dynamodb_local::endpoint().await;
-    let stderr = refused_start(&["--store", "dynamodb", "--dynamodb-endpoint", &endpoint]).await;
+    let stderr =
+        serve_fails_to_start(&["--store", "dynamodb", "--dynamodb-endpoint", &endpoint]).await;
     assert!(
         stderr.contains("--auth / DYNAPAGE_AUTH is required with --store dynamodb"),
         "{stderr}"
     );
-    let stderr = refused_start(&["--auth", "jwt"]).await;
+    let stderr = serve_fails_to_start(&["--auth", "jwt"]).await;
     assert!(
         stderr.contains("--auth jwt needs --auth-jwks-url"),
         "{stderr}"
@@ -458,5 +446,26 @@ async fn each_signed_in_user_has_a_writes_budget_of_their_own_behind_one_address
     // Bob, from the same address, still has his.
     ok(&app, Some(&bob), ADD, sku.clone()).await;
     assert_eq!(comments(&app, None, "BUDGETS").await["totalCount"], 2);
+    app.stop().await.expect("clean stop");
+}
+
+#[tokio::test]
+async fn a_server_whose_jwks_is_down_at_start_up_serves_reads_and_accepts_tokens_once_it_is_back() {
+    let key = TestKey::ec("ec-late");
+    let jwks = JwksServer::start(&[&key]).await;
+    jwks.set_down(true);
+    let app = server(&jwks, &[]).await;
+    let token = key.sign(&claims("alice", json!({})));
+    assert_eq!(
+        comments(&app, None, "LATE").await["totalCount"],
+        0,
+        "reads need no keys"
+    );
+    let (status, _, body) = post(&app, Some(&token), ADD, json!({ "sku": "LATE" })).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "no key yet: {body:#}");
+    jwks.set_down(false);
+    // The refused token's fetch was the last one: the next may come MIN_REFETCH later.
+    tokio::time::sleep(dynapage::auth::jwks::MIN_REFETCH).await;
+    ok(&app, Some(&token), ADD, json!({ "sku": "LATE" })).await;
     app.stop().await.expect("clean stop");
 }

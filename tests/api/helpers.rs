@@ -291,3 +291,21 @@ pub fn dynapage_command(command: &str) -> tokio::process::Command {
         .kill_on_drop(true);
     child
 }
+
+/// What `dynapage serve --listen 127.0.0.1:0 --demo-comments 0 <args>` writes on standard error
+/// when it refuses to start: it must end by itself, unsuccessfully, within 30 seconds.
+pub async fn serve_fails_to_start(args: &[&str]) -> String {
+    let child = dynapage_command("serve")
+        .args(["--listen", "127.0.0.1:0", "--demo-comments", "0"])
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the dynapage binary runs");
+    let output = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
+        .await
+        .expect("serve stops at start-up instead of serving")
+        .expect("its output");
+    assert_ne!(output.status.code(), Some(0), "{output:?}");
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}

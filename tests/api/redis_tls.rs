@@ -5,13 +5,12 @@
 //! prefix and the commands dynapage sends: the ACL line the README lists, on a single node and
 //! on every node of a Cluster.
 
-use std::process::{Output, Stdio};
 use std::time::Duration;
 
 use dynapage::store::CommentStore;
 use serde_json::{Value, json};
 
-use crate::helpers::{DEMO_SKU, TestApp, terminate};
+use crate::helpers::{DEMO_SKU, TestApp, serve_fails_to_start, terminate};
 use crate::support::redis_cluster::{RedisCluster, cli, shared_cluster_urls};
 use crate::support::redis_server::RedisServer;
 use crate::support::redis_tls::TlsRedis;
@@ -38,31 +37,6 @@ fn acl_rules(user: &str, password: &str, prefix: &str) -> Vec<String> {
     ];
     rules.extend(COMMANDS.split_whitespace().map(str::to_owned));
     rules
-}
-
-/// `dynapage serve --listen 127.0.0.1:0 --demo-comments 0 <args>` as a child process, which
-/// must end by itself within 30 seconds (a start-up error).
-async fn serve_fails_to_start(args: &[&str]) -> Output {
-    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_dynapage"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--demo-comments", "0"])
-        .args(args)
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the dynapage binary runs");
-    let output = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
-        .await
-        .expect("serve stops at start-up instead of serving")
-        .expect("its output");
-    assert_ne!(output.status.code(), Some(0), "{output:?}");
-    output
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 /// Writes `count` comments of `sku` to the table, then runs `reindex` and `verify` (no drift)
@@ -115,8 +89,7 @@ async fn serve_counts_and_jumps_through_a_tls_redis_trusted_by_its_ca_file() {
 async fn plaintext_to_a_tls_port_stops_serve_at_start_up_saying_to_use_rediss() {
     let redis = TlsRedis::start();
     let url = redis.plaintext_url();
-    let output = serve_fails_to_start(&["--index", "redis", "--redis-url", &url]).await;
-    let message = stderr(&output);
+    let message = serve_fails_to_start(&["--index", "redis", "--redis-url", &url]).await;
     assert!(
         message.contains("--redis-url / DYNAPAGE_REDIS_URL"),
         "{message}"
@@ -129,8 +102,7 @@ async fn a_tls_redis_with_a_private_ca_is_refused_without_its_ca_file_or_with_a_
 {
     let redis = TlsRedis::start();
     let url = redis.url();
-    let untrusted = serve_fails_to_start(&["--index", "redis", "--redis-url", &url]).await;
-    let message = stderr(&untrusted);
+    let message = serve_fails_to_start(&["--index", "redis", "--redis-url", &url]).await;
     assert!(message.contains("TLS handshake failed"), "{message}");
     assert!(
         message.contains("--redis-ca-file / DYNAPAGE_REDIS_CA_FILE"),
@@ -138,7 +110,7 @@ async fn a_tls_redis_with_a_private_ca_is_refused_without_its_ca_file_or_with_a_
     );
 
     let not_a_ca = redis.key_file().display().to_string();
-    let bad_file = serve_fails_to_start(&[
+    let message = serve_fails_to_start(&[
         "--index",
         "redis",
         "--redis-url",
@@ -147,7 +119,6 @@ async fn a_tls_redis_with_a_private_ca_is_refused_without_its_ca_file_or_with_a_
         &not_a_ca,
     ])
     .await;
-    let message = stderr(&bad_file);
     assert!(
         message.contains("--redis-ca-file / DYNAPAGE_REDIS_CA_FILE"),
         "{message}"
@@ -245,7 +216,7 @@ async fn an_acl_user_in_the_urls_of_a_cluster_runs_serve_reindex_and_verify() {
 
     // A password the nodes refuse stops start-up on a Cluster as on a single node.
     let wrong = urls.replace("redis://", "redis://dynapage_cluster:wrong@");
-    let message = stderr(&serve_fails_to_start(&["--index", "redis", "--redis-url", &wrong]).await);
+    let message = serve_fails_to_start(&["--index", "redis", "--redis-url", &wrong]).await;
     assert!(message.contains("user:password@"), "{message}");
 }
 
@@ -258,10 +229,9 @@ async fn serve_reindex_and_verify_work_on_a_cluster_whose_nodes_speak_only_tls()
 
     // The nodes have no plaintext port, and the CA is needed: both are start-up errors.
     let plaintext = urls.replace("rediss://", "redis://");
-    let message =
-        stderr(&serve_fails_to_start(&["--index", "redis", "--redis-url", &plaintext]).await);
+    let message = serve_fails_to_start(&["--index", "redis", "--redis-url", &plaintext]).await;
     assert!(message.contains("rediss://"), "{message}");
-    let message = stderr(&serve_fails_to_start(&["--index", "redis", "--redis-url", &urls]).await);
+    let message = serve_fails_to_start(&["--index", "redis", "--redis-url", &urls]).await;
     assert!(message.contains("TLS handshake failed"), "{message}");
 }
 
@@ -285,8 +255,7 @@ async fn a_wrong_password_or_a_user_without_ping_stops_serve_at_start_up() {
         let url = redis
             .url()
             .replace("redis://", &format!("redis://{credentials}"));
-        let output = serve_fails_to_start(&["--index", "redis", "--redis-url", &url]).await;
-        let message = stderr(&output);
+        let message = serve_fails_to_start(&["--index", "redis", "--redis-url", &url]).await;
         assert!(
             message.contains("--redis-url / DYNAPAGE_REDIS_URL"),
             "{message}"

@@ -11,6 +11,7 @@ use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use base64::Engine as _;
+use dynapage::auth::local::pem;
 use jsonwebtoken::jwk::{Jwk, JwkSet};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
@@ -27,19 +28,6 @@ pub struct TestKey {
     pub jwk: Jwk,
     /// The public key as a PEM document (what an attacker could use as an HMAC secret).
     pub public_pem: String,
-}
-
-fn pem(label: &str, der: &[u8]) -> String {
-    let body = base64::engine::general_purpose::STANDARD.encode(der);
-    let lines: Vec<&str> = body
-        .as_bytes()
-        .chunks(64)
-        .map(|c| std::str::from_utf8(c).expect("base64 is ASCII"))
-        .collect();
-    format!(
-        "-----BEGIN {label}-----\n{}\n-----END {label}-----\n",
-        lines.join("\n")
-    )
 }
 
 impl TestKey {
