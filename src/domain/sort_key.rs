@@ -57,6 +57,23 @@ impl SortKey {
         Ok(Self { millis, id })
     }
 
+    /// The smallest key above this one: as the exclusive start of a newest-first read, it
+    /// starts the read at this key itself. `None` for the largest key there is.
+    pub fn successor(&self) -> Option<SortKey> {
+        let id = u128::from_be_bytes(self.id.to_bytes());
+        match id.checked_add(1) {
+            Some(next) => Some(Self {
+                millis: self.millis,
+                id: CommentId::from_bytes(next.to_be_bytes()),
+            }),
+            None if self.millis < Self::MAX_MILLIS => Some(Self {
+                millis: self.millis + 1,
+                id: CommentId::from_bytes([0; 16]),
+            }),
+            None => None,
+        }
+    }
+
     pub fn millis(&self) -> u64 {
         self.millis
     }
