@@ -136,6 +136,22 @@ mod tests {
         SortKey::new(millis, CommentId::from_parts(millis % 1000, random)).expect("valid")
     }
 
+    #[test]
+    fn the_successor_is_the_next_key_up_and_nothing_lies_between() {
+        let k = key(5, 7);
+        let next = k.successor().expect("a successor");
+        assert!(next > k);
+        assert_eq!(next, key(5, 8), "the next id at the same millisecond");
+        let last_id = SortKey::new(5, CommentId::from_bytes([0xff; 16])).expect("valid");
+        assert_eq!(
+            last_id.successor(),
+            Some(SortKey::new(6, CommentId::from_bytes([0; 16])).expect("valid"))
+        );
+        let max =
+            SortKey::new(SortKey::MAX_MILLIS, CommentId::from_bytes([0xff; 16])).expect("valid");
+        assert_eq!(max.successor(), None);
+    }
+
     proptest! {
         #[test]
         fn string_order_equals_key_order(
