@@ -207,6 +207,11 @@ async fn page_containing(
             "`containing` takes one of `first` and `last` as the page size".into(),
         ));
     }
+    if layout.size == 0 {
+        return Err(ApiError::Refused(
+            "`containing` needs a page size of at least 1".into(),
+        ));
+    }
     let id = GlobalId::comment(id).map_err(|e| domain::InvalidInput {
         field: "containing",
         ..e
