@@ -15,6 +15,7 @@
 
 mod client_address;
 mod cors;
+mod embedded;
 mod playground;
 
 pub use client_address::{TrustedProxies, client_address};

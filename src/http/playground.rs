@@ -7,9 +7,9 @@
 use std::sync::LazyLock;
 
 use axum::extract::Path;
-use axum::http::{StatusCode, header};
-use axum::response::{IntoResponse, Response};
-use sha2::{Digest, Sha256};
+use axum::response::Response;
+
+use super::embedded::{self, CSS, File, JS};
 
 /// The example queries, in tab order: `(file stem, text)`. The tests execute the same files.
 pub const EXAMPLES: [(&str, &str); 9] = [
@@ -51,11 +51,8 @@ pub const EXAMPLES: [(&str, &str); 9] = [
     ),
 ];
 
-const JS: &str = "text/javascript; charset=utf-8";
-const CSS: &str = "text/css; charset=utf-8";
-
-/// The files the page loads, by name under `/playground/`: `(name, content type, bytes)`.
-const ASSETS: [(&str, &str, &[u8]); 6] = [
+/// The files the page loads, by name under `/playground/`.
+const ASSETS: [File; 6] = [
     (
         "graphiql.min.js",
         JS,
@@ -96,19 +93,8 @@ const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
      style-src 'self' 'unsafe-inline'; font-src 'self' data:; img-src 'self' data:; \
      connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-/// A hash of every asset, put in the page's asset URLs so they can be cached for good: a new
-/// build with other files gets other URLs.
-static VERSION: LazyLock<String> = LazyLock::new(|| {
-    let mut hash = Sha256::new();
-    for (name, _, bytes) in ASSETS {
-        hash.update(name.as_bytes());
-        hash.update(bytes);
-    }
-    hash.finalize()[..6]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-});
+/// A hash of every asset, put in the page's asset URLs so they can be cached for good.
+static VERSION: LazyLock<String> = LazyLock::new(|| embedded::version(&ASSETS));
 
 static PAGE: LazyLock<String> = LazyLock::new(|| {
     TEMPLATE
@@ -127,32 +113,14 @@ fn tabs_json() -> String {
         .replace('<', "\\u003c")
 }
 
-/// `GET /`: the page. Not cached, so a new version's asset URLs are picked up at once.
+/// `GET /`: the page.
 pub async fn page() -> Response {
-    (
-        [
-            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-            (header::CACHE_CONTROL, "no-cache"),
-            (header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY),
-        ],
-        PAGE.as_str(),
-    )
-        .into_response()
+    embedded::page(PAGE.as_str(), CONTENT_SECURITY_POLICY)
 }
 
-/// `GET /playground/{name}`: an embedded file, cacheable for good (its URL carries the version).
+/// `GET /playground/{name}`: an embedded file.
 pub async fn asset(Path(name): Path<String>) -> Response {
-    match ASSETS.iter().find(|(n, _, _)| *n == name) {
-        Some((_, content_type, bytes)) => (
-            [
-                (header::CONTENT_TYPE, *content_type),
-                (header::CACHE_CONTROL, "public, max-age=31536000, immutable"),
-            ],
-            *bytes,
-        )
-            .into_response(),
-        None => StatusCode::NOT_FOUND.into_response(),
-    }
+    embedded::file(&ASSETS, &name)
 }
 
 #[cfg(test)]
