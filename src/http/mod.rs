@@ -15,6 +15,7 @@
 
 mod client_address;
 mod cors;
+mod demo;
 mod embedded;
 mod playground;
 
@@ -123,6 +124,8 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
         .route("/graphql", get(graphql::get).post(graphql::post))
         .route("/", get(playground::page))
         .route("/playground/{name}", get(playground::asset))
+        .route("/demo", get(demo::page))
+        .route("/demo/{name}", get(demo::file))
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
