@@ -28,7 +28,7 @@ const TABS: [&str; 9] = [
 ];
 
 /// Hosts pages commonly load GraphiQL, React or fonts from; none may appear in our files.
-const CDNS: [&str; 7] = [
+pub(crate) const CDNS: [&str; 7] = [
     "unpkg.com",
     "cdn.jsdelivr.net",
     "cdnjs.cloudflare.com",
@@ -38,7 +38,20 @@ const CDNS: [&str; 7] = [
     "embed.graphql.com",
 ];
 
-fn chromium() -> PathBuf {
+/// Flags that keep Chromium on this machine: no host resolves but 127.0.0.1, and none of its
+/// own background traffic (component updates, sync, QUIC probes).
+pub(crate) const OFFLINE_FLAGS: [&str; 6] = [
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+];
+
+/// The Chromium binary to test with: `CHROMIUM`, else the first one on `PATH`; panics (the test
+/// fails, it does not skip) when there is none.
+pub(crate) fn chromium() -> PathBuf {
     if let Some(path) = std::env::var_os("CHROMIUM") {
         return PathBuf::from(path);
     }
@@ -57,8 +70,9 @@ fn chromium() -> PathBuf {
         }
     }
     panic!(
-        "headless Chromium is required for the GraphiQL test: run scripts/test (it installs the \
-         Debian package `chromium` when root), install it yourself, or set CHROMIUM=/path/to/chrome"
+        "headless Chromium is required for the browser tests (GraphiQL, /demo): run scripts/test \
+         (it installs the Debian package `chromium` when root), install it yourself, or set \
+         CHROMIUM=/path/to/chrome"
     );
 }
 
@@ -67,17 +81,8 @@ async fn headless(args: &[&str]) -> String {
     let profile = tempfile::tempdir().expect("a fresh profile directory");
     let browser = chromium();
     let child = tokio::process::Command::new(&browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-        ])
+        .args(["--headless", "--no-sandbox", "--disable-gpu"])
+        .args(OFFLINE_FLAGS)
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .args(args)
         .stdin(Stdio::null())
@@ -145,7 +150,7 @@ async fn graphiql_renders_offline_and_runs_the_first_example_from_its_ui() {
 }
 
 /// The values of `attribute="…"` in `html`.
-fn attribute_values<'a>(html: &'a str, attribute: &str) -> Vec<&'a str> {
+pub(crate) fn attribute_values<'a>(html: &'a str, attribute: &str) -> Vec<&'a str> {
     let needle = format!(" {attribute}=\"");
     html.split(needle.as_str())
         .skip(1)
@@ -154,7 +159,7 @@ fn attribute_values<'a>(html: &'a str, attribute: &str) -> Vec<&'a str> {
 }
 
 /// Whether a reference stays on this server (`/x`, `x`, `data:`), rather than naming an origin.
-fn is_local(reference: &str) -> bool {
+pub(crate) fn is_local(reference: &str) -> bool {
     let reference = reference.trim().trim_matches(['"', '\'']);
     !reference.starts_with("//") && !reference.contains("://")
 }

@@ -15,16 +15,17 @@ use crate::helpers::TestApp;
 use crate::support::redis_server::RedisServer;
 
 /// Every package `package.json` pins; an older `node_modules` misses some.
-const PACKAGES: [&str; 6] = [
+const PACKAGES: [&str; 7] = [
     "graphql",
     "relay-compiler",
     "@apollo/client",
     "@urql/core",
     "@urql/exchange-graphcache",
     "graphql-http",
+    "playwright-core",
 ];
 
-fn clients_dir() -> PathBuf {
+pub(crate) fn clients_dir() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clients");
     assert!(
         PACKAGES
@@ -49,7 +50,7 @@ fn run(command: &mut Command) -> String {
 }
 
 /// Runs `node <script> <args>` in `tests/clients`; whether it succeeded, and its output.
-async fn node(script: &str, args: &[&str]) -> (bool, String) {
+pub(crate) async fn node(script: &str, args: &[&str]) -> (bool, String) {
     let output = tokio::process::Command::new("node")
         .arg(script)
         .args(args)

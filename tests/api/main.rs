@@ -16,6 +16,7 @@ mod concurrent_walks;
 mod cors;
 mod cursor_fuzz;
 mod degradation;
+mod demo;
 mod dynamodb_api;
 mod dynamodb_store;
 mod engine_oracle;

@@ -1,0 +1,85 @@
+// Drives the storefront demo (/demo) in headless Chromium through playwright-core, as a reader
+// would: open a URL, click a link or a checkbox. It only reports what the page shows; the Rust
+// test (tests/api/demo.rs) decides what that should be, from the API.
+//
+//   node browse-demo.mjs '<json>'
+//
+// where the JSON is { chromium, args, base, steps }: the browser binary and its extra flags,
+// the server's address, and steps, each { goto: "/demo?page=3" }, { click: "<CSS selector>" }
+// (which must open another page) or { block: "/graphql" } (later requests to that path fail as
+// if the network were down). After each step it waits for the page to be drawn
+// (<main data-state="ready"> or "error") and takes a snapshot of it. It prints one JSON object:
+// { snapshots, requests, pageErrors }, with every URL the browser requested and every uncaught
+// exception of the page.
+import { chromium } from 'playwright-core';
+
+const { chromium: executablePath, args, base, steps } = JSON.parse(process.argv[2]);
+const browser = await chromium.launch({ executablePath, args });
+const requests = [];
+const pageErrors = [];
+const snapshots = [];
+try {
+  const page = await browser.newPage();
+  page.setDefaultTimeout(20_000);
+  page.on('request', (request) => requests.push(request.url()));
+  page.on('pageerror', (error) => pageErrors.push(String(error)));
+
+  for (const step of steps) {
+    if (step.block) {
+      await page.route((url) => url.pathname === step.block, (route) => route.abort('internetdisconnected'));
+      continue;
+    }
+    if (step.goto) {
+      await page.goto(new URL(step.goto, base).href);
+    } else if (step.click) {
+      const before = page.url();
+      const target = page.locator(step.click);
+      if ((await target.count()) !== 1) {
+        const shown = JSON.stringify(await page.evaluate(snapshot), null, 2);
+        throw new Error(`${step.click}: ${await target.count()} elements on ${before}, which shows ${shown}`);
+      }
+      await target.click();
+      await page.waitForURL((url) => url.href !== before);
+      await page.waitForLoadState('load');
+    } else {
+      throw new Error(`unknown step ${JSON.stringify(step)}`);
+    }
+    await page.waitForSelector('main[data-state="ready"], main[data-state="error"]');
+    snapshots.push({ step, ...(await page.evaluate(snapshot)) });
+  }
+} finally {
+  await browser.close();
+}
+console.log(JSON.stringify({ snapshots, requests, pageErrors }));
+
+// What the page shows, by the data-* attributes demo.js documents. Runs in the page.
+function snapshot() {
+  const all = (selector) => [...document.querySelectorAll(selector)];
+  const text = (selector) => {
+    const element = document.querySelector(selector);
+    return element && !element.closest('[hidden]') ? element.textContent.replace(/\s+/g, ' ').trim() : null;
+  };
+  const href = (kind) => {
+    const link = document.querySelector(`#pager a[data-page-link="${kind}"]`);
+    return link ? link.getAttribute('href') : null;
+  };
+  return {
+    url: location.pathname + location.search,
+    state: document.querySelector('main').dataset.state,
+    ids: all('li[data-comment-id]').map((li) => li.dataset.commentId),
+    highlighted: all('li[data-comment-id][data-highlighted]').map((li) => li.dataset.commentId),
+    focused: document.activeElement ? document.activeElement.dataset.commentId || null : null,
+    permalinks: all('li[data-comment-id] a.permalink').map((a) => a.getAttribute('href')),
+    currentPage: text('#pager a[aria-current="page"]'),
+    pageOf: text('#page-of'),
+    links: { first: href('first'), previous: href('previous'), next: href('next'), last: href('last') },
+    checked: all('#rating-options input:checked').map((input) => Number(input.value)),
+    counts: all('#rating-options li').map((li) => [
+      Number(li.querySelector('input').value),
+      li.querySelector('.count') ? li.querySelector('.count').textContent : null,
+    ]),
+    status: text('#status'),
+    error: text('#error'),
+    title: document.title,
+  };
+}
