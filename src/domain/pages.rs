@@ -172,6 +172,7 @@ impl PageLayout {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn layout(size: u64, numbering: Numbering, around: u64) -> PageLayout {
         PageLayout {
@@ -268,5 +269,69 @@ mod tests {
             ..l
         };
         assert_eq!(none.pages_to_bound(95, at(45, 49)), Vec::<u64>::new());
+    }
+
+    proptest! {
+        /// Against the list cut into pages by brute force: positions `0..total` counted from
+        /// the numbering's end, chunked by `size`.
+        #[test]
+        fn agrees_with_the_list_cut_into_pages(
+            total in 0u64..300,
+            size in 1u64..40,
+            around in 0u64..12,
+            oldest in any::<bool>(),
+            at in 0u64..300,
+            member in any::<bool>(),
+        ) {
+            let numbering = if oldest { Numbering::FromOldest } else { Numbering::FromNewest };
+            let l = layout(size, numbering, around);
+            let chunks: Vec<Vec<u64>> = (0..total)
+                .collect::<Vec<_>>()
+                .chunks(size as usize)
+                .map(<[u64]>::to_vec)
+                .collect();
+            let count = chunks.len().max(1) as u64;
+            prop_assert_eq!(l.page_count(total), count);
+            for page in 2..=count {
+                // The bound is the position just before the page's first one.
+                prop_assert_eq!(l.bound_rank(page), Some(chunks[page as usize - 1][0] - 1));
+                prop_assert_eq!(l.offset(page), chunks[page as usize - 1][0]);
+            }
+
+            // An anchor with `ahead` items before it in the numbering's order, a member or not.
+            let ahead = at.min(total.saturating_sub(u64::from(member)));
+            let member = member && total > 0;
+            let behind = total - ahead - u64::from(member);
+            let anchor = match numbering {
+                Numbering::FromNewest => AnchorRank { newer: ahead, older: behind },
+                Numbering::FromOldest => AnchorRank { newer: behind, older: ahead },
+            };
+            let expected = chunks
+                .iter()
+                .position(|chunk| chunk.contains(&ahead))
+                .map_or(count, |i| i as u64 + 1);
+            let pager = l.pager(total, Some(anchor));
+            prop_assert_eq!(pager.current, Some(expected));
+
+            let run: Vec<u64> = pager.around.clone().collect();
+            prop_assert_eq!(run.len() as u64, around.min(count));
+            if !run.is_empty() {
+                prop_assert!(run.contains(&expected));
+                prop_assert!(run[0] >= 1 && *run.last().unwrap() <= count);
+                // Centred: as many pages before the current one as fit, up to half the run.
+                let before = expected - run[0];
+                let wanted = (run.len() as u64 - 1) / 2;
+                prop_assert!(before == wanted.min(expected - 1) || *run.last().unwrap() == count);
+            }
+            let bounded = l.pages_to_bound(total, Some(anchor));
+            let mut linked: Vec<u64> = run.clone();
+            linked.extend([1, count, expected]);
+            linked.extend(pager.previous());
+            linked.extend(pager.next());
+            linked.retain(|&p| p > 1);
+            linked.sort_unstable();
+            linked.dedup();
+            prop_assert_eq!(bounded, linked);
+        }
     }
 }
