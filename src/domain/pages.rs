@@ -315,13 +315,13 @@ mod tests {
 
             let run: Vec<u64> = pager.around.clone().collect();
             prop_assert_eq!(run.len() as u64, around.min(count));
-            if !run.is_empty() {
+            if let (Some(&first), Some(&last)) = (run.first(), run.last()) {
                 prop_assert!(run.contains(&expected));
-                prop_assert!(run[0] >= 1 && *run.last().unwrap() <= count);
+                prop_assert!(first >= 1 && last <= count);
                 // Centred: as many pages before the current one as fit, up to half the run.
-                let before = expected - run[0];
+                let before = expected - first;
                 let wanted = (run.len() as u64 - 1) / 2;
-                prop_assert!(before == wanted.min(expected - 1) || *run.last().unwrap() == count);
+                prop_assert!(before == wanted.min(expected - 1) || last == count);
             }
             let bounded = l.pages_to_bound(total, Some(anchor));
             let mut linked: Vec<u64> = run.clone();
