@@ -190,6 +190,14 @@ async fn the_page_and_its_files_load_nothing_from_another_origin() {
         "four scripts and two style sheets: {references:?}"
     );
     let mut files = vec![("/".to_owned(), html.clone())];
+    files.extend(local_files(&app, &references).await);
+    assert_nothing_from_another_origin(&files);
+}
+
+/// The text of each file `references` names, fetched from `app`: each must be a path on this
+/// server and answer 200. Returns `(reference, text)`.
+pub(crate) async fn local_files(app: &TestApp, references: &[&str]) -> Vec<(String, String)> {
+    let mut files = Vec::new();
     for reference in references {
         assert!(
             reference.starts_with('/') && is_local(reference),
@@ -202,26 +210,35 @@ async fn the_page_and_its_files_load_nothing_from_another_origin() {
             .await
             .expect("sent");
         assert_eq!(response.status(), 200, "{reference}");
-        files.push((reference.to_owned(), response.text().await.expect("text")));
+        files.push((
+            (*reference).to_owned(),
+            response.text().await.expect("text"),
+        ));
     }
+    files
+}
 
-    for (name, text) in &files {
+/// Fails when a page's files name a CDN, or its style sheets import another one or load a
+/// `url()` from another origin.
+pub(crate) fn assert_nothing_from_another_origin(files: &[(String, String)]) {
+    for (name, text) in files {
         for cdn in CDNS {
             assert!(!text.contains(cdn), "{name} mentions {cdn}");
         }
-        if name.contains(".css") {
+        if !name.contains(".css") {
+            continue;
+        }
+        assert!(
+            !text.contains("@import"),
+            "{name} imports another style sheet"
+        );
+        for target in text.split("url(").skip(1) {
+            let target = target.split(')').next().unwrap_or_default();
             assert!(
-                !text.contains("@import"),
-                "{name} imports another style sheet"
+                is_local(target),
+                "{name} loads {}",
+                &target[..target.len().min(80)]
             );
-            for target in text.split("url(").skip(1) {
-                let target = target.split(')').next().unwrap_or_default();
-                assert!(
-                    is_local(target),
-                    "{name} loads {}",
-                    &target[..target.len().min(80)]
-                );
-            }
         }
     }
 }

@@ -80,16 +80,7 @@ async fn a_cursor_walk_under_concurrent_writes_sees_every_lasting_comment_once_i
     let initial = data::comments(&mut rng, &sku, COMMENTS, SPREAD);
     assert!(data::has_ties(&initial));
     store.put_batch(&initial).await.expect("seeded");
-    let endpoint = dynamodb_local::endpoint().await;
-    let app = TestApp::spawn(&[
-        "--store",
-        "dynamodb",
-        "--dynamodb-endpoint",
-        &endpoint,
-        "--dynamodb-table",
-        store.table(),
-    ])
-    .await;
+    let app = TestApp::on_dynamodb(store.table(), &[]).await;
 
     // The writer: adds a comment somewhere in the list's time range, deletes an initial one,
     // and so on, until the walks are done.

@@ -13,7 +13,10 @@ use std::collections::HashSet;
 
 use serde_json::{Value, json};
 
-use crate::browser::{CDNS, OFFLINE_FLAGS, attribute_values, chromium, is_local};
+use crate::browser::{
+    OFFLINE_FLAGS, assert_nothing_from_another_origin, attribute_values, chromium, is_local,
+    local_files,
+};
 use crate::helpers::{DEMO_SKU, TestApp};
 
 /// The demo product's comments in these tests: 24 pages of 10, the last one holding 7.
@@ -417,29 +420,21 @@ async fn the_demo_and_its_files_load_nothing_from_another_origin() {
         HashSet::from(["demo.js", "demo.css"]),
         "{references:?}"
     );
-    let mut texts = vec![("/demo".to_owned(), html.clone())];
-    for reference in &references {
-        assert!(
-            reference.starts_with('/') && is_local(reference),
-            "{reference}"
-        );
-        if !reference.starts_with("/demo/") {
-            continue;
-        }
+    let demo_files: Vec<&str> = references
+        .iter()
+        .copied()
+        .filter(|r| {
+            assert!(r.starts_with('/') && is_local(r), "{r}");
+            r.starts_with("/demo/")
+        })
+        .collect();
+    for reference in &demo_files {
         assert!(reference.contains("?v="), "{reference} is versioned");
-        let response = app
-            .client
-            .get(format!("{}{reference}", app.address))
-            .send()
-            .await
-            .expect("sent");
-        assert_eq!(response.status(), 200, "{reference}");
-        texts.push((reference.to_string(), response.text().await.expect("text")));
     }
+    let mut texts = vec![("/demo".to_owned(), html.clone())];
+    texts.extend(local_files(&app, &demo_files).await);
+    assert_nothing_from_another_origin(&texts);
     for (name, text) in &texts {
-        for cdn in CDNS {
-            assert!(!text.contains(cdn), "{name} mentions {cdn}");
-        }
         assert!(!text.contains("://"), "{name} names an origin");
         assert!(!text.contains("@import"), "{name} imports a file");
     }

@@ -14,16 +14,7 @@ async fn dynamodb_app(count: u64) -> TestApp {
     let store = dynamodb_local::dynamo_store().await;
     crate::helpers::seed_demo(&store, count).await;
     store.ping().await.expect("reachable");
-    let endpoint = dynamodb_local::endpoint().await;
-    TestApp::spawn(&[
-        "--store",
-        "dynamodb",
-        "--dynamodb-endpoint",
-        &endpoint,
-        "--dynamodb-table",
-        store.table(),
-    ])
-    .await
+    TestApp::on_dynamodb(store.table(), &[]).await
 }
 
 async fn walk(app: &TestApp, forward: bool) -> Vec<Page> {

@@ -51,6 +51,21 @@ impl TestApp {
         (app, redis)
     }
 
+    /// The server on the DynamoDB Local table `table` (`--store dynamodb`, plus `extra`).
+    pub async fn on_dynamodb(table: &str, extra: &[&str]) -> Self {
+        let endpoint = crate::support::dynamodb_local::endpoint().await;
+        let mut args = vec![
+            "--store",
+            "dynamodb",
+            "--dynamodb-endpoint",
+            &endpoint,
+            "--dynamodb-table",
+            table,
+        ];
+        args.extend_from_slice(extra);
+        Self::spawn(&args).await
+    }
+
     /// `dynapage serve --listen 127.0.0.1:0 <args>`, with rate limits off unless `args` set
     /// one: every test's requests come from 127.0.0.1, and most send far more than one
     /// client's budget (`ratelimit` tests the limits).
@@ -194,10 +209,7 @@ impl Page {
         let edges = connection["edges"].as_array().expect("edges");
         let info = &connection["pageInfo"];
         Self {
-            ids: edges
-                .iter()
-                .map(|e| e["node"]["id"].as_str().expect("id").to_owned())
-                .collect(),
+            ids: edge_ids(connection),
             cursors: edges
                 .iter()
                 .map(|e| e["cursor"].as_str().expect("cursor").to_owned())
@@ -208,6 +220,16 @@ impl Page {
             end_cursor: info["endCursor"].as_str().map(str::to_owned),
         }
     }
+}
+
+/// The ids of a connection's edges (`edges { node { id } }`), in order.
+pub fn edge_ids(connection: &Value) -> Vec<String> {
+    connection["edges"]
+        .as_array()
+        .expect("edges")
+        .iter()
+        .map(|e| e["node"]["id"].as_str().expect("id").to_owned())
+        .collect()
 }
 
 /// Shallow merge of two JSON objects.

@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{DEMO_SKU, TestApp, error_codes, eventually};
+use crate::helpers::{DEMO_SKU, TestApp, edge_ids as ids, error_codes, eventually};
 
 const COMMENTS: usize = 95;
 const SIZE: usize = 10;
@@ -35,15 +35,6 @@ async fn connection(app: &TestApp, args: Value) -> Value {
         variables[k] = v;
     }
     app.data(QUERY, variables).await["comments"].clone()
-}
-
-fn ids(connection: &Value) -> Vec<String> {
-    connection["edges"]
-        .as_array()
-        .expect("edges")
-        .iter()
-        .map(|e| e["node"]["id"].as_str().expect("id").to_owned())
-        .collect()
 }
 
 /// Every comment of the demo product with a rating in `ratings` (all when `null`), newest

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use crate::helpers::{Page, TestApp};
+use crate::helpers::{Page, TestApp, edge_ids};
 
 fn example(name: &str) -> String {
     let path = format!("{}/playground/{name}.graphql", env!("CARGO_MANIFEST_DIR"));
@@ -105,14 +105,6 @@ async fn the_playground_examples_page_through_the_demo_product() {
         "{ratings:?}"
     );
 
-    let edge_ids = |connection: &Value| -> Vec<String> {
-        connection["edges"]
-            .as_array()
-            .expect("edges")
-            .iter()
-            .map(|e| e["node"]["id"].as_str().expect("id").to_owned())
-            .collect()
-    };
     let pager = app.data(&example("page-cursors"), json!({})).await;
     let connection = &pager["comments"];
     let third_oldest = app

@@ -233,23 +233,19 @@ async fn every_rating_subset_walks_and_jumps_like_the_filtered_list() {
 async fn ratings_3_and_5_walk_through_graphql_like_filtering_the_full_list() {
     let fixture = fixture("RATINGS_API", 800).await;
     let store = fixture.engine.store();
-    let endpoint = dynamodb_local::endpoint().await;
     // The server reads the index the fixture filled (same Redis, same prefix).
     let prefix = fixture.prefix.clone();
-    let app = crate::helpers::TestApp::spawn(&[
-        "--store",
-        "dynamodb",
-        "--dynamodb-endpoint",
-        &endpoint,
-        "--dynamodb-table",
+    let app = crate::helpers::TestApp::on_dynamodb(
         store.table(),
-        "--index",
-        "redis",
-        "--redis-url",
-        &redis_server::shared_url(),
-        "--redis-prefix",
-        &prefix,
-    ])
+        &[
+            "--index",
+            "redis",
+            "--redis-url",
+            &redis_server::shared_url(),
+            "--redis-prefix",
+            &prefix,
+        ],
+    )
     .await;
     let wanted = RatingSet::parse(&[3, 5]).expect("ratings");
     let expected_ids: Vec<String> = fixture
