@@ -17,7 +17,7 @@ query Pager($sku: String!, $ratings: [Int!], $first: Int, $last: Int, $offset: I
             $around: Int = 5, $pager: PageNumbering = FROM_NEWEST) {
   comments(sku: $sku, ratings: $ratings, first: $first, last: $last, offset: $offset, after: $after,
            before: $before, containing: $containing, numbering: $numbering) {
-    edges { node { id rating } }
+    edges { cursor node { id rating } }
     pageInfo { hasNextPage hasPreviousPage }
     startOffset
     pageCursors(size: $size, around: $around, numbering: $pager) {
@@ -148,6 +148,25 @@ async fn check_pager(
         assert_eq!(link["isCurrent"], current == Some(page), "{what}: {link}");
         assert_eq!(link["offset"], (page - 1) * size, "{what}: {link}");
         assert_eq!(link["cursor"].is_null(), page == 1, "{what}: {link}");
+        if page > 1 {
+            // The same sealed cursor the connection issues: where a walk to this page continues
+            // from the previous one (its `endCursor` for `after:`; counted from the oldest, the
+            // previous page is the older one, and `before:` continues from its `startCursor`).
+            let [_, by_offset] = numbering.fetches(&json!({ "offset": (page - 2) * size }), size);
+            let mut args = by_offset;
+            args["ratings"] = ratings.clone();
+            let previous = connection(app, args).await;
+            let edges = previous["edges"].as_array().expect("edges");
+            let continues_from = match numbering {
+                Numbering::FromNewest => edges.last(),
+                Numbering::FromOldest => edges.first(),
+            };
+            assert_eq!(
+                link["cursor"],
+                continues_from.expect("a full previous page")["cursor"],
+                "{what}: page {page}'s cursor"
+            );
+        }
         for mut args in numbering.fetches(link, size) {
             args["ratings"] = ratings.clone();
             let fetched = connection(app, args.clone()).await;
