@@ -292,6 +292,24 @@ pub struct ServerArgs {
     /// comma-separated or repeated; `*` for any. None by default.
     #[arg(long, env = "DYNAPAGE_CORS_ORIGIN", value_delimiter = ',')]
     pub cors_origin: Vec<String>,
+    /// Subscriptions (`commentEvents`) open at once on this server; more are refused.
+    #[arg(long, env = "DYNAPAGE_MAX_SUBSCRIPTIONS", default_value_t = 10_000)]
+    pub max_subscriptions: usize,
+    /// Subscriptions one WebSocket connection may hold at once; more are refused.
+    #[arg(
+        long,
+        env = "DYNAPAGE_MAX_SUBSCRIPTIONS_PER_CONNECTION",
+        default_value_t = 10
+    )]
+    pub max_subscriptions_per_connection: usize,
+    /// Changes a subscriber may fall behind the live feed before it is closed with
+    /// `SLOW_SUBSCRIBER` (the feed's ring, shared by every subscriber of the server).
+    #[arg(long, env = "DYNAPAGE_SUBSCRIPTION_BUFFER", default_value_t = 1_024, value_parser = clap::value_parser!(u32).range(1..))]
+    pub subscription_buffer: u32,
+    /// A WebSocket that sends no `connection_init` within this many milliseconds is closed
+    /// (4408, as graphql-transport-ws says).
+    #[arg(long, env = "DYNAPAGE_CONNECTION_INIT_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub connection_init_timeout_ms: u64,
 }
 
 impl ServerArgs {
@@ -312,6 +330,11 @@ impl ServerArgs {
             max_body_bytes: self.max_body_bytes,
             cors,
             metrics: crate::telemetry::metrics_handle(),
+            max_subscriptions: self.max_subscriptions,
+            max_subscriptions_per_connection: self.max_subscriptions_per_connection,
+            connection_init_timeout: std::time::Duration::from_millis(
+                self.connection_init_timeout_ms,
+            ),
             ..crate::http::HttpOptions::default()
         })
     }

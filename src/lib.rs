@@ -15,6 +15,7 @@ pub mod generate;
 pub mod graphql;
 pub mod http;
 pub mod index;
+pub mod live;
 pub mod pagination;
 pub mod ratelimit;
 pub mod startup;

@@ -7,10 +7,14 @@ use anyhow::Context;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use tokio::sync::mpsc::UnboundedSender;
+
 use crate::config::{BackendArgs, IndexKind, RateLimitArgs, StoreKind};
+use crate::domain::ChangeEvent;
 use crate::index::AnyIndex;
 use crate::index::memory::MemoryIndex;
 use crate::index::redis::{FirstContact, RedisIndex};
+use crate::live::Publishing;
 use crate::ratelimit::{MemoryLimiter, RateLimiter, RedisLimiter};
 use crate::store::AnyStore;
 use crate::store::dynamo::{DynamoConfig, DynamoStore};
@@ -32,6 +36,15 @@ pub async fn open_backends(
     args: &BackendArgs,
     shutdown: &CancellationToken,
 ) -> anyhow::Result<Backends> {
+    open_backends_live(args, shutdown, None).await
+}
+
+/// [`open_backends`], publishing what the embedded feed applies to `live` (`crate::live`).
+pub async fn open_backends_live(
+    args: &BackendArgs,
+    shutdown: &CancellationToken,
+    live: Option<UnboundedSender<Vec<ChangeEvent>>>,
+) -> anyhow::Result<Backends> {
     let index = match args.index {
         IndexKind::Memory => AnyIndex::Memory(MemoryIndex::new()),
         IndexKind::Redis => AnyIndex::Redis(open_redis(args).await?),
@@ -42,7 +55,7 @@ pub async fn open_backends(
             let (sink, feed) = tokio::sync::mpsc::unbounded_channel();
             tasks.push(tokio::spawn(crate::sync::follow_feed(
                 feed,
-                index.clone(),
+                Publishing::new(index.clone(), live),
                 shutdown.clone(),
             )));
             AnyStore::Memory(MemoryStore::new().with_change_sink(sink))
@@ -111,7 +124,8 @@ pub fn stream_consumer(
     store: &AnyStore,
     index: &AnyIndex,
     poll_interval: std::time::Duration,
-) -> anyhow::Result<StreamConsumer<AnyIndex>> {
+    live: Option<UnboundedSender<Vec<ChangeEvent>>>,
+) -> anyhow::Result<StreamConsumer<Publishing<AnyIndex>>> {
     let AnyStore::Dynamo(store) = store else {
         anyhow::bail!("the stream consumer needs --store dynamodb (DYNAPAGE_STORE)");
     };
@@ -120,8 +134,13 @@ pub fn stream_consumer(
         ..StreamOptions::default()
     };
     let checkpoints = Checkpoints::for_index(index, store.table());
-    StreamConsumer::new(store, index.clone(), checkpoints, options)
-        .context("building the stream consumer")
+    StreamConsumer::new(
+        store,
+        Publishing::new(index.clone(), live),
+        checkpoints,
+        options,
+    )
+    .context("building the stream consumer")
 }
 
 /// The rate limiter `args` ask for: shared through the index's Redis (same connection, keys

@@ -8,6 +8,7 @@ use anyhow::Context;
 use clap::{Args, Parser};
 use indicatif::ProgressBar;
 use tokio::net::TcpListener;
+use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -15,11 +16,11 @@ use crate::auth::Auth;
 use crate::config::{
     AuthArgs, BackendArgs, CursorArgs, IndexKind, PagingArgs, RateLimitArgs, ServerArgs, StoreKind,
 };
-use crate::domain::{RatingSet, Sku};
+use crate::domain::{ChangeEvent, RatingSet, Sku};
 use crate::graphql::{ApiState, build_schema};
 use crate::index::{AnyIndex, PageIndex};
 use crate::pagination::Engine;
-use crate::startup::{Backends, open_backends, rate_limiter, stream_consumer};
+use crate::startup::{Backends, open_backends_live, rate_limiter, stream_consumer};
 use crate::store::AnyStore;
 
 /// The embedded demo: `(sku, comments, seed)`. The first one's size is `--demo-comments`.
@@ -109,20 +110,46 @@ pub async fn run_with(
         }
     }
     let trusted_proxies = args.rate_limit.trusted_proxies()?;
+    // Live events come from whatever applies changes to the index in this process: the
+    // embedded store's feed, or the table's stream under `--sync` (implied by a memory index).
+    let mut hub = crate::live::Hub::new(args.server.subscription_buffer as usize);
+    let applies_changes = args.backend.store == StoreKind::Memory
+        || args.sync
+        || args.backend.index == IndexKind::Memory;
+    let (live, live_feed) = if applies_changes {
+        let (sender, receiver) = hub.feed();
+        (Some(sender), Some(receiver))
+    } else {
+        (None, None)
+    };
     let Backends {
         store,
         index,
         mut tasks,
-    } = open_backends(&args.backend, &shutdown).await?;
+    } = open_backends_live(&args.backend, &shutdown, live.clone()).await?;
     if args.backend.store == StoreKind::Memory && args.demo_comments > 0 {
         seed_demo(&store, &index, args.demo_comments).await?;
     }
-    tasks.extend(start_sync(&args, &store, &index, &shutdown).await?);
+    if let Some(mut feed) = live_feed {
+        // The demo data is not news: nobody can have subscribed yet.
+        while feed.try_recv().is_ok() {}
+        tasks.push(tokio::spawn(crate::live::run_feed(
+            feed,
+            store.clone(),
+            index.clone(),
+            hub.clone(),
+            shutdown.clone(),
+        )));
+    }
+    tasks.extend(start_sync(&args, &store, &index, &shutdown, live).await?);
     let api = Arc::new(ApiState {
         engine: Engine::new(store, index, settings),
         codec,
         auth,
         max_node_ids: args.server.max_node_ids,
+        hub,
+        open_subscriptions: crate::graphql::OpenSubscriptions::default(),
+        max_subscriptions: args.server.max_subscriptions,
     });
     let limiter = rate_limiter(
         &args.rate_limit,
@@ -134,6 +161,7 @@ pub async fn run_with(
     let options = crate::http::HttpOptions {
         rate_limiter: limiter,
         trusted_proxies,
+        shutdown: shutdown.clone(),
         ..args.server.http_options()?
     };
     let router = crate::http::router(schema, api, options);
@@ -194,6 +222,7 @@ async fn start_sync(
     store: &AnyStore,
     index: &AnyIndex,
     shutdown: &CancellationToken,
+    live: Option<UnboundedSender<Vec<ChangeEvent>>>,
 ) -> anyhow::Result<Option<JoinHandle<()>>> {
     if args.backend.store == StoreKind::Memory {
         if args.sync {
@@ -216,7 +245,7 @@ async fn start_sync(
     } else if !args.sync {
         return Ok(None);
     }
-    let consumer = stream_consumer(store, index, Duration::from_millis(args.sync_poll_ms))?;
+    let consumer = stream_consumer(store, index, Duration::from_millis(args.sync_poll_ms), live)?;
     let shutdown = shutdown.clone();
     Ok(Some(tokio::spawn(async move {
         if let Err(error) = consumer.run(shutdown).await {

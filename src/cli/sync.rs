@@ -28,6 +28,7 @@ pub async fn run(args: SyncArgs) -> anyhow::Result<()> {
         &backends.store,
         &backends.index,
         Duration::from_millis(args.poll_ms),
+        None,
     )?;
     consumer.run(shutdown).await.context("stream sync")
 }

@@ -30,6 +30,14 @@ pub enum ErrorCode {
     StoreUnavailable,
     /// The client's rate limit refused the request (HTTP 429 with `Retry-After`).
     RateLimited,
+    /// The server holds `--max-subscriptions` (or the connection its per-connection maximum).
+    TooManySubscriptions,
+    /// This server has no live events to give (it does not apply the table's stream).
+    SubscriptionsUnavailable,
+    /// A subscriber fell a whole buffer behind and was closed.
+    SlowSubscriber,
+    /// A subscription could not be given every change (resumed from too far back).
+    EventsMissed,
     Internal,
 }
 
@@ -45,6 +53,10 @@ impl ErrorCode {
             ErrorCode::IndexUnavailable => "INDEX_UNAVAILABLE",
             ErrorCode::StoreUnavailable => "STORE_UNAVAILABLE",
             ErrorCode::RateLimited => "RATE_LIMITED",
+            ErrorCode::TooManySubscriptions => "TOO_MANY_SUBSCRIPTIONS",
+            ErrorCode::SubscriptionsUnavailable => "SUBSCRIPTIONS_UNAVAILABLE",
+            ErrorCode::SlowSubscriber => "SLOW_SUBSCRIBER",
+            ErrorCode::EventsMissed => "EVENTS_MISSED",
             ErrorCode::Internal => "INTERNAL_SERVER_ERROR",
         }
     }
@@ -66,6 +78,9 @@ pub enum ApiError {
     /// What the client named is not there (or not where it looked).
     #[error("{0}")]
     NotFound(String),
+    /// A subscription refused or ended, with its code.
+    #[error("{message}")]
+    Live { code: ErrorCode, message: String },
     /// A write without a valid token, under `--auth jwt`.
     #[error("{0}")]
     Unauthenticated(String),
@@ -77,6 +92,7 @@ impl ApiError {
             ApiError::Input(_) | ApiError::Refused(_) => ErrorCode::BadUserInput,
             ApiError::Unauthenticated(_) => ErrorCode::Unauthenticated,
             ApiError::NotFound(_) => ErrorCode::NotFound,
+            ApiError::Live { code, .. } => *code,
             ApiError::Pagination(e) => match e {
                 PaginationError::Negative { .. } | PaginationError::OffsetNeedsOneDirection => {
                     ErrorCode::BadUserInput

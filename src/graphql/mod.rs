@@ -14,12 +14,13 @@ mod pages;
 mod product;
 mod query;
 mod scalars;
+mod subscription;
 mod types;
 mod viewer;
 
 use std::sync::{Arc, Mutex};
 
-use async_graphql::{EmptySubscription, Schema};
+use async_graphql::Schema;
 
 pub use budget::{Budget, Checked, retry_after_seconds};
 pub use error::{ApiError, ErrorCode};
@@ -27,6 +28,7 @@ pub use global_id::GlobalId;
 pub use mutation::MutationRoot;
 pub use query::QueryRoot;
 pub use scalars::DateTime;
+pub use subscription::{OpenSubscriptions, SubscriptionRoot};
 
 use crate::auth::Auth;
 use crate::index::AnyIndex;
@@ -34,7 +36,7 @@ use crate::pagination::{CursorCodec, Engine, PageStats};
 use crate::store::AnyStore;
 
 /// The executable schema.
-pub type ApiSchema = Schema<QueryRoot, MutationRoot, EmptySubscription>;
+pub type ApiSchema = Schema<QueryRoot, MutationRoot, SubscriptionRoot>;
 
 /// What resolvers need: the engine over the configured backends and the cursor keys.
 #[derive(Debug)]
@@ -45,6 +47,11 @@ pub struct ApiState {
     pub auth: Auth,
     /// Longest `nodes(ids:)` list accepted.
     pub max_node_ids: usize,
+    /// This server's live feed (`Subscription.commentEvents`).
+    pub hub: crate::live::Hub,
+    /// Subscriptions open now, and how many may be.
+    pub open_subscriptions: OpenSubscriptions,
+    pub max_subscriptions: usize,
 }
 
 /// Per-request data: the id that ties logs to error responses, and what the request cost.
@@ -96,7 +103,7 @@ impl Default for QueryLimits {
 
 /// The schema with `state` attached (or none, for printing the SDL).
 pub fn build_schema(state: Option<Arc<ApiState>>, limits: QueryLimits) -> ApiSchema {
-    let mut builder = Schema::build(QueryRoot, MutationRoot, EmptySubscription)
+    let mut builder = Schema::build(QueryRoot, MutationRoot, SubscriptionRoot)
         .limit_complexity(limits.max_complexity)
         .limit_recursive_depth(32)
         .extension(budget::BudgetCheck);

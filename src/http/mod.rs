@@ -18,6 +18,7 @@ mod cors;
 mod demo;
 mod embedded;
 mod playground;
+mod websocket;
 
 pub use client_address::{TrustedProxies, client_address};
 pub use cors::CorsOrigins;
@@ -73,6 +74,14 @@ pub struct HttpOptions {
     pub rate_limiter: Option<RateLimiter>,
     /// Peers whose `X-Forwarded-For` names the client.
     pub trusted_proxies: TrustedProxies,
+    /// Subscriptions open at once on this server.
+    pub max_subscriptions: usize,
+    /// Subscriptions one WebSocket connection may hold at once.
+    pub max_subscriptions_per_connection: usize,
+    /// How long a WebSocket may wait before its `connection_init`.
+    pub connection_init_timeout: Duration,
+    /// Fires when the server shuts down: WebSockets close with 1001 ("going away").
+    pub shutdown: tokio_util::sync::CancellationToken,
 }
 
 impl Default for HttpOptions {
@@ -83,6 +92,10 @@ impl Default for HttpOptions {
             max_aliases: 30,
             max_depth: 12,
             max_body_bytes: 256 * 1024,
+            max_subscriptions: 10_000,
+            max_subscriptions_per_connection: 10,
+            connection_init_timeout: Duration::from_secs(10),
+            shutdown: tokio_util::sync::CancellationToken::new(),
             cors: CorsOrigins::None,
             metrics: None,
             rate_limiter: None,
@@ -109,6 +122,38 @@ struct AppState {
 /// Parsed query documents kept (see `documents`): far more than the distinct queries of an app.
 const DOCUMENT_CACHE_ENTRIES: usize = 512;
 
+/// `GET /graphql`: a WebSocket for subscriptions when the request asks to upgrade, a query
+/// otherwise.
+async fn graphql_get(
+    State(app): State<AppState>,
+    upgrade: Result<
+        axum::extract::ws::WebSocketUpgrade,
+        axum::extract::ws::rejection::WebSocketUpgradeRejection,
+    >,
+    peer: Option<axum::Extension<axum::extract::ConnectInfo<std::net::SocketAddr>>>,
+    headers: axum::http::HeaderMap,
+    uri: axum::http::Uri,
+) -> axum::response::Response {
+    let Ok(upgrade) = upgrade else {
+        return graphql::get(State(app), peer, headers, uri).await;
+    };
+    let Some(protocol) = websocket::requested_protocol(&headers) else {
+        return (
+            StatusCode::BAD_REQUEST,
+            "a GraphQL WebSocket needs `Sec-WebSocket-Protocol: graphql-transport-ws` (or the legacy `graphql-ws`)",
+        )
+            .into_response();
+    };
+    websocket::upgrade(
+        upgrade,
+        protocol,
+        app.schema.clone(),
+        app.options.clone(),
+        app.api.auth.clone(),
+        app.options.shutdown.clone(),
+    )
+}
+
 /// The application's routes.
 pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Router {
     let in_flight = Arc::new(tokio::sync::Semaphore::new(options.max_concurrent_requests));
@@ -121,7 +166,7 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
         OutputTypes::default()
     });
     let mut router = Router::new()
-        .route("/graphql", get(graphql::get).post(graphql::post))
+        .route("/graphql", get(graphql_get).post(graphql::post))
         .route("/", get(playground::page))
         .route("/playground/{name}", get(playground::asset))
         .route("/demo", get(demo::page))

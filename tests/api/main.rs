@@ -39,6 +39,7 @@ mod redis_tls;
 mod reindex_live;
 mod store_contract;
 mod stream_consumer;
+mod subscriptions;
 mod sync;
 mod transport;
 mod walks;

@@ -1,0 +1,340 @@
+//! `Subscription.commentEvents`: a product's comment changes as this server's index applies
+//! them (`crate::live`), filtered by rating, optionally resumed from a cursor.
+//!
+//! A rating filter sees a change by where the comment was and is: an edit that moves a comment
+//! into the filter arrives as ADDED, out of it as DELETED, within it as UPDATED.
+//!
+//! Resuming (`after:`) subscribes to the live feed first, then replays from the store every
+//! comment newer than the cursor, oldest first, in cursor pages; live ADDED events for comments
+//! the replay already gave are dropped (by id), so nothing falls in the gap between the two and
+//! nothing is given twice. Edits and deletions are replayed from the hub's recent changes from
+//! the cursor comment's `createdAt` on (the client was there then); a client that resumes from
+//! further back than the hub remembers first gets an `EVENTS_MISSED` error on the stream, which
+//! tells it to refetch its page, and then the live events.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use async_graphql::{Context, Enum, ID, SimpleObject, Subscription};
+use futures::Stream;
+use tokio::sync::broadcast::error::RecvError;
+
+use super::ApiState;
+use super::connection::state;
+use super::error::{ApiError, ErrorCode};
+use super::global_id::GlobalId;
+use super::types::{Comment, CommentEdge};
+use crate::domain::{self, ChangeEvent, Order, RatingSet, Sku, SortKey};
+use crate::live::LiveChange;
+use crate::pagination::{CursorScope, PagePlan, Want};
+
+/// Comments one resumed subscription replays at most; a client further behind refetches.
+pub const MAX_REPLAY: usize = 1_000;
+/// Comments read per replay page.
+const REPLAY_PAGE: usize = 100;
+
+/// What happened to a comment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Enum)]
+pub enum CommentEventKind {
+    /// A comment entered the connection: written, or edited into the rating filter.
+    Added,
+    /// A comment in the connection was edited and stays in it.
+    Updated,
+    /// A comment left the connection: deleted, or edited out of the rating filter.
+    Deleted,
+}
+
+/// One change to a product's comments, as a subscriber's connection sees it.
+#[derive(Clone, Debug, SimpleObject)]
+pub struct CommentEvent {
+    /// What happened: ADDED, UPDATED or DELETED, as this subscription's filter sees it.
+    pub kind: CommentEventKind,
+    /// The comment with its cursor in this connection (ADDED, UPDATED).
+    pub edge: Option<CommentEdge>,
+    /// Global id of the removed comment (DELETED).
+    pub deleted_comment_id: Option<ID>,
+    /// The connection's count after this change, from the index; null when the index could
+    /// not be asked.
+    pub total_count: Option<i32>,
+}
+
+/// Subscriptions open on this server, against `--max-subscriptions`.
+#[derive(Debug, Default)]
+pub struct OpenSubscriptions(AtomicUsize);
+
+/// One open subscription, counted until dropped.
+struct Slot(Arc<ApiState>);
+
+impl Slot {
+    fn take(state: &Arc<ApiState>) -> Result<Self, ApiError> {
+        let open = &state.open_subscriptions.0;
+        let max = state.max_subscriptions;
+        if open
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .is_err()
+        {
+            return Err(ApiError::Live {
+                code: ErrorCode::TooManySubscriptions,
+                message: format!(
+                    "this server holds its maximum of {max} subscriptions; retry later or on another server"
+                ),
+            });
+        }
+        metrics::gauge!("dynapage_subscriptions_open").increment(1.0);
+        Ok(Self(state.clone()))
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.open_subscriptions.0.fetch_sub(1, Ordering::AcqRel);
+        metrics::gauge!("dynapage_subscriptions_open").decrement(1.0);
+    }
+}
+
+/// The root of every subscription.
+#[derive(Debug, Default)]
+pub struct SubscriptionRoot;
+
+/// Live events.
+#[Subscription(name = "Subscription")]
+impl SubscriptionRoot {
+    /// Changes to a product's comments (optionally only some ratings), as they reach this
+    /// server's index. With `after` (a cursor this connection issued), first replays every
+    /// comment newer than it, oldest first (at most 1,000), and the edits and deletions since
+    /// that comment was written, then goes live; no comment is added twice. An `EVENTS_MISSED`
+    /// error on the stream means changes were lost (resumed from too far back, or read too
+    /// slowly): refetch the page. A subscriber more than `--subscription-buffer` changes
+    /// behind is closed with `SLOW_SUBSCRIBER`.
+    async fn comment_events(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(desc = "The product's SKU.")] sku: String,
+        #[graphql(
+            desc = "Only comments with one of these ratings (1-5, no repeats). Omit for all."
+        )]
+        ratings: Option<Vec<i32>>,
+        #[graphql(
+            desc = "Resume after this cursor (an edge's `cursor`, from this product and rating filter)."
+        )]
+        after: Option<String>,
+    ) -> async_graphql::Result<impl Stream<Item = async_graphql::Result<CommentEvent>> + use<>>
+    {
+        let state = state(ctx)?.clone();
+        let fail = |e: ApiError| e.into_graphql(None);
+        let sku = Sku::parse(&sku).map_err(|e| fail(e.into()))?;
+        let ratings = match &ratings {
+            None => RatingSet::ALL,
+            Some(values) => {
+                RatingSet::parse(&values.iter().map(|v| i64::from(*v)).collect::<Vec<_>>())
+                    .map_err(|e| fail(e.into()))?
+            }
+        };
+        let scope = CursorScope { sku, ratings };
+        let after = after
+            .map(|cursor| {
+                state.codec.open(&scope, &cursor).map_err(|_| {
+                    fail(crate::pagination::PaginationError::BadCursor { argument: "after" }.into())
+                })
+            })
+            .transpose()?;
+        if !state.hub.is_fed() {
+            return Err(fail(ApiError::Live {
+                code: ErrorCode::SubscriptionsUnavailable,
+                message: "this server does not apply the table's stream itself (serve --sync), \
+                          so it has no live events to give"
+                    .into(),
+            }));
+        }
+        let slot = Slot::take(&state).map_err(fail)?;
+        // Subscribed before the replay reads the store: nothing falls between the two.
+        let mut live = state.hub.subscribe();
+
+        Ok(async_stream::stream! {
+            let _slot = slot;
+            let mut replayed: HashSet<domain::CommentId> = HashSet::new();
+            if let Some(after) = after {
+                match replay(&state, &scope, after).await {
+                    Ok(comments) => {
+                        let total = count(&state, &scope).await;
+                        for comment in comments {
+                            replayed.insert(comment.id);
+                            yield Ok(added(&state, &scope, comment, total));
+                        }
+                    }
+                    Err(error) => {
+                        yield Err(error);
+                    }
+                }
+                match state.hub.since(&scope.sku, after.millis()) {
+                    Ok(changes) => {
+                        for change in changes {
+                            if let Some(event) = event_for(&state, &scope, &change) {
+                                if event.kind != CommentEventKind::Added {
+                                    yield Ok(event);
+                                }
+                            }
+                        }
+                    }
+                    Err(_) => yield Err(missed(
+                        "the server no longer holds the edits and deletions made since that cursor: refetch the page",
+                    )),
+                }
+            }
+            loop {
+                match live.recv().await {
+                    Ok(change) => {
+                        if change.sku() != &scope.sku {
+                            continue;
+                        }
+                        let Some(event) = event_for(&state, &scope, &change) else {
+                            continue;
+                        };
+                        if event.kind == CommentEventKind::Added && replayed.remove(&change.id()) {
+                            continue;
+                        }
+                        metrics::counter!("dynapage_subscription_events_total").increment(1);
+                        metrics::histogram!("dynapage_subscription_delivery_lag_seconds")
+                            .record(crate::live::now_ms().saturating_sub(change.applied_ms) as f64 / 1000.0);
+                        yield Ok(event);
+                    }
+                    Err(RecvError::Lagged(missed_changes)) => {
+                        metrics::counter!("dynapage_subscriptions_dropped_slow_total").increment(1);
+                        tracing::info!(sku = scope.sku.as_str(), missed_changes, "slow subscriber closed");
+                        yield Err(ApiError::Live {
+                            code: ErrorCode::SlowSubscriber,
+                            message: format!("this subscription fell {missed_changes} changes behind and was closed: resubscribe with `after:` set to the newest cursor you hold"),
+                        }.into_graphql(None));
+                        return;
+                    }
+                    Err(RecvError::Closed) => return,
+                }
+            }
+        })
+    }
+}
+
+fn missed(message: &str) -> async_graphql::Error {
+    ApiError::Live {
+        code: ErrorCode::EventsMissed,
+        message: message.to_owned(),
+    }
+    .into_graphql(None)
+}
+
+/// The comments newer than `after`, oldest first, read from the store in cursor pages.
+async fn replay(
+    state: &ApiState,
+    scope: &CursorScope,
+    after: SortKey,
+) -> Result<Vec<domain::Comment>, async_graphql::Error> {
+    let mut out = Vec::new();
+    let mut start = after;
+    loop {
+        let plan = PagePlan {
+            order: Order::OldestFirst,
+            start: Some(start),
+            stop: None,
+            skip: 0,
+            take: REPLAY_PAGE,
+            keep_last: None,
+        };
+        let page = state
+            .engine
+            .page(&scope.sku, scope.ratings, &plan, Want::ALL)
+            .await
+            .map_err(|e| ApiError::from(e).into_graphql(None))?;
+        // Pages come newest first; the replay goes oldest first.
+        let more = page.has_previous_page == Some(true);
+        let Some(newest) = page.items.first().map(domain::Comment::sort_key) else {
+            return Ok(out);
+        };
+        out.extend(page.items.into_iter().rev());
+        if out.len() > MAX_REPLAY {
+            return Err(missed(&format!(
+                "more than {MAX_REPLAY} comments were added since that cursor: refetch the page"
+            )));
+        }
+        if !more {
+            return Ok(out);
+        }
+        start = newest;
+    }
+}
+
+async fn count(state: &ApiState, scope: &CursorScope) -> Option<i32> {
+    use crate::index::PageIndex;
+    state
+        .engine
+        .index()
+        .count(&scope.sku, scope.ratings)
+        .await
+        .ok()
+        .map(|n| i32::try_from(n).unwrap_or(i32::MAX))
+}
+
+fn edge(state: &ApiState, scope: &CursorScope, comment: domain::Comment) -> CommentEdge {
+    CommentEdge {
+        cursor: state.codec.seal(scope, &comment.sort_key()),
+        node: Comment(comment),
+    }
+}
+
+fn added(
+    state: &ApiState,
+    scope: &CursorScope,
+    comment: domain::Comment,
+    total_count: Option<i32>,
+) -> CommentEvent {
+    CommentEvent {
+        kind: CommentEventKind::Added,
+        edge: Some(edge(state, scope, comment)),
+        deleted_comment_id: None,
+        total_count,
+    }
+}
+
+/// What a subscriber with `scope` sees of `change`, if anything.
+fn event_for(state: &ApiState, scope: &CursorScope, change: &LiveChange) -> Option<CommentEvent> {
+    let ratings = scope.ratings;
+    let (was_in, is_in) = match &change.change {
+        ChangeEvent::Upsert { old, new } => (
+            match old {
+                Some(old) => ratings.contains(old.rating),
+                // No earlier image: a new comment (version 1), else an edit in place.
+                None => new.version > 1 && ratings.contains(new.rating),
+            },
+            ratings.contains(new.rating),
+        ),
+        ChangeEvent::Remove { old, .. } => (ratings.contains(old.rating), false),
+    };
+    let kind = match (was_in, is_in) {
+        (false, true) => CommentEventKind::Added,
+        (true, true) => CommentEventKind::Updated,
+        (true, false) => CommentEventKind::Deleted,
+        (false, false) => return None,
+    };
+    let total_count = change.rating_counts.map(|counts| {
+        let n: u64 = ratings.iter().map(|r| counts[r.index()]).sum();
+        i32::try_from(n).unwrap_or(i32::MAX)
+    });
+    let id = change.id();
+    match kind {
+        CommentEventKind::Deleted => Some(CommentEvent {
+            kind,
+            edge: None,
+            deleted_comment_id: Some(ID(GlobalId::Comment(id).encode())),
+            total_count,
+        }),
+        // The comment is gone again (a deletion follows), or could not be read.
+        _ => change.comment.clone().map(|comment| CommentEvent {
+            kind,
+            edge: Some(edge(state, scope, comment)),
+            deleted_comment_id: None,
+            total_count,
+        }),
+    }
+}

@@ -1,0 +1,279 @@
+//! Subscriptions over WebSocket at `GET /graphql`: the `graphql-transport-ws` protocol (and the
+//! legacy `graphql-ws` one), served by async-graphql-axum, with what it leaves to us:
+//!
+//! - the document checks HTTP requests get (`limits`: depth, aliases) before a subscription
+//!   runs, and only subscriptions: queries and mutations go over HTTP, where the rate limits,
+//!   timeouts and response shaping apply;
+//! - `--max-subscriptions-per-connection` (the server-wide maximum is counted by the resolver);
+//! - closing with 4408 a socket that sends no `connection_init` within
+//!   `--connection-init-timeout-ms`, as graphql-transport-ws requires (async-graphql waits
+//!   forever; this can go when it has a timeout of its own);
+//! - a bearer token in `connection_init`'s payload (`{"Authorization": "Bearer …"}`), verified
+//!   like the HTTP header; an invalid one is refused. Events are public, so none is needed;
+//! - closing every socket with 1001 ("going away") when the server shuts down.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use async_graphql::http::{WebSocketProtocols, WsMessage};
+use async_graphql::parser::types::{DocumentOperations, OperationType};
+use async_graphql::{Data, Executor, Request, Response, ServerError};
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use futures::SinkExt;
+use futures::stream::{BoxStream, StreamExt};
+use tokio_util::sync::CancellationToken;
+
+use super::{HttpOptions, limits};
+use crate::auth::Auth;
+use crate::graphql::ApiSchema;
+
+/// Runs subscriptions of one connection, after the checks HTTP requests get.
+#[derive(Clone)]
+struct SubscriptionsOnly {
+    schema: ApiSchema,
+    options: Arc<HttpOptions>,
+    /// Subscriptions this connection holds now.
+    open: Arc<AtomicUsize>,
+}
+
+/// A stream of one error response: the subscription ends at once with `code`.
+fn refused(code: &'static str, message: String) -> BoxStream<'static, Response> {
+    let mut error = ServerError::new(message, None);
+    let mut extensions = async_graphql::ErrorExtensionValues::default();
+    extensions.set("code", code);
+    error.extensions = Some(extensions);
+    futures::stream::once(async move { Response::from_errors(vec![error]) }).boxed()
+}
+
+impl SubscriptionsOnly {
+    /// The reason `request` may not run here, if any.
+    fn refusal(&self, request: &Request) -> Option<(&'static str, String)> {
+        // A syntax error is left to async-graphql to report in its usual shape.
+        let document = async_graphql::parser::parse_query(&request.query).ok()?;
+        let subscription = match &document.operations {
+            DocumentOperations::Single(op) => op.node.ty == OperationType::Subscription,
+            // Named operations; without `operationName`, the document must hold only one.
+            DocumentOperations::Multiple(ops) => match &request.operation_name {
+                Some(name) => ops
+                    .get(name.as_str())
+                    .is_some_and(|op| op.node.ty == OperationType::Subscription),
+                None => {
+                    ops.len() == 1
+                        && ops
+                            .values()
+                            .all(|op| op.node.ty == OperationType::Subscription)
+                }
+            },
+        };
+        if !subscription {
+            return Some((
+                "BAD_REQUEST",
+                "only subscriptions are served over WebSocket: send queries and mutations to POST /graphql".into(),
+            ));
+        }
+        let aliases = limits::count_aliases(&document);
+        if aliases > self.options.max_aliases {
+            return Some((
+                "GRAPHQL_VALIDATION_FAILED",
+                format!(
+                    "the query declares {aliases} aliases; at most {} are allowed",
+                    self.options.max_aliases
+                ),
+            ));
+        }
+        let depth = limits::depth(&document);
+        if depth > self.options.max_depth {
+            return Some((
+                "GRAPHQL_VALIDATION_FAILED",
+                format!(
+                    "the query nests fields too deep; at most {} are allowed",
+                    self.options.max_depth
+                ),
+            ));
+        }
+        None
+    }
+}
+
+impl Executor for SubscriptionsOnly {
+    async fn execute(&self, _request: Request) -> Response {
+        let mut error = ServerError::new(
+            "only subscriptions are served over WebSocket: send queries and mutations to POST /graphql",
+            None,
+        );
+        let mut extensions = async_graphql::ErrorExtensionValues::default();
+        extensions.set("code", "BAD_REQUEST");
+        error.extensions = Some(extensions);
+        Response::from_errors(vec![error])
+    }
+
+    fn execute_stream(
+        &self,
+        request: Request,
+        session_data: Option<Arc<Data>>,
+    ) -> BoxStream<'static, Response> {
+        if let Some((code, message)) = self.refusal(&request) {
+            return refused(code, message);
+        }
+        let max = self.options.max_subscriptions_per_connection;
+        if self
+            .open
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .is_err()
+        {
+            return refused(
+                "TOO_MANY_SUBSCRIPTIONS",
+                format!("this connection holds its maximum of {max} subscriptions"),
+            );
+        }
+        let held = Held(self.open.clone());
+        let stream = self
+            .schema
+            .execute_stream_with_session_data(request, session_data.unwrap_or_default());
+        stream
+            .map(move |response| {
+                let _ = &held;
+                response
+            })
+            .boxed()
+    }
+}
+
+/// One subscription of a connection, counted until its stream is dropped.
+struct Held(Arc<AtomicUsize>);
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// The GraphQL protocol a WebSocket request asks for (`Sec-WebSocket-Protocol`), if any.
+pub(super) fn requested_protocol(headers: &axum::http::HeaderMap) -> Option<WebSocketProtocols> {
+    use std::str::FromStr;
+    headers
+        .get(axum::http::header::SEC_WEBSOCKET_PROTOCOL)?
+        .to_str()
+        .ok()?
+        .split(',')
+        .find_map(|p| WebSocketProtocols::from_str(p.trim()).ok())
+}
+
+/// Upgrades `GET /graphql` to a GraphQL WebSocket.
+pub(super) fn upgrade(
+    upgrade: WebSocketUpgrade,
+    protocol: WebSocketProtocols,
+    schema: ApiSchema,
+    options: Arc<HttpOptions>,
+    auth: Auth,
+    shutdown: CancellationToken,
+) -> axum::response::Response {
+    upgrade
+        .protocols(async_graphql::http::ALL_WEBSOCKET_PROTOCOLS)
+        .on_upgrade(move |socket| serve(socket, protocol, schema, options, auth, shutdown))
+}
+
+async fn serve(
+    socket: WebSocket,
+    protocol: WebSocketProtocols,
+    schema: ApiSchema,
+    options: Arc<HttpOptions>,
+    auth: Auth,
+    shutdown: CancellationToken,
+) {
+    metrics::gauge!("dynapage_websockets_open").increment(1.0);
+    let (mut sink, stream) = socket.split();
+    // Our own queue in front of the socket, so a close frame of ours can follow async-graphql's.
+    let (out, mut queue) = futures::channel::mpsc::channel::<Message>(16);
+    let (initialised, mut init_seen) = tokio::sync::watch::channel(false);
+    let executor = SubscriptionsOnly {
+        schema,
+        options: options.clone(),
+        open: Arc::default(),
+    };
+    let input = stream
+        .take_while(|message| futures::future::ready(message.is_ok()))
+        .map(|message| match message {
+            Ok(Message::Text(text)) => text.as_bytes().to_vec(),
+            Ok(Message::Binary(bytes)) => bytes.to_vec(),
+            _ => Vec::new(),
+        })
+        .filter(|bytes| futures::future::ready(!bytes.is_empty()));
+    let graphql = async_graphql::http::WebSocket::new(executor, input, protocol)
+        .on_connection_init(move |payload| {
+            let auth = auth.clone();
+            let initialised = initialised.clone();
+            async move {
+                let data = connection_data(&auth, &payload).await?;
+                let _ = initialised.send(true);
+                Ok(data)
+            }
+        })
+        .keepalive_timeout(Duration::from_secs(30));
+    let mut graphql = Box::pin(graphql);
+    let writer = tokio::spawn(async move {
+        while let Some(message) = queue.next().await {
+            let close = matches!(message, Message::Close(_));
+            if sink.send(message).await.is_err() || close {
+                break;
+            }
+        }
+        let _ = sink.close().await;
+    });
+    let mut out = out;
+    let init_deadline = tokio::time::sleep(options.connection_init_timeout);
+    tokio::pin!(init_deadline);
+    let mut initialised_in_time = false;
+    let close = loop {
+        tokio::select! {
+            message = graphql.next() => match message {
+                Some(WsMessage::Text(text)) => {
+                    if out.send(Message::Text(text.into())).await.is_err() {
+                        break None;
+                    }
+                }
+                Some(WsMessage::Close(code, reason)) => break Some((code, reason)),
+                None => break None,
+            },
+            changed = init_seen.changed(), if !initialised_in_time => {
+                initialised_in_time = changed.is_ok() && *init_seen.borrow();
+            }
+            () = &mut init_deadline, if !initialised_in_time => {
+                break Some((4408, "Connection initialisation timeout".to_owned()));
+            }
+            () = shutdown.cancelled() => break Some((1001, "the server is going away".to_owned())),
+        }
+    };
+    if let Some((code, reason)) = close {
+        let _ = out
+            .send(Message::Close(Some(CloseFrame {
+                code,
+                reason: reason.into(),
+            })))
+            .await;
+    }
+    drop(out);
+    let _ = writer.await;
+    metrics::gauge!("dynapage_websockets_open").decrement(1.0);
+}
+
+/// The connection's data from `connection_init`'s payload: a verified viewer when it carries a
+/// bearer token (`Authorization` or `authorization`), nothing otherwise.
+async fn connection_data(auth: &Auth, payload: &serde_json::Value) -> async_graphql::Result<Data> {
+    let mut data = Data::default();
+    let header = payload
+        .get("Authorization")
+        .or_else(|| payload.get("authorization"))
+        .and_then(serde_json::Value::as_str);
+    if let (Some(header), Auth::Jwt(verifier)) = (header, auth) {
+        let viewer = verifier
+            .verify_header(header)
+            .await
+            .map_err(|e| async_graphql::Error::new(format!("the bearer token was refused: {e}")))?;
+        data.insert(viewer);
+    }
+    Ok(data)
+}

@@ -1,0 +1,363 @@
+//! `Subscription.commentEvents` over a real WebSocket (`graphql-transport-ws`, and the legacy
+//! `graphql-ws`), with a client written here on tokio-tungstenite: mutations arrive as ADDED,
+//! UPDATED and DELETED within a second; a rating filter sees edits into and out of it as ADDED
+//! and DELETED; a client that resumes with `after:` gets what it missed once, in order; the
+//! protocol's timeouts, limits and refusals.
+
+use std::time::{Duration, Instant};
+
+use futures::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+use crate::helpers::TestApp;
+
+const EVENTS: &str = r#"subscription Events($sku: String!, $ratings: [Int!], $after: String) {
+  commentEvents(sku: $sku, ratings: $ratings, after: $after) {
+    kind totalCount deletedCommentId
+    edge { cursor node { id body rating } }
+  }
+}"#;
+
+const ADD: &str = "mutation($sku: String!, $body: String!, $rating: Int!) { addComment(input: { sku: $sku, author: \"live\", body: $body, rating: $rating }) { comment { id } } }";
+const EDIT: &str = "mutation($id: ID!, $body: String, $rating: Int) { updateComment(input: { id: $id, body: $body, rating: $rating }) { comment { id } } }";
+const DELETE: &str =
+    "mutation($id: ID!) { deleteComment(input: { id: $id }) { deletedCommentId } }";
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// A GraphQL WebSocket client.
+struct Client {
+    socket: Socket,
+}
+
+impl Client {
+    /// Connects to `app`'s `/graphql` with `protocol`, without `connection_init` yet.
+    async fn connect(app: &TestApp, protocol: &str) -> Self {
+        let url = format!("{}/graphql", app.address.replacen("http", "ws", 1));
+        let mut request = url.into_client_request().expect("a request");
+        request.headers_mut().insert(
+            "sec-websocket-protocol",
+            protocol.parse().expect("a header value"),
+        );
+        let (socket, response) = tokio_tungstenite::connect_async(request)
+            .await
+            .expect("the WebSocket opens");
+        assert_eq!(
+            response.headers()["sec-websocket-protocol"],
+            protocol,
+            "the server speaks the protocol asked for"
+        );
+        Self { socket }
+    }
+
+    /// Connects with `graphql-transport-ws` and completes `connection_init`.
+    async fn ready(app: &TestApp) -> Self {
+        let mut client = Self::connect(app, "graphql-transport-ws").await;
+        client
+            .send(json!({ "type": "connection_init", "payload": {} }))
+            .await;
+        assert_eq!(client.next().await["type"], "connection_ack");
+        client
+    }
+
+    async fn send(&mut self, message: Value) {
+        self.socket
+            .send(Message::Text(message.to_string().into()))
+            .await
+            .expect("sent");
+    }
+
+    async fn subscribe(&mut self, id: &str, variables: Value) {
+        self.send(json!({ "id": id, "type": "subscribe", "payload": { "query": EVENTS, "variables": variables } }))
+            .await;
+    }
+
+    /// The next protocol message (pings answered), within 5 s; `{"type": "close", …}` for a
+    /// close frame.
+    async fn next(&mut self) -> Value {
+        loop {
+            let message = tokio::time::timeout(Duration::from_secs(5), self.socket.next())
+                .await
+                .expect("a message within 5 s")
+                .expect("the socket is open")
+                .expect("a message");
+            match message {
+                Message::Text(text) => {
+                    let value: Value = serde_json::from_str(&text).expect("JSON");
+                    if value["type"] == "ping" {
+                        self.send(json!({ "type": "pong" })).await;
+                        continue;
+                    }
+                    return value;
+                }
+                Message::Close(frame) => {
+                    let (code, reason) = frame.map_or((0, String::new()), |f| {
+                        (u16::from(f.code), f.reason.to_string())
+                    });
+                    return json!({ "type": "close", "code": code, "reason": reason });
+                }
+                _ => continue,
+            }
+        }
+    }
+
+    /// The next event's `commentEvents` payload (a `next` message without errors).
+    async fn event(&mut self) -> Value {
+        let message = self.next().await;
+        assert_eq!(message["type"], "next", "{message:#}");
+        assert!(message["payload"].get("errors").is_none(), "{message:#}");
+        message["payload"]["data"]["commentEvents"].clone()
+    }
+}
+
+async fn add(app: &TestApp, sku: &str, body: &str, rating: i64) -> String {
+    app.data(ADD, json!({ "sku": sku, "body": body, "rating": rating }))
+        .await["addComment"]["comment"]["id"]
+        .as_str()
+        .expect("an id")
+        .to_owned()
+}
+
+#[tokio::test]
+async fn mutations_reach_a_subscriber_as_added_updated_and_deleted_within_a_second() {
+    let app = TestApp::embedded(0).await;
+    let mut client = Client::ready(&app).await;
+    client.subscribe("1", json!({ "sku": "LIVE" })).await;
+    // Another product's comment is not this subscription's business.
+    add(&app, "ELSEWHERE", "not here", 5).await;
+
+    let started = Instant::now();
+    let id = add(&app, "LIVE", "first words", 4).await;
+    let added = client.event().await;
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(added["kind"], "ADDED");
+    assert_eq!(
+        added["edge"]["node"],
+        json!({ "id": id, "body": "first words", "rating": 4 })
+    );
+    assert_eq!(added["totalCount"], 1);
+    // The edge's cursor is the connection's own.
+    let page = app.page("LIVE", json!({ "first": 1 })).await;
+    assert_eq!(added["edge"]["cursor"], page.cursors[0]);
+
+    let started = Instant::now();
+    app.data(EDIT, json!({ "id": id, "body": "second thoughts" }))
+        .await;
+    let updated = client.event().await;
+    assert!(started.elapsed() < Duration::from_secs(1));
+    assert_eq!(updated["kind"], "UPDATED");
+    assert_eq!(updated["edge"]["node"]["body"], "second thoughts");
+
+    let started = Instant::now();
+    app.data(DELETE, json!({ "id": id })).await;
+    let deleted = client.event().await;
+    assert!(started.elapsed() < Duration::from_secs(1));
+    assert_eq!(
+        deleted,
+        json!({ "kind": "DELETED", "totalCount": 0, "deletedCommentId": id, "edge": null })
+    );
+}
+
+#[tokio::test]
+async fn a_rating_filter_sees_edits_into_and_out_of_it_as_added_and_deleted() {
+    let app = TestApp::embedded(0).await;
+    let mut client = Client::ready(&app).await;
+    client
+        .subscribe("five", json!({ "sku": "FILTERED", "ratings": [5] }))
+        .await;
+    let id = add(&app, "FILTERED", "good", 4).await;
+    app.data(EDIT, json!({ "id": id, "rating": 5 })).await;
+    let entered = client.event().await;
+    assert_eq!(
+        entered["kind"], "ADDED",
+        "the first event is the edit into the filter"
+    );
+    assert_eq!(entered["totalCount"], 1);
+    app.data(EDIT, json!({ "id": id, "body": "great" })).await;
+    assert_eq!(client.event().await["kind"], "UPDATED");
+    app.data(EDIT, json!({ "id": id, "rating": 3 })).await;
+    let left = client.event().await;
+    assert_eq!(
+        (&left["kind"], &left["deletedCommentId"]),
+        (&json!("DELETED"), &json!(id))
+    );
+    assert_eq!(left["totalCount"], 0);
+    app.data(DELETE, json!({ "id": id })).await;
+    let other = add(&app, "FILTERED", "five stars", 5).await;
+    let next = client.event().await;
+    assert_eq!(
+        (&next["kind"], &next["edge"]["node"]["id"]),
+        (&json!("ADDED"), &json!(other)),
+        "the deletion of a comment outside the filter was not sent"
+    );
+}
+
+#[tokio::test]
+async fn a_client_that_resumes_after_a_cursor_gets_what_it_missed_once_and_in_order() {
+    let app = TestApp::embedded(0).await;
+    let mut client = Client::ready(&app).await;
+    client.subscribe("1", json!({ "sku": "RESUMED" })).await;
+    let first = add(&app, "RESUMED", "seen", 3).await;
+    let seen = client.event().await;
+    let cursor = seen["edge"]["cursor"].clone();
+    drop(client);
+
+    let mut missed = Vec::new();
+    for body in ["missed 1", "missed 2", "missed 3"] {
+        missed.push(add(&app, "RESUMED", body, 2).await);
+    }
+    app.data(EDIT, json!({ "id": first, "body": "edited while away" }))
+        .await;
+
+    let mut client = Client::ready(&app).await;
+    client
+        .subscribe("2", json!({ "sku": "RESUMED", "after": cursor }))
+        .await;
+    let mut replayed = Vec::new();
+    for _ in 0..3 {
+        let event = client.event().await;
+        assert_eq!(event["kind"], "ADDED");
+        replayed.push(event["edge"]["node"]["id"].as_str().expect("id").to_owned());
+    }
+    // Oldest first, in the list's order (ties on `createdAt` are ordered by id).
+    let mut listed = app.page("RESUMED", json!({ "first": 10 })).await.ids;
+    listed.reverse();
+    assert_eq!(listed[0], first);
+    assert_eq!(replayed, listed[1..], "the missed comments, oldest first");
+    let mut sorted_missed = missed.clone();
+    sorted_missed.sort_by_key(|id| listed.iter().position(|l| l == id));
+    assert_eq!(replayed, sorted_missed);
+    let edit = client.event().await;
+    assert_eq!(edit["kind"], "UPDATED");
+    assert_eq!(edit["edge"]["node"]["body"], "edited while away");
+
+    let live = add(&app, "RESUMED", "live again", 5).await;
+    let event = client.event().await;
+    assert_eq!(
+        (&event["kind"], &event["edge"]["node"]["id"]),
+        (&json!("ADDED"), &json!(live)),
+        "then live, with nothing given twice"
+    );
+}
+
+#[tokio::test]
+async fn the_legacy_graphql_ws_protocol_works_too() {
+    let app = TestApp::embedded(0).await;
+    let mut client = Client::connect(&app, "graphql-ws").await;
+    client
+        .send(json!({ "type": "connection_init", "payload": {} }))
+        .await;
+    assert_eq!(client.next().await["type"], "connection_ack");
+    client
+        .send(json!({ "id": "1", "type": "start", "payload": { "query": EVENTS, "variables": { "sku": "LEGACY" } } }))
+        .await;
+    let id = add(&app, "LEGACY", "old protocol", 1).await;
+    let message = loop {
+        let message = client.next().await;
+        if message["type"] != "ka" {
+            break message;
+        }
+    };
+    assert_eq!(message["type"], "data", "{message:#}");
+    assert_eq!(
+        message["payload"]["data"]["commentEvents"]["edge"]["node"]["id"],
+        id
+    );
+}
+
+#[tokio::test]
+async fn a_socket_that_never_sends_connection_init_is_closed_with_4408() {
+    let app = TestApp::spawn(&[
+        "--demo-comments",
+        "0",
+        "--connection-init-timeout-ms",
+        "300",
+    ])
+    .await;
+    let mut client = Client::connect(&app, "graphql-transport-ws").await;
+    let started = Instant::now();
+    let closed = client.next().await;
+    assert_eq!(closed["type"], "close", "{closed:#}");
+    assert_eq!(closed["code"], 4408);
+    assert!(started.elapsed() >= Duration::from_millis(250));
+}
+
+#[tokio::test]
+async fn subscriptions_are_counted_per_connection_and_only_subscriptions_run_over_websocket() {
+    let app = TestApp::spawn(&[
+        "--demo-comments",
+        "0",
+        "--max-subscriptions-per-connection",
+        "1",
+    ])
+    .await;
+    let mut client = Client::ready(&app).await;
+    client.subscribe("1", json!({ "sku": "ONE" })).await;
+    client.subscribe("2", json!({ "sku": "TWO" })).await;
+    let refused = client.next().await;
+    assert_eq!(refused["id"], "2", "{refused:#}");
+    let code = refused["payload"]["errors"][0]["extensions"]["code"]
+        .as_str()
+        .or_else(|| refused["payload"][0]["extensions"]["code"].as_str());
+    assert_eq!(code, Some("TOO_MANY_SUBSCRIPTIONS"), "{refused:#}");
+
+    client
+        .send(json!({ "id": "3", "type": "subscribe", "payload": { "query": "{ product(sku: \"ONE\") { sku } }" } }))
+        .await;
+    let query = loop {
+        let message = client.next().await;
+        if message["type"] != "complete" {
+            break message;
+        }
+    };
+    assert_eq!(query["id"], "3", "{query:#}");
+    assert!(
+        query.to_string().contains("BAD_REQUEST"),
+        "queries go over HTTP: {query:#}"
+    );
+
+    // The first subscription still works.
+    let id = add(&app, "ONE", "still here", 2).await;
+    let event = loop {
+        let message = client.next().await;
+        if message["type"] == "next" && message["id"] == "1" {
+            break message;
+        }
+    };
+    assert_eq!(
+        event["payload"]["data"]["commentEvents"]["edge"]["node"]["id"],
+        id
+    );
+}
+
+#[tokio::test]
+async fn a_bad_subscription_is_refused_with_a_code() {
+    let app = TestApp::embedded(0).await;
+    let mut client = Client::ready(&app).await;
+    for (variables, code) in [
+        (json!({ "sku": "has spaces" }), "BAD_USER_INPUT"),
+        (json!({ "sku": "OK", "ratings": [6] }), "BAD_USER_INPUT"),
+        (
+            json!({ "sku": "OK", "after": "not-a-cursor" }),
+            "BAD_CURSOR",
+        ),
+    ] {
+        client.subscribe("bad", variables.clone()).await;
+        let message = client.next().await;
+        assert!(
+            message.to_string().contains(code),
+            "{variables}: {message:#}"
+        );
+        if message["type"] == "next" {
+            // The error came as a result; the operation then completes.
+            assert_eq!(client.next().await["type"], "complete");
+        }
+    }
+}
