@@ -361,3 +361,101 @@ async fn a_bad_subscription_is_refused_with_a_code() {
         }
     }
 }
+
+#[tokio::test]
+async fn items_written_straight_into_dynamodb_reach_a_subscriber_through_the_stream() {
+    use dynapage::domain::{Access, Comment, CommentId, CommentPatch, Rating, Sku};
+    use dynapage::graphql::GlobalId;
+    use dynapage::store::CommentStore;
+
+    let backends = crate::sync::Backends::on(&crate::support::redis_server::shared_url()).await;
+    let mut args: Vec<&str> = backends.args.iter().map(String::as_str).collect();
+    args.extend(["--sync", "--sync-poll-ms", "50"]);
+    let app = TestApp::spawn(&args).await;
+    let mut client = Client::ready(&app).await;
+    client
+        .subscribe("1", json!({ "sku": "STREAMED_LIVE" }))
+        .await;
+    // The consumer reads the stream from its start; let it reach the end before writing.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    let now = dynapage::live::now_ms();
+    let comment = Comment {
+        id: CommentId::new(now),
+        sku: Sku::parse("STREAMED_LIVE").expect("sku"),
+        author: "back office".into(),
+        author_sub: None,
+        body: "written by another tool".into(),
+        rating: Rating::ALL[4],
+        created_at_ms: now,
+        updated_at_ms: None,
+        version: 1,
+    };
+    let id = GlobalId::Comment(comment.id).encode();
+    let started = Instant::now();
+    backends.store.create(&comment).await.expect("written");
+    let added = client.event().await;
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(added["kind"], "ADDED");
+    assert_eq!(added["edge"]["node"]["id"], id);
+    assert_eq!(added["totalCount"], 1);
+
+    let started = Instant::now();
+    let patch = CommentPatch::new(Some("edited by another tool"), None).expect("a patch");
+    backends
+        .store
+        .update(comment.id, &patch, now + 1, &Access::Any)
+        .await
+        .expect("edited");
+    let updated = client.event().await;
+    assert!(started.elapsed() < Duration::from_secs(1));
+    assert_eq!(updated["kind"], "UPDATED");
+    assert_eq!(updated["edge"]["node"]["body"], "edited by another tool");
+
+    let started = Instant::now();
+    backends
+        .store
+        .delete(comment.id, &Access::Any)
+        .await
+        .expect("deleted");
+    let deleted = client.event().await;
+    assert!(started.elapsed() < Duration::from_secs(1));
+    assert_eq!(
+        (&deleted["kind"], &deleted["deletedCommentId"]),
+        (&json!("DELETED"), &json!(id))
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_does_not_apply_the_stream_refuses_subscriptions_with_a_code() {
+    let backends = crate::sync::Backends::on(&crate::support::redis_server::shared_url()).await;
+    let args: Vec<&str> = backends.args.iter().map(String::as_str).collect();
+    let app = TestApp::spawn(&args).await;
+    let mut client = Client::ready(&app).await;
+    client.subscribe("1", json!({ "sku": "ANY" })).await;
+    let refused = client.next().await;
+    assert!(
+        refused.to_string().contains("SUBSCRIPTIONS_UNAVAILABLE"),
+        "{refused:#}"
+    );
+}
+
+#[tokio::test]
+async fn shutting_the_server_down_closes_sockets_with_going_away() {
+    let app = TestApp::embedded(0).await;
+    let mut client = Client::ready(&app).await;
+    client.subscribe("1", json!({ "sku": "BYE" })).await;
+    let stopping = tokio::spawn(app.stop());
+    let closed = loop {
+        let message = client.next().await;
+        if message["type"] == "close" {
+            break message;
+        }
+    };
+    assert_eq!(closed["code"], 1001, "{closed:#}");
+    stopping.await.expect("joined").expect("the server stops");
+}
