@@ -459,3 +459,56 @@ async fn shutting_the_server_down_closes_sockets_with_going_away() {
     assert_eq!(closed["code"], 1001, "{closed:#}");
     stopping.await.expect("joined").expect("the server stops");
 }
+
+#[tokio::test]
+async fn a_subscriber_that_cannot_keep_up_is_closed_with_slow_subscriber() {
+    let app = TestApp::spawn(&["--demo-comments", "0", "--subscription-buffer", "8"]).await;
+    // A client with a small receive window that reads nothing while comments pour in: the
+    // server's socket fills, its subscription stops being polled, and falls 8 changes behind.
+    let url = format!("{}/graphql", app.address.replacen("http", "ws", 1));
+    let mut request = url.into_client_request().expect("a request");
+    request.headers_mut().insert(
+        "sec-websocket-protocol",
+        "graphql-transport-ws".parse().expect("a header value"),
+    );
+    let address = app
+        .address
+        .trim_start_matches("http://")
+        .parse()
+        .expect("an address");
+    let tcp = tokio::net::TcpSocket::new_v4().expect("a socket");
+    tcp.set_recv_buffer_size(4096).expect("a small window");
+    let stream = tcp.connect(address).await.expect("connected");
+    let (socket, _) =
+        tokio_tungstenite::client_async(request, tokio_tungstenite::MaybeTlsStream::Plain(stream))
+            .await
+            .expect("the WebSocket opens");
+    let mut client = Client { socket };
+    client
+        .send(json!({ "type": "connection_init", "payload": {} }))
+        .await;
+    assert_eq!(client.next().await["type"], "connection_ack");
+    client.subscribe("slow", json!({ "sku": "FLOOD" })).await;
+
+    let body = "x".repeat(4_000);
+    let written = 1_500;
+    for _ in 0..written {
+        add(&app, "FLOOD", &body, 3).await;
+    }
+    let mut delivered = 0;
+    let closed = loop {
+        let message = client.next().await;
+        match message["type"].as_str() {
+            Some("next") if message["payload"].get("errors").is_none() => delivered += 1,
+            _ => break message,
+        }
+    };
+    assert!(
+        closed.to_string().contains("SLOW_SUBSCRIBER"),
+        "after {delivered} events: {closed:#}"
+    );
+    assert!(
+        delivered < written,
+        "the subscriber was closed, not buffered without bound"
+    );
+}
