@@ -15,7 +15,7 @@ use crate::helpers::TestApp;
 use crate::support::redis_server::RedisServer;
 
 /// Every package `package.json` pins; an older `node_modules` misses some.
-const PACKAGES: [&str; 7] = [
+const PACKAGES: [&str; 9] = [
     "graphql",
     "relay-compiler",
     "@apollo/client",
@@ -23,6 +23,8 @@ const PACKAGES: [&str; 7] = [
     "@urql/exchange-graphcache",
     "graphql-http",
     "playwright-core",
+    "graphql-ws",
+    "ws",
 ];
 
 pub(crate) fn clients_dir() -> PathBuf {
@@ -161,6 +163,19 @@ async fn urql_graphcache_merges_pages_keeps_partial_results_and_inserts_new_comm
     let (success, output) = client_checks("urql.mjs").await;
     assert!(
         success && output.contains("urql: 6 checks passed, 0 failed, 0 warnings"),
+        "{output}"
+    );
+}
+
+/// `subscriptions.mjs`: the `graphql-ws` client, Apollo Client's `GraphQLWsLink` and urql's
+/// `subscriptionExchange`, set up as the README says, each receive ADDED, UPDATED and DELETED
+/// within a second of the mutations that made them, and log nothing.
+#[tokio::test]
+async fn graphql_ws_apollo_and_urql_receive_comment_events() {
+    let app = TestApp::embedded(0).await;
+    let (success, output) = node("subscriptions.mjs", &[&format!("{}/graphql", app.address)]).await;
+    assert!(
+        success && output.contains("subscriptions: 3 checks passed, 0 failed, 0 warnings"),
         "{output}"
     );
 }
