@@ -7,7 +7,15 @@
   'use strict';
 
   var tabs = JSON.parse(document.getElementById('tabs').textContent);
-  var fetcher = GraphiQL.createFetcher({ url: new URL('/graphql', window.location.href).href });
+  // Queries and mutations over HTTP; subscriptions over a WebSocket (graphql-transport-ws) to
+  // the same /graphql, with the pinned graphql-ws client.
+  var url = new URL('/graphql', window.location.href);
+  var wsUrl = new URL(url.href);
+  wsUrl.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  var fetcher = GraphiQL.createFetcher({
+    url: url.href,
+    wsClient: graphqlWs.createClient({ url: wsUrl.href, lazy: true }),
+  });
   ReactDOM.createRoot(document.getElementById('graphiql')).render(
     React.createElement(GraphiQL, {
       fetcher: fetcher,

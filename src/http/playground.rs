@@ -12,7 +12,7 @@ use axum::response::Response;
 use super::embedded::{self, CSS, File, JS};
 
 /// The example queries, in tab order: `(file stem, text)`. The tests execute the same files.
-pub const EXAMPLES: [(&str, &str); 9] = [
+pub const EXAMPLES: [(&str, &str); 10] = [
     (
         "first-page",
         include_str!("../../playground/first-page.graphql"),
@@ -49,10 +49,14 @@ pub const EXAMPLES: [(&str, &str); 9] = [
         "add-comment",
         include_str!("../../playground/add-comment.graphql"),
     ),
+    (
+        "comment-events",
+        include_str!("../../playground/comment-events.graphql"),
+    ),
 ];
 
 /// The files the page loads, by name under `/playground/`.
-const ASSETS: [File; 6] = [
+const ASSETS: [File; 7] = [
     (
         "graphiql.min.js",
         JS,
@@ -72,6 +76,11 @@ const ASSETS: [File; 6] = [
         "react-dom.production.min.js",
         JS,
         include_bytes!("../../playground/assets/react-dom.production.min.js"),
+    ),
+    (
+        "graphql-ws.min.js",
+        JS,
+        include_bytes!("../../playground/assets/graphql-ws.min.js"),
     ),
     (
         "playground.js",

@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::helpers::TestApp;
 
 /// The operation names of the example tabs, in order.
-const TABS: [&str; 9] = [
+const TABS: [&str; 10] = [
     "FirstPage",
     "NextPage",
     "PreviousPage",
@@ -25,6 +25,7 @@ const TABS: [&str; 9] = [
     "PageCursors",
     "Containing",
     "AddComment",
+    "CommentEvents",
 ];
 
 /// Hosts pages commonly load GraphiQL, React or fonts from; none may appear in our files.
@@ -186,8 +187,8 @@ async fn the_page_and_its_files_load_nothing_from_another_origin() {
     references.extend(attribute_values(&html, "href"));
     assert_eq!(
         references.len(),
-        6,
-        "four scripts and two style sheets: {references:?}"
+        7,
+        "five scripts and two style sheets: {references:?}"
     );
     let mut files = vec![("/".to_owned(), html.clone())];
     files.extend(local_files(&app, &references).await);

@@ -12,7 +12,7 @@ fn example(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-const EXAMPLES: [&str; 9] = [
+const EXAMPLES: [&str; 10] = [
     "first-page",
     "next-page",
     "previous-page",
@@ -22,6 +22,7 @@ const EXAMPLES: [&str; 9] = [
     "page-cursors",
     "containing",
     "add-comment",
+    "comment-events",
 ];
 
 #[test]
@@ -137,7 +138,19 @@ async fn the_playground_examples_page_through_the_demo_product() {
     assert_eq!(page_124.ids[3], default_id, "the 1,234th newest comment");
     assert_eq!(connection["startOffset"], 1_230);
 
+    // The subscription tab, with the AddComment tab run beside it.
+    let mut live = crate::subscriptions::Client::ready(&app).await;
+    live.subscribe_to("tab", &example("comment-events"), json!({}))
+        .await;
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     let added = app.data(&example("add-comment"), json!({})).await;
+    let event = live.event().await;
+    assert_eq!(event["kind"], "ADDED");
+    assert_eq!(
+        event["edge"]["node"]["id"],
+        added["addComment"]["comment"]["id"]
+    );
+    assert_eq!(event["totalCount"], 2_001);
     assert_eq!(added["addComment"]["clientMutationId"], "playground");
     let top = app.page("DAFT_PUNK_TSHIRT", json!({ "first": 1 })).await;
     assert_eq!(

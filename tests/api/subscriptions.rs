@@ -29,7 +29,7 @@ type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// A GraphQL WebSocket client.
-struct Client {
+pub(crate) struct Client {
     socket: Socket,
 }
 
@@ -54,7 +54,7 @@ impl Client {
     }
 
     /// Connects with `graphql-transport-ws` and completes `connection_init`.
-    async fn ready(app: &TestApp) -> Self {
+    pub(crate) async fn ready(app: &TestApp) -> Self {
         let mut client = Self::connect(app, "graphql-transport-ws").await;
         client
             .send(json!({ "type": "connection_init", "payload": {} }))
@@ -71,7 +71,12 @@ impl Client {
     }
 
     async fn subscribe(&mut self, id: &str, variables: Value) {
-        self.send(json!({ "id": id, "type": "subscribe", "payload": { "query": EVENTS, "variables": variables } }))
+        self.subscribe_to(id, EVENTS, variables).await;
+    }
+
+    /// Starts the subscription `query` as operation `id`.
+    pub(crate) async fn subscribe_to(&mut self, id: &str, query: &str, variables: Value) {
+        self.send(json!({ "id": id, "type": "subscribe", "payload": { "query": query, "variables": variables } }))
             .await;
     }
 
@@ -105,7 +110,7 @@ impl Client {
     }
 
     /// The next event's `commentEvents` payload (a `next` message without errors).
-    async fn event(&mut self) -> Value {
+    pub(crate) async fn event(&mut self) -> Value {
         let message = self.next().await;
         assert_eq!(message["type"], "next", "{message:#}");
         assert!(message["payload"].get("errors").is_none(), "{message:#}");
