@@ -14,7 +14,7 @@ use crate::domain::ChangeEvent;
 use crate::index::AnyIndex;
 use crate::index::memory::MemoryIndex;
 use crate::index::redis::{FirstContact, RedisIndex};
-use crate::live::Publishing;
+use crate::live::{Publishing, Sink};
 use crate::ratelimit::{MemoryLimiter, RateLimiter, RedisLimiter};
 use crate::store::AnyStore;
 use crate::store::dynamo::{DynamoConfig, DynamoStore};
@@ -39,11 +39,22 @@ pub async fn open_backends(
     open_backends_live(args, shutdown, None).await
 }
 
-/// [`open_backends`], publishing what the embedded feed applies to `live` (`crate::live`).
+/// Where the changes applied to `index` are published for subscriptions (`crate::live`): to
+/// the Redis change log with the Redis index (every server reads it), else to this process's
+/// hub through `local`, if it has one.
+pub fn live_sink(index: &AnyIndex, local: Option<&UnboundedSender<Vec<ChangeEvent>>>) -> Sink {
+    match index {
+        AnyIndex::Redis(redis) => Sink::Redis(redis.clone()),
+        AnyIndex::Memory(_) => local.map_or(Sink::None, |sender| Sink::Local(sender.clone())),
+    }
+}
+
+/// [`open_backends`] for `serve`: the embedded store's feed publishes what it applies
+/// ([`live_sink`]), with `local` as this process's hub.
 pub async fn open_backends_live(
     args: &BackendArgs,
     shutdown: &CancellationToken,
-    live: Option<UnboundedSender<Vec<ChangeEvent>>>,
+    local: Option<&UnboundedSender<Vec<ChangeEvent>>>,
 ) -> anyhow::Result<Backends> {
     let index = match args.index {
         IndexKind::Memory => AnyIndex::Memory(MemoryIndex::new()),
@@ -55,7 +66,14 @@ pub async fn open_backends_live(
             let (sink, feed) = tokio::sync::mpsc::unbounded_channel();
             tasks.push(tokio::spawn(crate::sync::follow_feed(
                 feed,
-                Publishing::new(index.clone(), live),
+                Publishing::new(
+                    index.clone(),
+                    if local.is_some() {
+                        live_sink(&index, local)
+                    } else {
+                        Sink::None
+                    },
+                ),
                 shutdown.clone(),
             )));
             AnyStore::Memory(MemoryStore::new().with_change_sink(sink))
@@ -124,7 +142,7 @@ pub fn stream_consumer(
     store: &AnyStore,
     index: &AnyIndex,
     poll_interval: std::time::Duration,
-    live: Option<UnboundedSender<Vec<ChangeEvent>>>,
+    local: Option<&UnboundedSender<Vec<ChangeEvent>>>,
 ) -> anyhow::Result<StreamConsumer<Publishing<AnyIndex>>> {
     let AnyStore::Dynamo(store) = store else {
         anyhow::bail!("the stream consumer needs --store dynamodb (DYNAPAGE_STORE)");
@@ -136,7 +154,7 @@ pub fn stream_consumer(
     let checkpoints = Checkpoints::for_index(index, store.table());
     StreamConsumer::new(
         store,
-        Publishing::new(index.clone(), live),
+        Publishing::new(index.clone(), live_sink(index, local)),
         checkpoints,
         options,
     )

@@ -39,6 +39,8 @@ pub async fn run(args: LambdaSyncArgs) -> anyhow::Result<()> {
         }
     };
     tracing::info!("lambda-sync ready");
+    // What it applies goes to the change log too, for the servers' subscriptions.
+    let index = crate::live::Publishing::new(index.clone(), crate::live::Sink::Redis(index));
     let handler = service_fn(move |event: LambdaEvent<Event>| {
         let index = index.clone();
         async move {

@@ -110,38 +110,37 @@ pub async fn run_with(
         }
     }
     let trusted_proxies = args.rate_limit.trusted_proxies()?;
-    // Live events come from whatever applies changes to the index in this process: the
-    // embedded store's feed, or the table's stream under `--sync` (implied by a memory index).
-    let mut hub = crate::live::Hub::new(args.server.subscription_buffer as usize);
-    let applies_changes = args.backend.store == StoreKind::Memory
-        || args.sync
-        || args.backend.index == IndexKind::Memory;
-    let (live, live_feed) = if applies_changes {
-        let (sender, receiver) = hub.feed();
-        (Some(sender), Some(receiver))
-    } else {
-        (None, None)
-    };
+    // Subscriptions are fed from the Redis change log with the Redis index (whoever applies
+    // the stream publishes there), else from what this process applies: the embedded store's
+    // feed, or the table's stream (`--sync`, implied by a memory index over DynamoDB).
+    let hub = crate::live::Hub::new(args.server.subscription_buffer as usize);
+    let (local, mut local_feed) = crate::live::Hub::local_channel();
     let Backends {
         store,
         index,
         mut tasks,
-    } = open_backends_live(&args.backend, &shutdown, live.clone()).await?;
+    } = open_backends_live(&args.backend, &shutdown, Some(&local)).await?;
     if args.backend.store == StoreKind::Memory && args.demo_comments > 0 {
         seed_demo(&store, &index, args.demo_comments).await?;
     }
-    if let Some(mut feed) = live_feed {
-        // The demo data is not news: nobody can have subscribed yet.
-        while feed.try_recv().is_ok() {}
-        tasks.push(tokio::spawn(crate::live::run_feed(
-            feed,
-            store.clone(),
-            index.clone(),
-            hub.clone(),
-            shutdown.clone(),
-        )));
-    }
-    tasks.extend(start_sync(&args, &store, &index, &shutdown, live).await?);
+    // The demo data is not news: nobody can have subscribed yet.
+    while local_feed.try_recv().is_ok() {}
+    let source = match &index {
+        AnyIndex::Redis(redis) => {
+            crate::live::Source::Redis(redis.change_log(&args.backend.redis_config()?)?)
+        }
+        // Only this process applies changes to its memory index (the embedded store's feed,
+        // or the stream, which a memory index over DynamoDB implies).
+        AnyIndex::Memory(_) => crate::live::Source::Local(local_feed),
+    };
+    tasks.push(tokio::spawn(crate::live::run_feed(
+        source,
+        store.clone(),
+        index.clone(),
+        hub.clone(),
+        shutdown.clone(),
+    )));
+    tasks.extend(start_sync(&args, &store, &index, &shutdown, &local).await?);
     let api = Arc::new(ApiState {
         engine: Engine::new(store, index, settings),
         codec,
@@ -222,7 +221,7 @@ async fn start_sync(
     store: &AnyStore,
     index: &AnyIndex,
     shutdown: &CancellationToken,
-    live: Option<UnboundedSender<Vec<ChangeEvent>>>,
+    local: &UnboundedSender<Vec<ChangeEvent>>,
 ) -> anyhow::Result<Option<JoinHandle<()>>> {
     if args.backend.store == StoreKind::Memory {
         if args.sync {
@@ -245,7 +244,12 @@ async fn start_sync(
     } else if !args.sync {
         return Ok(None);
     }
-    let consumer = stream_consumer(store, index, Duration::from_millis(args.sync_poll_ms), live)?;
+    let consumer = stream_consumer(
+        store,
+        index,
+        Duration::from_millis(args.sync_poll_ms),
+        Some(local),
+    )?;
     let shutdown = shutdown.clone();
     Ok(Some(tokio::spawn(async move {
         if let Err(error) = consumer.run(shutdown).await {

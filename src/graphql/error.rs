@@ -32,8 +32,6 @@ pub enum ErrorCode {
     RateLimited,
     /// The server holds `--max-subscriptions` (or the connection its per-connection maximum).
     TooManySubscriptions,
-    /// This server has no live events to give (it does not apply the table's stream).
-    SubscriptionsUnavailable,
     /// A subscriber fell a whole buffer behind and was closed.
     SlowSubscriber,
     /// A subscription could not be given every change (resumed from too far back).
@@ -54,7 +52,6 @@ impl ErrorCode {
             ErrorCode::StoreUnavailable => "STORE_UNAVAILABLE",
             ErrorCode::RateLimited => "RATE_LIMITED",
             ErrorCode::TooManySubscriptions => "TOO_MANY_SUBSCRIPTIONS",
-            ErrorCode::SubscriptionsUnavailable => "SUBSCRIPTIONS_UNAVAILABLE",
             ErrorCode::SlowSubscriber => "SLOW_SUBSCRIBER",
             ErrorCode::EventsMissed => "EVENTS_MISSED",
             ErrorCode::Internal => "INTERNAL_SERVER_ERROR",

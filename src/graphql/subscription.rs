@@ -141,14 +141,6 @@ impl SubscriptionRoot {
                 })
             })
             .transpose()?;
-        if !state.hub.is_fed() {
-            return Err(fail(ApiError::Live {
-                code: ErrorCode::SubscriptionsUnavailable,
-                message: "this server does not apply the table's stream itself (serve --sync), \
-                          so it has no live events to give"
-                    .into(),
-            }));
-        }
         let slot = Slot::take(&state).map_err(fail)?;
         // Subscribed before the replay reads the store: nothing falls between the two.
         let mut live = state.hub.subscribe();

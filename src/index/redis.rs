@@ -14,6 +14,7 @@
 //!
 //! [`MemoryIndex`]: crate::index::memory::MemoryIndex
 
+mod changes;
 pub(crate) mod connection;
 mod keys;
 mod scan;
@@ -22,6 +23,7 @@ mod tls;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
+pub use self::changes::{ChangeLog, LOG_LENGTH};
 use self::connection::{Connection, LuaScript, classify};
 use self::keys::{Keys, member, sort_key_of};
 pub use self::tls::{CaFileError, TrustedCa};

@@ -1,10 +1,15 @@
 //! Live comments: the changes this server's index applies, fanned out to its subscribers
 //! (`Subscription.commentEvents`).
 //!
-//! Whatever feeds the index in this process publishes what it applied ([`Publishing`]); one
-//! task ([`run_feed`]) reads the comment of each upsert from the store and the product's rating
-//! counts from the index, once per batch, and broadcasts each change to every subscription of
-//! this server ([`Hub`]). A subscription keeps what matches its product and rating filter.
+//! Whatever feeds the index publishes what it applied ([`Publishing`]): with the embedded index,
+//! to this process; with the Redis index, to the Redis change log (`index::redis::ChangeLog`:
+//! a Stream, and why), which every server reads once, with one blocking `XREAD` however many
+//! clients it has. One task per server ([`run_feed`]) takes the changes from there, reads the
+//! comment of each upsert from the store and the product's rating counts from the index, once
+//! per batch, and broadcasts each change to every subscription of this server ([`Hub`]). A
+//! subscription keeps what matches its product and rating filter. The hub drops a change it has
+//! already broadcast (same comment, version and kind), which a publisher sends again after a
+//! crash between applying and publishing.
 //!
 //! Each subscriber reads the broadcast at its own pace, from a ring of [`Hub::capacity`] changes
 //! shared by all: memory does not grow with slow readers. A subscriber that falls a whole ring
@@ -13,9 +18,8 @@
 //! applied, so a subscription that resumes (`after:`) can be given the edits and deletions it
 //! missed, or be told that they are no longer held.
 //!
-//! This feed covers the changes this process applies: the embedded store's, and the table
-//! stream's under `serve --sync`. A server that does not apply the stream itself has no events
-//! to give, and refuses subscriptions with `SUBSCRIPTIONS_UNAVAILABLE` rather than stay silent.
+//! With the Redis index, some process must apply the table's stream (`sync`, `serve --sync` or
+//! the Lambda consumer) for events to flow; servers only read the log.
 
 mod publish;
 
@@ -26,10 +30,11 @@ use tokio::sync::broadcast;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio_util::sync::CancellationToken;
 
-pub use publish::Publishing;
+pub use publish::{Publishing, Sink};
 
 use crate::domain::{ChangeEvent, Comment, CommentId, Sku};
 use crate::index::PageIndex;
+use crate::index::redis::ChangeLog;
 use crate::store::CommentStore;
 
 /// How many recent changes the hub keeps for resuming subscriptions.
@@ -73,8 +78,6 @@ pub struct Hub {
     sender: broadcast::Sender<Arc<LiveChange>>,
     recent: Arc<Mutex<Recent>>,
     capacity: usize,
-    /// Whether anything in this process publishes to the hub.
-    fed: bool,
 }
 
 #[derive(Debug, Default)]
@@ -82,6 +85,16 @@ struct Recent {
     changes: VecDeque<Arc<LiveChange>>,
     /// Set once a change has been dropped from `changes`: older ones are no longer held.
     trimmed: bool,
+    /// `(comment, version, deletion)` of each change in `changes`, to drop repeats.
+    seen: std::collections::HashSet<(CommentId, u64, bool)>,
+}
+
+fn identity(change: &ChangeEvent) -> (CommentId, u64, bool) {
+    (
+        change.entry().key.id(),
+        change.version(),
+        matches!(change, ChangeEvent::Remove { .. }),
+    )
 }
 
 impl Hub {
@@ -93,7 +106,6 @@ impl Hub {
             sender,
             recent: Arc::default(),
             capacity,
-            fed: false,
         }
     }
 
@@ -102,19 +114,11 @@ impl Hub {
         self.capacity
     }
 
-    /// Whether this process publishes changes here (the embedded store, or `--sync`).
-    pub fn is_fed(&self) -> bool {
-        self.fed
-    }
-
-    /// The sender [`Publishing`] indexes write to; the hub counts as fed from now on.
-    pub fn feed(
-        &mut self,
-    ) -> (
+    /// A channel for [`Sink::Local`] and [`Source::Local`].
+    pub fn local_channel() -> (
         UnboundedSender<Vec<ChangeEvent>>,
         UnboundedReceiver<Vec<ChangeEvent>>,
     ) {
-        self.fed = true;
         unbounded_channel()
     }
 
@@ -139,14 +143,24 @@ impl Hub {
             .collect())
     }
 
+    /// Whether the hub has broadcast `change` already (a publisher's repeat).
+    fn seen(&self, change: &ChangeEvent) -> bool {
+        let recent = self.recent.lock().unwrap_or_else(|p| p.into_inner());
+        recent.seen.contains(&identity(change))
+    }
+
     fn broadcast(&self, change: LiveChange) {
         let change = Arc::new(change);
         {
             let mut recent = self.recent.lock().unwrap_or_else(|p| p.into_inner());
             if recent.changes.len() == RECENT {
-                recent.changes.pop_front();
+                if let Some(old) = recent.changes.pop_front() {
+                    let old = identity(&old.change);
+                    recent.seen.remove(&old);
+                }
                 recent.trimmed = true;
             }
+            recent.seen.insert(identity(&change.change));
             recent.changes.push_back(change.clone());
         }
         metrics::counter!("dynapage_live_changes_total").increment(1);
@@ -155,24 +169,64 @@ impl Hub {
     }
 }
 
-/// Reads the batches [`Publishing`] indexes send, completes each change (the comment from the
-/// store, the product's rating counts from the index: one read of each per batch and product)
-/// and broadcasts it, until the feed closes or `shutdown` fires.
+/// Where a server's hub takes applied changes from.
+#[derive(Debug)]
+pub enum Source {
+    /// What [`Publishing`] indexes of this process send ([`Sink::Local`]).
+    Local(UnboundedReceiver<Vec<ChangeEvent>>),
+    /// The Redis change log ([`Sink::Redis`]).
+    Redis(ChangeLog),
+}
+
+impl Source {
+    /// The next batch; `None` once the source has closed or `shutdown` fired. A Redis error
+    /// is logged and retried (the log is read on from where it stopped).
+    async fn next(&mut self, shutdown: &CancellationToken) -> Option<Vec<ChangeEvent>> {
+        match self {
+            Source::Local(feed) => tokio::select! {
+                batch = feed.recv() => batch,
+                () = shutdown.cancelled() => None,
+            },
+            Source::Redis(log) => loop {
+                let read = tokio::select! {
+                    read = log.next() => read,
+                    () = shutdown.cancelled() => return None,
+                };
+                match read {
+                    Ok(batch) if batch.is_empty() => continue,
+                    Ok(batch) => return Some(batch),
+                    Err(error) => {
+                        metrics::counter!("dynapage_live_feed_errors_total").increment(1);
+                        tracing::warn!(%error, "live feed: reading the change log failed; retrying");
+                        tokio::select! {
+                            () = tokio::time::sleep(std::time::Duration::from_millis(500)) => {}
+                            () = shutdown.cancelled() => return None,
+                        }
+                    }
+                }
+            },
+        }
+    }
+}
+
+/// Takes the changes from `source`, completes each (the comment from the store, the product's
+/// rating counts from the index: one read of each per batch and product) and broadcasts it,
+/// until the source closes or `shutdown` fires.
 pub async fn run_feed<S: CommentStore, I: PageIndex>(
-    mut feed: UnboundedReceiver<Vec<ChangeEvent>>,
+    mut source: Source,
     store: S,
     index: I,
     hub: Hub,
     shutdown: CancellationToken,
 ) {
     loop {
-        let batch = tokio::select! {
-            batch = feed.recv() => match batch {
-                Some(batch) => batch,
-                None => return,
-            },
-            () = shutdown.cancelled() => return,
+        let Some(mut batch) = source.next(&shutdown).await else {
+            return;
         };
+        batch.retain(|change| !hub.seen(change));
+        if batch.is_empty() {
+            continue;
+        }
         let applied_ms = now_ms();
         let upserts: Vec<CommentId> = batch
             .iter()

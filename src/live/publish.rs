@@ -1,26 +1,52 @@
 //! [`Publishing`]: an index that tells the live feed what it applied.
 //!
-//! Whatever feeds the index in this process (the embedded store's change feed, `serve --sync`'s
-//! stream consumer) applies through it, so every change the index takes is published once,
-//! after it is applied: a subscriber who then asks `totalCount` sees the change counted. Changes
-//! the index refused as stale (replays, retries) are not published again.
+//! Whatever feeds the index (the embedded store's change feed, the stream consumer of `sync` and
+//! `serve --sync`, the Lambda handler) applies through it, so every change the index takes is
+//! published after it is applied: a subscriber who then asks `totalCount` sees the change
+//! counted. Where it is published ([`Sink`]): to this process's hub with the embedded index, to
+//! the Redis change log (which every server reads) with the Redis index.
+//!
+//! A change the index refused as an exact replay of what it holds (same version) is published
+//! again: a process that applied a batch and stopped before publishing it republishes it when
+//! the batch is retried, and the hub drops what it has already seen. So each change reaches
+//! subscribers once, even across a crash between the two steps.
 
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::domain::{ChangeEvent, IndexEntry, PageLayout, RatingSet, Sku, SortKey};
-use crate::index::{IndexError, PageIndex, Positions, Repair, Stale};
+use crate::index::redis::RedisIndex;
+use crate::index::{Held, IndexError, PageIndex, Positions, Repair, Stale};
 
-/// `I`, publishing each change it applies to the live feed.
+/// Where applied changes are published.
+#[derive(Clone, Debug)]
+pub enum Sink {
+    /// Nowhere (`reindex`, `verify`: nobody subscribes to what they apply).
+    None,
+    /// This process's hub (the embedded index: only this process serves it).
+    Local(UnboundedSender<Vec<ChangeEvent>>),
+    /// The Redis change log, which every server reads.
+    Redis(RedisIndex),
+}
+
+/// `I`, publishing each change it applies.
 #[derive(Clone, Debug)]
 pub struct Publishing<I> {
     inner: I,
-    /// `None`: publish nothing (a process without subscribers, such as `sync`).
-    feed: Option<UnboundedSender<Vec<ChangeEvent>>>,
+    sink: Sink,
 }
 
 impl<I> Publishing<I> {
-    pub fn new(inner: I, feed: Option<UnboundedSender<Vec<ChangeEvent>>>) -> Self {
-        Self { inner, feed }
+    pub fn new(inner: I, sink: Sink) -> Self {
+        Self { inner, sink }
+    }
+}
+
+/// Whether the index refused `event` because it holds exactly that change already.
+fn is_replay(event: &ChangeEvent, held: Held) -> bool {
+    match (event, held) {
+        (ChangeEvent::Upsert { new, .. }, Held::Live { version }) => version == new.version,
+        (ChangeEvent::Remove { version: v, .. }, Held::Deleted { version }) => version == *v,
+        _ => false,
     }
 }
 
@@ -56,19 +82,29 @@ impl<I: PageIndex> PageIndex for Publishing<I> {
 
     async fn apply(&self, events: &[ChangeEvent]) -> Result<Vec<Stale>, IndexError> {
         let stale = self.inner.apply(events).await?;
-        let Some(feed) = &self.feed else {
+        if matches!(self.sink, Sink::None) {
             return Ok(stale);
-        };
-        let refused: std::collections::HashSet<usize> = stale.iter().map(|s| s.event).collect();
-        let applied: Vec<ChangeEvent> = events
+        }
+        let refused: std::collections::HashMap<usize, Held> =
+            stale.iter().map(|s| (s.event, s.held)).collect();
+        let published: Vec<ChangeEvent> = events
             .iter()
             .enumerate()
-            .filter(|(i, _)| !refused.contains(i))
+            .filter(|(i, event)| refused.get(i).is_none_or(|held| is_replay(event, *held)))
             .map(|(_, event)| event.clone())
             .collect();
-        if !applied.is_empty() {
-            // Only fails when the live feed has stopped (the server is shutting down).
-            let _ = feed.send(applied);
+        if published.is_empty() {
+            return Ok(stale);
+        }
+        match &self.sink {
+            Sink::None => {}
+            // Only fails when the hub has stopped (the server is shutting down).
+            Sink::Local(hub) => {
+                let _ = hub.send(published);
+            }
+            // A failure fails the batch, which is then retried: the index refuses it as
+            // replays, and it is published then.
+            Sink::Redis(log) => log.log_changes(&published).await?,
         }
         Ok(stale)
     }

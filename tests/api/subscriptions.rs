@@ -436,17 +436,76 @@ async fn items_written_straight_into_dynamodb_reach_a_subscriber_through_the_str
 }
 
 #[tokio::test]
-async fn a_server_that_does_not_apply_the_stream_refuses_subscriptions_with_a_code() {
+async fn two_servers_and_one_sync_give_a_client_on_each_every_event_exactly_once() {
+    use dynapage::domain::{Access, Comment, CommentId, Rating, Sku};
+    use dynapage::graphql::GlobalId;
+    use dynapage::store::CommentStore;
+
     let backends = crate::sync::Backends::on(&crate::support::redis_server::shared_url()).await;
     let args: Vec<&str> = backends.args.iter().map(String::as_str).collect();
-    let app = TestApp::spawn(&args).await;
-    let mut client = Client::ready(&app).await;
-    client.subscribe("1", json!({ "sku": "ANY" })).await;
-    let refused = client.next().await;
-    assert!(
-        refused.to_string().contains("SUBSCRIPTIONS_UNAVAILABLE"),
-        "{refused:#}"
-    );
+    // The servers only read the change log; one `sync` process applies the stream and writes it.
+    let (a, b) = (TestApp::spawn(&args).await, TestApp::spawn(&args).await);
+    let _sync = crate::helpers::dynapage_command("sync")
+        .args(&args)
+        .args(["--poll-ms", "50"])
+        .spawn()
+        .expect("sync starts");
+    let mut on_a = Client::ready(&a).await;
+    let mut on_b = Client::ready(&b).await;
+    on_a.subscribe("a", json!({ "sku": "FANNED" })).await;
+    on_b.subscribe("b", json!({ "sku": "FANNED" })).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    // A write through server A, an edit through server B, a comment written straight into the
+    // table and deleted there: each client gets each change once, in order.
+    let both = |kind: &'static str, id: String| (kind, id);
+    let first = add(&a, "FANNED", "through a", 4).await;
+    expect_on_both(&mut on_a, &mut on_b, both("ADDED", first.clone())).await;
+    b.data(EDIT, json!({ "id": first, "body": "edited through b" }))
+        .await;
+    expect_on_both(&mut on_a, &mut on_b, both("UPDATED", first.clone())).await;
+    let now = dynapage::live::now_ms();
+    let direct = Comment {
+        id: CommentId::new(now),
+        sku: Sku::parse("FANNED").expect("sku"),
+        author: "tool".into(),
+        author_sub: None,
+        body: "straight into the table".into(),
+        rating: Rating::ALL[0],
+        created_at_ms: now,
+        updated_at_ms: None,
+        version: 1,
+    };
+    let direct_id = GlobalId::Comment(direct.id).encode();
+    backends.store.create(&direct).await.expect("written");
+    expect_on_both(&mut on_a, &mut on_b, both("ADDED", direct_id.clone())).await;
+    backends
+        .store
+        .delete(direct.id, &Access::Any)
+        .await
+        .expect("deleted");
+    expect_on_both(&mut on_a, &mut on_b, both("DELETED", direct_id)).await;
+    for client in [&mut on_a, &mut on_b] {
+        // Nothing more: each change came once.
+        let more = tokio::time::timeout(Duration::from_millis(700), client.socket.next()).await;
+        assert!(more.is_err(), "no event twice: {more:?}");
+    }
+}
+
+/// Both clients' next event is `kind` of the comment `id`.
+async fn expect_on_both(a: &mut Client, b: &mut Client, (kind, id): (&str, String)) {
+    for client in [a, b] {
+        let event = client.event().await;
+        let got = event["edge"]["node"]["id"]
+            .as_str()
+            .or(event["deletedCommentId"].as_str())
+            .expect("an id");
+        assert_eq!(
+            (event["kind"].as_str(), got),
+            (Some(kind), id.as_str()),
+            "{event:#}"
+        );
+    }
 }
 
 #[tokio::test]

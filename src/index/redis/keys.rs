@@ -86,6 +86,12 @@ impl Keys {
         format!("{}:d:{}", self.product(sku), id)
     }
 
+    /// `<prefix>{changes}`: the change log every server reads for its subscriptions
+    /// (`redis::changes`).
+    pub(super) fn changes(&self) -> String {
+        format!("{}{{changes}}", self.prefix)
+    }
+
     /// `<prefix>sync:<table>:<shardId>`: the last stream sequence number the sync worker
     /// applied from one shard of `table`'s stream.
     pub(super) fn sync_checkpoint(&self, table: &str, shard: &str) -> String {

@@ -1,0 +1,280 @@
+//! The change log: a Redis Stream, `<prefix>{changes}`, of every change a process applied to
+//! the index, read by every server to feed its subscriptions (`crate::live`).
+//!
+//! **Why a Stream and not Pub/Sub.** Pub/Sub delivers to whoever is connected at that instant:
+//! a server that reconnects (a network blip, a Redis failover) silently loses what was published
+//! meanwhile, and nothing is kept for a subscriber that resumes. A Stream keeps the last
+//! [`LOG_LENGTH`] changes (trimmed approximately by `XADD MAXLEN ~`), so a server reads on from
+//! the last entry it saw after any reconnection, and each server still reads the log once,
+//! however many clients it has. Entries are small (the change's index entry, not the comment);
+//! each server reads the comments of a batch from the store once.
+//!
+//! The log is one key, so on a Cluster it lives on one node: every server reads from that node.
+//! That is one blocking `XREAD` per server and one `XADD` per applied change, well within one
+//! node's means at comment rates.
+
+use redis::Value;
+
+use super::connection::{Connection, classify};
+use super::keys::{member, sort_key_of};
+use super::{RedisConfig, RedisIndex};
+use crate::domain::{ChangeEvent, IndexEntry, Rating, Sku};
+use crate::index::IndexError;
+
+/// About how many changes the log keeps.
+pub const LOG_LENGTH: usize = 100_000;
+/// How long one `XREAD` waits for new entries, in milliseconds: below the response timeout, so
+/// a wait is never mistaken for a dead connection.
+const BLOCK_MS: u64 = 1_000;
+/// Most entries one `XREAD` returns.
+const READ_COUNT: usize = 1_000;
+
+impl RedisIndex {
+    /// Appends `events` to the change log, in order, in one pipeline.
+    pub async fn log_changes(&self, events: &[ChangeEvent]) -> Result<(), IndexError> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let key = self.keys.changes();
+        let mut pipe = redis::pipe();
+        for event in events {
+            pipe.cmd("XADD")
+                .arg(&key)
+                .arg("MAXLEN")
+                .arg("~")
+                .arg(LOG_LENGTH)
+                .arg("*");
+            for (field, value) in fields_of(event) {
+                pipe.arg(field).arg(value);
+            }
+            pipe.ignore();
+        }
+        pipe.query_async::<()>(&mut self.conn.clone())
+            .await
+            .map_err(classify)
+    }
+
+    /// A reader of the change log from its end as of its first read, on a connection of its
+    /// own (its `XREAD` blocks, which would hold up every other request on a shared
+    /// connection). Fails only on a bad configuration; Redis is first asked by [`ChangeLog::next`].
+    pub fn change_log(&self, config: &RedisConfig) -> Result<ChangeLog, IndexError> {
+        Ok(ChangeLog {
+            conn: Connection::open(config)?,
+            key: self.keys.changes(),
+            last: None,
+        })
+    }
+}
+
+/// Reads the change log in order, each entry once.
+#[derive(Debug)]
+pub struct ChangeLog {
+    conn: Connection,
+    key: String,
+    /// The id of the last entry read; `None` before the first read.
+    last: Option<String>,
+}
+
+impl ChangeLog {
+    /// The next changes appended to the log, waiting up to a second for some (an empty batch
+    /// when none came). After an error, the next call reads on from the same place.
+    pub async fn next(&mut self) -> Result<Vec<ChangeEvent>, IndexError> {
+        if self.last.is_none() {
+            // The last entry now, so that nothing appended from here on is missed (`$` would
+            // skip what arrives between two reads).
+            let last: Value = redis::cmd("XREVRANGE")
+                .arg(&self.key)
+                .arg("+")
+                .arg("-")
+                .arg("COUNT")
+                .arg(1)
+                .query_async(&mut self.conn)
+                .await
+                .map_err(classify)?;
+            self.last = Some(
+                entries(&last)
+                    .and_then(|entries| entries.last().map(|(id, _)| id.clone()))
+                    .unwrap_or_else(|| "0-0".to_owned()),
+            );
+        }
+        let last = self.last.clone().unwrap_or_default();
+        let reply: Value = redis::cmd("XREAD")
+            .arg("COUNT")
+            .arg(READ_COUNT)
+            .arg("BLOCK")
+            .arg(BLOCK_MS)
+            .arg("STREAMS")
+            .arg(&self.key)
+            .arg(&last)
+            .query_async(&mut self.conn)
+            .await
+            .map_err(classify)?;
+        // Nil when the wait ended empty; else [[key, [entry, …]]].
+        let entries = match &reply {
+            Value::Nil => return Ok(Vec::new()),
+            Value::Array(streams) => streams
+                .first()
+                .and_then(|stream| match stream {
+                    Value::Array(pair) => pair.get(1).and_then(entries),
+                    _ => None,
+                })
+                .ok_or_else(|| bad_reply(&reply))?,
+            other => return Err(bad_reply(other)),
+        };
+        let mut changes = Vec::with_capacity(entries.len());
+        for (id, fields) in &entries {
+            changes.push(change_of(fields).ok_or_else(|| {
+                IndexError::Internal(format!("change log entry {id} is not a change").into())
+            })?);
+            self.last = Some(id.clone());
+        }
+        Ok(changes)
+    }
+}
+
+/// A change as the fields of its log entry: kind (`u`, `d`), product, member, score, rating,
+/// the previous rating of an edit (0: none), version.
+fn fields_of(event: &ChangeEvent) -> [(&'static str, Vec<u8>); 7] {
+    let (kind, entry, old_rating, version) = match event {
+        ChangeEvent::Upsert { old, new } => (
+            "u",
+            new,
+            old.as_ref().map_or(0, |o| o.rating.get()),
+            new.version,
+        ),
+        ChangeEvent::Remove { old, version } => ("d", old, old.rating.get(), *version),
+    };
+    [
+        ("t", kind.as_bytes().to_vec()),
+        ("p", entry.sku.as_str().as_bytes().to_vec()),
+        ("m", member(&entry.key)),
+        ("s", entry.key.millis().to_string().into_bytes()),
+        ("r", entry.rating.get().to_string().into_bytes()),
+        ("o", old_rating.to_string().into_bytes()),
+        ("v", version.to_string().into_bytes()),
+    ]
+}
+
+fn bad_reply(reply: &Value) -> IndexError {
+    IndexError::Internal(format!("XREAD answered {reply:?}").into())
+}
+
+/// An entry's fields, as `(name, value)` pairs.
+type Fields = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// `[[id, [field, value, …]], …]` as `(id, fields)` pairs.
+fn entries(value: &Value) -> Option<Vec<(String, Fields)>> {
+    let Value::Array(items) = value else {
+        return None;
+    };
+    items
+        .iter()
+        .map(|item| {
+            let Value::Array(pair) = item else {
+                return None;
+            };
+            let [Value::BulkString(id), Value::Array(flat)] = pair.as_slice() else {
+                return None;
+            };
+            let fields = flat
+                .chunks(2)
+                .map(|kv| match kv {
+                    [Value::BulkString(k), Value::BulkString(v)] => Some((k.clone(), v.clone())),
+                    _ => None,
+                })
+                .collect::<Option<Vec<_>>>()?;
+            Some((String::from_utf8(id.clone()).ok()?, fields))
+        })
+        .collect()
+}
+
+/// The change an entry's fields describe.
+fn change_of(fields: &[(Vec<u8>, Vec<u8>)]) -> Option<ChangeEvent> {
+    let field = |name: &[u8]| {
+        fields
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_slice())
+    };
+    let text = |name: &[u8]| std::str::from_utf8(field(name)?).ok();
+    let number = |name: &[u8]| text(name)?.parse::<u64>().ok();
+    let rating = |value: u64| Rating::new(i64::try_from(value).ok()?).ok();
+    let sku = Sku::parse(text(b"p")?).ok()?;
+    let key = sort_key_of(field(b"m")?, number(b"s")?)?;
+    let version = number(b"v")?;
+    let entry = |rating: Rating, version: u64| IndexEntry {
+        sku: sku.clone(),
+        key,
+        rating,
+        version,
+    };
+    match text(b"t")? {
+        "u" => {
+            let old = match number(b"o")? {
+                0 => None,
+                r => Some(entry(rating(r)?, version.saturating_sub(1))),
+            };
+            Some(ChangeEvent::Upsert {
+                old,
+                new: entry(rating(number(b"r")?)?, version),
+            })
+        }
+        "d" => Some(ChangeEvent::Remove {
+            old: entry(rating(number(b"r")?)?, version.saturating_sub(1)),
+            version,
+        }),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{CommentId, SortKey};
+
+    fn fields(event: &ChangeEvent) -> Fields {
+        fields_of(event)
+            .into_iter()
+            .map(|(k, v)| (k.as_bytes().to_vec(), v))
+            .collect()
+    }
+
+    #[test]
+    fn entries_read_back_as_the_changes_written_ratings_and_versions_included() {
+        let sku = Sku::parse("LOGGED").expect("sku");
+        let key = SortKey::new(
+            1_767_225_600_123,
+            CommentId::from_parts(1_767_225_600_000, 42),
+        )
+        .expect("key");
+        let entry = |rating: i64, version: u64| IndexEntry {
+            sku: sku.clone(),
+            key,
+            rating: Rating::new(rating).expect("rating"),
+            version,
+        };
+        for event in [
+            ChangeEvent::Upsert {
+                old: None,
+                new: entry(5, 1),
+            },
+            ChangeEvent::Upsert {
+                old: Some(entry(2, 3)),
+                new: entry(4, 4),
+            },
+            ChangeEvent::removal(entry(3, 4)),
+        ] {
+            let read = change_of(&fields(&event)).expect("a change");
+            assert_eq!(read.entry(), event.entry());
+            assert_eq!(read.version(), event.version());
+            if let (
+                ChangeEvent::Upsert { old: Some(a), .. },
+                ChangeEvent::Upsert { old: Some(b), .. },
+            ) = (&read, &event)
+            {
+                assert_eq!(a.rating, b.rating);
+            }
+        }
+        assert_eq!(change_of(&[]), None);
+    }
+}
