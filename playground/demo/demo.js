@@ -12,7 +12,9 @@
 // How it goes: readView(location) → variablesFor(view) → graphql(QUERY, variables) →
 // render(view, product). Pager links, rating checkboxes and permalinks just navigate to
 // another view's URL. To show new comments live, call load() again (or patch the list with
-// renderComments) when a poll or subscription says there are some.
+// renderComments) when a poll or subscription says there are some. It subscribes to the
+// product's comment events (startLive, below): new comments are counted in a banner, edits and
+// deletions of comments on the page show in place.
 //
 // Tests read the page through data-* attributes: <main data-state> is "loading", "ready" or
 // "error"; each comment is <li data-comment-id>, the permalinked one also data-highlighted;
@@ -301,49 +303,51 @@ function renderNumbering(view) {
 
 // The page's comments, newest first; the permalinked one highlighted.
 function renderComments(view, comments) {
-  const items = comments.map((comment) => {
-    const highlighted = comment.id === view.comment;
-    const created = new Date(comment.createdAt);
-    return el(
-      'li',
-      {
-        class: highlighted ? 'comment highlighted' : 'comment',
-        'data-comment-id': comment.id,
-        'data-highlighted': highlighted,
-        'aria-current': highlighted ? 'true' : null,
-        tabindex: highlighted ? '-1' : null,
-      },
+  $('comments').replaceChildren(...comments.map((comment) => commentItem(view, comment)));
+}
+
+// One comment of the list.
+function commentItem(view, comment) {
+  const highlighted = comment.id === view.comment;
+  const created = new Date(comment.createdAt);
+  return el(
+    'li',
+    {
+      class: highlighted ? 'comment highlighted' : 'comment',
+      'data-comment-id': comment.id,
+      'data-highlighted': highlighted,
+      'aria-current': highlighted ? 'true' : null,
+      tabindex: highlighted ? '-1' : null,
+    },
+    el(
+      'article',
+      {},
       el(
-        'article',
+        'header',
+        {},
+        el('span', { class: 'author' }, comment.author),
+        stars(comment.rating),
+        el('time', { datetime: comment.createdAt }, dateFormat.format(created)),
+        comment.updatedAt ? el('span', { class: 'edited', title: comment.updatedAt }, '(edited)') : null,
+        highlighted ? el('span', { class: 'badge' }, 'Linked comment') : null,
+      ),
+      el('p', { class: 'body' }, comment.body),
+      el(
+        'footer',
         {},
         el(
-          'header',
-          {},
-          el('span', { class: 'author' }, comment.author),
-          stars(comment.rating),
-          el('time', { datetime: comment.createdAt }, dateFormat.format(created)),
-          comment.updatedAt ? el('span', { class: 'edited', title: comment.updatedAt }, '(edited)') : null,
-          highlighted ? el('span', { class: 'badge' }, 'Linked comment') : null,
-        ),
-        el('p', { class: 'body' }, comment.body),
-        el(
-          'footer',
-          {},
-          el(
-            'a',
-            {
-              class: 'permalink',
-              rel: 'bookmark',
-              href: viewUrl({ ...view, page: 1, comment: comment.id }),
-              'aria-label': `Permalink to ${comment.author}’s comment of ${dateFormat.format(created)}`,
-            },
-            'Permalink',
-          ),
+          'a',
+          {
+            class: 'permalink',
+            rel: 'bookmark',
+            href: viewUrl({ ...view, page: 1, comment: comment.id }),
+            'aria-label': `Permalink to ${comment.author}’s comment of ${dateFormat.format(created)}`,
+          },
+          'Permalink',
         ),
       ),
-    );
-  });
-  $('comments').replaceChildren(...items);
+    ),
+  );
 }
 
 // First, previous, the pages around this one, next and last, as links to their views.
@@ -432,6 +436,79 @@ function render(view, product, errors) {
   setState('ready');
 }
 
+// ---- Live comments ----------------------------------------------------------------------------
+//
+// A subscription to the product's comment events over a WebSocket, in the graphql-transport-ws
+// protocol (what the `graphql-ws` client speaks; with a bundler, use that client instead of
+// these few lines). New comments do not reshuffle the page being read: a banner counts them,
+// with a link to the newest. Edits and deletions of comments on this page show in place.
+
+const EVENTS = `
+subscription StorefrontEvents($sku: String!, $ratings: [Int!]) {
+  commentEvents(sku: $sku, ratings: $ratings) {
+    kind
+    deletedCommentId
+    totalCount
+    edge { node { id author body rating createdAt updatedAt } }
+  }
+}`;
+
+function startLive(view) {
+  const url = new URL('/graphql', window.location.href);
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  const socket = new WebSocket(url, 'graphql-transport-ws');
+  const send = (message) => socket.send(JSON.stringify(message));
+  let added = 0;
+  socket.addEventListener('open', () => send({ type: 'connection_init', payload: {} }));
+  socket.addEventListener('message', ({ data }) => {
+    const message = JSON.parse(data);
+    if (message.type === 'connection_ack') {
+      const variables = { sku: view.sku, ratings: view.ratings.length > 0 ? view.ratings : null };
+      send({ id: 'comments', type: 'subscribe', payload: { query: EVENTS, variables } });
+      $('reviews').dataset.live = 'connected';
+    } else if (message.type === 'ping') {
+      send({ type: 'pong' });
+    } else if (message.type === 'next' && message.payload.data) {
+      const event = message.payload.data.commentEvents;
+      if (event.kind === 'ADDED') {
+        added += 1;
+        showNewComments(view, added);
+      } else {
+        applyInPlace(view, event);
+      }
+    }
+  });
+  socket.addEventListener('close', () => {
+    $('reviews').dataset.live = 'closed';
+  });
+}
+
+function showNewComments(view, count) {
+  const banner = $('live');
+  const text = count === 1 ? '1 new comment' : `${numberFormat.format(count)} new comments`;
+  banner.replaceChildren(
+    `${text} since you opened this page. `,
+    el('a', { href: viewUrl({ sku: view.sku, ratings: view.ratings, size: view.size }) }, 'Show the newest'),
+  );
+  banner.hidden = false;
+}
+
+// An edit or a deletion of a comment this page shows.
+function applyInPlace(view, event) {
+  const id = event.kind === 'DELETED' ? event.deletedCommentId : event.edge.node.id;
+  const item = document.querySelector(`li[data-comment-id="${CSS.escape(id)}"]`);
+  if (!item) return;
+  if (event.kind === 'UPDATED') {
+    const fresh = commentItem(view, event.edge.node);
+    fresh.dataset.updated = '';
+    item.replaceWith(fresh);
+  } else {
+    item.dataset.deleted = '';
+    item.classList.add('deleted');
+    item.querySelector('.body').textContent = 'This comment was deleted.';
+  }
+}
+
 // Reads the URL, asks the API, draws the answer or says what went wrong.
 async function load() {
   setState('loading');
@@ -450,6 +527,7 @@ async function load() {
     const product = data && data.product;
     if (!product || !product.comments) throw loadError(errors, view);
     render(view, product, errors);
+    if ('WebSocket' in window) startLive(view);
   } catch (error) {
     const failure = error instanceof LoadError
       ? error

@@ -439,3 +439,62 @@ async fn the_demo_and_its_files_load_nothing_from_another_origin() {
         assert!(!text.contains("@import"), "{name} imports a file");
     }
 }
+
+#[tokio::test]
+async fn the_demo_counts_new_comments_and_shows_edits_and_deletions_in_place() {
+    let app = TestApp::embedded(0).await;
+    let add = "mutation($body: String!) { addComment(input: { sku: \"LIVE_DEMO\", author: \"shopper\", body: $body, rating: 4 }) { comment { id } } }";
+    let mut ids = Vec::new();
+    for body in ["first", "second", "third"] {
+        let added = app.data(add, json!({ "body": body })).await;
+        ids.push(added["addComment"]["comment"]["id"].clone());
+    }
+    let edit = "mutation($id: ID!) { updateComment(input: { id: $id, body: \"edited while shown\" }) { comment { id } } }";
+    let delete = "mutation($id: ID!) { deleteComment(input: { id: $id }) { deletedCommentId } }";
+    let selector = |id: &Value, attribute: &str| {
+        format!(
+            "li[data-comment-id=\"{}\"][{attribute}]",
+            id.as_str().expect("an id")
+        )
+    };
+    let run = browse(
+        &app,
+        json!([
+            { "goto": "/demo?sku=LIVE_DEMO" },
+            { "waitFor": "main[data-live=\"connected\"]" },
+            { "post": { "query": add, "variables": { "body": "arrived live" } }, "waitFor": "#live:not([hidden])" },
+            { "post": { "query": edit, "variables": { "id": ids[1] } }, "waitFor": selector(&ids[1], "data-updated") },
+            { "post": { "query": delete, "variables": { "id": ids[0] } }, "waitFor": selector(&ids[0], "data-deleted") },
+        ]),
+    )
+    .await;
+    let opened = &run[1];
+    let newest_first: Vec<Value> = ids.iter().rev().cloned().collect();
+    assert_eq!(opened["ids"], json!(newest_first), "{opened:#}");
+    assert_eq!(
+        opened["live"],
+        Value::Null,
+        "no banner before anything arrives"
+    );
+
+    let arrived = &run[2];
+    assert_eq!(
+        arrived["ids"], opened["ids"],
+        "the page being read is not reshuffled"
+    );
+    let banner = arrived["live"].as_str().unwrap_or_default();
+    assert!(banner.starts_with("1 new comment"), "{banner}");
+
+    let edited = &run[3];
+    assert_eq!(
+        edited["bodies"],
+        json!(["third", "edited while shown", "first"])
+    );
+
+    let deleted = &run[4];
+    assert_eq!(deleted["deleted"], json!([ids[0]]));
+    assert_eq!(
+        deleted["bodies"][2], "This comment was deleted.",
+        "{deleted:#}"
+    );
+}

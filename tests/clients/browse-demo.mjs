@@ -6,8 +6,10 @@
 //
 // where the JSON is { chromium, args, base, steps }: the browser binary and its extra flags,
 // the server's address, and steps, each { goto: "/demo?page=3" }, { click: "<CSS selector>" }
-// (which must open another page) or { block: "/graphql" } (later requests to that path fail as
-// if the network were down). After each step it waits for the page to be drawn
+// (which must open another page), { block: "/graphql" } (later requests to that path fail as
+// if the network were down), { waitFor: "<CSS selector>" } (on the page as it is), or
+// { post: { query, variables }, waitFor: "<CSS selector>" } (a GraphQL request sent by this
+// script, as another client would, then the wait). After each step it waits for the page to be drawn
 // (<main data-state="ready"> or "error") and takes a snapshot of it. It prints one JSON object:
 // { snapshots, requests, pageErrors }, with every URL the browser requested and every uncaught
 // exception of the page.
@@ -29,7 +31,18 @@ try {
       await page.route((url) => url.pathname === step.block, (route) => route.abort('internetdisconnected'));
       continue;
     }
-    if (step.goto) {
+    if (step.post) {
+      const response = await fetch(new URL('/graphql', base), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(step.post),
+      });
+      const answer = await response.json();
+      if (answer.errors) throw new Error(`${JSON.stringify(step.post)}: ${JSON.stringify(answer.errors)}`);
+    }
+    if (step.waitFor) {
+      await page.waitForSelector(step.waitFor);
+    } else if (step.goto) {
       await page.goto(new URL(step.goto, base).href);
     } else if (step.click) {
       const before = page.url();
@@ -79,6 +92,9 @@ function snapshot() {
       li.querySelector('.count') ? li.querySelector('.count').textContent : null,
     ]),
     status: text('#status'),
+    live: text('#live'),
+    deleted: all('li[data-comment-id][data-deleted]').map((li) => li.dataset.commentId),
+    bodies: all('li[data-comment-id] .body').map((p) => p.textContent),
     error: text('#error'),
     title: document.title,
   };
