@@ -55,7 +55,7 @@ pub struct CommentEvent {
     /// Global id of the removed comment (DELETED).
     pub deleted_comment_id: Option<ID>,
     /// The connection's count after this change, from the index; null when the index could
-    /// not be asked.
+    /// not be asked, and on edits and deletions replayed to a resumed subscription.
     pub total_count: Option<i32>,
 }
 
@@ -163,7 +163,7 @@ impl SubscriptionRoot {
                 }
                 match state.hub.since(&scope.sku, after.millis()) {
                     Ok(changes) => {
-                        for change in changes {
+                        for change in with_comments(&state, changes).await {
                             if let Some(event) = event_for(&state, &scope, &change) {
                                 if event.kind != CommentEventKind::Added {
                                     yield Ok(event);
@@ -209,6 +209,36 @@ impl SubscriptionRoot {
     }
 }
 
+/// `changes` with the comments of their upserts, read from the store where the hub did not
+/// keep them (it keeps none while nobody is subscribed); an upsert whose comment is gone stays
+/// without one (its deletion follows).
+async fn with_comments(state: &ApiState, changes: Vec<Arc<LiveChange>>) -> Vec<Arc<LiveChange>> {
+    use crate::store::CommentStore;
+    let missing: Vec<domain::CommentId> = changes
+        .iter()
+        .filter(|c| c.comment.is_none() && matches!(c.change, ChangeEvent::Upsert { .. }))
+        .map(|c| c.id())
+        .collect();
+    if missing.is_empty() {
+        return changes;
+    }
+    let Ok(found) = state.engine.store().get_many(&missing).await else {
+        return changes;
+    };
+    let found: std::collections::HashMap<domain::CommentId, domain::Comment> =
+        found.into_iter().flatten().map(|c| (c.id, c)).collect();
+    changes
+        .into_iter()
+        .map(|change| match found.get(&change.id()) {
+            Some(comment) if change.comment.is_none() => Arc::new(LiveChange {
+                comment: Some(comment.clone()),
+                ..LiveChange::clone(&change)
+            }),
+            _ => change,
+        })
+        .collect()
+}
+
 fn missed(message: &str) -> async_graphql::Error {
     ApiError::Live {
         code: ErrorCode::EventsMissed,
@@ -236,7 +266,17 @@ async fn replay(
         };
         let page = state
             .engine
-            .page(&scope.sku, scope.ratings, &plan, Want::ALL)
+            .page(
+                &scope.sku,
+                scope.ratings,
+                &plan,
+                // Read oldest first: "previous" is what lies beyond the page.
+                Want {
+                    edges: true,
+                    has_next_page: false,
+                    has_previous_page: true,
+                },
+            )
             .await
             .map_err(|e| ApiError::from(e).into_graphql(None))?;
         // Pages come newest first; the replay goes oldest first.

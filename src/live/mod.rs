@@ -228,19 +228,23 @@ pub async fn run_feed<S: CommentStore, I: PageIndex>(
             continue;
         }
         let applied_ms = now_ms();
+        // With nobody subscribed, changes are only kept for resuming, without their comments
+        // (a resumed subscription reads those from the store): a server without subscribers
+        // adds no reads to a busy table (a bulk load, a seed).
+        let listening = hub.sender.receiver_count() > 0;
         let upserts: Vec<CommentId> = batch
             .iter()
             .filter(|c| matches!(c, ChangeEvent::Upsert { .. }))
             .map(|c| c.entry().key.id())
             .collect();
-        let comments = if upserts.is_empty() {
+        let comments = if upserts.is_empty() || !listening {
             Vec::new()
         } else {
             match store.get_many(&upserts).await {
                 Ok(found) => found,
                 Err(error) => {
                     tracing::warn!(%error, changes = batch.len(), "live feed: cannot read the changed comments; their events carry no comment");
-                    vec![None; upserts.len()]
+                    Vec::new()
                 }
             }
         };
@@ -250,6 +254,7 @@ pub async fn run_feed<S: CommentStore, I: PageIndex>(
             let sku = change.entry().sku.clone();
             let rating_counts = match counts.iter().find(|(s, _)| *s == sku) {
                 Some((_, c)) => *c,
+                None if !listening => None,
                 None => {
                     let c = index.rating_counts(&sku).await.ok();
                     counts.push((sku, c));
