@@ -86,8 +86,9 @@ async fn subscribe(args: &Args, small_window: bool) -> anyhow::Result<Socket> {
     Ok(socket)
 }
 
-/// Reads events until `deadline`; returns the lag of each ADDED event, in microseconds.
-async fn read_events(mut socket: Socket, deadline: Instant) -> Vec<u64> {
+/// Reads events until `deadline`; returns the write number and lag (in microseconds) of each
+/// ADDED event.
+async fn read_events(mut socket: Socket, deadline: Instant) -> Vec<(u64, u64)> {
     let mut lags = Vec::new();
     while let Ok(Some(Ok(message))) = tokio::time::timeout_at(deadline.into(), socket.next()).await
     {
@@ -105,27 +106,31 @@ async fn read_events(mut socket: Socket, deadline: Instant) -> Vec<u64> {
             continue;
         }
         let body = &value["payload"]["data"]["commentEvents"]["edge"]["node"]["body"];
-        if let Some(sent) = body.as_str().and_then(|b| b.strip_prefix("t=")) {
-            if let Ok(sent) = sent.parse::<u64>() {
-                lags.push(received.saturating_sub(sent));
+        if let Some((sent, seq)) = body
+            .as_str()
+            .and_then(|b| b.strip_prefix("t="))
+            .and_then(|b| b.split_once(";n="))
+        {
+            if let (Ok(sent), Ok(seq)) = (sent.parse::<u64>(), seq.parse::<u64>()) {
+                lags.push((seq, received.saturating_sub(sent)));
             }
         }
     }
     lags
 }
 
-/// Reads what a slow client was sent; whether it was closed as too slow.
-async fn closed_as_slow(mut socket: Socket) -> bool {
+/// How the server ended a slow client: `"slow"` (SLOW_SUBSCRIBER), `"closed"` (the socket was
+/// closed, e.g. its keep-alive pings went unanswered for 30 s) or `"open"` (still open).
+async fn end_of_slow_client(mut socket: Socket) -> &'static str {
     let deadline = Instant::now() + Duration::from_secs(30);
-    while let Ok(Some(Ok(message))) = tokio::time::timeout_at(deadline.into(), socket.next()).await
-    {
-        if let Message::Text(text) = message {
-            if text.contains("SLOW_SUBSCRIBER") {
-                return true;
-            }
+    loop {
+        match tokio::time::timeout_at(deadline.into(), socket.next()).await {
+            Ok(Some(Ok(Message::Text(text)))) if text.contains("SLOW_SUBSCRIBER") => return "slow",
+            Ok(Some(Ok(Message::Close(_)))) | Ok(Some(Err(_))) | Ok(None) => return "closed",
+            Ok(Some(Ok(_))) => continue,
+            Err(_) => return "open",
         }
     }
-    false
 }
 
 fn percentile(sorted: &[u64], p: f64) -> f64 {
@@ -158,7 +163,9 @@ async fn main() -> anyhow::Result<()> {
     tokio::time::sleep(Duration::from_secs(1)).await;
 
     let writing = Duration::from_secs(args.seconds);
-    let deadline = Instant::now() + writing + Duration::from_secs(5);
+    // Clients read on for 15 s after the last write: an overloaded server delivers late, and a
+    // delivery cut off by the deadline counts as missed.
+    let deadline = Instant::now() + writing + Duration::from_secs(15);
     let readers: Vec<_> = sockets
         .into_iter()
         .map(|socket| tokio::spawn(read_events(socket, deadline)))
@@ -173,6 +180,7 @@ async fn main() -> anyhow::Result<()> {
     let mut in_flight = Vec::new();
     while started.elapsed() < writing {
         ticker.tick().await;
+        let seq = writes;
         let (client, endpoint, failed, sku) = (
             client.clone(),
             endpoint.clone(),
@@ -182,7 +190,7 @@ async fn main() -> anyhow::Result<()> {
         in_flight.push(tokio::spawn(async move {
             let body = json!({
                 "query": "mutation($sku: String!, $body: String!) { addComment(input: { sku: $sku, author: \"load\", body: $body, rating: 4 }) { comment { id } } }",
-                "variables": { "sku": sku, "body": format!("t={}", now_micros()) },
+                "variables": { "sku": sku, "body": format!("t={};n={seq}", now_micros()) },
             });
             let ok = match client.post(&endpoint).json(&body).send().await {
                 Ok(response) => response
@@ -202,16 +210,21 @@ async fn main() -> anyhow::Result<()> {
 
     let mut lags = Vec::new();
     let mut per_client_min = usize::MAX;
+    // Writes that some client never received, and how many clients missed each.
+    let mut missed = std::collections::BTreeMap::<u64, usize>::new();
     for reader in readers {
         let got = reader.await.unwrap_or_default();
         per_client_min = per_client_min.min(got.len());
-        lags.extend(got);
+        let seen: std::collections::HashSet<u64> = got.iter().map(|(seq, _)| *seq).collect();
+        for seq in 0..writes {
+            if !seen.contains(&seq) {
+                *missed.entry(seq).or_default() += 1;
+            }
+        }
+        lags.extend(got.into_iter().map(|(_, lag)| lag));
     }
-    let slow_closed = futures::future::join_all(slow.into_iter().map(closed_as_slow))
-        .await
-        .into_iter()
-        .filter(|closed| *closed)
-        .count();
+    let ends = futures::future::join_all(slow.into_iter().map(end_of_slow_client)).await;
+    let count = |end: &str| ends.iter().filter(|e| **e == end).count();
     lags.sort_unstable();
     let failed = *failed.lock().unwrap_or_else(|p| p.into_inner());
     println!(
@@ -224,13 +237,17 @@ async fn main() -> anyhow::Result<()> {
             "expected_deliveries": (writes - failed) * args.subscribers as u64,
             "deliveries": lags.len(),
             "fewest_by_one_client": if per_client_min == usize::MAX { 0 } else { per_client_min },
+            "writes_missed_by_some": missed.len(),
+            "first_missed": missed.iter().take(5).map(|(seq, n)| json!([seq, n])).collect::<Vec<_>>(),
             "lag_ms": {
                 "p50": percentile(&lags, 50.0),
                 "p99": percentile(&lags, 99.0),
                 "max": percentile(&lags, 100.0),
             },
             "slow_clients": args.slow,
-            "slow_clients_closed": slow_closed,
+            "slow_clients_ended_slow_subscriber": count("slow"),
+            "slow_clients_closed_otherwise": count("closed"),
+            "slow_clients_still_open": count("open"),
         })
     );
     Ok(())

@@ -28,6 +28,10 @@ use super::{HttpOptions, limits};
 use crate::auth::Auth;
 use crate::graphql::ApiSchema;
 
+/// Largest message a client may send (a `subscribe` with its query), and the size of each
+/// socket's read and write buffers.
+const MESSAGE_BYTES: usize = 16 * 1024;
+
 /// Runs subscriptions of one connection, after the checks HTTP requests get.
 #[derive(Clone)]
 struct SubscriptionsOnly {
@@ -173,6 +177,13 @@ pub(super) fn upgrade(
 ) -> axum::response::Response {
     upgrade
         .protocols(async_graphql::http::ALL_WEBSOCKET_PROTOCOLS)
+        // Clients send small messages (a subscribe, a pong); tungstenite's defaults (a 128 KiB
+        // read buffer, messages up to 64 MiB) would cost each idle socket far more memory than
+        // its subscriptions do.
+        .read_buffer_size(MESSAGE_BYTES)
+        .write_buffer_size(MESSAGE_BYTES)
+        .max_message_size(MESSAGE_BYTES)
+        .max_frame_size(MESSAGE_BYTES)
         .on_upgrade(move |socket| serve(socket, protocol, schema, options, auth, shutdown))
 }
 
