@@ -310,6 +310,10 @@ pub struct ServerArgs {
     /// (4408, as graphql-transport-ws says).
     #[arg(long, env = "DYNAPAGE_CONNECTION_INIT_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub connection_init_timeout_ms: u64,
+    /// A WebSocket is pinged this often, in milliseconds; a graphql-transport-ws client that
+    /// answers nothing for two intervals is closed (3008).
+    #[arg(long, env = "DYNAPAGE_WEBSOCKET_KEEPALIVE_MS", default_value_t = 15_000, value_parser = clap::value_parser!(u64).range(100..))]
+    pub websocket_keepalive_ms: u64,
 }
 
 impl ServerArgs {
@@ -335,6 +339,7 @@ impl ServerArgs {
             connection_init_timeout: std::time::Duration::from_millis(
                 self.connection_init_timeout_ms,
             ),
+            websocket_keepalive: std::time::Duration::from_millis(self.websocket_keepalive_ms),
             ..crate::http::HttpOptions::default()
         })
     }

@@ -80,6 +80,8 @@ pub struct HttpOptions {
     pub max_subscriptions_per_connection: usize,
     /// How long a WebSocket may wait before its `connection_init`.
     pub connection_init_timeout: Duration,
+    /// How often a WebSocket is pinged (a silent graphql-transport-ws client is closed after two).
+    pub websocket_keepalive: Duration,
     /// Fires when the server shuts down: WebSockets close with 1001 ("going away").
     pub shutdown: tokio_util::sync::CancellationToken,
 }
@@ -95,6 +97,7 @@ impl Default for HttpOptions {
             max_subscriptions: 10_000,
             max_subscriptions_per_connection: 10,
             connection_init_timeout: Duration::from_secs(10),
+            websocket_keepalive: Duration::from_secs(15),
             shutdown: tokio_util::sync::CancellationToken::new(),
             cors: CorsOrigins::None,
             metrics: None,

@@ -10,6 +10,12 @@
 //!   forever; this can go when it has a timeout of its own);
 //! - a bearer token in `connection_init`'s payload (`{"Authorization": "Bearer …"}`), verified
 //!   like the HTTP header; an invalid one is refused. Events are public, so none is needed;
+//! - keep-alive: a `ping` (`ka` in the legacy protocol) every `--websocket-keepalive-ms`, which
+//!   clients answer with `pong` (the `graphql-ws` client does so by itself), and closing with
+//!   3008 a graphql-transport-ws socket that has said nothing for two intervals. async-graphql's
+//!   own `keepalive_timeout` is not used: it sends no pings and closes any socket whose client
+//!   has been silent for the timeout, which is every listening subscriber (the `graphql-ws`
+//!   client sends nothing of its own accord); this can go if async-graphql pings;
 //! - closing every socket with 1001 ("going away") when the server shuts down.
 
 use std::sync::Arc;
@@ -200,6 +206,10 @@ async fn serve(
     // Our own queue in front of the socket, so a close frame of ours can follow async-graphql's.
     let (out, mut queue) = futures::channel::mpsc::channel::<Message>(16);
     let (initialised, mut init_seen) = tokio::sync::watch::channel(false);
+    // When the client last sent anything, in milliseconds since the socket opened.
+    let opened = std::time::Instant::now();
+    let heard = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let heard_in = heard.clone();
     let executor = SubscriptionsOnly {
         schema,
         options: options.clone(),
@@ -207,6 +217,10 @@ async fn serve(
     };
     let input = stream
         .take_while(|message| futures::future::ready(message.is_ok()))
+        .inspect(move |_| {
+            let ms = u64::try_from(opened.elapsed().as_millis()).unwrap_or(u64::MAX);
+            heard_in.store(ms, Ordering::Relaxed);
+        })
         .map(|message| match message {
             Ok(Message::Text(text)) => text.as_bytes().to_vec(),
             Ok(Message::Binary(bytes)) => bytes.to_vec(),
@@ -222,8 +236,7 @@ async fn serve(
                 let _ = initialised.send(true);
                 Ok(data)
             }
-        })
-        .keepalive_timeout(Duration::from_secs(30));
+        });
     let mut graphql = Box::pin(graphql);
     let writer = tokio::spawn(async move {
         while let Some(message) = queue.next().await {
@@ -237,6 +250,12 @@ async fn serve(
     let mut out = out;
     let init_deadline = tokio::time::sleep(options.connection_init_timeout);
     tokio::pin!(init_deadline);
+    let every = options.websocket_keepalive;
+    let mut keepalive = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    let ping = match protocol {
+        WebSocketProtocols::GraphQLWS => r#"{"type":"ping"}"#,
+        _ => r#"{"type":"ka"}"#,
+    };
     let mut initialised_in_time = false;
     let close = loop {
         tokio::select! {
@@ -254,6 +273,15 @@ async fn serve(
             }
             () = &mut init_deadline, if !initialised_in_time => {
                 break Some((4408, "Connection initialisation timeout".to_owned()));
+            }
+            _ = keepalive.tick() => {
+                let silent = opened.elapsed().saturating_sub(Duration::from_millis(heard.load(Ordering::Relaxed)));
+                if protocol == WebSocketProtocols::GraphQLWS && silent > 2 * every {
+                    break Some((3008, "no pong to the keep-alive pings".to_owned()));
+                }
+                if out.send(Message::Text(ping.into())).await.is_err() {
+                    break None;
+                }
             }
             () = shutdown.cancelled() => break Some((1001, "the server is going away".to_owned())),
         }

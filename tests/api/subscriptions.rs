@@ -576,3 +576,38 @@ async fn a_subscriber_that_cannot_keep_up_is_closed_with_slow_subscriber() {
         "the subscriber was closed, not buffered without bound"
     );
 }
+
+#[tokio::test]
+async fn listening_clients_that_answer_pings_stay_connected_and_silent_ones_are_closed() {
+    let app = TestApp::spawn(&["--demo-comments", "0", "--websocket-keepalive-ms", "200"]).await;
+    // A client that only listens (and answers pings, as graphql-ws does) outlives many
+    // intervals and still gets its events.
+    let mut listening = Client::ready(&app).await;
+    listening.subscribe("1", json!({ "sku": "KEPT" })).await;
+    let writer = {
+        let address = app.address.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(1_500)).await;
+            reqwest::Client::new()
+                .post(format!("{address}/graphql"))
+                .json(&json!({ "query": ADD, "variables": { "sku": "KEPT", "body": "after a while", "rating": 3 } }))
+                .send()
+                .await
+                .expect("sent");
+        })
+    };
+    let event = listening.event().await;
+    assert_eq!(event["edge"]["node"]["body"], "after a while");
+    writer.await.expect("the writer");
+
+    // A client that answers nothing is closed after two intervals.
+    let mut silent = Client::ready(&app).await;
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    let closed = loop {
+        let message = silent.next().await;
+        if message["type"] == "close" {
+            break message;
+        }
+    };
+    assert_eq!(closed["code"], 3008, "{closed:#}");
+}
