@@ -57,6 +57,23 @@ impl SortKey {
         Ok(Self { millis, id })
     }
 
+    /// The smallest key above this one: as the exclusive start of a newest-first read, it
+    /// starts the read at this key itself. `None` for the largest key there is.
+    pub fn successor(&self) -> Option<SortKey> {
+        let id = u128::from_be_bytes(self.id.to_bytes());
+        match id.checked_add(1) {
+            Some(next) => Some(Self {
+                millis: self.millis,
+                id: CommentId::from_bytes(next.to_be_bytes()),
+            }),
+            None if self.millis < Self::MAX_MILLIS => Some(Self {
+                millis: self.millis + 1,
+                id: CommentId::from_bytes([0; 16]),
+            }),
+            None => None,
+        }
+    }
+
     pub fn millis(&self) -> u64 {
         self.millis
     }
@@ -117,6 +134,22 @@ mod tests {
 
     fn key(millis: u64, random: u128) -> SortKey {
         SortKey::new(millis, CommentId::from_parts(millis % 1000, random)).expect("valid")
+    }
+
+    #[test]
+    fn the_successor_is_the_next_key_up_and_nothing_lies_between() {
+        let k = key(5, 7);
+        let next = k.successor().expect("a successor");
+        assert!(next > k);
+        assert_eq!(next, key(5, 8), "the next id at the same millisecond");
+        let last_id = SortKey::new(5, CommentId::from_bytes([0xff; 16])).expect("valid");
+        assert_eq!(
+            last_id.successor(),
+            Some(SortKey::new(6, CommentId::from_bytes([0; 16])).expect("valid"))
+        );
+        let max =
+            SortKey::new(SortKey::MAX_MILLIS, CommentId::from_bytes([0xff; 16])).expect("valid");
+        assert_eq!(max.successor(), None);
     }
 
     proptest! {

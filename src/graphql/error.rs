@@ -63,6 +63,9 @@ pub enum ApiError {
     Index(#[from] IndexError),
     #[error("{0}")]
     Refused(String),
+    /// What the client named is not there (or not where it looked).
+    #[error("{0}")]
+    NotFound(String),
     /// A write without a valid token, under `--auth jwt`.
     #[error("{0}")]
     Unauthenticated(String),
@@ -73,6 +76,7 @@ impl ApiError {
         match self {
             ApiError::Input(_) | ApiError::Refused(_) => ErrorCode::BadUserInput,
             ApiError::Unauthenticated(_) => ErrorCode::Unauthenticated,
+            ApiError::NotFound(_) => ErrorCode::NotFound,
             ApiError::Pagination(e) => match e {
                 PaginationError::Negative { .. } | PaginationError::OffsetNeedsOneDirection => {
                     ErrorCode::BadUserInput

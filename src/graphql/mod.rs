@@ -10,6 +10,7 @@ mod error;
 pub mod field_errors;
 mod global_id;
 mod mutation;
+mod pages;
 mod product;
 mod query;
 mod scalars;

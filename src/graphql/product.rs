@@ -10,6 +10,7 @@ use super::connection::{
 };
 use super::error::ApiError;
 use super::global_id::GlobalId;
+use super::pages::PageNumbering;
 use super::types::{Product, RatingSummary};
 use crate::index::PageIndex;
 
@@ -74,6 +75,15 @@ impl Product {
             desc = "Skip this many comments first: from the top with `first`, from the bottom with `last`. For page jumps: page p of size n is `first: n, offset: (p - 1) * n`."
         )]
         offset: Option<i32>,
+        #[graphql(
+            desc = "The page that holds this comment (a global id): `first` (or `last`) comments, aligned to the page boundaries of that size under `numbering`, so it is the page `pageCursors` numbers with the same size. Not with `after`, `before` or `offset`. `NOT_FOUND` when the comment is not in this connection (another product, filtered out by `ratings`, or deleted)."
+        )]
+        containing: Option<ID>,
+        #[graphql(
+            desc = "Which end pages are counted from, for `containing`.",
+            default_with = "Some(PageNumbering::FromNewest)"
+        )]
+        numbering: Option<PageNumbering>,
     ) -> async_graphql::Result<CommentConnection> {
         let input = ConnectionInput {
             ratings,
@@ -82,6 +92,8 @@ impl Product {
             last,
             before,
             offset,
+            containing,
+            numbering: numbering.unwrap_or_default(),
         };
         resolve_connection(ctx, self.sku.clone(), input).await
     }

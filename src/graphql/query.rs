@@ -7,6 +7,7 @@ use super::connection::{
 };
 use super::error::ApiError;
 use super::global_id::GlobalId;
+use super::pages::PageNumbering;
 use super::types::{Comment, Node, Product};
 use crate::domain::{CommentId, Sku};
 use crate::store::{CommentStore, StoreError};
@@ -96,6 +97,15 @@ impl QueryRoot {
             desc = "Skip this many comments first: from the top with `first`, from the bottom with `last`. For page jumps: page p of size n is `first: n, offset: (p - 1) * n`."
         )]
         offset: Option<i32>,
+        #[graphql(
+            desc = "The page that holds this comment (a global id): `first` (or `last`) comments, aligned to the page boundaries of that size under `numbering`, so it is the page `pageCursors` numbers with the same size. Not with `after`, `before` or `offset`. `NOT_FOUND` when the comment is not in this connection (another product, filtered out by `ratings`, or deleted)."
+        )]
+        containing: Option<ID>,
+        #[graphql(
+            desc = "Which end pages are counted from, for `containing`.",
+            default_with = "Some(PageNumbering::FromNewest)"
+        )]
+        numbering: Option<PageNumbering>,
     ) -> async_graphql::Result<CommentConnection> {
         let sku = Sku::parse(&sku).map_err(|e| ApiError::from(e).into_graphql(super::meta(ctx)))?;
         resolve_connection(
@@ -108,6 +118,8 @@ impl QueryRoot {
                 last,
                 before,
                 offset,
+                containing,
+                numbering: numbering.unwrap_or_default(),
             },
         )
         .await

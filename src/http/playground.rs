@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 
 /// The example queries, in tab order: `(file stem, text)`. The tests execute the same files.
-pub const EXAMPLES: [(&str, &str); 7] = [
+pub const EXAMPLES: [(&str, &str); 9] = [
     (
         "first-page",
         include_str!("../../playground/first-page.graphql"),
@@ -36,6 +36,14 @@ pub const EXAMPLES: [(&str, &str); 7] = [
     (
         "total-count",
         include_str!("../../playground/total-count.graphql"),
+    ),
+    (
+        "page-cursors",
+        include_str!("../../playground/page-cursors.graphql"),
+    ),
+    (
+        "containing",
+        include_str!("../../playground/containing.graphql"),
     ),
     (
         "add-comment",

@@ -7,8 +7,10 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use super::treap::Treap;
-use super::{Held, IndexError, PageIndex, Repair, Stale, TOMBSTONE_TTL};
-use crate::domain::{ChangeEvent, CommentId, IndexEntry, Order, RatingSet, Sku, SortKey};
+use super::{Held, IndexError, PageIndex, Positions, Repair, Stale, TOMBSTONE_TTL};
+use crate::domain::{
+    AnchorRank, ChangeEvent, CommentId, IndexEntry, Order, PageLayout, RatingSet, Sku, SortKey,
+};
 
 /// The embedded index. Cloning shares the same data.
 #[derive(Clone, Debug)]
@@ -159,6 +161,45 @@ impl PageIndex for MemoryIndex {
             let treap = &s.products.get(sku)?.treap;
             let skipped = after.map_or(0, |key| treap.count_through(&key, order, ratings));
             treap.select(skipped.checked_add(rank)?, order, ratings)
+        }))
+    }
+
+    async fn positions(
+        &self,
+        sku: &Sku,
+        ratings: RatingSet,
+        anchor: Option<SortKey>,
+        layout: PageLayout,
+    ) -> Result<Positions, IndexError> {
+        Ok(self.read(|s| {
+            let Some(treap) = s.products.get(sku).map(|p| &p.treap) else {
+                return Positions {
+                    anchor: anchor.map(|_| AnchorRank { newer: 0, older: 0 }),
+                    ..Positions::default()
+                };
+            };
+            let total = treap.count(ratings);
+            let anchor = anchor.map(|key| {
+                let member = u64::from(treap.rating_of(&key).is_some_and(|r| ratings.contains(r)));
+                AnchorRank {
+                    newer: treap.count_through(&key, Order::NewestFirst, ratings) - member,
+                    older: treap.count_through(&key, Order::OldestFirst, ratings) - member,
+                }
+            });
+            let order = layout.numbering.order();
+            let bounds = layout
+                .pages_to_bound(total, anchor)
+                .into_iter()
+                .filter_map(|page| {
+                    let rank = layout.bound_rank(page)?;
+                    Some((page, treap.select(rank, order, ratings)?))
+                })
+                .collect();
+            Positions {
+                total,
+                anchor,
+                bounds,
+            }
         }))
     }
 

@@ -32,10 +32,13 @@ pub mod memory;
 pub mod redis;
 mod treap;
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::Duration;
 
-use crate::domain::{ChangeEvent, IndexEntry, Order, Rating, RatingSet, Sku, SortKey};
+use crate::domain::{
+    AnchorRank, ChangeEvent, IndexEntry, Order, PageLayout, Rating, RatingSet, Sku, SortKey,
+};
 use crate::error::BoxError;
 
 /// How long a deletion's tombstone is kept: the 24 hours a DynamoDB stream keeps a record (the
@@ -75,6 +78,18 @@ pub struct Repair {
     /// The comment as the table has it (with its version), or `None` if the table has no
     /// such comment.
     pub state: Option<IndexEntry>,
+}
+
+/// Where an anchor sits in a list and the sort keys that bound the pages a layout links
+/// ([`PageIndex::positions`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Positions {
+    /// How many items the list has.
+    pub total: u64,
+    /// The anchor's rank, when an anchor was given.
+    pub anchor: Option<AnchorRank>,
+    /// The bound of each page in [`PageLayout::pages_to_bound`], by page number.
+    pub bounds: BTreeMap<u64, SortKey>,
 }
 
 /// Why an index call failed.
@@ -123,6 +138,18 @@ pub trait PageIndex: Send + Sync + 'static {
         after: Option<SortKey>,
         rank: u64,
     ) -> impl Future<Output = Result<Option<SortKey>, IndexError>> + Send;
+
+    /// The list of `sku`'s comments with a rating in `ratings`, seen from `anchor` under
+    /// `layout`: its total, the anchor's rank, and the bound of every page the layout links
+    /// (`domain::pages`). The anchor need not be a member. One round trip, and one consistent
+    /// view of the list: counts and bounds never disagree.
+    fn positions(
+        &self,
+        sku: &Sku,
+        ratings: RatingSet,
+        anchor: Option<SortKey>,
+        layout: PageLayout,
+    ) -> impl Future<Output = Result<Positions, IndexError>> + Send;
 
     /// Applies changes in order, each only if it is at least as new as what the index holds for
     /// its comment (see "Versions" above), atomically per product and in one round trip per
@@ -186,6 +213,16 @@ impl PageIndex for AnyIndex {
         rank: u64,
     ) -> Result<Option<SortKey>, IndexError> {
         dispatch_index!(self, i => i.key_at(sku, ratings, order, after, rank).await)
+    }
+
+    async fn positions(
+        &self,
+        sku: &Sku,
+        ratings: RatingSet,
+        anchor: Option<SortKey>,
+        layout: PageLayout,
+    ) -> Result<Positions, IndexError> {
+        dispatch_index!(self, i => i.positions(sku, ratings, anchor, layout).await)
     }
 
     async fn apply(&self, events: &[ChangeEvent]) -> Result<Vec<Stale>, IndexError> {

@@ -25,8 +25,11 @@ use std::time::Duration;
 use self::connection::{Connection, LuaScript, classify};
 use self::keys::{Keys, member, sort_key_of};
 pub use self::tls::{CaFileError, TrustedCa};
-use super::{Held, IndexError, PageIndex, Repair, Stale, TOMBSTONE_TTL};
-use crate::domain::{ChangeEvent, IndexEntry, Order, Rating, RatingSet, Sku, SortKey};
+use super::{Held, IndexError, PageIndex, Positions, Repair, Stale, TOMBSTONE_TTL};
+use crate::domain::{
+    AnchorRank, ChangeEvent, IndexEntry, Numbering, Order, PageLayout, PageLinks, Rating,
+    RatingSet, Sku, SortKey,
+};
 
 /// Members read per `ZRANGE` (and fields per `HSCAN`) by [`RedisIndex::entries`]: big enough
 /// to be fast, small enough that one reply never nears the response timeout.
@@ -96,6 +99,7 @@ pub struct RedisIndex {
     conn: Connection,
     keys: Keys,
     key_at: LuaScript,
+    positions: LuaScript,
     apply: LuaScript,
     tombstone_ttl: Duration,
 }
@@ -114,7 +118,14 @@ impl RedisIndex {
         Ok(Self {
             conn,
             keys: Keys::new(&config.prefix),
-            key_at: LuaScript::new(include_str!("redis/key_at.lua")),
+            key_at: LuaScript::new(concat!(
+                include_str!("redis/select.lua"),
+                include_str!("redis/key_at.lua")
+            )),
+            positions: LuaScript::new(concat!(
+                include_str!("redis/select.lua"),
+                include_str!("redis/positions.lua")
+            )),
             apply: LuaScript::new(include_str!("redis/apply.lua")),
             tombstone_ttl: config.tombstone_ttl,
         })
@@ -334,6 +345,45 @@ fn held_of(state: &str, version: u64) -> Result<Held, IndexError> {
     }
 }
 
+/// `positions.lua`'s reply: `{total, newer, older, (page, member, score)*}`, with `-1` for
+/// the ranks of no anchor. `None` for any other shape.
+fn positions_of(reply: &[redis::Value]) -> Option<Positions> {
+    let int = |v: &redis::Value| match v {
+        redis::Value::Int(i) => Some(*i),
+        _ => None,
+    };
+    let [total, newer, older, bounds @ ..] = reply else {
+        return None;
+    };
+    let total = u64::try_from(int(total)?).ok()?;
+    let anchor = match (int(newer)?, int(older)?) {
+        (-1, -1) => None,
+        (newer, older) => Some(AnchorRank {
+            newer: u64::try_from(newer).ok()?,
+            older: u64::try_from(older).ok()?,
+        }),
+    };
+    let mut positions = Positions {
+        total,
+        anchor,
+        ..Positions::default()
+    };
+    for bound in bounds.chunks(3) {
+        let [
+            page,
+            redis::Value::BulkString(member),
+            redis::Value::BulkString(score),
+        ] = bound
+        else {
+            return None;
+        };
+        let page = u64::try_from(int(page)?).ok()?;
+        let score: f64 = std::str::from_utf8(score).ok()?.parse().ok()?;
+        positions.bounds.insert(page, sort_key(member, score).ok()?);
+    }
+    Some(positions)
+}
+
 /// A reply Redis gave that no key this adapter writes could have produced.
 #[derive(Debug, thiserror::Error)]
 enum WireError {
@@ -409,6 +459,38 @@ impl PageIndex for RedisIndex {
         found
             .map(|(member, score)| sort_key(&member, score))
             .transpose()
+    }
+
+    async fn positions(
+        &self,
+        sku: &Sku,
+        ratings: RatingSet,
+        anchor: Option<SortKey>,
+        layout: PageLayout,
+    ) -> Result<Positions, IndexError> {
+        let mut call = self.positions.call();
+        for key in self.sets(sku, ratings) {
+            call.key(key);
+        }
+        match anchor {
+            Some(anchor) => call.arg(anchor.millis()).arg(member(&anchor)),
+            None => call.arg("").arg(""),
+        };
+        call.arg(layout.size).arg(match layout.numbering {
+            Numbering::FromNewest => "newest",
+            Numbering::FromOldest => "oldest",
+        });
+        match layout.links {
+            PageLinks::None => call.arg("none").arg(0),
+            PageLinks::Current => call.arg("current").arg(0),
+            PageLinks::Pager { around } => call.arg("pager").arg(around),
+        };
+        let reply: Vec<redis::Value> = call
+            .invoke(&mut self.conn.clone())
+            .await
+            .map_err(classify)?;
+        positions_of(&reply)
+            .ok_or_else(|| IndexError::Internal(format!("positions.lua answered {reply:?}").into()))
     }
 
     async fn apply(&self, events: &[ChangeEvent]) -> Result<Vec<Stale>, IndexError> {

@@ -15,13 +15,15 @@ use serde_json::Value;
 use crate::helpers::TestApp;
 
 /// The operation names of the example tabs, in order.
-const TABS: [&str; 7] = [
+const TABS: [&str; 9] = [
     "FirstPage",
     "NextPage",
     "PreviousPage",
     "PageJump",
     "RatingsFilter",
     "TotalCount",
+    "PageCursors",
+    "Containing",
     "AddComment",
 ];
 

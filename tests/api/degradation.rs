@@ -109,3 +109,56 @@ async fn a_walk_survives_redis_going_away_and_counts_come_back_with_it() {
         .expect("sent");
     assert_eq!(ready.status(), 200);
 }
+
+#[tokio::test]
+async fn without_the_index_page_cursors_and_start_offset_are_null_and_the_page_is_served() {
+    let (app, _redis) = TestApp::without_its_index(120, &[]).await;
+    let response = app
+        .graphql(
+            "{ comments(sku: \"DAFT_PUNK_TSHIRT\", first: 10) { edges { node { id } } startOffset pageCursors { pageCount } } }",
+            json!({}),
+        )
+        .await;
+    let connection = &response["data"]["comments"];
+    assert_eq!(
+        connection["edges"].as_array().map(Vec::len),
+        Some(10),
+        "{response:#}"
+    );
+    assert_eq!(connection["startOffset"], serde_json::Value::Null);
+    assert_eq!(connection["pageCursors"], serde_json::Value::Null);
+    assert_eq!(
+        error_codes(&response),
+        ["INDEX_UNAVAILABLE", "INDEX_UNAVAILABLE"],
+        "{response:#}"
+    );
+    let mut paths: Vec<String> = response["errors"]
+        .as_array()
+        .expect("errors")
+        .iter()
+        .map(|e| e["path"].to_string())
+        .collect();
+    paths.sort();
+    assert_eq!(
+        paths,
+        [
+            r#"["comments","pageCursors"]"#,
+            r#"["comments","startOffset"]"#
+        ]
+    );
+
+    // `containing` needs the index for its page: the connection is null, with the code.
+    let id = connection["edges"][3]["node"]["id"].clone();
+    let response = app
+        .graphql(
+            "query($id: ID) { comments(sku: \"DAFT_PUNK_TSHIRT\", first: 10, containing: $id) { edges { node { id } } } }",
+            json!({ "id": id }),
+        )
+        .await;
+    assert_eq!(
+        error_codes(&response),
+        ["INDEX_UNAVAILABLE"],
+        "{response:#}"
+    );
+    assert_eq!(response["data"]["comments"], serde_json::Value::Null);
+}

@@ -9,10 +9,13 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use dynapage::domain::{ChangeEvent, IndexEntry, Order, Rating, RatingSet, Sku, SortKey};
+use dynapage::domain::{
+    AnchorRank, ChangeEvent, IndexEntry, Numbering, Order, PageLayout, PageLinks, Rating,
+    RatingSet, Sku, SortKey,
+};
 use dynapage::index::memory::MemoryIndex;
 use dynapage::index::redis::{RedisConfig, RedisIndex};
-use dynapage::index::{Held, PageIndex, Repair, Stale};
+use dynapage::index::{Held, PageIndex, Positions, Repair, Stale};
 use futures::StreamExt;
 
 use crate::support::data::{self, Rng, key, rating, sku};
@@ -31,6 +34,7 @@ contract_suite! {
         key_at_reads_every_rank_in_both_orders_ties_included,
         key_at_counts_only_items_beyond_the_cursor_member_or_not,
         key_at_agrees_with_the_model_for_all_31_rating_subsets,
+        positions_rank_the_anchor_and_bound_every_linked_page,
         a_union_rank_deep_into_fifty_thousand_members_is_exact,
         a_union_rank_is_exact_when_ratings_cluster_in_time,
         a_union_rank_inside_a_tie_wider_than_the_search_window_is_exact,
@@ -198,6 +202,82 @@ async fn key_at_agrees_with_the_model_for_all_31_rating_subsets<I: PageIndex>(in
             }
         }
     }
+}
+
+async fn positions_rank_the_anchor_and_bound_every_linked_page<I: PageIndex>(index: I) {
+    let mut rng = Rng::new(41);
+    let product = sku("PAGED");
+    let data = dataset(&mut rng, &product, 97, 20);
+    index.apply(&upserts(&data)).await.expect("apply");
+    let model = Model::of(&data);
+
+    let member = data[rng.below(97) as usize].key;
+    let anchors = [
+        None,
+        Some(member),
+        Some(key(member.millis(), rng.next())),
+        Some(model.keys[0].0),
+        Some(model.keys[96].0),
+        Some(key(1, 0)),
+        Some(key(SortKey::MAX_MILLIS, u128::MAX)),
+    ];
+    let mut asks = Vec::new();
+    for ratings in [RatingSet::ALL, set(&[4]), set(&[1, 5]), set(&[2, 3, 4, 5])] {
+        for anchor in anchors {
+            for size in [1, 7, 10, 97, 200] {
+                for numbering in [Numbering::FromNewest, Numbering::FromOldest] {
+                    for links in [
+                        PageLinks::None,
+                        PageLinks::Current,
+                        PageLinks::Pager { around: 0 },
+                        PageLinks::Pager { around: 4 },
+                        PageLinks::Pager { around: 5 },
+                        PageLinks::Pager { around: 40 },
+                    ] {
+                        let layout = PageLayout {
+                            size,
+                            numbering,
+                            links,
+                        };
+                        asks.push((ratings, anchor, layout));
+                    }
+                }
+            }
+        }
+    }
+    let answers: Vec<_> = futures::stream::iter(
+        asks.iter()
+            .map(|&(ratings, anchor, layout)| index.positions(&product, ratings, anchor, layout)),
+    )
+    .buffered(IN_FLIGHT)
+    .collect()
+    .await;
+    for ((ratings, anchor, layout), answer) in asks.iter().zip(answers) {
+        assert_eq!(
+            answer.expect("positions"),
+            model_positions(&model, *ratings, *anchor, *layout),
+            "{ratings:?} anchor {anchor:?} {layout:?}"
+        );
+    }
+
+    let empty = PageLayout {
+        size: 10,
+        numbering: Numbering::FromOldest,
+        links: PageLinks::Pager { around: 5 },
+    };
+    let nobody = index
+        .positions(&sku("NOBODY"), RatingSet::ALL, Some(member), empty)
+        .await
+        .expect("positions");
+    assert_eq!(
+        nobody,
+        Positions {
+            total: 0,
+            anchor: Some(AnchorRank { newer: 0, older: 0 }),
+            bounds: Default::default(),
+        },
+        "a product without comments has one empty page and no bounds"
+    );
 }
 
 async fn a_union_rank_deep_into_fifty_thousand_members_is_exact<I: PageIndex>(index: I) {
@@ -842,6 +922,38 @@ async fn check_every_rank<I: PageIndex>(
             expected,
             "{ratings:?} {order:?} after {after:?} rank {rank}"
         );
+    }
+}
+
+/// What `positions` should answer, from the model: the anchor's rank by counting, and each
+/// page's bound by reading the list at the bound's rank.
+fn model_positions(
+    model: &Model,
+    ratings: RatingSet,
+    anchor: Option<SortKey>,
+    layout: PageLayout,
+) -> Positions {
+    let newest_first = model.list(ratings, Order::NewestFirst);
+    let total = newest_first.len() as u64;
+    let anchor = anchor.map(|a| AnchorRank {
+        newer: newest_first.iter().filter(|k| **k > a).count() as u64,
+        older: newest_first.iter().filter(|k| **k < a).count() as u64,
+    });
+    let list = model.list(ratings, layout.numbering.order());
+    let bounds = layout
+        .pages_to_bound(total, anchor)
+        .into_iter()
+        .map(|page| {
+            let rank = layout
+                .bound_rank(page)
+                .expect("pages to bound are past page 1");
+            (page, list[rank as usize])
+        })
+        .collect();
+    Positions {
+        total,
+        anchor,
+        bounds,
     }
 }
 

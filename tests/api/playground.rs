@@ -12,13 +12,15 @@ fn example(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-const EXAMPLES: [&str; 7] = [
+const EXAMPLES: [&str; 9] = [
     "first-page",
     "next-page",
     "previous-page",
     "page-jump",
     "total-count",
     "ratings-filter",
+    "page-cursors",
+    "containing",
     "add-comment",
 ];
 
@@ -102,6 +104,46 @@ async fn the_playground_examples_page_through_the_demo_product() {
         !ratings.is_empty() && ratings.iter().all(|r| *r == 3 || *r == 5),
         "{ratings:?}"
     );
+
+    let edge_ids = |connection: &Value| -> Vec<String> {
+        connection["edges"]
+            .as_array()
+            .expect("edges")
+            .iter()
+            .map(|e| e["node"]["id"].as_str().expect("id").to_owned())
+            .collect()
+    };
+    let pager = app.data(&example("page-cursors"), json!({})).await;
+    let connection = &pager["comments"];
+    let third_oldest = app
+        .page("DAFT_PUNK_TSHIRT", json!({ "last": 10, "offset": 20 }))
+        .await;
+    assert_eq!(edge_ids(connection), third_oldest.ids);
+    assert_eq!(connection["startOffset"], 2_000 - 30);
+    assert_eq!(connection["pageCursors"]["pageCount"], 200);
+    let current: Vec<&Value> = connection["pageCursors"]["around"]
+        .as_array()
+        .expect("around")
+        .iter()
+        .filter(|link| link["isCurrent"] == true)
+        .collect();
+    assert_eq!(current.len(), 1);
+    assert_eq!(current[0]["page"], 3, "the third page from the oldest");
+
+    let containing = app.data(&example("containing"), json!({})).await;
+    let connection = &containing["comments"];
+    let page_124 = app
+        .page("DAFT_PUNK_TSHIRT", json!({ "first": 10, "offset": 1_230 }))
+        .await;
+    assert_eq!(edge_ids(connection), page_124.ids);
+    let default_id = example("containing")
+        .split("$id: ID = \"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("a default id")
+        .to_owned();
+    assert_eq!(page_124.ids[3], default_id, "the 1,234th newest comment");
+    assert_eq!(connection["startOffset"], 1_230);
 
     let added = app.data(&example("add-comment"), json!({})).await;
     assert_eq!(added["addComment"]["clientMutationId"], "playground");

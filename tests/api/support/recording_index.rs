@@ -4,9 +4,9 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use dynapage::domain::{ChangeEvent, IndexEntry, Order, RatingSet, Sku, SortKey};
+use dynapage::domain::{ChangeEvent, IndexEntry, Order, PageLayout, RatingSet, Sku, SortKey};
 use dynapage::index::memory::MemoryIndex;
-use dynapage::index::{IndexError, PageIndex, Repair, Stale};
+use dynapage::index::{IndexError, PageIndex, Positions, Repair, Stale};
 use dynapage::sync::Checkpoints;
 
 /// One call of `apply`.
@@ -85,6 +85,16 @@ impl PageIndex for RecordingIndex {
         rank: u64,
     ) -> Result<Option<SortKey>, IndexError> {
         self.inner.key_at(sku, ratings, order, after, rank).await
+    }
+
+    async fn positions(
+        &self,
+        sku: &Sku,
+        ratings: RatingSet,
+        anchor: Option<SortKey>,
+        layout: PageLayout,
+    ) -> Result<Positions, IndexError> {
+        self.inner.positions(sku, ratings, anchor, layout).await
     }
 
     async fn apply(&self, events: &[ChangeEvent]) -> Result<Vec<Stale>, IndexError> {

@@ -1,0 +1,157 @@
+//! Cursor walks under concurrent writes, on DynamoDB Local: while a writer adds comments at
+//! random places in the list (old timestamps, ties included) and deletes others, a client walks
+//! the product forward and backward, unfiltered and through a rating filter. Every comment that
+//! is there from the walk's start to its end is seen exactly once, in order; nothing is seen
+//! twice. (Comments added or deleted during the walk may or may not be seen, as a cursor walk
+//! promises no more.)
+
+use std::collections::{BTreeSet, HashSet};
+use std::sync::{Arc, Mutex};
+
+use dynapage::domain::{Access, Comment, CommentId, Rating, Sku};
+use dynapage::graphql::GlobalId;
+use dynapage::store::CommentStore;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::helpers::{Page, TestApp};
+use crate::support::data::{self, BASE_MILLIS, Rng};
+use crate::support::dynamodb_local;
+
+const SKU: &str = "WALKED_WHILE_WRITTEN";
+const COMMENTS: usize = 400;
+const SPREAD: u64 = 150;
+const PAGE: i64 = 15;
+
+/// The comment ids of a page. Every comment here has an id whose time part is its
+/// `createdAt`, so id order is the list's order, ties included.
+fn ids(page: &Page) -> Vec<CommentId> {
+    page.ids
+        .iter()
+        .map(|id| match GlobalId::decode(id) {
+            Ok(GlobalId::Comment(id)) => id,
+            _ => panic!("{id} is a comment id"),
+        })
+        .collect()
+}
+
+/// Walks the whole list, forward (`first`/`after`) or backward (`last`/`before`), and returns
+/// every comment seen, newest first.
+async fn walk(app: &TestApp, ratings: &Value, forward: bool) -> Vec<CommentId> {
+    let (size, bound) = if forward {
+        ("first", "after")
+    } else {
+        ("last", "before")
+    };
+    let mut seen = Vec::new();
+    let mut cursor = Value::Null;
+    for _ in 0..1_000 {
+        let p = app
+            .page(
+                SKU,
+                json!({ size: PAGE, bound: cursor, "ratings": ratings }),
+            )
+            .await;
+        let mut keys = ids(&p);
+        let more = if forward {
+            cursor = json!(p.end_cursor);
+            p.has_next_page
+        } else {
+            cursor = json!(p.start_cursor);
+            keys.reverse();
+            p.has_previous_page
+        };
+        seen.extend(keys);
+        if !more {
+            if !forward {
+                seen.reverse();
+            }
+            return seen;
+        }
+    }
+    panic!("the walk does not end");
+}
+
+#[tokio::test]
+async fn a_cursor_walk_under_concurrent_writes_sees_every_lasting_comment_once_in_order() {
+    let store = dynamodb_local::dynamo_store().await;
+    let sku = Sku::parse(SKU).expect("sku");
+    let mut rng = Rng::new(2026);
+    let initial = data::comments(&mut rng, &sku, COMMENTS, SPREAD);
+    assert!(data::has_ties(&initial));
+    store.put_batch(&initial).await.expect("seeded");
+    let endpoint = dynamodb_local::endpoint().await;
+    let app = TestApp::spawn(&[
+        "--store",
+        "dynamodb",
+        "--dynamodb-endpoint",
+        &endpoint,
+        "--dynamodb-table",
+        store.table(),
+    ])
+    .await;
+
+    // The writer: adds a comment somewhere in the list's time range, deletes an initial one,
+    // and so on, until the walks are done.
+    let deleted: Arc<Mutex<HashSet<CommentId>>> = Arc::default();
+    let stop = CancellationToken::new();
+    let writer = {
+        let (store, sku, deleted, stop) =
+            (store.clone(), sku.clone(), deleted.clone(), stop.clone());
+        let mut victims: Vec<CommentId> = initial.iter().map(|c| c.id).collect();
+        tokio::spawn(async move {
+            let mut rng = Rng::new(7);
+            let mut writes = 0u64;
+            while !stop.is_cancelled() && !victims.is_empty() {
+                let millis = BASE_MILLIS + rng.below(SPREAD);
+                let comment = Comment {
+                    id: CommentId::from_parts(millis, rng.next()),
+                    sku: sku.clone(),
+                    author: "writer".into(),
+                    author_sub: None,
+                    body: format!("added during the walk {writes}"),
+                    rating: Rating::ALL[rng.below(5) as usize],
+                    created_at_ms: millis,
+                    updated_at_ms: None,
+                    version: 1,
+                };
+                store.create(&comment).await.expect("created");
+                let victim = victims.swap_remove(rng.below(victims.len() as u64) as usize);
+                // Recorded before the deletion starts, so a comment the walk misses because it
+                // was being deleted is never counted as lasting.
+                deleted.lock().expect("lock").insert(victim);
+                store.delete(victim, &Access::Any).await.expect("deleted");
+                writes += 2;
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+            writes
+        })
+    };
+
+    for ratings in [Value::Null, json!([2, 4])] {
+        for forward in [true, false] {
+            let seen = walk(&app, &ratings, forward).await;
+            let what = format!("ratings {ratings}, forward {forward}");
+            let unique: HashSet<&CommentId> = seen.iter().collect();
+            assert_eq!(unique.len(), seen.len(), "{what}: a comment seen twice");
+            // Newest first: strictly descending.
+            assert!(seen.windows(2).all(|w| w[0] > w[1]), "{what}: out of order");
+            let deleted = deleted.lock().expect("lock").clone();
+            let lasting: BTreeSet<CommentId> = initial
+                .iter()
+                .filter(|c| ratings.is_null() || [2, 4].contains(&c.rating.get()))
+                .map(|c| c.id)
+                .filter(|id| !deleted.contains(id))
+                .collect();
+            let missing: Vec<&CommentId> =
+                lasting.iter().filter(|id| !unique.contains(id)).collect();
+            assert!(
+                missing.is_empty(),
+                "{what}: lasting comments not seen: {missing:?}"
+            );
+        }
+    }
+    stop.cancel();
+    let writes = writer.await.expect("the writer");
+    assert!(writes >= 20, "the walks ran beside real writes ({writes})");
+}
