@@ -6,7 +6,10 @@
 # and npm (DynamoDB Local) and redis-server.
 
 BENCH_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-BIN="$BENCH_ROOT/target/release/dynapage"
+# Cargo's target directory: CARGO_TARGET_DIR if set (relative to the repository), else target/.
+TARGET_DIR="${CARGO_TARGET_DIR:-target}"
+[[ "$TARGET_DIR" = /* ]] || TARGET_DIR="$BENCH_ROOT/$TARGET_DIR"
+BIN="$TARGET_DIR/release/dynapage"
 # Raw output (wrk logs, server logs): not committed.
 RAW_DIR="${RAW_DIR:-$BENCH_ROOT/target/bench-raw}"
 mkdir -p "$RAW_DIR"
@@ -69,8 +72,11 @@ need_wrk() {
   fi
 }
 
+# The release profile's settings can be overridden from the environment as Cargo allows, e.g.
+# CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 for a build minutes
+# shorter than fat LTO (and somewhat slower code: say so beside the figures).
 build_release() {
-  log "cargo build --release"
+  log "cargo build --release${CARGO_PROFILE_RELEASE_LTO:+ (lto=$CARGO_PROFILE_RELEASE_LTO)}${CARGO_PROFILE_RELEASE_CODEGEN_UNITS:+ (codegen-units=$CARGO_PROFILE_RELEASE_CODEGEN_UNITS)}"
   (cd "$BENCH_ROOT" && cargo build --release --quiet --bin dynapage --example dynamodb_query_rate)
 }
 
