@@ -149,6 +149,14 @@ impl SubscriptionRoot {
             let _slot = slot;
             let mut replayed: HashSet<domain::CommentId> = HashSet::new();
             if let Some(after) = after {
+                // Edits and deletions since the cursor's comment was written, if the hub still
+                // holds them all; if not, the first thing the client hears is that it missed some.
+                let logged = state.hub.since(&scope.sku, after.millis());
+                if logged.is_err() {
+                    yield Err(missed(
+                        "this server does not hold every edit and deletion made since that cursor: refetch the page",
+                    ));
+                }
                 match replay(&state, &scope, after).await {
                     Ok(comments) => {
                         let total = count(&state, &scope).await;
@@ -161,19 +169,14 @@ impl SubscriptionRoot {
                         yield Err(error);
                     }
                 }
-                match state.hub.since(&scope.sku, after.millis()) {
-                    Ok(changes) => {
-                        for change in with_comments(&state, changes).await {
-                            if let Some(event) = event_for(&state, &scope, &change) {
-                                if event.kind != CommentEventKind::Added {
-                                    yield Ok(event);
-                                }
+                if let Ok(changes) = logged {
+                    for change in with_comments(&state, changes).await {
+                        if let Some(event) = event_for(&state, &scope, &change) {
+                            if event.kind != CommentEventKind::Added {
+                                yield Ok(event);
                             }
                         }
                     }
-                    Err(_) => yield Err(missed(
-                        "the server no longer holds the edits and deletions made since that cursor: refetch the page",
-                    )),
                 }
             }
             loop {

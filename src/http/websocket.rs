@@ -206,6 +206,11 @@ async fn serve(
     // Our own queue in front of the socket, so a close frame of ours can follow async-graphql's.
     let (out, mut queue) = futures::channel::mpsc::channel::<Message>(16);
     let (initialised, mut init_seen) = tokio::sync::watch::channel(false);
+    // Set when `connection_init` is refused: async-graphql then closes with 1002 (protocol
+    // error); graphql-transport-ws says 4403 (Forbidden), which is what clients look for. This
+    // can go when async-graphql closes with 4403 itself.
+    let refused = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let refused_init = refused.clone();
     // When the client last sent anything, in milliseconds since the socket opened.
     let opened = std::time::Instant::now();
     let heard = Arc::new(std::sync::atomic::AtomicU64::new(0));
@@ -231,8 +236,11 @@ async fn serve(
         .on_connection_init(move |payload| {
             let auth = auth.clone();
             let initialised = initialised.clone();
+            let refused = refused_init.clone();
             async move {
-                let data = connection_data(&auth, &payload).await?;
+                let data = connection_data(&auth, &payload).await.inspect_err(|_| {
+                    refused.store(true, Ordering::Relaxed);
+                })?;
                 let _ = initialised.send(true);
                 Ok(data)
             }
@@ -265,7 +273,10 @@ async fn serve(
                         break None;
                     }
                 }
-                Some(WsMessage::Close(code, reason)) => break Some((code, reason)),
+                Some(WsMessage::Close(code, reason)) => {
+                    let code = if refused.load(Ordering::Relaxed) { 4403 } else { code };
+                    break Some((code, reason));
+                }
                 None => break None,
             },
             changed = init_seen.changed(), if !initialised_in_time => {

@@ -78,6 +78,8 @@ pub struct Hub {
     sender: broadcast::Sender<Arc<LiveChange>>,
     recent: Arc<Mutex<Recent>>,
     capacity: usize,
+    /// When the hub was made: it knows nothing of changes before.
+    started_ms: u64,
 }
 
 #[derive(Debug, Default)]
@@ -106,6 +108,7 @@ impl Hub {
             sender,
             recent: Arc::default(),
             capacity,
+            started_ms: now_ms(),
         }
     }
 
@@ -127,12 +130,15 @@ impl Hub {
         self.sender.subscribe()
     }
 
-    /// The changes to `sku` applied at or after `since_ms`, oldest first, if the hub still
-    /// holds every change from then on.
+    /// The changes to `sku` applied at or after `since_ms`, oldest first, if the hub holds
+    /// every change from then on: it has run since then (a server started later knows nothing
+    /// of what came before) and has not dropped any of them.
     pub fn since(&self, sku: &Sku, since_ms: u64) -> Result<Vec<Arc<LiveChange>>, Forgotten> {
         let recent = self.recent.lock().unwrap_or_else(|p| p.into_inner());
         let oldest_held_ms = recent.changes.front().map(|c| c.applied_ms);
-        if recent.trimmed && oldest_held_ms.is_none_or(|oldest| oldest > since_ms) {
+        if since_ms < self.started_ms
+            || (recent.trimmed && oldest_held_ms.is_none_or(|oldest| oldest > since_ms))
+        {
             return Err(Forgotten { oldest_held_ms });
         }
         Ok(recent

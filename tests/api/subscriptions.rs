@@ -611,3 +611,87 @@ async fn listening_clients_that_answer_pings_stay_connected_and_silent_ones_are_
     };
     assert_eq!(closed["code"], 3008, "{closed:#}");
 }
+
+#[tokio::test]
+async fn a_token_may_come_in_connection_init_and_a_bad_one_is_refused() {
+    use crate::support::jwks::{JwksServer, TestKey, claims};
+
+    let key = TestKey::rsa("ws-key");
+    let jwks = JwksServer::start(&[&key]).await;
+    let mut args = jwks.serve_args();
+    args.extend(["--demo-comments", "0"].map(str::to_owned));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let app = TestApp::spawn(&args).await;
+    let token = key.sign(&claims("alice", json!({ "name": "Alice" })));
+    const MINE: &str = "subscription { commentEvents(sku: \"MINE\") { kind edge { node { id viewerCanUpdate } } } }";
+
+    // Alice's socket carries her token; another listens anonymously (events are public).
+    let mut alice = Client::connect(&app, "graphql-transport-ws").await;
+    alice
+        .send(json!({ "type": "connection_init", "payload": { "Authorization": format!("Bearer {token}") } }))
+        .await;
+    assert_eq!(alice.next().await["type"], "connection_ack");
+    alice.subscribe_to("1", MINE, json!({})).await;
+    let mut anonymous = Client::ready(&app).await;
+    anonymous.subscribe_to("1", MINE, json!({})).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let written: Value = app
+        .client
+        .post(format!("{}/graphql", app.address))
+        .bearer_auth(&token)
+        .json(&json!({ "query": "mutation { addComment(input: { sku: \"MINE\", body: \"signed\", rating: 5 }) { comment { id } } }" }))
+        .send()
+        .await
+        .expect("sent")
+        .json()
+        .await
+        .expect("JSON");
+    let id = written["data"]["addComment"]["comment"]["id"].clone();
+    assert!(id.is_string(), "{written:#}");
+    let seen_by_alice = alice.event().await;
+    assert_eq!(
+        seen_by_alice["edge"]["node"],
+        json!({ "id": id, "viewerCanUpdate": true })
+    );
+    let seen_by_anyone = anonymous.event().await;
+    assert_eq!(
+        seen_by_anyone["edge"]["node"],
+        json!({ "id": id, "viewerCanUpdate": false })
+    );
+
+    // A token that does not verify is refused at connection_init.
+    let mut forged = Client::connect(&app, "graphql-transport-ws").await;
+    forged
+        .send(json!({ "type": "connection_init", "payload": { "Authorization": "Bearer not.a.token" } }))
+        .await;
+    let refused = forged.next().await;
+    assert_eq!(refused["type"], "close", "{refused:#}");
+    assert_eq!(refused["code"], 4403, "{refused:#}");
+}
+
+#[tokio::test]
+async fn resuming_from_before_the_server_started_says_events_were_missed_first() {
+    // The demo comments were written before this server (and its hub) existed.
+    let app = TestApp::embedded(30).await;
+    let page = app
+        .page(crate::helpers::DEMO_SKU, json!({ "first": 3 }))
+        .await;
+    let mut client = Client::ready(&app).await;
+    client
+        .subscribe(
+            "1",
+            json!({ "sku": crate::helpers::DEMO_SKU, "after": page.cursors[2] }),
+        )
+        .await;
+    let first = client.next().await;
+    assert_eq!(first["type"], "next", "{first:#}");
+    assert_eq!(
+        first["payload"]["errors"][0]["extensions"]["code"], "EVENTS_MISSED",
+        "{first:#}"
+    );
+    // Then the comments newer than the cursor, oldest first.
+    let replayed = [client.event().await, client.event().await];
+    let ids: Vec<&Value> = replayed.iter().map(|e| &e["edge"]["node"]["id"]).collect();
+    assert_eq!(ids, [&json!(page.ids[1]), &json!(page.ids[0])]);
+}
