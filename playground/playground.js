@@ -25,7 +25,7 @@
   );
 
   if (new URLSearchParams(window.location.search).has('autorun')) {
-    autorun(20000);
+    autorun(60000);
   }
 
   function editorText(selector) {

@@ -106,9 +106,9 @@ impl SubscriptionRoot {
     /// server's index. With `after` (a cursor this connection issued), first replays every
     /// comment newer than it, oldest first (at most 1,000), and the edits and deletions since
     /// that comment was written, then goes live; no comment is added twice. An `EVENTS_MISSED`
-    /// error on the stream means changes were lost (resumed from too far back, or read too
-    /// slowly): refetch the page. A subscriber more than `--subscription-buffer` changes
-    /// behind is closed with `SLOW_SUBSCRIBER`.
+    /// error first means the server does not hold every edit and deletion since the cursor
+    /// (too far back, or from before it started): refetch the page. A subscriber more than
+    /// `--subscription-buffer` changes behind is closed with `SLOW_SUBSCRIBER`.
     async fn comment_events(
         &self,
         ctx: &Context<'_>,

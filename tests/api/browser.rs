@@ -134,7 +134,7 @@ fn autorun_result(dom: &str) -> (String, String) {
 async fn graphiql_renders_offline_and_runs_the_first_example_from_its_ui() {
     let app = TestApp::embedded(50).await;
     let url = format!("{}/?autorun", app.address);
-    let dom = headless(&["--virtual-time-budget=15000", "--dump-dom", &url]).await;
+    let dom = headless(&["--virtual-time-budget=30000", "--dump-dom", &url]).await;
 
     for tab in TABS {
         assert!(

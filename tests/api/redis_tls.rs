@@ -17,12 +17,14 @@ use crate::support::redis_tls::TlsRedis;
 use crate::sync::{Backends, exit_code, generated, stdout, until_total};
 
 /// The commands dynapage sends: the index's and those its Lua scripts call (`AUTH` is always
-/// allowed; `TIME` is the rate limiter's clock). `CLUSTER SLOTS` is for a Redis Cluster
+/// allowed; `TIME` is the rate limiter's clock; `XADD`, `XREAD` and `XREVRANGE` are the change
+/// log of live comments). `CLUSTER SLOTS` is for a Redis Cluster
 /// (topology and `SCAN` on every master). Redis 7.2 and later also get `CLIENT SETINFO` on
 /// connect, whose reply the client ignores; the README adds `+client|setinfo` for them (this
 /// Redis 7.0 does not know the command).
 const COMMANDS: &str = "+ping +cluster|slots +evalsha +eval +get +set +del +time \
-                        +scan +hscan +hget +hset +hdel +zadd +zrem +zcard +zcount +zrange +zscore";
+                        +scan +hscan +hget +hset +hdel +zadd +zrem +zcard +zcount +zrange +zscore \
+                        +xadd +xread +xrevrange";
 
 /// `ACL SETUSER` arguments of a user limited to `prefix`'s keys and [`COMMANDS`].
 fn acl_rules(user: &str, password: &str, prefix: &str) -> Vec<String> {
