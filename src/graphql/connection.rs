@@ -45,6 +45,26 @@ pub(super) fn connection_complexity(first: Option<i32>, last: Option<i32>, child
     size.saturating_mul(child).saturating_add(1)
 }
 
+/// The `ratings:` argument of a connection or subscription: all ratings when omitted.
+pub(super) fn rating_set(ratings: Option<&[i32]>) -> Result<RatingSet, domain::InvalidInput> {
+    match ratings {
+        None => Ok(RatingSet::ALL),
+        Some(values) => RatingSet::parse(&values.iter().map(|v| i64::from(*v)).collect::<Vec<_>>()),
+    }
+}
+
+/// `comment`'s edge in the connection `scope` names, with its sealed cursor.
+pub(super) fn edge_of(
+    state: &ApiState,
+    scope: &CursorScope,
+    comment: domain::Comment,
+) -> CommentEdge {
+    CommentEdge {
+        cursor: state.codec.seal(scope, &comment.sort_key()),
+        node: Comment(comment),
+    }
+}
+
 pub(super) fn state<'a>(ctx: &Context<'a>) -> async_graphql::Result<&'a Arc<ApiState>> {
     ctx.data::<Arc<ApiState>>()
 }
@@ -59,11 +79,7 @@ pub(super) async fn resolve_connection(
     let state = state(ctx)?;
     let meta = super::meta(ctx);
     let fail = |e: ApiError| e.into_graphql(meta);
-    let ratings = match &input.ratings {
-        None => RatingSet::ALL,
-        Some(values) => RatingSet::parse(&values.iter().map(|v| i64::from(*v)).collect::<Vec<_>>())
-            .map_err(|e| fail(e.into()))?,
-    };
+    let ratings = rating_set(input.ratings.as_deref()).map_err(|e| fail(e.into()))?;
     let scope = CursorScope {
         sku: sku.clone(),
         ratings,
@@ -331,10 +347,7 @@ impl CommentConnection {
         Ok(self
             .items
             .iter()
-            .map(|c| CommentEdge {
-                cursor: self.cursor(state, c),
-                node: Comment(c.clone()),
-            })
+            .map(|c| edge_of(state, &self.scope, c.clone()))
             .collect())
     }
 

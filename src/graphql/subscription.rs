@@ -21,11 +21,11 @@ use futures::Stream;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::ApiState;
-use super::connection::state;
+use super::connection::{edge_of, rating_set, state};
 use super::error::{ApiError, ErrorCode};
 use super::global_id::GlobalId;
-use super::types::{Comment, CommentEdge};
-use crate::domain::{self, ChangeEvent, Order, RatingSet, Sku, SortKey};
+use super::types::CommentEdge;
+use crate::domain::{self, ChangeEvent, Order, Sku, SortKey};
 use crate::live::LiveChange;
 use crate::pagination::{CursorScope, PagePlan, Want};
 
@@ -126,13 +126,7 @@ impl SubscriptionRoot {
         let state = state(ctx)?.clone();
         let fail = |e: ApiError| e.into_graphql(None);
         let sku = Sku::parse(&sku).map_err(|e| fail(e.into()))?;
-        let ratings = match &ratings {
-            None => RatingSet::ALL,
-            Some(values) => {
-                RatingSet::parse(&values.iter().map(|v| i64::from(*v)).collect::<Vec<_>>())
-                    .map_err(|e| fail(e.into()))?
-            }
-        };
+        let ratings = rating_set(ratings.as_deref()).map_err(|e| fail(e.into()))?;
         let scope = CursorScope { sku, ratings };
         let after = after
             .map(|cursor| {
@@ -311,13 +305,6 @@ async fn count(state: &ApiState, scope: &CursorScope) -> Option<i32> {
         .map(|n| i32::try_from(n).unwrap_or(i32::MAX))
 }
 
-fn edge(state: &ApiState, scope: &CursorScope, comment: domain::Comment) -> CommentEdge {
-    CommentEdge {
-        cursor: state.codec.seal(scope, &comment.sort_key()),
-        node: Comment(comment),
-    }
-}
-
 fn added(
     state: &ApiState,
     scope: &CursorScope,
@@ -326,7 +313,7 @@ fn added(
 ) -> CommentEvent {
     CommentEvent {
         kind: CommentEventKind::Added,
-        edge: Some(edge(state, scope, comment)),
+        edge: Some(edge_of(state, scope, comment)),
         deleted_comment_id: None,
         total_count,
     }
@@ -367,7 +354,7 @@ fn event_for(state: &ApiState, scope: &CursorScope, change: &LiveChange) -> Opti
         // The comment is gone again (a deletion follows), or could not be read.
         _ => change.comment.clone().map(|comment| CommentEvent {
             kind,
-            edge: Some(edge(state, scope, comment)),
+            edge: Some(edge_of(state, scope, comment)),
             deleted_comment_id: None,
             total_count,
         }),

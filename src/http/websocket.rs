@@ -47,13 +47,21 @@ struct SubscriptionsOnly {
     open: Arc<AtomicUsize>,
 }
 
-/// A stream of one error response: the subscription ends at once with `code`.
-fn refused(code: &'static str, message: String) -> BoxStream<'static, Response> {
+const ONLY_SUBSCRIPTIONS: &str =
+    "only subscriptions are served over WebSocket: send queries and mutations to POST /graphql";
+
+/// A response of one error with `code`.
+fn error_response(code: &'static str, message: String) -> Response {
     let mut error = ServerError::new(message, None);
     let mut extensions = async_graphql::ErrorExtensionValues::default();
     extensions.set("code", code);
     error.extensions = Some(extensions);
-    futures::stream::once(async move { Response::from_errors(vec![error]) }).boxed()
+    Response::from_errors(vec![error])
+}
+
+/// A stream of one error response: the subscription ends at once with `code`.
+fn refused(code: &'static str, message: String) -> BoxStream<'static, Response> {
+    futures::stream::once(async move { error_response(code, message) }).boxed()
 }
 
 impl SubscriptionsOnly {
@@ -77,10 +85,7 @@ impl SubscriptionsOnly {
             },
         };
         if !subscription {
-            return Some((
-                "BAD_REQUEST",
-                "only subscriptions are served over WebSocket: send queries and mutations to POST /graphql".into(),
-            ));
+            return Some(("BAD_REQUEST", ONLY_SUBSCRIPTIONS.into()));
         }
         let aliases = limits::count_aliases(&document);
         if aliases > self.options.max_aliases {
@@ -108,14 +113,7 @@ impl SubscriptionsOnly {
 
 impl Executor for SubscriptionsOnly {
     async fn execute(&self, _request: Request) -> Response {
-        let mut error = ServerError::new(
-            "only subscriptions are served over WebSocket: send queries and mutations to POST /graphql",
-            None,
-        );
-        let mut extensions = async_graphql::ErrorExtensionValues::default();
-        extensions.set("code", "BAD_REQUEST");
-        error.extensions = Some(extensions);
-        Response::from_errors(vec![error])
+        error_response("BAD_REQUEST", ONLY_SUBSCRIPTIONS.into())
     }
 
     fn execute_stream(
