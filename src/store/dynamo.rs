@@ -3,9 +3,9 @@
 //!
 //! It owns the wire: attribute and index names, `AttributeValue` mapping (`item`), table
 //! creation (`schema`), the classification of SDK errors (`error`), the table's stream
-//! (`stream`, a [`ChangeSource`](crate::sync::source::ChangeSource)) and its records as AWS
-//! Lambda delivers them (`lambda`) live under this module and nowhere else. It answers exactly like [`MemoryStore`](super::memory::MemoryStore)
-//! (one contract test list runs against both), knows nothing of Redis or GraphQL, and never
+//! (`stream`, a [`ChangeSource`](super::change_source::ChangeSource)) and its records as AWS
+//! Lambda delivers them (`lambda`) live under this module and nowhere else. It answers exactly
+//! like [`MemoryStore`](super::memory::MemoryStore) (one contract test list runs against both), knows nothing of Redis or GraphQL, and never
 //! loops over `LastEvaluatedKey` on a query: the pagination engine decides whether to read on.
 
 mod batch;

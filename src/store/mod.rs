@@ -6,8 +6,13 @@
 //! is written against that shape, so the embedded twin ([`memory::MemoryStore`]) and the real
 //! adapter behave alike and one contract test list covers both.
 //!
+//! Its changes leave through two ports: the embedded store's feed ([`ChangeSink`]) and a change
+//! stream read shard by shard ([`change_source::ChangeSource`], which the DynamoDB adapter
+//! implements over DynamoDB Streams); the sync layer above reads both.
+//!
 //! This layer knows nothing of Redis or GraphQL.
 
+pub mod change_source;
 pub mod dynamo;
 pub mod memory;
 

@@ -1,11 +1,13 @@
 //! Keeping the index true (DESIGN §6): change events from the store are applied to the index,
 //! in order, idempotently. The embedded store's feed and the DynamoDB Streams consumer
-//! ([`stream`], reading a [`ChangeSource`]) both end in [`apply`], so there is one code path
-//! from a write to the index.
-//! [`reindex`] rebuilds the index from the table and [`verify`] reports where they differ.
+//! ([`stream`], reading the store's [`ChangeSource`] port) both end in [`apply`], so there is
+//! one code path from a write to the index.
+//! [`reindex()`] rebuilds the index from the table and [`verify()`] reports where they differ.
 //!
 //! This layer knows nothing of GraphQL; the streams SDK appears only behind [`ChangeSource`]
 //! (in the DynamoDB adapter), and Redis only behind [`Checkpoints`].
+//!
+//! [`ChangeSource`]: crate::store::change_source::ChangeSource
 
 mod backoff;
 mod checkpoint;
@@ -13,7 +15,6 @@ pub mod lambda;
 pub mod reindex;
 mod scan;
 mod shards;
-pub mod source;
 pub mod stream;
 pub mod verify;
 
@@ -25,11 +26,11 @@ use tokio_util::sync::CancellationToken;
 use crate::domain::ChangeEvent;
 use crate::index::{IndexError, PageIndex};
 use crate::store::StoreError;
+use crate::store::change_source::SourceError;
 
 pub use self::checkpoint::Checkpoints;
 pub use self::lambda::apply_lambda_batch;
 pub use self::reindex::{ReindexReport, reindex};
-pub use self::source::{Batch, ChangeSource, ShardInfo, SourceError, StartAt};
 pub use self::stream::{StreamConsumer, StreamOptions};
 pub use self::verify::{DriftReport, ProductDrift, verify};
 

@@ -35,10 +35,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::backoff::{Backoff, sleep_or_cancel, until_cancelled};
 use super::shards::{Polled, Position, ShardState, finish, ready, trimmed};
-use super::source::{ChangeSource, SourceError, StartAt};
 use super::{Checkpoints, SyncError};
 use crate::domain::ChangeEvent;
 use crate::index::PageIndex;
+use crate::store::change_source::{ChangeSource, SourceError, StartAt};
 use crate::store::dynamo::{DynamoChangeSource, DynamoStore};
 
 /// How often the shard list is refreshed while nothing closes (new shards appear when the

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use dynapage::domain::{ChangeEvent, IndexEntry};
 use dynapage::index::PageIndex;
-use dynapage::sync::{Checkpoints, StartAt, StreamConsumer, StreamOptions, SyncError};
+use dynapage::store::change_source::StartAt;
+use dynapage::sync::{Checkpoints, StreamConsumer, StreamOptions, SyncError};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 

@@ -17,7 +17,7 @@ use super::change::change_from_record;
 use super::error::THROTTLING;
 use crate::domain::ChangeEvent;
 use crate::store::StoreError;
-use crate::sync::source::{Batch, ChangeSource, ShardInfo, SourceError, StartAt};
+use crate::store::change_source::{Batch, ChangeSource, ShardInfo, SourceError, StartAt};
 
 /// Records asked for per `GetRecords` (the API's maximum).
 const RECORDS_PER_CALL: i32 = 1_000;

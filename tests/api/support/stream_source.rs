@@ -10,7 +10,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use dynapage::domain::ChangeEvent;
-use dynapage::sync::{Batch, ChangeSource, ShardInfo, SourceError, StartAt};
+use dynapage::store::change_source::{Batch, ChangeSource, ShardInfo, SourceError, StartAt};
 
 /// A call the consumer made, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,12 +1,16 @@
-//! What the stream consumer reads: a change stream cut into shards, behind a small trait.
+//! A store's change stream, cut into shards, behind a small trait: the port between the
+//! adapters that publish a table's changes and the stream consumer that reads them.
 //!
-//! The consumer ([`crate::sync::stream`]) owns shard traversal, lineage, checkpoints and what
-//! to do when an iterator expires or records were trimmed; a [`ChangeSource`] only answers
-//! the three calls a shard stream has (list shards, get an iterator, read a batch) in domain
-//! types. The DynamoDB Streams implementation lives in the DynamoDB adapter
-//! (`crate::store::dynamo::DynamoChangeSource`), which is the only place that sees the SDK; the
-//! tests drive the consumer with a scripted in-memory source, to produce what DynamoDB Local
-//! cannot (shard splits, expired iterators, trimmed records).
+//! The consumer (`crate::sync::stream`) owns shard traversal, lineage, checkpoints and what to
+//! do when an iterator expires or records were trimmed; a [`ChangeSource`] only answers the
+//! three calls a shard stream has (list shards, get an iterator, read a batch) in domain types.
+//! The DynamoDB Streams implementation lives in the DynamoDB adapter
+//! ([`DynamoChangeSource`](super::dynamo::DynamoChangeSource)), which is the only place that
+//! sees the SDK; the tests drive the consumer with a scripted in-memory source, to produce what
+//! DynamoDB Local cannot (shard splits, expired iterators, trimmed records).
+//!
+//! It sits in the store layer, beside [`CommentStore`](super::CommentStore), so that adapters
+//! implement it without depending on `sync`, which sits above the store and depends on it.
 
 use std::future::Future;
 
