@@ -1,0 +1,202 @@
+//! The adapter's reads: a partition in sort-key order (`Query` on a GSI), comments by id
+//! (`GetItem`, `BatchGetItem`) and the table in parallel segments (`Scan`).
+//!
+//! Every read is one call (or one batch of calls) and reports what it read in
+//! `dynapage_store_items_read_total`; none loops over `LastEvaluatedKey`, since the pagination
+//! engine decides whether to read on. Nothing here writes.
+
+use std::collections::HashMap;
+use std::ops::Bound;
+
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
+use futures::{StreamExt, TryStreamExt};
+
+use super::batch::{self, BATCHES_IN_FLIGHT, GET_CHUNK};
+use super::error::{OnConditionFailed, internal};
+use super::item::{
+    ID, SKU, SKU_RATING, SORT_KEY, key_of, sku_rating, sort_key_from_item, string_value,
+};
+use super::schema::{BY_PRODUCT, BY_PRODUCT_RATING};
+use super::{DynamoStore, decode};
+use crate::domain::{Comment, CommentId, Order};
+use crate::store::{KeyQuery, Partition, QueryPage, ScanPage, StoreError};
+
+/// Items per scan page, like the embedded store's (DynamoDB may still cut at 1 MB).
+const SCAN_PAGE: i32 = 1_000;
+
+/// The capacity units a call reports having consumed (0 when it reports none), for logs.
+fn capacity_units(consumed: Option<&aws_sdk_dynamodb::types::ConsumedCapacity>) -> f64 {
+    consumed
+        .and_then(|c| c.capacity_units())
+        .unwrap_or_default()
+}
+
+/// A strongly consistent read of one comment.
+pub(super) async fn get(store: &DynamoStore, id: CommentId) -> Result<Option<Comment>, StoreError> {
+    let output = store
+        .client
+        .get_item()
+        .table_name(store.table.as_ref())
+        .set_key(Some(key_of(id)))
+        .consistent_read(true)
+        .send()
+        .await
+        .map_err(|err| store.classify(err, OnConditionFailed::Unexpected))?;
+    output.item.as_ref().map(decode).transpose()
+}
+
+/// The index, partition key attribute and value a partition is read from.
+fn partition_key(partition: &Partition) -> (&'static str, &'static str, String) {
+    match partition {
+        Partition::Product(sku) => (BY_PRODUCT, SKU, sku.as_str().to_owned()),
+        Partition::ProductRating(sku, rating) => {
+            (BY_PRODUCT_RATING, SKU_RATING, sku_rating(sku, *rating))
+        }
+    }
+}
+
+/// The key condition operator of `KeyQuery::from` (see [`KeyQuery::admits`]).
+fn bound_operator(query: &KeyQuery) -> Option<(&'static str, String)> {
+    let (op, key) = match (&query.from, query.order) {
+        (Bound::Unbounded, _) => return None,
+        (Bound::Excluded(k), Order::NewestFirst) => ("<", k),
+        (Bound::Included(k), Order::NewestFirst) => ("<=", k),
+        (Bound::Excluded(k), Order::OldestFirst) => (">", k),
+        (Bound::Included(k), Order::OldestFirst) => (">=", k),
+    };
+    Some((op, key.to_string()))
+}
+
+/// One `Query` on the partition's GSI. The bound is a key condition (never a filter), so
+/// `Limit` counts exactly the items that come back and a cursor on a deleted comment still
+/// positions the read.
+pub(super) async fn query(store: &DynamoStore, query: &KeyQuery) -> Result<QueryPage, StoreError> {
+    if query.limit == 0 {
+        // DynamoDB refuses `Limit 0`; the embedded store answers an empty page.
+        return Ok(QueryPage::default());
+    }
+    let (index, partition_attribute, partition_value) = partition_key(&query.partition);
+    let mut condition = "#pk = :pk".to_owned();
+    let mut request = store
+        .client
+        .query()
+        .table_name(store.table.as_ref())
+        .index_name(index)
+        .expression_attribute_names("#pk", partition_attribute)
+        .expression_attribute_values(":pk", string_value(partition_value.as_str()))
+        .scan_index_forward(query.order == Order::OldestFirst)
+        .limit(i32::try_from(query.limit).unwrap_or(i32::MAX))
+        .return_consumed_capacity(ReturnConsumedCapacity::Total);
+    if let Some((op, key)) = bound_operator(query) {
+        condition.push_str(&format!(" AND #sk {op} :sk"));
+        request = request
+            .expression_attribute_names("#sk", SORT_KEY)
+            .expression_attribute_values(":sk", string_value(key));
+    }
+    let output = request
+        .key_condition_expression(condition)
+        .send()
+        .await
+        .map_err(|err| store.classify(err, OnConditionFailed::Unexpected))?;
+    let items = output
+        .items()
+        .iter()
+        .map(decode)
+        .collect::<Result<Vec<_>, _>>()?;
+    let last_evaluated = output
+        .last_evaluated_key()
+        .map(sort_key_from_item)
+        .transpose()
+        .map_err(|err| StoreError::Internal(err.into()))?;
+    let consumed_rcu = capacity_units(output.consumed_capacity());
+    tracing::debug!(
+        table = %store.table,
+        index,
+        partition = %partition_value,
+        items = items.len(),
+        more = last_evaluated.is_some(),
+        consumed_rcu,
+        "dynamodb query"
+    );
+    metrics::counter!("dynapage_store_items_read_total", "operation" => "query")
+        .increment(items.len() as u64);
+    Ok(QueryPage {
+        items,
+        last_evaluated,
+    })
+}
+
+/// BatchGetItem in chunks of 100 distinct ids (BatchGetItem refuses duplicates), read
+/// consistently so a comment is visible right after its write, as in the embedded store.
+pub(super) async fn get_many(
+    store: &DynamoStore,
+    ids: &[CommentId],
+) -> Result<Vec<Option<Comment>>, StoreError> {
+    let mut distinct = ids.to_vec();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let chunks: Vec<Vec<CommentId>> = distinct.chunks(GET_CHUNK).map(<[_]>::to_vec).collect();
+    let found: Vec<Vec<Comment>> = futures::stream::iter(chunks)
+        .map(|chunk| batch::get_chunk(store.client.clone(), store.table.clone(), chunk))
+        .buffer_unordered(BATCHES_IN_FLIGHT)
+        .try_collect()
+        .await?;
+    let by_id: HashMap<CommentId, Comment> = found
+        .into_iter()
+        .flatten()
+        .map(|comment| (comment.id, comment))
+        .collect();
+    metrics::counter!("dynapage_store_items_read_total", "operation" => "get_many")
+        .increment(by_id.len() as u64);
+    Ok(ids.iter().map(|id| by_id.get(id).cloned()).collect())
+}
+
+/// One page of a parallel scan segment. The table key is only `id`, so the resume token is
+/// the last evaluated id.
+pub(super) async fn scan(
+    store: &DynamoStore,
+    segment: u32,
+    total_segments: u32,
+    resume: Option<String>,
+) -> Result<ScanPage, StoreError> {
+    let start = resume
+        .map(|token| token.parse::<CommentId>().map(key_of))
+        .transpose()
+        .map_err(|err| StoreError::Internal(err.into()))?;
+    let to_i32 = |n: u32| i32::try_from(n).map_err(|err| StoreError::Internal(err.into()));
+    let output = store
+        .client
+        .scan()
+        .table_name(store.table.as_ref())
+        .segment(to_i32(segment)?)
+        .total_segments(to_i32(total_segments.max(1))?)
+        .limit(SCAN_PAGE)
+        .set_exclusive_start_key(start)
+        .return_consumed_capacity(ReturnConsumedCapacity::Total)
+        .send()
+        .await
+        .map_err(|err| store.classify(err, OnConditionFailed::Unexpected))?;
+    let items = output
+        .items()
+        .iter()
+        .map(decode)
+        .collect::<Result<Vec<_>, _>>()?;
+    let consumed_rcu = capacity_units(output.consumed_capacity());
+    tracing::debug!(
+        table = %store.table,
+        segment,
+        items = items.len(),
+        consumed_rcu,
+        "dynamodb scan"
+    );
+    metrics::counter!("dynapage_store_items_read_total", "operation" => "scan")
+        .increment(items.len() as u64);
+    let resume = output
+        .last_evaluated_key()
+        .map(|key| match key.get(ID).map(AttributeValue::as_s) {
+            Some(Ok(id)) => Ok(id.clone()),
+            _ => Err(internal("scan LastEvaluatedKey has no string `id`")),
+        })
+        .transpose()?;
+    Ok(ScanPage { items, resume })
+}
