@@ -2,9 +2,10 @@
 //!
 //! Relay, Apollo and urql send the same few query texts over and over; only the variables
 //! change. Parsing was 8% of the server's CPU for a page (BENCHMARKS.md), so the server parses
-//! a text once and hands a copy of the document to every later request with that text.
+//! a text once and hands a copy of the document to every later request with that text, over
+//! HTTP or in a WebSocket `subscribe` alike (the request check, `check`, is the one reader).
 //! Validation still runs on every request (async-graphql does it in `execute`), and so do the
-//! HTTP layer's alias and depth walks (`limits`: 0.1% of the CPU in the last profile).
+//! alias and depth walks (`limits`: 0.1% of the CPU in the last profile).
 //!
 //! The cache is bounded in entries and in text size, so hostile or generated queries cannot
 //! grow it: texts longer than [`MAX_TEXT_BYTES`] are parsed every time, and when it is full the

@@ -6,15 +6,15 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use async_graphql::indexmap::IndexMap;
-use async_graphql::parser::types::{DocumentOperations, ExecutableDocument, OperationType};
 use async_graphql::{ErrorExtensionValues, Name, Value};
 use axum::Extension;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 
+use super::check::{Rejection, Transport, check_request};
 use super::transport::{self, MediaType, Refusal};
-use super::{AppState, REQUEST_ID, client_address, limits};
+use super::{AppState, REQUEST_ID, client_address};
 use crate::auth::{Auth, TokenError, Viewer};
 use crate::graphql::{Budget, RequestMeta, field_errors, retry_after_seconds};
 use crate::pagination::PageStats;
@@ -101,18 +101,6 @@ fn refuse(
     transport::refusal(media, &refusal, request_id)
 }
 
-/// Whether the operation the request selects is a mutation.
-fn is_mutation(document: &ExecutableDocument, operation_name: Option<&str>) -> bool {
-    let is = |ty: OperationType| ty == OperationType::Mutation;
-    match &document.operations {
-        DocumentOperations::Single(op) => is(op.node.ty),
-        DocumentOperations::Multiple(ops) => match operation_name {
-            Some(name) => ops.get(name).is_some_and(|op| is(op.node.ty)),
-            None => ops.values().any(|op| is(op.node.ty)),
-        },
-    }
-}
-
 /// The verified viewer of a request under `--auth jwt`: `None` without an `Authorization`
 /// header, a refusal when it holds a token that does not verify (even on a read: a client
 /// should learn at once that its token went bad, not on its next write). Under `--auth off` the
@@ -152,6 +140,27 @@ async fn viewer(
     })
 }
 
+/// A request the check refused, in the GraphQL response shape.
+fn reject(media: MediaType, rejection: &Rejection, request_id: &str) -> Response {
+    let status = match rejection {
+        Rejection::MutationOverGet => StatusCode::METHOD_NOT_ALLOWED,
+        _ => media.status(false),
+    };
+    let mut response = refuse(
+        media,
+        status,
+        rejection.code(),
+        rejection.to_string(),
+        request_id,
+    );
+    if *rejection == Rejection::MutationOverGet {
+        response
+            .headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("POST"));
+    }
+    response
+}
+
 async fn execute(
     app: &AppState,
     headers: &HeaderMap,
@@ -162,70 +171,23 @@ async fn execute(
     address: IpAddr,
 ) -> Response {
     let started = Instant::now();
-    // Parse once, for the checks async-graphql does not make; the request keeps the document,
-    // so execution does not parse it again, and a text seen before is not parsed at all
-    // (`documents`). A syntax error is left to async-graphql to report in its usual shape.
-    let operation_name = request.operation_name.clone();
-    let document = app.documents.get(&request.query).or_else(|| {
-        let parsed = Arc::new(async_graphql::parser::parse_query(&request.query).ok()?);
-        app.documents.insert(&request.query, &parsed);
-        Some(parsed)
-    });
-    let (mutation, aliases, depth, writes) = match &document {
-        Some(document) => (
-            is_mutation(document, operation_name.as_deref()),
-            limits::count_aliases(document),
-            limits::depth(document),
-            limits::writes(document, operation_name.as_deref()),
-        ),
-        None => (false, 0, 0, 0),
+    let transport = if over_get {
+        Transport::Get
+    } else {
+        Transport::Post
     };
-    if let Some(document) = &document {
-        request.set_parsed_query(ExecutableDocument::clone(document));
-    }
-    let kind = if mutation { "mutation" } else { "query" };
-    if over_get && mutation {
-        let mut response = refuse(
-            media,
-            StatusCode::METHOD_NOT_ALLOWED,
-            "BAD_REQUEST",
-            "mutations must be sent with POST".into(),
-            &request_id,
-        );
-        response
-            .headers_mut()
-            .insert(header::ALLOW, HeaderValue::from_static("POST"));
-        return response;
-    }
-    if aliases > app.options.max_aliases {
-        let message = format!(
-            "the query declares {aliases} aliases; at most {} are allowed",
-            app.options.max_aliases
-        );
-        return refuse(
-            media,
-            media.status(false),
-            "GRAPHQL_VALIDATION_FAILED",
-            message,
-            &request_id,
-        );
-    }
-    if depth > app.options.max_depth {
-        let message = match depth {
-            usize::MAX => "the query's fragment spreads nest too deeply".to_owned(),
-            depth => format!(
-                "the query nests fields {depth} deep; at most {} are allowed",
-                app.options.max_depth
-            ),
-        };
-        return refuse(
-            media,
-            media.status(false),
-            "GRAPHQL_VALIDATION_FAILED",
-            message,
-            &request_id,
-        );
-    }
+    let checked = match check_request(&mut request, transport, &app.documents, &app.options) {
+        Ok(checked) => checked,
+        Err(rejection) => return reject(media, &rejection, &request_id),
+    };
+    let operation_name = request.operation_name.clone();
+    let document = checked.document;
+    let writes = checked.writes;
+    let kind = if checked.mutation {
+        "mutation"
+    } else {
+        "query"
+    };
     let Ok(_permit) = app.in_flight.clone().try_acquire_owned() else {
         metrics::counter!("dynapage_requests_shed_total").increment(1);
         let message = format!(

@@ -23,6 +23,7 @@ mod websocket;
 pub use client_address::{TrustedProxies, client_address};
 pub use cors::CorsOrigins;
 
+mod check;
 mod documents;
 mod graphql;
 mod limits;
@@ -62,7 +63,7 @@ pub struct HttpOptions {
     pub max_concurrent_requests: usize,
     /// Aliased fields one document may declare.
     pub max_aliases: usize,
-    /// Deepest nesting of fields accepted (see [`limits::depth`]).
+    /// Deepest nesting of fields accepted (see `limits::depth`).
     pub max_depth: usize,
     /// Largest request body accepted (413 beyond).
     pub max_body_bytes: usize,
@@ -152,6 +153,7 @@ async fn graphql_get(
         protocol,
         app.schema.clone(),
         app.options.clone(),
+        app.documents.clone(),
         app.api.auth.clone(),
         app.options.shutdown.clone(),
     )

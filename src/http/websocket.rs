@@ -1,9 +1,10 @@
 //! Subscriptions over WebSocket at `GET /graphql`: the `graphql-transport-ws` protocol (and the
 //! legacy `graphql-ws` one), served by async-graphql-axum, with what it leaves to us:
 //!
-//! - the document checks HTTP requests get (`limits`: depth, aliases) before a subscription
-//!   runs, and only subscriptions: queries and mutations go over HTTP, where the rate limits,
-//!   timeouts and response shaping apply;
+//! - the request check HTTP requests get (`check`: the parse, through the same document cache,
+//!   and the limits on depth and aliases, refused with the same messages and codes) before a
+//!   subscription runs, and only subscriptions: queries and mutations go over HTTP, where the
+//!   rate limits, timeouts and response shaping apply;
 //! - `--max-subscriptions-per-connection` (the server-wide maximum is counted by the resolver);
 //! - closing with 4408 a socket that sends no `connection_init` within
 //!   `--connection-init-timeout-ms`, as graphql-transport-ws requires (async-graphql waits
@@ -23,14 +24,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use async_graphql::http::{WebSocketProtocols, WsMessage};
-use async_graphql::parser::types::{DocumentOperations, OperationType};
 use async_graphql::{Data, Executor, Request, Response, ServerError};
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use futures::SinkExt;
 use futures::stream::{BoxStream, StreamExt};
 use tokio_util::sync::CancellationToken;
 
-use super::{HttpOptions, limits};
+use super::HttpOptions;
+use super::check::{Rejection, Transport, check_request};
+use super::documents::DocumentCache;
 use crate::auth::Auth;
 use crate::graphql::ApiSchema;
 
@@ -38,17 +40,15 @@ use crate::graphql::ApiSchema;
 /// socket's read and write buffers.
 const MESSAGE_BYTES: usize = 16 * 1024;
 
-/// Runs subscriptions of one connection, after the checks HTTP requests get.
+/// Runs subscriptions of one connection, after the check HTTP requests get.
 #[derive(Clone)]
 struct SubscriptionsOnly {
     schema: ApiSchema,
     options: Arc<HttpOptions>,
+    documents: Arc<DocumentCache>,
     /// Subscriptions this connection holds now.
     open: Arc<AtomicUsize>,
 }
-
-const ONLY_SUBSCRIPTIONS: &str =
-    "only subscriptions are served over WebSocket: send queries and mutations to POST /graphql";
 
 /// A response of one error with `code`.
 fn error_response(code: &'static str, message: String) -> Response {
@@ -64,65 +64,25 @@ fn refused(code: &'static str, message: String) -> BoxStream<'static, Response> 
     futures::stream::once(async move { error_response(code, message) }).boxed()
 }
 
-impl SubscriptionsOnly {
-    /// The reason `request` may not run here, if any.
-    fn refusal(&self, request: &Request) -> Option<(&'static str, String)> {
-        // A syntax error is left to async-graphql to report in its usual shape.
-        let document = async_graphql::parser::parse_query(&request.query).ok()?;
-        let subscription = match &document.operations {
-            DocumentOperations::Single(op) => op.node.ty == OperationType::Subscription,
-            // Named operations; without `operationName`, the document must hold only one.
-            DocumentOperations::Multiple(ops) => match &request.operation_name {
-                Some(name) => ops
-                    .get(name.as_str())
-                    .is_some_and(|op| op.node.ty == OperationType::Subscription),
-                None => {
-                    ops.len() == 1
-                        && ops
-                            .values()
-                            .all(|op| op.node.ty == OperationType::Subscription)
-                }
-            },
-        };
-        if !subscription {
-            return Some(("BAD_REQUEST", ONLY_SUBSCRIPTIONS.into()));
-        }
-        let aliases = limits::count_aliases(&document);
-        if aliases > self.options.max_aliases {
-            return Some((
-                "GRAPHQL_VALIDATION_FAILED",
-                format!(
-                    "the query declares {aliases} aliases; at most {} are allowed",
-                    self.options.max_aliases
-                ),
-            ));
-        }
-        let depth = limits::depth(&document);
-        if depth > self.options.max_depth {
-            return Some((
-                "GRAPHQL_VALIDATION_FAILED",
-                format!(
-                    "the query nests fields too deep; at most {} are allowed",
-                    self.options.max_depth
-                ),
-            ));
-        }
-        None
-    }
-}
-
 impl Executor for SubscriptionsOnly {
     async fn execute(&self, _request: Request) -> Response {
-        error_response("BAD_REQUEST", ONLY_SUBSCRIPTIONS.into())
+        let only = Rejection::OnlySubscriptions;
+        error_response(only.code(), only.to_string())
     }
 
     fn execute_stream(
         &self,
-        request: Request,
+        mut request: Request,
         session_data: Option<Arc<Data>>,
     ) -> BoxStream<'static, Response> {
-        if let Some((code, message)) = self.refusal(&request) {
-            return refused(code, message);
+        let check = check_request(
+            &mut request,
+            Transport::WebSocket,
+            &self.documents,
+            &self.options,
+        );
+        if let Err(rejection) = check {
+            return refused(rejection.code(), rejection.to_string());
         }
         let max = self.options.max_subscriptions_per_connection;
         if self
@@ -176,6 +136,7 @@ pub(super) fn upgrade(
     protocol: WebSocketProtocols,
     schema: ApiSchema,
     options: Arc<HttpOptions>,
+    documents: Arc<DocumentCache>,
     auth: Auth,
     shutdown: CancellationToken,
 ) -> axum::response::Response {
@@ -188,7 +149,9 @@ pub(super) fn upgrade(
         .write_buffer_size(MESSAGE_BYTES)
         .max_message_size(MESSAGE_BYTES)
         .max_frame_size(MESSAGE_BYTES)
-        .on_upgrade(move |socket| serve(socket, protocol, schema, options, auth, shutdown))
+        .on_upgrade(move |socket| {
+            serve(socket, protocol, schema, options, documents, auth, shutdown)
+        })
 }
 
 async fn serve(
@@ -196,6 +159,7 @@ async fn serve(
     protocol: WebSocketProtocols,
     schema: ApiSchema,
     options: Arc<HttpOptions>,
+    documents: Arc<DocumentCache>,
     auth: Auth,
     shutdown: CancellationToken,
 ) {
@@ -216,6 +180,7 @@ async fn serve(
     let executor = SubscriptionsOnly {
         schema,
         options: options.clone(),
+        documents,
         open: Arc::default(),
     };
     let input = stream

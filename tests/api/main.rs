@@ -37,6 +37,7 @@ mod redis_cluster;
 mod redis_index;
 mod redis_tls;
 mod reindex_live;
+mod request_checks;
 mod store_contract;
 mod stream_consumer;
 mod subscriptions;

@@ -82,7 +82,7 @@ impl Client {
 
     /// The next protocol message (pings answered), within 5 s; `{"type": "close", …}` for a
     /// close frame.
-    async fn next(&mut self) -> Value {
+    pub(crate) async fn next(&mut self) -> Value {
         loop {
             let message = tokio::time::timeout(Duration::from_secs(5), self.socket.next())
                 .await

@@ -1,0 +1,274 @@
+//! The one check every GraphQL request passes before it runs, whichever transport brought it
+//! (`graphql`: POST and GET; `websocket`: a `subscribe`): [`check_request`] parses the text
+//! (once per text, through `documents`), sees that the operation it selects may run over this
+//! transport, and holds the document to the limits async-graphql does not enforce (`limits`:
+//! aliases, depth). Its refusals ([`Rejection`]) carry one message and one code whatever the
+//! transport, so a client learns the same thing over HTTP and WebSocket; each transport only
+//! says how to send them (a status and headers, or an error in the subscription's stream).
+//!
+//! A check that belongs to every request goes here, in order: a persisted-document lookup would
+//! take the place of the parse, a cost check would follow the limits.
+//!
+//! What is not here: the concurrency limit, rate limits and timeouts (HTTP only, `graphql`),
+//! who the viewer is (`auth`), and validation against the schema (async-graphql's, when the
+//! request runs).
+
+use std::sync::Arc;
+
+use async_graphql::parser::types::{DocumentOperations, ExecutableDocument, OperationType};
+
+use super::HttpOptions;
+use super::documents::DocumentCache;
+use super::limits;
+
+/// How a request came, which decides the kinds of operation it may run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    /// `POST /graphql`: queries and mutations (a subscription is async-graphql's to refuse).
+    Post,
+    /// `GET /graphql`: no mutation, since a link or a prefetch could trigger it.
+    Get,
+    /// A `subscribe` over a GraphQL WebSocket: subscriptions only. Queries and mutations go over
+    /// HTTP, where the rate limits, timeouts and response shaping apply.
+    WebSocket,
+}
+
+/// A request that passed the check.
+#[derive(Debug)]
+pub struct Checked {
+    /// The parsed document, also set on the request so that running it parses nothing; `None`
+    /// when the text does not parse: the syntax error is left to async-graphql to report in
+    /// its usual shape.
+    pub document: Option<Arc<ExecutableDocument>>,
+    /// Whether the request may run a mutation: the operation it names is one, or it names none
+    /// and one of the document's operations is one.
+    pub mutation: bool,
+    /// The writes the selected operation makes ([`limits::writes`]), for the writes budget.
+    pub writes: usize,
+}
+
+/// Why a request may not run: the same message and `extensions.code` on every transport.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Rejection {
+    #[error("mutations must be sent with POST")]
+    MutationOverGet,
+    #[error(
+        "only subscriptions are served over WebSocket: send queries and mutations to POST /graphql"
+    )]
+    OnlySubscriptions,
+    #[error("the query declares {aliases} aliases; at most {max} are allowed")]
+    TooManyAliases { aliases: usize, max: usize },
+    #[error("the query nests fields {depth} deep; at most {max} are allowed")]
+    TooDeep { depth: usize, max: usize },
+    /// Chains of fragment spreads past any real query's (see [`limits::depth`]).
+    #[error("the query's fragment spreads nest too deeply")]
+    FragmentsTooDeep,
+}
+
+impl Rejection {
+    /// The `extensions.code` of the refusal.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::MutationOverGet | Self::OnlySubscriptions => "BAD_REQUEST",
+            Self::TooManyAliases { .. } | Self::TooDeep { .. } | Self::FragmentsTooDeep => {
+                "GRAPHQL_VALIDATION_FAILED"
+            }
+        }
+    }
+}
+
+/// Parses `request` (or takes its document from `documents`), checks it for `transport` and
+/// `options`' limits, and leaves the document on the request for execution.
+pub fn check_request(
+    request: &mut async_graphql::Request,
+    transport: Transport,
+    documents: &DocumentCache,
+    options: &HttpOptions,
+) -> Result<Checked, Rejection> {
+    let Some(document) = parse(documents, &request.query) else {
+        return Ok(Checked {
+            document: None,
+            mutation: false,
+            writes: 0,
+        });
+    };
+    let operation_name = request.operation_name.as_deref();
+    let kinds = selectable(&document, operation_name);
+    let mutation = kinds.contains(&OperationType::Mutation);
+    match transport {
+        Transport::Get if mutation => return Err(Rejection::MutationOverGet),
+        Transport::WebSocket if kinds != [OperationType::Subscription] => {
+            return Err(Rejection::OnlySubscriptions);
+        }
+        Transport::Post | Transport::Get | Transport::WebSocket => {}
+    }
+    check_limits(&document, options)?;
+    let writes = limits::writes(&document, operation_name);
+    request.set_parsed_query(ExecutableDocument::clone(&document));
+    Ok(Checked {
+        document: Some(document),
+        mutation,
+        writes,
+    })
+}
+
+/// The document of `text`: parsed once, then kept in `documents` (a text seen before is not
+/// parsed at all). `None` on a syntax error.
+fn parse(documents: &DocumentCache, text: &str) -> Option<Arc<ExecutableDocument>> {
+    documents.get(text).or_else(|| {
+        let parsed = Arc::new(async_graphql::parser::parse_query(text).ok()?);
+        documents.insert(text, &parsed);
+        Some(parsed)
+    })
+}
+
+/// The kinds of the operations the request may select: the one it names (none if no operation
+/// has that name), the only one, or, when it names none of several, every one of them
+/// (async-graphql refuses to pick, but a check must not let one through by that gap).
+fn selectable(document: &ExecutableDocument, operation_name: Option<&str>) -> Vec<OperationType> {
+    match (&document.operations, operation_name) {
+        (DocumentOperations::Single(op), _) => vec![op.node.ty],
+        (DocumentOperations::Multiple(ops), Some(name)) => {
+            ops.get(name).map(|op| op.node.ty).into_iter().collect()
+        }
+        (DocumentOperations::Multiple(ops), None) => ops.values().map(|op| op.node.ty).collect(),
+    }
+}
+
+/// The limits on the document's shape: aliases first, then depth.
+fn check_limits(document: &ExecutableDocument, options: &HttpOptions) -> Result<(), Rejection> {
+    let aliases = limits::count_aliases(document);
+    if aliases > options.max_aliases {
+        return Err(Rejection::TooManyAliases {
+            aliases,
+            max: options.max_aliases,
+        });
+    }
+    match limits::depth(document) {
+        usize::MAX => Err(Rejection::FragmentsTooDeep),
+        depth if depth > options.max_depth => Err(Rejection::TooDeep {
+            depth,
+            max: options.max_depth,
+        }),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options() -> HttpOptions {
+        HttpOptions {
+            max_aliases: 2,
+            max_depth: 3,
+            ..HttpOptions::default()
+        }
+    }
+
+    fn check(text: &str, name: Option<&str>, transport: Transport) -> Result<Checked, Rejection> {
+        let mut request = async_graphql::Request::new(text);
+        if let Some(name) = name {
+            request = request.operation_name(name);
+        }
+        check_request(&mut request, transport, &DocumentCache::new(8), &options())
+    }
+
+    const ALL: [Transport; 3] = [Transport::Post, Transport::Get, Transport::WebSocket];
+
+    #[test]
+    fn each_transport_runs_only_its_kinds_of_operation() {
+        let query = "{ product(sku: \"A\") { sku } }";
+        let mutation = "mutation { addComment(input: $i) { comment { id } } }";
+        let subscription = "subscription { commentEvents(sku: \"A\") { kind } }";
+        assert!(check(query, None, Transport::Post).is_ok());
+        assert!(check(query, None, Transport::Get).is_ok());
+        assert!(check(mutation, None, Transport::Post).is_ok_and(|c| c.mutation && c.writes == 1));
+        assert_eq!(
+            check(mutation, None, Transport::Get).err(),
+            Some(Rejection::MutationOverGet)
+        );
+        assert!(check(subscription, None, Transport::WebSocket).is_ok());
+        for refused in [query, mutation] {
+            assert_eq!(
+                check(refused, None, Transport::WebSocket).err(),
+                Some(Rejection::OnlySubscriptions),
+                "{refused}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_document_of_several_operations_is_judged_by_what_it_may_select() {
+        let two = "query Q { a } mutation M { a: addComment(input: $i) { x } }";
+        assert!(check(two, Some("Q"), Transport::Get).is_ok_and(|c| !c.mutation));
+        assert_eq!(
+            check(two, Some("M"), Transport::Get).err(),
+            Some(Rejection::MutationOverGet)
+        );
+        assert_eq!(
+            check(two, None, Transport::Get).err(),
+            Some(Rejection::MutationOverGet),
+            "without a name, either could be meant"
+        );
+        let subscriptions = "subscription S { a } subscription T { b }";
+        assert!(check(subscriptions, Some("T"), Transport::WebSocket).is_ok());
+        assert_eq!(
+            check(subscriptions, None, Transport::WebSocket).err(),
+            Some(Rejection::OnlySubscriptions)
+        );
+        assert_eq!(
+            check(subscriptions, Some("Missing"), Transport::WebSocket).err(),
+            Some(Rejection::OnlySubscriptions)
+        );
+    }
+
+    #[test]
+    fn the_limits_refuse_alike_on_every_transport() {
+        let aliased = "subscription { a: x b: x c: x }";
+        let deep = "subscription { a { b { c { d } } } }";
+        let mut chain = String::from("subscription { ...F0 }");
+        for i in 0..100 {
+            chain.push_str(&format!(" fragment F{i} on S {{ ...F{} }}", i + 1));
+        }
+        chain.push_str(" fragment F100 on S { z }");
+        for transport in ALL {
+            let aliases = check(aliased, None, transport).err();
+            assert_eq!(
+                aliases,
+                Some(Rejection::TooManyAliases { aliases: 3, max: 2 })
+            );
+            let depth = check(deep, None, transport).err();
+            assert_eq!(depth, Some(Rejection::TooDeep { depth: 4, max: 3 }));
+            let fragments = check(&chain, None, transport).err();
+            assert_eq!(fragments, Some(Rejection::FragmentsTooDeep));
+        }
+        let rejection = Rejection::TooDeep { depth: 4, max: 3 };
+        assert_eq!(
+            (rejection.to_string().as_str(), rejection.code()),
+            (
+                "the query nests fields 4 deep; at most 3 are allowed",
+                "GRAPHQL_VALIDATION_FAILED"
+            )
+        );
+    }
+
+    #[test]
+    fn the_document_is_parsed_once_and_left_for_execution() {
+        let documents = DocumentCache::new(8);
+        let text = "{ product(sku: \"A\") { sku } }";
+        let mut request = async_graphql::Request::new(text);
+        let checked = check_request(&mut request, Transport::Post, &documents, &options())
+            .expect("a query passes");
+        let kept = documents.get(text).expect("the parse is kept");
+        assert!(Arc::ptr_eq(&kept, &checked.document.expect("parsed")));
+        // Execution takes the document set on the request, not the text.
+        request.query = "{ product(".to_owned();
+        assert!(request.parsed_query().is_ok());
+
+        let mut broken = async_graphql::Request::new("{ product(");
+        let checked = check_request(&mut broken, Transport::WebSocket, &documents, &options())
+            .expect("a syntax error is async-graphql's to report");
+        assert!(checked.document.is_none());
+    }
+}
