@@ -1,24 +1,26 @@
-//! The `/graphql` handlers: request ids, limits, rate limits, the `cost` extension, codes on
-//! every error, metrics and one structured log line per request.
+//! The `/graphql` handlers over HTTP: request ids, the request check (`check`, shared with
+//! WebSocket subscriptions), the concurrency limit, bearer tokens, rate limits, timeouts, the
+//! `cost` extension, codes on every error, metrics and one structured log line per request.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Instant;
 
-use async_graphql::indexmap::IndexMap;
-use async_graphql::{ErrorExtensionValues, Name, Value};
+use async_graphql::ErrorExtensionValues;
+use async_graphql::parser::types::ExecutableDocument;
 use axum::Extension;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 
 use super::check::{Rejection, Transport, check_request};
+use super::cost;
 use super::transport::{self, MediaType, Refusal};
 use super::{AppState, REQUEST_ID, client_address};
 use crate::auth::{Auth, TokenError, Viewer};
 use crate::graphql::{Budget, RequestMeta, field_errors, retry_after_seconds};
 use crate::pagination::PageStats;
-use crate::ratelimit::{ClientKey, Throttle};
+use crate::ratelimit::{ClientKey, Refused};
 
 /// The peer's address, as `serve` records it for each connection (`None` when the router is
 /// served some other way: such requests share the budget of `0.0.0.0`).
@@ -140,6 +142,73 @@ async fn viewer(
     })
 }
 
+/// One request on its way through [`execute`]'s steps: what each step needs to answer, log
+/// and count it.
+struct Call<'a> {
+    app: &'a AppState,
+    request_id: String,
+    media: MediaType,
+    over_get: bool,
+    started: Instant,
+    operation_name: Option<String>,
+    /// The metrics label: `mutation` or `query`.
+    kind: &'static str,
+}
+
+/// A GraphQL request over HTTP, in its steps: parse and check it (the check WebSocket
+/// subscriptions get too), admit it (the concurrency limit, the viewer, its budget), run it,
+/// respond.
+async fn execute(
+    app: &AppState,
+    headers: &HeaderMap,
+    request_id: String,
+    media: MediaType,
+    mut request: async_graphql::Request,
+    over_get: bool,
+    address: IpAddr,
+) -> Response {
+    let started = Instant::now();
+    let transport = if over_get {
+        Transport::Get
+    } else {
+        Transport::Post
+    };
+    let checked = match check_request(&mut request, transport, &app.documents, &app.options) {
+        Ok(checked) => checked,
+        Err(rejection) => return reject(media, &rejection, &request_id),
+    };
+    let Ok(_permit) = app.in_flight.clone().try_acquire_owned() else {
+        return shed(app, media, &request_id);
+    };
+    let viewer = match viewer(app, headers, media, &request_id).await {
+        Ok(viewer) => viewer,
+        Err(refusal) => return refusal,
+    };
+    let budget = budget(app, viewer.as_ref(), address, checked.writes);
+    if let Some(viewer) = viewer {
+        request = request.data(viewer);
+    }
+    let call = Call {
+        app,
+        request_id,
+        media,
+        over_get,
+        started,
+        operation_name: request.operation_name.clone(),
+        kind: if checked.mutation {
+            "mutation"
+        } else {
+            "query"
+        },
+    };
+    let meta = Arc::new(RequestMeta::new(call.request_id.clone()));
+    let document = checked.document.as_deref();
+    match run(&call, request, &meta, &budget, document).await {
+        Ok(response) => respond(&call, response, &meta, &budget).await,
+        Err(timed_out) => timed_out,
+    }
+}
+
 /// A request the check refused, in the GraphQL response shape.
 fn reject(media: MediaType, rejection: &Rejection, request_id: &str) -> Response {
     let status = match rejection {
@@ -161,101 +230,61 @@ fn reject(media: MediaType, rejection: &Rejection, request_id: &str) -> Response
     response
 }
 
-async fn execute(
-    app: &AppState,
-    headers: &HeaderMap,
-    request_id: String,
-    media: MediaType,
-    mut request: async_graphql::Request,
-    over_get: bool,
-    address: IpAddr,
-) -> Response {
-    let started = Instant::now();
-    let transport = if over_get {
-        Transport::Get
-    } else {
-        Transport::Post
-    };
-    let checked = match check_request(&mut request, transport, &app.documents, &app.options) {
-        Ok(checked) => checked,
-        Err(rejection) => return reject(media, &rejection, &request_id),
-    };
-    let operation_name = request.operation_name.clone();
-    let document = checked.document;
-    let writes = checked.writes;
-    let kind = if checked.mutation {
-        "mutation"
-    } else {
-        "query"
-    };
-    let Ok(_permit) = app.in_flight.clone().try_acquire_owned() else {
-        metrics::counter!("dynapage_requests_shed_total").increment(1);
-        let message = format!(
-            "the server is at its limit of {} concurrent requests; retry shortly",
-            app.options.max_concurrent_requests
-        );
-        let mut response = refuse(
-            media,
-            StatusCode::SERVICE_UNAVAILABLE,
-            "SERVICE_UNAVAILABLE",
-            message,
-            &request_id,
-        );
-        response
-            .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-        return response;
-    };
+/// A request beyond `--max-concurrent-requests`, refused at once rather than queued.
+fn shed(app: &AppState, media: MediaType, request_id: &str) -> Response {
+    metrics::counter!("dynapage_requests_shed_total").increment(1);
+    let message = format!(
+        "the server is at its limit of {} concurrent requests; retry shortly",
+        app.options.max_concurrent_requests
+    );
+    let mut response = refuse(
+        media,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "SERVICE_UNAVAILABLE",
+        message,
+        request_id,
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
 
-    let viewer = match viewer(app, headers, media, &request_id).await {
-        Ok(viewer) => viewer,
-        Err(refusal) => return refusal,
-    };
-    let client = ClientKey::new(viewer.as_ref().map(|v| v.sub.as_str()), address);
-    if let Some(viewer) = viewer {
-        request = request.data(viewer);
-    }
-
-    let operation = operation_name.clone().unwrap_or_default();
-    let meta = Arc::new(RequestMeta::new(request_id.clone()));
-    // The budgets are checked after validation, before execution (`graphql::budget`).
-    let budget = Arc::new(Budget::new(
+/// The request's budget check: the viewer's budgets when a token says who it is, else its
+/// address's. The budgets are checked after validation, before execution (`graphql::budget`).
+fn budget(app: &AppState, viewer: Option<&Viewer>, address: IpAddr, writes: usize) -> Arc<Budget> {
+    let client = ClientKey::new(viewer.map(|v| v.sub.as_str()), address);
+    Arc::new(Budget::new(
         app.options.rate_limiter.clone(),
         client,
         writes as u64,
-    ));
+    ))
+}
+
+/// Runs the request within `--request-timeout-ms` (a timeout is answered at once, as the
+/// `Err`), and completes what async-graphql leaves out of its response.
+async fn run(
+    call: &Call<'_>,
+    request: async_graphql::Request,
+    meta: &Arc<RequestMeta>,
+    budget: &Arc<Budget>,
+    document: Option<&ExecutableDocument>,
+) -> Result<async_graphql::Response, Response> {
+    let app = call.app;
     let execution = app
         .schema
         .execute(request.data(meta.clone()).data(budget.clone()));
     let Ok(mut response) = tokio::time::timeout(app.options.request_timeout, execution).await
     else {
-        metrics::counter!("dynapage_graphql_requests_total", "kind" => kind, "outcome" => "timeout").increment(1);
-        tracing::warn!(
-            request_id,
-            operation,
-            kind,
-            timeout_ms = app.options.request_timeout.as_millis() as u64,
-            "graphql request timed out"
-        );
-        let message = format!(
-            "the request took longer than {} ms",
-            app.options.request_timeout.as_millis()
-        );
-        return refuse(
-            media,
-            StatusCode::GATEWAY_TIMEOUT,
-            "REQUEST_TIMEOUT",
-            message,
-            &request_id,
-        );
+        return Err(timed_out(call));
     };
     // async-graphql leaves a failed field's key out; the specification wants a null there,
     // propagated through non-null positions (`graphql::field_errors` says why and how).
-    if let Some(document) = &document {
+    if let Some(document) = document {
         field_errors::complete(
             &app.types,
             document,
-            operation_name.as_deref(),
+            call.operation_name.as_deref(),
             &mut response,
         );
     }
@@ -269,6 +298,39 @@ async fn execute(
             extensions.set("code", "GRAPHQL_VALIDATION_FAILED");
         }
     }
+    Ok(response)
+}
+
+/// The answer to a request still running at its timeout (its backend calls are cancelled).
+fn timed_out(call: &Call<'_>) -> Response {
+    let (kind, timeout) = (call.kind, call.app.options.request_timeout);
+    metrics::counter!("dynapage_graphql_requests_total", "kind" => kind, "outcome" => "timeout")
+        .increment(1);
+    tracing::warn!(
+        request_id = call.request_id,
+        operation = call.operation_name.as_deref().unwrap_or_default(),
+        kind,
+        timeout_ms = timeout.as_millis() as u64,
+        "graphql request timed out"
+    );
+    let message = format!("the request took longer than {} ms", timeout.as_millis());
+    refuse(
+        call.media,
+        StatusCode::GATEWAY_TIMEOUT,
+        "REQUEST_TIMEOUT",
+        message,
+        &call.request_id,
+    )
+}
+
+/// The HTTP response to a request that ran: the `cost` extension, its metrics and log line,
+/// `Cache-Control`, and 429 when a budget refused it.
+async fn respond(
+    call: &Call<'_>,
+    response: async_graphql::Response,
+    meta: &RequestMeta,
+    budget: &Budget,
+) -> Response {
     let checked = budget.checked();
     let refused = checked.and_then(|c| c.refused());
     // A request that failed before the check spent nothing; its response still shows the budget.
@@ -276,41 +338,17 @@ async fn execute(
         Some(checked) => checked.verdict.and_then(|v| v.cost),
         None => budget.peek().await.and_then(|v| v.cost),
     };
-    let cost = meta.cost();
-    let elapsed = started.elapsed();
-    let outcome = if refused.is_some() {
-        "rate_limited"
-    } else if response.errors.is_empty() {
-        "ok"
-    } else {
-        "error"
-    };
-    metrics::counter!("dynapage_graphql_requests_total", "kind" => kind, "outcome" => outcome)
-        .increment(1);
-    metrics::histogram!("dynapage_graphql_request_duration_seconds", "kind" => kind)
-        .record(elapsed.as_secs_f64());
-    tracing::info!(
-        request_id,
-        operation,
-        kind,
-        errors = response.errors.len(),
-        cost = checked.map(|c| c.cost),
-        rate_limited = refused.map(|r| r.limit.as_str()),
-        items_read = cost.items_read,
-        store_queries = cost.store_queries,
-        index_calls = cost.index_calls,
-        elapsed_ms = elapsed.as_millis() as u64,
-        "graphql request"
-    );
-    let cache_control = if over_get && response.errors.is_empty() {
+    let read = meta.cost();
+    let requested = checked.map(|c| c.cost);
+    record(call, &response, requested, refused.as_ref(), read);
+    let actual = requested.filter(|_| refused.is_none());
+    let response = response.extension("cost", cost::extension(requested, actual, throttle, read));
+    let cache_control = if call.over_get && response.errors.is_empty() {
         super::GET_QUERY_CACHE_CONTROL
     } else {
         "no-store"
     };
-    let requested = checked.map(|c| c.cost);
-    let actual = requested.filter(|_| refused.is_none());
-    response = response.extension("cost", cost_extension(requested, actual, throttle, cost));
-    let mut http = transport::respond(media, &response);
+    let mut http = transport::respond(call.media, &response);
     http.headers_mut().insert(
         header::CACHE_CONTROL,
         HeaderValue::from_static(cache_control),
@@ -329,42 +367,38 @@ async fn execute(
     http
 }
 
-/// `extensions.cost`: the budget in Shopify's shape (`requestedQueryCost`: the complexity, null
-/// when the request failed before it was priced; `actualQueryCost`: what it took from the
-/// budget, the same number, null when it did not run; `throttleStatus`: the budget after it,
-/// null when cost is not limited), beside what the request read.
-fn cost_extension(
-    requested: Option<u64>,
-    actual: Option<u64>,
-    throttle: Option<Throttle>,
+/// The request's metrics and its one log line.
+fn record(
+    call: &Call<'_>,
+    response: &async_graphql::Response,
+    cost: Option<u64>,
+    refused: Option<&Refused>,
     read: PageStats,
-) -> Value {
-    let mut cost = IndexMap::with_capacity(6);
-    let number = |n: Option<u64>| n.map_or(Value::Null, Value::from);
-    cost.insert(Name::new("requestedQueryCost"), number(requested));
-    cost.insert(Name::new("actualQueryCost"), number(actual));
-    let throttle = throttle.map_or(Value::Null, |t| {
-        let mut status = IndexMap::with_capacity(3);
-        status.insert(
-            Name::new("maximumAvailable"),
-            Value::from(t.maximum_available),
-        );
-        status.insert(
-            Name::new("currentlyAvailable"),
-            Value::from(t.currently_available),
-        );
-        let rate = t.restore_rate;
-        let rate = if rate.fract() == 0.0 {
-            Value::from(rate as u64)
-        } else {
-            Value::from(rate)
-        };
-        status.insert(Name::new("restoreRate"), rate);
-        Value::Object(status)
-    });
-    cost.insert(Name::new("throttleStatus"), throttle);
-    cost.insert(Name::new("itemsRead"), Value::from(read.items_read));
-    cost.insert(Name::new("storeQueries"), Value::from(read.store_queries));
-    cost.insert(Name::new("indexCalls"), Value::from(read.index_calls));
-    Value::Object(cost)
+) {
+    let kind = call.kind;
+    let elapsed = call.started.elapsed();
+    let outcome = if refused.is_some() {
+        "rate_limited"
+    } else if response.errors.is_empty() {
+        "ok"
+    } else {
+        "error"
+    };
+    metrics::counter!("dynapage_graphql_requests_total", "kind" => kind, "outcome" => outcome)
+        .increment(1);
+    metrics::histogram!("dynapage_graphql_request_duration_seconds", "kind" => kind)
+        .record(elapsed.as_secs_f64());
+    tracing::info!(
+        request_id = call.request_id,
+        operation = call.operation_name.as_deref().unwrap_or_default(),
+        kind,
+        errors = response.errors.len(),
+        cost,
+        rate_limited = refused.map(|r| r.limit.as_str()),
+        items_read = read.items_read,
+        store_queries = read.store_queries,
+        index_calls = read.index_calls,
+        elapsed_ms = elapsed.as_millis() as u64,
+        "graphql request"
+    );
 }

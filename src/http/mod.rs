@@ -24,6 +24,7 @@ pub use client_address::{TrustedProxies, client_address};
 pub use cors::CorsOrigins;
 
 mod check;
+mod cost;
 mod documents;
 mod graphql;
 mod limits;
