@@ -149,15 +149,7 @@ async fn graphql_get(
         )
             .into_response();
     };
-    websocket::upgrade(
-        upgrade,
-        protocol,
-        app.schema.clone(),
-        app.options.clone(),
-        app.documents.clone(),
-        app.api.auth.clone(),
-        app.options.shutdown.clone(),
-    )
+    websocket::upgrade(upgrade, protocol, &app)
 }
 
 /// The application's routes.

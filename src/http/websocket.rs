@@ -20,19 +20,19 @@
 //! - closing every socket with 1001 ("going away") when the server shuts down.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use async_graphql::http::{WebSocketProtocols, WsMessage};
 use async_graphql::{Data, Executor, Request, Response, ServerError};
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use futures::SinkExt;
-use futures::stream::{BoxStream, StreamExt};
-use tokio_util::sync::CancellationToken;
+use futures::future::{BoxFuture, FutureExt};
+use futures::stream::{BoxStream, SplitSink, SplitStream, StreamExt};
 
-use super::HttpOptions;
 use super::check::{Rejection, Transport, check_request};
 use super::documents::DocumentCache;
+use super::{AppState, HttpOptions};
 use crate::auth::Auth;
 use crate::graphql::ApiSchema;
 
@@ -134,12 +134,15 @@ pub(super) fn requested_protocol(headers: &axum::http::HeaderMap) -> Option<WebS
 pub(super) fn upgrade(
     upgrade: WebSocketUpgrade,
     protocol: WebSocketProtocols,
-    schema: ApiSchema,
-    options: Arc<HttpOptions>,
-    documents: Arc<DocumentCache>,
-    auth: Auth,
-    shutdown: CancellationToken,
+    app: &AppState,
 ) -> axum::response::Response {
+    let executor = SubscriptionsOnly {
+        schema: app.schema.clone(),
+        options: app.options.clone(),
+        documents: app.documents.clone(),
+        open: Arc::default(),
+    };
+    let auth = app.api.auth.clone();
     upgrade
         .protocols(async_graphql::http::ALL_WEBSOCKET_PROTOCOLS)
         // Clients send small messages (a subscribe, a pong); tungstenite's defaults (a 128 KiB
@@ -149,117 +152,36 @@ pub(super) fn upgrade(
         .write_buffer_size(MESSAGE_BYTES)
         .max_message_size(MESSAGE_BYTES)
         .max_frame_size(MESSAGE_BYTES)
-        .on_upgrade(move |socket| {
-            serve(socket, protocol, schema, options, documents, auth, shutdown)
-        })
+        .on_upgrade(move |socket| serve(socket, protocol, executor, auth))
 }
 
+/// One socket, from its upgrade to its close: async-graphql speaks the protocol, [`relay`]
+/// forwards what it says and adds the timeouts, pings and close codes it leaves to us.
 async fn serve(
     socket: WebSocket,
     protocol: WebSocketProtocols,
-    schema: ApiSchema,
-    options: Arc<HttpOptions>,
-    documents: Arc<DocumentCache>,
+    executor: SubscriptionsOnly,
     auth: Auth,
-    shutdown: CancellationToken,
 ) {
     metrics::gauge!("dynapage_websockets_open").increment(1.0);
-    let (mut sink, stream) = socket.split();
+    let (sink, stream) = socket.split();
     // Our own queue in front of the socket, so a close frame of ours can follow async-graphql's.
-    let (out, mut queue) = futures::channel::mpsc::channel::<Message>(16);
-    let (initialised, mut init_seen) = tokio::sync::watch::channel(false);
-    // Set when `connection_init` is refused: async-graphql then closes with 1002 (protocol
-    // error); graphql-transport-ws says 4403 (Forbidden), which is what clients look for. This
-    // can go when async-graphql closes with 4403 itself.
-    let refused = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let refused_init = refused.clone();
-    // When the client last sent anything, in milliseconds since the socket opened.
-    let opened = std::time::Instant::now();
-    let heard = Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let heard_in = heard.clone();
-    let executor = SubscriptionsOnly {
-        schema,
-        options: options.clone(),
-        documents,
-        open: Arc::default(),
-    };
-    let input = stream
-        .take_while(|message| futures::future::ready(message.is_ok()))
-        .inspect(move |_| {
-            let ms = u64::try_from(opened.elapsed().as_millis()).unwrap_or(u64::MAX);
-            heard_in.store(ms, Ordering::Relaxed);
-        })
-        .map(|message| match message {
-            Ok(Message::Text(text)) => text.as_bytes().to_vec(),
-            Ok(Message::Binary(bytes)) => bytes.to_vec(),
-            _ => Vec::new(),
-        })
-        .filter(|bytes| futures::future::ready(!bytes.is_empty()));
-    let graphql = async_graphql::http::WebSocket::new(executor, input, protocol)
-        .on_connection_init(move |payload| {
-            let auth = auth.clone();
-            let initialised = initialised.clone();
-            let refused = refused_init.clone();
-            async move {
-                let data = connection_data(&auth, &payload).await.inspect_err(|_| {
-                    refused.store(true, Ordering::Relaxed);
-                })?;
-                let _ = initialised.send(true);
-                Ok(data)
-            }
-        });
-    let mut graphql = Box::pin(graphql);
-    let writer = tokio::spawn(async move {
-        while let Some(message) = queue.next().await {
-            let close = matches!(message, Message::Close(_));
-            if sink.send(message).await.is_err() || close {
-                break;
-            }
-        }
-        let _ = sink.close().await;
-    });
-    let mut out = out;
-    let init_deadline = tokio::time::sleep(options.connection_init_timeout);
-    tokio::pin!(init_deadline);
-    let every = options.websocket_keepalive;
-    let mut keepalive = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-    let ping = match protocol {
-        WebSocketProtocols::GraphQLWS => r#"{"type":"ping"}"#,
-        _ => r#"{"type":"ka"}"#,
-    };
-    let mut initialised_in_time = false;
-    let close = loop {
-        tokio::select! {
-            message = graphql.next() => match message {
-                Some(WsMessage::Text(text)) => {
-                    if out.send(Message::Text(text.into())).await.is_err() {
-                        break None;
-                    }
-                }
-                Some(WsMessage::Close(code, reason)) => {
-                    let code = if refused.load(Ordering::Relaxed) { 4403 } else { code };
-                    break Some((code, reason));
-                }
-                None => break None,
-            },
-            changed = init_seen.changed(), if !initialised_in_time => {
-                initialised_in_time = changed.is_ok() && *init_seen.borrow();
-            }
-            () = &mut init_deadline, if !initialised_in_time => {
-                break Some((4408, "Connection initialisation timeout".to_owned()));
-            }
-            _ = keepalive.tick() => {
-                let silent = opened.elapsed().saturating_sub(Duration::from_millis(heard.load(Ordering::Relaxed)));
-                if protocol == WebSocketProtocols::GraphQLWS && silent > 2 * every {
-                    break Some((3008, "no pong to the keep-alive pings".to_owned()));
-                }
-                if out.send(Message::Text(ping.into())).await.is_err() {
-                    break None;
-                }
-            }
-            () = shutdown.cancelled() => break Some((1001, "the server is going away".to_owned())),
-        }
-    };
+    let (mut out, queue) = futures::channel::mpsc::channel::<Message>(16);
+    let writer = tokio::spawn(write(sink, queue));
+    let options = executor.options.clone();
+    let heard = Heard::new();
+    let init = Init::default();
+    let graphql = async_graphql::http::WebSocket::new(executor, incoming(stream, &heard), protocol)
+        .on_connection_init(init.callback(auth));
+    let close = relay(
+        Box::pin(graphql),
+        &mut out,
+        protocol,
+        &options,
+        &init,
+        &heard,
+    )
+    .await;
     if let Some((code, reason)) = close {
         let _ = out
             .send(Message::Close(Some(CloseFrame {
@@ -271,6 +193,155 @@ async fn serve(
     drop(out);
     let _ = writer.await;
     metrics::gauge!("dynapage_websockets_open").decrement(1.0);
+}
+
+/// Sends the queue's messages to the socket until a close frame or the queue's end.
+async fn write(
+    mut sink: SplitSink<WebSocket, Message>,
+    mut queue: futures::channel::mpsc::Receiver<Message>,
+) {
+    while let Some(message) = queue.next().await {
+        let close = matches!(message, Message::Close(_));
+        if sink.send(message).await.is_err() || close {
+            break;
+        }
+    }
+    let _ = sink.close().await;
+}
+
+/// The client's messages as async-graphql reads them, noting when each was heard; the stream
+/// ends at the socket's first error.
+fn incoming(
+    stream: SplitStream<WebSocket>,
+    heard: &Heard,
+) -> impl futures::Stream<Item = Vec<u8>> + Unpin + Send + 'static {
+    let heard = heard.clone();
+    stream
+        .take_while(|message| futures::future::ready(message.is_ok()))
+        .inspect(move |_| heard.now())
+        .map(|message| match message {
+            Ok(Message::Text(text)) => text.as_bytes().to_vec(),
+            Ok(Message::Binary(bytes)) => bytes.to_vec(),
+            _ => Vec::new(),
+        })
+        .filter(|bytes| futures::future::ready(!bytes.is_empty()))
+}
+
+/// When the client last sent anything, in milliseconds since the socket opened.
+#[derive(Clone)]
+struct Heard {
+    opened: Instant,
+    ms: Arc<AtomicU64>,
+}
+
+impl Heard {
+    fn new() -> Self {
+        Self {
+            opened: Instant::now(),
+            ms: Arc::default(),
+        }
+    }
+
+    /// The client was heard just now.
+    fn now(&self) {
+        let ms = u64::try_from(self.opened.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// How long the client has said nothing.
+    fn silent(&self) -> Duration {
+        let heard = Duration::from_millis(self.ms.load(Ordering::Relaxed));
+        self.opened.elapsed().saturating_sub(heard)
+    }
+}
+
+/// What became of `connection_init`.
+#[derive(Default)]
+struct Init {
+    /// Set when `connection_init` was accepted.
+    accepted: Arc<tokio::sync::watch::Sender<bool>>,
+    /// Set when `connection_init` was refused: async-graphql then closes with 1002 (protocol
+    /// error); graphql-transport-ws says 4403 (Forbidden), which is what clients look for. This
+    /// can go when async-graphql closes with 4403 itself.
+    refused: Arc<AtomicBool>,
+}
+
+impl Init {
+    /// async-graphql's `on_connection_init`: the connection's data, noting the outcome.
+    fn callback(
+        &self,
+        auth: Auth,
+    ) -> impl FnOnce(serde_json::Value) -> BoxFuture<'static, async_graphql::Result<Data>> + Send + 'static
+    {
+        let (accepted, refused) = (self.accepted.clone(), self.refused.clone());
+        move |payload| {
+            async move {
+                let data = connection_data(&auth, &payload).await.inspect_err(|_| {
+                    refused.store(true, Ordering::Relaxed);
+                })?;
+                accepted.send_replace(true);
+                Ok(data)
+            }
+            .boxed()
+        }
+    }
+}
+
+/// Forwards async-graphql's messages to the socket until either side closes, and adds what it
+/// leaves to us: the `connection_init` timeout (4408), keep-alive pings and the silent-client
+/// close (3008), 4403 for a refused `connection_init`, and 1001 when the server shuts down.
+/// Returns the close frame to send, if any.
+async fn relay(
+    mut graphql: impl futures::Stream<Item = WsMessage> + Unpin,
+    out: &mut futures::channel::mpsc::Sender<Message>,
+    protocol: WebSocketProtocols,
+    options: &HttpOptions,
+    init: &Init,
+    heard: &Heard,
+) -> Option<(u16, String)> {
+    let mut init_seen = init.accepted.subscribe();
+    let init_deadline = tokio::time::sleep(options.connection_init_timeout);
+    tokio::pin!(init_deadline);
+    let every = options.websocket_keepalive;
+    let mut keepalive = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    let ping = match protocol {
+        WebSocketProtocols::GraphQLWS => r#"{"type":"ping"}"#,
+        _ => r#"{"type":"ka"}"#,
+    };
+    let mut initialised_in_time = false;
+    loop {
+        tokio::select! {
+            message = graphql.next() => match message {
+                Some(WsMessage::Text(text)) => {
+                    if out.send(Message::Text(text.into())).await.is_err() {
+                        return None;
+                    }
+                }
+                Some(WsMessage::Close(code, reason)) => {
+                    let code = if init.refused.load(Ordering::Relaxed) { 4403 } else { code };
+                    return Some((code, reason));
+                }
+                None => return None,
+            },
+            changed = init_seen.changed(), if !initialised_in_time => {
+                initialised_in_time = changed.is_ok() && *init_seen.borrow();
+            }
+            () = &mut init_deadline, if !initialised_in_time => {
+                return Some((4408, "Connection initialisation timeout".to_owned()));
+            }
+            _ = keepalive.tick() => {
+                if protocol == WebSocketProtocols::GraphQLWS && heard.silent() > 2 * every {
+                    return Some((3008, "no pong to the keep-alive pings".to_owned()));
+                }
+                if out.send(Message::Text(ping.into())).await.is_err() {
+                    return None;
+                }
+            }
+            () = options.shutdown.cancelled() => {
+                return Some((1001, "the server is going away".to_owned()));
+            }
+        }
+    }
 }
 
 /// The connection's data from `connection_init`'s payload: a verified viewer when it carries a
