@@ -8,9 +8,9 @@ use clap::{Args, ValueEnum};
 
 use crate::graphql::QueryLimits;
 use crate::http::{CorsOrigins, TrustedProxies};
-use crate::index::redis::{RedisConfig, TrustedCa};
 use crate::pagination::{CursorCodec, PagingSettings};
 use crate::ratelimit::RateLimits;
+use crate::redis::{RedisConfig, TrustedCa};
 
 /// Where comments live.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

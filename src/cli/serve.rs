@@ -19,8 +19,10 @@ use crate::config::{
 use crate::domain::{ChangeEvent, RatingSet, Sku};
 use crate::graphql::{ApiState, build_schema};
 use crate::index::{AnyIndex, PageIndex};
+use crate::live::redis_log::RedisLog;
 use crate::pagination::Engine;
-use crate::startup::{Backends, open_backends_live, rate_limiter, stream_consumer};
+use crate::redis::RedisHandle;
+use crate::startup::{Backends, Process, open_backends_live, rate_limiter, stream_consumer};
 use crate::store::AnyStore;
 
 /// The embedded demo: `(sku, comments, seed)`. The first one's size is `--demo-comments`.
@@ -115,23 +117,26 @@ pub async fn run_with(
     // feed, or the table's stream (`--sync`, implied by a memory index over DynamoDB).
     let hub = crate::live::Hub::new(args.server.subscription_buffer as usize);
     let (local, mut local_feed) = crate::live::Hub::local_channel();
+    let process = Process::Serve {
+        sync: args.sync,
+        rate_limits: args.rate_limit.limits().any(),
+    };
     let Backends {
         store,
         index,
+        redis,
         mut tasks,
-    } = open_backends_live(&args.backend, &shutdown, Some(&local)).await?;
+    } = open_backends_live(&args.backend, process, &shutdown, Some(&local)).await?;
     if args.backend.store == StoreKind::Memory && args.demo_comments > 0 {
         seed_demo(&store, &index, args.demo_comments).await?;
     }
     // The demo data is not news: nobody can have subscribed yet.
     while local_feed.try_recv().is_ok() {}
-    let source = match &index {
-        AnyIndex::Redis(redis) => {
-            crate::live::Source::Redis(redis.change_log(&args.backend.redis_config()?)?)
-        }
+    let source = match &redis {
+        Some(redis) => crate::live::Source::Redis(RedisLog::new(redis).reader()?),
         // Only this process applies changes to its memory index (the embedded store's feed,
         // or the stream, which a memory index over DynamoDB implies).
-        AnyIndex::Memory(_) => crate::live::Source::Local(local_feed),
+        None => crate::live::Source::Local(local_feed),
     };
     tasks.push(tokio::spawn(crate::live::run_feed(
         source,
@@ -140,7 +145,7 @@ pub async fn run_with(
         hub.clone(),
         shutdown.clone(),
     )));
-    tasks.extend(start_sync(&args, &store, &index, &shutdown, &local).await?);
+    tasks.extend(start_sync(&args, &store, &index, redis.as_ref(), &shutdown, &local).await?);
     let api = Arc::new(ApiState {
         engine: Engine::new(store, index, settings),
         codec,
@@ -152,8 +157,7 @@ pub async fn run_with(
     });
     let limiter = rate_limiter(
         &args.rate_limit,
-        api.engine.index(),
-        &args.backend.redis_prefix,
+        redis.as_ref(),
         args.server.max_query_complexity,
     );
     let schema = build_schema(Some(api.clone()), args.server.limits());
@@ -220,6 +224,7 @@ async fn start_sync(
     args: &ServeArgs,
     store: &AnyStore,
     index: &AnyIndex,
+    redis: Option<&RedisHandle>,
     shutdown: &CancellationToken,
     local: &UnboundedSender<Vec<ChangeEvent>>,
 ) -> anyhow::Result<Option<JoinHandle<()>>> {
@@ -247,6 +252,7 @@ async fn start_sync(
     let consumer = stream_consumer(
         store,
         index,
+        redis,
         Duration::from_millis(args.sync_poll_ms),
         Some(local),
     )?;
