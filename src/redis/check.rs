@@ -3,6 +3,9 @@
 //! start-up, naming what to fix, instead of degrading every request later; then the user's
 //! permissions for every command the process declared (`acl`). A Redis that is merely down
 //! does not stop anything: the connection recovers by itself once it is back.
+//!
+//! It knows what to send only from the [`Need`]s it is given (and its own), never which
+//! process or feature sends them; logging what it found is the caller's.
 
 use redis::{ErrorKind, RedisError, ServerErrorKind};
 

@@ -1,5 +1,7 @@
 //! Where Redis is and how long to wait for it: the settings every Redis user shares, built from
 //! `--redis-url`, `--redis-prefix`, `--redis-cluster` and `--redis-ca-file` (`crate::config`).
+//! Nothing here belongs to one user: the page index's tombstone lifetime, say, is the index's
+//! (`RedisIndex::with_tombstone_ttl`).
 
 use std::time::Duration;
 

@@ -3,7 +3,8 @@
 //! node keeps its own ACL users). [`matching_keys`] finds keys on all of them; the start-up
 //! check dry-runs its commands on each (`acl`).
 //!
-//! `SCAN` is for `verify` and `reindex`, never on a request path.
+//! `SCAN` is for `verify` and `reindex`, never on a request path. The pattern is the caller's:
+//! this module knows no key names.
 
 use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
 use redis::{Cmd, RedisResult, Value};
