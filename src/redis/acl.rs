@@ -83,7 +83,7 @@ enum Reply {
 pub(super) async fn check(handle: &RedisHandle, needs: &[Need]) -> Result<AclCheck, AclDenied> {
     let nodes = match every_node(&handle.connection()).await {
         Ok(nodes) => nodes,
-        Err(err) => return Ok(AclCheck::Skipped(stopped_answering(err))),
+        Err(err) => return Ok(AclCheck::Skipped(no_nodes(err))),
     };
     let mut denied = Vec::<Denied>::new();
     let mut unchecked = vec![None; needs.len()];
@@ -173,9 +173,13 @@ fn reply_of(answer: Result<Value, RedisError>) -> Reply {
     }
 }
 
-fn stopped_answering(err: CallError) -> String {
-    let error = format!("{:#}", anyhow::Error::from(err));
-    format!("Redis stopped answering during the check ({error})")
+/// Why the check could not find the nodes to ask (a Cluster's masters, from `CLUSTER SLOTS`).
+fn no_nodes(err: CallError) -> String {
+    let what = match err {
+        CallError::Unavailable(_) => "Redis stopped answering during the check",
+        CallError::Internal(_) => "the Cluster's masters could not be listed",
+    };
+    format!("{what} ({:#})", anyhow::Error::from(err))
 }
 
 #[cfg(test)]

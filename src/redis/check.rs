@@ -46,7 +46,11 @@ impl RedisHandle {
         {
             Ok(()) => {
                 let mut all = own_needs(self.is_cluster());
-                all.extend_from_slice(needs);
+                for need in needs {
+                    if !all.contains(need) {
+                        all.push(need.clone());
+                    }
+                }
                 return Ok(FirstContact::Answered(acl::check(self, &all).await?));
             }
             Err(err) => err,
