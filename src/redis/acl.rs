@@ -6,7 +6,8 @@
 //! `ACL DRYRUN` exists from Redis 7.0 and needs the `acl|dryrun` permission; without either the
 //! check is skipped with a reason the caller logs, never failed: it can only add certainty.
 //! It checks a command and its keys against the user's ACL without running it, so it writes
-//! nothing and `ACL LOG` records nothing.
+//! nothing and `ACL LOG` records nothing, except one entry when the user may not run `ACL
+//! DRYRUN` itself (one command is tried alone first, so there is only one).
 
 use std::fmt;
 
