@@ -24,8 +24,9 @@ use redis_server::start_redis;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use dynapage::index::PageIndex as _;
-use dynapage::index::redis::{RedisConfig, RedisIndex};
+use dynapage::index::redis::RedisIndex;
 use dynapage::ratelimit::{Charge, ClientKey, MemoryLimiter, RateLimits, RedisLimiter};
+use dynapage::redis::RedisConfig;
 
 /// Never refuses: 4 billion points a second, 30 billion writes an hour.
 fn limits() -> RateLimits {
@@ -71,7 +72,7 @@ fn benches(c: &mut Criterion) {
             assert!(Instant::now() < deadline, "redis-server did not start");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        RedisLimiter::new(&index, "bench:", limits())
+        RedisLimiter::new(index.redis(), limits())
     });
     group.bench_function("redis/one at a time", |b| {
         b.iter(|| black_box(runtime.block_on(limiter.check(&client(1), CHARGE))))

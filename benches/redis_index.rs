@@ -29,7 +29,8 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use dynapage::domain::{ChangeEvent, IndexEntry, Order, RatingSet, Sku, SortKey};
 use dynapage::generate::CommentGenerator;
 use dynapage::index::PageIndex;
-use dynapage::index::redis::{RedisConfig, RedisIndex};
+use dynapage::index::redis::RedisIndex;
+use dynapage::redis::RedisConfig;
 use tokio::runtime::Runtime;
 
 const SKU: &str = "DAFT_PUNK_TSHIRT";

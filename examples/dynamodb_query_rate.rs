@@ -25,7 +25,8 @@ use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
 use clap::Parser;
 use dynapage::domain::{Order, RatingSet, Sku};
 use dynapage::index::PageIndex;
-use dynapage::index::redis::{RedisConfig, RedisIndex};
+use dynapage::index::redis::RedisIndex;
+use dynapage::redis::RedisConfig;
 
 /// The server's allocator, so the comparison is between the same builds (BENCHMARKS.md).
 #[global_allocator]

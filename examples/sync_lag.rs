@@ -18,7 +18,8 @@ use anyhow::Context;
 use clap::Parser;
 use dynapage::domain::{CommentDraft, RatingSet, Sku};
 use dynapage::index::PageIndex;
-use dynapage::index::redis::{RedisConfig, RedisIndex};
+use dynapage::index::redis::RedisIndex;
+use dynapage::redis::RedisConfig;
 use dynapage::store::CommentStore;
 use dynapage::store::dynamo::{DynamoConfig, DynamoStore};
 

@@ -2,9 +2,12 @@
 //! by a Redis sorted-set index.
 //!
 //! The layers, in the direction data flows (DESIGN §2): [`http`] → [`graphql`] → [`pagination`]
-//! → [`store`] / [`index`]; [`sync`] keeps the index in step with the store; [`ratelimit`] keeps
-//! each client within its budgets. [`domain`] is the vocabulary they share; [`auth`] says who
-//! writes; [`cli`], [`config`] and [`startup`] assemble the program.
+//! → [`store`] / [`index`]; [`sync`] keeps the index in step with the store; [`live`] fans the
+//! changes the index applied out to subscriptions; [`ratelimit`] keeps each client within its
+//! budgets. [`redis`] is the one connection layer under every Redis user (the index, the change
+//! log, the checkpoints, the rate limits), and imports none of them. [`domain`] is the
+//! vocabulary they share; [`auth`] says who writes; [`cli`], [`config`] and [`startup`]
+//! assemble the program.
 
 pub mod auth;
 pub mod cli;
@@ -18,6 +21,7 @@ pub mod index;
 pub mod live;
 pub mod pagination;
 pub mod ratelimit;
+pub mod redis;
 pub mod startup;
 pub mod store;
 pub mod sync;

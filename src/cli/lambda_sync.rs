@@ -3,8 +3,9 @@
 //! Lambda runtime (`AWS_LAMBDA_RUNTIME_API` and the function's variables, which Lambda sets)
 //! and applies each batch to the Redis index with the same code as `dynapage sync`
 //! (`crate::sync::lambda`). Lambda keeps the checkpoints, so no `sync:` keys are written.
-//! Settings that can never work (those `startup::open_redis` refuses for the other commands)
-//! fail the function's init: reported to the Runtime API, then a non-zero exit.
+//! Settings that can never work, and commands the Redis user may not run (those
+//! `startup::open_redis` refuses for the other commands), fail the function's init: reported
+//! to the Runtime API, then a non-zero exit.
 
 use anyhow::Context;
 use aws_lambda_events::event::dynamodb::Event;
@@ -14,6 +15,10 @@ use lambda_runtime::{Diagnostic, LambdaEvent, service_fn};
 
 use crate::config::{BackendArgs, IndexKind};
 use crate::index::redis::RedisIndex;
+use crate::live::redis_log::RedisLog;
+use crate::live::{Publishing, Sink};
+use crate::redis::RedisHandle;
+use crate::startup::Process;
 use crate::sync::apply_lambda_batch;
 
 /// The variable Lambda sets to the Runtime API's `host:port`.
@@ -31,8 +36,8 @@ pub struct LambdaSyncArgs {
 }
 
 pub async fn run(args: LambdaSyncArgs) -> anyhow::Result<()> {
-    let index = match open_index(&args).await {
-        Ok(index) => index,
+    let redis = match open_redis(&args).await {
+        Ok(redis) => redis,
         Err(error) => {
             report_init_error(&error).await;
             return Err(error);
@@ -40,7 +45,7 @@ pub async fn run(args: LambdaSyncArgs) -> anyhow::Result<()> {
     };
     tracing::info!("lambda-sync ready");
     // What it applies goes to the change log too, for the servers' subscriptions.
-    let index = crate::live::Publishing::new(index.clone(), crate::live::Sink::Redis(index));
+    let index = Publishing::new(RedisIndex::new(&redis), Sink::Redis(RedisLog::new(&redis)));
     let handler = service_fn(move |event: LambdaEvent<Event>| {
         let index = index.clone();
         async move {
@@ -55,16 +60,16 @@ pub async fn run(args: LambdaSyncArgs) -> anyhow::Result<()> {
         .context("the Lambda runtime stopped")
 }
 
-/// The index, checked as every command checks it at start-up (`startup::open_redis`): settings
-/// Redis refuses (TLS, certificate, password, ACL) fail the function's init instead of every
-/// batch after it.
-async fn open_index(args: &LambdaSyncArgs) -> anyhow::Result<RedisIndex> {
+/// The index's Redis, checked as every command checks it at start-up (`startup::open_redis`):
+/// settings Redis refuses (TLS, certificate, password) and commands the user's ACL refuses
+/// fail the function's init instead of every batch after it.
+async fn open_redis(args: &LambdaSyncArgs) -> anyhow::Result<RedisHandle> {
     anyhow::ensure!(
         args.backend.index == IndexKind::Redis,
         "`lambda-sync` writes the Redis index: set --index redis (DYNAPAGE_INDEX=redis) and \
          --redis-url (DYNAPAGE_REDIS_URL)"
     );
-    crate::startup::open_redis(&args.backend).await
+    crate::startup::open_redis(&args.backend, Process::LambdaSync).await
 }
 
 /// Tells Lambda why the function could not start (`POST /runtime/init/error`), so the reason is

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::BackendArgs;
 use crate::domain::Sku;
-use crate::startup::open_backends;
+use crate::startup::{Process, open_backends};
 
 #[derive(Args, Debug)]
 pub struct ReindexArgs {
@@ -34,7 +34,7 @@ pub async fn run(args: ReindexArgs) -> anyhow::Result<()> {
         .transpose()
         .context("--sku / DYNAPAGE_REINDEX_SKU")?;
     let shutdown = CancellationToken::new();
-    let backends = open_backends(&args.backend, &shutdown).await?;
+    let backends = open_backends(&args.backend, Process::Reindex, &shutdown).await?;
     let progress = progress_bar();
     let report = crate::sync::reindex(
         &backends.store,

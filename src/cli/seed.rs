@@ -38,7 +38,9 @@ pub async fn run(args: SeedArgs) -> anyhow::Result<()> {
     );
     let sku = Sku::parse(&args.sku).context("--sku")?;
     let shutdown = CancellationToken::new();
-    let backends = crate::startup::open_backends(&args.backend, &shutdown).await?;
+    let backends =
+        crate::startup::open_backends(&args.backend, crate::startup::Process::Seed, &shutdown)
+            .await?;
     let progress = ProgressBar::new(args.count).with_style(
         ProgressStyle::with_template(
             "{spinner} {pos}/{len} comments [{bar:40}] {per_sec} eta {eta}",

@@ -8,7 +8,7 @@ use anyhow::Context;
 use clap::{Args, Parser};
 use indicatif::ProgressBar;
 use tokio::net::TcpListener;
-use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -19,8 +19,10 @@ use crate::config::{
 use crate::domain::{ChangeEvent, RatingSet, Sku};
 use crate::graphql::{ApiState, build_schema};
 use crate::index::{AnyIndex, PageIndex};
+use crate::live::redis_log::RedisLog;
 use crate::pagination::Engine;
-use crate::startup::{Backends, open_backends_live, rate_limiter, stream_consumer};
+use crate::redis::RedisHandle;
+use crate::startup::{Backends, Process, open_backends_live, rate_limiter, stream_consumer};
 use crate::store::AnyStore;
 
 /// The embedded demo: `(sku, comments, seed)`. The first one's size is `--demo-comments`.
@@ -96,51 +98,36 @@ pub async fn run_with(
     let settings = args.paging.settings()?;
     let codec = args.cursor.codec()?;
     let auth = args.auth.auth(args.backend.store)?;
-    if let Auth::Jwt(verifier) = &auth {
-        // Reads need no keys; writes fail closed until a fetch succeeds (each unknown key
-        // retries it, at most once per few seconds).
-        match verifier.keys().refresh().await {
-            Ok(0) => {
-                tracing::error!("the JWKS holds no usable signing key: every write will be refused")
-            }
-            Ok(_) => {}
-            Err(error) => {
-                tracing::error!(error = %error, "cannot fetch the JWKS (--auth-jwks-url): writes are refused until it can be fetched")
-            }
-        }
-    }
+    fetch_signing_keys(&auth).await;
     let trusted_proxies = args.rate_limit.trusted_proxies()?;
     // Subscriptions are fed from the Redis change log with the Redis index (whoever applies
     // the stream publishes there), else from what this process applies: the embedded store's
     // feed, or the table's stream (`--sync`, implied by a memory index over DynamoDB).
     let hub = crate::live::Hub::new(args.server.subscription_buffer as usize);
     let (local, mut local_feed) = crate::live::Hub::local_channel();
+    let process = Process::Serve {
+        sync: args.sync,
+        rate_limits: args.rate_limit.limits().any(),
+    };
     let Backends {
         store,
         index,
+        redis,
         mut tasks,
-    } = open_backends_live(&args.backend, &shutdown, Some(&local)).await?;
+    } = open_backends_live(&args.backend, process, &shutdown, Some(&local)).await?;
     if args.backend.store == StoreKind::Memory && args.demo_comments > 0 {
         seed_demo(&store, &index, args.demo_comments).await?;
     }
     // The demo data is not news: nobody can have subscribed yet.
     while local_feed.try_recv().is_ok() {}
-    let source = match &index {
-        AnyIndex::Redis(redis) => {
-            crate::live::Source::Redis(redis.change_log(&args.backend.redis_config()?)?)
-        }
-        // Only this process applies changes to its memory index (the embedded store's feed,
-        // or the stream, which a memory index over DynamoDB implies).
-        AnyIndex::Memory(_) => crate::live::Source::Local(local_feed),
-    };
     tasks.push(tokio::spawn(crate::live::run_feed(
-        source,
+        live_source(redis.as_ref(), local_feed)?,
         store.clone(),
         index.clone(),
         hub.clone(),
         shutdown.clone(),
     )));
-    tasks.extend(start_sync(&args, &store, &index, &shutdown, &local).await?);
+    tasks.extend(start_sync(&args, &store, &index, redis.as_ref(), &shutdown, &local).await?);
     let api = Arc::new(ApiState {
         engine: Engine::new(store, index, settings),
         codec,
@@ -152,8 +139,7 @@ pub async fn run_with(
     });
     let limiter = rate_limiter(
         &args.rate_limit,
-        api.engine.index(),
-        &args.backend.redis_prefix,
+        redis.as_ref(),
         args.server.max_query_complexity,
     );
     let schema = build_schema(Some(api.clone()), args.server.limits());
@@ -164,10 +150,53 @@ pub async fn run_with(
         ..args.server.http_options()?
     };
     let router = crate::http::router(schema, api, options);
+    let grace = Duration::from_millis(args.server.shutdown_grace_ms);
+    serve_until_stopped(listener, router, &shutdown, grace, tasks).await
+}
+
+/// Fetches the JWKS once at start-up. Reads need no keys; writes fail closed until a fetch
+/// succeeds (each unknown key retries it, at most once per few seconds), so a failure is
+/// logged, not fatal.
+async fn fetch_signing_keys(auth: &Auth) {
+    let Auth::Jwt(verifier) = auth else {
+        return;
+    };
+    match verifier.keys().refresh().await {
+        Ok(0) => {
+            tracing::error!("the JWKS holds no usable signing key: every write will be refused")
+        }
+        Ok(_) => {}
+        Err(error) => {
+            tracing::error!(error = %error, "cannot fetch the JWKS (--auth-jwks-url): writes are refused until it can be fetched")
+        }
+    }
+}
+
+/// Where the hub takes applied changes from: the change log in `redis`, the Redis index's
+/// (whoever applies the stream publishes there), else what this process applies to its memory
+/// index (the embedded store's feed, or the stream, which a memory index over DynamoDB
+/// implies), sent to `local_feed`.
+fn live_source(
+    redis: Option<&RedisHandle>,
+    local_feed: UnboundedReceiver<Vec<ChangeEvent>>,
+) -> anyhow::Result<crate::live::Source> {
+    Ok(match redis {
+        Some(redis) => crate::live::Source::Redis(RedisLog::new(redis).reader()?),
+        None => crate::live::Source::Local(local_feed),
+    })
+}
+
+/// Serves `router` on `listener` until `shutdown` fires, then stops `tasks`. Draining is
+/// bounded: in-flight requests get `grace`, then the process stops.
+async fn serve_until_stopped(
+    listener: TcpListener,
+    router: axum::Router,
+    shutdown: &CancellationToken,
+    grace: Duration,
+    tasks: Vec<JoinHandle<()>>,
+) -> anyhow::Result<()> {
     let address = listener.local_addr()?;
     tracing::info!(%address, graphiql = %format!("http://{address}/"), "listening");
-    // Draining is bounded: in-flight requests get the grace period, then the process stops.
-    let grace = Duration::from_millis(args.server.shutdown_grace_ms);
     let drain_deadline = async {
         shutdown.cancelled().await;
         tokio::time::sleep(grace).await;
@@ -220,6 +249,7 @@ async fn start_sync(
     args: &ServeArgs,
     store: &AnyStore,
     index: &AnyIndex,
+    redis: Option<&RedisHandle>,
     shutdown: &CancellationToken,
     local: &UnboundedSender<Vec<ChangeEvent>>,
 ) -> anyhow::Result<Option<JoinHandle<()>>> {
@@ -247,6 +277,7 @@ async fn start_sync(
     let consumer = stream_consumer(
         store,
         index,
+        redis,
         Duration::from_millis(args.sync_poll_ms),
         Some(local),
     )?;

@@ -8,7 +8,7 @@ use clap::Args;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::BackendArgs;
-use crate::startup::{open_backends, stream_consumer};
+use crate::startup::{Process, open_backends, stream_consumer};
 
 #[derive(Args, Debug)]
 pub struct SyncArgs {
@@ -23,10 +23,11 @@ pub async fn run(args: SyncArgs) -> anyhow::Result<()> {
     args.backend.require_dynamodb_and_redis("sync")?;
     let shutdown = CancellationToken::new();
     tokio::spawn(super::serve::stop_on_signal(shutdown.clone()));
-    let backends = open_backends(&args.backend, &shutdown).await?;
+    let backends = open_backends(&args.backend, Process::Sync, &shutdown).await?;
     let consumer = stream_consumer(
         &backends.store,
         &backends.index,
+        backends.redis.as_ref(),
         Duration::from_millis(args.poll_ms),
         None,
     )?;

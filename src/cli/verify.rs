@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::BackendArgs;
 use crate::domain::{IndexEntry, Rating, Sku};
-use crate::startup::open_backends;
+use crate::startup::{Process, open_backends};
 use crate::sync::{DriftReport, ProductDrift};
 
 #[derive(Args, Debug)]
@@ -36,7 +36,7 @@ pub async fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         .transpose()
         .context("--sku / DYNAPAGE_VERIFY_SKU")?;
     let shutdown = CancellationToken::new();
-    let backends = open_backends(&args.backend, &shutdown).await?;
+    let backends = open_backends(&args.backend, Process::Verify, &shutdown).await?;
     let report = crate::sync::verify(
         &backends.store,
         &backends.index,

@@ -2,9 +2,8 @@
 //! (`Subscription.commentEvents`).
 //!
 //! Whatever feeds the index publishes what it applied ([`Publishing`]): with the embedded index,
-//! to this process; with the Redis index, to the Redis change log (`index::redis::ChangeLog`:
-//! a Stream, and why), which every server reads once, with one blocking `XREAD` however many
-//! clients it has. One task per server ([`run_feed`]) takes the changes from there, reads the
+//! to this process; with the Redis index, to the Redis change log ([`redis_log`]: a Stream, and
+//! why), which every server reads once, with one blocking `XREAD` however many clients it has. One task per server ([`run_feed`]) takes the changes from there, reads the
 //! comment of each upsert from the store and the product's rating counts from the index, once
 //! per batch, and broadcasts each change to every subscription of this server ([`Hub`]). A
 //! subscription keeps what matches its product and rating filter. The hub drops a change it has
@@ -22,6 +21,7 @@
 //! the Lambda consumer) for events to flow; servers only read the log.
 
 mod publish;
+pub mod redis_log;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -32,9 +32,9 @@ use tokio_util::sync::CancellationToken;
 
 pub use publish::{Publishing, Sink};
 
+use self::redis_log::LogReader;
 use crate::domain::{ChangeEvent, Comment, CommentId, Sku};
 use crate::index::PageIndex;
-use crate::index::redis::ChangeLog;
 use crate::store::CommentStore;
 
 /// How many recent changes the hub keeps for resuming subscriptions.
@@ -181,7 +181,7 @@ pub enum Source {
     /// What [`Publishing`] indexes of this process send ([`Sink::Local`]).
     Local(UnboundedReceiver<Vec<ChangeEvent>>),
     /// The Redis change log ([`Sink::Redis`]).
-    Redis(ChangeLog),
+    Redis(LogReader),
 }
 
 impl Source {

@@ -13,8 +13,8 @@
 
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::redis_log::RedisLog;
 use crate::domain::{ChangeEvent, IndexEntry, PageLayout, RatingSet, Sku, SortKey};
-use crate::index::redis::RedisIndex;
 use crate::index::{Held, IndexError, PageIndex, Positions, Repair, Stale};
 
 /// Where applied changes are published.
@@ -25,7 +25,7 @@ pub enum Sink {
     /// This process's hub (the embedded index: only this process serves it).
     Local(UnboundedSender<Vec<ChangeEvent>>),
     /// The Redis change log, which every server reads.
-    Redis(RedisIndex),
+    Redis(RedisLog),
 }
 
 /// `I`, publishing each change it applies.
@@ -104,7 +104,7 @@ impl<I: PageIndex> PageIndex for Publishing<I> {
             }
             // A failure fails the batch, which is then retried: the index refuses it as
             // replays, and it is published then.
-            Sink::Redis(log) => log.log_changes(&published).await?,
+            Sink::Redis(log) => log.append(&published).await?,
         }
         Ok(stale)
     }

@@ -1,5 +1,7 @@
 //! The limiter shared by every server process through Redis: one `take.lua` call per check,
-//! on the index's connection (no second connection), keys under the index's prefix.
+//! on the process's one Redis connection (shared with the index, through `crate::redis`), keys
+//! under the deployment's prefix. This module owns its keys and its script, and declares what
+//! it sends for the start-up check ([`RedisLimiter::needs`]); it knows nothing of the index.
 //!
 //! | key | type | holds |
 //! |---|---|---|
@@ -25,9 +27,10 @@ use std::time::{Duration, Instant};
 
 use super::bucket::Take;
 use super::{Charge, ClientKey, MemoryLimiter, RateLimits, Verdict};
-use crate::index::IndexError;
-use crate::index::redis::RedisIndex;
-use crate::index::redis::connection::{Connection, LuaScript, classify};
+use crate::redis::{CallError, KeyPrefix, LuaScript, Need, RedisHandle};
+
+/// `take.lua`: both buckets of a client, charged together or not at all.
+const TAKE: &str = include_str!("take.lua");
 
 /// How long a check waits for Redis before limiting in-process: the script is O(1) and
 /// answers in well under a millisecond, so this is Redis in trouble (or a machine overloaded),
@@ -39,9 +42,8 @@ const RETRY_REDIS_AFTER: Duration = Duration::from_secs(1);
 /// Budgets kept in Redis, shared by every process with the same Redis and prefix.
 #[derive(Debug)]
 pub struct RedisLimiter {
-    conn: Connection,
+    redis: RedisHandle,
     script: LuaScript,
-    prefix: String,
     fallback: MemoryLimiter,
     epoch: Instant,
     /// 0 while Redis answers; else the microsecond since `epoch` (plus one) from which one
@@ -50,12 +52,11 @@ pub struct RedisLimiter {
 }
 
 impl RedisLimiter {
-    /// A limiter on `index`'s Redis connection, with keys under `prefix` (the index's).
-    pub fn new(index: &RedisIndex, prefix: &str, limits: RateLimits) -> Self {
+    /// A limiter on `redis`'s (shared) connection, with keys under its prefix.
+    pub fn new(redis: &RedisHandle, limits: RateLimits) -> Self {
         Self {
-            conn: index.connection(),
-            script: LuaScript::new(include_str!("take.lua")),
-            prefix: prefix.to_owned(),
+            redis: redis.clone(),
+            script: LuaScript::new(TAKE),
             fallback: MemoryLimiter::new(limits),
             epoch: Instant::now(),
             redis_again_at: AtomicU64::new(0),
@@ -91,7 +92,7 @@ impl RedisLimiter {
                     return verdict;
                 }
                 Ok(Err(error)) => error,
-                Err(_) => IndexError::Unavailable(
+                Err(_) => CallError::Unavailable(
                     format!("no answer within {} ms", CHECK_TIMEOUT.as_millis()).into(),
                 ),
             };
@@ -110,10 +111,10 @@ impl RedisLimiter {
     }
 
     /// One call of `take.lua`.
-    async fn take(&self, client: &ClientKey, charge: Charge) -> Result<Verdict, IndexError> {
+    async fn take(&self, client: &ClientKey, charge: Charge) -> Result<Verdict, CallError> {
         let limits = self.fallback.limits();
         let mut call = self.script.call();
-        for key in keys(&self.prefix, client) {
+        for key in keys(self.redis.prefix(), client) {
             call.key(key);
         }
         for (spec, n) in [(limits.cost, charge.cost), (limits.writes, charge.writes)] {
@@ -122,10 +123,7 @@ impl RedisLimiter {
                 None => call.arg(0).arg(0).arg(0),
             };
         }
-        let reply: Vec<i64> = call
-            .invoke(&mut self.conn.clone())
-            .await
-            .map_err(classify)?;
+        let reply: Vec<i64> = call.invoke(&self.redis).await?;
         let [
             cost_allowed,
             cost_available,
@@ -135,7 +133,7 @@ impl RedisLimiter {
             writes_wait,
         ] = reply[..]
         else {
-            return Err(IndexError::Internal(
+            return Err(CallError::Internal(
                 format!("take.lua answered {} numbers, not 6", reply.len()).into(),
             ));
         };
@@ -161,9 +159,39 @@ impl RedisLimiter {
 }
 
 /// `<prefix>rl:{<client>}:c` and `:w`.
-fn keys(prefix: &str, client: &ClientKey) -> [String; 2] {
-    let stem = format!("{prefix}rl:{{{}}}", client.as_str());
+fn keys(prefix: &KeyPrefix, client: &ClientKey) -> [String; 2] {
+    let stem = prefix.key(format_args!("rl:{{{}}}", client.as_str()));
     [format!("{stem}:c"), format!("{stem}:w")]
+}
+
+const SCRIPT: &str = "the rate limits (take.lua)";
+const INSIDE: &str = "the rate limits, inside take.lua";
+
+impl RedisLimiter {
+    /// What a check sends, for the start-up check: `take.lua`, and what it calls inside Redis
+    /// (Redis's clock, and the two buckets).
+    pub fn needs(prefix: &KeyPrefix) -> Vec<Need> {
+        let client = ClientKey::new(None, std::net::Ipv4Addr::LOCALHOST.into());
+        let [cost, writes] = keys(prefix, &client);
+        let mut needs = LuaScript::new(TAKE)
+            .needs(
+                SCRIPT,
+                &[cost.clone(), writes],
+                &["1", "1", "1", "1", "1", "1"],
+            )
+            .to_vec();
+        needs.extend(script_calls(&cost));
+        needs
+    }
+}
+
+/// What `take.lua` calls inside Redis, on a bucket `key`.
+fn script_calls(key: &str) -> [Need; 3] {
+    [
+        Need::new(INSIDE, ["TIME"]),
+        Need::new(INSIDE, ["GET", key]),
+        Need::new(INSIDE, ["SET", key, "1", "PX", "1"]),
+    ]
 }
 
 #[cfg(test)]
@@ -174,11 +202,18 @@ mod tests {
     fn a_clients_keys_share_one_hash_tag_under_the_prefix() {
         let client = ClientKey::new(Some("a b"), std::net::Ipv4Addr::LOCALHOST.into());
         assert_eq!(
-            keys("dynapage:", &client),
+            keys(&KeyPrefix::new("dynapage:"), &client),
             [
                 "dynapage:rl:{sub:a%20b}:c".to_owned(),
                 "dynapage:rl:{sub:a%20b}:w".to_owned()
             ]
         );
+    }
+
+    #[test]
+    fn the_commands_declared_inside_take_lua_are_exactly_those_it_calls() {
+        let called: std::collections::BTreeSet<String> =
+            script_calls("k").iter().map(Need::name).collect();
+        assert_eq!(called, crate::redis::commands_called(TAKE));
     }
 }

@@ -2,17 +2,21 @@
 //!
 //! A checkpoint is written only after the batch it ends has been applied to the index, so a
 //! crash replays at most one batch (applying is idempotent) and never skips one. With the Redis
-//! index the checkpoints live in Redis beside it (`<prefix>sync:<table>:<shardId>`, spelled by
-//! the Redis adapter); with the embedded index they live in this process, as the index does,
-//! and both start empty together.
+//! index the checkpoints live in Redis beside it (`<prefix>sync:<table>:<shardId>`, one string
+//! each, spelled here), so a checkpoint never outlives (or predates) its index when a
+//! deployment's Redis is replaced; with the embedded index they live in this process, as the
+//! index does, and both start empty together.
 //!
-//! This module knows nothing of Redis commands or the streams SDK.
+//! This module owns the checkpoint keys and their two commands (`GET`, `SET`, declared for the
+//! start-up check by [`Checkpoints::needs`]) and reaches Redis through `crate::redis`. It knows
+//! nothing of the index's keys or the streams SDK. A Redis failure is reported as the index's
+//! (`IndexError`): the checkpoints are part of the index's Redis.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use crate::index::redis::RedisIndex;
-use crate::index::{AnyIndex, IndexError};
+use crate::index::IndexError;
+use crate::redis::{KeyPrefix, Need, RedisHandle};
 
 /// Where shard positions are kept. Cloning shares them.
 #[derive(Clone, Debug)]
@@ -20,7 +24,13 @@ pub enum Checkpoints {
     /// In this process, for the embedded index.
     Memory(Arc<Mutex<HashMap<String, String>>>),
     /// In the Redis that holds the index, under the table's name.
-    Redis { index: RedisIndex, table: String },
+    Redis { redis: RedisHandle, table: String },
+}
+
+/// `<prefix>sync:<table>:<shardId>`: the last stream sequence number the stream consumer
+/// applied from one shard of `table`'s stream.
+fn key(prefix: &KeyPrefix, table: &str, shard: &str) -> String {
+    prefix.key(format_args!("sync:{table}:{shard}"))
 }
 
 impl Checkpoints {
@@ -29,12 +39,13 @@ impl Checkpoints {
         Self::Memory(Arc::default())
     }
 
-    /// The checkpoints that belong with `index` for `table`'s stream.
-    pub fn for_index(index: &AnyIndex, table: &str) -> Self {
-        match index {
-            AnyIndex::Memory(_) => Self::in_memory(),
-            AnyIndex::Redis(redis) => Self::Redis {
-                index: redis.clone(),
+    /// The checkpoints that belong with the index for `table`'s stream: in `redis`, the Redis
+    /// index's, or in this process for the embedded index (`None`).
+    pub fn for_index(redis: Option<&RedisHandle>, table: &str) -> Self {
+        match redis {
+            None => Self::in_memory(),
+            Some(redis) => Self::Redis {
+                redis: redis.clone(),
                 table: table.to_owned(),
             },
         }
@@ -48,7 +59,14 @@ impl Checkpoints {
                 .unwrap_or_else(|p| p.into_inner())
                 .get(shard)
                 .cloned()),
-            Self::Redis { index, table } => index.load_checkpoint(table, shard).await,
+            Self::Redis {
+                redis: handle,
+                table,
+            } => {
+                let mut get = redis::cmd("GET");
+                get.arg(key(handle.prefix(), table, shard));
+                Ok(handle.query(&get).await?)
+            }
         }
     }
 
@@ -61,7 +79,37 @@ impl Checkpoints {
                     .insert(shard.to_owned(), sequence.to_owned());
                 Ok(())
             }
-            Self::Redis { index, table } => index.save_checkpoint(table, shard, sequence).await,
+            Self::Redis {
+                redis: handle,
+                table,
+            } => {
+                let mut set = redis::cmd("SET");
+                set.arg(key(handle.prefix(), table, shard)).arg(sequence);
+                Ok(handle.query::<()>(&set).await?)
+            }
         }
+    }
+
+    /// What checkpointing `table`'s stream in Redis sends, for the start-up check.
+    pub fn needs(prefix: &KeyPrefix, table: &str) -> Vec<Need> {
+        let key = key(prefix, table, "shardId-00000000000000000000-00000000");
+        let feature = "the stream consumer's checkpoints";
+        vec![
+            Need::new(feature, ["GET", key.as_str()]),
+            Need::new(feature, ["SET", key.as_str(), "49000000000000000000000000"]),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_checkpoint_key_names_the_table_and_the_shard_under_the_prefix() {
+        assert_eq!(
+            key(&KeyPrefix::new("p:"), "comments", "shardId-0001"),
+            "p:sync:comments:shardId-0001"
+        );
     }
 }

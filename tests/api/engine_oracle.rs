@@ -10,12 +10,13 @@ use dynapage::domain::{
 };
 use dynapage::index::PageIndex;
 use dynapage::index::memory::MemoryIndex;
-use dynapage::index::redis::{RedisConfig, RedisIndex};
+use dynapage::index::redis::RedisIndex;
 use dynapage::pagination::oracle::{self, OracleArgs};
 use dynapage::pagination::{
     ConnectionArgs, CursorCodec, CursorScope, Engine, PagePlan, PaginationError, PagingSettings,
     Want,
 };
+use dynapage::redis::RedisConfig;
 use dynapage::store::CommentStore;
 use dynapage::store::memory::MemoryStore;
 use proptest::prelude::*;

@@ -14,8 +14,9 @@ use dynapage::domain::{
     RatingSet, Sku, SortKey,
 };
 use dynapage::index::memory::MemoryIndex;
-use dynapage::index::redis::{RedisConfig, RedisIndex};
+use dynapage::index::redis::RedisIndex;
 use dynapage::index::{Held, PageIndex, Positions, Repair, Stale};
+use dynapage::redis::RedisConfig;
 use futures::StreamExt;
 
 use crate::support::data::{self, Rng, key, rating, sku};
@@ -58,23 +59,17 @@ const TOMBSTONE_TTL: Duration = Duration::from_secs(3);
 
 /// A Redis index on the shared single-node server, under a prefix of its own.
 async fn redis_index() -> RedisIndex {
-    let config = RedisConfig {
-        tombstone_ttl: TOMBSTONE_TTL,
-        ..RedisConfig::new(&shared_url(), &unique_prefix())
-    };
-    RedisIndex::connect(config)
+    RedisIndex::connect(RedisConfig::new(&shared_url(), &unique_prefix()))
         .await
         .expect("a Redis index from a valid configuration")
+        .with_tombstone_ttl(TOMBSTONE_TTL)
 }
 
 async fn redis_cluster_index() -> RedisIndex {
-    let config = RedisConfig {
-        tombstone_ttl: TOMBSTONE_TTL,
-        ..RedisConfig::new(&shared_cluster_urls(), &unique_prefix())
-    };
-    RedisIndex::connect(config)
+    RedisIndex::connect(RedisConfig::new(&shared_cluster_urls(), &unique_prefix()))
         .await
         .expect("a Redis Cluster index from a valid configuration")
+        .with_tombstone_ttl(TOMBSTONE_TTL)
 }
 
 // --- Behaviours --------------------------------------------------------------------------

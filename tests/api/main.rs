@@ -33,6 +33,7 @@ mod page_numbers;
 mod playground;
 mod ratelimit;
 mod ratings;
+mod redis_acl;
 mod redis_cluster;
 mod redis_index;
 mod redis_tls;

@@ -10,10 +10,10 @@
 
 use std::time::Duration;
 
-use dynapage::index::redis::{RedisConfig, RedisIndex};
 use dynapage::ratelimit::{
     Charge, ClientKey, Limit, MemoryLimiter, RateLimiter, RateLimits, RedisLimiter,
 };
+use dynapage::redis::{RedisConfig, RedisHandle};
 use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, dynapage_command, terminate};
@@ -459,13 +459,12 @@ async fn with_redis_down_each_server_keeps_the_limits_in_process_until_redis_is_
 #[tokio::test]
 async fn the_redis_script_and_the_in_process_limiter_answer_alike() {
     let prefix = unique_prefix();
-    let index = RedisIndex::connect(RedisConfig::new(&shared_url(), &prefix))
-        .await
-        .expect("the Redis index builds");
+    let redis = RedisHandle::open(RedisConfig::new(&shared_url(), &prefix))
+        .expect("a valid Redis configuration");
     let limits = RateLimits::new(1, 10, 2);
     let stores = [
         RateLimiter::Memory(MemoryLimiter::new(limits).into()),
-        RateLimiter::Redis(RedisLimiter::new(&index, &prefix, limits).into()),
+        RateLimiter::Redis(RedisLimiter::new(&redis, limits).into()),
     ];
     let client = ClientKey::new(Some("alike"), std::net::Ipv4Addr::LOCALHOST.into());
     let charges = [

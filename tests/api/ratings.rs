@@ -7,10 +7,11 @@
 use dynapage::domain::{ChangeEvent, Comment, IndexEntry, Rating, RatingSet, Sku, SortKey};
 use dynapage::generate::CommentGenerator;
 use dynapage::index::PageIndex;
-use dynapage::index::redis::{RedisConfig, RedisIndex};
+use dynapage::index::redis::RedisIndex;
 use dynapage::pagination::{
     ConnectionArgs, CursorCodec, CursorScope, Engine, PagePlan, PagingSettings, Want,
 };
+use dynapage::redis::RedisConfig;
 use dynapage::store::CommentStore;
 use dynapage::store::dynamo::DynamoStore;
 use futures::StreamExt;

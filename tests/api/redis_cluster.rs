@@ -6,7 +6,8 @@
 use std::time::{Duration, Instant};
 
 use dynapage::index::PageIndex;
-use dynapage::index::redis::{RedisConfig, RedisIndex};
+use dynapage::index::redis::RedisIndex;
+use dynapage::redis::RedisConfig;
 use serde_json::{Value, json};
 
 use crate::helpers::{DEMO_SKU, TestApp, error_codes, seed_demo};

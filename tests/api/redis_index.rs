@@ -4,8 +4,9 @@
 use std::time::{Duration, Instant};
 
 use dynapage::domain::{IndexEntry, RatingSet};
-use dynapage::index::redis::{RedisConfig, RedisIndex};
+use dynapage::index::redis::RedisIndex;
 use dynapage::index::{IndexError, PageIndex};
+use dynapage::redis::RedisConfig;
 
 use crate::index_contract::upserts;
 use crate::support::data::{key, rating, sku};

@@ -2,8 +2,8 @@
 //! Cloud) requires: `rediss://` with the test's own CA (`--redis-ca-file`) on a single node and
 //! on a Cluster whose nodes speak only TLS, the start-up errors of settings that can never work,
 //! and every command (`serve`, `sync`, `reindex`, `verify`) run by a user limited to its key
-//! prefix and the commands dynapage sends: the ACL line the README lists, on a single node and
-//! on every node of a Cluster.
+//! prefix and the commands dynapage sends: the ACL line the README lists (read from the README
+//! by `redis_acl`), on a single node and on every node of a Cluster.
 
 use std::time::Duration;
 
@@ -11,35 +11,11 @@ use dynapage::store::CommentStore;
 use serde_json::{Value, json};
 
 use crate::helpers::{DEMO_SKU, TestApp, serve_fails_to_start, terminate};
+use crate::redis_acl::acl_rules;
 use crate::support::redis_cluster::{RedisCluster, cli, shared_cluster_urls};
 use crate::support::redis_server::RedisServer;
 use crate::support::redis_tls::TlsRedis;
 use crate::sync::{Backends, exit_code, generated, stdout, until_total};
-
-/// The commands dynapage sends: the index's and those its Lua scripts call (`AUTH` is always
-/// allowed; `TIME` is the rate limiter's clock; `XADD`, `XREAD` and `XREVRANGE` are the change
-/// log of live comments). `CLUSTER SLOTS` is for a Redis Cluster
-/// (topology and `SCAN` on every master). Redis 7.2 and later also get `CLIENT SETINFO` on
-/// connect, whose reply the client ignores; the README adds `+client|setinfo` for them (this
-/// Redis 7.0 does not know the command).
-const COMMANDS: &str = "+ping +cluster|slots +evalsha +eval +get +set +del +time \
-                        +scan +hscan +hget +hset +hdel +zadd +zrem +zcard +zcount +zrange +zscore \
-                        +xadd +xread +xrevrange";
-
-/// `ACL SETUSER` arguments of a user limited to `prefix`'s keys and [`COMMANDS`].
-fn acl_rules(user: &str, password: &str, prefix: &str) -> Vec<String> {
-    let mut rules = vec![
-        user.to_owned(),
-        "on".to_owned(),
-        format!(">{password}"),
-        "resetkeys".to_owned(),
-        format!("~{prefix}*"),
-        "resetchannels".to_owned(),
-        "-@all".to_owned(),
-    ];
-    rules.extend(COMMANDS.split_whitespace().map(str::to_owned));
-    rules
-}
 
 /// Writes `count` comments of `sku` to the table, then runs `reindex` and `verify` (no drift)
 /// and serves `totalCount` and a deep page, all with `backends`' flags.
@@ -139,7 +115,7 @@ async fn an_acl_user_limited_to_its_prefix_runs_serve_sync_reindex_and_verify() 
         .expect("admin connection");
     redis::cmd("ACL")
         .arg("SETUSER")
-        .arg(acl_rules("dynapage", "s3cret", &backends.prefix))
+        .arg(acl_rules("dynapage", "s3cret", &backends.prefix, &[]))
         .exec_async(&mut admin)
         .await
         .expect("ACL SETUSER");
@@ -201,7 +177,7 @@ async fn an_acl_user_limited_to_its_prefix_runs_serve_sync_reindex_and_verify() 
 async fn an_acl_user_in_the_urls_of_a_cluster_runs_serve_reindex_and_verify() {
     let urls = shared_cluster_urls();
     let mut backends = Backends::on(&urls).await;
-    let rules = acl_rules("dynapage_cluster", "s3cret", &backends.prefix);
+    let rules = acl_rules("dynapage_cluster", "s3cret", &backends.prefix, &[]);
     let mut setuser = vec!["ACL", "SETUSER"];
     setuser.extend(rules.iter().map(String::as_str));
     for url in urls.split(',') {

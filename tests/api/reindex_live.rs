@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use dynapage::domain::{Access, CommentDraft, CommentId, CommentPatch};
-use dynapage::index::redis::{RedisConfig, RedisIndex};
+use dynapage::index::redis::RedisIndex;
+use dynapage::redis::RedisConfig;
 use dynapage::store::CommentStore;
 use dynapage::store::dynamo::DynamoStore;
 use indicatif::ProgressBar;

@@ -1,4 +1,5 @@
-//! Redis key names and member encoding (DESIGN §3): the only place that spells them.
+//! The page index's Redis key names and member encoding (DESIGN §3): the only place that
+//! spells them.
 //!
 //! # The layout
 //!
@@ -7,10 +8,11 @@
 //! | `<prefix>idx:{<sku>}:r<1..5>` | sorted set | one per rating: member = the comment id, compacted ([`member`]), score = `createdAt` in epoch milliseconds |
 //! | `<prefix>idx:{<sku>}:v` | hash | member -> version, for the comments at version 2 or more (the others are at version 1) |
 //! | `<prefix>idx:{<sku>}:d:<id>` | string | a deleted comment's tombstone: the deletion's version; expires after the tombstone lifetime |
-//! | `<prefix>sync:<table>:<shardId>` | string | the last stream sequence number the sync worker applied from that shard |
 //!
-//! The rate limiter keeps its buckets beside the index, under `<prefix>rl:`; it spells its keys
-//! itself (`crate::ratelimit`'s Redis store), and nothing here reads or scans them.
+//! The other namespaces under the prefix (the change log, the sync checkpoints, the rate
+//! limits: `crate::redis`'s `KeyPrefix`) belong to their owners, who spell their keys
+//! themselves; nothing here reads or scans them. The change log names a comment by its
+//! [`member`], so that its entries and the index agree on what a member is.
 //!
 //! **Only the five rating sets.** A comment is in exactly one of them. The product's whole
 //! list is their union: its count is the sum of five `ZCARD`s, and the member at rank `k` is
@@ -47,23 +49,24 @@
 use std::cmp::Ordering;
 
 use crate::domain::{CommentId, Rating, Sku, SortKey};
+use crate::redis::KeyPrefix;
 
 /// Builds and parses the key names under one prefix.
 #[derive(Clone, Debug)]
 pub(super) struct Keys {
-    prefix: String,
+    prefix: KeyPrefix,
 }
 
 impl Keys {
-    pub(super) fn new(prefix: &str) -> Self {
+    pub(super) fn new(prefix: &KeyPrefix) -> Self {
         Self {
-            prefix: prefix.to_owned(),
+            prefix: prefix.clone(),
         }
     }
 
     /// `<prefix>idx:{<sku>}`: the stem every key of the product starts with.
     fn product(&self, sku: &Sku) -> String {
-        format!("{}idx:{{{}}}", self.prefix, sku)
+        self.prefix.key(format_args!("idx:{{{sku}}}"))
     }
 
     /// `<prefix>idx:{<sku>}:r<rating>`: the product's comments with one rating.
@@ -86,27 +89,15 @@ impl Keys {
         format!("{}:d:{}", self.product(sku), id)
     }
 
-    /// `<prefix>{changes}`: the change log every server reads for its subscriptions
-    /// (`redis::changes`).
-    pub(super) fn changes(&self) -> String {
-        format!("{}{{changes}}", self.prefix)
-    }
-
-    /// `<prefix>sync:<table>:<shardId>`: the last stream sequence number the sync worker
-    /// applied from one shard of `table`'s stream.
-    pub(super) fn sync_checkpoint(&self, table: &str, shard: &str) -> String {
-        format!("{}sync:{}:{}", self.prefix, table, shard)
-    }
-
     /// The `SCAN MATCH` pattern that finds the rating sets (and any foreign key that happens to
     /// match, which [`Keys::sku_of_rating_key`] then sets aside).
     pub(super) fn rating_pattern(&self) -> String {
-        format!("{}idx:{{*}}:r[1-5]", glob_escape(&self.prefix))
+        self.prefix.pattern("idx:{*}:r[1-5]")
     }
 
     /// The SKU of a rating set's key, `None` for any other key.
     pub(super) fn sku_of_rating_key(&self, key: &str) -> Option<Sku> {
-        let tagged = key.strip_prefix(&self.prefix)?.strip_prefix("idx:{")?;
+        let tagged = self.prefix.strip(key)?.strip_prefix("idx:{")?;
         let (sku, rating) = tagged.rsplit_once("}:r")?;
         if !matches!(rating, "1" | "2" | "3" | "4" | "5") {
             return None;
@@ -116,7 +107,7 @@ impl Keys {
 }
 
 /// The sorted-set member of the comment at `key` (see "Compact members" above).
-pub(super) fn member(key: &SortKey) -> Vec<u8> {
+pub(crate) fn member(key: &SortKey) -> Vec<u8> {
     let bytes = key.id().to_bytes();
     let mut member = Vec::with_capacity(17);
     match id_millis(&bytes).cmp(&key.millis()) {
@@ -138,7 +129,7 @@ pub(super) fn member(key: &SortKey) -> Vec<u8> {
 
 /// The sort key a member with score `millis` stands for; `None` for a malformed member (or
 /// a full-length one whose tag contradicts its time part).
-pub(super) fn sort_key_of(member: &[u8], millis: u64) -> Option<SortKey> {
+pub(crate) fn sort_key_of(member: &[u8], millis: u64) -> Option<SortKey> {
     let bytes: [u8; 16] = match member {
         [1, random @ ..] if random.len() == 10 => {
             let mut bytes = [0; 16];
@@ -167,18 +158,6 @@ fn id_millis(bytes: &[u8; 16]) -> u64 {
         .fold(0, |millis, byte| millis << 8 | u64::from(*byte))
 }
 
-/// Escapes the glob characters of `SCAN MATCH`, so a prefix such as `test[1]:` matches itself.
-fn glob_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -189,7 +168,7 @@ mod tests {
 
     #[test]
     fn keys_share_the_product_hash_tag() {
-        let keys = Keys::new("p:");
+        let keys = Keys::new(&KeyPrefix::new("p:"));
         let r3 = Rating::new(3).expect("valid rating");
         assert_eq!(keys.rating(&sku("A-1"), r3), "p:idx:{A-1}:r3");
         assert_eq!(keys.ratings(&sku("A-1"))[4], "p:idx:{A-1}:r5");
@@ -199,15 +178,11 @@ mod tests {
             keys.tombstone(&sku("A-1"), id),
             format!("p:idx:{{A-1}}:d:{id}")
         );
-        assert_eq!(
-            keys.sync_checkpoint("comments", "shardId-0001"),
-            "p:sync:comments:shardId-0001"
-        );
     }
 
     #[test]
     fn only_live_rating_keys_name_a_product() {
-        let keys = Keys::new("p:");
+        let keys = Keys::new(&KeyPrefix::new("p:"));
         assert_eq!(keys.sku_of_rating_key("p:idx:{A-1}:r3"), Some(sku("A-1")));
         assert_eq!(keys.sku_of_rating_key("p:idx:{A-1}:r6"), None);
         assert_eq!(keys.sku_of_rating_key("p:idx:{A-1}:rebuild:x:r3"), None);
@@ -219,7 +194,7 @@ mod tests {
     #[test]
     fn the_scan_pattern_escapes_glob_characters_of_the_prefix() {
         assert_eq!(
-            Keys::new("t[1]*:").rating_pattern(),
+            Keys::new(&KeyPrefix::new("t[1]*:")).rating_pattern(),
             "t\\[1\\]\\*:idx:{*}:r[1-5]"
         );
     }

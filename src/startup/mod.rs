@@ -1,5 +1,12 @@
 //! Turning settings into running backends: the one place that knows which implementation
-//! `--store` and `--index` select, and how the index is fed for each combination.
+//! `--store` and `--index` select, and how the index is fed for each combination. With the
+//! Redis index, the process opens one connection ([`RedisHandle`]), shared by the index, the
+//! change log, the checkpoints and the rate limiter, and checks it at start-up against what the
+//! process will send ([`Process`]).
+
+mod process;
+
+pub use self::process::Process;
 
 use std::sync::Arc;
 
@@ -13,9 +20,11 @@ use crate::config::{BackendArgs, IndexKind, RateLimitArgs, StoreKind};
 use crate::domain::ChangeEvent;
 use crate::index::AnyIndex;
 use crate::index::memory::MemoryIndex;
-use crate::index::redis::{FirstContact, RedisIndex};
+use crate::index::redis::RedisIndex;
+use crate::live::redis_log::RedisLog;
 use crate::live::{Publishing, Sink};
 use crate::ratelimit::{MemoryLimiter, RateLimiter, RedisLimiter};
+use crate::redis::{AclCheck, FirstContact, RedisHandle, Refused};
 use crate::store::AnyStore;
 use crate::store::dynamo::{DynamoConfig, DynamoStore};
 use crate::store::memory::MemoryStore;
@@ -26,26 +35,32 @@ use crate::sync::{Checkpoints, StreamConsumer, StreamOptions};
 pub struct Backends {
     pub store: AnyStore,
     pub index: AnyIndex,
+    /// The Redis the index lives in (`None` with the embedded index), for its other users.
+    pub redis: Option<RedisHandle>,
     /// Background tasks (the embedded change feed); they stop when the shutdown token fires.
     pub tasks: Vec<JoinHandle<()>>,
 }
 
-/// Opens the configured backends. With the embedded store, its change feed is followed into
-/// the index in the background until `shutdown` fires.
+/// Opens the configured backends for `process`. With the embedded store, its change feed is
+/// followed into the index in the background until `shutdown` fires.
 pub async fn open_backends(
     args: &BackendArgs,
+    process: Process,
     shutdown: &CancellationToken,
 ) -> anyhow::Result<Backends> {
-    open_backends_live(args, shutdown, None).await
+    open_backends_live(args, process, shutdown, None).await
 }
 
-/// Where the changes applied to `index` are published for subscriptions (`crate::live`): to
-/// the Redis change log with the Redis index (every server reads it), else to this process's
+/// Where the changes applied to the index are published for subscriptions (`crate::live`): to
+/// the change log in `redis`, the Redis index's (every server reads it), else to this process's
 /// hub through `local`, if it has one.
-pub fn live_sink(index: &AnyIndex, local: Option<&UnboundedSender<Vec<ChangeEvent>>>) -> Sink {
-    match index {
-        AnyIndex::Redis(redis) => Sink::Redis(redis.clone()),
-        AnyIndex::Memory(_) => local.map_or(Sink::None, |sender| Sink::Local(sender.clone())),
+pub fn live_sink(
+    redis: Option<&RedisHandle>,
+    local: Option<&UnboundedSender<Vec<ChangeEvent>>>,
+) -> Sink {
+    match redis {
+        Some(redis) => Sink::Redis(RedisLog::new(redis)),
+        None => local.map_or(Sink::None, |sender| Sink::Local(sender.clone())),
     }
 }
 
@@ -53,12 +68,16 @@ pub fn live_sink(index: &AnyIndex, local: Option<&UnboundedSender<Vec<ChangeEven
 /// ([`live_sink`]), with `local` as this process's hub.
 pub async fn open_backends_live(
     args: &BackendArgs,
+    process: Process,
     shutdown: &CancellationToken,
     local: Option<&UnboundedSender<Vec<ChangeEvent>>>,
 ) -> anyhow::Result<Backends> {
-    let index = match args.index {
-        IndexKind::Memory => AnyIndex::Memory(MemoryIndex::new()),
-        IndexKind::Redis => AnyIndex::Redis(open_redis(args).await?),
+    let (index, redis) = match args.index {
+        IndexKind::Memory => (AnyIndex::Memory(MemoryIndex::new()), None),
+        IndexKind::Redis => {
+            let redis = open_redis(args, process).await?;
+            (AnyIndex::Redis(RedisIndex::new(&redis)), Some(redis))
+        }
     };
     let mut tasks = Vec::new();
     let store = match args.store {
@@ -69,7 +88,7 @@ pub async fn open_backends_live(
                 Publishing::new(
                     index.clone(),
                     if local.is_some() {
-                        live_sink(&index, local)
+                        live_sink(redis.as_ref(), local)
                     } else {
                         Sink::None
                     },
@@ -83,31 +102,57 @@ pub async fn open_backends_live(
     Ok(Backends {
         store,
         index,
+        redis,
         tasks,
     })
 }
 
-/// Builds the Redis index and checks its settings with one request: settings Redis refuses
-/// (TLS, certificate, credentials, ACL) stop the command here; a Redis that is merely down does
-/// not, since the connection recovers by itself.
-pub async fn open_redis(args: &BackendArgs) -> anyhow::Result<RedisIndex> {
+/// Opens the connection to Redis and checks it: settings Redis refuses (TLS, certificate,
+/// credentials) and commands `process` will send that the user's ACL refuses stop the command
+/// here; a Redis that is merely down does not, since the connection recovers by itself.
+pub async fn open_redis(args: &BackendArgs, process: Process) -> anyhow::Result<RedisHandle> {
     const FLAGS: &str =
         "--redis-url / DYNAPAGE_REDIS_URL, --redis-ca-file / DYNAPAGE_REDIS_CA_FILE";
-    let index = RedisIndex::connect(args.redis_config()?)
-        .await
+    let redis = RedisHandle::open(args.redis_config()?)
         .with_context(|| format!("the Redis settings ({FLAGS})"))?;
-    match index
-        .first_contact()
-        .await
-        .with_context(|| format!("Redis refused these settings ({FLAGS})"))?
-    {
-        FirstContact::Answered => {}
+    let needs = process.redis_needs(args.store, redis.prefix(), &args.dynamodb_table);
+    let contact = match redis.first_contact(&needs).await {
+        Ok(contact) => contact,
+        Err(refused @ Refused::Settings(_)) => {
+            return Err(anyhow::Error::from(refused))
+                .with_context(|| format!("Redis refused these settings ({FLAGS})"));
+        }
+        Err(refused @ Refused::Permissions(_)) => {
+            return Err(anyhow::Error::from(refused)).context(
+                "the Redis user's permissions (the user --redis-url / DYNAPAGE_REDIS_URL logs in as)",
+            );
+        }
+    };
+    match contact {
+        FirstContact::Answered(AclCheck::Done { allowed, unchecked }) => {
+            tracing::debug!(
+                user = redis.user(),
+                allowed,
+                "the Redis user may run every command this process sends"
+            );
+            for command in unchecked {
+                tracing::warn!(
+                    command,
+                    "Redis could not dry-run a command at start-up; not checked"
+                );
+            }
+        }
+        FirstContact::Answered(AclCheck::Skipped(reason)) => tracing::info!(
+            user = redis.user(),
+            reason,
+            "the Redis user's permissions were not checked at start-up"
+        ),
         FirstContact::Unreachable(err) => tracing::warn!(
             error = format!("{:#}", anyhow::Error::from(err)),
             "Redis does not answer yet; starting anyway, the index is used once it does"
         ),
     }
-    Ok(index)
+    Ok(redis)
 }
 
 /// Connects to DynamoDB and makes sure the table is there (creating it with `--create-tables`),
@@ -137,10 +182,12 @@ async fn open_dynamo(args: &BackendArgs) -> anyhow::Result<DynamoStore> {
 }
 
 /// The DynamoDB Streams consumer for `store`'s table feeding `index`, with the checkpoints that
-/// belong to that index (Redis keys, or this process's memory for the embedded index).
+/// belong to that index (keys in `redis`, the Redis index's, or this process's memory for the
+/// embedded index).
 pub fn stream_consumer(
     store: &AnyStore,
     index: &AnyIndex,
+    redis: Option<&RedisHandle>,
     poll_interval: std::time::Duration,
     local: Option<&UnboundedSender<Vec<ChangeEvent>>>,
 ) -> anyhow::Result<StreamConsumer<Publishing<AnyIndex>>> {
@@ -151,24 +198,23 @@ pub fn stream_consumer(
         poll_interval,
         ..StreamOptions::default()
     };
-    let checkpoints = Checkpoints::for_index(index, store.table());
+    let checkpoints = Checkpoints::for_index(redis, store.table());
     StreamConsumer::new(
         store,
-        Publishing::new(index.clone(), live_sink(index, local)),
+        Publishing::new(index.clone(), live_sink(redis, local)),
         checkpoints,
         options,
     )
     .context("building the stream consumer")
 }
 
-/// The rate limiter `args` ask for: shared through the index's Redis (same connection, keys
-/// under `prefix`) when the index is Redis, in this process otherwise; `None` when every limit
+/// The rate limiter `args` ask for: shared through `redis`, the index's (same connection, keys
+/// under its prefix) with the Redis index, in this process otherwise; `None` when every limit
 /// is off. `max_complexity` is the largest cost a query may have: a burst below it is allowed,
 /// with a warning, since such queries can then never pass.
 pub fn rate_limiter(
     args: &RateLimitArgs,
-    index: &AnyIndex,
-    prefix: &str,
+    redis: Option<&RedisHandle>,
     max_complexity: usize,
 ) -> Option<RateLimiter> {
     let limits = args.limits();
@@ -183,11 +229,9 @@ pub fn rate_limiter(
             "--rate-limit-cost-burst is below --max-query-complexity: queries costing more than the burst can never pass"
         );
     }
-    let limiter = match index {
-        AnyIndex::Redis(index) => {
-            RateLimiter::Redis(Arc::new(RedisLimiter::new(index, prefix, limits)))
-        }
-        AnyIndex::Memory(_) => RateLimiter::Memory(Arc::new(MemoryLimiter::new(limits))),
+    let limiter = match redis {
+        Some(redis) => RateLimiter::Redis(Arc::new(RedisLimiter::new(redis, limits))),
+        None => RateLimiter::Memory(Arc::new(MemoryLimiter::new(limits))),
     };
     tracing::info!(
         store = match limiter {

@@ -5,6 +5,7 @@
 //! store; a self-hosted Redis with a private CA needs that CA instead. The file is read and
 //! checked once, when the settings are read, so a missing, unreadable or empty file stops the
 //! process at start-up rather than failing every request later with a handshake error.
+//! The flag that names the file is `crate::config`'s; this module only reads it.
 
 use std::path::{Path, PathBuf};
 

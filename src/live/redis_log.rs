@@ -1,5 +1,6 @@
 //! The change log: a Redis Stream, `<prefix>{changes}`, of every change a process applied to
-//! the index, read by every server to feed its subscriptions (`crate::live`).
+//! the index ([`RedisLog::append`], through `Publishing`), read by every server to feed its
+//! subscriptions ([`LogReader`], the hub's `Source::Redis`).
 //!
 //! **Why a Stream and not Pub/Sub.** Pub/Sub delivers to whoever is connected at that instant:
 //! a server that reconnects (a network blip, a Redis failover) silently loses what was published
@@ -12,14 +13,17 @@
 //! The log is one key, so on a Cluster it lives on one node: every server reads from that node.
 //! That is one blocking `XREAD` per server and one `XADD` per applied change, well within one
 //! node's means at comment rates.
+//!
+//! An entry names its comment by the page index's member encoding (`index::redis::member`), so
+//! the log and the index agree on it. This module owns the log's key and commands (and declares
+//! them for the start-up check: [`needs_to_append`], [`needs_to_read`]); it reaches Redis through
+//! `crate::redis` and knows nothing of the index's keys or scripts.
 
 use redis::Value;
 
-use super::connection::{Connection, classify};
-use super::keys::{member, sort_key_of};
-use super::{RedisConfig, RedisIndex};
 use crate::domain::{ChangeEvent, IndexEntry, Rating, Sku};
-use crate::index::IndexError;
+use crate::index::redis::{member, sort_key_of};
+use crate::redis::{CallError, KeyPrefix, Need, RedisHandle};
 
 /// About how many changes the log keeps.
 pub const LOG_LENGTH: usize = 100_000;
@@ -29,17 +33,36 @@ const BLOCK_MS: u64 = 1_000;
 /// Most entries one `XREAD` returns.
 const READ_COUNT: usize = 1_000;
 
-impl RedisIndex {
+/// `<prefix>{changes}`: the log's one key.
+fn log_key(prefix: &KeyPrefix) -> String {
+    prefix.key("{changes}")
+}
+
+/// The change log of one Redis, for appending. Cloning shares the connection.
+#[derive(Clone, Debug)]
+pub struct RedisLog {
+    redis: RedisHandle,
+    key: String,
+}
+
+impl RedisLog {
+    /// The log under `redis`'s prefix, on its (shared) connection.
+    pub fn new(redis: &RedisHandle) -> Self {
+        Self {
+            key: log_key(redis.prefix()),
+            redis: redis.clone(),
+        }
+    }
+
     /// Appends `events` to the change log, in order, in one pipeline.
-    pub async fn log_changes(&self, events: &[ChangeEvent]) -> Result<(), IndexError> {
+    pub async fn append(&self, events: &[ChangeEvent]) -> Result<(), CallError> {
         if events.is_empty() {
             return Ok(());
         }
-        let key = self.keys.changes();
         let mut pipe = redis::pipe();
         for event in events {
             pipe.cmd("XADD")
-                .arg(&key)
+                .arg(&self.key)
                 .arg("MAXLEN")
                 .arg("~")
                 .arg(LOG_LENGTH)
@@ -49,48 +72,89 @@ impl RedisIndex {
             }
             pipe.ignore();
         }
-        pipe.query_async::<()>(&mut self.conn.clone())
-            .await
-            .map_err(classify)
+        self.redis.query_pipeline::<()>(&pipe).await
     }
 
     /// A reader of the change log from its end as of its first read, on a connection of its
     /// own (its `XREAD` blocks, which would hold up every other request on a shared
-    /// connection). Fails only on a bad configuration; Redis is first asked by [`ChangeLog::next`].
-    pub fn change_log(&self, config: &RedisConfig) -> Result<ChangeLog, IndexError> {
-        Ok(ChangeLog {
-            conn: Connection::open(config)?,
-            key: self.keys.changes(),
+    /// connection). Fails only on a bad configuration; Redis is first asked by [`LogReader::next`].
+    pub fn reader(&self) -> Result<LogReader, CallError> {
+        Ok(LogReader {
+            redis: self.redis.dedicated()?,
+            key: self.key.clone(),
             last: None,
         })
     }
 }
 
+/// What appending sends: one `XADD` per applied change.
+pub fn needs_to_append(prefix: &KeyPrefix) -> Vec<Need> {
+    let (key, length) = (log_key(prefix), LOG_LENGTH.to_string());
+    vec![Need::new(
+        "the change log of live comments, appended to for each applied change",
+        [
+            "XADD",
+            key.as_str(),
+            "MAXLEN",
+            "~",
+            length.as_str(),
+            "*",
+            "t",
+            "u",
+        ],
+    )]
+}
+
+/// What reading sends: `XREVRANGE` for the log's end, then blocking `XREAD`s.
+pub fn needs_to_read(prefix: &KeyPrefix) -> Vec<Need> {
+    let (key, count, block) = (
+        log_key(prefix),
+        READ_COUNT.to_string(),
+        BLOCK_MS.to_string(),
+    );
+    let feature = "live comments, read from the change log";
+    vec![
+        Need::new(feature, ["XREVRANGE", key.as_str(), "+", "-", "COUNT", "1"]),
+        Need::new(
+            feature,
+            [
+                "XREAD",
+                "COUNT",
+                count.as_str(),
+                "BLOCK",
+                block.as_str(),
+                "STREAMS",
+                key.as_str(),
+                "0-0",
+            ],
+        ),
+    ]
+}
+
 /// Reads the change log in order, each entry once.
 #[derive(Debug)]
-pub struct ChangeLog {
-    conn: Connection,
+pub struct LogReader {
+    redis: RedisHandle,
     key: String,
     /// The id of the last entry read; `None` before the first read.
     last: Option<String>,
 }
 
-impl ChangeLog {
+impl LogReader {
     /// The next changes appended to the log, waiting up to a second for some (an empty batch
     /// when none came). After an error, the next call reads on from the same place.
-    pub async fn next(&mut self) -> Result<Vec<ChangeEvent>, IndexError> {
+    pub async fn next(&mut self) -> Result<Vec<ChangeEvent>, CallError> {
         if self.last.is_none() {
             // The last entry now, so that nothing appended from here on is missed (`$` would
             // skip what arrives between two reads).
-            let last: Value = redis::cmd("XREVRANGE")
+            let mut xrevrange = redis::cmd("XREVRANGE");
+            xrevrange
                 .arg(&self.key)
                 .arg("+")
                 .arg("-")
                 .arg("COUNT")
-                .arg(1)
-                .query_async(&mut self.conn)
-                .await
-                .map_err(classify)?;
+                .arg(1);
+            let last: Value = self.redis.query(&xrevrange).await?;
             self.last = Some(
                 entries(&last)
                     .and_then(|entries| entries.last().map(|(id, _)| id.clone()))
@@ -98,17 +162,16 @@ impl ChangeLog {
             );
         }
         let last = self.last.clone().unwrap_or_default();
-        let reply: Value = redis::cmd("XREAD")
+        let mut xread = redis::cmd("XREAD");
+        xread
             .arg("COUNT")
             .arg(READ_COUNT)
             .arg("BLOCK")
             .arg(BLOCK_MS)
             .arg("STREAMS")
             .arg(&self.key)
-            .arg(&last)
-            .query_async(&mut self.conn)
-            .await
-            .map_err(classify)?;
+            .arg(&last);
+        let reply: Value = self.redis.query(&xread).await?;
         // Nil when the wait ended empty; else [[key, [entry, …]]].
         let entries = match &reply {
             Value::Nil => return Ok(Vec::new()),
@@ -124,7 +187,7 @@ impl ChangeLog {
         let mut changes = Vec::with_capacity(entries.len());
         for (id, fields) in &entries {
             changes.push(change_of(fields).ok_or_else(|| {
-                IndexError::Internal(format!("change log entry {id} is not a change").into())
+                CallError::Internal(format!("change log entry {id} is not a change").into())
             })?);
             self.last = Some(id.clone());
         }
@@ -155,8 +218,8 @@ fn fields_of(event: &ChangeEvent) -> [(&'static str, Vec<u8>); 7] {
     ]
 }
 
-fn bad_reply(reply: &Value) -> IndexError {
-    IndexError::Internal(format!("XREAD answered {reply:?}").into())
+fn bad_reply(reply: &Value) -> CallError {
+    CallError::Internal(format!("XREAD answered {reply:?}").into())
 }
 
 /// An entry's fields, as `(name, value)` pairs.

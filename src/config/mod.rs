@@ -1,0 +1,15 @@
+//! Settings: clap argument groups with an environment variable behind every flag (STYLE 3).
+//! Defaults match `docker-compose.yml`; a bad value fails at start-up naming the flag.
+//!
+//! One file per group: backends and Redis (`backend`), who may write (`auth`), the server, its
+//! page sizes and cursor keys (`server`), and rate limits (`rate_limit`).
+
+mod auth;
+mod backend;
+mod rate_limit;
+mod server;
+
+pub use self::auth::{AuthArgs, AuthMode};
+pub use self::backend::{BackendArgs, IndexKind, StoreKind};
+pub use self::rate_limit::RateLimitArgs;
+pub use self::server::{CursorArgs, PagingArgs, ServerArgs};

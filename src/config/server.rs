@@ -1,0 +1,157 @@
+//! How the server listens and what it accepts, page sizes, and the keys that seal cursors.
+
+use std::net::SocketAddr;
+
+use clap::Args;
+
+use crate::graphql::QueryLimits;
+use crate::http::CorsOrigins;
+use crate::pagination::{CursorCodec, PagingSettings};
+
+/// Keys that seal cursors.
+#[derive(Args, Clone, Debug)]
+pub struct CursorArgs {
+    /// Secret(s) that seal cursors, at least 16 characters; comma-separated or repeated for
+    /// rotation: the first seals, all open. Unset: a public development key (with a warning).
+    #[arg(
+        long,
+        env = "DYNAPAGE_CURSOR_SECRET",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
+    pub cursor_secret: Vec<String>,
+}
+
+impl CursorArgs {
+    pub fn codec(&self) -> anyhow::Result<CursorCodec> {
+        if self.cursor_secret.is_empty() {
+            tracing::warn!(
+                "no --cursor-secret / DYNAPAGE_CURSOR_SECRET set: cursors are sealed with the PUBLIC development key; \
+                 anyone can forge them. Set a random secret in production"
+            );
+            return Ok(CursorCodec::development());
+        }
+        CursorCodec::new(&self.cursor_secret)
+            .map_err(|e| anyhow::anyhow!("--cursor-secret / DYNAPAGE_CURSOR_SECRET: {e}"))
+    }
+}
+
+/// Page sizes and the offset threshold.
+#[derive(Args, Clone, Debug)]
+pub struct PagingArgs {
+    /// Page size when neither `first` nor `last` is given.
+    #[arg(long, env = "DYNAPAGE_DEFAULT_PAGE_SIZE", default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..=1000))]
+    pub default_page_size: u16,
+    /// Largest `first`/`last` accepted.
+    #[arg(long, env = "DYNAPAGE_MAX_PAGE_SIZE", default_value_t = 100, value_parser = clap::value_parser!(u16).range(1..=1000))]
+    pub max_page_size: u16,
+    /// Offsets up to this are read straight from the store (exact while the index lags);
+    /// larger ones go through the index.
+    #[arg(long, env = "DYNAPAGE_OFFSET_INDEX_THRESHOLD", default_value_t = 100)]
+    pub offset_index_threshold: u64,
+}
+
+impl PagingArgs {
+    pub fn settings(&self) -> anyhow::Result<PagingSettings> {
+        anyhow::ensure!(
+            self.default_page_size <= self.max_page_size,
+            "--default-page-size / DYNAPAGE_DEFAULT_PAGE_SIZE ({}) must not exceed --max-page-size / DYNAPAGE_MAX_PAGE_SIZE ({})",
+            self.default_page_size,
+            self.max_page_size
+        );
+        Ok(PagingSettings {
+            default_page_size: usize::from(self.default_page_size),
+            max_page_size: usize::from(self.max_page_size),
+            offset_index_threshold: self.offset_index_threshold,
+        })
+    }
+}
+
+/// How the server listens and what it accepts.
+#[derive(Args, Clone, Debug)]
+pub struct ServerArgs {
+    /// Address to listen on.
+    #[arg(long, env = "DYNAPAGE_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// Deepest query accepted, in nested fields (an `ofType` inside introspection does not
+    /// count, so GraphiQL's and other clients' introspection query passes).
+    #[arg(long, env = "DYNAPAGE_MAX_QUERY_DEPTH", default_value_t = 12)]
+    pub max_query_depth: usize,
+    /// Most complex query accepted (a connection counts its page size times its fields).
+    #[arg(long, env = "DYNAPAGE_MAX_QUERY_COMPLEXITY", default_value_t = 5_000)]
+    pub max_query_complexity: usize,
+    /// Longest `nodes(ids:)` list accepted.
+    #[arg(long, env = "DYNAPAGE_MAX_NODE_IDS", default_value_t = 100)]
+    pub max_node_ids: usize,
+    /// Aliased fields one query may declare.
+    #[arg(long, env = "DYNAPAGE_MAX_ALIASES", default_value_t = 30)]
+    pub max_aliases: usize,
+    /// A request still running after this many milliseconds answers `REQUEST_TIMEOUT`.
+    #[arg(long, env = "DYNAPAGE_REQUEST_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub request_timeout_ms: u64,
+    /// Requests executing at once; more are refused with 503 (`SERVICE_UNAVAILABLE`), not queued.
+    #[arg(long, env = "DYNAPAGE_MAX_CONCURRENT_REQUESTS", default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_concurrent_requests: u32,
+    /// Largest request body accepted, in bytes; larger ones get 413.
+    #[arg(long, env = "DYNAPAGE_MAX_BODY_BYTES", default_value_t = 256 * 1024)]
+    pub max_body_bytes: usize,
+    /// On SIGINT/SIGTERM, in-flight requests get this many milliseconds to finish before they
+    /// are cut and the process exits.
+    #[arg(long, env = "DYNAPAGE_SHUTDOWN_GRACE_MS", default_value_t = 10_000)]
+    pub shutdown_grace_ms: u64,
+    /// Browser origins allowed to call the API (CORS), e.g. https://shop.example.com;
+    /// comma-separated or repeated; `*` for any. None by default.
+    #[arg(long, env = "DYNAPAGE_CORS_ORIGIN", value_delimiter = ',')]
+    pub cors_origin: Vec<String>,
+    /// Subscriptions (`commentEvents`) open at once on this server; more are refused.
+    #[arg(long, env = "DYNAPAGE_MAX_SUBSCRIPTIONS", default_value_t = 10_000)]
+    pub max_subscriptions: usize,
+    /// Subscriptions one WebSocket connection may hold at once; more are refused.
+    #[arg(
+        long,
+        env = "DYNAPAGE_MAX_SUBSCRIPTIONS_PER_CONNECTION",
+        default_value_t = 10
+    )]
+    pub max_subscriptions_per_connection: usize,
+    /// Changes a subscriber may fall behind the live feed before it is closed with
+    /// `SLOW_SUBSCRIBER` (the feed's ring, shared by every subscriber of the server).
+    #[arg(long, env = "DYNAPAGE_SUBSCRIPTION_BUFFER", default_value_t = 1_024, value_parser = clap::value_parser!(u32).range(1..))]
+    pub subscription_buffer: u32,
+    /// A WebSocket that sends no `connection_init` within this many milliseconds is closed
+    /// (4408, as graphql-transport-ws says).
+    #[arg(long, env = "DYNAPAGE_CONNECTION_INIT_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub connection_init_timeout_ms: u64,
+    /// A WebSocket is pinged this often, in milliseconds; a graphql-transport-ws client that
+    /// answers nothing for two intervals is closed (3008).
+    #[arg(long, env = "DYNAPAGE_WEBSOCKET_KEEPALIVE_MS", default_value_t = 15_000, value_parser = clap::value_parser!(u64).range(100..))]
+    pub websocket_keepalive_ms: u64,
+}
+
+impl ServerArgs {
+    pub fn limits(&self) -> QueryLimits {
+        QueryLimits {
+            max_complexity: self.max_query_complexity,
+        }
+    }
+
+    pub fn http_options(&self) -> anyhow::Result<crate::http::HttpOptions> {
+        let cors = CorsOrigins::parse(&self.cors_origin)
+            .map_err(|e| anyhow::anyhow!("--cors-origin / DYNAPAGE_CORS_ORIGIN: {e}"))?;
+        Ok(crate::http::HttpOptions {
+            request_timeout: std::time::Duration::from_millis(self.request_timeout_ms),
+            max_concurrent_requests: self.max_concurrent_requests as usize,
+            max_aliases: self.max_aliases,
+            max_depth: self.max_query_depth,
+            max_body_bytes: self.max_body_bytes,
+            cors,
+            metrics: crate::telemetry::metrics_handle(),
+            max_subscriptions: self.max_subscriptions,
+            max_subscriptions_per_connection: self.max_subscriptions_per_connection,
+            connection_init_timeout: std::time::Duration::from_millis(
+                self.connection_init_timeout_ms,
+            ),
+            websocket_keepalive: std::time::Duration::from_millis(self.websocket_keepalive_ms),
+            ..crate::http::HttpOptions::default()
+        })
+    }
+}

@@ -1,0 +1,98 @@
+//! What `apply.lua` and `positions.lua` are sent and answer, and the sort keys members and
+//! scores stand for: the reading of this adapter's replies, where a reply no key of the index
+//! could have produced becomes an internal error.
+
+use super::keys::sort_key_of;
+use crate::domain::{AnchorRank, Rating, Sku, SortKey};
+use crate::index::{Held, IndexError, Positions};
+
+/// One change for `apply.lua`: its kind (`u`, `d`, `r`, `x`), the comment, the version it
+/// leaves, and for a repair what the index must still hold.
+pub(super) struct Change<'a> {
+    pub(super) kind: &'static str,
+    pub(super) sku: &'a Sku,
+    pub(super) key: SortKey,
+    pub(super) rating: Option<Rating>,
+    pub(super) version: u64,
+    pub(super) expected: Held,
+}
+
+/// `apply.lua`'s spelling of a held state: `n`, `l` or `d`, and its version.
+pub(super) fn held_arg(held: Held) -> (&'static str, u64) {
+    match held {
+        Held::Nothing => ("n", 0),
+        Held::Live { version } => ("l", version),
+        Held::Deleted { version } => ("d", version),
+    }
+}
+
+pub(super) fn held_of(state: &str, version: u64) -> Result<Held, IndexError> {
+    match state {
+        "n" => Ok(Held::Nothing),
+        "l" => Ok(Held::Live { version }),
+        "d" => Ok(Held::Deleted { version }),
+        other => Err(IndexError::Internal(
+            format!("apply.lua answered the unknown state `{other}`").into(),
+        )),
+    }
+}
+
+/// `positions.lua`'s reply: `{total, newer, older, (page, member, score)*}`, with `-1` for
+/// the ranks of no anchor. `None` for any other shape.
+pub(super) fn positions_of(reply: &[redis::Value]) -> Option<Positions> {
+    let int = |v: &redis::Value| match v {
+        redis::Value::Int(i) => Some(*i),
+        _ => None,
+    };
+    let [total, newer, older, bounds @ ..] = reply else {
+        return None;
+    };
+    let total = u64::try_from(int(total)?).ok()?;
+    let anchor = match (int(newer)?, int(older)?) {
+        (-1, -1) => None,
+        (newer, older) => Some(AnchorRank {
+            newer: u64::try_from(newer).ok()?,
+            older: u64::try_from(older).ok()?,
+        }),
+    };
+    let mut positions = Positions {
+        total,
+        anchor,
+        ..Positions::default()
+    };
+    for bound in bounds.chunks(3) {
+        let [
+            page,
+            redis::Value::BulkString(member),
+            redis::Value::BulkString(score),
+        ] = bound
+        else {
+            return None;
+        };
+        let page = u64::try_from(int(page)?).ok()?;
+        let score: f64 = std::str::from_utf8(score).ok()?.parse().ok()?;
+        positions.bounds.insert(page, sort_key(member, score).ok()?);
+    }
+    Some(positions)
+}
+
+/// A reply Redis gave that no key this adapter writes could have produced.
+#[derive(Debug, thiserror::Error)]
+enum WireError {
+    #[error("index member `{0:02x?}` is not a comment id")]
+    Member(Vec<u8>),
+    #[error("index score `{0}` is not a millisecond timestamp")]
+    Score(String),
+}
+
+/// The sort key a `(member, score)` pair stands for ([`sort_key_of`]). Scores are integer
+/// milliseconds below 2^53, so the `f64` Redis keeps them in is exact.
+pub(super) fn sort_key(member: &[u8], score: f64) -> Result<SortKey, IndexError> {
+    if !(score.is_finite() && score >= 0.0 && score.fract() == 0.0) {
+        return Err(IndexError::Internal(Box::new(WireError::Score(
+            score.to_string(),
+        ))));
+    }
+    sort_key_of(member, score as u64)
+        .ok_or_else(|| IndexError::Internal(Box::new(WireError::Member(member.to_owned()))))
+}

@@ -1,0 +1,156 @@
+//! Redis as every Redis user of the process needs it: the connection (a single node or a
+//! Cluster, over TLS or not, as an ACL user or not; `connection`, `tls`), its settings
+//! ([`RedisConfig`]), the key prefix ([`KeyPrefix`]), Lua scripts (`script`), finding keys on
+//! every node (`scan`), the classification of errors ([`CallError`]), and the start-up check
+//! ([`RedisHandle::first_contact`]): the settings work, and the configured user may run every
+//! command the process declared ([`Need`]).
+//!
+//! Its users are the page index (`index::redis`), the change log of live comments
+//! (`live::redis_log`), the rate limiter (`ratelimit::redis`) and the stream consumer's
+//! checkpoints (`sync::checkpoint`). Each spells its own keys and sends its own commands over a
+//! [`RedisHandle`], and declares the commands it sends; this module knows none of them, nor
+//! pages, budgets or feeds, and imports nothing of the layers above it.
+
+mod acl;
+mod check;
+mod config;
+mod connection;
+mod error;
+mod need;
+mod prefix;
+mod scan;
+mod script;
+mod tls;
+
+use std::sync::Arc;
+
+use redis::{Cmd, FromRedisValue, IntoConnectionInfo, Pipeline};
+
+pub use self::acl::{AclCheck, AclDenied, Denied};
+pub use self::check::{FirstContact, Refused};
+pub use self::config::RedisConfig;
+use self::connection::Connection;
+pub use self::error::CallError;
+use self::error::classify;
+pub use self::need::{DRYRUN_RULE, Need, own_needs};
+pub use self::prefix::KeyPrefix;
+pub(crate) use self::script::LuaScript;
+#[cfg(test)]
+pub(crate) use self::script::commands_called;
+pub use self::tls::{CaFileError, TrustedCa};
+
+/// The user a URL without `user:` logs in as.
+const DEFAULT_USER: &str = "default";
+
+/// One deployment's Redis: a connection, its settings and its key prefix. Cloning shares the
+/// connection (its socket or sockets), so a process keeps one, whatever uses it.
+#[derive(Clone, Debug)]
+pub struct RedisHandle {
+    conn: Connection,
+    /// Behind one `Arc`: a handle is small to hold (the page index keeps one) and to clone.
+    settings: Arc<Settings>,
+}
+
+#[derive(Debug)]
+struct Settings {
+    config: RedisConfig,
+    prefix: KeyPrefix,
+    /// The ACL user the URLs log in as.
+    user: String,
+}
+
+impl RedisHandle {
+    /// A lazily connected handle: nothing is sent until the first request.
+    ///
+    /// Fails only on a bad configuration (no URL, a malformed URL or CA), never because Redis
+    /// is down: requests then fail with [`CallError::Unavailable`] until Redis is back, and the
+    /// connection recovers by itself.
+    pub fn open(config: RedisConfig) -> Result<Self, CallError> {
+        let Some(first) = config.urls.first() else {
+            return Err(CallError::Internal("no Redis URL configured".into()));
+        };
+        let user = first
+            .as_str()
+            .into_connection_info()
+            .ok()
+            .and_then(|info| info.redis_settings().username().map(str::to_owned))
+            .unwrap_or_else(|| DEFAULT_USER.to_owned());
+        Ok(Self {
+            conn: Connection::open(&config)?,
+            settings: Arc::new(Settings {
+                prefix: KeyPrefix::new(&config.prefix),
+                user,
+                config,
+            }),
+        })
+    }
+
+    /// A handle with a connection of its own, for a command that blocks (`XREAD BLOCK`), which
+    /// would hold up every other request on a shared connection.
+    pub fn dedicated(&self) -> Result<Self, CallError> {
+        Ok(Self {
+            conn: Connection::open(&self.settings.config)?,
+            ..self.clone()
+        })
+    }
+
+    pub fn prefix(&self) -> &KeyPrefix {
+        &self.settings.prefix
+    }
+
+    pub fn is_cluster(&self) -> bool {
+        self.settings.config.cluster
+    }
+
+    /// The ACL user the connection logs in as (`default` when the URL names none).
+    pub fn user(&self) -> &str {
+        &self.settings.user
+    }
+
+    /// A clone of the connection, for one request.
+    fn connection(&self) -> Connection {
+        self.conn.clone()
+    }
+
+    /// Sends `cmd` (to the node holding its key, on a Cluster).
+    pub(crate) async fn query<T: FromRedisValue>(&self, cmd: &Cmd) -> Result<T, CallError> {
+        cmd.query_async(&mut self.connection())
+            .await
+            .map_err(classify)
+    }
+
+    /// Sends `pipe` in one round trip (its keys must share one Cluster slot).
+    pub(crate) async fn query_pipeline<T: FromRedisValue>(
+        &self,
+        pipe: &Pipeline,
+    ) -> Result<T, CallError> {
+        pipe.query_async(&mut self.connection())
+            .await
+            .map_err(classify)
+    }
+
+    /// Every key matching `pattern` (a `SCAN MATCH` glob, see [`KeyPrefix::pattern`]), from
+    /// every node that holds keys.
+    pub(crate) async fn matching_keys(&self, pattern: &str) -> Result<Vec<String>, CallError> {
+        scan::matching_keys(&self.conn, pattern).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_user_is_the_one_the_first_url_names_or_default() {
+        let user = |urls: &str| {
+            RedisHandle::open(RedisConfig::new(urls, "p:"))
+                .expect("a valid configuration")
+                .user()
+                .to_owned()
+        };
+        assert_eq!(user("redis://dynapage:pw@127.0.0.1:6379"), "dynapage");
+        assert_eq!(user("redis://:pw@127.0.0.1:6379"), "default");
+        assert_eq!(user("redis://127.0.0.1:6379"), "default");
+        assert!(RedisHandle::open(RedisConfig::new("", "p:")).is_err());
+    }
+}
