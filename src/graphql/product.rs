@@ -12,7 +12,6 @@ use super::error::ApiError;
 use super::global_id::GlobalId;
 use super::pages::PageNumbering;
 use super::types::{Product, RatingSummary};
-use crate::index::PageIndex;
 
 /// A product. It exists as soon as it is named: a product without comments has an empty
 /// connection and a `totalCount` of 0.
@@ -39,7 +38,6 @@ impl Product {
         let meta = super::meta(ctx);
         let counts = state
             .engine
-            .index()
             .rating_counts(&self.sku)
             .await
             .map_err(|e| ApiError::from(e).into_graphql(meta))?;

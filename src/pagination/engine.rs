@@ -100,6 +100,12 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
         Ok(self.index.count(sku, ratings).await?)
     }
 
+    /// How many of `sku`'s comments have each rating, `[ones, …, fives]`, from the index (one
+    /// round trip where the index has them together).
+    pub async fn rating_counts(&self, sku: &Sku) -> Result<[u64; 5], PaginationError> {
+        Ok(self.index.rating_counts(sku).await?)
+    }
+
     /// Serves one page of `sku`'s comments with a rating in `ratings`.
     pub async fn page(
         &self,
