@@ -10,14 +10,17 @@ mod args;
 pub mod cursor;
 mod engine;
 pub mod oracle;
+mod pager;
 mod pages;
 
 pub use args::{ConnectionArgs, PagePlan, PagingSettings};
 pub use cursor::{BadCursor, CursorCodec, CursorScope};
 pub use engine::{Engine, Page, PageStats, Want};
+pub use pager::{
+    ANCHOR_ONLY, DEFAULT_AROUND, MAX_AROUND, PageLink, PagerLinks, pager_layout, start_offset,
+};
 pub use pages::{
-    ANCHOR_ONLY, Connection, ConnectionRequest, DEFAULT_AROUND, IndexSelection, MAX_AROUND,
-    PageLink, PageTarget, PagerLinks, Prefetched, containing_layout, pager_layout, start_offset,
+    Connection, ConnectionRequest, IndexSelection, PageTarget, Prefetched, containing_layout,
 };
 
 use crate::domain::CommentId;
