@@ -10,6 +10,7 @@ use std::sync::Arc;
 use async_graphql::{Context, ID, InputType, Object};
 
 use super::ApiState;
+use super::comments_field::ConnectionInput;
 use super::error::ApiError;
 use super::global_id::GlobalId;
 use super::pages::{PageCursors, PageNumbering};
@@ -19,37 +20,6 @@ use crate::pagination::{
     self, ANCHOR_ONLY, ConnectionArgs, ConnectionRequest, CursorScope, DEFAULT_AROUND,
     IndexSelection, Page, PagePlan, PageTarget, PagerLinks, PagingSettings, Prefetched, Want,
 };
-
-/// The connection arguments shared by both `comments` fields.
-#[derive(Debug, Default)]
-pub(super) struct ConnectionInput {
-    pub ratings: Option<Vec<i32>>,
-    pub first: Option<i32>,
-    pub after: Option<String>,
-    pub last: Option<i32>,
-    pub before: Option<String>,
-    pub offset: Option<i32>,
-    pub containing: Option<ID>,
-    pub numbering: PageNumbering,
-}
-
-/// Complexity of a connection: its page size times the cost of one edge. Complexity is counted
-/// before any resolver runs, without the server's settings, so the default settings stand in:
-/// no `first`/`last` counts as the default page size, and a size above the default maximum
-/// counts as that maximum (such a request is refused with `PAGE_SIZE_EXCEEDED`, which says
-/// more than a complexity refusal, unless `--max-page-size` allows it).
-pub(super) fn connection_complexity(first: Option<i32>, last: Option<i32>, child: usize) -> usize {
-    let PagingSettings {
-        default_page_size,
-        max_page_size,
-        ..
-    } = PagingSettings::default();
-    let size = first
-        .or(last)
-        .map_or(default_page_size, |n| usize::try_from(n).unwrap_or(0))
-        .clamp(1, max_page_size);
-    size.saturating_mul(child).saturating_add(1)
-}
 
 /// The `ratings:` argument of a connection or subscription: all ratings when omitted.
 pub(super) fn rating_set(ratings: Option<&[i32]>) -> Result<RatingSet, domain::InvalidInput> {
@@ -360,81 +330,5 @@ impl CommentConnection {
             }
         };
         Ok(pagination::start_offset(&positions).map(|n| i32::try_from(n).unwrap_or(i32::MAX)))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use async_graphql::parser::types::{TypeKind, TypeSystemDefinition};
-
-    use crate::pagination::PagingSettings;
-
-    /// The arguments of `Type.field` with their descriptions, from the printed schema.
-    fn arguments(type_name: &str, field: &str) -> Vec<(String, String)> {
-        let document =
-            async_graphql::parser::parse_schema(crate::graphql::sdl()).expect("our SDL parses");
-        for definition in document.definitions {
-            let TypeSystemDefinition::Type(ty) = definition else {
-                continue;
-            };
-            let (ty, TypeKind::Object(object)) = (&ty.node, &ty.node.kind) else {
-                continue;
-            };
-            if ty.name.node != type_name {
-                continue;
-            }
-            for f in &object.fields {
-                if f.node.name.node == field {
-                    return f
-                        .node
-                        .arguments
-                        .iter()
-                        .map(|a| {
-                            let description = a.node.description.as_ref().map(|d| d.node.clone());
-                            (
-                                a.node.name.node.to_string(),
-                                description.unwrap_or_default(),
-                            )
-                        })
-                        .collect();
-                }
-            }
-        }
-        panic!("{type_name}.{field} is in the schema");
-    }
-
-    #[test]
-    fn both_comments_fields_take_the_same_arguments_described_alike_with_the_default_settings() {
-        let mut query = arguments("Query", "comments");
-        assert_eq!(query.remove(0).0, "sku");
-        let product = arguments("Product", "comments");
-        assert_eq!(
-            query, product,
-            "Query.comments and Product.comments drifted apart"
-        );
-
-        let settings = PagingSettings::default();
-        let first = &product
-            .iter()
-            .find(|(name, _)| name == "first")
-            .expect("first")
-            .1;
-        let last = &product
-            .iter()
-            .find(|(name, _)| name == "last")
-            .expect("last")
-            .1;
-        let default = format!("({} unless configured)", settings.default_page_size);
-        let max = format!("({} unless configured)", settings.max_page_size);
-        assert!(first.contains(&default) && first.contains(&max), "{first}");
-        assert!(last.contains(&max), "{last}");
-    }
-
-    #[test]
-    fn complexity_counts_the_requested_page_or_the_default_one() {
-        assert_eq!(super::connection_complexity(Some(10), None, 3), 31);
-        assert_eq!(super::connection_complexity(None, Some(0), 3), 4);
-        assert_eq!(super::connection_complexity(None, None, 1), 21);
-        assert_eq!(super::connection_complexity(Some(1000), None, 1), 101);
     }
 }

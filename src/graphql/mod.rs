@@ -5,6 +5,7 @@
 //! and the SDL drift test need no services.
 
 mod budget;
+mod comments_field;
 mod connection;
 mod error;
 pub mod field_errors;

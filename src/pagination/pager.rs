@@ -1,6 +1,7 @@
 //! A numbered pager over a connection (`pageCursors`, `startOffset`): the layout its arguments
 //! ask for, and the links the index's positions give. The arithmetic is `domain::pages`; the
-//! positions come from one index call ([`PageIndex::positions`](crate::index::PageIndex::positions)).
+//! positions come from one index call
+//! ([`PageIndex::positions`](crate::index::PageIndex::positions)).
 
 use super::{PaginationError, PagingSettings};
 use crate::domain::{Numbering, PageLayout, PageLinks, SortKey};
