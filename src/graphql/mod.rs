@@ -15,6 +15,7 @@ mod pages;
 mod product;
 mod query;
 mod scalars;
+mod schema_description;
 mod subscription;
 mod types;
 mod viewer;
@@ -107,7 +108,8 @@ pub fn build_schema(state: Option<Arc<ApiState>>, limits: QueryLimits) -> ApiSch
     let mut builder = Schema::build(QueryRoot, MutationRoot, SubscriptionRoot)
         .limit_complexity(limits.max_complexity)
         .limit_recursive_depth(32)
-        .extension(budget::BudgetCheck);
+        .extension(budget::BudgetCheck)
+        .extension(schema_description::SchemaDescription);
     if let Some(state) = state {
         builder = builder.data(state);
     }
@@ -117,6 +119,7 @@ pub fn build_schema(state: Option<Arc<ApiState>>, limits: QueryLimits) -> ApiSch
 /// The schema in SDL, as committed in `schema.graphql`.
 pub fn sdl() -> String {
     // `@specifiedBy` too: introspection serves it, so clients that read either see the same.
+    // (No schema description, in either: `schema_description` says why.)
     build_schema(None, QueryLimits::default())
         .sdl_with_options(async_graphql::SDLExportOptions::new().include_specified_by())
 }
