@@ -10,6 +10,7 @@ mod connection;
 mod error;
 pub mod field_errors;
 mod global_id;
+mod hooks;
 mod mutation;
 mod pages;
 mod product;
@@ -108,8 +109,7 @@ pub fn build_schema(state: Option<Arc<ApiState>>, limits: QueryLimits) -> ApiSch
     let mut builder = Schema::build(QueryRoot, MutationRoot, SubscriptionRoot)
         .limit_complexity(limits.max_complexity)
         .limit_recursive_depth(32)
-        .extension(budget::BudgetCheck)
-        .extension(schema_description::SchemaDescription);
+        .extension(hooks::SchemaHooks);
     if let Some(state) = state {
         builder = builder.data(state);
     }

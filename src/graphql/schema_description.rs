@@ -4,47 +4,25 @@
 //! about `__Schema` itself ("A GraphQL Schema defines the capabilities of a GraphQL server…",
 //! `model/schema.rs`), the same for every schema, and offers no way to set a description. So a
 //! client that printed the served schema with graphql-js's `schemaDescription` option got a
-//! description that `schema.graphql` does not have. [`SchemaDescription`] answers `null`
-//! instead, as the specification's `__Schema.description: String` allows.
+//! description that `schema.graphql` does not have. [`answer`] (called on the `resolve` hook of
+//! `graphql::hooks`) answers `null` instead, as the specification's
+//! `__Schema.description: String` allows.
 //!
 //! Why no description of our own: a description on the `schema` definition (added in the
 //! October 2021 specification) is refused by the SDL parsers Rust code generators use:
 //! graphql_client 0.16 (graphql-parser 0.4.1) and async-graphql-parser 7.2.1 both stop at it
 //! (`Unexpected schema`), and client teams generate typed code from `schema.graphql`
 //! (`tests/api/codegen.rs`). When they accept one, answer it here and print it in
-//! `graphql::sdl`; until then this extension can only go together with upstream's sentence.
+//! `graphql::sdl`; until then this answer can only go together with upstream's sentence.
 
-use std::sync::Arc;
+use async_graphql::Value;
+use async_graphql::extensions::ResolveInfo;
 
-use async_graphql::extensions::{
-    Extension, ExtensionContext, ExtensionFactory, NextResolve, ResolveInfo,
-};
-use async_graphql::{ServerResult, Value};
-
-/// Answers `__Schema.description` with `null`.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct SchemaDescription;
-
-impl ExtensionFactory for SchemaDescription {
-    fn create(&self) -> Arc<dyn Extension> {
-        Arc::new(SchemaDescription)
-    }
-}
-
-#[async_trait::async_trait]
-impl Extension for SchemaDescription {
-    async fn resolve(
-        &self,
-        ctx: &ExtensionContext<'_>,
-        info: ResolveInfo<'_>,
-        next: NextResolve<'_>,
-    ) -> ServerResult<Option<Value>> {
-        if info.is_for_introspection && info.parent_type == "__Schema" && info.name == "description"
-        {
-            return Ok(Some(Value::Null));
-        }
-        next.run(ctx, info).await
-    }
+/// What `__Schema.description` answers instead of async-graphql's sentence; `None` for every
+/// other field, which resolves as usual.
+pub(super) fn answer(info: &ResolveInfo<'_>) -> Option<Value> {
+    (info.is_for_introspection && info.parent_type == "__Schema" && info.name == "description")
+        .then_some(Value::Null)
 }
 
 #[cfg(test)]
