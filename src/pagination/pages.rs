@@ -1,9 +1,9 @@
 //! A connection as the engine serves it: the one entry ([`Engine::connection`]) that serves a
 //! page (a window, or the numbered page that holds a comment: `containing`) together with what
-//! its client selected from the index, and the positions the pager reads later
-//! (`super::pager`). Ranks and bounds come from [`PageIndex::positions`]. Cursors are not sealed
-//! here: the caller seals bounds as it seals edges. This module knows nothing of GraphQL (the
-//! selection arrives as [`IndexSelection`]).
+//! its client selected from the index (the pager's rules and links are `super::pager`). Ranks
+//! and bounds come from [`PageIndex::positions`]. Cursors are not sealed here: the caller seals
+//! bounds as it seals edges. This module knows nothing of GraphQL (the selection arrives as
+//! [`IndexSelection`]).
 //!
 //! # Where the single index round trip will go
 //!
