@@ -13,7 +13,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use async_graphql::extensions::{Extension, ExtensionContext, ExtensionFactory, NextValidation};
+use async_graphql::extensions::{ExtensionContext, NextValidation};
 use async_graphql::{ServerError, ValidationResult};
 
 use super::{ErrorCode, RequestMeta};
@@ -135,42 +135,30 @@ pub fn retry_after_seconds(wait: Duration) -> u64 {
     seconds.max(1)
 }
 
-/// Registers the check on the schema; a request without a [`Budget`] in its data is not
-/// checked (the SDL export, tests that execute the schema directly).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct BudgetCheck;
-
-impl ExtensionFactory for BudgetCheck {
-    fn create(&self) -> Arc<dyn Extension> {
-        Arc::new(BudgetCheck)
+/// The check, on async-graphql's `validation` hook (`graphql::hooks`); a request without a
+/// [`Budget`] in its data is not checked (the SDL export, tests that execute the schema
+/// directly).
+pub(super) async fn on_validation(
+    ctx: &ExtensionContext<'_>,
+    next: NextValidation<'_>,
+) -> Result<ValidationResult, Vec<ServerError>> {
+    let result = next.run(ctx).await?;
+    let Some(budget) = ctx.data_opt::<Arc<Budget>>() else {
+        return Ok(result);
+    };
+    let checked = budget.check(result.complexity as u64).await;
+    let Some(refused) = checked.refused() else {
+        return Ok(result);
+    };
+    metrics::counter!("dynapage_rate_limited_total", "limit" => refused.limit.as_str())
+        .increment(1);
+    let mut error = ServerError::new(budget.refusal(&checked, refused), None);
+    let extensions = error.extensions.get_or_insert_with(Default::default);
+    extensions.set("code", ErrorCode::RateLimited.as_str());
+    if let Some(meta) = ctx.data_opt::<Arc<RequestMeta>>() {
+        extensions.set("requestId", meta.request_id.as_str());
     }
-}
-
-#[async_trait::async_trait]
-impl Extension for BudgetCheck {
-    async fn validation(
-        &self,
-        ctx: &ExtensionContext<'_>,
-        next: NextValidation<'_>,
-    ) -> Result<ValidationResult, Vec<ServerError>> {
-        let result = next.run(ctx).await?;
-        let Some(budget) = ctx.data_opt::<Arc<Budget>>() else {
-            return Ok(result);
-        };
-        let checked = budget.check(result.complexity as u64).await;
-        let Some(refused) = checked.refused() else {
-            return Ok(result);
-        };
-        metrics::counter!("dynapage_rate_limited_total", "limit" => refused.limit.as_str())
-            .increment(1);
-        let mut error = ServerError::new(budget.refusal(&checked, refused), None);
-        let extensions = error.extensions.get_or_insert_with(Default::default);
-        extensions.set("code", ErrorCode::RateLimited.as_str());
-        if let Some(meta) = ctx.data_opt::<Arc<RequestMeta>>() {
-            extensions.set("requestId", meta.request_id.as_str());
-        }
-        Err(vec![error])
-    }
+    Err(vec![error])
 }
 
 #[cfg(test)]

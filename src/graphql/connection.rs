@@ -1,49 +1,25 @@
-//! `CommentConnection`: the one resolver behind `Query.comments` and `Product.comments`.
+//! `CommentConnection`: the one resolver behind `Query.comments` and `Product.comments`. It
+//! turns the arguments and the selection into one engine call ([`Engine::connection`]) and the
+//! answer into types; the fields that read the index beyond the page (`totalCount`, another
+//! `pageCursors` layout) ask the engine too. No paging decision is made here.
+//!
+//! [`Engine::connection`]: crate::pagination::Engine::connection
 
 use std::sync::Arc;
 
 use async_graphql::{Context, ID, InputType, Object};
 
 use super::ApiState;
+use super::comments_field::ConnectionInput;
 use super::error::ApiError;
 use super::global_id::GlobalId;
-use super::pages::{self, DEFAULT_AROUND, PageCursors, PageNumbering};
+use super::pages::{PageCursors, PageNumbering};
 use super::types::{Comment, CommentEdge, PageInfo};
-use crate::domain::{self, Numbering, Order, PageLayout, PageLinks, RatingSet, Sku, SortKey};
-use crate::index::{PageIndex, Positions};
-use crate::pagination::{ConnectionArgs, CursorScope, PagePlan, PageStats, PagingSettings, Want};
-use crate::store::CommentStore;
-
-/// The connection arguments shared by both `comments` fields.
-#[derive(Debug, Default)]
-pub(super) struct ConnectionInput {
-    pub ratings: Option<Vec<i32>>,
-    pub first: Option<i32>,
-    pub after: Option<String>,
-    pub last: Option<i32>,
-    pub before: Option<String>,
-    pub offset: Option<i32>,
-    pub containing: Option<ID>,
-    pub numbering: PageNumbering,
-}
-
-/// Complexity of a connection: its page size times the cost of one edge. Complexity is counted
-/// before any resolver runs, without the server's settings, so the default settings stand in:
-/// no `first`/`last` counts as the default page size, and a size above the default maximum
-/// counts as that maximum (such a request is refused with `PAGE_SIZE_EXCEEDED`, which says
-/// more than a complexity refusal, unless `--max-page-size` allows it).
-pub(super) fn connection_complexity(first: Option<i32>, last: Option<i32>, child: usize) -> usize {
-    let PagingSettings {
-        default_page_size,
-        max_page_size,
-        ..
-    } = PagingSettings::default();
-    let size = first
-        .or(last)
-        .map_or(default_page_size, |n| usize::try_from(n).unwrap_or(0))
-        .clamp(1, max_page_size);
-    size.saturating_mul(child).saturating_add(1)
-}
+use crate::domain::{self, PageLayout, RatingSet, Sku, SortKey};
+use crate::pagination::{
+    self, ANCHOR_ONLY, ConnectionArgs, ConnectionRequest, CursorScope, DEFAULT_AROUND,
+    IndexSelection, Page, PagePlan, PageTarget, PagerLinks, PagingSettings, Prefetched, Want,
+};
 
 /// The `ratings:` argument of a connection or subscription: all ratings when omitted.
 pub(super) fn rating_set(ratings: Option<&[i32]>) -> Result<RatingSet, domain::InvalidInput> {
@@ -80,12 +56,7 @@ pub(super) async fn resolve_connection(
     let meta = super::meta(ctx);
     let fail = |e: ApiError| e.into_graphql(meta);
     let ratings = rating_set(input.ratings.as_deref()).map_err(|e| fail(e.into()))?;
-    let scope = CursorScope {
-        sku: sku.clone(),
-        ratings,
-    };
-    let containing = input.containing.clone();
-    let numbering = input.numbering;
+    let scope = CursorScope { sku, ratings };
     let args = ConnectionArgs {
         first: input.first,
         after: input.after,
@@ -93,13 +64,58 @@ pub(super) async fn resolve_connection(
         before: input.before,
         offset: input.offset,
     };
-    let plan = PagePlan::new(&args, state.engine.settings(), &state.codec, &scope)
-        .map_err(|e| fail(e.into()))?;
-    let page_size = plan.keep_last.unwrap_or(plan.take) as u64;
-
+    let settings = state.engine.settings();
+    let plan = PagePlan::new(&args, settings, &state.codec, &scope).map_err(|e| fail(e.into()))?;
+    let page_size = plan.page_size();
+    let target = match input.containing {
+        None => PageTarget::Window(plan),
+        Some(id) => containing(&args, &plan, &id, input.numbering).map_err(fail)?,
+    };
     let look = ctx.look_ahead();
+    let request = ConnectionRequest {
+        scope,
+        target,
+        want: selected_page_parts(&look),
+        index: selected_index_parts(&look, page_size, settings),
+    };
+    let connection = state
+        .engine
+        .connection(&request)
+        .await
+        .map_err(|e| fail(e.into()))?;
+    let scope = request.scope;
+    record_cost(meta, &scope.sku, &connection.page);
+    Ok(CommentConnection {
+        scope,
+        items: connection.page.items,
+        has_next_page: connection.page.has_next_page.unwrap_or(false),
+        has_previous_page: connection.page.has_previous_page.unwrap_or(false),
+        page_size,
+        anchor: connection.anchor,
+        prefetched: connection.prefetched.map(|p| p.map_err(|e| fail(e.into()))),
+    })
+}
+
+/// The page `containing:` names: its layout is checked first (a cursor, an offset or both sizes
+/// are refused whatever the id), then the id.
+fn containing(
+    args: &ConnectionArgs,
+    plan: &PagePlan,
+    id: &ID,
+    numbering: PageNumbering,
+) -> Result<PageTarget, ApiError> {
+    let layout = pagination::containing_layout(args, plan, numbering.into())?;
+    let comment = GlobalId::comment(id).map_err(|e| domain::InvalidInput {
+        field: "containing",
+        ..e
+    })?;
+    Ok(PageTarget::Containing { comment, layout })
+}
+
+/// The parts of the page the selection reads.
+fn selected_page_parts(look: &async_graphql::Lookahead<'_>) -> Want {
     let page_info = look.field("pageInfo");
-    let want = Want {
+    Want {
         edges: look.field("edges").exists()
             || look.field("nodes").exists()
             || page_info.field("startCursor").exists()
@@ -108,48 +124,24 @@ pub(super) async fn resolve_connection(
             || look.field("startOffset").exists(),
         has_next_page: page_info.field("hasNextPage").exists(),
         has_previous_page: page_info.field("hasPreviousPage").exists(),
-    };
-    let mut page = match containing {
-        None => state
-            .engine
-            .page(&sku, ratings, &plan, want)
-            .await
-            .map_err(ApiError::from),
-        Some(id) => {
-            let layout = PageLayout {
-                size: page_size,
-                numbering: numbering.into(),
-                links: PageLinks::Current,
-            };
-            page_containing(state, &scope, &args, &id, layout, want).await
-        }
     }
-    .map_err(fail)?;
+}
 
-    // `pageCursors` and `startOffset` share one index call, made now with the layout of the
-    // first `pageCursors` selected (another `pageCursors`, under an alias with other
-    // arguments, makes its own).
-    let anchor = page.items.first().map(domain::Comment::sort_key);
-    let prefetched = if look.field("pageCursors").exists() || look.field("startOffset").exists() {
-        let layout = selected_pager_layout(&look, page_size, state.engine.settings()).unwrap_or(
-            PageLayout {
-                size: page_size.max(1),
-                numbering: Numbering::FromNewest,
-                links: PageLinks::None,
-            },
-        );
-        page.stats.index_calls += 1;
-        let positions = state
-            .engine
-            .index()
-            .positions(&sku, ratings, anchor, layout)
-            .await
-            .map_err(|e| ApiError::from(e).into_graphql(meta));
-        Some((layout, positions))
-    } else {
-        None
-    };
+/// The parts of the connection the selection reads from the index.
+fn selected_index_parts(
+    look: &async_graphql::Lookahead<'_>,
+    page_size: u64,
+    settings: &PagingSettings,
+) -> IndexSelection {
+    IndexSelection {
+        total_count: look.field("totalCount").exists(),
+        positions: look.field("pageCursors").exists() || look.field("startOffset").exists(),
+        pager: selected_pager_layout(look, page_size, settings),
+    }
+}
 
+/// Logs and counts what serving `page` cost.
+fn record_cost(meta: Option<&super::RequestMeta>, sku: &Sku, page: &Page) {
     if let Some(meta) = meta {
         meta.add_cost(page.stats);
     }
@@ -162,15 +154,6 @@ pub(super) async fn resolve_connection(
         index_calls = page.stats.index_calls,
         "page served"
     );
-    Ok(CommentConnection {
-        scope,
-        items: page.items,
-        has_next_page: page.has_next_page.unwrap_or(false),
-        has_previous_page: page.has_previous_page.unwrap_or(false),
-        page_size,
-        anchor,
-        prefetched,
-    })
 }
 
 /// The layout of the first `pageCursors` in the selection, with its arguments' defaults, if
@@ -199,121 +182,7 @@ fn selected_pager_layout(
     let numbering = <Option<PageNumbering> as InputType>::parse(argument("numbering"))
         .ok()?
         .unwrap_or_default();
-    pages::pager_layout(size, around, numbering, page_size, settings).ok()
-}
-
-/// The page of `layout.size` comments, aligned to the layout's page boundaries, that holds the
-/// comment `id`: one store read for the comment (its product, rating and sort key), one index
-/// call for its page's bound, then the page, read from the bound like any cursor page.
-async fn page_containing(
-    state: &ApiState,
-    scope: &CursorScope,
-    args: &ConnectionArgs,
-    id: &ID,
-    layout: PageLayout,
-    want: Want,
-) -> Result<crate::pagination::Page, ApiError> {
-    if args.after.is_some() || args.before.is_some() || args.offset.is_some() {
-        return Err(ApiError::Refused(
-            "`containing` cannot be combined with `after`, `before` or `offset`".into(),
-        ));
-    }
-    if args.first.is_some() && args.last.is_some() {
-        return Err(ApiError::Refused(
-            "`containing` takes one of `first` and `last` as the page size".into(),
-        ));
-    }
-    if layout.size == 0 {
-        return Err(ApiError::Refused(
-            "`containing` needs a page size of at least 1".into(),
-        ));
-    }
-    let id = GlobalId::comment(id).map_err(|e| domain::InvalidInput {
-        field: "containing",
-        ..e
-    })?;
-    let comment = state
-        .engine
-        .store()
-        .get_many(&[id])
-        .await?
-        .pop()
-        .flatten()
-        .filter(|c| c.sku == scope.sku && scope.ratings.contains(c.rating))
-        .ok_or_else(|| {
-            ApiError::NotFound(format!(
-                "comment `{}` is not in this connection (another product, filtered out by \
-                 `ratings`, or deleted)",
-                GlobalId::Comment(id).encode()
-            ))
-        })?;
-    let key = comment.sort_key();
-    let positions = state
-        .engine
-        .index()
-        .positions(&scope.sku, scope.ratings, Some(key), layout)
-        .await?;
-    let anchor = positions.anchor.ok_or_else(|| {
-        ApiError::Index(crate::index::IndexError::Internal(
-            "the index answered no rank for the anchor".into(),
-        ))
-    })?;
-    let current = layout.page_of(positions.total, anchor);
-    let plan = PagePlan {
-        order: layout.numbering.order(),
-        start: positions.bounds.get(&current).copied(),
-        stop: None,
-        skip: 0,
-        take: layout.size as usize,
-        keep_last: None,
-    };
-    let mut page = state
-        .engine
-        .page(
-            &scope.sku,
-            scope.ratings,
-            &plan,
-            Want {
-                edges: true,
-                ..want
-            },
-        )
-        .await?;
-    page.stats += PageStats {
-        store_queries: 1,
-        items_read: 1,
-        index_calls: 1,
-    };
-    if !page.items.iter().any(|c| c.id == id) {
-        // Only while the index lags the store around this comment (comments it does not hold
-        // yet, or still holds after their deletion, between the bound and the comment): the
-        // aligned page missed it, so serve the page that starts at the comment instead.
-        tracing::warn!(
-            sku = scope.sku.as_str(),
-            page = current,
-            "the aligned page missed the comment it should hold; serving the page that starts at it"
-        );
-        let from_the_comment = PagePlan {
-            order: Order::NewestFirst,
-            start: key.successor(),
-            ..plan
-        };
-        let stats = page.stats;
-        page = state
-            .engine
-            .page(
-                &scope.sku,
-                scope.ratings,
-                &from_the_comment,
-                Want {
-                    edges: true,
-                    ..want
-                },
-            )
-            .await?;
-        page.stats += stats;
-    }
-    Ok(page)
+    pagination::pager_layout(size, around, numbering.into(), page_size, settings).ok()
 }
 
 /// A page of a product's comments, newest first.
@@ -328,8 +197,9 @@ pub struct CommentConnection {
     /// The first edge's sort key, where `pageCursors` and `startOffset` look from (kept when
     /// only they were selected and the edges are not served).
     anchor: Option<SortKey>,
-    /// The one index call of `pageCursors` and `startOffset`, and the layout it was made for.
-    prefetched: Option<(PageLayout, async_graphql::Result<Positions>)>,
+    /// The one index call of `pageCursors` and `startOffset`, made with the page, its failure
+    /// converted (and logged) once.
+    prefetched: Option<Prefetched<async_graphql::Error>>,
 }
 
 impl CommentConnection {
@@ -410,32 +280,30 @@ impl CommentConnection {
     ) -> async_graphql::Result<Option<PageCursors>> {
         let state = state(ctx)?;
         let meta = super::meta(ctx);
-        let fail = |e: ApiError| e.into_graphql(meta);
-        let layout = pages::pager_layout(
+        let fail = |e: pagination::PaginationError| ApiError::from(e).into_graphql(meta);
+        let layout = pagination::pager_layout(
             size,
             around.unwrap_or(DEFAULT_AROUND),
-            numbering.unwrap_or_default(),
+            numbering.unwrap_or_default().into(),
             self.page_size,
             state.engine.settings(),
         )
         .map_err(fail)?;
-        let positions = match &self.prefetched {
-            Some((prefetched, positions)) if *prefetched == layout => positions.clone()?,
-            _ => {
+        let positions = match self.prefetched.as_ref().and_then(|p| p.for_pager(layout)) {
+            Some(positions) => positions.clone()?,
+            None => {
                 if let Some(meta) = meta {
                     meta.add_index_call();
                 }
                 state
                     .engine
-                    .index()
-                    .positions(&self.scope.sku, self.scope.ratings, self.anchor, layout)
+                    .positions(&self.scope, self.anchor, layout)
                     .await
-                    .map_err(|e| fail(e.into()))?
+                    .map_err(fail)?
             }
         };
-        pages::page_cursors(layout, &positions, &state.codec, &self.scope)
-            .map(Some)
-            .map_err(fail)
+        let links = PagerLinks::new(layout, &positions).map_err(fail)?;
+        Ok(Some(PageCursors::sealed(links, &state.codec, &self.scope)))
     }
 
     /// Zero-based position of the first edge in the whole list (with its rating filter),
@@ -449,102 +317,18 @@ impl CommentConnection {
         let state = state(ctx)?;
         let meta = super::meta(ctx);
         let positions = match &self.prefetched {
-            Some((_, positions)) => positions.clone()?,
+            Some(prefetched) => prefetched.for_start_offset().clone()?,
             None => {
                 if let Some(meta) = meta {
                     meta.add_index_call();
                 }
-                let layout = PageLayout {
-                    size: 1,
-                    numbering: Numbering::FromNewest,
-                    links: PageLinks::None,
-                };
                 state
                     .engine
-                    .index()
-                    .positions(&self.scope.sku, self.scope.ratings, Some(anchor), layout)
+                    .positions(&self.scope, Some(anchor), ANCHOR_ONLY)
                     .await
                     .map_err(|e| ApiError::from(e).into_graphql(meta))?
             }
         };
-        Ok(positions
-            .anchor
-            .map(|a| i32::try_from(a.newer).unwrap_or(i32::MAX)))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use async_graphql::parser::types::{TypeKind, TypeSystemDefinition};
-
-    use crate::pagination::PagingSettings;
-
-    /// The arguments of `Type.field` with their descriptions, from the printed schema.
-    fn arguments(type_name: &str, field: &str) -> Vec<(String, String)> {
-        let document =
-            async_graphql::parser::parse_schema(crate::graphql::sdl()).expect("our SDL parses");
-        for definition in document.definitions {
-            let TypeSystemDefinition::Type(ty) = definition else {
-                continue;
-            };
-            let (ty, TypeKind::Object(object)) = (&ty.node, &ty.node.kind) else {
-                continue;
-            };
-            if ty.name.node != type_name {
-                continue;
-            }
-            for f in &object.fields {
-                if f.node.name.node == field {
-                    return f
-                        .node
-                        .arguments
-                        .iter()
-                        .map(|a| {
-                            let description = a.node.description.as_ref().map(|d| d.node.clone());
-                            (
-                                a.node.name.node.to_string(),
-                                description.unwrap_or_default(),
-                            )
-                        })
-                        .collect();
-                }
-            }
-        }
-        panic!("{type_name}.{field} is in the schema");
-    }
-
-    #[test]
-    fn both_comments_fields_take_the_same_arguments_described_alike_with_the_default_settings() {
-        let mut query = arguments("Query", "comments");
-        assert_eq!(query.remove(0).0, "sku");
-        let product = arguments("Product", "comments");
-        assert_eq!(
-            query, product,
-            "Query.comments and Product.comments drifted apart"
-        );
-
-        let settings = PagingSettings::default();
-        let first = &product
-            .iter()
-            .find(|(name, _)| name == "first")
-            .expect("first")
-            .1;
-        let last = &product
-            .iter()
-            .find(|(name, _)| name == "last")
-            .expect("last")
-            .1;
-        let default = format!("({} unless configured)", settings.default_page_size);
-        let max = format!("({} unless configured)", settings.max_page_size);
-        assert!(first.contains(&default) && first.contains(&max), "{first}");
-        assert!(last.contains(&max), "{last}");
-    }
-
-    #[test]
-    fn complexity_counts_the_requested_page_or_the_default_one() {
-        assert_eq!(super::connection_complexity(Some(10), None, 3), 31);
-        assert_eq!(super::connection_complexity(None, Some(0), 3), 4);
-        assert_eq!(super::connection_complexity(None, None, 1), 21);
-        assert_eq!(super::connection_complexity(Some(1000), None, 1), 101);
+        Ok(pagination::start_offset(&positions).map(|n| i32::try_from(n).unwrap_or(i32::MAX)))
     }
 }

@@ -12,6 +12,7 @@
 use async_graphql::ErrorExtensions;
 
 use super::RequestMeta;
+use super::global_id::GlobalId;
 use crate::domain::InvalidInput;
 use crate::index::IndexError;
 use crate::pagination::PaginationError;
@@ -65,7 +66,7 @@ pub enum ApiError {
     #[error(transparent)]
     Input(#[from] InvalidInput),
     #[error(transparent)]
-    Pagination(#[from] PaginationError),
+    Pagination(PaginationError),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -91,9 +92,14 @@ impl ApiError {
             ApiError::NotFound(_) => ErrorCode::NotFound,
             ApiError::Live { code, .. } => *code,
             ApiError::Pagination(e) => match e {
-                PaginationError::Negative { .. } | PaginationError::OffsetNeedsOneDirection => {
-                    ErrorCode::BadUserInput
-                }
+                PaginationError::Negative { .. }
+                | PaginationError::OffsetNeedsOneDirection
+                | PaginationError::BelowOne { .. }
+                | PaginationError::AroundOutOfRange { .. }
+                | PaginationError::ContainingWithWindow
+                | PaginationError::ContainingNeedsOneSize
+                | PaginationError::ContainingEmptyPage => ErrorCode::BadUserInput,
+                PaginationError::NotInConnection(_) => ErrorCode::NotFound,
                 PaginationError::PageSizeExceeded { .. } => ErrorCode::PageSizeExceeded,
                 PaginationError::BadCursor { .. } => ErrorCode::BadCursor,
                 PaginationError::Store(e) => store_code(e),
@@ -127,6 +133,20 @@ impl ApiError {
                 ext.set("requestId", request_id.as_str());
             }
         })
+    }
+}
+
+impl From<PaginationError> for ApiError {
+    fn from(e: PaginationError) -> Self {
+        match e {
+            // The engine names comments by their id; clients know them by global id.
+            PaginationError::NotInConnection(id) => ApiError::NotFound(format!(
+                "comment `{}` is not in this connection (another product, filtered out by \
+                 `ratings`, or deleted)",
+                GlobalId::Comment(id).encode()
+            )),
+            e => ApiError::Pagination(e),
+        }
     }
 }
 

@@ -5,15 +5,18 @@
 //! and the SDL drift test need no services.
 
 mod budget;
+mod comments_field;
 mod connection;
 mod error;
 pub mod field_errors;
 mod global_id;
+mod hooks;
 mod mutation;
 mod pages;
 mod product;
 mod query;
 mod scalars;
+mod schema_description;
 mod subscription;
 mod types;
 mod viewer;
@@ -106,7 +109,7 @@ pub fn build_schema(state: Option<Arc<ApiState>>, limits: QueryLimits) -> ApiSch
     let mut builder = Schema::build(QueryRoot, MutationRoot, SubscriptionRoot)
         .limit_complexity(limits.max_complexity)
         .limit_recursive_depth(32)
-        .extension(budget::BudgetCheck);
+        .extension(hooks::SchemaHooks);
     if let Some(state) = state {
         builder = builder.data(state);
     }
@@ -116,6 +119,7 @@ pub fn build_schema(state: Option<Arc<ApiState>>, limits: QueryLimits) -> ApiSch
 /// The schema in SDL, as committed in `schema.graphql`.
 pub fn sdl() -> String {
     // `@specifiedBy` too: introspection serves it, so clients that read either see the same.
+    // (No schema description, in either: `schema_description` says why.)
     build_schema(None, QueryLimits::default())
         .sdl_with_options(async_graphql::SDLExportOptions::new().include_specified_by())
 }

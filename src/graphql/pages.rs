@@ -1,21 +1,14 @@
-//! Numbered pages on a connection: `pageCursors`, `startOffset` and the `containing:` argument
-//! (the arithmetic is `domain::pages`; the ranks and bounds come from one index call,
-//! `PageIndex::positions`).
+//! The GraphQL types of numbered pages on a connection: `pageCursors`, and the `numbering` of
+//! `pageCursors` and `containing:`. Which pages a pager links, and where they start, is the
+//! engine's (`pagination::PagerLinks`); this module only names them for clients.
 //!
 //! A page's `cursor` is sealed like every edge cursor of the connection, so a client that
 //! follows it gets the same cursors, and the same cache entries, as one that walks there.
 
 use async_graphql::{Enum, SimpleObject};
 
-use super::error::ApiError;
-use crate::domain::{Numbering, PageLayout, PageLinks};
-use crate::index::Positions;
-use crate::pagination::{CursorCodec, CursorScope, PagingSettings};
-
-/// The most pages `around` may ask for.
-pub const MAX_AROUND: i32 = 25;
-/// `around` when not given.
-pub const DEFAULT_AROUND: i32 = 5;
+use crate::domain::Numbering;
+use crate::pagination::{CursorCodec, CursorScope, PageLink, PagerLinks};
 
 /// Which end of the list page 1 is at.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Enum)]
@@ -74,75 +67,23 @@ pub struct PageCursors {
     pub page_count: i32,
 }
 
-/// The layout `pageCursors(size:, around:, numbering:)` asks for, checked: `size` defaults to
-/// the connection's own page size and is limited like `first`.
-pub fn pager_layout(
-    size: Option<i32>,
-    around: i32,
-    numbering: PageNumbering,
-    page_size: u64,
-    settings: &PagingSettings,
-) -> Result<PageLayout, ApiError> {
-    let size = match size {
-        None => page_size.max(1),
-        Some(n) if n < 1 => return Err(ApiError::Refused("`size` must be at least 1".into())),
-        Some(n) if n as usize > settings.max_page_size => {
-            return Err(crate::pagination::PaginationError::PageSizeExceeded {
-                argument: "size",
-                max: settings.max_page_size,
-            }
-            .into());
-        }
-        Some(n) => n as u64,
-    };
-    if !(0..=MAX_AROUND).contains(&around) {
-        return Err(ApiError::Refused(format!(
-            "`around` must be between 0 and {MAX_AROUND}"
-        )));
-    }
-    Ok(PageLayout {
-        size,
-        numbering: numbering.into(),
-        links: PageLinks::Pager {
-            around: around as u64,
-        },
-    })
-}
-
-/// The pager `positions` describes, its bounds sealed as cursors of `scope`.
-pub fn page_cursors(
-    layout: PageLayout,
-    positions: &Positions,
-    codec: &CursorCodec,
-    scope: &CursorScope,
-) -> Result<PageCursors, ApiError> {
-    let pager = layout.pager(positions.total, positions.anchor);
-    let int = |n: u64| i32::try_from(n).unwrap_or(i32::MAX);
-    let cursor = |page: u64| -> Result<PageCursor, ApiError> {
-        let cursor = match layout.bound_rank(page) {
-            None => None,
-            Some(_) => {
-                let bound = positions.bounds.get(&page).ok_or_else(|| {
-                    ApiError::Index(crate::index::IndexError::Internal(
-                        format!("the index answered no bound for page {page}").into(),
-                    ))
-                })?;
-                Some(codec.seal(scope, bound))
-            }
+impl PageCursors {
+    /// The pager `links` describes, its bounds sealed as cursors of `scope`.
+    pub fn sealed(links: PagerLinks, codec: &CursorCodec, scope: &CursorScope) -> Self {
+        let int = |n: u64| i32::try_from(n).unwrap_or(i32::MAX);
+        let cursor = |link: PageLink| PageCursor {
+            page: int(link.page),
+            cursor: link.bound.map(|bound| codec.seal(scope, &bound)),
+            offset: int(link.offset),
+            is_current: link.is_current,
         };
-        Ok(PageCursor {
-            page: int(page),
-            cursor,
-            offset: int(layout.offset(page)),
-            is_current: pager.current == Some(page),
-        })
-    };
-    Ok(PageCursors {
-        first: cursor(1)?,
-        last: cursor(pager.count)?,
-        around: pager.around.clone().map(cursor).collect::<Result<_, _>>()?,
-        previous: pager.previous().map(cursor).transpose()?,
-        next: pager.next().map(cursor).transpose()?,
-        page_count: int(pager.count),
-    })
+        PageCursors {
+            first: cursor(links.first),
+            last: cursor(links.last),
+            around: links.around.into_iter().map(cursor).collect(),
+            previous: links.previous.map(cursor),
+            next: links.next.map(cursor),
+            page_count: int(links.page_count),
+        }
+    }
 }

@@ -57,6 +57,11 @@ pub struct PagePlan {
 }
 
 impl PagePlan {
+    /// The number of comments the page holds at most: `last` with `first`, else what is taken.
+    pub fn page_size(&self) -> u64 {
+        self.keep_last.unwrap_or(self.take) as u64
+    }
+
     /// Applies DESIGN §5 to `args`; cursors are opened within `scope`.
     pub fn new(
         args: &ConnectionArgs,

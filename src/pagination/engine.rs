@@ -12,15 +12,18 @@
 //! call. A rating filter reads each rating partition concurrently and merges them by sort key;
 //! since sort keys are unique across partitions, one key is enough to resume every partition.
 
+mod read;
+
 use std::ops::Bound;
 
-use futures::future::{OptionFuture, try_join_all};
+use futures::future::OptionFuture;
 
+use self::read::{Read, partitions};
 use super::PaginationError;
 use super::args::{PagePlan, PagingSettings};
-use crate::domain::{Comment, Order, RatingSet, Sku, SortKey};
+use crate::domain::{Comment, Order, RatingSet, Sku};
 use crate::index::PageIndex;
-use crate::store::{CommentStore, KeyQuery, Partition, StoreError};
+use crate::store::{CommentStore, Partition, StoreError};
 
 /// Which parts of the connection the client selected; the rest is not computed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,14 +74,6 @@ pub struct Engine<S, I> {
     settings: PagingSettings,
 }
 
-/// Items of one read, in read order, cut at the window's end.
-struct Read {
-    items: Vec<Comment>,
-    /// An item at or past the window's end was seen: something lies beyond the window.
-    crossed_stop: bool,
-    stats: PageStats,
-}
-
 impl<S: CommentStore, I: PageIndex> Engine<S, I> {
     pub fn new(store: S, index: I, settings: PagingSettings) -> Self {
         Self {
@@ -105,6 +100,12 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
         Ok(self.index.count(sku, ratings).await?)
     }
 
+    /// How many of `sku`'s comments have each rating, `[ones, …, fives]`, from the index (one
+    /// round trip where the index has them together).
+    pub async fn rating_counts(&self, sku: &Sku) -> Result<[u64; 5], PaginationError> {
+        Ok(self.index.rating_counts(sku).await?)
+    }
+
     /// Serves one page of `sku`'s comments with a rating in `ratings`.
     pub async fn page(
         &self,
@@ -117,30 +118,13 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
             return Ok(Page::default());
         }
         let partitions = partitions(sku, ratings);
-        let order = plan.order;
-        // In read order: "beyond" is past the page's last item, "before" ahead of its first.
-        let (want_beyond, want_before) = match order {
-            Order::NewestFirst => (want.has_next_page, want.has_previous_page),
-            Order::OldestFirst => (want.has_previous_page, want.has_next_page),
-        };
+        let sides = Sides::of(plan.order, want);
+        let mut plan = within_window(plan);
         let mut stats = PageStats::default();
-        let crossed = matches!((plan.start, plan.stop), (Some(start), Some(stop)) if !order.precedes(&start, &stop));
-        let mut plan = if crossed {
-            // An empty window (e.g. `before` at or above `after`): an empty page where reading starts.
-            PagePlan {
-                stop: None,
-                skip: 0,
-                take: 0,
-                keep_last: None,
-                ..plan.clone()
-            }
-        } else {
-            plan.clone()
-        };
-
         let mut skipped_by_index = false;
         if plan.skip > self.settings.offset_index_threshold {
             stats.index_calls += 1;
+            let order = plan.order;
             let found = self
                 .index
                 .key_at(sku, ratings, order, plan.start, plan.skip - 1)
@@ -153,80 +137,82 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
                 }
                 _ => {
                     return self
-                        .empty_past_window(&partitions, &plan, want_beyond, want_before, stats)
+                        .empty_past_window(&partitions, &plan, sides, stats)
                         .await;
                 }
             }
         }
+        self.read_page(&partitions, &plan, skipped_by_index, sides, stats)
+            .await
+            .map(|page| Page {
+                items: if want.edges { page.items } else { Vec::new() },
+                ..page
+            })
+    }
 
+    /// Reads the page `plan` describes (any offset the index answered is already in its start)
+    /// and answers the flags `sides` asks for.
+    async fn read_page(
+        &self,
+        partitions: &[Partition],
+        plan: &PagePlan,
+        skipped_by_index: bool,
+        sides: Sides,
+        mut stats: PageStats,
+    ) -> Result<Page, PaginationError> {
+        let order = plan.order;
         // Ask the near-side question now, concurrently, when only a store read can answer it.
         let boundary_now =
-            want_before && !skipped_by_index && plan.skip == 0 && plan.keep_last.is_none();
+            sides.before && !skipped_by_index && plan.skip == 0 && plan.keep_last.is_none();
         let boundary = plan
             .start
             .filter(|_| boundary_now)
-            .map(|start| self.exists(&partitions, order.reverse(), Bound::Included(start)));
+            .map(|start| self.exists(partitions, order.reverse(), Bound::Included(start)));
         let limit = usize::try_from(plan.skip)
             .unwrap_or(usize::MAX)
             .saturating_add(plan.take)
             .saturating_add(1);
         let from = plan.start.map_or(Bound::Unbounded, Bound::Excluded);
         let (read, boundary) = futures::join!(
-            self.read(&partitions, order, from, plan.stop, limit),
+            self.read(partitions, order, from, plan.stop, limit),
             OptionFuture::from(boundary)
         );
         let read = read?;
         stats += read.stats;
+        let Cut {
+            mut items,
+            beyond,
+            cut_ahead,
+        } = Cut::of(read, plan);
 
-        let skipped = read
-            .items
-            .len()
-            .min(usize::try_from(plan.skip).unwrap_or(usize::MAX));
-        let beyond = read.items.len() > skipped + plan.take || read.crossed_stop;
-        let mut items: Vec<Comment> = read
-            .items
-            .into_iter()
-            .skip(skipped)
-            .take(plan.take)
-            .collect();
-        let dropped = plan
-            .keep_last
-            .map_or(0, |keep| items.len().saturating_sub(keep));
-        items.drain(..dropped);
-
-        let before = if skipped_by_index || skipped > 0 || dropped > 0 {
+        let before = if skipped_by_index || cut_ahead {
             Some(true)
-        } else if !want_before {
+        } else if !sides.before {
             None
         } else if let Some(start) = plan.start {
-            match boundary {
-                Some(Ok((exists, cost))) => {
-                    stats += cost;
-                    Some(exists)
-                }
-                Some(Err(e)) => return Err(e.into()),
+            let (exists, cost) = match boundary {
+                Some(answer) => answer?,
                 None => {
-                    let (exists, cost) = self
-                        .exists(&partitions, order.reverse(), Bound::Included(start))
-                        .await?;
-                    stats += cost;
-                    Some(exists)
+                    self.exists(partitions, order.reverse(), Bound::Included(start))
+                        .await?
                 }
-            }
+            };
+            stats += cost;
+            Some(exists)
         } else {
             Some(false)
         };
-        let beyond = want_beyond.then_some(beyond);
+        let beyond = sides.beyond.then_some(beyond);
 
         if order == Order::OldestFirst {
             items.reverse();
         }
         let (has_next_page, has_previous_page) = match order {
-            Order::NewestFirst => (beyond, before.filter(|_| want_before)),
-            Order::OldestFirst => (before.filter(|_| want_before), beyond),
+            Order::NewestFirst => (beyond, before.filter(|_| sides.before)),
+            Order::OldestFirst => (before.filter(|_| sides.before), beyond),
         };
         Ok(Page {
-            items: if want.edges { items } else { Vec::new() },
+            items,
             has_next_page,
             has_previous_page,
             stats,
@@ -238,10 +224,10 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
         &self,
         partitions: &[Partition],
         plan: &PagePlan,
-        want_beyond: bool,
-        want_before: bool,
+        sides: Sides,
         mut stats: PageStats,
     ) -> Result<Page, PaginationError> {
+        let (want_beyond, want_before) = (sides.beyond, sides.before);
         let before = OptionFuture::from(want_before.then(|| {
             let from = plan.stop.map_or(Bound::Unbounded, Bound::Excluded);
             self.exists(partitions, plan.order.reverse(), from)
@@ -277,118 +263,74 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
             stats,
         })
     }
+}
 
-    /// Whether any item lies at `from` or beyond in `order`: a `Limit 1` read per partition.
-    async fn exists(
-        &self,
-        partitions: &[Partition],
-        order: Order,
-        from: Bound<SortKey>,
-    ) -> Result<(bool, PageStats), StoreError> {
-        let read = self.read(partitions, order, from, None, 1).await?;
-        Ok((!read.items.is_empty(), read.stats))
-    }
+/// The flags a client asked for, in read order: "beyond" is past the page's last item,
+/// "before" ahead of its first.
+#[derive(Clone, Copy, Debug)]
+struct Sides {
+    beyond: bool,
+    before: bool,
+}
 
-    /// Reads up to `limit` items in `order` from `from`, merged across `partitions` and cut at
-    /// `stop`. Each partition is read concurrently and independently until it has `limit` items,
-    /// reaches `stop`, or ends; short responses (DynamoDB's 1 MB cut) are continued.
-    async fn read(
-        &self,
-        partitions: &[Partition],
-        order: Order,
-        from: Bound<SortKey>,
-        stop: Option<SortKey>,
-        limit: usize,
-    ) -> Result<Read, StoreError> {
-        let reads = try_join_all(
-            partitions
-                .iter()
-                .map(|p| self.read_partition(p.clone(), order, from, stop, limit)),
-        )
-        .await?;
-        let mut stats = PageStats::default();
-        let mut crossed_stop = false;
-        let mut items = Vec::new();
-        for read in reads {
-            stats += read.stats;
-            crossed_stop |= read.crossed_stop;
-            items.extend(read.items);
-        }
-        if partitions.len() > 1 {
-            items.sort_unstable_by(|a, b| {
-                let (a, b) = (a.sort_key(), b.sort_key());
-                if order == Order::NewestFirst {
-                    b.cmp(&a)
-                } else {
-                    a.cmp(&b)
-                }
-            });
-            // Each partition read up to `limit`; beyond the merged `limit` the caller needs no more
-            // than the fact that more exist, which `items.len() == limit` already says.
-            items.truncate(limit);
-        }
-        Ok(Read {
-            items,
-            crossed_stop,
-            stats,
-        })
-    }
-
-    async fn read_partition(
-        &self,
-        partition: Partition,
-        order: Order,
-        mut from: Bound<SortKey>,
-        stop: Option<SortKey>,
-        limit: usize,
-    ) -> Result<Read, StoreError> {
-        let mut stats = PageStats::default();
-        let mut items = Vec::new();
-        let mut query = KeyQuery {
-            partition,
-            order,
-            from,
-            limit: 0,
+impl Sides {
+    fn of(order: Order, want: Want) -> Self {
+        let (beyond, before) = match order {
+            Order::NewestFirst => (want.has_next_page, want.has_previous_page),
+            Order::OldestFirst => (want.has_previous_page, want.has_next_page),
         };
-        while items.len() < limit {
-            query.from = from;
-            query.limit = limit - items.len();
-            let page = self.store.query(&query).await?;
-            stats.store_queries += 1;
-            stats.items_read += page.items.len() as u64;
-            for item in page.items {
-                if stop.is_some_and(|stop| !order.precedes(&item.sort_key(), &stop)) {
-                    return Ok(Read {
-                        items,
-                        crossed_stop: true,
-                        stats,
-                    });
-                }
-                items.push(item);
-            }
-            match page.last_evaluated {
-                // Guard against a store that reports a position without moving forward.
-                Some(last) if Bound::Excluded(last) != from => from = Bound::Excluded(last),
-                _ => break,
-            }
-        }
-        Ok(Read {
-            items,
-            crossed_stop: false,
-            stats,
-        })
+        Self { beyond, before }
     }
 }
 
-/// The store partitions that hold `sku`'s comments with a rating in `ratings`: the product's
-/// own partition when unfiltered, one partition per rating otherwise.
-fn partitions(sku: &Sku, ratings: RatingSet) -> Vec<Partition> {
-    if ratings.is_all() {
-        vec![Partition::Product(sku.clone())]
+/// `plan`, or for an empty window (e.g. `before` at or above `after`) an empty page where
+/// reading starts.
+fn within_window(plan: &PagePlan) -> PagePlan {
+    let crossed = matches!((plan.start, plan.stop), (Some(start), Some(stop)) if !plan.order.precedes(&start, &stop));
+    if crossed {
+        PagePlan {
+            stop: None,
+            skip: 0,
+            take: 0,
+            keep_last: None,
+            ..plan.clone()
+        }
     } else {
-        ratings
-            .iter()
-            .map(|rating| Partition::ProductRating(sku.clone(), rating))
-            .collect()
+        plan.clone()
+    }
+}
+
+/// A read cut to the page: the offset skipped, `take` kept, and of those the last `keep_last`.
+struct Cut {
+    /// The page, in read order.
+    items: Vec<Comment>,
+    /// Something lies past the page's last item (within the window or past its end).
+    beyond: bool,
+    /// Items of the read were skipped or dropped ahead of the page's first item.
+    cut_ahead: bool,
+}
+
+impl Cut {
+    fn of(read: Read, plan: &PagePlan) -> Self {
+        let skipped = read
+            .items
+            .len()
+            .min(usize::try_from(plan.skip).unwrap_or(usize::MAX));
+        let beyond = read.items.len() > skipped + plan.take || read.crossed_stop;
+        let mut items: Vec<Comment> = read
+            .items
+            .into_iter()
+            .skip(skipped)
+            .take(plan.take)
+            .collect();
+        let dropped = plan
+            .keep_last
+            .map_or(0, |keep| items.len().saturating_sub(keep));
+        items.drain(..dropped);
+        Self {
+            items,
+            beyond,
+            cut_ahead: skipped > 0 || dropped > 0,
+        }
     }
 }

@@ -1,4 +1,6 @@
-//! Pagination: argument rules, sealed cursors and the connection algorithm (DESIGN §4, §5).
+//! Pagination: argument rules, sealed cursors, the connection algorithm and numbered pages
+//! (DESIGN §4, §5). Every paging decision is made here; a resolver turns arguments into one
+//! engine call and its answer into types.
 //!
 //! The engine is generic over [`CommentStore`](crate::store::CommentStore) and
 //! [`PageIndex`](crate::index::PageIndex) and knows nothing of HTTP, GraphQL or any SDK, so every
@@ -8,11 +10,20 @@ mod args;
 pub mod cursor;
 mod engine;
 pub mod oracle;
+mod pager;
+mod pages;
 
 pub use args::{ConnectionArgs, PagePlan, PagingSettings};
 pub use cursor::{BadCursor, CursorCodec, CursorScope};
 pub use engine::{Engine, Page, PageStats, Want};
+pub use pager::{
+    ANCHOR_ONLY, DEFAULT_AROUND, MAX_AROUND, PageLink, PagerLinks, pager_layout, start_offset,
+};
+pub use pages::{
+    Connection, ConnectionRequest, IndexSelection, PageTarget, Prefetched, containing_layout,
+};
 
+use crate::domain::CommentId;
 use crate::index::IndexError;
 use crate::store::StoreError;
 
@@ -27,6 +38,20 @@ pub enum PaginationError {
     OffsetNeedsOneDirection,
     #[error("`{argument}` is not a valid cursor for this connection")]
     BadCursor { argument: &'static str },
+    #[error("`{argument}` must be at least 1")]
+    BelowOne { argument: &'static str },
+    #[error("`around` must be between 0 and {max}")]
+    AroundOutOfRange { max: i32 },
+    #[error("`containing` cannot be combined with `after`, `before` or `offset`")]
+    ContainingWithWindow,
+    #[error("`containing` takes one of `first` and `last` as the page size")]
+    ContainingNeedsOneSize,
+    #[error("`containing` needs a page size of at least 1")]
+    ContainingEmptyPage,
+    /// The comment `containing` names is not in the connection: another product's, filtered
+    /// out by the rating filter, or deleted.
+    #[error("comment {0} is not in this connection")]
+    NotInConnection(CommentId),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]

@@ -5,7 +5,7 @@
 //! arise inside `data`, on `Query.comments`, `product { comments }`, `node`, `nodes` and the
 //! mutations, with and without aliases and fragments.
 //!
-//! These cases failed on async-graphql 7.2.1 alone (`src/graphql/field_errors.rs` says why);
+//! These cases failed on async-graphql 7.2.1 alone (`src/graphql/field_errors/mod.rs` says why);
 //! when upstream completes field errors itself, they keep passing without that module.
 
 use serde_json::{Value, json};

@@ -1,0 +1,229 @@
+//! The arguments of a `comments` connection field, written once for `Query.comments` and
+//! `Product.comments` so that their names, descriptions, defaults and complexity cannot drift
+//! apart. They stay plain field arguments: the schema's shape is the same as if each field
+//! spelled them out.
+//!
+//! Why a macro: async-graphql reads a field's arguments from its resolver's parameters, and
+//! their descriptions and defaults from `#[graphql(...)]` attributes that take literals only;
+//! and an attribute macro (`#[Object]`) reads its item before any macro inside it expands. So
+//! [`object_with_comments!`] writes the whole `#[Object]` impl, ending with the `comments`
+//! resolver and its shared parameters.
+
+use async_graphql::ID;
+
+use super::pages::PageNumbering;
+use crate::pagination::PagingSettings;
+
+/// The connection arguments shared by both `comments` fields.
+#[derive(Debug, Default)]
+pub(super) struct ConnectionInput {
+    pub ratings: Option<Vec<i32>>,
+    pub first: Option<i32>,
+    pub after: Option<String>,
+    pub last: Option<i32>,
+    pub before: Option<String>,
+    pub offset: Option<i32>,
+    pub containing: Option<ID>,
+    pub numbering: PageNumbering,
+}
+
+/// Complexity of a connection: its page size times the cost of one edge. Complexity is counted
+/// before any resolver runs, without the server's settings, so the default settings stand in:
+/// no `first`/`last` counts as the default page size, and a size above the default maximum
+/// counts as that maximum (such a request is refused with `PAGE_SIZE_EXCEEDED`, which says
+/// more than a complexity refusal, unless `--max-page-size` allows it).
+pub(super) fn connection_complexity(first: Option<i32>, last: Option<i32>, child: usize) -> usize {
+    let PagingSettings {
+        default_page_size,
+        max_page_size,
+        ..
+    } = PagingSettings::default();
+    let size = first
+        .or(last)
+        .map_or(default_page_size, |n| usize::try_from(n).unwrap_or(0))
+        .clamp(1, max_page_size);
+    size.saturating_mul(child).saturating_add(1)
+}
+
+/// Writes an `#[Object]` impl: its own items, then a `comments` field that takes the field's
+/// own leading arguments (`Query.comments` has `sku`) followed by the shared connection
+/// arguments. Its body sees the shared ones as one [`ConnectionInput`], named after the `|…|`.
+///
+/// ```text
+/// object_with_comments! {
+///     #[Object]
+///     impl Product { /* other fields */ }
+///
+///     /// The product's comments, newest first, as a Relay connection.
+///     async fn comments(&self, ctx) -> |input| { resolve_connection(ctx, …, input).await }
+/// }
+/// ```
+macro_rules! object_with_comments {
+    (
+        $(#[$impl_attr:meta])*
+        impl $ty:ty {
+            $($items:tt)*
+        }
+
+        $(#[$field_attr:meta])*
+        async fn comments(
+            &$this:ident,
+            $ctx:ident
+            $(, $(#[$arg_attr:meta])* $arg:ident: $arg_ty:ty)* $(,)?
+        ) -> |$input:ident| $body:block
+    ) => {
+        $(#[$impl_attr])*
+        impl $ty {
+            $($items)*
+
+            $(#[$field_attr])*
+            #[graphql(
+                complexity = "crate::graphql::comments_field::connection_complexity(first, last, child_complexity)"
+            )]
+            #[expect(
+                clippy::too_many_arguments,
+                reason = "async-graphql takes each GraphQL argument as a resolver parameter"
+            )]
+            async fn comments(
+                &$this,
+                $ctx: &::async_graphql::Context<'_>,
+                $($(#[$arg_attr])* $arg: $arg_ty,)*
+                #[graphql(
+                    desc = "Only comments with one of these ratings (1-5, no repeats). Omit for all."
+                )]
+                ratings: Option<Vec<i32>>,
+                #[graphql(
+                    desc = "Return at most this many comments from the top of the window. Without `first` or `last`, the server's default page size (20 unless configured); above its maximum (100 unless configured), `PAGE_SIZE_EXCEEDED`."
+                )]
+                first: Option<i32>,
+                #[graphql(desc = "Start after this cursor (an edge's `cursor` or `pageInfo.endCursor`).")]
+                after: Option<String>,
+                #[graphql(
+                    desc = "Return at most this many comments from the bottom of the window. Above the server's maximum page size (100 unless configured), `PAGE_SIZE_EXCEEDED`."
+                )]
+                last: Option<i32>,
+                #[graphql(desc = "End before this cursor (an edge's `cursor` or `pageInfo.startCursor`).")]
+                before: Option<String>,
+                #[graphql(
+                    desc = "Skip this many comments first: from the top with `first`, from the bottom with `last`. For page jumps: page p of size n is `first: n, offset: (p - 1) * n`."
+                )]
+                offset: Option<i32>,
+                #[graphql(
+                    desc = "The page that holds this comment (a global id): `first` (or `last`) comments, aligned to the page boundaries of that size under `numbering`, so it is the page `pageCursors` numbers with the same size. Not with `after`, `before` or `offset`. `NOT_FOUND` when the comment is not in this connection (another product, filtered out by `ratings`, or deleted)."
+                )]
+                containing: Option<::async_graphql::ID>,
+                #[graphql(
+                    desc = "Which end pages are counted from, for `containing`.",
+                    default_with = "Some(crate::graphql::pages::PageNumbering::FromNewest)"
+                )]
+                numbering: Option<crate::graphql::pages::PageNumbering>,
+            ) -> ::async_graphql::Result<crate::graphql::connection::CommentConnection> {
+                let $input = crate::graphql::comments_field::ConnectionInput {
+                    ratings,
+                    first,
+                    after,
+                    last,
+                    before,
+                    offset,
+                    containing,
+                    numbering: numbering.unwrap_or_default(),
+                };
+                $body
+            }
+        }
+    };
+}
+
+pub(super) use object_with_comments;
+
+#[cfg(test)]
+mod tests {
+    use async_graphql::parser::types::{TypeKind, TypeSystemDefinition};
+
+    use crate::pagination::PagingSettings;
+
+    /// The arguments of `Type.field` with their descriptions and defaults, from the printed
+    /// schema.
+    fn arguments(type_name: &str, field: &str) -> Vec<(String, String, Option<String>)> {
+        let document =
+            async_graphql::parser::parse_schema(crate::graphql::sdl()).expect("our SDL parses");
+        for definition in document.definitions {
+            let TypeSystemDefinition::Type(ty) = definition else {
+                continue;
+            };
+            let (ty, TypeKind::Object(object)) = (&ty.node, &ty.node.kind) else {
+                continue;
+            };
+            if ty.name.node != type_name {
+                continue;
+            }
+            for f in &object.fields {
+                if f.node.name.node == field {
+                    return f
+                        .node
+                        .arguments
+                        .iter()
+                        .map(|a| {
+                            let description = a.node.description.as_ref().map(|d| d.node.clone());
+                            (
+                                a.node.name.node.to_string(),
+                                description.unwrap_or_default(),
+                                a.node.default_value.as_ref().map(|v| v.node.to_string()),
+                            )
+                        })
+                        .collect();
+                }
+            }
+        }
+        panic!("{type_name}.{field} is in the schema");
+    }
+
+    #[test]
+    fn both_comments_fields_take_the_same_arguments_described_alike_with_the_default_settings() {
+        let mut query = arguments("Query", "comments");
+        assert_eq!(query.remove(0).0, "sku");
+        let product = arguments("Product", "comments");
+        assert_eq!(
+            query, product,
+            "Query.comments and Product.comments drifted apart"
+        );
+        let names: Vec<&str> = product.iter().map(|(name, ..)| name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "ratings",
+                "first",
+                "after",
+                "last",
+                "before",
+                "offset",
+                "containing",
+                "numbering"
+            ]
+        );
+        let numbering = product.last().expect("numbering");
+        assert_eq!(numbering.2.as_deref(), Some("FROM_NEWEST"));
+
+        let settings = PagingSettings::default();
+        let description = |name: &str| {
+            &product
+                .iter()
+                .find(|(n, ..)| n == name)
+                .expect("the argument")
+                .1
+        };
+        let default = format!("({} unless configured)", settings.default_page_size);
+        let max = format!("({} unless configured)", settings.max_page_size);
+        let first = description("first");
+        assert!(first.contains(&default) && first.contains(&max), "{first}");
+        assert!(description("last").contains(&max));
+    }
+
+    #[test]
+    fn complexity_counts_the_requested_page_or_the_default_one() {
+        assert_eq!(super::connection_complexity(Some(10), None, 3), 31);
+        assert_eq!(super::connection_complexity(None, Some(0), 3), 4);
+        assert_eq!(super::connection_complexity(None, None, 1), 21);
+        assert_eq!(super::connection_complexity(Some(1000), None, 1), 101);
+    }
+}

@@ -1,0 +1,329 @@
+//! A connection as the engine serves it: the one entry ([`Engine::connection`]) that serves a
+//! page (a window, or the numbered page that holds a comment: `containing`) together with what
+//! its client selected from the index (the pager's rules and links are `super::pager`). Ranks
+//! and bounds come from [`PageIndex::positions`]. Cursors are not sealed here: the caller seals
+//! bounds as it seals edges. This module knows nothing of GraphQL (the selection arrives as
+//! [`IndexSelection`]).
+//!
+//! # Where the single index round trip will go
+//!
+//! Everything a connection derives from the index (the bound of a deep offset, `totalCount`,
+//! `startOffset`, every `pageCursors` link) can come from one script call: the caller says up
+//! front what it selected ([`ConnectionRequest::index`]) and the answers travel with the page
+//! ([`Connection::prefetched`]). Today [`Engine::connection`] makes the calls it always made: the
+//! page's own (`key_at` for a deep offset, `positions` for `containing`), then one `positions`
+//! call shared by `startOffset` and the first `pageCursors`; each `totalCount` and every other
+//! `pageCursors` layout asks again when it resolves. Merging them is a change of the index's
+//! contract, and it goes in [`Engine::connection`], where all of them are known.
+
+use super::engine::{Page, PageStats, Want};
+use super::{ConnectionArgs, CursorScope, Engine, PagePlan, PaginationError};
+use crate::domain::{
+    AnchorRank, Comment, CommentId, Numbering, Order, PageLayout, PageLinks, SortKey,
+};
+use crate::index::{IndexError, PageIndex, Positions};
+use crate::store::CommentStore;
+
+/// Which page a connection serves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PageTarget {
+    /// The window its cursors, sizes and offset describe.
+    Window(PagePlan),
+    /// The page of `layout` that holds `comment` (`containing`).
+    Containing {
+        comment: CommentId,
+        layout: PageLayout,
+    },
+}
+
+impl PageTarget {
+    /// The page's size: what a pager over it defaults to.
+    pub fn page_size(&self) -> u64 {
+        match self {
+            PageTarget::Window(plan) => plan.page_size(),
+            PageTarget::Containing { layout, .. } => layout.size,
+        }
+    }
+}
+
+/// The parts of a connection that come from the index, as its client selected them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IndexSelection {
+    /// `totalCount`. Not fetched with the page yet: each `totalCount` asks when it resolves
+    /// ([`Engine::total_count`]), so an aliased second one asks again.
+    pub total_count: bool,
+    /// `startOffset`, or a `pageCursors` (whatever its arguments).
+    pub positions: bool,
+    /// The layout of the first `pageCursors` selected, when its arguments are valid.
+    pub pager: Option<PageLayout>,
+}
+
+/// One connection request: whose comments, which page, and what of it the client selected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConnectionRequest {
+    pub scope: CursorScope,
+    pub target: PageTarget,
+    pub want: Want,
+    pub index: IndexSelection,
+}
+
+/// Positions fetched with a page, and the layout they were fetched for. Generic over the error
+/// so that a caller can keep a failure in the form it reports (the GraphQL layer converts, and
+/// logs, it once however many fields read it).
+#[derive(Clone, Debug)]
+pub struct Prefetched<E> {
+    pub layout: PageLayout,
+    pub positions: Result<Positions, E>,
+}
+
+impl<E> Prefetched<E> {
+    pub fn map_err<F>(self, convert: impl FnOnce(E) -> F) -> Prefetched<F> {
+        Prefetched {
+            layout: self.layout,
+            positions: self.positions.map_err(convert),
+        }
+    }
+
+    /// What a pager with `layout` can use: only positions fetched for the same layout carry its
+    /// links.
+    pub fn for_pager(&self, layout: PageLayout) -> Option<&Result<Positions, E>> {
+        (self.layout == layout).then_some(&self.positions)
+    }
+
+    /// What `startOffset` can use: positions under any layout carry the anchor's rank.
+    pub fn for_start_offset(&self) -> &Result<Positions, E> {
+        &self.positions
+    }
+}
+
+/// A connection's page and what was fetched with it.
+#[derive(Debug)]
+pub struct Connection {
+    /// The page; its stats include every call made for the connection.
+    pub page: Page,
+    /// The first edge's sort key, where `pageCursors` and `startOffset` look from.
+    pub anchor: Option<SortKey>,
+    /// The positions `startOffset` and the first `pageCursors` read, when selected. A failure
+    /// here is theirs alone: the page is still served.
+    pub prefetched: Option<Prefetched<PaginationError>>,
+}
+
+/// The layout of `containing:`'s page: the connection's page size (its `first` or `last`, from
+/// `plan`), counted under `numbering`. Refused with a cursor or an offset (the comment places
+/// the page), with both `first` and `last`, and for an empty page.
+pub fn containing_layout(
+    args: &ConnectionArgs,
+    plan: &PagePlan,
+    numbering: Numbering,
+) -> Result<PageLayout, PaginationError> {
+    if args.after.is_some() || args.before.is_some() || args.offset.is_some() {
+        return Err(PaginationError::ContainingWithWindow);
+    }
+    if args.first.is_some() && args.last.is_some() {
+        return Err(PaginationError::ContainingNeedsOneSize);
+    }
+    let size = plan.page_size();
+    if size == 0 {
+        return Err(PaginationError::ContainingEmptyPage);
+    }
+    Ok(PageLayout {
+        size,
+        numbering,
+        links: PageLinks::Current,
+    })
+}
+
+impl<S: CommentStore, I: PageIndex> Engine<S, I> {
+    /// Serves one connection: its page, then what the client selected from the index beside it
+    /// (see "Where the single index round trip will go" above).
+    pub async fn connection(
+        &self,
+        request: &ConnectionRequest,
+    ) -> Result<Connection, PaginationError> {
+        let ConnectionRequest {
+            scope,
+            target,
+            want,
+            index,
+        } = request;
+        let mut page = match target {
+            PageTarget::Window(plan) => self.page(&scope.sku, scope.ratings, plan, *want).await?,
+            PageTarget::Containing { comment, layout } => {
+                self.page_containing(scope, *comment, *layout, *want)
+                    .await?
+            }
+        };
+        let anchor = page.items.first().map(Comment::sort_key);
+        // `startOffset` and `pageCursors` share one call, made now with the layout of the first
+        // `pageCursors` (another `pageCursors`, under an alias with other arguments, makes its
+        // own), or, for `startOffset` alone, a layout of the page's size that links nothing.
+        let prefetched = if index.positions {
+            let layout = index.pager.unwrap_or(PageLayout {
+                size: target.page_size().max(1),
+                numbering: Numbering::FromNewest,
+                links: PageLinks::None,
+            });
+            page.stats.index_calls += 1;
+            let positions = self.positions(scope, anchor, layout).await;
+            Some(Prefetched { layout, positions })
+        } else {
+            None
+        };
+        Ok(Connection {
+            page,
+            anchor,
+            prefetched,
+        })
+    }
+
+    /// The list of `scope` seen from `anchor` under `layout`: one index call.
+    pub async fn positions(
+        &self,
+        scope: &CursorScope,
+        anchor: Option<SortKey>,
+        layout: PageLayout,
+    ) -> Result<Positions, PaginationError> {
+        Ok(self
+            .index()
+            .positions(&scope.sku, scope.ratings, anchor, layout)
+            .await?)
+    }
+
+    /// The page of `layout.size` comments, aligned to the layout's page boundaries, that holds
+    /// `comment`: one store read for the comment (its product, rating and sort key), one index
+    /// call for its page's bound, then the page, read from the bound like any cursor page.
+    async fn page_containing(
+        &self,
+        scope: &CursorScope,
+        comment: CommentId,
+        layout: PageLayout,
+        want: Want,
+    ) -> Result<Page, PaginationError> {
+        let found = self
+            .store()
+            .get_many(&[comment])
+            .await?
+            .pop()
+            .flatten()
+            .filter(|c| c.sku == scope.sku && scope.ratings.contains(c.rating))
+            .ok_or(PaginationError::NotInConnection(comment))?;
+        let key = found.sort_key();
+        let positions = self.positions(scope, Some(key), layout).await?;
+        let anchor: AnchorRank = positions.anchor.ok_or_else(|| {
+            IndexError::Internal("the index answered no rank for the anchor".into())
+        })?;
+        let current = layout.page_of(positions.total, anchor);
+        let plan = PagePlan {
+            order: layout.numbering.order(),
+            start: positions.bounds.get(&current).copied(),
+            stop: None,
+            skip: 0,
+            take: layout.size as usize,
+            keep_last: None,
+        };
+        let want = Want {
+            edges: true,
+            ..want
+        };
+        let mut page = self.page(&scope.sku, scope.ratings, &plan, want).await?;
+        page.stats += PageStats {
+            store_queries: 1,
+            items_read: 1,
+            index_calls: 1,
+        };
+        if !page.items.iter().any(|c| c.id == comment) {
+            // Only while the index lags the store around this comment (comments it does not
+            // hold yet, or still holds after their deletion, between the bound and the
+            // comment): the aligned page missed it, so serve the page that starts at it instead.
+            tracing::warn!(
+                sku = scope.sku.as_str(),
+                page = current,
+                "the aligned page missed the comment it should hold; serving the page that starts at it"
+            );
+            let from_the_comment = PagePlan {
+                order: Order::NewestFirst,
+                start: key.successor(),
+                ..plan
+            };
+            let stats = page.stats;
+            page = self
+                .page(&scope.sku, scope.ratings, &from_the_comment, want)
+                .await?;
+            page.stats += stats;
+        }
+        Ok(page)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::pager::ANCHOR_ONLY;
+    use super::super::{CursorCodec, PagingSettings};
+    use super::*;
+    use crate::domain::{RatingSet, Sku};
+
+    #[test]
+    fn containing_takes_one_size_and_no_window() {
+        let scope = CursorScope {
+            sku: Sku::parse("S").expect("sku"),
+            ratings: RatingSet::ALL,
+        };
+        let layout = |args: ConnectionArgs| {
+            let codec = CursorCodec::development();
+            let plan = PagePlan::new(&args, &PagingSettings::default(), &codec, &scope)
+                .expect("valid arguments");
+            containing_layout(&args, &plan, Numbering::FromNewest).map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            layout(ConnectionArgs::default()).map(|l| (l.size, l.links)),
+            Ok((20, PageLinks::Current))
+        );
+        let last = ConnectionArgs {
+            last: Some(7),
+            ..Default::default()
+        };
+        assert_eq!(layout(last).map(|l| l.size), Ok(7));
+        for (args, message) in [
+            (
+                ConnectionArgs {
+                    first: Some(5),
+                    offset: Some(5),
+                    ..Default::default()
+                },
+                "`containing` cannot be combined with `after`, `before` or `offset`",
+            ),
+            (
+                ConnectionArgs {
+                    first: Some(5),
+                    last: Some(5),
+                    ..Default::default()
+                },
+                "`containing` takes one of `first` and `last` as the page size",
+            ),
+            (
+                ConnectionArgs {
+                    first: Some(0),
+                    ..Default::default()
+                },
+                "`containing` needs a page size of at least 1",
+            ),
+        ] {
+            assert_eq!(layout(args).err().as_deref(), Some(message));
+        }
+    }
+
+    #[test]
+    fn prefetched_positions_serve_a_pager_of_their_own_layout_and_any_start_offset() {
+        let prefetched: Prefetched<()> = Prefetched {
+            layout: ANCHOR_ONLY,
+            positions: Ok(Positions::default()),
+        };
+        let pager = PageLayout {
+            links: PageLinks::Pager { around: 5 },
+            ..ANCHOR_ONLY
+        };
+        assert!(prefetched.for_pager(ANCHOR_ONLY).is_some());
+        assert!(prefetched.for_pager(pager).is_none());
+        assert!(prefetched.for_start_offset().is_ok());
+    }
+}
