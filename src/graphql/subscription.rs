@@ -137,72 +137,103 @@ impl SubscriptionRoot {
             .transpose()?;
         let slot = Slot::take(&state).map_err(fail)?;
         // Subscribed before the replay reads the store: nothing falls between the two.
-        let mut live = state.hub.subscribe();
+        let live = state.hub.subscribe();
 
         Ok(async_stream::stream! {
             let _slot = slot;
             let mut replayed: HashSet<domain::CommentId> = HashSet::new();
             if let Some(after) = after {
-                // Edits and deletions since the cursor's comment was written, if the hub still
-                // holds them all; if not, the first thing the client hears is that it missed some.
-                let logged = state.hub.since(&scope.sku, after.millis());
-                if logged.is_err() {
-                    yield Err(missed(
-                        "this server does not hold every edit and deletion made since that cursor: refetch the page",
-                    ));
-                }
-                match replay(&state, &scope, after).await {
-                    Ok(comments) => {
-                        let total = count(&state, &scope).await;
-                        for comment in comments {
-                            replayed.insert(comment.id);
-                            yield Ok(added(&state, &scope, comment, total));
-                        }
-                    }
-                    Err(error) => {
-                        yield Err(error);
-                    }
-                }
-                if let Ok(changes) = logged {
-                    for change in with_comments(&state, changes).await {
-                        if let Some(event) = event_for(&state, &scope, &change) {
-                            if event.kind != CommentEventKind::Added {
-                                yield Ok(event);
-                            }
-                        }
-                    }
+                for await event in resumed(&state, &scope, after, &mut replayed) {
+                    yield event;
                 }
             }
-            loop {
-                match live.recv().await {
-                    Ok(change) => {
-                        if change.sku() != &scope.sku {
-                            continue;
-                        }
-                        let Some(event) = event_for(&state, &scope, &change) else {
-                            continue;
-                        };
-                        if event.kind == CommentEventKind::Added && replayed.remove(&change.id()) {
-                            continue;
-                        }
-                        metrics::counter!("dynapage_subscription_events_total").increment(1);
-                        metrics::histogram!("dynapage_subscription_delivery_lag_seconds")
-                            .record(crate::live::now_ms().saturating_sub(change.applied_ms) as f64 / 1000.0);
-                        yield Ok(event);
-                    }
-                    Err(RecvError::Lagged(missed_changes)) => {
-                        metrics::counter!("dynapage_subscriptions_dropped_slow_total").increment(1);
-                        tracing::info!(sku = scope.sku.as_str(), missed_changes, "slow subscriber closed");
-                        yield Err(ApiError::Live {
-                            code: ErrorCode::SlowSubscriber,
-                            message: format!("this subscription fell {missed_changes} changes behind and was closed: resubscribe with `after:` set to the newest cursor you hold"),
-                        }.into_graphql(None));
-                        return;
-                    }
-                    Err(RecvError::Closed) => return,
-                }
+            for await event in live_events(&state, &scope, live, replayed) {
+                yield event;
             }
         })
+    }
+}
+
+type EventResult = async_graphql::Result<CommentEvent>;
+
+/// What a subscription resumed `after` a cursor hears first: `EVENTS_MISSED` if the hub no
+/// longer holds every edit and deletion since the cursor's comment was written, the comments
+/// added since (their ids go into `replayed`), then the edits and deletions.
+fn resumed<'a>(
+    state: &'a Arc<ApiState>,
+    scope: &'a CursorScope,
+    after: SortKey,
+    replayed: &'a mut HashSet<domain::CommentId>,
+) -> impl Stream<Item = EventResult> + 'a {
+    async_stream::stream! {
+        let logged = state.hub.since(&scope.sku, after.millis());
+        if logged.is_err() {
+            yield Err(missed(
+                "this server does not hold every edit and deletion made since that cursor: refetch the page",
+            ));
+        }
+        match replay(state, scope, after).await {
+            Ok(comments) => {
+                let total = count(state, scope).await;
+                for comment in comments {
+                    replayed.insert(comment.id);
+                    yield Ok(added(state, scope, comment, total));
+                }
+            }
+            Err(error) => {
+                yield Err(error);
+            }
+        }
+        if let Ok(changes) = logged {
+            for change in with_comments(state, changes).await {
+                if let Some(event) = event_for(state, scope, &change) {
+                    if event.kind != CommentEventKind::Added {
+                        yield Ok(event);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The live events of `scope` from the hub's broadcast, skipping additions a replay already
+/// gave (`replayed`); ends with `SLOW_SUBSCRIBER` when the subscriber falls a whole ring behind.
+fn live_events<'a>(
+    state: &'a Arc<ApiState>,
+    scope: &'a CursorScope,
+    mut live: tokio::sync::broadcast::Receiver<Arc<LiveChange>>,
+    mut replayed: HashSet<domain::CommentId>,
+) -> impl Stream<Item = EventResult> + 'a {
+    async_stream::stream! {
+        loop {
+            match live.recv().await {
+                Ok(change) => {
+                    if change.sku() != &scope.sku {
+                        continue;
+                    }
+                    let Some(event) = event_for(state, scope, &change) else {
+                        continue;
+                    };
+                    if event.kind == CommentEventKind::Added && replayed.remove(&change.id()) {
+                        continue;
+                    }
+                    metrics::counter!("dynapage_subscription_events_total").increment(1);
+                    metrics::histogram!("dynapage_subscription_delivery_lag_seconds")
+                        .record(crate::live::now_ms().saturating_sub(change.applied_ms) as f64 / 1000.0);
+                    yield Ok(event);
+                }
+                Err(RecvError::Lagged(missed_changes)) => {
+                    metrics::counter!("dynapage_subscriptions_dropped_slow_total").increment(1);
+                    tracing::info!(sku = scope.sku.as_str(), missed_changes, "slow subscriber closed");
+                    yield Err(ApiError::Live {
+                        code: ErrorCode::SlowSubscriber,
+                        message: format!("this subscription fell {missed_changes} changes behind and was closed: resubscribe with `after:` set to the newest cursor you hold"),
+                    }.into_graphql(None));
+                    return;
+                }
+                Err(RecvError::Closed) => return,
+            }
+        }
     }
 }
 
@@ -295,11 +326,9 @@ async fn replay(
 }
 
 async fn count(state: &ApiState, scope: &CursorScope) -> Option<i32> {
-    use crate::index::PageIndex;
     state
         .engine
-        .index()
-        .count(&scope.sku, scope.ratings)
+        .total_count(&scope.sku, scope.ratings)
         .await
         .ok()
         .map(|n| i32::try_from(n).unwrap_or(i32::MAX))

@@ -71,6 +71,84 @@ struct Doubt {
     held: Held,
 }
 
+/// What the scan step learned: the ids it saw per product, the scanned states the index
+/// refused, and its counts.
+struct Tally {
+    seen: Mutex<BTreeMap<Sku, Vec<CommentId>>>,
+    refused: Mutex<Vec<Doubt>>,
+    scanned: AtomicU64,
+    indexed: AtomicU64,
+    started: Instant,
+    last_log: Mutex<Instant>,
+}
+
+impl Tally {
+    fn new() -> Self {
+        Self {
+            seen: Mutex::default(),
+            refused: Mutex::default(),
+            scanned: AtomicU64::new(0),
+            indexed: AtomicU64::new(0),
+            started: Instant::now(),
+            last_log: Mutex::new(Instant::now()),
+        }
+    }
+
+    /// Applies one scanned page (its comments of the selected product(s)) to the index and
+    /// records what happened.
+    async fn absorb<I: PageIndex>(
+        &self,
+        index: &I,
+        only: Option<&Sku>,
+        items: &[Comment],
+        progress: &ProgressBar,
+    ) -> Result<(), SyncError> {
+        let events: Vec<ChangeEvent> = items
+            .iter()
+            .filter(|c| only.is_none_or(|sku| &c.sku == sku))
+            .map(|c| ChangeEvent::Upsert {
+                old: None,
+                new: IndexEntry::from(c),
+            })
+            .collect();
+        let stale = index.apply(&events).await?;
+        {
+            let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+            for event in &events {
+                let entry = event.entry();
+                seen.entry(entry.sku.clone())
+                    .or_default()
+                    .push(entry.key.id());
+            }
+        }
+        self.refused
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(stale.iter().map(|s| Doubt {
+                entry: events[s.event].entry().clone(),
+                held: s.held,
+            }));
+        let total = self
+            .scanned
+            .fetch_add(items.len() as u64, Ordering::Relaxed)
+            + items.len() as u64;
+        self.indexed
+            .fetch_add((events.len() - stale.len()) as u64, Ordering::Relaxed);
+        progress.inc(items.len() as u64);
+        let mut last = self.last_log.lock().unwrap_or_else(|p| p.into_inner());
+        if last.elapsed() >= LOG_EVERY {
+            *last = Instant::now();
+            tracing::info!(
+                scanned = total,
+                indexed = self.indexed.load(Ordering::Relaxed),
+                elapsed_ms = self.started.elapsed().as_millis() as u64,
+                "reindex scanning"
+            );
+        }
+        Ok(())
+    }
+}
+
 /// Rebuilds the index (or only `only`'s comments) from a scan in `segments` parallel segments,
 /// counting scanned comments on `progress`.
 pub async fn reindex<S: CommentStore, I: PageIndex>(
@@ -80,62 +158,42 @@ pub async fn reindex<S: CommentStore, I: PageIndex>(
     segments: u32,
     progress: &ProgressBar,
 ) -> Result<ReindexReport, SyncError> {
-    let started = Instant::now();
-    let seen: Mutex<BTreeMap<Sku, Vec<CommentId>>> = Mutex::default();
-    let refused: Mutex<Vec<Doubt>> = Mutex::default();
-    let scanned = AtomicU64::new(0);
-    let indexed = AtomicU64::new(0);
-    let last_log = Mutex::new(Instant::now());
     tracing::info!(sku = only.map(Sku::as_str), segments, "reindex started");
+    let tally = Tally::new();
     {
-        let (seen, refused, scanned, indexed, last_log) =
-            (&seen, &refused, &scanned, &indexed, &last_log);
+        let tally = &tally;
         parallel_scan(store, segments, move |items| async move {
-            let events: Vec<ChangeEvent> = items
-                .iter()
-                .filter(|c| only.is_none_or(|sku| &c.sku == sku))
-                .map(|c| ChangeEvent::Upsert {
-                    old: None,
-                    new: IndexEntry::from(c),
-                })
-                .collect();
-            let stale = index.apply(&events).await?;
-            {
-                let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
-                for event in &events {
-                    let entry = event.entry();
-                    seen.entry(entry.sku.clone())
-                        .or_default()
-                        .push(entry.key.id());
-                }
-            }
-            refused
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .extend(stale.iter().map(|s| Doubt {
-                    entry: events[s.event].entry().clone(),
-                    held: s.held,
-                }));
-            let total =
-                scanned.fetch_add(items.len() as u64, Ordering::Relaxed) + items.len() as u64;
-            indexed.fetch_add((events.len() - stale.len()) as u64, Ordering::Relaxed);
-            progress.inc(items.len() as u64);
-            let mut last = last_log.lock().unwrap_or_else(|p| p.into_inner());
-            if last.elapsed() >= LOG_EVERY {
-                *last = Instant::now();
-                tracing::info!(
-                    scanned = total,
-                    indexed = indexed.load(Ordering::Relaxed),
-                    elapsed_ms = started.elapsed().as_millis() as u64,
-                    "reindex scanning"
-                );
-            }
-            Ok(())
+            tally.absorb(index, only, &items, progress).await
         })
         .await?;
     }
-    let mut seen = seen.into_inner().unwrap_or_else(|p| p.into_inner());
-    let refused = refused.into_inner().unwrap_or_else(|p| p.into_inner());
+    let report = confirm_all(store, index, only, tally).await?;
+    tracing::info!(
+        scanned = report.scanned,
+        indexed = report.indexed,
+        stale = report.stale,
+        removed = report.removed,
+        repaired = report.repaired,
+        products = report.products,
+        elapsed_ms = report.elapsed.as_millis() as u64,
+        "reindex done"
+    );
+    Ok(report)
+}
+
+/// The confirm step for every product the scan saw or the index holds (only `only`, when
+/// given), after the scan's `tally`.
+async fn confirm_all<S: CommentStore, I: PageIndex>(
+    store: &S,
+    index: &I,
+    only: Option<&Sku>,
+    tally: Tally,
+) -> Result<ReindexReport, SyncError> {
+    let mut seen = tally.seen.into_inner().unwrap_or_else(|p| p.into_inner());
+    let refused = tally
+        .refused
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner());
     let stale = refused.len() as u64;
     let mut doubts: BTreeMap<Sku, Vec<Doubt>> = BTreeMap::new();
     for doubt in refused {
@@ -155,8 +213,8 @@ pub async fn reindex<S: CommentStore, I: PageIndex>(
         }
     };
     let mut report = ReindexReport {
-        scanned: scanned.into_inner(),
-        indexed: indexed.into_inner(),
+        scanned: tally.scanned.into_inner(),
+        indexed: tally.indexed.into_inner(),
         stale,
         products: skus.len(),
         ..ReindexReport::default()
@@ -179,17 +237,7 @@ pub async fn reindex<S: CommentStore, I: PageIndex>(
         report.removed += removed;
         report.repaired += repaired;
     }
-    report.elapsed = started.elapsed();
-    tracing::info!(
-        scanned = report.scanned,
-        indexed = report.indexed,
-        stale = report.stale,
-        removed = report.removed,
-        repaired = report.repaired,
-        products = report.products,
-        elapsed_ms = report.elapsed.as_millis() as u64,
-        "reindex done"
-    );
+    report.elapsed = tally.started.elapsed();
     Ok(report)
 }
 

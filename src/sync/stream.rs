@@ -38,7 +38,7 @@ use super::shards::{Polled, Position, ShardState, finish, ready, trimmed};
 use super::{Checkpoints, SyncError};
 use crate::domain::ChangeEvent;
 use crate::index::PageIndex;
-use crate::store::change_source::{ChangeSource, SourceError, StartAt};
+use crate::store::change_source::{Batch, ChangeSource, SourceError, StartAt};
 use crate::store::dynamo::{DynamoChangeSource, DynamoStore};
 
 /// How often the shard list is refreshed while nothing closes (new shards appear when the
@@ -228,58 +228,16 @@ impl<I: PageIndex, S: ChangeSource> StreamConsumer<I, S> {
         state: &mut ShardState,
         shutdown: &CancellationToken,
     ) -> Result<Polled, SyncError> {
-        let iterator = match state.iterator.take() {
-            Some(iterator) => iterator,
-            None => {
-                let Some(found) = until_cancelled(self.iterator(shard, state), shutdown).await
-                else {
-                    return Ok(Polled::default());
-                };
-                match found {
-                    Ok(iterator) => iterator,
-                    Err(SyncError::Stream(SourceError::ShardGone)) => {
-                        return Ok(finish(shard, state));
-                    }
-                    Err(SyncError::Stream(SourceError::TrimmedData)) => {
-                        trimmed(shard, state);
-                        return Ok(Polled::default());
-                    }
-                    Err(error) => {
-                        metrics::counter!("dynapage_sync_errors_total", "stage" => "iterator")
-                            .increment(1);
-                        return Err(error);
-                    }
-                }
-            }
+        let iterator = match self.iterator_to_read(shard, state, shutdown).await? {
+            Ok(iterator) => iterator,
+            Err(polled) => return Ok(polled),
         };
-        // Reading records changes nothing either; a stop abandons the read, keeping the iterator.
-        let Some(read) = until_cancelled(self.source.read(&iterator), shutdown).await else {
-            state.iterator = Some(iterator);
-            return Ok(Polled::default());
-        };
-        let batch = match read {
+        let batch = match self
+            .read_batch(shard, state, iterator.clone(), shutdown)
+            .await?
+        {
             Ok(batch) => batch,
-            Err(SourceError::ExpiredIterator) => {
-                // Iterators live 15 minutes; get a fresh one from the checkpoint.
-                tracing::info!(
-                    shard,
-                    resume = ?state.position,
-                    "shard iterator expired, resuming from the checkpoint"
-                );
-                metrics::counter!("dynapage_sync_iterators_expired_total").increment(1);
-                return Ok(Polled::default());
-            }
-            Err(SourceError::TrimmedData) => {
-                trimmed(shard, state);
-                return Ok(Polled::default());
-            }
-            Err(SourceError::ShardGone) => return Ok(finish(shard, state)),
-            Err(error) => {
-                state.iterator = Some(iterator);
-                metrics::counter!("dynapage_sync_errors_total", "stage" => "get_records")
-                    .increment(1);
-                return Err(error.into());
-            }
+            Err(polled) => return Ok(polled),
         };
         if let Some(last) = &batch.last_sequence {
             let events: Vec<ChangeEvent> =
@@ -316,6 +274,75 @@ impl<I: PageIndex, S: ChangeSource> StreamConsumer<I, S> {
             polled.finished = finish(shard, state).finished;
         }
         Ok(polled)
+    }
+
+    /// The iterator to read `shard` from: the one the last read left, or a new one from the
+    /// checkpoint; `Err` with what this poll amounts to when there is nothing to read (the
+    /// shard is gone or trimmed, or a stop came first). Getting an iterator changes nothing.
+    async fn iterator_to_read(
+        &self,
+        shard: &str,
+        state: &mut ShardState,
+        shutdown: &CancellationToken,
+    ) -> Result<Result<String, Polled>, SyncError> {
+        if let Some(iterator) = state.iterator.take() {
+            return Ok(Ok(iterator));
+        }
+        let Some(found) = until_cancelled(self.iterator(shard, state), shutdown).await else {
+            return Ok(Err(Polled::default()));
+        };
+        match found {
+            Ok(iterator) => Ok(Ok(iterator)),
+            Err(SyncError::Stream(SourceError::ShardGone)) => Ok(Err(finish(shard, state))),
+            Err(SyncError::Stream(SourceError::TrimmedData)) => {
+                trimmed(shard, state);
+                Ok(Err(Polled::default()))
+            }
+            Err(error) => {
+                metrics::counter!("dynapage_sync_errors_total", "stage" => "iterator").increment(1);
+                Err(error)
+            }
+        }
+    }
+
+    /// One read of `shard` at `iterator`; `Err` with what this poll amounts to when it gave no
+    /// batch to apply. Reading records changes nothing either: a stop abandons the read and
+    /// keeps the iterator.
+    async fn read_batch(
+        &self,
+        shard: &str,
+        state: &mut ShardState,
+        iterator: String,
+        shutdown: &CancellationToken,
+    ) -> Result<Result<Batch, Polled>, SyncError> {
+        let Some(read) = until_cancelled(self.source.read(&iterator), shutdown).await else {
+            state.iterator = Some(iterator);
+            return Ok(Err(Polled::default()));
+        };
+        match read {
+            Ok(batch) => Ok(Ok(batch)),
+            Err(SourceError::ExpiredIterator) => {
+                // Iterators live 15 minutes; get a fresh one from the checkpoint.
+                tracing::info!(
+                    shard,
+                    resume = ?state.position,
+                    "shard iterator expired, resuming from the checkpoint"
+                );
+                metrics::counter!("dynapage_sync_iterators_expired_total").increment(1);
+                Ok(Err(Polled::default()))
+            }
+            Err(SourceError::TrimmedData) => {
+                trimmed(shard, state);
+                Ok(Err(Polled::default()))
+            }
+            Err(SourceError::ShardGone) => Ok(Err(finish(shard, state))),
+            Err(error) => {
+                state.iterator = Some(iterator);
+                metrics::counter!("dynapage_sync_errors_total", "stage" => "get_records")
+                    .increment(1);
+                Err(error.into())
+            }
+        }
     }
 
     /// Applies a batch and saves its checkpoint, retrying both until they succeed (`true`) or
