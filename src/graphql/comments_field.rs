@@ -9,23 +9,7 @@
 //! [`object_with_comments!`] writes the whole `#[Object]` impl, ending with the `comments`
 //! resolver and its shared parameters.
 
-use async_graphql::ID;
-
-use super::pages::PageNumbering;
 use crate::pagination::PagingSettings;
-
-/// The connection arguments shared by both `comments` fields.
-#[derive(Debug, Default)]
-pub(super) struct ConnectionInput {
-    pub ratings: Option<Vec<i32>>,
-    pub first: Option<i32>,
-    pub after: Option<String>,
-    pub last: Option<i32>,
-    pub before: Option<String>,
-    pub offset: Option<i32>,
-    pub containing: Option<ID>,
-    pub numbering: PageNumbering,
-}
 
 /// Complexity of a connection: its page size times the cost of one edge. Complexity is counted
 /// before any resolver runs, without the server's settings, so the default settings stand in:
@@ -47,7 +31,7 @@ pub(super) fn connection_complexity(first: Option<i32>, last: Option<i32>, child
 
 /// Writes an `#[Object]` impl: its own items, then a `comments` field that takes the field's
 /// own leading arguments (`Query.comments` has `sku`) followed by the shared connection
-/// arguments. Its body sees the shared ones as one [`ConnectionInput`], named after the `|…|`.
+/// arguments. Its body sees the shared ones as one [`ConnectionInput`](super::connection::ConnectionInput), named after the `|…|`.
 ///
 /// ```text
 /// object_with_comments! {
@@ -118,7 +102,7 @@ macro_rules! object_with_comments {
                 )]
                 numbering: Option<crate::graphql::pages::PageNumbering>,
             ) -> ::async_graphql::Result<crate::graphql::connection::CommentConnection> {
-                let $input = crate::graphql::comments_field::ConnectionInput {
+                let $input = crate::graphql::connection::ConnectionInput {
                     ratings,
                     first,
                     after,

@@ -10,7 +10,6 @@ use std::sync::Arc;
 use async_graphql::{Context, ID, InputType, Object};
 
 use super::ApiState;
-use super::comments_field::ConnectionInput;
 use super::error::ApiError;
 use super::global_id::GlobalId;
 use super::pages::{PageCursors, PageNumbering};
@@ -20,6 +19,19 @@ use crate::pagination::{
     self, ANCHOR_ONLY, ConnectionArgs, ConnectionRequest, CursorScope, DEFAULT_AROUND,
     IndexSelection, Page, PagePlan, PageTarget, PagerLinks, PagingSettings, Prefetched, Want,
 };
+
+/// The connection arguments shared by both `comments` fields.
+#[derive(Debug, Default)]
+pub(super) struct ConnectionInput {
+    pub ratings: Option<Vec<i32>>,
+    pub first: Option<i32>,
+    pub after: Option<String>,
+    pub last: Option<i32>,
+    pub before: Option<String>,
+    pub offset: Option<i32>,
+    pub containing: Option<ID>,
+    pub numbering: PageNumbering,
+}
 
 /// The `ratings:` argument of a connection or subscription: all ratings when omitted.
 pub(super) fn rating_set(ratings: Option<&[i32]>) -> Result<RatingSet, domain::InvalidInput> {
