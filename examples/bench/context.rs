@@ -111,14 +111,14 @@ impl Context {
         crate::report::log(&format!("cargo build ({})", self.build_description()));
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut command = Command::new(cargo);
-        command
-            .current_dir(&self.repo)
-            .args(["build", "--quiet", "--bin", "dynapage"]);
+        // With this tool in the same build, as the scripts before it built the server with
+        // their load generator: one feature resolution (dev-dependencies included), so the
+        // server is the same binary whichever benchmark builds it, and a debug build reuses
+        // what `cargo test` compiled.
+        command.current_dir(&self.repo).args(["build", "--quiet"]);
+        command.args(["--bin", "dynapage", "--example", "bench"]);
         if self.build == Build::Release {
-            // With this tool in the same build, as the scripts before it built the server with
-            // their load generator: one feature resolution (dev-dependencies included), so
-            // the server is the same binary whichever benchmark builds it.
-            command.args(["--release", "--example", "bench"]);
+            command.arg("--release");
         }
         let status = command.status().context("running cargo build")?;
         if !status.success() {
