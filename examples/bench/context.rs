@@ -131,17 +131,23 @@ impl Context {
     pub fn build_description(&self) -> String {
         match self.build {
             Build::Debug => "debug build".to_owned(),
-            Build::Release => {
-                let setting = |name: &str, default: &str| {
-                    std::env::var(format!("CARGO_PROFILE_RELEASE_{name}"))
-                        .unwrap_or_else(|_| default.to_owned())
-                };
-                format!(
-                    "release build: lto={} codegen-units={}",
-                    setting("LTO", "fat"),
-                    setting("CODEGEN_UNITS", "1")
-                )
-            }
+            Build::Release => profile_description("release"),
         }
     }
+}
+
+/// "<profile> build: lto=… codegen-units=…": Cargo.toml's release settings (fat, 1), which the
+/// bench profile inherits, or what the environment overrides them with.
+pub fn profile_description(profile: &str) -> String {
+    let setting = |name: &str, default: &str| {
+        let variable = |p: &str| format!("CARGO_PROFILE_{}_{name}", p.to_uppercase());
+        std::env::var(variable(profile))
+            .or_else(|_| std::env::var(variable("release")))
+            .unwrap_or_else(|_| default.to_owned())
+    };
+    format!(
+        "{profile} build: lto={} codegen-units={}",
+        setting("LTO", "fat"),
+        setting("CODEGEN_UNITS", "1")
+    )
 }

@@ -52,7 +52,14 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         .next()
         .unwrap_or("unknown");
     let mut out = Summary::create(&ctx.result(&format!("criterion-{}-{commit}.txt", args.bench)))?;
-    for line in machine.header(&format!("criterion {}", args.bench)) {
+    let mut header = machine.header(&format!("criterion {}", args.bench));
+    // The bench's own build, not the server's.
+    header.truncate(2);
+    header.push(format!(
+        "# {}",
+        crate::context::profile_description("bench")
+    ));
+    for line in header {
         out.line(&line)?;
     }
     out.line(&format!("# load before: {}", loadavg()))?;
