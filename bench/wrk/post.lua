@@ -1,12 +1,13 @@
--- wrk script for bench/load and bench/soak: POSTs GraphQL bodies to /graphql, one body per
--- request chosen at random from the file named by $BENCH_BODIES (one JSON body per line).
+-- wrk script of the benchmarks (examples/bench/wrk.rs runs it): POSTs GraphQL bodies to
+-- /graphql, one body per request chosen at random from the file named by $BENCH_BODIES (one
+-- JSON body per line).
 -- Counts as an error every non-2xx response and every response whose body holds "errors"
 -- (a GraphQL error answers 200). At the end prints one line:
 --   RESULT requests=… requests_per_s=… p50_ms=… p99_ms=… errors=… non2xx=… graphql_errors=… socket_errors=…
 --
 -- With BENCH_LEAN=1 and a single body, wrk sends one prebuilt request and this script looks at
 -- no response (graphql_errors=-1: not counted here): Lua per request costs wrk CPU that, on
--- shared cores, the server and the database would otherwise get. bench/load then counts
+-- shared cores, the server and the database would otherwise get. The tool then counts
 -- GraphQL errors from the server's own /metrics instead; non-2xx are still counted by wrk.
 
 local bodies = {}

@@ -1,8 +1,8 @@
-//! The raw rate of the DynamoDB `Query` a page costs, without dynapage: `concurrency` workers
-//! send the same `Query` (GSI `byProduct`, newest first, `Limit n + 1`, optionally below a sort
-//! key, as a page after a cursor or after an index jump) for `seconds`, and one line reports
-//! requests per second, p50 and p99 and the consumed capacity. `bench/load` runs it beside the
-//! server so the API's overhead shows as a ratio (BENCHMARKS.md).
+//! `raw-query`: the raw rate of the DynamoDB `Query` a page costs, without dynapage:
+//! `concurrency` workers send the same `Query` (GSI `byProduct`, newest first, `Limit n + 1`,
+//! optionally below a sort key, as a page after a cursor or after an index jump) for `seconds`,
+//! and one line reports requests per second, p50 and p99 and the consumed capacity. `load`
+//! runs it beside the server so the API's overhead shows as a ratio (BENCHMARKS.md).
 //!
 //! With `--redis-url` and `--rank N`, each request is the raw work of a page at offset N: first
 //! the index's rank lookup (`RedisIndex::key_at`: one script call on the product's five rating
@@ -10,33 +10,23 @@
 //! key, one after the other as the server does. Redis has no single command for a rank in a
 //! union of sets, so that lookup goes through dynapage's own index adapter: the same script
 //! call the server makes.
-//!
-//! ```sh
-//! cargo run --release --example dynamodb_query_rate -- --endpoint http://127.0.0.1:8000 \
-//!     --table comments --sku DAFT_PUNK_TSHIRT --limit 21 --concurrency 16 --seconds 10
-//! ```
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
-use clap::Parser;
 use dynapage::domain::{Order, RatingSet, Sku};
 use dynapage::index::PageIndex;
 use dynapage::index::redis::RedisIndex;
 use dynapage::redis::RedisConfig;
 
-/// The server's allocator, so the comparison is between the same builds (BENCHMARKS.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-#[derive(Parser, Debug)]
-struct Args {
+#[derive(clap::Args, Debug)]
+pub struct Args {
     /// DynamoDB endpoint, e.g. DynamoDB Local.
     #[arg(long)]
     endpoint: String,
+    /// The table
     #[arg(long, default_value = "comments")]
     table: String,
     /// The GSI and its partition attribute: `byProduct` + `sku` or `byProductRating` + `skuRating`.
@@ -62,22 +52,17 @@ struct Args {
     /// The page's offset in the product's list, newest first (with `--redis-url`).
     #[arg(long, requires = "redis_url", value_parser = clap::value_parser!(u64).range(1..))]
     rank: Option<u64>,
+    /// Workers, each sending one request at a time
     #[arg(long, default_value_t = 16)]
     concurrency: usize,
+    /// How long to send
     #[arg(long, default_value_t = 10)]
     seconds: u64,
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
-    let args = Arc::new(Args::parse());
-    let config = aws_sdk_dynamodb::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
-        .region(Region::new("us-east-1"))
-        .endpoint_url(&args.endpoint)
-        .credentials_provider(Credentials::new("bench", "bench", None, None, "bench"))
-        .build();
-    let client = aws_sdk_dynamodb::Client::from_conf(config);
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    let args = Arc::new(args);
+    let client = crate::services::dynamodb_client(&args.endpoint);
     let redis = match &args.redis_url {
         Some(url) => Some(
             RedisIndex::connect(RedisConfig::new(url, &args.redis_prefix))

@@ -1,34 +1,32 @@
-//! Load on live comments: `subscribers` WebSocket clients subscribe to one product's
-//! `commentEvents`, then comments are added through the API at `rate` a second for `seconds`,
-//! each with its send time in its body. Every client notes when each ADDED event reaches it, so
-//! the delivery lag is measured end to end: from the write request to the client, through the
-//! table, its stream, the consumer, the Redis change log and the server's fan-out. `slow`
-//! further clients subscribe with a tiny receive window and read nothing until the end: they
-//! should be closed with SLOW_SUBSCRIBER rather than held in memory. One JSON line reports the
-//! counts and the lag's p50, p99 and maximum (BENCHMARKS.md, `bench/live`).
-//!
-//! ```sh
-//! cargo run --release --example live_load -- --url http://127.0.0.1:8080 \
-//!     --subscribers 1000 --rate 100 --seconds 30
-//! ```
+//! `live-load`: load on live comments. `subscribers` WebSocket clients subscribe to one
+//! product's `commentEvents`, then comments are added through the API at `rate` a second for
+//! `seconds`, each with its send time in its body. Every client notes when each ADDED event
+//! reaches it, so the delivery lag is measured end to end: from the write request to the
+//! client, through the table, its stream, the consumer, the Redis change log and the server's
+//! fan-out. `slow` further clients subscribe with a tiny receive window and read nothing until
+//! the end: they should be closed rather than held in memory. One JSON line reports the counts
+//! and the lag's p50, p99 and maximum (BENCHMARKS.md, `live`).
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
-use clap::Parser;
 use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
+
+use crate::stats::percentile;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
-#[derive(Parser, Debug)]
-struct Args {
+#[derive(clap::Args, Debug)]
+pub struct Args {
     /// The server, e.g. http://127.0.0.1:8080.
     #[arg(long)]
     url: String,
+    /// The product subscribed to and written to
     #[arg(long, default_value = "LIVE_LOAD")]
     sku: String,
+    /// WebSocket clients subscribed to the product
     #[arg(long, default_value_t = 1000)]
     subscribers: usize,
     /// Clients that read nothing until the end (each should be closed as too slow).
@@ -37,6 +35,7 @@ struct Args {
     /// Comments added per second.
     #[arg(long, default_value_t = 100)]
     rate: u64,
+    /// How long comments are added
     #[arg(long, default_value_t = 30)]
     seconds: u64,
 }
@@ -133,17 +132,8 @@ async fn end_of_slow_client(mut socket: Socket) -> &'static str {
     }
 }
 
-fn percentile(sorted: &[u64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
-    sorted[rank] as f64 / 1000.0
-}
-
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
-    let args = Arc::new(Args::parse());
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    let args = Arc::new(args);
     let mut sockets = Vec::with_capacity(args.subscribers);
     for chunk in (0..args.subscribers).collect::<Vec<_>>().chunks(100) {
         let opened = futures::future::try_join_all(chunk.iter().map(|_| subscribe(&args, false)))
@@ -226,6 +216,10 @@ async fn main() -> anyhow::Result<()> {
     let ends = futures::future::join_all(slow.into_iter().map(end_of_slow_client)).await;
     let count = |end: &str| ends.iter().filter(|e| **e == end).count();
     lags.sort_unstable();
+    let lags: Vec<f64> = lags
+        .into_iter()
+        .map(|micros| micros as f64 / 1000.0)
+        .collect();
     let failed = *failed.lock().unwrap_or_else(|p| p.into_inner());
     println!(
         "{}",

@@ -1,0 +1,159 @@
+//! `live`: live comments under load (BENCHMARKS.md, "Live comments"). `subscribers` WebSocket
+//! clients on one product while comments are added through the API at `rate` a second, on
+//! DynamoDB Local + Redis with the stream applied by `serve --sync` (so each change goes table
+//! -> stream -> consumer -> Redis change log -> the server's XREAD -> fan-out). The `live-load`
+//! generator measures the delivery lag end to end; the server's CPU and RSS come from `/proc`
+//! around each run, its own lag histogram from `/metrics`. Runs: a tenth of the rate, the rate,
+//! then the rate with `slow` clients that read nothing (they must be closed, and the RSS must
+//! stay flat).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::ensure;
+
+use super::parse_seconds;
+use crate::context::Context;
+use crate::generators::run_self;
+use crate::machine::Machine;
+use crate::proc_stat::{loadavg, open_files_limit, process_ticks, rss_kb, ticks_per_s};
+use crate::report::{Summary, log};
+use crate::server::{Server, strings};
+use crate::services::{DynamoLocal, Redis};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// WebSocket clients subscribed to the product
+    #[arg(long, default_value_t = 1000)]
+    subscribers: u64,
+    /// Comments added per second
+    #[arg(long, default_value_t = 100)]
+    rate: u64,
+    /// How long comments are added, in each run
+    #[arg(long, default_value = "30s", value_parser = parse_seconds)]
+    duration: u64,
+    /// Clients that read nothing, in the last run
+    #[arg(long, default_value_t = 50)]
+    slow: u64,
+}
+
+pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
+    // Every subscriber is a socket here and one in the server (which inherits this limit).
+    let needed = args.subscribers + args.slow + 256;
+    ensure!(
+        open_files_limit().is_none_or(|limit| limit >= needed),
+        "{needed} open files are needed: raise the limit first (ulimit -n 65536)"
+    );
+    ctx.build_dynapage()?;
+    let dynamo = DynamoLocal::start(ctx).await?;
+    let redis = Redis::start(ctx).await?;
+    let mut serve = strings(&["--store", "dynamodb", "--dynamodb-endpoint", &dynamo.url]);
+    serve.extend(strings(&[
+        "--create-tables",
+        "--index",
+        "redis",
+        "--redis-url",
+        &redis.url,
+    ]));
+    serve.extend(strings(&[
+        "--sync",
+        "--sync-poll-ms",
+        "50",
+        "--auth",
+        "off",
+    ]));
+    serve.extend(strings(&["--max-subscriptions-per-connection", "1"]));
+    let server = Server::start(ctx, "live", &serve).await?;
+
+    let mut out = Summary::create(&ctx.result("live.txt"))?;
+    for line in Machine::describe(ctx).header("live") {
+        out.line(&line)?;
+    }
+    out.line(&format!("# load before: {}", loadavg()))?;
+    out.line(&format!(
+        "# {} subscribers on one product, {} comments/s for {} s through the API; DynamoDB Local + Redis, serve --sync (poll 50 ms); server, DynamoDB Local, Redis and the load generator share the cores",
+        args.subscribers, args.rate, args.duration
+    ))?;
+    // The lighter load first, on a quiet server: a run leaves a backlog for a while after it.
+    out.line(&format!(
+        "# a tenth of the writes ({}/s), the same subscribers",
+        args.rate / 10
+    ))?;
+    run_load(&server, &args, &mut out, "tenth", 0, args.rate / 10).await?;
+    out.line(&format!("# {} writes/s", args.rate))?;
+    run_load(&server, &args, &mut out, "steady", 0, args.rate).await?;
+    let lag = [
+        "dynapage_subscription_delivery_lag_seconds_sum",
+        "dynapage_subscription_delivery_lag_seconds_count",
+    ];
+    for line in server.api.metric_lines(&lag).await? {
+        out.line(&line)?;
+    }
+    out.line(&format!(
+        "# the same, plus {} clients that read nothing (tiny receive window)",
+        args.slow
+    ))?;
+    run_load(&server, &args, &mut out, "slow", args.slow, args.rate).await?;
+    let ends = [
+        "dynapage_subscriptions_dropped_slow_total",
+        "dynapage_subscriptions_open",
+    ];
+    for line in server.api.metric_lines(&ends).await? {
+        out.line(&line)?;
+    }
+    out.line(&format!("# load after: {}", loadavg()))?;
+    log(&format!("wrote {}", out.path().display()));
+    Ok(())
+}
+
+/// One run of the generator; the server's CPU over it and its RSS before, after and at most
+/// (sampled every 0.5 s).
+async fn run_load(
+    server: &Server,
+    args: &Args,
+    out: &mut Summary,
+    label: &str,
+    slow: u64,
+    rate: u64,
+) -> anyhow::Result<()> {
+    let pid = server.pid();
+    let cpu_before = process_ticks(pid);
+    let rss_before = rss_kb(pid).unwrap_or(0);
+    let started = Instant::now();
+    let peak = Arc::new(AtomicU64::new(rss_before));
+    let sampler = {
+        let peak = peak.clone();
+        tokio::spawn(async move {
+            while let Some(rss) = rss_kb(pid) {
+                peak.fetch_max(rss, Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+        })
+    };
+    let sku = format!("LIVE_{}", label.to_uppercase());
+    let mut generator = strings(&["live-load", "--url", &server.api.url, "--sku", &sku]);
+    for (flag, value) in [
+        ("--subscribers", args.subscribers),
+        ("--slow", slow),
+        ("--rate", rate),
+        ("--seconds", args.duration),
+    ] {
+        generator.extend([flag.to_owned(), value.to_string()]);
+    }
+    let report = run_self(&generator, None).await;
+    sampler.abort();
+    let report = report?;
+    let wall = started.elapsed().as_secs_f64();
+    let cpu = process_ticks(pid).saturating_sub(cpu_before) as f64 / ticks_per_s();
+    let rss_after = rss_kb(pid).unwrap_or(0);
+    let peak = peak.load(Ordering::Relaxed).max(rss_after);
+    out.line(&format!("{label}: {}", report.trim()))?;
+    out.line(&format!(
+        "  server CPU: {cpu:.2} s over {wall:.1} s wall ({:.0}% of one core); RSS {} MB before, {} MB after, {} MB peak",
+        100.0 * cpu / wall,
+        rss_before / 1024,
+        rss_after / 1024,
+        peak / 1024
+    ))
+}

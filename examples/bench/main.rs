@@ -1,0 +1,131 @@
+//! `bench`: every load benchmark of BENCHMARKS.md, one subcommand each, and the load generators
+//! they drive. Run it as `cargo bench-tool <benchmark> [options]` (an alias in
+//! `.cargo/config.toml` for `cargo run --release --example bench --`); `bench/README.md` lists
+//! the benchmarks, what each measures, how long it takes and which table it makes.
+//!
+//! The tool owns the orchestration: it builds the dynapage binary, starts DynamoDB Local,
+//! redis-server and the server on free loopback ports, runs the external load generator (wrk)
+//! or its own (`raw-query`, `live-load`, the writers of `sync-lag` and `lambda-sync`), reads
+//! `/proc` and Redis's `INFO`, and writes CSV and a text summary (machine, commit, build) under
+//! `bench/results/`. It stops every process it started when it ends, fails or is interrupted.
+//! It knows dynapage only through its command line, its HTTP API and the library's public
+//! types; the criterion benches in `benches/` stay where they are (`criterion` runs them).
+//!
+//! Shared pieces live in one module each (`processes`, `services`, `server`, `wrk`, `graphql`,
+//! `proc_stat`, `redis_info`, `machine`, `report`, `stats`), so a new benchmark is a module in
+//! `benchmarks/` that composes them.
+
+mod benchmarks;
+mod context;
+mod generators;
+mod graphql;
+mod machine;
+mod proc_stat;
+mod processes;
+mod redis_info;
+mod report;
+mod server;
+mod services;
+mod stats;
+mod wrk;
+
+use clap::{Parser, Subcommand};
+
+use crate::context::{Context, GlobalArgs};
+
+/// The server's allocator, so the load generators run with what the server runs with.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// dynapage's benchmarks: each starts what it needs on 127.0.0.1, measures, writes
+/// bench/results/ and stops everything it started (bench/README.md).
+#[derive(Parser, Debug)]
+#[command(name = "bench")]
+struct Cli {
+    #[command(flatten)]
+    global: GlobalArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Pages under wrk on the embedded backends and on DynamoDB Local + Redis, beside the raw
+    /// backends' rates; page latency against offset with the index and the naive walk (~26 min)
+    Load(benchmarks::load::Args),
+    /// A page of 20 alone and with totalCount, startOffset and pageCursors, at offset 0 and
+    /// 10^6: latency, pages/s, CPU per page of each process, Redis commands per page (~30 min)
+    PageNumbers(benchmarks::page_numbers::Args),
+    /// 1,000 WebSocket subscribers on one product while comments are added: delivery lag, server
+    /// CPU and RSS, slow clients (~4 min)
+    Live(benchmarks::live::Args),
+    /// 64 connections of mixed queries and writes on DynamoDB Local + Redis: errors (must be 0)
+    /// and the server's RSS (must stay within 10%) (~2 min)
+    Soak(benchmarks::soak::Args),
+    /// A page with the rate limits off, kept in-process and kept in Redis (~3 min)
+    RateLimit(benchmarks::rate_limit::Args),
+    /// A read with --auth off against --auth jwt with a token on every request (~3 min)
+    Auth(benchmarks::auth::Args),
+    /// How far the Redis index trails the table while `dynapage sync` follows the stream, and
+    /// how fast a fresh `sync` catches up (~3 min)
+    SyncLag(benchmarks::sync_lag::Args),
+    /// Records per second `dynapage lambda-sync` applies, fed by a Lambda Runtime API on
+    /// loopback (~1 min)
+    LambdaSync(benchmarks::lambda_sync::Args),
+    /// A criterion bench of benches/ (engine, redis_index, auth, rate_limit, field_errors), its
+    /// output saved with the machine and commit
+    Criterion(benchmarks::criterion::Args),
+    /// Redraws bench/results/latency-vs-offset.png from offsets.csv (gnuplot)
+    Plot(benchmarks::plot::Args),
+    /// Prints the Markdown tables of `load` from its CSV files
+    Summarize(benchmarks::load_tables::Args),
+    /// Load generator (used by `load`): the raw DynamoDB Query a page costs, without dynapage
+    RawQuery(generators::raw_query::Args),
+    /// Load generator (used by `live`): WebSocket subscribers and writes through the API
+    LiveLoad(generators::live_load::Args),
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let outcome = tokio::select! {
+        outcome = run(cli) => outcome,
+        signal = processes::interrupted() => Err(anyhow::anyhow!("interrupted by {signal}")),
+    };
+    match outcome {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("bench: {err:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    let ctx = Context::new(&cli.global)?;
+    match cli.command {
+        Command::Load(args) => benchmarks::load::run(&ctx, args).await,
+        Command::PageNumbers(args) => benchmarks::page_numbers::run(&ctx, args).await,
+        Command::Live(args) => benchmarks::live::run(&ctx, args).await,
+        Command::Soak(args) => benchmarks::soak::run(&ctx, args).await,
+        Command::RateLimit(args) => benchmarks::rate_limit::run(&ctx, args).await,
+        Command::Auth(args) => benchmarks::auth::run(&ctx, args).await,
+        Command::SyncLag(args) => benchmarks::sync_lag::run(&ctx, args).await,
+        Command::LambdaSync(args) => benchmarks::lambda_sync::run(&ctx, args).await,
+        Command::Criterion(args) => benchmarks::criterion::run(&ctx, args).await,
+        Command::Plot(args) => benchmarks::plot::run(&ctx, args),
+        Command::Summarize(args) => benchmarks::load_tables::run(&ctx, args),
+        Command::RawQuery(args) => generators::raw_query::run(args).await,
+        Command::LiveLoad(args) => generators::live_load::run(args).await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        super::Cli::command().debug_assert();
+    }
+}

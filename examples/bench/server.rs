@@ -1,0 +1,172 @@
+//! The dynapage binary as benchmarks run it: `serve` on a free loopback port (rate limits off
+//! unless a benchmark sets them: every load comes from one client address, which the budgets
+//! would throttle), and one-shot commands (`seed`, `reindex`, `token`) with their output kept.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, bail};
+
+use crate::context::Context;
+use crate::graphql::Api;
+use crate::processes::{Service, free_port, wait_until};
+use crate::report::log;
+
+/// The AWS settings every dynapage process gets (DynamoDB Local takes any credentials).
+pub const AWS_ENV: [(&str, &str); 3] = [
+    ("AWS_ACCESS_KEY_ID", "bench"),
+    ("AWS_SECRET_ACCESS_KEY", "bench"),
+    ("AWS_REGION", "us-east-1"),
+];
+
+/// A running `dynapage serve`.
+#[derive(Debug)]
+pub struct Server {
+    pub name: String,
+    pub service: Service,
+    pub api: Api,
+}
+
+impl Server {
+    /// Starts `dynapage serve --listen 127.0.0.1:<free port> ARGS` without waiting for it.
+    /// `RUST_LOG` defaults to `warn` (no line per request).
+    pub fn launch(ctx: &Context, name: &str, args: &[String]) -> anyhow::Result<Self> {
+        let port = free_port()?;
+        let mut command = Command::new(ctx.dynapage());
+        command
+            .arg("serve")
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .args(args)
+            .env(
+                "RUST_LOG",
+                std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".to_owned()),
+            )
+            .env("DYNAPAGE_REQUEST_TIMEOUT_MS", "120000")
+            .env("DYNAPAGE_RATE_LIMIT_COST", "0")
+            .env("DYNAPAGE_RATE_LIMIT_WRITES", "0")
+            .envs(AWS_ENV);
+        let service = Service::spawn(
+            &format!("server {name}"),
+            command,
+            &ctx.raw(&format!("server-{name}.log")),
+        )?;
+        Ok(Self {
+            name: name.to_owned(),
+            service,
+            api: Api::new(&format!("http://127.0.0.1:{port}")),
+        })
+    }
+
+    /// Waits for `/readyz` (seeding millions of demo comments takes minutes).
+    pub async fn await_ready(&mut self) -> anyhow::Result<()> {
+        let ready = format!("{}/readyz", self.api.url);
+        let client = reqwest::Client::new();
+        wait_until(
+            &format!("server {}", self.name),
+            Duration::from_secs(900),
+            Some(&mut self.service),
+            || {
+                let (client, ready) = (client.clone(), ready.clone());
+                async move {
+                    client
+                        .get(&ready)
+                        .send()
+                        .await
+                        .is_ok_and(|r| r.status().is_success())
+                }
+            },
+        )
+        .await?;
+        log(&format!("server {} ready on {}", self.name, self.api.url));
+        Ok(())
+    }
+
+    /// [`Self::launch`], then [`Self::await_ready`].
+    pub async fn start(ctx: &Context, name: &str, args: &[String]) -> anyhow::Result<Self> {
+        let mut server = Self::launch(ctx, name, args)?;
+        server.await_ready().await?;
+        Ok(server)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.service.pid()
+    }
+}
+
+/// Runs `dynapage ARGS` to completion; its output goes to `<raw>/<log_name>.log` and is
+/// returned (stdout, then stderr).
+pub async fn dynapage(ctx: &Context, log_name: &str, args: &[String]) -> anyhow::Result<String> {
+    let mut command = tokio::process::Command::new(ctx.dynapage());
+    command.args(args).envs(AWS_ENV).kill_on_drop(true);
+    let output = command
+        .output()
+        .await
+        .with_context(|| format!("running dynapage {}", args.join(" ")))?;
+    let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&output.stderr));
+    let log_path = ctx.raw(&format!("{log_name}.log"));
+    std::fs::write(&log_path, &text)?;
+    if !output.status.success() {
+        bail!(
+            "dynapage {} failed ({}); see {}",
+            args.first().map_or("", String::as_str),
+            output.status,
+            log_path.display()
+        );
+    }
+    Ok(text)
+}
+
+/// Seeds `count` generated comments of `sku` into DynamoDB Local; returns the seconds it took.
+pub async fn seed_dynamodb(
+    ctx: &Context,
+    endpoint: &str,
+    sku: &str,
+    count: u64,
+    create_tables: bool,
+    log_name: &str,
+) -> anyhow::Result<u64> {
+    let mut args = strings(&["seed", "--sku", sku, "--count", &count.to_string()]);
+    args.extend(strings(&[
+        "--store",
+        "dynamodb",
+        "--dynamodb-endpoint",
+        endpoint,
+    ]));
+    if create_tables {
+        args.push("--create-tables".to_owned());
+    }
+    log(&format!(
+        "seeding {count} comments of {sku} into DynamoDB Local"
+    ));
+    let started = Instant::now();
+    dynapage(ctx, log_name, &args).await?;
+    Ok(started.elapsed().as_secs())
+}
+
+/// Waits until the server's index counts `count` comments of `sku` (a stream consumer is
+/// indexing them); fails after `timeout`.
+pub async fn await_indexed(
+    api: &Api,
+    sku: &str,
+    count: u64,
+    poll: Duration,
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    let started = Instant::now();
+    loop {
+        let indexed = api.total_count(sku).await.unwrap_or(0);
+        if indexed >= count {
+            return Ok(());
+        }
+        if started.elapsed() > timeout {
+            bail!("the index stopped at {indexed} of {count} comments");
+        }
+        tokio::time::sleep(poll).await;
+    }
+}
+
+/// `&str`s as owned arguments.
+pub fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|a| (*a).to_owned()).collect()
+}
