@@ -157,13 +157,16 @@ impl CommentStore for MemoryStore {
 
     async fn create(&self, comment: &Comment) -> Result<(), StoreError> {
         let mut tables = self.write();
-        if tables.comments.contains_key(&comment.id) {
-            return Err(StoreError::AlreadyExists(comment.id));
-        }
         let comment = Comment {
             version: 1,
             ..comment.clone()
         };
+        match tables.comments.get(&comment.id) {
+            // The same comment again: a retry of a create that was written (the contract).
+            Some(stored) if *stored == comment => return Ok(()),
+            Some(_) => return Err(StoreError::AlreadyExists(comment.id)),
+            None => {}
+        }
         self.emit(ChangeEvent::Upsert {
             old: None,
             new: IndexEntry::from(&comment),

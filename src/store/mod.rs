@@ -118,7 +118,9 @@ pub trait CommentStore: Send + Sync + 'static {
         ids: &[CommentId],
     ) -> impl Future<Output = Result<Vec<Option<Comment>>, StoreError>> + Send;
 
-    /// Writes a new comment at version 1; [`StoreError::AlreadyExists`] if its id is taken.
+    /// Writes a new comment at version 1; [`StoreError::AlreadyExists`] if its id is taken by
+    /// another comment. Creating the very same comment again succeeds and changes nothing: a
+    /// client (or an SDK) that retries a create whose answer it lost must not be told it failed.
     fn create(&self, comment: &Comment) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Applies an edit and returns the comment as it now is (one version later);

@@ -35,7 +35,7 @@ contract_suite! {
         an_update_changes_the_body_and_keeps_the_position,
         concurrent_updates_all_apply_and_leave_one_consistent_comment,
         get_many_answers_in_request_order_with_none_for_missing_ids,
-        create_refuses_an_existing_id,
+        create_refuses_an_existing_id_and_accepts_its_own_retry,
         create_writes_version_1_and_each_update_the_next,
         update_of_a_missing_comment_is_not_found,
         delete_of_a_missing_comment_is_not_found,
@@ -492,7 +492,7 @@ pub async fn get_many_answers_in_request_order_with_none_for_missing_ids<S: Comm
     );
 }
 
-pub async fn create_refuses_an_existing_id<S: CommentStore>(store: S) {
+pub async fn create_refuses_an_existing_id_and_accepts_its_own_retry<S: CommentStore>(store: S) {
     let original = dataset("CREATE", 1).remove(0);
     store.create(&original).await.expect("first create");
     let impostor = Comment {
@@ -503,6 +503,11 @@ pub async fn create_refuses_an_existing_id<S: CommentStore>(store: S) {
         Err(StoreError::AlreadyExists(id)) => assert_eq!(id, original.id),
         other => panic!("expected AlreadyExists, got {other:?}"),
     }
+    // The same comment again is a retry whose first attempt was written: accepted, no change.
+    store
+        .create(&original)
+        .await
+        .expect("creating the same comment again is accepted");
     assert_eq!(
         store.get_many(&[original.id]).await.expect("get_many"),
         vec![Some(original.clone())]

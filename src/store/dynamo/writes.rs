@@ -26,12 +26,18 @@ use crate::store::StoreError;
 const UPDATE_ATTEMPTS: u32 = 5;
 
 /// One `PutItem` at version 1, conditional on the id being free.
+///
+/// The SDK retries a `PutItem` that timed out or failed in transit, and the first attempt may
+/// have been written: its retry then fails the condition on our own item. So a refused id is
+/// read back (strongly consistent), and a stored comment equal to this one counts as written,
+/// rather than telling the client that a write it made failed. Ids are fresh ULIDs, so an equal
+/// item under the id can only be this write's.
 pub(super) async fn create(store: &DynamoStore, comment: &Comment) -> Result<(), StoreError> {
     let comment = Comment {
         version: 1,
         ..comment.clone()
     };
-    store
+    let written = store
         .client
         .put_item()
         .table_name(store.table.as_ref())
@@ -40,8 +46,20 @@ pub(super) async fn create(store: &DynamoStore, comment: &Comment) -> Result<(),
         .expression_attribute_names("#id", ID)
         .send()
         .await
-        .map_err(|err| store.classify(err, OnConditionFailed::AlreadyExists(comment.id)))?;
-    Ok(())
+        .map_err(|err| store.classify(err, OnConditionFailed::AlreadyExists(comment.id)));
+    match written {
+        Err(StoreError::AlreadyExists(id)) => match reads::get(store, id).await? {
+            Some(stored) if stored == comment => {
+                tracing::info!(
+                    comment_id = %id,
+                    "a retried create found its own earlier attempt written"
+                );
+                Ok(())
+            }
+            _ => Err(StoreError::AlreadyExists(id)),
+        },
+        other => other.map(|_| ()),
+    }
 }
 
 /// Read, check access, change and put back under [`replace_if_unchanged`]'s condition; a lost
