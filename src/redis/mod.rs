@@ -114,7 +114,7 @@ impl RedisHandle {
 
     /// Sends `cmd` (to the node holding its key, on a Cluster).
     pub(crate) async fn query<T: FromRedisValue>(&self, cmd: &Cmd) -> Result<T, CallError> {
-        cmd.query_async(&mut self.connection())
+        self.reconnecting(|mut conn| async move { cmd.query_async(&mut conn).await })
             .await
             .map_err(classify)
     }
@@ -124,9 +124,37 @@ impl RedisHandle {
         &self,
         pipe: &Pipeline,
     ) -> Result<T, CallError> {
-        pipe.query_async(&mut self.connection())
+        self.reconnecting(|mut conn| async move { pipe.query_async(&mut conn).await })
             .await
             .map_err(classify)
+    }
+
+    /// Runs `call` on the connection, and once more if it failed on a connection that had
+    /// dropped or could not be made.
+    ///
+    /// Why: a single node's connection manager reports the failure of a socket that died while
+    /// nobody used it (Redis restarted, a failover) to the first request after it, and only then
+    /// reconnects. Without the second try, the first request after every Redis restart failed
+    /// although Redis was back (`INDEX_UNAVAILABLE` for one `totalCount`). The second try waits
+    /// for that reconnection; while Redis is really down it fails too, after one more connection
+    /// attempt (at most the connect timeout). Every call made through here is safe to repeat:
+    /// reads, the index's versioned changes, and budget checks (a repeat after a reply lost in
+    /// a reset charges a budget twice, once). A Cluster connection retries by itself.
+    pub(crate) async fn reconnecting<T, F, Fut>(&self, call: F) -> redis::RedisResult<T>
+    where
+        F: Fn(Connection) -> Fut,
+        Fut: std::future::Future<Output = redis::RedisResult<T>>,
+    {
+        match call(self.connection()).await {
+            Err(err)
+                if !self.is_cluster()
+                    && (err.is_connection_dropped() || err.is_connection_refusal()) =>
+            {
+                tracing::debug!(error = %err, "redis connection lost; trying once more");
+                call(self.connection()).await
+            }
+            answer => answer,
+        }
     }
 
     /// Every key matching `pattern` (a `SCAN MATCH` glob, see [`KeyPrefix::pattern`]), from

@@ -89,18 +89,21 @@ impl ScriptCall<'_> {
                 .arg(&self.args);
             cmd
         };
-        let mut conn = handle.connection();
-        let answer = match command("EVALSHA", &self.script.hash)
-            .query_async(&mut conn)
-            .await
-        {
-            Err(err) if err.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
-                command("EVAL", self.script.source)
+        let answer = handle
+            .reconnecting(|mut conn| async move {
+                match command("EVALSHA", &self.script.hash)
                     .query_async(&mut conn)
                     .await
-            }
-            answer => answer,
-        };
+                {
+                    Err(err) if err.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                        command("EVAL", self.script.source)
+                            .query_async(&mut conn)
+                            .await
+                    }
+                    answer => answer,
+                }
+            })
+            .await;
         answer.map_err(super::error::classify)
     }
 }

@@ -83,3 +83,38 @@ async fn a_redis_that_is_down_at_start_does_not_prevent_construction() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+#[tokio::test]
+async fn the_first_call_after_redis_comes_back_is_answered() {
+    let mut server = RedisServer::start();
+    let index = RedisIndex::connect(RedisConfig::new(&server.url(), &unique_prefix()))
+        .await
+        .expect("connect");
+    let product = sku("COMEBACK");
+    assert_eq!(
+        index.count(&product, RatingSet::ALL).await.expect("count"),
+        0
+    );
+
+    // Restarted while the connection sat idle: its socket died unused.
+    server.restart();
+    assert_eq!(
+        index
+            .count(&product, RatingSet::ALL)
+            .await
+            .expect("the first call after an idle restart"),
+        0
+    );
+
+    // Restarted after calls failed during the outage (the connection's reconnect failed too).
+    server.stop();
+    assert!(index.count(&product, RatingSet::ALL).await.is_err());
+    server.restart();
+    assert_eq!(
+        index
+            .count(&product, RatingSet::ALL)
+            .await
+            .expect("the first call after an outage"),
+        0
+    );
+}
