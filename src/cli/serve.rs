@@ -96,7 +96,7 @@ pub async fn run_with(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let settings = args.paging.settings()?;
-    let codec = args.cursor.codec()?;
+    let codec = args.cursor.codec(args.backend.store)?;
     let auth = args.auth.auth(args.backend.store)?;
     fetch_signing_keys(&auth).await;
     let trusted_proxies = args.rate_limit.trusted_proxies()?;

@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 
 use clap::Args;
 
+use super::StoreKind;
 use crate::graphql::QueryLimits;
 use crate::http::CorsOrigins;
 use crate::pagination::{CursorCodec, PagingSettings};
@@ -12,7 +13,8 @@ use crate::pagination::{CursorCodec, PagingSettings};
 #[derive(Args, Clone, Debug)]
 pub struct CursorArgs {
     /// Secret(s) that seal cursors, at least 16 characters; comma-separated or repeated for
-    /// rotation: the first seals, all open. Unset: a public development key (with a warning).
+    /// rotation: the first seals, all open. Required with `--store dynamodb`; with the embedded
+    /// store, unset means a public development key (with a warning).
     #[arg(
         long,
         env = "DYNAPAGE_CURSOR_SECRET",
@@ -23,7 +25,18 @@ pub struct CursorArgs {
 }
 
 impl CursorArgs {
-    pub fn codec(&self) -> anyhow::Result<CursorCodec> {
+    /// The codec of a server on `store`. A server on DynamoDB holds real data, so it never
+    /// seals with the public development key: a missing secret stops start-up, as a missing
+    /// `--auth` does, so that a forgeable cursor is never a default in production.
+    pub fn codec(&self, store: StoreKind) -> anyhow::Result<CursorCodec> {
+        if self.cursor_secret.is_empty() && store == StoreKind::Dynamodb {
+            anyhow::bail!(
+                "--cursor-secret / DYNAPAGE_CURSOR_SECRET is required with --store dynamodb: \
+                 without it cursors would be sealed with the PUBLIC development key, which anyone \
+                 can forge. Set a random secret of at least 16 characters (e.g. the output of \
+                 `openssl rand -base64 32`), the same on every server"
+            );
+        }
         if self.cursor_secret.is_empty() {
             tracing::warn!(
                 "no --cursor-secret / DYNAPAGE_CURSOR_SECRET set: cursors are sealed with the PUBLIC development key; \

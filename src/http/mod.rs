@@ -28,6 +28,7 @@ mod cost;
 mod documents;
 mod graphql;
 mod limits;
+mod request_id;
 mod transport;
 
 use std::future::Future;
@@ -155,6 +156,7 @@ async fn graphql_get(
 /// The application's routes.
 pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Router {
     let in_flight = Arc::new(tokio::sync::Semaphore::new(options.max_concurrent_requests));
+    let trusted_proxies = options.trusted_proxies.clone();
     let max_body_bytes = options.max_body_bytes;
     // Browsers show a cross-origin page only the headers it is allowed to read.
     let cors = options.cors.layer([REQUEST_ID, header::RETRY_AFTER]);
@@ -193,6 +195,12 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
         )
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(SetRequestIdLayer::new(REQUEST_ID, UlidRequestId))
+        .layer(axum::middleware::map_request(
+            move |request: Request<axum::body::Body>| {
+                let trusted = trusted_proxies.clone();
+                async move { request_id::keep_only_trusted(request, &trusted) }
+            },
+        ))
 }
 
 /// Serves `router` on `listener` until `shutdown` completes, then lets in-flight requests end.

@@ -23,6 +23,7 @@ mod engine_oracle;
 mod errors;
 mod faults;
 mod field_errors;
+mod hardening;
 mod helpers;
 mod http;
 mod iam;
