@@ -96,8 +96,8 @@ pub async fn run_with(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let settings = args.paging.settings()?;
-    let codec = args.cursor.codec(args.backend.store)?;
     let auth = args.auth.auth(args.backend.store)?;
+    let codec = args.cursor.codec(args.backend.store)?;
     fetch_signing_keys(&auth).await;
     let trusted_proxies = args.rate_limit.trusted_proxies()?;
     // Subscriptions are fed from the Redis change log with the Redis index (whoever applies
