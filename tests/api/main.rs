@@ -13,6 +13,7 @@ mod clients;
 mod codegen;
 mod compose;
 mod concurrent_walks;
+mod connections;
 mod cors;
 mod cursor_fuzz;
 mod degradation;
