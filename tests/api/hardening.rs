@@ -284,3 +284,34 @@ async fn a_jwks_over_plain_http_is_refused_unless_it_is_on_this_machine() {
     );
     app.stop().await.expect("clean stop");
 }
+
+#[tokio::test]
+async fn with_metrics_addr_the_metrics_leave_the_public_listener_for_their_own() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let metrics_addr = format!("127.0.0.1:{port}");
+    let app = TestApp::spawn(&["--demo-comments", "5", "--metrics-addr", &metrics_addr]).await;
+    app.data(PAGE, json!({ "sku": DEMO_SKU })).await;
+    let public = app
+        .client
+        .get(format!("{}/metrics", app.address))
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(public.status(), 404, "not on the public listener");
+    let private = app
+        .client
+        .get(format!("http://{metrics_addr}/metrics"))
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(private.status(), 200);
+    let text = private.text().await.expect("text");
+    assert!(text.contains("dynapage_graphql_requests_total"), "{text}");
+    app.stop().await.expect("clean stop");
+    // Stopped with the server.
+    let gone = reqwest::get(format!("http://{metrics_addr}/metrics")).await;
+    assert!(gone.is_err(), "{gone:?}");
+}
