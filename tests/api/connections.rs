@@ -183,6 +183,25 @@ async fn one_address_holding_its_share_of_sockets_leaves_the_server_reachable_to
     let (answer, _) = until_closed(&mut other, Duration::from_secs(2)).await;
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     still_serves(&app).await;
+    let metrics = app
+        .client
+        .get(format!("{}/metrics", app.address))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    assert!(
+        metrics.contains(
+            "dynapage_http_connections_refused_total{reason=\"max_connections_per_address\"}"
+        ),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("dynapage_http_connections_open"),
+        "{metrics}"
+    );
     drop(held);
     app.stop().await.expect("clean stop");
 }

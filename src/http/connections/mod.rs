@@ -115,7 +115,6 @@ pub async fn serve(
                 continue;
             }
         };
-        metrics::gauge!("dynapage_http_connections_open").set(caps.open() as f64);
         let (router, stopping, open) = (router.clone(), stopping.clone(), open.clone());
         let timeouts = options.timeouts;
         tokio::spawn(async move {
