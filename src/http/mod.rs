@@ -2,7 +2,8 @@
 //! lifecycle.
 //!
 //! `serve` takes a bound listener and a shutdown future, so tests run the real server on port 0
-//! and stop it at will (STYLE 9). Nothing here knows how pages are computed.
+//! and stop it at will (STYLE 9). Its sockets are `connections`' business: caps, and timeouts
+//! for connections that wait. Nothing here knows how pages are computed.
 //!
 //! Rate limits: the server is served with each connection's peer address, from which
 //! `client_address` tells the client (`--trusted-proxies`), whose budgets `graphql::budget`
