@@ -156,15 +156,17 @@ impl JwtVerifier {
         self.verify(token).await
     }
 
-    /// The viewer a token speaks for, if it verifies; a token verified within the last minute
-    /// and not expired since is not verified again (`verified`).
+    /// The viewer a token speaks for, if it verifies; a token verified within the last minute,
+    /// not expired since, and with no key withdrawn since, is not verified again (`verified`).
     pub async fn verify(&self, token: &str) -> Result<Viewer, TokenError> {
         let now = std::time::Instant::now();
-        if let Some(viewer) = self.verified.get(token, now) {
+        let generation = self.keys.generation();
+        if let Some(viewer) = self.verified.get(token, now, generation) {
             return Ok(viewer);
         }
         let (viewer, expires_in) = self.verify_uncached(token).await?;
-        self.verified.insert(token, &viewer, now, expires_in);
+        self.verified
+            .insert(token, &viewer, now, expires_in, generation);
         Ok(viewer)
     }
 

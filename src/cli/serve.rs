@@ -144,15 +144,40 @@ pub async fn run_with(
     );
     let schema = build_schema(Some(api.clone()), args.server.limits());
     let connections = args.server.connection_options(trusted_proxies.clone());
-    let options = crate::http::HttpOptions {
+    let mut options = crate::http::HttpOptions {
         rate_limiter: limiter,
         trusted_proxies,
         shutdown: shutdown.clone(),
         ..args.server.http_options()?
     };
+    tasks.extend(serve_metrics_apart(&args, &mut options, &shutdown).await?);
     let router = crate::http::router(schema, api, options);
     let grace = Duration::from_millis(args.server.shutdown_grace_ms);
     serve_until_stopped(listener, router, connections, &shutdown, grace, tasks).await
+}
+
+/// With `--metrics-addr`, serves `/metrics` there (until `shutdown`) and takes it off the
+/// main listener.
+async fn serve_metrics_apart(
+    args: &ServeArgs,
+    options: &mut crate::http::HttpOptions,
+    shutdown: &CancellationToken,
+) -> anyhow::Result<Option<JoinHandle<()>>> {
+    let Some(address) = args.server.metrics_addr else {
+        return Ok(None);
+    };
+    let listener = TcpListener::bind(address).await.with_context(|| {
+        format!("cannot listen on {address} (--metrics-addr / DYNAPAGE_METRICS_ADDR)")
+    })?;
+    tracing::info!(%address, "serving /metrics");
+    let router = crate::http::metrics_router(options.metrics.take());
+    let stopped = shutdown.clone().cancelled_owned();
+    let connections = crate::http::ConnectionOptions::default();
+    Ok(Some(tokio::spawn(async move {
+        if let Err(error) = crate::http::serve(listener, router, connections, stopped).await {
+            tracing::error!(%error, "the metrics listener failed");
+        }
+    })))
 }
 
 /// Fetches the JWKS once at start-up. Reads need no keys; writes fail closed until a fetch

@@ -159,6 +159,10 @@ pub struct ServerArgs {
     /// which are held to --max-connections only); more are closed as soon as accepted.
     #[arg(long, env = "DYNAPAGE_MAX_CONNECTIONS_PER_ADDRESS", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_connections_per_address: u32,
+    /// Serve `/metrics` on this address only (e.g. 127.0.0.1:9090, or a private interface the
+    /// monitoring system reaches), and not on --listen. Unset: `/metrics` is on --listen.
+    #[arg(long, env = "DYNAPAGE_METRICS_ADDR")]
+    pub metrics_addr: Option<SocketAddr>,
 }
 
 impl ServerArgs {

@@ -2,7 +2,8 @@
 //! lifecycle.
 //!
 //! `serve` takes a bound listener and a shutdown future, so tests run the real server on port 0
-//! and stop it at will (STYLE 9). Nothing here knows how pages are computed.
+//! and stop it at will (STYLE 9). Its sockets are `connections`' business: caps, and timeouts
+//! for connections that wait. Nothing here knows how pages are computed.
 //!
 //! Rate limits: the server is served with each connection's peer address, from which
 //! `client_address` tells the client (`--trusted-proxies`), whose budgets `graphql::budget`
@@ -72,7 +73,8 @@ pub struct HttpOptions {
     pub max_body_bytes: usize,
     /// Browser origins allowed to call the API.
     pub cors: CorsOrigins,
-    /// Renders `/metrics`; `None` serves no metrics.
+    /// Renders `/metrics`; `None` serves no metrics (404), as when they have a listener of
+    /// their own (`metrics_router`).
     pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
     /// Each client's budgets; `None` limits nothing.
     pub rate_limiter: Option<RateLimiter>,
@@ -249,9 +251,25 @@ async fn readyz(State(app): State<AppState>) -> Response {
         .into_response()
 }
 
+/// `/metrics` alone, for its own listener (`--metrics-addr`): the metrics say how the server
+/// is used and by how much, which is the operator's business, not the public's.
+pub fn metrics_router(handle: Option<metrics_exporter_prometheus::PrometheusHandle>) -> Router {
+    Router::new().route(
+        "/metrics",
+        get(move || {
+            let handle = handle.clone();
+            async move { render_metrics(handle.as_ref()) }
+        }),
+    )
+}
+
 /// Prometheus text format.
 async fn metrics(State(app): State<AppState>) -> Response {
-    match &app.options.metrics {
+    render_metrics(app.options.metrics.as_ref())
+}
+
+fn render_metrics(handle: Option<&metrics_exporter_prometheus::PrometheusHandle>) -> Response {
+    match handle {
         Some(handle) => {
             handle.run_upkeep();
             (

@@ -183,6 +183,25 @@ async fn one_address_holding_its_share_of_sockets_leaves_the_server_reachable_to
     let (answer, _) = until_closed(&mut other, Duration::from_secs(2)).await;
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     still_serves(&app).await;
+    let metrics = app
+        .client
+        .get(format!("{}/metrics", app.address))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    assert!(
+        metrics.contains(
+            "dynapage_http_connections_refused_total{reason=\"max_connections_per_address\"}"
+        ),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("dynapage_http_connections_open"),
+        "{metrics}"
+    );
     drop(held);
     app.stop().await.expect("clean stop");
 }
@@ -251,4 +270,35 @@ async fn sixty_idle_sockets_do_not_take_a_64_descriptor_server_off_the_network()
     }
     drop(idle);
     child.kill().await.expect("stopped");
+}
+
+#[tokio::test]
+async fn over_max_connections_a_new_socket_is_closed_at_once_and_a_freed_place_serves_again() {
+    let mut args = vec!["--demo-comments", "10", "--max-connections", "3"];
+    args.extend(SHORT);
+    let app = TestApp::spawn(&args).await;
+    // Three places (one may be the test client's own pooled connection): fill them.
+    let mut held = Vec::new();
+    for from in ["127.0.0.7", "127.0.0.8", "127.0.0.9"] {
+        held.push(connect_from(from, &app.address).await);
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut over = connect_from("127.0.0.10", &app.address).await;
+    let (answer, closed) = until_closed(&mut over, Duration::from_secs(2)).await;
+    assert!(
+        closed.is_some_and(|c| c < Duration::from_millis(500)),
+        "{closed:?} {answer}"
+    );
+    // The held sockets send nothing: the header timeout frees their places, and the server
+    // serves again.
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    let mut again = connect_from("127.0.0.10", &app.address).await;
+    again
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await
+        .expect("sent");
+    let (answer, _) = until_closed(&mut again, Duration::from_secs(2)).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    drop(held);
+    app.stop().await.expect("clean stop");
 }

@@ -195,3 +195,123 @@ async fn bodies_lose_bidi_overrides_and_control_characters_and_blank_ones_are_re
     assert_eq!(listed["data"]["comments"]["totalCount"], 1, "{listed:#}");
     app.stop().await.expect("clean stop");
 }
+
+#[tokio::test]
+async fn a_key_the_provider_withdrew_stops_working_at_the_next_fetch_even_for_tokens_seen_before() {
+    let (kept, withdrawn, unknown) = (
+        TestKey::ec("2026-kept"),
+        TestKey::rsa("2026-leaked"),
+        TestKey::ec("never-published"),
+    );
+    let jwks = JwksServer::start(&[&kept, &withdrawn]).await;
+    let mut args = jwks.serve_args();
+    args.extend(["--demo-comments", "0"].map(str::to_owned));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let app = TestApp::spawn(&args).await;
+    let status = |token: String| {
+        let app = &app;
+        async move {
+            app.client
+                .post(format!("{}/graphql", app.address))
+                .bearer_auth(token)
+                .json(&json!({ "query": AUTHORS, "variables": { "sku": "KEYS" } }))
+                .send()
+                .await
+                .expect("request sent")
+                .status()
+                .as_u16()
+        }
+    };
+    let leaked = withdrawn.sign(&claims("mallory", json!({ "name": "M" })));
+    let good = kept.sign(&claims("alice", json!({ "name": "Alice" })));
+    assert_eq!(
+        status(leaked.clone()).await,
+        200,
+        "verified, and remembered"
+    );
+    assert_eq!(status(good.clone()).await, 200);
+
+    // The provider withdraws the leaked key; the next fetch (here, for an unknown kid) sees it.
+    jwks.publish(&[&kept]);
+    let before = jwks.fetches();
+    assert_eq!(status(unknown.sign(&claims("x", json!({})))).await, 401);
+    assert_eq!(jwks.fetches(), before + 1, "one fetch");
+    assert_eq!(
+        status(leaked).await,
+        401,
+        "the remembered token no longer passes"
+    );
+    assert_eq!(status(good).await, 200, "a kept key still works");
+    app.stop().await.expect("clean stop");
+}
+
+#[tokio::test]
+async fn a_jwks_over_plain_http_is_refused_unless_it_is_on_this_machine() {
+    let stderr = serve_fails_to_start(&[
+        "--auth",
+        "jwt",
+        "--auth-jwks-url",
+        "http://id.shop.example/.well-known/jwks.json",
+        "--auth-issuer",
+        "https://id.shop.example/",
+        "--auth-audience",
+        "shop",
+    ])
+    .await;
+    assert!(
+        stderr.contains("--auth-jwks-url / DYNAPAGE_AUTH_JWKS_URL"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("https://"), "{stderr}");
+    // The test provider serves on 127.0.0.1 over http://: accepted (a sidecar, a test).
+    let key = TestKey::ec("ec-loopback");
+    let jwks = JwksServer::start(&[&key]).await;
+    let mut args = jwks.serve_args();
+    args.extend(["--demo-comments", "0"].map(str::to_owned));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let app = TestApp::spawn(&args).await;
+    let token = key.sign(&claims("alice", json!({ "name": "Alice" })));
+    let added = post(
+        &app,
+        Some(&token),
+        ADD,
+        json!({ "sku": "LOOP", "body": "hi" }),
+    )
+    .await;
+    assert_eq!(
+        added["data"]["addComment"]["comment"]["author"], "Alice",
+        "{added:#}"
+    );
+    app.stop().await.expect("clean stop");
+}
+
+#[tokio::test]
+async fn with_metrics_addr_the_metrics_leave_the_public_listener_for_their_own() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let metrics_addr = format!("127.0.0.1:{port}");
+    let app = TestApp::spawn(&["--demo-comments", "5", "--metrics-addr", &metrics_addr]).await;
+    app.data(PAGE, json!({ "sku": DEMO_SKU })).await;
+    let public = app
+        .client
+        .get(format!("{}/metrics", app.address))
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(public.status(), 404, "not on the public listener");
+    let private = app
+        .client
+        .get(format!("http://{metrics_addr}/metrics"))
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(private.status(), 200);
+    let text = private.text().await.expect("text");
+    assert!(text.contains("dynapage_graphql_requests_total"), "{text}");
+    app.stop().await.expect("clean stop");
+    // Stopped with the server.
+    let gone = reqwest::get(format!("http://{metrics_addr}/metrics")).await;
+    assert!(gone.is_err(), "{gone:?}");
+}

@@ -34,6 +34,19 @@ impl TestApp {
         Self::spawn(&["--demo-comments", &demo_comments.to_string()]).await
     }
 
+    /// The embedded server sealing cursors with [`TEST_CURSOR_SECRET`], as servers on DynamoDB
+    /// do here, so that their pages compare cursor for cursor.
+    pub async fn embedded_like_dynamodb(demo_comments: u64) -> Self {
+        let demo_comments = demo_comments.to_string();
+        Self::spawn(&[
+            "--demo-comments",
+            &demo_comments,
+            "--cursor-secret",
+            TEST_CURSOR_SECRET,
+        ])
+        .await
+    }
+
     /// The embedded store with `demo_comments` comments on [`DEMO_SKU`], indexed in a Redis
     /// that is stopped once the server is up: pages are served, the index answers
     /// `INDEX_UNAVAILABLE`. The stopped Redis is returned, to be dropped after the server.

@@ -24,7 +24,6 @@ type Counts = Arc<Mutex<HashMap<IpAddr, usize>>>;
 #[derive(Debug)]
 pub struct ConnectionCaps {
     global: Arc<Semaphore>,
-    max: usize,
     per_address: usize,
     counts: Counts,
     exempt: TrustedProxies,
@@ -55,8 +54,22 @@ pub struct Admission {
     address: Option<(IpAddr, Counts)>,
 }
 
+/// The gauge of connections open (admitted and not yet closed), in this process.
+const OPEN_GAUGE: &str = "dynapage_http_connections_open";
+
+impl Admission {
+    fn new(global: OwnedSemaphorePermit, address: Option<(IpAddr, Counts)>) -> Self {
+        metrics::gauge!(OPEN_GAUGE).increment(1.0);
+        Self {
+            _global: global,
+            address,
+        }
+    }
+}
+
 impl Drop for Admission {
     fn drop(&mut self) {
+        metrics::gauge!(OPEN_GAUGE).decrement(1.0);
         let Some((address, counts)) = self.address.take() else {
             return;
         };
@@ -76,7 +89,6 @@ impl ConnectionCaps {
         let max = max.clamp(1, Semaphore::MAX_PERMITS);
         Self {
             global: Arc::new(Semaphore::new(max)),
-            max,
             per_address: per_address.max(1),
             counts: Arc::default(),
             exempt,
@@ -92,10 +104,7 @@ impl ConnectionCaps {
             .try_acquire_owned()
             .map_err(|_| Refusal::Global)?;
         if self.exempt.contains(peer) {
-            return Ok(Admission {
-                _global: global,
-                address: None,
-            });
+            return Ok(Admission::new(global, None));
         }
         let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
         let count = counts.entry(peer).or_default();
@@ -103,15 +112,8 @@ impl ConnectionCaps {
             return Err(Refusal::PerAddress);
         }
         *count += 1;
-        Ok(Admission {
-            _global: global,
-            address: Some((peer, self.counts.clone())),
-        })
-    }
-
-    /// Connections open now.
-    pub fn open(&self) -> usize {
-        self.max - self.global.available_permits()
+        drop(counts);
+        Ok(Admission::new(global, Some((peer, self.counts.clone()))))
     }
 }
 
@@ -140,10 +142,10 @@ mod tests {
         let _lb2 = caps
             .admit("10.0.0.1".parse().expect("ip"))
             .expect("trusted");
-        assert_eq!(caps.open(), 5);
+        assert_eq!(caps.global.available_permits(), 0);
         assert_eq!(caps.admit(ip(3)).err(), Some(Refusal::Global));
         drop(a1);
-        assert_eq!(caps.open(), 4);
+        assert_eq!(caps.global.available_permits(), 1);
         let _a3 = caps.admit(ip(1)).expect("a place came back");
         assert_eq!(caps.admit(ip(4)).err(), Some(Refusal::Global));
     }

@@ -95,13 +95,14 @@ pub async fn serve(
     // Every connection task holds a sender; when the last is dropped, all have ended.
     let (open, mut all_closed) = tokio::sync::mpsc::channel::<()>(1);
     tokio::pin!(shutdown);
+    let mut last_warned: Option<std::time::Instant> = None;
     loop {
         let (stream, peer) = tokio::select! {
             () = &mut shutdown => break,
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
                 Err(error) => {
-                    accept_failed(&error).await;
+                    accept_failed(&error, &mut last_warned).await;
                     continue;
                 }
             },
@@ -115,7 +116,6 @@ pub async fn serve(
                 continue;
             }
         };
-        metrics::gauge!("dynapage_http_connections_open").set(caps.open() as f64);
         let (router, stopping, open) = (router.clone(), stopping.clone(), open.clone());
         let timeouts = options.timeouts;
         tokio::spawn(async move {
@@ -131,10 +131,14 @@ pub async fn serve(
 }
 
 /// A failed `accept`: out of file descriptors (wait a moment: the cap normally prevents it),
-/// or a connection that went away before it was accepted.
-async fn accept_failed(error: &std::io::Error) {
+/// or a connection that went away before it was accepted. Logged at most once a second: a
+/// flood must not turn into a flood of log lines.
+async fn accept_failed(error: &std::io::Error, last_warned: &mut Option<std::time::Instant>) {
     metrics::counter!("dynapage_http_accept_errors_total").increment(1);
-    tracing::warn!(%error, "accept failed");
+    if last_warned.is_none_or(|at| at.elapsed() >= Duration::from_secs(1)) {
+        *last_warned = Some(std::time::Instant::now());
+        tracing::warn!(%error, "accept failed");
+    }
     tokio::time::sleep(ACCEPT_BACKOFF).await;
 }
 
