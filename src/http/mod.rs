@@ -10,9 +10,15 @@
 //! checks.
 //!
 //! Caching: POST responses are `no-store` (mutations, and queries clients chose not to cache).
-//! Error-free queries over GET may be cached briefly ([`GET_QUERY_CACHE_CONTROL`]): long enough
-//! for a CDN or browser to absorb bursts of identical reads, short enough that a new comment
-//! shows up within seconds. GET responses with errors are `no-store`.
+//! Error-free anonymous queries over GET may be cached briefly ([`GET_QUERY_CACHE_CONTROL`]):
+//! long enough for a CDN or browser to absorb bursts of identical reads, short enough that a new
+//! comment shows up within seconds. A response that is one client's own is `private`, and GET
+//! responses with errors are `no-store` (`caching` decides).
+//!
+//! Compression: bodies above [`COMPRESS_ABOVE_BYTES`] are sent gzip, brotli or zstd as the
+//! client's `Accept-Encoding` prefers; WebSocket frames are not compressed (no
+//! permessage-deflate: compressing secrets beside attacker-chosen text leaks them, CRIME-style,
+//! and each socket would hold its own compression window in memory).
 
 mod client_address;
 mod connections;
@@ -26,6 +32,7 @@ pub use client_address::{TrustedProxies, client_address};
 pub use connections::{BodyTimeout, ConnectionOptions, Timeouts};
 pub use cors::CorsOrigins;
 
+mod caching;
 mod check;
 mod cost;
 mod documents;
@@ -43,6 +50,8 @@ use axum::http::{HeaderName, HeaderValue, Request, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
+use tower_http::compression::CompressionLayer;
+use tower_http::compression::predicate::{NotForContentType, Predicate, SizeAbove};
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::request_id::{
     MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
@@ -113,8 +122,12 @@ impl Default for HttpOptions {
     }
 }
 
-/// `Cache-Control` of an error-free query over GET; see the module's comment.
-pub const GET_QUERY_CACHE_CONTROL: &str = "public, max-age=5";
+/// `Cache-Control` of an error-free anonymous query over GET; see the module's comment.
+pub const GET_QUERY_CACHE_CONTROL: &str = caching::PUBLIC;
+
+/// Bodies smaller than this go out uncompressed: below about a kilobyte the encoding's header
+/// and the CPU cost outweigh the bytes saved.
+pub const COMPRESS_ABOVE_BYTES: u64 = 1024;
 
 /// What the handlers share.
 #[derive(Clone)]
@@ -162,7 +175,12 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
     let trusted_proxies = options.trusted_proxies.clone();
     let max_body_bytes = options.max_body_bytes;
     // Browsers show a cross-origin page only the headers it is allowed to read.
-    let cors = options.cors.layer([REQUEST_ID, header::RETRY_AFTER]);
+    let cors = options.cors.layer([
+        REQUEST_ID,
+        header::RETRY_AFTER,
+        caching::RATELIMIT,
+        caching::RATELIMIT_POLICY,
+    ]);
     let types = OutputTypes::from_sdl(&schema.sdl()).unwrap_or_else(|e| {
         // Our own SDL always parses; without types every failed field still becomes a null.
         tracing::error!(error = %e, "the schema's SDL did not parse");
@@ -189,6 +207,7 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
         router = router.layer(layer);
     }
     router
+        .layer(compression())
         .layer(RequestBodyLimitLayer::new(max_body_bytes))
         .layer(
             TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
@@ -204,6 +223,22 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
                 async move { request_id::keep_only_trusted(request, &trusted) }
             },
         ))
+}
+
+/// gzip, brotli and zstd, as `Accept-Encoding` prefers, for bodies of at least
+/// [`COMPRESS_ABOVE_BYTES`] (it adds `Vary: Accept-Encoding` to what it compresses). Images and
+/// event streams are left alone, like tower-http's default does; a WebSocket upgrade has no
+/// body, and its frames never pass through here.
+fn compression() -> CompressionLayer<impl Predicate> {
+    let predicate = SizeAbove::new(COMPRESS_ABOVE_BYTES)
+        .and(NotForContentType::GRPC)
+        .and(NotForContentType::IMAGES)
+        .and(NotForContentType::SSE);
+    CompressionLayer::new()
+        .gzip(true)
+        .br(true)
+        .zstd(true)
+        .compress_when(predicate)
 }
 
 /// Serves `router` on `listener` until `shutdown` completes, then lets in-flight requests end;
