@@ -13,8 +13,8 @@ use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 
-use super::check::{Rejection, Transport, check_request};
 use super::caching::Cacheability;
+use super::check::{Rejection, Transport, check_request};
 use super::cost;
 use super::transport::{self, MediaType, Refusal};
 use super::{AppState, REQUEST_ID, client_address};

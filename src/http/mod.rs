@@ -29,11 +29,13 @@ mod playground;
 mod websocket;
 
 pub use client_address::{TrustedProxies, client_address};
+pub use compression::COMPRESS_ABOVE_BYTES;
 pub use connections::{BodyTimeout, ConnectionOptions, Timeouts};
 pub use cors::CorsOrigins;
 
 mod caching;
 mod check;
+mod compression;
 mod cost;
 mod documents;
 mod graphql;
@@ -50,8 +52,6 @@ use axum::http::{HeaderName, HeaderValue, Request, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use tower_http::compression::CompressionLayer;
-use tower_http::compression::predicate::{NotForContentType, Predicate, SizeAbove};
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::request_id::{
     MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
@@ -124,10 +124,6 @@ impl Default for HttpOptions {
 
 /// `Cache-Control` of an error-free anonymous query over GET; see the module's comment.
 pub const GET_QUERY_CACHE_CONTROL: &str = caching::PUBLIC;
-
-/// Bodies smaller than this go out uncompressed: below about a kilobyte the encoding's header
-/// and the CPU cost outweigh the bytes saved.
-pub const COMPRESS_ABOVE_BYTES: u64 = 1024;
 
 /// What the handlers share.
 #[derive(Clone)]
@@ -207,7 +203,8 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
         router = router.layer(layer);
     }
     router
-        .layer(compression())
+        .layer(compression::layer())
+        .layer(axum::middleware::from_fn(compression::guard))
         .layer(RequestBodyLimitLayer::new(max_body_bytes))
         .layer(
             TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
@@ -223,22 +220,6 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
                 async move { request_id::keep_only_trusted(request, &trusted) }
             },
         ))
-}
-
-/// gzip, brotli and zstd, as `Accept-Encoding` prefers, for bodies of at least
-/// [`COMPRESS_ABOVE_BYTES`] (it adds `Vary: Accept-Encoding` to what it compresses). Images and
-/// event streams are left alone, like tower-http's default does; a WebSocket upgrade has no
-/// body, and its frames never pass through here.
-fn compression() -> CompressionLayer<impl Predicate> {
-    let predicate = SizeAbove::new(COMPRESS_ABOVE_BYTES)
-        .and(NotForContentType::GRPC)
-        .and(NotForContentType::IMAGES)
-        .and(NotForContentType::SSE);
-    CompressionLayer::new()
-        .gzip(true)
-        .br(true)
-        .zstd(true)
-        .compress_when(predicate)
 }
 
 /// Serves `router` on `listener` until `shutdown` completes, then lets in-flight requests end;

@@ -35,10 +35,8 @@ impl Raw {
     }
 
     fn varies_with(&self, name: &str) -> bool {
-        self.header("vary").is_some_and(|vary| {
-            vary.split(',')
-                .any(|v| v.trim().eq_ignore_ascii_case(name))
-        })
+        self.header("vary")
+            .is_some_and(|vary| vary.split(',').any(|v| v.trim().eq_ignore_ascii_case(name)))
     }
 
     /// The body as JSON, decoded from its `Content-Encoding`.
@@ -208,7 +206,7 @@ async fn the_budget_is_in_ratelimit_fields_and_out_of_shared_bodies() {
         "--rate-limit-cost",
         "1",
         "--rate-limit-cost-burst",
-        "1000",
+        "5000",
         "--rate-limit-writes",
         "0",
     ])
@@ -216,7 +214,7 @@ async fn the_budget_is_in_ratelimit_fields_and_out_of_shared_bodies() {
     let first = get(&app, PAGE, sku(), &[]).await;
     assert_eq!(
         first.header("ratelimit-policy").as_deref(),
-        Some("\"cost\";q=1000;w=1000")
+        Some("\"cost\";q=5000;w=5000")
     );
     // A CDN may keep an anonymous page, so it shows no one client's budget: that is in the
     // headers only.
@@ -247,7 +245,14 @@ async fn the_budget_is_in_ratelimit_fields_and_out_of_shared_bodies() {
         mine.header("ratelimit")
     );
     let third = get(&app, PAGE, sku(), &[]).await;
-    assert!(remaining(&third) < remaining(&mine));
+    assert_eq!(third.status, 200);
+    assert!(
+        remaining(&third) < remaining(&mine),
+        "{:?} then {:?} then {:?}",
+        first.header("ratelimit"),
+        mine.header("ratelimit"),
+        third.header("ratelimit")
+    );
 }
 
 #[tokio::test]
@@ -255,7 +260,11 @@ async fn a_large_page_is_compressed_as_asked_and_decodes_to_the_same_json() {
     let app = TestApp::embedded(40).await;
     let plain = get(&app, PAGE, sku(), &[]).await;
     assert_eq!(plain.header("content-encoding"), None);
-    assert!(plain.body.len() > 4096, "a large page: {} bytes", plain.body.len());
+    assert!(
+        plain.body.len() > 4096,
+        "a large page: {} bytes",
+        plain.body.len()
+    );
     let expected = plain.json();
     for encoding in ["gzip", "br", "zstd"] {
         let raw = get(&app, PAGE, sku(), &[("Accept-Encoding", encoding)]).await;
@@ -279,14 +288,62 @@ async fn a_large_page_is_compressed_as_asked_and_decodes_to_the_same_json() {
         &[("Accept-Encoding", "gzip;q=0.5, zstd;q=1.0, br;q=0.8")],
     )
     .await;
-    assert_eq!(preferred.header("content-encoding").as_deref(), Some("zstd"));
+    assert_eq!(
+        preferred.header("content-encoding").as_deref(),
+        Some("zstd")
+    );
 }
 
 #[tokio::test]
 async fn a_small_response_is_not_compressed() {
     let app = TestApp::embedded(0).await;
-    let raw = get(&app, "{ __typename }", json!({}), &[("Accept-Encoding", "gzip, br, zstd")]).await;
+    let raw = get(
+        &app,
+        "{ __typename }",
+        json!({}),
+        &[("Accept-Encoding", "gzip, br, zstd")],
+    )
+    .await;
     assert_eq!(raw.status, 200);
     assert_eq!(raw.header("content-encoding"), None, "{raw:?}");
     assert_eq!(raw.json()["data"]["__typename"], "Query");
+}
+
+/// tower-http alone ran the query, charged it, and sent its full body `public` under a 406;
+/// `http::compression`'s guard refuses first (see its comment).
+#[tokio::test]
+async fn a_client_refusing_every_encoding_gets_406_and_nothing_runs() {
+    let app = TestApp::spawn(&[
+        "--demo-comments",
+        "3",
+        "--rate-limit-cost",
+        "1",
+        "--rate-limit-cost-burst",
+        "5000",
+        "--rate-limit-writes",
+        "0",
+    ])
+    .await;
+    let before = remaining(&get(&app, PAGE, sku(), &[]).await);
+    let refused = get(&app, PAGE, sku(), &[("Accept-Encoding", "identity;q=0")]).await;
+    assert_eq!(refused.status, 406, "{refused:?}");
+    assert_eq!(refused.header("cache-control").as_deref(), Some("no-store"));
+    assert_eq!(refused.header("content-encoding"), None);
+    let body = refused.json();
+    assert_eq!(
+        body["errors"][0]["extensions"]["code"], "BAD_REQUEST",
+        "{body}"
+    );
+    assert!(body.get("data").is_none(), "nothing ran: {body}");
+    // A normal client is served, and the refusal cost it nothing.
+    let after = get(&app, PAGE, sku(), &[("Accept-Encoding", "gzip")]).await;
+    assert_eq!(after.status, 200);
+    assert!(after.json()["data"]["product"].is_object());
+    let cost = after.json()["extensions"]["cost"]["requestedQueryCost"]
+        .as_u64()
+        .expect("a cost");
+    assert!(
+        remaining(&after) + cost >= before,
+        "{before} then {after:?}"
+    );
 }
