@@ -347,3 +347,74 @@ async fn a_client_refusing_every_encoding_gets_406_and_nothing_runs() {
         "{before} then {after:?}"
     );
 }
+
+/// A WebSocket handshake asking for compression gets a plain 101: frames are never compressed
+/// (no permessage-deflate; README says why), and the layer leaves the upgrade alone.
+#[tokio::test]
+async fn a_websocket_upgrade_is_not_compressed() {
+    let app = TestApp::embedded(0).await;
+    let authority = app.address.trim_start_matches("http://").to_owned();
+    let mut stream = tokio::net::TcpStream::connect(&authority)
+        .await
+        .expect("connect");
+    let request = format!(
+        "GET /graphql HTTP/1.1\r\nHost: {authority}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\
+         Sec-WebSocket-Protocol: graphql-transport-ws\r\n\
+         Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n\
+         Accept-Encoding: gzip, br, zstd\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.expect("write");
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let mut byte = [0u8; 1];
+        stream.read_exact(&mut byte).await.expect("a handshake");
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8(head).expect("ASCII").to_ascii_lowercase();
+    assert!(head.starts_with("http/1.1 101"), "{head}");
+    assert!(!head.contains("content-encoding"), "{head}");
+    assert!(!head.contains("sec-websocket-extensions"), "{head}");
+    drop(stream);
+    // A normal client is still served.
+    let raw = get(&app, "{ __typename }", json!({}), &[]).await;
+    assert_eq!(raw.status, 200);
+}
+
+#[tokio::test]
+async fn under_a_cors_list_a_response_varies_with_origin_and_exposes_the_budget() {
+    let app = TestApp::spawn(&[
+        "--demo-comments",
+        "0",
+        "--cors-origin",
+        "https://shop.example.com",
+        "--rate-limit-cost",
+        "100",
+        "--rate-limit-writes",
+        "0",
+    ])
+    .await;
+    let raw = get(
+        &app,
+        "{ __typename }",
+        json!({}),
+        &[("Origin", "https://shop.example.com")],
+    )
+    .await;
+    assert_eq!(raw.status, 200);
+    assert!(raw.varies_with("origin"), "{raw:?}");
+    assert!(raw.varies_with("accept"), "{raw:?}");
+    let exposed = raw
+        .header("access-control-expose-headers")
+        .expect("exposed headers")
+        .to_ascii_lowercase();
+    let exposed: Vec<&str> = exposed.split(',').map(str::trim).collect();
+    for name in [
+        "ratelimit",
+        "ratelimit-policy",
+        "retry-after",
+        "x-request-id",
+    ] {
+        assert!(exposed.contains(&name), "{name} in {exposed:?}");
+    }
+}
