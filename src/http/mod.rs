@@ -22,12 +22,14 @@ mod websocket;
 
 pub use client_address::{TrustedProxies, client_address};
 pub use cors::CorsOrigins;
+pub use websocket::{SLOW_SUBSCRIBER_CLOSE, WebSocketLimits};
 
 mod check;
 mod cost;
 mod documents;
 mod graphql;
 mod limits;
+mod subscription_shape;
 mod transport;
 
 use std::future::Future;
@@ -86,6 +88,8 @@ pub struct HttpOptions {
     pub websocket_keepalive: Duration,
     /// Fires when the server shuts down: WebSockets close with 1001 ("going away").
     pub shutdown: tokio_util::sync::CancellationToken,
+    /// What one client may hold and do over WebSockets.
+    pub websocket: WebSocketLimits,
 }
 
 impl Default for HttpOptions {
@@ -105,6 +109,7 @@ impl Default for HttpOptions {
             metrics: None,
             rate_limiter: None,
             trusted_proxies: TrustedProxies::default(),
+            websocket: WebSocketLimits::default(),
         }
     }
 }
@@ -149,7 +154,9 @@ async fn graphql_get(
         )
             .into_response();
     };
-    websocket::upgrade(upgrade, protocol, &app)
+    let peer = peer.map_or(std::net::Ipv4Addr::UNSPECIFIED.into(), |p| p.0.0.ip());
+    let address = client_address(peer, &headers, &app.options.trusted_proxies);
+    websocket::upgrade(upgrade, protocol, &app, address, &headers).await
 }
 
 /// The application's routes.
