@@ -45,3 +45,4 @@ mod subscriptions;
 mod sync;
 mod transport;
 mod walks;
+mod ws_attacks;
