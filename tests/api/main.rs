@@ -46,3 +46,4 @@ mod sync;
 mod transport;
 mod walks;
 mod ws_attacks;
+mod ws_sockets;
