@@ -1,6 +1,6 @@
 //! What a WebSocket's token and silence end: a bad `Authorization` header refuses the upgrade
 //! like any request (401 and a GraphQL error body); a socket closes at its token's `exp`
-//! (4401); a legacy `graphql-ws` socket that goes silent is closed, as a listening one is not.
+//! (4403, which the `graphql-ws` client answers by reconnecting); a legacy `graphql-ws` socket that goes silent is closed, as a listening one is not.
 
 use std::time::{Duration, Instant};
 
@@ -101,7 +101,13 @@ async fn a_bad_token_on_the_upgrade_is_refused_and_a_socket_closes_when_its_toke
             break message;
         }
     };
-    assert_eq!(closed["code"], 4401, "{closed:#}");
+    assert_eq!(closed["code"], 4403, "{closed:#}");
+    assert!(
+        closed["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("expired")),
+        "{closed:#}"
+    );
     assert!(started.elapsed() < Duration::from_secs(4));
 
     // A fresh token in connection_init works as before.

@@ -1,7 +1,7 @@
 //! Who a WebSocket connection is: the viewer of a bearer token (in the upgrade's
 //! `Authorization` header, or in `connection_init`'s payload, which wins), the client key its
 //! budgets and shares are counted under (the token's subject, else the client's address), and
-//! when its token expires (the socket is closed then with 4401, so a socket never outlives the
+//! when its token expires (the socket is closed then with 4403, so a socket never outlives the
 //! token that opened it; the client reconnects with a fresh one).
 //!
 //! The socket's share (`live::shares`) is taken under the address (or the header's subject) at

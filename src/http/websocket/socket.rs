@@ -249,7 +249,9 @@ async fn relay(
                 return Some((4408, "Connection initialisation timeout".to_owned()));
             }
             () = sleep_until(expires), if expires.is_some() => {
-                return Some((4401, "the bearer token expired: reconnect with a fresh one".to_owned()));
+                // 4403, not 4401: the `graphql-ws` client gives up after 4401 and reconnects after
+                // 4403, asking its `connectionParams` for a token again (its recipe for expiry).
+                return Some((4403, "the bearer token expired: reconnect with a fresh one".to_owned()));
             }
             () = ending.token.cancelled() => return ending.reason(),
             () = options.shutdown.cancelled() => {
