@@ -8,7 +8,9 @@
 //! (the budget HTTP reads spend): a client that resumes again and again pays for every replay.
 //! The comments are then read and given page by page ([`REPLAY_PAGE`]), so a resumed
 //! subscription holds one page at a time, not its whole replay; only their ids are kept, to
-//! drop the live ADDED events of comments the replay already gave.
+//! drop the live ADDED events of comments the replay already gave. The edits the hub holds
+//! without their comments (it keeps none while nobody listens) are read in one call, one point
+//! each.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -81,7 +83,15 @@ pub(super) fn resumed<'a>(
             }
         }
         if let Ok(changes) = logged {
-            for change in with_comments(state, changes).await {
+            let changes = match with_comments(state, budget, changes).await {
+                Ok(changes) => changes,
+                Err(message) => {
+                    *outcome = Resumed::Refused;
+                    yield Err(ApiError::Live { code: ErrorCode::RateLimited, message }.into_graphql(None));
+                    return;
+                }
+            };
+            for change in changes {
                 if let Some(event) = event_for(state, scope, &change) {
                     if event.kind != CommentEventKind::Added {
                         yield Ok(event);
@@ -146,9 +156,13 @@ fn replay<'a>(
 }
 
 /// `changes` with the comments of their upserts, read from the store where the hub did not
-/// keep them (it keeps none while nobody is subscribed); an upsert whose comment is gone stays
-/// without one (its deletion follows).
-async fn with_comments(state: &ApiState, changes: Vec<Arc<LiveChange>>) -> Vec<Arc<LiveChange>> {
+/// keep them (it keeps none while nobody is subscribed), one point each from `budget` (`Err`:
+/// the refusal); an upsert whose comment is gone stays without one (its deletion follows).
+async fn with_comments(
+    state: &ApiState,
+    budget: Option<&Budget>,
+    changes: Vec<Arc<LiveChange>>,
+) -> Result<Vec<Arc<LiveChange>>, String> {
     use crate::store::CommentStore;
     let missing: Vec<domain::CommentId> = changes
         .iter()
@@ -156,14 +170,17 @@ async fn with_comments(state: &ApiState, changes: Vec<Arc<LiveChange>>) -> Vec<A
         .map(|c| c.id())
         .collect();
     if missing.is_empty() {
-        return changes;
+        return Ok(changes);
+    }
+    if let Some(budget) = budget {
+        budget.spend_more(missing.len() as u64).await?;
     }
     let Ok(found) = state.engine.store().get_many(&missing).await else {
-        return changes;
+        return Ok(changes);
     };
     let found: std::collections::HashMap<domain::CommentId, domain::Comment> =
         found.into_iter().flatten().map(|c| (c.id, c)).collect();
-    changes
+    Ok(changes
         .into_iter()
         .map(|change| match found.get(&change.id()) {
             Some(comment) if change.comment.is_none() => Arc::new(LiveChange {
@@ -172,7 +189,7 @@ async fn with_comments(state: &ApiState, changes: Vec<Arc<LiveChange>>) -> Vec<A
             }),
             _ => change,
         })
-        .collect()
+        .collect())
 }
 
 fn missed(message: &str) -> async_graphql::Error {
