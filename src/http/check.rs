@@ -2,9 +2,10 @@
 //! (`graphql`: POST and GET; `websocket`: a `subscribe`): [`check_request`] parses the text
 //! (once per text, through `documents`), sees that the operation it selects may run over this
 //! transport, and holds the document to the limits async-graphql does not enforce (`limits`:
-//! aliases, depth). Its refusals ([`Rejection`]) carry one message and one code whatever the
-//! transport, so a client learns the same thing over HTTP and WebSocket; each transport only
-//! says how to send them (a status and headers, or an error in the subscription's stream).
+//! aliases, depth; `subscription_shape`: a subscription's one root field and no connections).
+//! Its refusals ([`Rejection`]) carry one message and one code whatever the transport, so a
+//! client learns the same thing over HTTP and WebSocket; each transport only says how to send
+//! them (a status and headers, or an error in the subscription's stream).
 //!
 //! A check that belongs to every request goes here, in order: a persisted-document lookup would
 //! take the place of the parse, a cost check would follow the limits.

@@ -84,7 +84,7 @@ pub struct HttpOptions {
     pub max_subscriptions_per_connection: usize,
     /// How long a WebSocket may wait before its `connection_init`.
     pub connection_init_timeout: Duration,
-    /// How often a WebSocket is pinged (a silent graphql-transport-ws client is closed after two).
+    /// How often a WebSocket is pinged (a client silent for two intervals is closed).
     pub websocket_keepalive: Duration,
     /// Fires when the server shuts down: WebSockets close with 1001 ("going away").
     pub shutdown: tokio_util::sync::CancellationToken,
