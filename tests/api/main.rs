@@ -46,4 +46,5 @@ mod sync;
 mod transport;
 mod walks;
 mod ws_attacks;
+mod ws_soak;
 mod ws_sockets;
