@@ -106,11 +106,14 @@ pub struct SubscriptionRoot;
 impl SubscriptionRoot {
     /// Changes to a product's comments (optionally only some ratings), as they reach this
     /// server's index. With `after` (a cursor this connection issued), first replays every
-    /// comment newer than it, oldest first (at most 1,000), and the edits and deletions since
-    /// that comment was written, then goes live; no comment is added twice. An `EVENTS_MISSED`
-    /// error first means the server does not hold every edit and deletion since the cursor
-    /// (too far back, or from before it started): refetch the page. A subscriber more than
-    /// `--subscription-buffer` changes behind is closed with `SLOW_SUBSCRIBER`.
+    /// comment newer than it, oldest first (at most 1,000, one point each from the client's
+    /// query-cost budget), and the edits and deletions since that comment was written, then
+    /// goes live; no comment is added twice. An `EVENTS_MISSED` error means the server does
+    /// not hold every edit and deletion since the cursor (too far back, or from before it
+    /// started) or that more than 1,000 comments are newer (nothing is replayed): refetch the
+    /// page. A subscriber more than `--subscription-buffer` changes behind is closed with
+    /// `SLOW_SUBSCRIBER`. It must be the operation's only root field, and select no
+    /// connection (`comments`, `pageCursors`, `ratingSummary`): query those over HTTP.
     async fn comment_events(
         &self,
         ctx: &Context<'_>,
