@@ -526,7 +526,16 @@ async fn shutting_the_server_down_closes_sockets_with_going_away() {
 
 #[tokio::test]
 async fn a_subscriber_that_cannot_keep_up_is_closed_with_slow_subscriber() {
-    let app = TestApp::spawn(&["--demo-comments", "0", "--subscription-buffer", "8"]).await;
+    // A send deadline past the test's length: this is about the feed's ring, not the socket's.
+    let app = TestApp::spawn(&[
+        "--demo-comments",
+        "0",
+        "--subscription-buffer",
+        "8",
+        "--websocket-send-timeout-ms",
+        "120000",
+    ])
+    .await;
     // A client with a small receive window that reads nothing while comments pour in: the
     // server's socket fills, its subscription stops being polled, and falls 8 changes behind.
     let url = format!("{}/graphql", app.address.replacen("http", "ws", 1));

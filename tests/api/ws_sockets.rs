@@ -142,7 +142,7 @@ async fn closed_after_silence(client: &mut Client, quiet: Duration, within: Dura
 
 #[tokio::test]
 async fn a_legacy_graphql_ws_socket_that_goes_silent_is_closed_and_a_listening_one_is_not() {
-    let app = TestApp::spawn(&["--demo-comments", "0", "--websocket-keepalive-ms", "200"]).await;
+    let app = TestApp::spawn(&["--demo-comments", "0", "--websocket-keepalive-ms", "300"]).await;
     let init = json!({ "type": "connection_init", "payload": {} });
     let start = json!({ "id": "1", "type": "start", "payload": { "query": EVENTS, "variables": { "sku": "LEGACY_KEPT" } } });
 
@@ -152,7 +152,7 @@ async fn a_legacy_graphql_ws_socket_that_goes_silent_is_closed_and_a_listening_o
     assert!(
         closed_after_silence(
             &mut silent,
-            Duration::from_millis(1_000),
+            Duration::from_millis(1_500),
             Duration::from_secs(3)
         )
         .await,
