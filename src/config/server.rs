@@ -134,7 +134,7 @@ pub struct ServerArgs {
     /// (4408, as graphql-transport-ws says).
     #[arg(long, env = "DYNAPAGE_CONNECTION_INIT_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub connection_init_timeout_ms: u64,
-    /// A WebSocket is pinged this often, in milliseconds; a graphql-transport-ws client that
+    /// A WebSocket is pinged this often, in milliseconds; a client (of either protocol) that
     /// answers nothing for two intervals is closed (3008).
     #[arg(long, env = "DYNAPAGE_WEBSOCKET_KEEPALIVE_MS", default_value_t = 15_000, value_parser = clap::value_parser!(u64).range(100..))]
     pub websocket_keepalive_ms: u64,

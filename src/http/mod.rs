@@ -25,6 +25,7 @@ mod websocket;
 pub use client_address::{TrustedProxies, client_address};
 pub use connections::{BodyTimeout, ConnectionOptions, Timeouts};
 pub use cors::CorsOrigins;
+pub use websocket::{SLOW_SUBSCRIBER_CLOSE, WebSocketLimits};
 
 mod check;
 mod cost;
@@ -32,6 +33,7 @@ mod documents;
 mod graphql;
 mod limits;
 mod request_id;
+mod subscription_shape;
 mod transport;
 
 use std::future::Future;
@@ -86,10 +88,12 @@ pub struct HttpOptions {
     pub max_subscriptions_per_connection: usize,
     /// How long a WebSocket may wait before its `connection_init`.
     pub connection_init_timeout: Duration,
-    /// How often a WebSocket is pinged (a silent graphql-transport-ws client is closed after two).
+    /// How often a WebSocket is pinged (a client silent for two intervals is closed).
     pub websocket_keepalive: Duration,
     /// Fires when the server shuts down: WebSockets close with 1001 ("going away").
     pub shutdown: tokio_util::sync::CancellationToken,
+    /// What one client may hold and do over WebSockets.
+    pub websocket: WebSocketLimits,
 }
 
 impl Default for HttpOptions {
@@ -109,6 +113,7 @@ impl Default for HttpOptions {
             metrics: None,
             rate_limiter: None,
             trusted_proxies: TrustedProxies::default(),
+            websocket: WebSocketLimits::default(),
         }
     }
 }
@@ -153,7 +158,9 @@ async fn graphql_get(
         )
             .into_response();
     };
-    websocket::upgrade(upgrade, protocol, &app)
+    let peer = peer.map_or(std::net::Ipv4Addr::UNSPECIFIED.into(), |p| p.0.0.ip());
+    let address = client_address(peer, &headers, &app.options.trusted_proxies);
+    websocket::upgrade(upgrade, protocol, &app, address, &headers).await
 }
 
 /// The application's routes.

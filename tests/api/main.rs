@@ -47,3 +47,6 @@ mod subscriptions;
 mod sync;
 mod transport;
 mod walks;
+mod ws_attacks;
+mod ws_soak;
+mod ws_sockets;

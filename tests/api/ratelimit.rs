@@ -318,7 +318,7 @@ async fn x_forwarded_for_names_the_client_only_from_a_trusted_proxy() {
 }
 
 /// `dynapage serve` as a child process on a free port; its URL once `/healthz` answers.
-async fn spawn_server(args: &[&str]) -> (tokio::process::Child, String) {
+pub(crate) async fn spawn_server(args: &[&str]) -> (tokio::process::Child, String) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("a free port")
