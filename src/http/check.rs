@@ -19,7 +19,7 @@ use async_graphql::parser::types::{DocumentOperations, ExecutableDocument, Opera
 
 use super::HttpOptions;
 use super::documents::DocumentCache;
-use super::limits;
+use super::{expansion, limits};
 
 /// How a request came, which decides the kinds of operation it may run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,8 +56,15 @@ pub enum Rejection {
         "only subscriptions are served over WebSocket: send queries and mutations to POST /graphql"
     )]
     OnlySubscriptions,
-    #[error("the query declares {aliases} aliases; at most {max} are allowed")]
+    #[error(
+        "the query selects {aliases} aliased fields (fragments counted at every spread); at most {max} are allowed"
+    )]
     TooManyAliases { aliases: usize, max: usize },
+    #[error(
+        "the query selects {} fields (fragments counted at every spread); at most {max} are allowed",
+        count_or_more(*.selections)
+    )]
+    TooManySelections { selections: usize, max: usize },
     #[error("the query nests fields {depth} deep; at most {max} are allowed")]
     TooDeep { depth: usize, max: usize },
     /// Chains of fragment spreads past any real query's (see [`limits::depth`]).
@@ -70,9 +77,10 @@ impl Rejection {
     pub fn code(&self) -> &'static str {
         match self {
             Self::MutationOverGet | Self::OnlySubscriptions => "BAD_REQUEST",
-            Self::TooManyAliases { .. } | Self::TooDeep { .. } | Self::FragmentsTooDeep => {
-                "GRAPHQL_VALIDATION_FAILED"
-            }
+            Self::TooManyAliases { .. }
+            | Self::TooManySelections { .. }
+            | Self::TooDeep { .. }
+            | Self::FragmentsTooDeep => "GRAPHQL_VALIDATION_FAILED",
         }
     }
 }
@@ -135,22 +143,42 @@ fn selectable(document: &ExecutableDocument, operation_name: Option<&str>) -> Ve
     }
 }
 
-/// The limits on the document's shape: aliases first, then depth.
+/// The limits on the document's shape: aliases first, then depth, then selections (all three
+/// walk each fragment once, however often it is spread).
 fn check_limits(document: &ExecutableDocument, options: &HttpOptions) -> Result<(), Rejection> {
-    let aliases = limits::count_aliases(document);
-    if aliases > options.max_aliases {
+    let selected = expansion::selected(document);
+    if selected.aliases > options.max_aliases {
         return Err(Rejection::TooManyAliases {
-            aliases,
+            aliases: selected.aliases,
             max: options.max_aliases,
         });
     }
     match limits::depth(document) {
-        usize::MAX => Err(Rejection::FragmentsTooDeep),
-        depth if depth > options.max_depth => Err(Rejection::TooDeep {
-            depth,
-            max: options.max_depth,
-        }),
-        _ => Ok(()),
+        usize::MAX => return Err(Rejection::FragmentsTooDeep),
+        depth if depth > options.max_depth => {
+            return Err(Rejection::TooDeep {
+                depth,
+                max: options.max_depth,
+            });
+        }
+        _ => {}
+    }
+    if selected.fields > options.max_selections {
+        return Err(Rejection::TooManySelections {
+            selections: selected.fields,
+            max: options.max_selections,
+        });
+    }
+    Ok(())
+}
+
+/// A count for a message: past a trillion it is a doubling fragment's, and "more than" says it.
+fn count_or_more(count: usize) -> String {
+    const TRILLION: usize = 1_000_000_000_000;
+    if count > TRILLION {
+        format!("more than {TRILLION}")
+    } else {
+        count.to_string()
     }
 }
 

@@ -14,11 +14,11 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 
 use super::check::{Rejection, Transport, check_request};
-use super::cost;
 use super::transport::{self, MediaType, Refusal};
 use super::{AppState, REQUEST_ID, client_address};
+use super::{cost, errors};
 use crate::auth::{Auth, TokenError, Viewer};
-use crate::graphql::{Budget, RequestMeta, field_errors, retry_after_seconds};
+use crate::graphql::{Budget, ErrorCode, RequestMeta, field_errors, pricing, retry_after_seconds};
 use crate::pagination::PageStats;
 use crate::ratelimit::{ClientKey, Refused};
 
@@ -153,6 +153,8 @@ struct Call<'a> {
     operation_name: Option<String>,
     /// The metrics label: `mutation` or `query`.
     kind: &'static str,
+    /// The document's size, for the floor a failed request is charged.
+    bytes: usize,
 }
 
 /// A GraphQL request over HTTP, in its steps: parse and check it (the check WebSocket
@@ -173,9 +175,13 @@ async fn execute(
     } else {
         Transport::Post
     };
+    let bytes = request.query.len();
     let checked = match check_request(&mut request, transport, &app.documents, &app.options) {
         Ok(checked) => checked,
-        Err(rejection) => return reject(media, &rejection, &request_id),
+        Err(rejection) => {
+            return charge_rejection(app, headers, media, &rejection, &request_id, address, bytes)
+                .await;
+        }
     };
     let Ok(_permit) = app.in_flight.clone().try_acquire_owned() else {
         return shed(app, media, &request_id);
@@ -200,6 +206,7 @@ async fn execute(
         } else {
             "query"
         },
+        bytes,
     };
     let meta = Arc::new(RequestMeta::new(call.request_id.clone()));
     let document = checked.document.as_deref();
@@ -207,6 +214,42 @@ async fn execute(
         Ok(response) => respond(&call, response, &meta, &budget).await,
         Err(timed_out) => timed_out,
     }
+}
+
+/// A request the check refused (its shape, before validation): charged the failure floor like
+/// any request that fails validation, and answered 429 when its budget cannot pay even that.
+async fn charge_rejection(
+    app: &AppState,
+    headers: &HeaderMap,
+    media: MediaType,
+    rejection: &Rejection,
+    request_id: &str,
+    address: IpAddr,
+    bytes: usize,
+) -> Response {
+    let viewer = match viewer(app, headers, media, request_id).await {
+        Ok(viewer) => viewer,
+        Err(refusal) => return refusal,
+    };
+    let budget = budget(app, viewer.as_ref(), address, 0);
+    let checked = budget.charge_failure(bytes).await;
+    let Some(error) = budget.refusal_error(&checked, Some(request_id)) else {
+        return reject(media, rejection, request_id);
+    };
+    let mut response = refuse(
+        media,
+        StatusCode::TOO_MANY_REQUESTS,
+        ErrorCode::RateLimited.as_str(),
+        error.message,
+        request_id,
+    );
+    if let Some(wait) = checked.refused().and_then(|r| r.retry_after) {
+        response.headers_mut().insert(
+            header::RETRY_AFTER,
+            HeaderValue::from(retry_after_seconds(wait)),
+        );
+    }
+    response
 }
 
 /// A request the check refused, in the GraphQL response shape.
@@ -271,9 +314,12 @@ async fn run(
     document: Option<&ExecutableDocument>,
 ) -> Result<async_graphql::Response, Response> {
     let app = call.app;
-    let execution = app
-        .schema
-        .execute(request.data(meta.clone()).data(budget.clone()));
+    // The complexity count prices reads with this server's page sizes and offset threshold.
+    let execution = pricing::with_settings(
+        *app.api.engine.settings(),
+        app.schema
+            .execute(request.data(meta.clone()).data(budget.clone())),
+    );
     let Ok(mut response) = tokio::time::timeout(app.options.request_timeout, execution).await
     else {
         return Err(timed_out(call));
@@ -298,6 +344,7 @@ async fn run(
             extensions.set("code", "GRAPHQL_VALIDATION_FAILED");
         }
     }
+    errors::cap(&mut response.errors);
     Ok(response)
 }
 
@@ -331,15 +378,22 @@ async fn respond(
     meta: &RequestMeta,
     budget: &Budget,
 ) -> Response {
-    let checked = budget.checked();
-    let refused = checked.and_then(|c| c.refused());
-    // A request that failed before the check spent nothing; its response still shows the budget.
-    let throttle = match checked {
-        Some(checked) => checked.verdict.and_then(|v| v.cost),
-        None => budget.peek().await.and_then(|v| v.cost),
+    // A request that failed parsing or validation never reached the check: it pays the
+    // failure floor, and is refused like any other when its budget cannot pay that.
+    let (checked, response) = match budget.checked() {
+        Some(checked) => (checked, response),
+        None => {
+            let checked = budget.charge_failure(call.bytes).await;
+            match budget.refusal_error(&checked, Some(&call.request_id)) {
+                Some(error) => (checked, async_graphql::Response::from_errors(vec![error])),
+                None => (checked, response),
+            }
+        }
     };
+    let refused = checked.refused();
+    let throttle = checked.verdict.and_then(|v| v.cost);
     let read = meta.cost();
-    let requested = checked.map(|c| c.cost);
+    let requested = Some(checked.cost);
     record(call, &response, requested, refused.as_ref(), read);
     let actual = requested.filter(|_| refused.is_none());
     let response = response.extension("cost", cost::extension(requested, actual, throttle, read));

@@ -26,6 +26,8 @@ pub use cors::CorsOrigins;
 mod check;
 mod cost;
 mod documents;
+mod errors;
+mod expansion;
 mod graphql;
 mod limits;
 mod transport;
@@ -62,8 +64,10 @@ pub struct HttpOptions {
     pub request_timeout: Duration,
     /// Requests executing at once; more are refused at once with 503, not queued.
     pub max_concurrent_requests: usize,
-    /// Aliased fields one document may declare.
+    /// Aliased fields one document may select (per fragment expansion).
     pub max_aliases: usize,
+    /// Fields one document may select (per fragment expansion), checked before validation.
+    pub max_selections: usize,
     /// Deepest nesting of fields accepted (see `limits::depth`).
     pub max_depth: usize,
     /// Largest request body accepted (413 beyond).
@@ -94,6 +98,7 @@ impl Default for HttpOptions {
             request_timeout: Duration::from_secs(10),
             max_concurrent_requests: 512,
             max_aliases: 30,
+            max_selections: 1_000,
             max_depth: 12,
             max_body_bytes: 256 * 1024,
             max_subscriptions: 10_000,
