@@ -13,12 +13,12 @@ use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 
-use super::check::{Rejection, Transport, check_request};
+use super::check::{Transport, check_request};
 use super::transport::{self, MediaType, Refusal};
 use super::{AppState, REQUEST_ID, client_address};
-use super::{cost, errors};
+use super::{cost, failures};
 use crate::auth::{Auth, TokenError, Viewer};
-use crate::graphql::{Budget, ErrorCode, RequestMeta, field_errors, pricing, retry_after_seconds};
+use crate::graphql::{Budget, RequestMeta, field_errors, pricing, retry_after_seconds};
 use crate::pagination::PageStats;
 use crate::ratelimit::{ClientKey, Refused};
 
@@ -88,7 +88,7 @@ pub(super) async fn get(
 }
 
 /// A refusal before execution, in the GraphQL response shape.
-fn refuse(
+pub(super) fn refuse(
     media: MediaType,
     status: StatusCode,
     code: &'static str,
@@ -107,7 +107,7 @@ fn refuse(
 /// header, a refusal when it holds a token that does not verify (even on a read: a client
 /// should learn at once that its token went bad, not on its next write). Under `--auth off` the
 /// header is not looked at.
-async fn viewer(
+pub(super) async fn viewer(
     app: &AppState,
     headers: &HeaderMap,
     media: MediaType,
@@ -179,8 +179,16 @@ async fn execute(
     let checked = match check_request(&mut request, transport, &app.documents, &app.options) {
         Ok(checked) => checked,
         Err(rejection) => {
-            return charge_rejection(app, headers, media, &rejection, &request_id, address, bytes)
-                .await;
+            return failures::charge_rejection(
+                app,
+                headers,
+                media,
+                &rejection,
+                &request_id,
+                address,
+                bytes,
+            )
+            .await;
         }
     };
     let Ok(_permit) = app.in_flight.clone().try_acquire_owned() else {
@@ -216,63 +224,6 @@ async fn execute(
     }
 }
 
-/// A request the check refused (its shape, before validation): charged the failure floor like
-/// any request that fails validation, and answered 429 when its budget cannot pay even that.
-async fn charge_rejection(
-    app: &AppState,
-    headers: &HeaderMap,
-    media: MediaType,
-    rejection: &Rejection,
-    request_id: &str,
-    address: IpAddr,
-    bytes: usize,
-) -> Response {
-    let viewer = match viewer(app, headers, media, request_id).await {
-        Ok(viewer) => viewer,
-        Err(refusal) => return refusal,
-    };
-    let budget = budget(app, viewer.as_ref(), address, 0);
-    let checked = budget.charge_failure(bytes).await;
-    let Some(error) = budget.refusal_error(&checked, Some(request_id)) else {
-        return reject(media, rejection, request_id);
-    };
-    let mut response = refuse(
-        media,
-        StatusCode::TOO_MANY_REQUESTS,
-        ErrorCode::RateLimited.as_str(),
-        error.message,
-        request_id,
-    );
-    if let Some(wait) = checked.refused().and_then(|r| r.retry_after) {
-        response.headers_mut().insert(
-            header::RETRY_AFTER,
-            HeaderValue::from(retry_after_seconds(wait)),
-        );
-    }
-    response
-}
-
-/// A request the check refused, in the GraphQL response shape.
-fn reject(media: MediaType, rejection: &Rejection, request_id: &str) -> Response {
-    let status = match rejection {
-        Rejection::MutationOverGet => StatusCode::METHOD_NOT_ALLOWED,
-        _ => media.status(false),
-    };
-    let mut response = refuse(
-        media,
-        status,
-        rejection.code(),
-        rejection.to_string(),
-        request_id,
-    );
-    if *rejection == Rejection::MutationOverGet {
-        response
-            .headers_mut()
-            .insert(header::ALLOW, HeaderValue::from_static("POST"));
-    }
-    response
-}
-
 /// A request beyond `--max-concurrent-requests`, refused at once rather than queued.
 fn shed(app: &AppState, media: MediaType, request_id: &str) -> Response {
     metrics::counter!("dynapage_requests_shed_total").increment(1);
@@ -295,7 +246,12 @@ fn shed(app: &AppState, media: MediaType, request_id: &str) -> Response {
 
 /// The request's budget check: the viewer's budgets when a token says who it is, else its
 /// address's. The budgets are checked after validation, before execution (`graphql::budget`).
-fn budget(app: &AppState, viewer: Option<&Viewer>, address: IpAddr, writes: usize) -> Arc<Budget> {
+pub(super) fn budget(
+    app: &AppState,
+    viewer: Option<&Viewer>,
+    address: IpAddr,
+    writes: usize,
+) -> Arc<Budget> {
     let client = ClientKey::new(viewer.map(|v| v.sub.as_str()), address);
     Arc::new(Budget::new(
         app.options.rate_limiter.clone(),
@@ -344,7 +300,7 @@ async fn run(
             extensions.set("code", "GRAPHQL_VALIDATION_FAILED");
         }
     }
-    errors::cap(&mut response.errors);
+    failures::cap(&mut response.errors);
     Ok(response)
 }
 

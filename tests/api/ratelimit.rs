@@ -253,7 +253,8 @@ async fn extensions_cost_says_the_budget_on_every_response() {
         mutation.cost()["requestedQueryCost"]
     );
 
-    // Requests that fail before they are priced spend nothing and still see the budget.
+    // Requests that fail parsing or validation pay the failure floor (1 point per KiB begun)
+    // and see the budget it left. (Until issue 22 they spent nothing: requestedQueryCost null.)
     for invalid in ["{ product(sku: \"A\") { nope } }", "{ product("] {
         let answer = post(&app.address, invalid, &[]).await;
         assert_eq!(
@@ -261,9 +262,9 @@ async fn extensions_cost_says_the_budget_on_every_response() {
             Some("GRAPHQL_VALIDATION_FAILED"),
             "{answer:#?}"
         );
-        assert_eq!(answer.cost()["requestedQueryCost"], Value::Null);
-        assert_eq!(answer.cost()["actualQueryCost"], Value::Null);
-        assert!(answer.available() > 0, "{answer:#?}");
+        assert_eq!(answer.cost()["requestedQueryCost"], 1);
+        assert_eq!(answer.cost()["actualQueryCost"], 1);
+        assert!(answer.available() < 10000, "a point was taken: {answer:#?}");
     }
 
     // Without limits the cost is still reported; the budget is null.

@@ -1,0 +1,136 @@
+//! What a failed request costs, and how much of its failure a client is told.
+//!
+//! A request refused before it runs (by the check of its shape, by parsing or by validation)
+//! still made the server work: it pays the failure floor from its client's budget
+//! (`graphql::failure_floor`, charged here for the check's refusals and in `graphql::respond`
+//! for async-graphql's), and is answered 429 like any other when the budget cannot pay.
+//!
+//! A response carries at most [`MAX_ERRORS`] errors, then one saying how many more were cut.
+//! Why: async-graphql reports every validation error it finds, one per unknown field, so a
+//! 9.8 kB document of 4,900 unknown fields answered 695 kB of errors (issue 22, item 8): a
+//! seventy-fold amplification that costs the server the serialisation and the bandwidth. The
+//! first errors say what is wrong; the rest repeat it. The cut applies to every response, so a
+//! document of many failing aliased fields is bounded alike (their `null`s stay in `data`).
+
+use std::net::IpAddr;
+
+use async_graphql::{ErrorExtensionValues, ServerError};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::Response;
+
+use super::AppState;
+use super::check::Rejection;
+use super::graphql::{budget, refuse, viewer};
+use super::transport::MediaType;
+use crate::graphql::{ErrorCode, retry_after_seconds};
+
+/// Errors one response carries before the cut.
+pub const MAX_ERRORS: usize = 20;
+
+/// Keeps the first [`MAX_ERRORS`] of `errors` and, if any were cut, appends one error
+/// (`TOO_MANY_ERRORS`) that says how many.
+pub fn cap(errors: &mut Vec<ServerError>) {
+    let cut = errors.len().saturating_sub(MAX_ERRORS);
+    if cut == 0 {
+        return;
+    }
+    errors.truncate(MAX_ERRORS);
+    let mut summary = ServerError::new(
+        format!("{cut} more errors were cut: only the first {MAX_ERRORS} are reported"),
+        None,
+    );
+    let mut extensions = ErrorExtensionValues::default();
+    extensions.set("code", "TOO_MANY_ERRORS");
+    summary.extensions = Some(extensions);
+    errors.push(summary);
+}
+
+/// A request the check refused (its shape, before validation): charged the failure floor like
+/// any request that fails validation, and answered 429 when its budget cannot pay even that.
+pub(super) async fn charge_rejection(
+    app: &AppState,
+    headers: &HeaderMap,
+    media: MediaType,
+    rejection: &Rejection,
+    request_id: &str,
+    address: IpAddr,
+    bytes: usize,
+) -> Response {
+    let viewer = match viewer(app, headers, media, request_id).await {
+        Ok(viewer) => viewer,
+        Err(refusal) => return refusal,
+    };
+    let budget = budget(app, viewer.as_ref(), address, 0);
+    let checked = budget.charge_failure(bytes).await;
+    let Some(error) = budget.refusal_error(&checked, Some(request_id)) else {
+        return reject(media, rejection, request_id);
+    };
+    let mut response = refuse(
+        media,
+        StatusCode::TOO_MANY_REQUESTS,
+        ErrorCode::RateLimited.as_str(),
+        error.message,
+        request_id,
+    );
+    if let Some(wait) = checked.refused().and_then(|r| r.retry_after) {
+        response.headers_mut().insert(
+            header::RETRY_AFTER,
+            HeaderValue::from(retry_after_seconds(wait)),
+        );
+    }
+    response
+}
+
+/// A request the check refused, in the GraphQL response shape.
+fn reject(media: MediaType, rejection: &Rejection, request_id: &str) -> Response {
+    let status = match rejection {
+        Rejection::MutationOverGet => StatusCode::METHOD_NOT_ALLOWED,
+        _ => media.status(false),
+    };
+    let mut response = refuse(
+        media,
+        status,
+        rejection.code(),
+        rejection.to_string(),
+        request_id,
+    );
+    if *rejection == Rejection::MutationOverGet {
+        response
+            .headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("POST"));
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn errors(n: usize) -> Vec<ServerError> {
+        (0..n)
+            .map(|i| ServerError::new(format!("error {i}"), None))
+            .collect()
+    }
+
+    #[test]
+    fn twenty_errors_pass_untouched() {
+        let mut twenty = errors(20);
+        cap(&mut twenty);
+        assert_eq!(twenty, errors(20));
+    }
+
+    #[test]
+    fn beyond_twenty_one_error_says_how_many_were_cut() {
+        let mut many = errors(4_900);
+        cap(&mut many);
+        assert_eq!(many.len(), MAX_ERRORS + 1);
+        assert_eq!(many[19].message, "error 19");
+        let summary = many.last().expect("the summary");
+        assert_eq!(
+            summary.message,
+            "4880 more errors were cut: only the first 20 are reported"
+        );
+        let code = summary.extensions.as_ref().and_then(|e| e.get("code"));
+        assert_eq!(code, Some(&async_graphql::Value::from("TOO_MANY_ERRORS")));
+    }
+}
