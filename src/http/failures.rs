@@ -18,11 +18,12 @@ use async_graphql::{ErrorExtensionValues, ServerError};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 
-use super::AppState;
 use super::check::Rejection;
-use super::graphql::{budget, refuse, viewer};
-use super::transport::MediaType;
-use crate::graphql::{ErrorCode, retry_after_seconds};
+use super::graphql::{budget, viewer};
+use super::transport::{self, MediaType};
+use super::{AppState, cost};
+use crate::graphql::retry_after_seconds;
+use crate::pagination::PageStats;
 
 /// Errors one response carries before the cut.
 pub const MAX_ERRORS: usize = 20;
@@ -45,8 +46,9 @@ pub fn cap(errors: &mut Vec<ServerError>) {
     errors.push(summary);
 }
 
-/// A request the check refused (its shape, before validation): charged the failure floor like
-/// any request that fails validation, and answered 429 when its budget cannot pay even that.
+/// A request the check refused (its shape, before validation), in the GraphQL response shape
+/// with its `cost` extension: charged the failure floor like any request that fails
+/// validation, and answered 429 when its budget cannot pay even that.
 pub(super) async fn charge_rejection(
     app: &AppState,
     headers: &HeaderMap,
@@ -62,44 +64,40 @@ pub(super) async fn charge_rejection(
     };
     let budget = budget(app, viewer.as_ref(), address, 0);
     let checked = budget.charge_failure(bytes).await;
-    let Some(error) = budget.refusal_error(&checked, Some(request_id)) else {
-        return reject(media, rejection, request_id);
-    };
-    let mut response = refuse(
-        media,
-        StatusCode::TOO_MANY_REQUESTS,
-        ErrorCode::RateLimited.as_str(),
-        error.message,
-        request_id,
+    let refused = checked.refused();
+    let error = budget
+        .refusal_error(&checked, Some(request_id))
+        .unwrap_or_else(|| {
+            let mut error = ServerError::new(rejection.to_string(), None);
+            let extensions = error.extensions.get_or_insert_with(Default::default);
+            extensions.set("code", rejection.code());
+            if !request_id.is_empty() {
+                extensions.set("requestId", request_id);
+            }
+            error
+        });
+    let throttle = checked.verdict.and_then(|v| v.cost);
+    let actual = Some(checked.cost).filter(|_| refused.is_none());
+    let read = PageStats::default();
+    let response = async_graphql::Response::from_errors(vec![error]).extension(
+        "cost",
+        cost::extension(Some(checked.cost), actual, throttle, read),
     );
-    if let Some(wait) = checked.refused().and_then(|r| r.retry_after) {
-        response.headers_mut().insert(
-            header::RETRY_AFTER,
-            HeaderValue::from(retry_after_seconds(wait)),
-        );
-    }
-    response
-}
-
-/// A request the check refused, in the GraphQL response shape.
-fn reject(media: MediaType, rejection: &Rejection, request_id: &str) -> Response {
-    let status = match rejection {
-        Rejection::MutationOverGet => StatusCode::METHOD_NOT_ALLOWED,
-        _ => media.status(false),
-    };
-    let mut response = refuse(
-        media,
-        status,
-        rejection.code(),
-        rejection.to_string(),
-        request_id,
-    );
-    if *rejection == Rejection::MutationOverGet {
-        response
-            .headers_mut()
+    let mut http = transport::respond(media, &response);
+    let headers = http.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    if let Some(refused) = refused {
+        *http.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+        if let Some(wait) = refused.retry_after {
+            let seconds = HeaderValue::from(retry_after_seconds(wait));
+            http.headers_mut().insert(header::RETRY_AFTER, seconds);
+        }
+    } else if *rejection == Rejection::MutationOverGet {
+        *http.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
+        http.headers_mut()
             .insert(header::ALLOW, HeaderValue::from_static("POST"));
     }
-    response
+    http
 }
 
 #[cfg(test)]

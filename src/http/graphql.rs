@@ -88,7 +88,7 @@ pub(super) async fn get(
 }
 
 /// A refusal before execution, in the GraphQL response shape.
-pub(super) fn refuse(
+fn refuse(
     media: MediaType,
     status: StatusCode,
     code: &'static str,
