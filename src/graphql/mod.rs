@@ -174,3 +174,27 @@ pub(crate) fn reserve_items(
 pub(crate) fn meta<'a>(ctx: &async_graphql::Context<'a>) -> Option<&'a RequestMeta> {
     ctx.data_opt::<Arc<RequestMeta>>().map(Arc::as_ref)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::RequestMeta;
+
+    #[test]
+    fn reads_reserve_their_most_and_give_back_what_they_did_not_read() {
+        let meta = RequestMeta::new("r".into());
+        assert_eq!(meta.try_reserve_items(60, 100), Ok(()));
+        assert_eq!(meta.try_reserve_items(41, 100), Err(60), "61 + 41 > 100");
+        meta.settle_items(60, 20);
+        assert_eq!(
+            meta.try_reserve_items(80, 100),
+            Ok(()),
+            "20 read, 80 more fit"
+        );
+        assert_eq!(meta.try_reserve_items(1, 100), Err(100));
+        assert_eq!(
+            meta.try_reserve_items(u64::MAX, u64::MAX),
+            Err(100),
+            "no overflow"
+        );
+    }
+}

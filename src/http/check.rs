@@ -2,7 +2,7 @@
 //! (`graphql`: POST and GET; `websocket`: a `subscribe`): [`check_request`] parses the text
 //! (once per text, through `documents`), sees that the operation it selects may run over this
 //! transport, and holds the document to the limits async-graphql does not enforce (`limits`:
-//! aliases, depth). Its refusals ([`Rejection`]) carry one message and one code whatever the
+//! depth; `expansion`: aliases and fields, counted per fragment expansion). Its refusals ([`Rejection`]) carry one message and one code whatever the
 //! transport, so a client learns the same thing over HTTP and WebSocket; each transport only
 //! says how to send them (a status and headers, or an error in the subscription's stream).
 //!
@@ -190,6 +190,7 @@ mod tests {
         HttpOptions {
             max_aliases: 2,
             max_depth: 3,
+            max_selections: 6,
             ..HttpOptions::default()
         }
     }
@@ -270,6 +271,18 @@ mod tests {
             assert_eq!(depth, Some(Rejection::TooDeep { depth: 4, max: 3 }));
             let fragments = check(&chain, None, transport).err();
             assert_eq!(fragments, Some(Rejection::FragmentsTooDeep));
+        }
+        let wide = "subscription { a b c d e f g }";
+        let spread = "subscription { x { ...F ...F ...F } } fragment F on T { y z }";
+        for transport in ALL {
+            let refused = check(wide, None, transport).err();
+            let selections = Some(Rejection::TooManySelections {
+                selections: 7,
+                max: 6,
+            });
+            assert_eq!(refused, selections);
+            let refused = check(spread, None, transport).err();
+            assert_eq!(refused, selections, "a fragment counts at every spread");
         }
         let rejection = Rejection::TooDeep { depth: 4, max: 3 };
         assert_eq!(
