@@ -103,8 +103,10 @@ pub struct ServerArgs {
     /// Requests executing at once; more are refused with 503 (`SERVICE_UNAVAILABLE`), not queued.
     #[arg(long, env = "DYNAPAGE_MAX_CONCURRENT_REQUESTS", default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_concurrent_requests: u32,
-    /// Largest request body accepted, in bytes; larger ones get 413.
-    #[arg(long, env = "DYNAPAGE_MAX_BODY_BYTES", default_value_t = 256 * 1024)]
+    /// Largest request body accepted, in bytes; larger ones get 413. 64 KiB holds any real
+    /// query or mutation (a comment body is at most 4,000 characters); a larger document would
+    /// only cost parsing.
+    #[arg(long, env = "DYNAPAGE_MAX_BODY_BYTES", default_value_t = 64 * 1024)]
     pub max_body_bytes: usize,
     /// On SIGINT/SIGTERM, in-flight requests get this many milliseconds to finish before they
     /// are cut and the process exits.

@@ -100,7 +100,7 @@ impl Default for HttpOptions {
             max_aliases: 30,
             max_selections: 1_000,
             max_depth: 12,
-            max_body_bytes: 256 * 1024,
+            max_body_bytes: 64 * 1024,
             max_subscriptions: 10_000,
             max_subscriptions_per_connection: 10,
             connection_init_timeout: Duration::from_secs(10),
