@@ -74,6 +74,34 @@ impl Budget {
         self.charge(failure_floor(bytes), 0).await
     }
 
+    /// Whether the client's budget could not pay the failure floor of a document of `bytes`,
+    /// asked before the document is parsed and without spending anything: the refusal when it
+    /// could not; `None` when it could, or when cost is not limited.
+    pub async fn unaffordable(&self, bytes: usize) -> Option<Checked> {
+        let limiter = self.limiter.as_ref()?;
+        let floor = failure_floor(bytes);
+        let throttle = limiter.check(&self.client, Charge::default()).await.cost?;
+        let missing = floor.checked_sub(throttle.currently_available)?;
+        if missing == 0 {
+            return None;
+        }
+        let wait = missing as f64 / throttle.restore_rate;
+        let retry_after = (floor <= throttle.maximum_available && wait.is_finite())
+            .then(|| Duration::from_secs_f64(wait));
+        let refused = Refused {
+            limit: Limit::Cost,
+            retry_after,
+        };
+        let verdict = Verdict {
+            refused: Some(refused),
+            cost: Some(throttle),
+        };
+        Some(Checked {
+            cost: floor,
+            verdict: Some(verdict),
+        })
+    }
+
     /// The `RATE_LIMITED` error a refused request answers, with `request_id` when known.
     pub fn refusal_error(
         &self,

@@ -3,7 +3,9 @@
 //! A request refused before it runs (by the check of its shape, by parsing or by validation)
 //! still made the server work: it pays the failure floor from its client's budget
 //! (`graphql::failure_floor`, charged here for the check's refusals and in `graphql::respond`
-//! for async-graphql's), and is answered 429 like any other when the budget cannot pay.
+//! for async-graphql's), and is answered 429 like any other when the budget cannot pay. A long
+//! document whose client could not pay its floor is refused before it is parsed
+//! ([`refuse_unaffordable`]).
 //!
 //! A response carries at most [`MAX_ERRORS`] errors, then one saying how many more were cut.
 //! Why: async-graphql reports every validation error it finds, one per unknown field, so a
@@ -13,16 +15,18 @@
 //! document of many failing aliased fields is bounded alike (their `null`s stay in `data`).
 
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use async_graphql::{ErrorExtensionValues, ServerError};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 
 use super::check::Rejection;
+use super::documents::MAX_TEXT_BYTES;
 use super::graphql::{budget, viewer};
 use super::transport::{self, MediaType};
 use super::{AppState, cost};
-use crate::graphql::retry_after_seconds;
+use crate::graphql::{Budget, Checked, retry_after_seconds};
 use crate::pagination::PageStats;
 
 /// Errors one response carries before the cut.
@@ -58,19 +62,71 @@ pub(super) async fn charge_rejection(
     address: IpAddr,
     bytes: usize,
 ) -> Response {
-    let viewer = match viewer(app, headers, media, request_id).await {
-        Ok(viewer) => viewer,
+    let budget = match payer(app, headers, media, request_id, address).await {
+        Ok(budget) => budget,
         Err(refusal) => return refusal,
     };
-    let budget = budget(app, viewer.as_ref(), address, 0);
     let checked = budget.charge_failure(bytes).await;
+    answer(media, &budget, &checked, Some(rejection), request_id)
+}
+
+/// A document too long to be kept parsed (over [`MAX_TEXT_BYTES`]: it is parsed every time it
+/// comes) whose client's budget could not pay its failure floor is refused with 429 before it
+/// is parsed: otherwise a client with a spent budget could still make the server parse 64 KiB
+/// documents as fast as it sends them, and be refused only afterwards. Shorter documents, and
+/// servers without a cost budget, pass on (`None`) without a check.
+pub(super) async fn refuse_unaffordable(
+    app: &AppState,
+    headers: &HeaderMap,
+    media: MediaType,
+    request_id: &str,
+    address: IpAddr,
+    bytes: usize,
+) -> Option<Response> {
+    if bytes <= MAX_TEXT_BYTES || app.options.rate_limiter.is_none() {
+        return None;
+    }
+    let budget = match payer(app, headers, media, request_id, address).await {
+        Ok(budget) => budget,
+        Err(refusal) => return Some(refusal),
+    };
+    let checked = budget.unaffordable(bytes).await?;
+    Some(answer(media, &budget, &checked, None, request_id))
+}
+
+/// Whose budget a failure spends: the verified viewer's, else the address's (a token that does
+/// not verify is answered 401, as on any request).
+async fn payer(
+    app: &AppState,
+    headers: &HeaderMap,
+    media: MediaType,
+    request_id: &str,
+    address: IpAddr,
+) -> Result<Arc<Budget>, Response> {
+    let viewer = viewer(app, headers, media, request_id).await?;
+    Ok(budget(app, viewer.as_ref(), address, 0))
+}
+
+/// The response to a failure `checked` against `budget`: the budget's refusal (429), else the
+/// check's `rejection`, with the `cost` extension.
+fn answer(
+    media: MediaType,
+    budget: &Budget,
+    checked: &Checked,
+    rejection: Option<&Rejection>,
+    request_id: &str,
+) -> Response {
     let refused = checked.refused();
     let error = budget
-        .refusal_error(&checked, Some(request_id))
+        .refusal_error(checked, Some(request_id))
         .unwrap_or_else(|| {
-            let mut error = ServerError::new(rejection.to_string(), None);
+            let (message, code) = rejection.map_or_else(
+                || ("internal error".to_owned(), "INTERNAL_SERVER_ERROR"),
+                |r| (r.to_string(), r.code()),
+            );
+            let mut error = ServerError::new(message, None);
             let extensions = error.extensions.get_or_insert_with(Default::default);
-            extensions.set("code", rejection.code());
+            extensions.set("code", code);
             if !request_id.is_empty() {
                 extensions.set("requestId", request_id);
             }
@@ -92,7 +148,7 @@ pub(super) async fn charge_rejection(
             let seconds = HeaderValue::from(retry_after_seconds(wait));
             http.headers_mut().insert(header::RETRY_AFTER, seconds);
         }
-    } else if *rejection == Rejection::MutationOverGet {
+    } else if rejection == Some(&Rejection::MutationOverGet) {
         *http.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
         http.headers_mut()
             .insert(header::ALLOW, HeaderValue::from_static("POST"));

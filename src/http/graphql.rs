@@ -176,6 +176,11 @@ async fn execute(
         Transport::Post
     };
     let bytes = request.query.len();
+    if let Some(refusal) =
+        failures::refuse_unaffordable(app, headers, media, &request_id, address, bytes).await
+    {
+        return refusal;
+    }
     let checked = match check_request(&mut request, transport, &app.documents, &app.options) {
         Ok(checked) => checked,
         Err(rejection) => {
