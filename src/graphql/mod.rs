@@ -113,8 +113,9 @@ impl RequestMeta {
     }
 }
 
-/// Limits the schema enforces: huge fan-outs are refused before anything executes. (Depth and
-/// aliases are checked by the HTTP layer on the parsed document: `http::limits`.)
+/// Limits the schema enforces: huge fan-outs are refused before anything executes (`pricing`
+/// says what a read costs). (Depth, aliases and selections are checked by the HTTP layer on the
+/// parsed document: `http::check`.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct QueryLimits {
     pub max_complexity: usize,
