@@ -59,7 +59,7 @@ mod tests {
     fn viewer(sub: &str) -> Viewer {
         Viewer {
             sub: sub.into(),
-            name: sub.into(),
+            name: Some(sub.into()),
             moderator: false,
         }
     }

@@ -96,8 +96,8 @@ pub async fn run_with(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let settings = args.paging.settings()?;
-    let codec = args.cursor.codec()?;
     let auth = args.auth.auth(args.backend.store)?;
+    let codec = args.cursor.codec(args.backend.store)?;
     fetch_signing_keys(&auth).await;
     let trusted_proxies = args.rate_limit.trusted_proxies()?;
     // Subscriptions are fed from the Redis change log with the Redis index (whoever applies
@@ -144,6 +144,7 @@ pub async fn run_with(
         args.server.max_query_complexity,
     );
     let schema = build_schema(Some(api.clone()), args.server.limits());
+    let connections = args.server.connection_options(trusted_proxies.clone());
     let options = crate::http::HttpOptions {
         rate_limiter: limiter,
         trusted_proxies,
@@ -152,7 +153,7 @@ pub async fn run_with(
     };
     let router = crate::http::router(schema, api, options);
     let grace = Duration::from_millis(args.server.shutdown_grace_ms);
-    serve_until_stopped(listener, router, &shutdown, grace, tasks).await
+    serve_until_stopped(listener, router, connections, &shutdown, grace, tasks).await
 }
 
 /// Fetches the JWKS once at start-up. Reads need no keys; writes fail closed until a fetch
@@ -192,6 +193,7 @@ fn live_source(
 async fn serve_until_stopped(
     listener: TcpListener,
     router: axum::Router,
+    connections: crate::http::ConnectionOptions,
     shutdown: &CancellationToken,
     grace: Duration,
     tasks: Vec<JoinHandle<()>>,
@@ -203,7 +205,7 @@ async fn serve_until_stopped(
         tokio::time::sleep(grace).await;
     };
     tokio::select! {
-        served = crate::http::serve(listener, router, shutdown.clone().cancelled_owned()) => served?,
+        served = crate::http::serve(listener, router, connections, shutdown.clone().cancelled_owned()) => served?,
         () = drain_deadline => {
             tracing::warn!(grace_ms = grace.as_millis() as u64, "in-flight requests outlived the shutdown grace period; stopping anyway");
         }

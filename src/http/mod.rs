@@ -14,6 +14,7 @@
 //! shows up within seconds. GET responses with errors are `no-store`.
 
 mod client_address;
+mod connections;
 mod cors;
 mod demo;
 mod embedded;
@@ -21,6 +22,7 @@ mod playground;
 mod websocket;
 
 pub use client_address::{TrustedProxies, client_address};
+pub use connections::{BodyTimeout, ConnectionOptions, Timeouts};
 pub use cors::CorsOrigins;
 
 mod check;
@@ -30,10 +32,10 @@ mod expansion;
 mod failures;
 mod graphql;
 mod limits;
+mod request_id;
 mod transport;
 
 use std::future::Future;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -160,6 +162,7 @@ async fn graphql_get(
 /// The application's routes.
 pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Router {
     let in_flight = Arc::new(tokio::sync::Semaphore::new(options.max_concurrent_requests));
+    let trusted_proxies = options.trusted_proxies.clone();
     let max_body_bytes = options.max_body_bytes;
     // Browsers show a cross-origin page only the headers it is allowed to read.
     let cors = options.cors.layer([REQUEST_ID, header::RETRY_AFTER]);
@@ -198,21 +201,24 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
         )
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(SetRequestIdLayer::new(REQUEST_ID, UlidRequestId))
+        .layer(axum::middleware::map_request(
+            move |request: Request<axum::body::Body>| {
+                let trusted = trusted_proxies.clone();
+                async move { request_id::keep_only_trusted(request, &trusted) }
+            },
+        ))
 }
 
-/// Serves `router` on `listener` until `shutdown` completes, then lets in-flight requests end.
-/// Handlers see each connection's peer address (`ConnectInfo`): the rate limits key by it.
+/// Serves `router` on `listener` until `shutdown` completes, then lets in-flight requests end;
+/// each connection under `connections`' timeouts and caps (see `connections`). Handlers see
+/// each connection's peer address (`ConnectInfo`): the rate limits key by it.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     router: Router,
+    connections: ConnectionOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(
-        listener,
-        router.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown)
-    .await
+    connections::serve(listener, router, connections, shutdown).await
 }
 
 /// Request ids are ULIDs: unique, and sortable by time in logs.

@@ -144,6 +144,8 @@ async fn a_missing_table_stops_start_up_with_a_message_that_names_the_fix() {
         "no_such_table",
         "--auth",
         "off",
+        "--cursor-secret",
+        crate::helpers::TEST_CURSOR_SECRET,
     ])
     .expect("parses");
     let Some(dynapage::cli::Command::Serve(args)) = cli.command else {

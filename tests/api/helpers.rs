@@ -15,6 +15,9 @@ use crate::support::redis_server::RedisServer;
 /// The flags that turn every rate limit off.
 pub const RATE_LIMITS_OFF: [&str; 4] = ["--rate-limit-writes", "0", "--rate-limit-cost", "0"];
 
+/// The cursor secret of every `TestApp` on DynamoDB that names none.
+pub const TEST_CURSOR_SECRET: &str = "test-cursor-secret-0123456789";
+
 /// The product every embedded `TestApp` has, with `--demo-comments` comments (ties included).
 pub const DEMO_SKU: &str = "DAFT_PUNK_TSHIRT";
 
@@ -79,6 +82,10 @@ impl TestApp {
         // other things and write openly (tests/api/auth.rs is about that).
         if args.contains(&"dynamodb") && !args.iter().any(|a| a.starts_with("--auth")) {
             argv.extend_from_slice(&["--auth", "off"]);
+        }
+        // Likewise it must be given a cursor secret (the development key is refused there).
+        if args.contains(&"dynamodb") && !args.contains(&"--cursor-secret") {
+            argv.extend_from_slice(&["--cursor-secret", TEST_CURSOR_SECRET]);
         }
         let cli = Cli::try_parse_from(&argv).expect("valid serve arguments");
         let Some(Command::Serve(serve_args)) = cli.command else {
