@@ -139,6 +139,7 @@ pub async fn run_with(
         hub,
         open_subscriptions: crate::graphql::OpenSubscriptions::default(),
         max_subscriptions: args.server.max_subscriptions,
+        max_items_per_request: args.server.max_items_per_request,
     });
     let limiter = rate_limiter(
         &args.rate_limit,

@@ -13,6 +13,7 @@ use super::ApiState;
 use super::error::ApiError;
 use super::global_id::GlobalId;
 use super::pages::{PageCursors, PageNumbering};
+use super::pricing::ConnectionShape;
 use super::types::{Comment, CommentEdge, PageInfo};
 use crate::domain::{self, PageLayout, RatingSet, Sku, SortKey};
 use crate::pagination::{
@@ -68,6 +69,13 @@ pub(super) async fn resolve_connection(
     let meta = super::meta(ctx);
     let fail = |e: ApiError| e.into_graphql(meta);
     let ratings = rating_set(input.ratings.as_deref()).map_err(|e| fail(e.into()))?;
+    let shape = ConnectionShape {
+        first: input.first,
+        last: input.last,
+        offset: input.offset,
+        ratings: input.ratings.as_ref().map(Vec::len),
+        containing: input.containing.is_some(),
+    };
     let scope = CursorScope { sku, ratings };
     let args = ConnectionArgs {
         first: input.first,
@@ -90,11 +98,15 @@ pub(super) async fn resolve_connection(
         want: selected_page_parts(&look),
         index: selected_index_parts(&look, page_size, settings),
     };
+    let reserved = super::reserve_items(meta, state, shape.max_reads(settings))?;
     let connection = state
         .engine
         .connection(&request)
         .await
         .map_err(|e| fail(e.into()))?;
+    if let Some(meta) = meta {
+        meta.settle_items(reserved, connection.page.stats.items_read);
+    }
     let scope = request.scope;
     record_cost(meta, &scope.sku, &connection.page);
     Ok(CommentConnection {

@@ -30,6 +30,8 @@ pub use websocket::{SLOW_SUBSCRIBER_CLOSE, WebSocketLimits};
 mod check;
 mod cost;
 mod documents;
+mod expansion;
+mod failures;
 mod graphql;
 mod limits;
 mod request_id;
@@ -67,8 +69,10 @@ pub struct HttpOptions {
     pub request_timeout: Duration,
     /// Requests executing at once; more are refused at once with 503, not queued.
     pub max_concurrent_requests: usize,
-    /// Aliased fields one document may declare.
+    /// Aliased fields one document may select (per fragment expansion).
     pub max_aliases: usize,
+    /// Fields one document may select (per fragment expansion), checked before validation.
+    pub max_selections: usize,
     /// Deepest nesting of fields accepted (see `limits::depth`).
     pub max_depth: usize,
     /// Largest request body accepted (413 beyond).
@@ -102,8 +106,9 @@ impl Default for HttpOptions {
             request_timeout: Duration::from_secs(10),
             max_concurrent_requests: 512,
             max_aliases: 30,
+            max_selections: 1_000,
             max_depth: 12,
-            max_body_bytes: 256 * 1024,
+            max_body_bytes: 64 * 1024,
             max_subscriptions: 10_000,
             max_subscriptions_per_connection: 10,
             connection_init_timeout: Duration::from_secs(10),

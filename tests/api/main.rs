@@ -33,6 +33,7 @@ mod lambda;
 mod mutations;
 mod page_numbers;
 mod playground;
+mod pricing;
 mod ratelimit;
 mod ratings;
 mod redis_acl;
