@@ -1,5 +1,5 @@
--- select.lua: the functions key_at.lua and positions.lua share; the Rust side prepends this
--- file to each script (`concat!`), since Redis scripts cannot load one another.
+-- select.lua: the search functions read.lua uses; the Rust side prepends this file to it
+-- (`concat!`), since Redis scripts cannot load one another.
 --
 -- KEYS are always the sets to read: one rating set, or 2 to 5 rating sets (their union; all
 -- five for the product's whole list). All carry the product's {sku} hash tag, so the scripts
