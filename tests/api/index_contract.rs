@@ -411,6 +411,36 @@ async fn a_union_rank_inside_a_tie_wider_than_the_search_window_is_exact<I: Page
             }
         }
     }
+    // A pager's bounds are found by one search and a walk from it: from inside the tie too.
+    let pager = PageLayout {
+        size: 5,
+        numbering: Numbering::FromNewest,
+        links: PageLinks::Pager { around: 9 },
+    };
+    let start = Start {
+        order: Order::NewestFirst,
+        after: None,
+    };
+    for ratings in [RatingSet::ALL, set(&[2, 4])] {
+        for rank in (0..model.count(ratings)).step_by(37) {
+            let request = ViewRequest {
+                start,
+                bound: rank.checked_sub(1),
+                anchor: ViewAnchor::Rank(rank),
+                layout: pager,
+            };
+            let anchor = model.key_at(ratings, Order::NewestFirst, None, rank);
+            let expected = View {
+                bound: rank
+                    .checked_sub(1)
+                    .and_then(|r| model.key_at(ratings, Order::NewestFirst, None, r)),
+                anchor,
+                positions: model_positions(&model, ratings, anchor, pager),
+            };
+            let view = index.view(&product, ratings, request).await.expect("view");
+            assert_eq!(view, expected, "{ratings:?} rank {rank}");
+        }
+    }
 }
 
 /// Ids made by other tools need not carry their `createdAt` as their time part; such comments
