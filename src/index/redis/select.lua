@@ -276,9 +276,10 @@ end
 -- A walk through the union from a position `pos` (as select_at gives): each call of the
 -- returned function gives the next member and its score (as Redis wrote it), ascending from
 -- index sum(pos) (dir 1) or descending from index sum(pos) - 1 (dir -1); nil at the list's end.
--- Each set is read ahead by rank in chunks sized to its share of `expect` (how many members
--- the caller expects to take) plus two, doubling when a set runs dry, so a walk of k members
--- reads about k + 2 per set: one ZRANGE per set and chunk instead of a search per member. Every
+-- Each set is read ahead by rank in chunks of its share of the members still expected (of
+-- `expect`, how many the caller expects to take) plus one, so a walk of k members reads about
+-- k + 1 per set, and a set denser here than on average is read again (the same way) when it
+-- runs dry: one ZRANGE per set and chunk instead of a search per member. Every
 -- member read costs Redis a score to format and Lua a string (~0.5 us), so chunks are sized to
 -- the need, and the merge compares numbers kept in flat arrays.
 local function walker(sizes, pos, dir, expect)
@@ -287,25 +288,27 @@ local function walker(sizes, pos, dir, expect)
   for i = 1, n do
     total = total + sizes[i]
   end
-  local ms, ss, raws, at, nxt, chunk = {}, {}, {}, {}, {}, {}
+  local ms, ss, raws, at, nxt, share = {}, {}, {}, {}, {}, {}
+  local taken = 0
   -- The head of each set: its next member in the walk's direction (nil when it has none).
   local hm, hs, hraw = {}, {}, {}
   local function refill(i)
+    -- This set's share of the members still expected, and one more.
+    local chunk = math.ceil(math.max(expect - taken, 1) * share[i]) + 1
     local r, lo, hi = nxt[i], nil, nil
     if dir > 0 then
       if r >= sizes[i] then
         return
       end
-      lo, hi = r, math.min(sizes[i] - 1, r + chunk[i] - 1)
+      lo, hi = r, math.min(sizes[i] - 1, r + chunk - 1)
       nxt[i] = hi + 1
     else
       if r < 0 then
         return
       end
-      lo, hi = math.max(0, r - chunk[i] + 1), r
+      lo, hi = math.max(0, r - chunk + 1), r
       nxt[i] = lo - 1
     end
-    chunk[i] = chunk[i] * 2
     local got = redis.call('ZRANGE', KEYS[i], lo, hi, 'WITHSCORES')
     local m, sc, raw = {}, {}, {}
     local c = #got / 2
@@ -338,7 +341,7 @@ local function walker(sizes, pos, dir, expect)
     if dir < 0 then
       nxt[i] = pos[i] - 1
     end
-    chunk[i] = math.floor(expect * sizes[i] / math.max(total, 1)) + 2
+    share[i] = sizes[i] / math.max(total, 1)
     advance(i)
   end
   return function()
@@ -361,6 +364,7 @@ local function walker(sizes, pos, dir, expect)
       return nil
     end
     local member, raw = hm[bi], hraw[bi]
+    taken = taken + 1
     advance(bi)
     return member, raw
   end
