@@ -2,7 +2,8 @@
 //! CPU per page"): the cases of issue #23's table, each as `requests` sequential requests to
 //! `serve --index redis --demo-comments N`, with Redis's own CPU (`INFO cpu`: user + system)
 //! and its commands (`INFO commandstats`, a script's inner commands included) read around
-//! them, so the load of other processes on the machine does not enter the figure. Then raw
+//! them, so the load of other processes on the machine does not enter the figure (much: on a
+//! loaded machine every figure grows), and the time Redis's clock gives the scripts. Then raw
 //! `ZRANK` and `ZRANGE` on one sorted set of the same size, sent the same way (one at a time
 //! from one connection), for the physical limit; and the index's memory per comment
 //! (`MEMORY USAGE` of the product's rating sets).
@@ -100,8 +101,8 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         args.requests,
         loadavg()
     ))?;
-    out.line("| case | Redis CPU per page (µs) | Redis commands per page | indexCalls |")?;
-    out.line("|---|---|---|---|")?;
+    out.line("| case | Redis CPU per page (µs) | of which in scripts (µs) | Redis commands per page | indexCalls |")?;
+    out.line("|---|---|---|---|---|")?;
     for (name, connection, pager) in cases(args.demo_comments) {
         let selection = match (pager, connection.as_str()) {
             (true, _) => format!("{EDGES} {PAGER}"),
@@ -120,21 +121,29 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
             server.api.query(&query).await?;
         }
         let cpu = redis_info::cpu_seconds(&mut conn).await? - before;
-        let calls: u64 = redis_info::command_stats(&mut conn)
-            .await?
+        let stats = redis_info::command_stats(&mut conn).await?;
+        let calls: u64 = stats
             .iter()
             .filter(|s| s.name != "xread")
             .map(|s| s.calls)
             .sum();
+        // The scripts' own time (their inner commands included), by Redis's clock.
+        let script_us: f64 = stats
+            .iter()
+            .filter(|s| s.name == "evalsha")
+            .map(|s| s.calls as f64 * s.usec_per_call)
+            .sum();
         let per = args.requests as f64;
         let line = format!(
-            "| {name} | {:.0} | {:.1} | {index_calls} |",
+            "| {name} | {:.0} | {:.0} | {:.1} | {index_calls} |",
             cpu * 1e6 / per,
+            script_us / per,
             calls as f64 / per
         );
         log(&line);
         out.line(&line)?;
     }
+    hot(ctx, &mut conn, &keys, args.demo_comments, &mut out).await?;
     raw_and_memory(
         &mut conn,
         &keys,
@@ -146,6 +155,100 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     out.line(&format!("# load after: {}", loadavg()))?;
     drop(server);
     drop(redis);
+    Ok(())
+}
+
+/// Calls sent back to back in pipelines of 100, so that Redis stays busy (its caches warm, as
+/// under load): Redis CPU per call from `INFO cpu`.
+async fn hot_cpu(conn: &mut MultiplexedConnection, cmd: &redis::Cmd) -> anyhow::Result<f64> {
+    const CALLS: usize = 5_000;
+    let mut pipe = redis::pipe();
+    for _ in 0..100 {
+        pipe.add_command(cmd.clone());
+    }
+    let before = redis_info::cpu_seconds(conn).await?;
+    for _ in 0..CALLS / 100 {
+        let _: Vec<redis::Value> = pipe.query_async(conn).await?;
+    }
+    Ok((redis_info::cpu_seconds(conn).await? - before) * 1e6 / CALLS as f64)
+}
+
+/// The index's script alone, as the server calls it for each kind of page, sent back to back:
+/// calls per second per Redis core.
+async fn hot(
+    ctx: &Context,
+    conn: &mut MultiplexedConnection,
+    keys: &[String],
+    n: u64,
+    out: &mut Summary,
+) -> anyhow::Result<()> {
+    let source = ["select.lua", "read.lua"]
+        .map(|f| std::fs::read_to_string(ctx.repo.join("src/index/redis").join(f)))
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()
+        .context("reading the index's Lua scripts")?
+        .concat();
+    let sha = redis_info::script_load(conn, &source).await?;
+    let (deep, filtered) = ((n * 3 / 4).to_string(), (n / 4).to_string());
+    let (deep_bound, filtered_bound) = ((n * 3 / 4 - 1).to_string(), (n / 4 - 1).to_string());
+    let five: Vec<&str> = keys.iter().map(String::as_str).collect();
+    let three_five = vec![keys[2].as_str(), keys[4].as_str()];
+    let pager = ["20", "newest", "pager", "5"];
+    let jump = ["1", "newest", "none", "0"];
+    let cases: [(&str, &[&str], Vec<&str>); 6] = [
+        (
+            "pager page, offset 0",
+            &five,
+            [&["desc", "", "", "", "rank", "0", ""][..], &pager].concat(),
+        ),
+        (
+            "pager page, deep",
+            &five,
+            [
+                &["desc", "", "", &deep_bound, "rank", &deep, ""][..],
+                &pager,
+            ]
+            .concat(),
+        ),
+        (
+            "pager page, ratings [3, 5]",
+            &three_five,
+            [
+                &["desc", "", "", &filtered_bound, "rank", &filtered, ""][..],
+                &pager,
+            ]
+            .concat(),
+        ),
+        (
+            "bare jump, deep",
+            &five,
+            [&["desc", "", "", &deep_bound, "none", "", ""][..], &jump].concat(),
+        ),
+        (
+            "bare jump, ratings [3, 5]",
+            &three_five,
+            [
+                &["desc", "", "", &filtered_bound, "none", "", ""][..],
+                &jump,
+            ]
+            .concat(),
+        ),
+        (
+            "totalCount",
+            &five,
+            [&["desc", "", "", "", "none", "", ""][..], &jump].concat(),
+        ),
+    ];
+    out.line("| the index's script alone, back to back (read.lua) | Redis CPU per call (µs) | calls per second per Redis core |")?;
+    out.line("|---|---|---|")?;
+    for (name, keys, args) in cases {
+        let mut cmd = redis::cmd("EVALSHA");
+        cmd.arg(&sha).arg(keys.len()).arg(keys).arg(args);
+        let us = hot_cpu(conn, &cmd).await?;
+        let line = format!("| {name} | {us:.1} | {:.0} |", 1e6 / us);
+        log(&line);
+        out.line(&line)?;
+    }
     Ok(())
 }
 
@@ -180,8 +283,8 @@ async fn raw_and_memory(
             vec!["ZRANGE", "raw:z", &rank, &rank, "WITHSCORES"],
         ),
     ];
-    out.line("| raw command on one sorted set of the same size | Redis CPU per call (µs) | calls per second per Redis core |")?;
-    out.line("|---|---|---|")?;
+    out.line("| raw command on one sorted set of the same size | Redis CPU per call, one at a time (µs) | calls/s per core | back to back (µs) | calls/s per core |")?;
+    out.line("|---|---|---|---|---|")?;
     for (name, command) in raw {
         let mut cmd = redis::cmd(command[0]);
         for arg in &command[1..] {
@@ -192,7 +295,12 @@ async fn raw_and_memory(
             let _: redis::Value = cmd.query_async(conn).await?;
         }
         let us = (redis_info::cpu_seconds(conn).await? - before) * 1e6 / (requests * 5) as f64;
-        let line = format!("| {name} | {us:.1} | {:.0} |", 1e6 / us);
+        let hot = hot_cpu(conn, &cmd).await?;
+        let line = format!(
+            "| {name} | {us:.1} | {:.0} | {hot:.1} | {:.0} |",
+            1e6 / us,
+            1e6 / hot
+        );
         log(&line);
         out.line(&line)?;
     }
