@@ -88,7 +88,13 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         &n,
     ]);
     let server = Server::start(ctx, "index-cpu", &server_args).await?;
-    let mut conn = redis.connect().await?;
+    // A connection of its own with a long response timeout: a pipeline of pager scripts on a
+    // loaded machine outlasts the default.
+    let config = redis::AsyncConnectionConfig::new()
+        .set_response_timeout(Some(std::time::Duration::from_secs(60)));
+    let mut conn = redis::Client::open(redis.url.as_str())?
+        .get_multiplexed_async_connection_with_config(&config)
+        .await?;
     let keys: Vec<String> = (1..=5).map(|r| format!("idx:idx:{{{SKU}}}:r{r}")).collect();
     await_indexed(&mut conn, &keys, args.demo_comments).await?;
 
