@@ -110,42 +110,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     out.line("| case | Redis CPU per page (µs) | of which in scripts (µs) | Redis commands per page | indexCalls |")?;
     out.line("|---|---|---|---|---|")?;
     for (name, connection, pager) in cases(args.demo_comments) {
-        let selection = match (pager, connection.as_str()) {
-            (true, _) => format!("{EDGES} {PAGER}"),
-            (false, "first: 0") => "totalCount".to_owned(),
-            (false, _) => EDGES.to_owned(),
-        };
-        let query = format!("{{ comments(sku: \"{SKU}\", {connection}) {{ {selection} }} }}");
-        let (response, _) = server.api.query(&query).await?;
-        let index_calls = response["extensions"]["cost"]["indexCalls"].clone();
-        for _ in 0..20 {
-            server.api.query(&query).await?;
-        }
-        redis_info::reset_stats(&mut conn).await?;
-        let before = redis_info::cpu_seconds(&mut conn).await?;
-        for _ in 0..args.requests {
-            server.api.query(&query).await?;
-        }
-        let cpu = redis_info::cpu_seconds(&mut conn).await? - before;
-        let stats = redis_info::command_stats(&mut conn).await?;
-        let calls: u64 = stats
-            .iter()
-            .filter(|s| s.name != "xread")
-            .map(|s| s.calls)
-            .sum();
-        // The scripts' own time (their inner commands included), by Redis's clock.
-        let script_us: f64 = stats
-            .iter()
-            .filter(|s| s.name == "evalsha")
-            .map(|s| s.calls as f64 * s.usec_per_call)
-            .sum();
-        let per = args.requests as f64;
-        let line = format!(
-            "| {name} | {:.0} | {:.0} | {:.1} | {index_calls} |",
-            cpu * 1e6 / per,
-            script_us / per,
-            calls as f64 / per
-        );
+        let line = page_cost(&server, &mut conn, &name, &connection, pager, args.requests).await?;
         log(&line);
         out.line(&line)?;
     }
@@ -162,6 +127,54 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     drop(server);
     drop(redis);
     Ok(())
+}
+
+/// One case's table row: `requests` sequential requests of the page, Redis's CPU, the scripts'
+/// time and the commands around them, and the page's `indexCalls`.
+async fn page_cost(
+    server: &Server,
+    conn: &mut MultiplexedConnection,
+    name: &str,
+    connection: &str,
+    pager: bool,
+    requests: u64,
+) -> anyhow::Result<String> {
+    let selection = match (pager, connection) {
+        (true, _) => format!("{EDGES} {PAGER}"),
+        (false, "first: 0") => "totalCount".to_owned(),
+        (false, _) => EDGES.to_owned(),
+    };
+    let query = format!("{{ comments(sku: \"{SKU}\", {connection}) {{ {selection} }} }}");
+    let (response, _) = server.api.query(&query).await?;
+    let index_calls = response["extensions"]["cost"]["indexCalls"].clone();
+    for _ in 0..20 {
+        server.api.query(&query).await?;
+    }
+    redis_info::reset_stats(conn).await?;
+    let before = redis_info::cpu_seconds(conn).await?;
+    for _ in 0..requests {
+        server.api.query(&query).await?;
+    }
+    let cpu = redis_info::cpu_seconds(conn).await? - before;
+    let stats = redis_info::command_stats(conn).await?;
+    let calls: u64 = stats
+        .iter()
+        .filter(|s| s.name != "xread")
+        .map(|s| s.calls)
+        .sum();
+    // The scripts' own time (their inner commands included), by Redis's clock.
+    let script_us: f64 = stats
+        .iter()
+        .filter(|s| s.name == "evalsha")
+        .map(|s| s.calls as f64 * s.usec_per_call)
+        .sum();
+    let per = requests as f64;
+    Ok(format!(
+        "| {name} | {:.0} | {:.0} | {:.1} | {index_calls} |",
+        cpu * 1e6 / per,
+        script_us / per,
+        calls as f64 / per
+    ))
 }
 
 /// Calls sent back to back in pipelines of 20, so that Redis stays busy (its caches warm, as
