@@ -99,3 +99,52 @@ async fn a_page_with_total_count_start_offset_and_page_cursors_costs_one_redis_i
         "{aliased:#}"
     );
 }
+
+#[tokio::test]
+async fn while_the_index_lags_a_first_page_is_viewed_again_from_its_real_first_edge() {
+    use dynapage::domain::{Comment, CommentId, Rating, Sku};
+    use dynapage::store::CommentStore;
+
+    let backends = crate::sync::Backends::on(&shared_url()).await;
+    crate::helpers::seed_demo(&backends.store, 250).await;
+    let reindexed = backends.run("reindex", &[]).await;
+    assert_eq!(crate::sync::exit_code(&reindexed), Some(0));
+    // No `--sync`: comments written from now on stay out of the index, as during a stream lag.
+    let args: Vec<&str> = backends.args.iter().map(String::as_str).collect();
+    let app = TestApp::spawn(&args).await;
+    let newest: Vec<Comment> = (0..3u64)
+        .map(|i| Comment {
+            id: CommentId::from_parts(4_102_444_800_000 + i, u128::from(i) + 1),
+            sku: Sku::parse(DEMO_SKU).expect("sku"),
+            author: "late".into(),
+            author_sub: None,
+            body: format!("not indexed yet {i}"),
+            rating: Rating::ALL[4],
+            created_at_ms: 4_102_444_800_000 + i,
+            updated_at_ms: None,
+            version: 1,
+        })
+        .collect();
+    backends.store.put_batch(&newest).await.expect("written");
+
+    let response = app
+        .graphql(
+            "query($sku: String!) { comments(sku: $sku, first: 5) { edges { node { id } } totalCount startOffset pageCursors(around: 3) { pageCount around { page isCurrent } } } }",
+            json!({ "sku": DEMO_SKU }),
+        )
+        .await;
+    let comments = &response["data"]["comments"];
+    assert!(response.get("errors").is_none(), "{response:#}");
+    // The store's first edge is a comment the index does not hold: the index's prediction (its
+    // own newest) was wrong, so the view was asked again from the real edge.
+    assert_eq!(comments["startOffset"], 0, "{response:#}");
+    assert_eq!(
+        comments["totalCount"], 250,
+        "the index's count: {response:#}"
+    );
+    assert_eq!(comments["pageCursors"]["around"][0]["isCurrent"], true);
+    assert_eq!(
+        response["extensions"]["cost"]["indexCalls"], 2,
+        "{response:#}"
+    );
+}
