@@ -166,6 +166,9 @@ pub async fn await_indexed(
     }
 }
 
+/// The cursor secret of every benchmark server on DynamoDB (`serve --store dynamodb` needs one).
+pub const BENCH_CURSOR_SECRET: &str = "bench-cursor-secret-0123456789";
+
 /// `&str`s as owned arguments.
 pub fn strings(args: &[&str]) -> Vec<String> {
     args.iter().map(|a| (*a).to_owned()).collect()

@@ -4,11 +4,14 @@
 //! the cache fetch the JWKS again, at most once per [`MIN_REFETCH`] (a provider rotates by
 //! publishing the new key before signing with it, so one fetch finds it; a flood of tokens with
 //! made-up `kid`s costs at most one fetch per interval). Keys older than [`MAX_AGE`] are fetched
-//! again on the next lookup, so a key the provider withdrew stops verifying. When a fetch fails
-//! the cached keys keep working and unknown ones fail closed.
+//! again on the next lookup, so a key the provider withdrew stops verifying; a fetch that finds
+//! a key withdrawn also moves [`KeyCache::generation`] on, which makes every token verified
+//! before it be verified again. When a fetch fails the cached keys keep working and unknown
+//! ones fail closed.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
@@ -36,14 +39,15 @@ const MAX_JWKS_BYTES: usize = 1 << 20;
 /// Where the JWKS is read from (`--auth-jwks-url`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum JwksSource {
-    /// An `http://` or `https://` URL (the provider's `jwks_uri`).
+    /// An `https://` URL (the provider's `jwks_uri`), or an `http://` one on this machine.
     Url(String),
     /// A `file:` URL: a local file, read again on every fetch (`dynapage token`'s keys).
     File(PathBuf),
 }
 
 impl JwksSource {
-    /// `https://…`, `http://…`, or `file:PATH` (`file:///abs/path` or `file:relative/path`).
+    /// `https://…`, `http://…` on loopback only (a sidecar, a test), or `file:PATH`
+    /// (`file:///abs/path` or `file:relative/path`).
     pub fn parse(value: &str) -> Result<Self, String> {
         if let Some(path) = value.strip_prefix("file://") {
             return Ok(Self::File(PathBuf::from(path)));
@@ -51,13 +55,39 @@ impl JwksSource {
         if let Some(path) = value.strip_prefix("file:") {
             return Ok(Self::File(PathBuf::from(path)));
         }
-        if value.starts_with("https://") || value.starts_with("http://") {
+        if value.starts_with("https://") {
             return Ok(Self::Url(value.to_owned()));
         }
+        if let Some(rest) = value.strip_prefix("http://") {
+            if is_loopback(rest) {
+                return Ok(Self::Url(value.to_owned()));
+            }
+            return Err(format!(
+                "`{value}`: a JWKS over plain http:// is accepted only from this machine \
+                 (localhost, 127.0.0.0/8, [::1]): anyone on the way could swap the keys and sign \
+                 tokens of their own. Use the provider's https:// jwks_uri"
+            ));
+        }
         Err(format!(
-            "`{value}` is neither an http(s):// URL nor a file: path"
+            "`{value}` is neither an https:// URL nor a file: path"
         ))
     }
+}
+
+/// Whether the authority at the start of `rest` (what follows `http://`) is this machine.
+fn is_loopback(rest: &str) -> bool {
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if authority.contains('@') {
+        return false;
+    }
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => authority.split(':').next().unwrap_or_default(),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.to_canonical().is_loopback())
 }
 
 /// One verification key of the set.
@@ -92,6 +122,9 @@ pub struct KeyCache {
     cached: RwLock<Cached>,
     /// One fetch at a time; holds when the last one started.
     fetching: tokio::sync::Mutex<Option<Instant>>,
+    /// Counts the fetches that withdrew a key: what was verified before one may have been
+    /// verified by a key the provider no longer vouches for ([`KeyCache::generation`]).
+    withdrawals: AtomicU64,
 }
 
 impl KeyCache {
@@ -102,7 +135,16 @@ impl KeyCache {
             http: http_client()?,
             cached: RwLock::default(),
             fetching: tokio::sync::Mutex::new(None),
+            withdrawals: AtomicU64::new(0),
         })
+    }
+
+    /// Moves on whenever a fetch finds a key of the cache gone from the provider's set: a
+    /// token verified under an older generation must be verified again (`verified` keeps the
+    /// generation of each token it holds), so a withdrawn key stops working at once, not only
+    /// for tokens never seen before.
+    pub fn generation(&self) -> u64 {
+        self.withdrawals.load(Ordering::Acquire)
     }
 
     /// Fetches the set now (at start-up); the number of usable keys it holds. On failure the
@@ -175,12 +217,28 @@ impl KeyCache {
             .into_iter()
             .filter_map(|(kid, key)| Some((kid?, key)))
             .collect();
-        *self.cached.write().unwrap_or_else(|p| p.into_inner()) = Cached {
+        let fresh = Cached {
             by_kid,
             only,
             fetched: Some(Instant::now()),
         };
-        tracing::info!(keys = count, "JWKS fetched");
+        let withdrawn = {
+            let mut cached = self.cached.write().unwrap_or_else(|p| p.into_inner());
+            // A key without a `kid` cannot be compared: its going, or its replacement, counts.
+            let withdrawn = cached.only.is_some()
+                || cached
+                    .by_kid
+                    .keys()
+                    .any(|kid| !fresh.by_kid.contains_key(kid));
+            *cached = fresh;
+            withdrawn
+        };
+        if withdrawn {
+            self.withdrawals.fetch_add(1, Ordering::AcqRel);
+            tracing::info!(keys = count, "JWKS fetched; a key was withdrawn");
+        } else {
+            tracing::info!(keys = count, "JWKS fetched");
+        }
         Ok(count)
     }
 }
@@ -307,6 +365,28 @@ mod tests {
             Ok(JwksSource::File("/etc/jwks.json".into()))
         );
         assert!(JwksSource::parse("id.example/jwks.json").is_err());
+    }
+
+    #[test]
+    fn plain_http_is_accepted_only_from_this_machine() {
+        for local in [
+            "http://127.0.0.1:8080/jwks.json",
+            "http://localhost/jwks.json",
+            "http://127.8.9.10/jwks",
+            "http://[::1]:9000/jwks.json",
+        ] {
+            assert!(JwksSource::parse(local).is_ok(), "{local}");
+        }
+        for remote in [
+            "http://id.example/.well-known/jwks.json",
+            "http://10.0.0.7/jwks.json",
+            "http://127.0.0.1@evil.example/jwks.json",
+            "http://localhost.evil.example/jwks.json",
+            "http://[::2]/jwks.json",
+        ] {
+            let error = JwksSource::parse(remote).expect_err(remote);
+            assert!(error.contains("https://"), "{error}");
+        }
     }
 
     #[test]

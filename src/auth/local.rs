@@ -188,7 +188,7 @@ mod tests {
             verifier.verify(&token).await,
             Ok(Viewer {
                 sub: "alice".into(),
-                name: "Alice".into(),
+                name: Some("Alice".into()),
                 moderator: true
             })
         );

@@ -2,7 +2,7 @@
 //! tokens as JWTs), verified against the provider's published keys.
 //!
 //! Reads are public. Under `--auth jwt` a write needs a valid token: `addComment` takes the
-//! author's name and `sub` from it, and only that `sub`, or a token whose roles claim holds the
+//! author's name (never the `sub`: see [`Viewer::name`]) and `sub` from it, and only that `sub`, or a token whose roles claim holds the
 //! moderator role, may edit or delete the comment ([`Viewer::access`]; the store enforces it in
 //! the conditional write). A token that is present but invalid is refused on any request, so a
 //! client learns at once that its token went bad.
@@ -48,8 +48,11 @@ pub const LEEWAY: Duration = Duration::from_secs(30);
 pub struct Viewer {
     /// The token's `sub`: what a comment stores and ownership is checked against.
     pub sub: String,
-    /// The name shown as the comment's author (the name claim, else `sub`).
-    pub name: String,
+    /// The name shown as the comment's author: the name claim, cleaned as a comment's text is
+    /// (`domain::text`); `None` when the token has none with a visible character. It is never
+    /// the `sub`: a provider's user id (`auth0|64f1…`) is not a name to publish, so a write
+    /// that needs a name is refused instead (`addComment` says which claim is missing).
+    pub name: Option<String>,
     /// Whether the roles claim holds the moderator role.
     pub moderator: bool,
 }
@@ -107,7 +110,7 @@ pub enum TokenError {
 pub struct JwtSettings {
     pub issuer: String,
     pub audience: String,
-    /// The claim holding the author's display name; `sub` when absent.
+    /// The claim holding the author's display name (`addComment` is refused without it).
     pub name_claim: String,
     /// The claim holding the roles: an array of strings or one string. A dotted path (e.g.
     /// Keycloak's `realm_access.roles`) is followed when no claim has the whole name.
@@ -137,6 +140,11 @@ impl JwtVerifier {
         &self.keys
     }
 
+    /// The claim a token's author name is read from (`--auth-name-claim`).
+    pub fn name_claim(&self) -> &str {
+        &self.settings.name_claim
+    }
+
     /// The viewer of an `Authorization` header's value.
     pub async fn verify_header(&self, header: &str) -> Result<Viewer, TokenError> {
         let token = header
@@ -148,15 +156,17 @@ impl JwtVerifier {
         self.verify(token).await
     }
 
-    /// The viewer a token speaks for, if it verifies; a token verified within the last minute
-    /// and not expired since is not verified again (`verified`).
+    /// The viewer a token speaks for, if it verifies; a token verified within the last minute,
+    /// not expired since, and with no key withdrawn since, is not verified again (`verified`).
     pub async fn verify(&self, token: &str) -> Result<Viewer, TokenError> {
         let now = std::time::Instant::now();
-        if let Some(viewer) = self.verified.get(token, now) {
+        let generation = self.keys.generation();
+        if let Some(viewer) = self.verified.get(token, now, generation) {
             return Ok(viewer);
         }
         let (viewer, expires_in) = self.verify_uncached(token).await?;
-        self.verified.insert(token, &viewer, now, expires_in);
+        self.verified
+            .insert(token, &viewer, now, expires_in, generation);
         Ok(viewer)
     }
 
@@ -216,11 +226,13 @@ impl JwtVerifier {
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty())
             .ok_or_else(|| TokenError::MissingClaim("sub".into()))?;
+        // A comment's author is at most MAX_AUTHOR_CHARS long; a longer name is cut, not
+        // refused.
         let name = claim(claims, &self.settings.name_claim)
             .and_then(Value::as_str)
-            .map(str::trim)
-            .filter(|n| !n.is_empty())
-            .unwrap_or(sub);
+            .map(crate::domain::text::clean)
+            .filter(|n| crate::domain::text::has_visible(n))
+            .map(|n| n.chars().take(MAX_AUTHOR_CHARS).collect());
         let moderator = match claim(claims, &self.settings.roles_claim) {
             Some(Value::Array(roles)) => roles
                 .iter()
@@ -232,8 +244,7 @@ impl JwtVerifier {
         };
         Ok(Viewer {
             sub: sub.to_owned(),
-            // A comment's author is at most this long; a longer name is cut, not refused.
-            name: name.chars().take(MAX_AUTHOR_CHARS).collect(),
+            name,
             moderator,
         })
     }
@@ -296,7 +307,7 @@ mod tests {
     }
 
     #[test]
-    fn the_viewer_takes_name_and_roles_from_the_claims_and_falls_back_to_sub() {
+    fn the_viewer_takes_name_and_roles_from_the_claims_and_never_shows_the_sub() {
         let v = verifier();
         let alice = v
             .viewer(&claims(
@@ -307,7 +318,7 @@ mod tests {
             alice,
             Viewer {
                 sub: "u1".into(),
-                name: "Alice".into(),
+                name: Some("Alice".into()),
                 moderator: true
             }
         );
@@ -316,7 +327,21 @@ mod tests {
                 json!({"sub": "u2", "name": "", "realm_access": {"roles": "reader editor"}}),
             ))
             .expect("valid claims");
-        assert_eq!((bob.name.as_str(), bob.moderator), ("u2", false));
+        assert_eq!((bob.name, bob.moderator), (None, false));
+        for unusable in [json!(" \u{200B} "), json!(42), json!(null)] {
+            let viewer = v
+                .viewer(&claims(json!({"sub": "u4", "name": unusable})))
+                .expect("valid claims");
+            assert_eq!(viewer.name, None, "{unusable}");
+        }
+        let no_claim = v
+            .viewer(&claims(json!({"sub": "u5"})))
+            .expect("valid claims");
+        assert_eq!(no_claim.name, None);
+        let spoofing = v
+            .viewer(&claims(json!({"sub": "u6", "name": "\u{202E}nimda"})))
+            .expect("valid claims");
+        assert_eq!(spoofing.name.as_deref(), Some("nimda"));
         assert_eq!(
             v.viewer(&claims(json!({"sub": ""}))),
             Err(TokenError::MissingClaim("sub".into()))
@@ -324,7 +349,7 @@ mod tests {
         let long = v
             .viewer(&claims(json!({"sub": "u3", "name": "x".repeat(500)})))
             .expect("valid claims");
-        assert_eq!(long.name.chars().count(), MAX_AUTHOR_CHARS);
+        assert_eq!(long.name.map(|n| n.chars().count()), Some(MAX_AUTHOR_CHARS));
     }
 
     #[test]
@@ -342,7 +367,7 @@ mod tests {
     fn a_moderator_may_change_anything_an_author_only_their_own() {
         let author = Viewer {
             sub: "u1".into(),
-            name: "A".into(),
+            name: Some("A".into()),
             moderator: false,
         };
         assert_eq!(author.access(), Access::Author("u1".into()));

@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use crate::auth::Auth;
 use crate::config::{
     AuthArgs, BackendArgs, CursorArgs, IndexKind, PagingArgs, RateLimitArgs, ServerArgs, StoreKind,
+    WebSocketArgs,
 };
 use crate::domain::{ChangeEvent, RatingSet, Sku};
 use crate::graphql::{ApiState, build_schema};
@@ -46,6 +47,8 @@ pub struct ServeArgs {
     pub auth: AuthArgs,
     #[command(flatten)]
     pub rate_limit: RateLimitArgs,
+    #[command(flatten)]
+    pub websocket: WebSocketArgs,
     /// Also consume the table's DynamoDB stream into the index, in this process (development;
     /// production runs `dynapage sync` once beside any number of servers). Implied by
     /// `--store dynamodb --index memory`, whose index is filled from a full scan at start-up
@@ -96,8 +99,8 @@ pub async fn run_with(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let settings = args.paging.settings()?;
-    let codec = args.cursor.codec()?;
     let auth = args.auth.auth(args.backend.store)?;
+    let codec = args.cursor.codec(args.backend.store)?;
     fetch_signing_keys(&auth).await;
     let trusted_proxies = args.rate_limit.trusted_proxies()?;
     // Subscriptions are fed from the Redis change log with the Redis index (whoever applies
@@ -143,15 +146,45 @@ pub async fn run_with(
         args.server.max_query_complexity,
     );
     let schema = build_schema(Some(api.clone()), args.server.limits());
-    let options = crate::http::HttpOptions {
+    let connections = args.server.connection_options(trusted_proxies.clone());
+    let mut options = crate::http::HttpOptions {
         rate_limiter: limiter,
         trusted_proxies,
+        // The subscription rate is shared through Redis when the other budgets are.
+        websocket: args
+            .websocket
+            .limits(redis.as_ref().filter(|_| args.rate_limit.limits().any())),
         shutdown: shutdown.clone(),
         ..args.server.http_options()?
     };
+    tasks.extend(serve_metrics_apart(&args, &mut options, &shutdown).await?);
     let router = crate::http::router(schema, api, options);
     let grace = Duration::from_millis(args.server.shutdown_grace_ms);
-    serve_until_stopped(listener, router, &shutdown, grace, tasks).await
+    serve_until_stopped(listener, router, connections, &shutdown, grace, tasks).await
+}
+
+/// With `--metrics-addr`, serves `/metrics` there (until `shutdown`) and takes it off the
+/// main listener.
+async fn serve_metrics_apart(
+    args: &ServeArgs,
+    options: &mut crate::http::HttpOptions,
+    shutdown: &CancellationToken,
+) -> anyhow::Result<Option<JoinHandle<()>>> {
+    let Some(address) = args.server.metrics_addr else {
+        return Ok(None);
+    };
+    let listener = TcpListener::bind(address).await.with_context(|| {
+        format!("cannot listen on {address} (--metrics-addr / DYNAPAGE_METRICS_ADDR)")
+    })?;
+    tracing::info!(%address, "serving /metrics");
+    let router = crate::http::metrics_router(options.metrics.take());
+    let stopped = shutdown.clone().cancelled_owned();
+    let connections = crate::http::ConnectionOptions::default();
+    Ok(Some(tokio::spawn(async move {
+        if let Err(error) = crate::http::serve(listener, router, connections, stopped).await {
+            tracing::error!(%error, "the metrics listener failed");
+        }
+    })))
 }
 
 /// Fetches the JWKS once at start-up. Reads need no keys; writes fail closed until a fetch
@@ -191,6 +224,7 @@ fn live_source(
 async fn serve_until_stopped(
     listener: TcpListener,
     router: axum::Router,
+    connections: crate::http::ConnectionOptions,
     shutdown: &CancellationToken,
     grace: Duration,
     tasks: Vec<JoinHandle<()>>,
@@ -202,7 +236,7 @@ async fn serve_until_stopped(
         tokio::time::sleep(grace).await;
     };
     tokio::select! {
-        served = crate::http::serve(listener, router, shutdown.clone().cancelled_owned()) => served?,
+        served = crate::http::serve(listener, router, connections, shutdown.clone().cancelled_owned()) => served?,
         () = drain_deadline => {
             tracing::warn!(grace_ms = grace.as_millis() as u64, "in-flight requests outlived the shutdown grace period; stopping anyway");
         }

@@ -14,7 +14,8 @@ pub struct TokenArgs {
     /// change them.
     #[arg(long)]
     sub: String,
-    /// The author's name shown on their comments (default: the subject).
+    /// The author's name shown on their comments, put in the `name` claim (default: the
+    /// subject; a server refuses `addComment` from a token without a name).
     #[arg(long)]
     name: Option<String>,
     /// A role to put in the `roles` claim; repeat for several (`--role moderator`).
@@ -33,8 +34,8 @@ pub struct TokenArgs {
 pub fn run(args: TokenArgs) -> anyhow::Result<()> {
     let issuer = LocalIssuer::open(&args.key_dir)?;
     let claims = LocalClaims {
+        name: Some(args.name.unwrap_or_else(|| args.sub.clone())),
         sub: args.sub,
-        name: args.name,
         roles: args.roles,
     };
     let token = issuer.sign(&claims, Duration::from_secs(args.minutes * 60))?;

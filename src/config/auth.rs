@@ -31,7 +31,8 @@ pub struct AuthArgs {
     /// A value the token's `aud` must hold (the API's identifier at the provider).
     #[arg(long, env = "DYNAPAGE_AUTH_AUDIENCE")]
     pub auth_audience: Option<String>,
-    /// The claim holding the author's display name (`sub` when a token lacks it).
+    /// The claim holding the author's display name. A token without it (or with a blank one)
+    /// cannot add comments (`BAD_USER_INPUT` naming the claim): the `sub` is never published.
     #[arg(long, env = "DYNAPAGE_AUTH_NAME_CLAIM", default_value = "name")]
     pub auth_name_claim: String,
     /// The claim holding the token's roles: an array of strings or a space-separated string;

@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 
 use clap::Args;
 
+use super::StoreKind;
 use crate::graphql::QueryLimits;
 use crate::http::CorsOrigins;
 use crate::pagination::{CursorCodec, PagingSettings};
@@ -12,7 +13,8 @@ use crate::pagination::{CursorCodec, PagingSettings};
 #[derive(Args, Clone, Debug)]
 pub struct CursorArgs {
     /// Secret(s) that seal cursors, at least 16 characters; comma-separated or repeated for
-    /// rotation: the first seals, all open. Unset: a public development key (with a warning).
+    /// rotation: the first seals, all open. Required with `--store dynamodb`; with the embedded
+    /// store, unset means a public development key (with a warning).
     #[arg(
         long,
         env = "DYNAPAGE_CURSOR_SECRET",
@@ -23,7 +25,18 @@ pub struct CursorArgs {
 }
 
 impl CursorArgs {
-    pub fn codec(&self) -> anyhow::Result<CursorCodec> {
+    /// The codec of a server on `store`. A server on DynamoDB holds real data, so it never
+    /// seals with the public development key: a missing secret stops start-up, as a missing
+    /// `--auth` does, so that a forgeable cursor is never a default in production.
+    pub fn codec(&self, store: StoreKind) -> anyhow::Result<CursorCodec> {
+        if self.cursor_secret.is_empty() && store == StoreKind::Dynamodb {
+            anyhow::bail!(
+                "--cursor-secret / DYNAPAGE_CURSOR_SECRET is required with --store dynamodb: \
+                 without it cursors would be sealed with the PUBLIC development key, which anyone \
+                 can forge. Set a random secret of at least 16 characters (e.g. the output of \
+                 `openssl rand -base64 32`), the same on every server"
+            );
+        }
         if self.cursor_secret.is_empty() {
             tracing::warn!(
                 "no --cursor-secret / DYNAPAGE_CURSOR_SECRET set: cursors are sealed with the PUBLIC development key; \
@@ -121,13 +134,56 @@ pub struct ServerArgs {
     /// (4408, as graphql-transport-ws says).
     #[arg(long, env = "DYNAPAGE_CONNECTION_INIT_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub connection_init_timeout_ms: u64,
-    /// A WebSocket is pinged this often, in milliseconds; a graphql-transport-ws client that
+    /// A WebSocket is pinged this often, in milliseconds; a client (of either protocol) that
     /// answers nothing for two intervals is closed (3008).
     #[arg(long, env = "DYNAPAGE_WEBSOCKET_KEEPALIVE_MS", default_value_t = 15_000, value_parser = clap::value_parser!(u64).range(100..))]
     pub websocket_keepalive_ms: u64,
+    /// A connection that has started a request but not sent all its headers within this many
+    /// milliseconds (from the request's first byte) is closed.
+    #[arg(long, env = "DYNAPAGE_HEADER_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub header_timeout_ms: u64,
+    /// A request body not received in full within this many milliseconds of its headers fails
+    /// with 408 (`REQUEST_TIMEOUT`), and its connection is closed.
+    #[arg(long, env = "DYNAPAGE_BODY_TIMEOUT_MS", default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub body_timeout_ms: u64,
+    /// A keep-alive connection that sends no request for this many milliseconds (or, during a
+    /// request, neither sends nor reads a byte) is closed. Keep it above the idle timeout of a
+    /// load balancer in front (AWS ALB: 60 s).
+    #[arg(long, env = "DYNAPAGE_IDLE_TIMEOUT_MS", default_value_t = 75_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub idle_timeout_ms: u64,
+    /// Connections (WebSockets included) open at once; more are closed as soon as accepted.
+    /// Kept below the file-descriptor limit, whose soft value is raised to the hard one.
+    #[arg(long, env = "DYNAPAGE_MAX_CONNECTIONS", default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
+    /// Connections open at once from one client address (not counting --trusted-proxies,
+    /// which are held to --max-connections only); more are closed as soon as accepted.
+    #[arg(long, env = "DYNAPAGE_MAX_CONNECTIONS_PER_ADDRESS", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections_per_address: u32,
+    /// Serve `/metrics` on this address only (e.g. 127.0.0.1:9090, or a private interface the
+    /// monitoring system reaches), and not on --listen. Unset: `/metrics` is on --listen.
+    #[arg(long, env = "DYNAPAGE_METRICS_ADDR")]
+    pub metrics_addr: Option<SocketAddr>,
 }
 
 impl ServerArgs {
+    /// The connections' timeouts and caps; `trusted` peers are exempt from the per-address cap.
+    pub fn connection_options(
+        &self,
+        trusted: crate::http::TrustedProxies,
+    ) -> crate::http::ConnectionOptions {
+        use std::time::Duration;
+        crate::http::ConnectionOptions {
+            timeouts: crate::http::Timeouts {
+                header: Duration::from_millis(self.header_timeout_ms),
+                body: Duration::from_millis(self.body_timeout_ms),
+                idle: Duration::from_millis(self.idle_timeout_ms),
+            },
+            max_connections: self.max_connections as usize,
+            max_connections_per_address: self.max_connections_per_address as usize,
+            trusted,
+        }
+    }
+
     pub fn limits(&self) -> QueryLimits {
         QueryLimits {
             max_complexity: self.max_query_complexity,

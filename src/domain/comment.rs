@@ -139,18 +139,26 @@ impl CommentPatch {
     }
 }
 
+/// `value` cleaned ([`super::text`]): without bidirectional and control characters, trimmed,
+/// with something visible, and at most `max_chars` long.
 fn check_text(field: &'static str, value: &str, max_chars: usize) -> Result<String, InvalidInput> {
-    let trimmed = value.trim();
-    if trimmed.is_empty() {
+    let cleaned = super::text::clean(value);
+    if cleaned.is_empty() {
         return Err(InvalidInput::new(field, "must not be empty"));
     }
-    if trimmed.chars().count() > max_chars {
+    if !super::text::has_visible(&cleaned) {
+        return Err(InvalidInput::new(
+            field,
+            "must hold a visible character (not only spaces or invisible ones)",
+        ));
+    }
+    if cleaned.chars().count() > max_chars {
         return Err(InvalidInput::owned(
             field,
             format!("must be at most {max_chars} characters"),
         ));
     }
-    Ok(trimmed.to_owned())
+    Ok(cleaned)
 }
 
 #[cfg(test)]
@@ -163,6 +171,14 @@ mod tests {
         assert!(CommentDraft::new("SKU", "ann", &"x".repeat(MAX_BODY_CHARS + 1), 3).is_err());
         assert!(CommentDraft::new("SKU", "ann", "fine", 6).is_err());
         assert!(CommentDraft::new("SKU", "", "fine", 3).is_err());
+        assert!(CommentDraft::new("SKU", "ann", "\u{200B}\u{202E} \u{FEFF}", 3).is_err());
+        assert!(CommentDraft::new("SKU", "\u{3164}", "fine", 3).is_err());
+        let cleaned =
+            CommentDraft::new("SKU", "\u{202E}nna", "a\u{1B}[2Jb\r\nc", 3).expect("valid");
+        assert_eq!(
+            (cleaned.author.as_str(), cleaned.body.as_str()),
+            ("nna", "a[2Jb\nc")
+        );
         let draft = CommentDraft::new("SKU", " ann ", " fine ", 3).expect("valid draft");
         assert_eq!(
             (draft.author.as_str(), draft.body.as_str()),

@@ -9,6 +9,7 @@ mod ids;
 mod invalid;
 mod pages;
 mod sort_key;
+pub mod text;
 
 pub use change::{ChangeEvent, IndexEntry};
 pub use comment::{Access, Comment, CommentDraft, CommentPatch, MAX_AUTHOR_CHARS, MAX_BODY_CHARS};

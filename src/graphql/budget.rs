@@ -72,6 +72,27 @@ impl Budget {
         }
     }
 
+    /// Takes `cost` more from the client's cost budget, after the request's own check: work a
+    /// request does beyond what its complexity priced (a resumed subscription's replay, whose
+    /// size only the index knows). `Err` holds the message to answer with `RATE_LIMITED`.
+    pub async fn spend_more(&self, cost: u64) -> Result<(), String> {
+        let Some(limiter) = &self.limiter else {
+            return Ok(());
+        };
+        let charge = Charge { cost, writes: 0 };
+        let verdict = limiter.check(&self.client, charge).await;
+        let Some(refused) = verdict.refused else {
+            return Ok(());
+        };
+        metrics::counter!("dynapage_rate_limited_total", "limit" => refused.limit.as_str())
+            .increment(1);
+        let checked = Checked {
+            cost,
+            verdict: Some(verdict),
+        };
+        Err(self.refusal(&checked, refused))
+    }
+
     async fn check(&self, cost: u64) -> Checked {
         let verdict = match &self.limiter {
             Some(limiter) => {

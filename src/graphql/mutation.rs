@@ -7,7 +7,9 @@ use super::error::ApiError;
 use super::global_id::GlobalId;
 use super::types::{Comment, CommentEdge};
 use super::viewer::writer;
+use crate::auth::Viewer;
 use crate::domain::{CommentDraft, CommentPatch, InvalidInput, RatingSet};
+use crate::graphql::ApiState;
 use crate::pagination::CursorScope;
 use crate::store::CommentStore;
 
@@ -82,6 +84,28 @@ pub struct DeleteCommentPayload {
     pub client_mutation_id: Option<String>,
 }
 
+/// The author name a token gives, or a refusal naming the claim it lacks: the `sub` is never
+/// shown in its place (a provider's user id is not a name, and the README promises it is never
+/// served). Access tokens of Auth0 and Cognito carry no name unless the provider is told to
+/// add one.
+fn author_name<'a>(state: &ApiState, viewer: &'a Viewer) -> Result<&'a str, ApiError> {
+    let claim = match &state.auth {
+        crate::auth::Auth::Jwt(verifier) => verifier.name_claim(),
+        crate::auth::Auth::Off => "name",
+    };
+    viewer.name.as_deref().ok_or_else(|| {
+        InvalidInput::owned(
+            "author",
+            format!(
+                "comes from your token's `{claim}` claim, and the token has none with a visible \
+                 character: have the identity provider add the user's display name to its access \
+                 tokens as `{claim}` (or point --auth-name-claim at the claim that holds it)"
+            ),
+        )
+        .into()
+    })
+}
+
 fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -104,7 +128,7 @@ impl MutationRoot {
         let fail = |e: ApiError| e.into_graphql(meta);
         let (_, viewer) = writer(ctx, state).map_err(fail)?;
         let author = match (viewer, input.author.as_deref()) {
-            (Some(viewer), None) => viewer.name.as_str(),
+            (Some(viewer), None) => author_name(state, viewer).map_err(fail)?,
             (None, Some(author)) => author,
             (Some(_), Some(_)) => {
                 return Err(fail(

@@ -2,9 +2,10 @@
 //! (`graphql`: POST and GET; `websocket`: a `subscribe`): [`check_request`] parses the text
 //! (once per text, through `documents`), sees that the operation it selects may run over this
 //! transport, and holds the document to the limits async-graphql does not enforce (`limits`:
-//! aliases, depth). Its refusals ([`Rejection`]) carry one message and one code whatever the
-//! transport, so a client learns the same thing over HTTP and WebSocket; each transport only
-//! says how to send them (a status and headers, or an error in the subscription's stream).
+//! aliases, depth; `subscription_shape`: a subscription's one root field and no connections).
+//! Its refusals ([`Rejection`]) carry one message and one code whatever the transport, so a
+//! client learns the same thing over HTTP and WebSocket; each transport only says how to send
+//! them (a status and headers, or an error in the subscription's stream).
 //!
 //! A check that belongs to every request goes here, in order: a persisted-document lookup would
 //! take the place of the parse, a cost check would follow the limits.
@@ -19,7 +20,7 @@ use async_graphql::parser::types::{DocumentOperations, ExecutableDocument, Opera
 
 use super::HttpOptions;
 use super::documents::DocumentCache;
-use super::limits;
+use super::{limits, subscription_shape};
 
 /// How a request came, which decides the kinds of operation it may run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,6 +64,14 @@ pub enum Rejection {
     /// Chains of fragment spreads past any real query's (see [`limits::depth`]).
     #[error("the query's fragment spreads nest too deeply")]
     FragmentsTooDeep,
+    /// A subscription operation selects one root field (`subscription_shape`).
+    #[error("a subscription operation must select exactly one root field; this one selects {0}")]
+    SubscriptionRootFields(usize),
+    /// A subscription selects events, not connections (`subscription_shape`).
+    #[error(
+        "`{0}` cannot be selected in a subscription: events carry comments, not connections; query `{0}` separately over POST /graphql"
+    )]
+    ConnectionInSubscription(String),
 }
 
 impl Rejection {
@@ -70,9 +79,11 @@ impl Rejection {
     pub fn code(&self) -> &'static str {
         match self {
             Self::MutationOverGet | Self::OnlySubscriptions => "BAD_REQUEST",
-            Self::TooManyAliases { .. } | Self::TooDeep { .. } | Self::FragmentsTooDeep => {
-                "GRAPHQL_VALIDATION_FAILED"
-            }
+            Self::TooManyAliases { .. }
+            | Self::TooDeep { .. }
+            | Self::FragmentsTooDeep
+            | Self::SubscriptionRootFields(_)
+            | Self::ConnectionInSubscription(_) => "GRAPHQL_VALIDATION_FAILED",
         }
     }
 }
@@ -103,6 +114,12 @@ pub fn check_request(
         Transport::Post | Transport::Get | Transport::WebSocket => {}
     }
     check_limits(&document, options)?;
+    if transport == Transport::WebSocket {
+        subscription_shape::check(&document, operation_name).map_err(|shape| match shape {
+            subscription_shape::Shape::RootFields(n) => Rejection::SubscriptionRootFields(n),
+            subscription_shape::Shape::Connection(f) => Rejection::ConnectionInSubscription(f),
+        })?;
+    }
     let writes = limits::writes(&document, operation_name);
     request.set_parsed_query(ExecutableDocument::clone(&document));
     Ok(Checked {

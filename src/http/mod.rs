@@ -2,7 +2,8 @@
 //! lifecycle.
 //!
 //! `serve` takes a bound listener and a shutdown future, so tests run the real server on port 0
-//! and stop it at will (STYLE 9). Nothing here knows how pages are computed.
+//! and stop it at will (STYLE 9). Its sockets are `connections`' business: caps, and timeouts
+//! for connections that wait. Nothing here knows how pages are computed.
 //!
 //! Rate limits: the server is served with each connection's peer address, from which
 //! `client_address` tells the client (`--trusted-proxies`), whose budgets `graphql::budget`
@@ -14,6 +15,7 @@
 //! shows up within seconds. GET responses with errors are `no-store`.
 
 mod client_address;
+mod connections;
 mod cors;
 mod demo;
 mod embedded;
@@ -21,17 +23,20 @@ mod playground;
 mod websocket;
 
 pub use client_address::{TrustedProxies, client_address};
+pub use connections::{BodyTimeout, ConnectionOptions, Timeouts};
 pub use cors::CorsOrigins;
+pub use websocket::{SLOW_SUBSCRIBER_CLOSE, WebSocketLimits};
 
 mod check;
 mod cost;
 mod documents;
 mod graphql;
 mod limits;
+mod request_id;
+mod subscription_shape;
 mod transport;
 
 use std::future::Future;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -70,7 +75,8 @@ pub struct HttpOptions {
     pub max_body_bytes: usize,
     /// Browser origins allowed to call the API.
     pub cors: CorsOrigins,
-    /// Renders `/metrics`; `None` serves no metrics.
+    /// Renders `/metrics`; `None` serves no metrics (404), as when they have a listener of
+    /// their own (`metrics_router`).
     pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
     /// Each client's budgets; `None` limits nothing.
     pub rate_limiter: Option<RateLimiter>,
@@ -82,10 +88,12 @@ pub struct HttpOptions {
     pub max_subscriptions_per_connection: usize,
     /// How long a WebSocket may wait before its `connection_init`.
     pub connection_init_timeout: Duration,
-    /// How often a WebSocket is pinged (a silent graphql-transport-ws client is closed after two).
+    /// How often a WebSocket is pinged (a client silent for two intervals is closed).
     pub websocket_keepalive: Duration,
     /// Fires when the server shuts down: WebSockets close with 1001 ("going away").
     pub shutdown: tokio_util::sync::CancellationToken,
+    /// What one client may hold and do over WebSockets.
+    pub websocket: WebSocketLimits,
 }
 
 impl Default for HttpOptions {
@@ -105,6 +113,7 @@ impl Default for HttpOptions {
             metrics: None,
             rate_limiter: None,
             trusted_proxies: TrustedProxies::default(),
+            websocket: WebSocketLimits::default(),
         }
     }
 }
@@ -149,12 +158,15 @@ async fn graphql_get(
         )
             .into_response();
     };
-    websocket::upgrade(upgrade, protocol, &app)
+    let peer = peer.map_or(std::net::Ipv4Addr::UNSPECIFIED.into(), |p| p.0.0.ip());
+    let address = client_address(peer, &headers, &app.options.trusted_proxies);
+    websocket::upgrade(upgrade, protocol, &app, address, &headers).await
 }
 
 /// The application's routes.
 pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Router {
     let in_flight = Arc::new(tokio::sync::Semaphore::new(options.max_concurrent_requests));
+    let trusted_proxies = options.trusted_proxies.clone();
     let max_body_bytes = options.max_body_bytes;
     // Browsers show a cross-origin page only the headers it is allowed to read.
     let cors = options.cors.layer([REQUEST_ID, header::RETRY_AFTER]);
@@ -193,21 +205,24 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
         )
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(SetRequestIdLayer::new(REQUEST_ID, UlidRequestId))
+        .layer(axum::middleware::map_request(
+            move |request: Request<axum::body::Body>| {
+                let trusted = trusted_proxies.clone();
+                async move { request_id::keep_only_trusted(request, &trusted) }
+            },
+        ))
 }
 
-/// Serves `router` on `listener` until `shutdown` completes, then lets in-flight requests end.
-/// Handlers see each connection's peer address (`ConnectInfo`): the rate limits key by it.
+/// Serves `router` on `listener` until `shutdown` completes, then lets in-flight requests end;
+/// each connection under `connections`' timeouts and caps (see `connections`). Handlers see
+/// each connection's peer address (`ConnectInfo`): the rate limits key by it.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     router: Router,
+    connections: ConnectionOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(
-        listener,
-        router.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown)
-    .await
+    connections::serve(listener, router, connections, shutdown).await
 }
 
 /// Request ids are ULIDs: unique, and sortable by time in logs.
@@ -243,9 +258,25 @@ async fn readyz(State(app): State<AppState>) -> Response {
         .into_response()
 }
 
+/// `/metrics` alone, for its own listener (`--metrics-addr`): the metrics say how the server
+/// is used and by how much, which is the operator's business, not the public's.
+pub fn metrics_router(handle: Option<metrics_exporter_prometheus::PrometheusHandle>) -> Router {
+    Router::new().route(
+        "/metrics",
+        get(move || {
+            let handle = handle.clone();
+            async move { render_metrics(handle.as_ref()) }
+        }),
+    )
+}
+
 /// Prometheus text format.
 async fn metrics(State(app): State<AppState>) -> Response {
-    match &app.options.metrics {
+    render_metrics(app.options.metrics.as_ref())
+}
+
+fn render_metrics(handle: Option<&metrics_exporter_prometheus::PrometheusHandle>) -> Response {
+    match handle {
         Some(handle) => {
             handle.run_upkeep();
             (

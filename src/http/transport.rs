@@ -67,6 +67,27 @@ impl Refusal {
     }
 }
 
+/// Why a body could not be read: it did not arrive in time (`--body-timeout-ms`: the
+/// connection is closed after this answer), or it is too large, or the connection failed.
+fn body_refusal(error: &axum::Error, max_bytes: usize) -> Refusal {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(cause) = source {
+        if let Some(timeout) = cause.downcast_ref::<super::BodyTimeout>() {
+            return Refusal {
+                status: StatusCode::REQUEST_TIMEOUT,
+                code: "REQUEST_TIMEOUT",
+                message: timeout.to_string(),
+            };
+        }
+        source = cause.source();
+    }
+    Refusal {
+        status: StatusCode::PAYLOAD_TOO_LARGE,
+        code: "BAD_REQUEST",
+        message: format!("the request body is larger than {max_bytes} bytes"),
+    }
+}
+
 /// Picks the response's media type from the request's `Accept` header: the supported type with
 /// the highest quality, the earlier on a tie; `*/*` and `application/*` mean `application/json`;
 /// no header (or an empty one) means `application/json`.
@@ -141,11 +162,7 @@ pub async fn post_request(
     check_content_type(headers)?;
     let bytes = axum::body::to_bytes(body, max_bytes)
         .await
-        .map_err(|_| Refusal {
-            status: StatusCode::PAYLOAD_TOO_LARGE,
-            code: "BAD_REQUEST",
-            message: format!("the request body is larger than {max_bytes} bytes"),
-        })?;
+        .map_err(|e| body_refusal(&e, max_bytes))?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(Refusal::bad_request(
             "the request has no body: send a JSON object with a `query`",

@@ -21,7 +21,7 @@ use futures::future::OptionFuture;
 use self::read::{Read, partitions};
 use super::PaginationError;
 use super::args::{PagePlan, PagingSettings};
-use crate::domain::{Comment, Order, RatingSet, Sku, SortKey};
+use crate::domain::{Comment, Numbering, Order, PageLayout, PageLinks, RatingSet, Sku, SortKey};
 use crate::index::PageIndex;
 use crate::store::{CommentStore, Partition, StoreError};
 
@@ -104,6 +104,28 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
     /// round trip where the index has them together).
     pub async fn rating_counts(&self, sku: &Sku) -> Result<[u64; 5], PaginationError> {
         Ok(self.index.rating_counts(sku).await?)
+    }
+
+    /// How many of `sku`'s comments with a rating in `ratings` are strictly newer than `after`
+    /// (whether or not `after`'s comment still exists), from the index in one call and without
+    /// reading the store: a resumed subscription asks it before replaying, so a client too far
+    /// behind is told so without the store reading what would then be thrown away.
+    pub async fn count_newer(
+        &self,
+        sku: &Sku,
+        ratings: RatingSet,
+        after: SortKey,
+    ) -> Result<u64, PaginationError> {
+        let layout = PageLayout {
+            size: 1,
+            numbering: Numbering::FromNewest,
+            links: PageLinks::None,
+        };
+        let positions = self
+            .index
+            .positions(sku, ratings, Some(after), layout)
+            .await?;
+        Ok(positions.anchor.map_or(positions.total, |rank| rank.newer))
     }
 
     /// Serves one page of `sku`'s comments with a rating in `ratings`.

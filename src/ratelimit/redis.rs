@@ -17,8 +17,10 @@
 //! request while Redis is away would turn an index outage, which today costs only `totalCount`
 //! and deep offsets, into a total one; letting everything through would lift the protection
 //! exactly when the service is weakest. The price: meanwhile each process keeps its own
-//! budgets, so a client spread over `n` processes gets up to `n` times its budget. Each such
-//! check counts in `dynapage_rate_limit_fallback_checks_total`, each failed Redis call in
+//! budgets, so a client spread over `n` processes gets up to `n` times its rate. Those buckets
+//! start empty at each outage (a client cannot spend a fresh burst every time Redis goes away);
+//! they fill at the budget's rate from there. Each such check counts in
+//! `dynapage_rate_limit_fallback_checks_total`, each failed Redis call in
 //! `dynapage_rate_limit_store_errors_total`; the start and the end of an outage are logged.
 //! While it lasts, one request a second tries Redis (and waits up to 500 ms for it).
 
@@ -97,8 +99,10 @@ impl RedisLimiter {
                 ),
             };
             metrics::counter!("dynapage_rate_limit_store_errors_total").increment(1);
-            // One log line per outage, not one per request.
+            // One log line per outage, not one per request; and the in-process buckets start
+            // empty, so an outage never hands a client a fresh burst (`start_empty`).
             if self.redis_again_at.swap(again, Ordering::Relaxed) == 0 {
+                self.fallback.start_empty();
                 let error = format!("{:#}", anyhow::Error::from(failure));
                 tracing::warn!(
                     error,

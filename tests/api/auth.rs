@@ -435,8 +435,8 @@ async fn each_signed_in_user_has_a_writes_budget_of_their_own_behind_one_address
         &["--rate-limit-writes", "1", "--rate-limit-cost", "0"],
     )
     .await;
-    let alice = key.sign(&claims("alice", json!({})));
-    let bob = key.sign(&claims("bob", json!({})));
+    let alice = key.sign(&claims("alice", json!({ "name": "Alice" })));
+    let bob = key.sign(&claims("bob", json!({ "name": "Bob" })));
     let sku = json!({ "sku": "BUDGETS" });
     ok(&app, Some(&alice), ADD, sku.clone()).await;
     let (status, headers, body) = post(&app, Some(&alice), ADD, sku.clone()).await;
@@ -455,7 +455,7 @@ async fn a_server_whose_jwks_is_down_at_start_up_serves_reads_and_accepts_tokens
     let jwks = JwksServer::start(&[&key]).await;
     jwks.set_down(true);
     let app = server(&jwks, &[]).await;
-    let token = key.sign(&claims("alice", json!({})));
+    let token = key.sign(&claims("alice", json!({ "name": "Alice" })));
     assert_eq!(
         comments(&app, None, "LATE").await["totalCount"],
         0,

@@ -44,7 +44,7 @@ async fn walk(app: &TestApp, forward: bool) -> Vec<Page> {
 #[tokio::test]
 async fn dynamodb_and_the_embedded_store_serve_identical_pages() {
     let dynamo = dynamodb_app(COMMENTS).await;
-    let embedded = TestApp::embedded(COMMENTS).await;
+    let embedded = TestApp::embedded_like_dynamodb(COMMENTS).await;
     for forward in [true, false] {
         let (a, b) = (walk(&dynamo, forward).await, walk(&embedded, forward).await);
         assert_eq!(
@@ -144,6 +144,8 @@ async fn a_missing_table_stops_start_up_with_a_message_that_names_the_fix() {
         "no_such_table",
         "--auth",
         "off",
+        "--cursor-secret",
+        crate::helpers::TEST_CURSOR_SECRET,
     ])
     .expect("parses");
     let Some(dynapage::cli::Command::Serve(args)) = cli.command else {

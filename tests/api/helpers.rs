@@ -15,6 +15,9 @@ use crate::support::redis_server::RedisServer;
 /// The flags that turn every rate limit off.
 pub const RATE_LIMITS_OFF: [&str; 4] = ["--rate-limit-writes", "0", "--rate-limit-cost", "0"];
 
+/// The cursor secret of every `TestApp` on DynamoDB that names none.
+pub const TEST_CURSOR_SECRET: &str = "test-cursor-secret-0123456789";
+
 /// The product every embedded `TestApp` has, with `--demo-comments` comments (ties included).
 pub const DEMO_SKU: &str = "DAFT_PUNK_TSHIRT";
 
@@ -29,6 +32,19 @@ impl TestApp {
     /// The embedded server with `demo_comments` comments on [`DEMO_SKU`].
     pub async fn embedded(demo_comments: u64) -> Self {
         Self::spawn(&["--demo-comments", &demo_comments.to_string()]).await
+    }
+
+    /// The embedded server sealing cursors with [`TEST_CURSOR_SECRET`], as servers on DynamoDB
+    /// do here, so that their pages compare cursor for cursor.
+    pub async fn embedded_like_dynamodb(demo_comments: u64) -> Self {
+        let demo_comments = demo_comments.to_string();
+        Self::spawn(&[
+            "--demo-comments",
+            &demo_comments,
+            "--cursor-secret",
+            TEST_CURSOR_SECRET,
+        ])
+        .await
     }
 
     /// The embedded store with `demo_comments` comments on [`DEMO_SKU`], indexed in a Redis
@@ -79,6 +95,10 @@ impl TestApp {
         // other things and write openly (tests/api/auth.rs is about that).
         if args.contains(&"dynamodb") && !args.iter().any(|a| a.starts_with("--auth")) {
             argv.extend_from_slice(&["--auth", "off"]);
+        }
+        // Likewise it must be given a cursor secret (the development key is refused there).
+        if args.contains(&"dynamodb") && !args.contains(&"--cursor-secret") {
+            argv.extend_from_slice(&["--cursor-secret", TEST_CURSOR_SECRET]);
         }
         let cli = Cli::try_parse_from(&argv).expect("valid serve arguments");
         let Some(Command::Serve(serve_args)) = cli.command else {

@@ -582,7 +582,7 @@ async fn dynamodb_local_with_redis_serves_the_same_pagers_and_containing_pages_a
     );
     let args: Vec<&str> = backends.args.iter().map(String::as_str).collect();
     let dynamo = TestApp::spawn(&args).await;
-    let embedded = TestApp::embedded(250).await;
+    let embedded = TestApp::embedded_like_dynamodb(250).await;
 
     let list = whole_list(&embedded, &Value::Null).await;
     assert_eq!(whole_list(&dynamo, &Value::Null).await, list);

@@ -37,7 +37,7 @@ async fn reindex_verify_sync_and_the_ratings_filter_work_on_a_six_node_cluster()
     let mut args: Vec<&str> = backends.args.iter().map(String::as_str).collect();
     args.extend(["--sync", "--sync-poll-ms", "50"]);
     let app = TestApp::spawn(&args).await;
-    let embedded = TestApp::embedded(COUNT).await;
+    let embedded = TestApp::embedded_like_dynamodb(COUNT).await;
     for ratings in [Value::Null, json!([3, 5]), json!([1])] {
         for offset in [0, 150, 700, 1_490] {
             let variables = json!({ "offset": offset, "ratings": ratings });
@@ -83,7 +83,7 @@ async fn a_master_killed_during_a_walk_fails_over_and_counts_and_deep_offsets_co
     let rebuilt = backends.run("reindex", &[]).await;
     assert_eq!(exit_code(&rebuilt), Some(0), "{rebuilt:?}");
     let app = TestApp::spawn(&backends.args.iter().map(String::as_str).collect::<Vec<_>>()).await;
-    let embedded = TestApp::embedded(COUNT).await;
+    let embedded = TestApp::embedded_like_dynamodb(COUNT).await;
     let deep = json!({ "offset": 1_200, "ratings": null });
     let expected_deep = embedded.graphql(DEEP, deep.clone()).await["data"].clone();
 

@@ -537,7 +537,7 @@ async fn a_deep_offset_over_dynamodb_and_redis_equals_the_embedded_page_at_first
     let real = TestApp::spawn(&args).await;
     until_total(&real, crate::helpers::DEMO_SKU, Value::Null, COUNT as i64).await;
     backends.until_no_drift("after the stream caught up").await;
-    let embedded = TestApp::embedded(COUNT).await;
+    let embedded = TestApp::embedded_like_dynamodb(COUNT).await;
 
     let query =
         "query($offset: Int) { comments(sku: \"DAFT_PUNK_TSHIRT\", first: 20, offset: $offset) {

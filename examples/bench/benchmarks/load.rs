@@ -236,7 +236,14 @@ impl Load<'_> {
         let dynamo = DynamoLocal::start(self.ctx).await?;
         let redis = Redis::start(self.ctx).await?;
         self.dynamodb_url.clone_from(&dynamo.url);
-        let mut args = strings(&["--store", "dynamodb", "--dynamodb-endpoint", &dynamo.url]);
+        let mut args = strings(&[
+            "--store",
+            "dynamodb",
+            "--dynamodb-endpoint",
+            &dynamo.url,
+            "--cursor-secret",
+            crate::server::BENCH_CURSOR_SECRET,
+        ]);
         args.extend(strings(&[
             "--create-tables",
             "--index",

@@ -187,7 +187,14 @@ impl Bench<'_> {
             "# dynamodb: {n} comments seeded in {seeded} s, reindexed in {indexed} s ({report})"
         ));
         log(&format!("seeded in {seeded} s, reindexed in {indexed} s"));
-        let mut args = strings(&["--store", "dynamodb", "--dynamodb-endpoint", &dynamo.url]);
+        let mut args = strings(&[
+            "--store",
+            "dynamodb",
+            "--dynamodb-endpoint",
+            &dynamo.url,
+            "--cursor-secret",
+            crate::server::BENCH_CURSOR_SECRET,
+        ]);
         args.extend(strings(&[
             "--index",
             "redis",

@@ -96,7 +96,14 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     ctx.build_dynapage()?;
     let dynamo = DynamoLocal::start(ctx).await?;
     let redis = Redis::start(ctx).await?;
-    let mut serve = strings(&["--store", "dynamodb", "--dynamodb-endpoint", &dynamo.url]);
+    let mut serve = strings(&[
+        "--store",
+        "dynamodb",
+        "--dynamodb-endpoint",
+        &dynamo.url,
+        "--cursor-secret",
+        crate::server::BENCH_CURSOR_SECRET,
+    ]);
     serve.extend(strings(&[
         "--create-tables",
         "--index",

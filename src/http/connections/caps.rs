@@ -1,0 +1,152 @@
+//! How many connections the server holds: at most `max` in all, and at most `per_address` from
+//! one client address, so that one client's sockets cannot take the file descriptors every
+//! other client (and `/healthz`) needs.
+//!
+//! The per-address cap keys by the TCP peer, not by `X-Forwarded-For`: a proxy opens the
+//! connections, not its clients. So peers in `--trusted-proxies` (the load balancer) are
+//! counted only against the global cap; the load balancer caps its own clients.
+//!
+//! An [`Admission`] is held for the life of the socket, inside its IO, so a connection upgraded
+//! to a WebSocket counts until the WebSocket closes.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::http::TrustedProxies;
+
+/// Connections open per untrusted address.
+type Counts = Arc<Mutex<HashMap<IpAddr, usize>>>;
+
+/// Connections admitted at once, in all and per address.
+#[derive(Debug)]
+pub struct ConnectionCaps {
+    global: Arc<Semaphore>,
+    per_address: usize,
+    counts: Counts,
+    exempt: TrustedProxies,
+}
+
+/// Why a connection was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// `--max-connections` are open.
+    Global,
+    /// `--max-connections-per-address` are open from this address.
+    PerAddress,
+}
+
+impl Refusal {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Refusal::Global => "max_connections",
+            Refusal::PerAddress => "max_connections_per_address",
+        }
+    }
+}
+
+/// One admitted connection; dropping it frees its places.
+#[derive(Debug)]
+pub struct Admission {
+    _global: OwnedSemaphorePermit,
+    address: Option<(IpAddr, Counts)>,
+}
+
+/// The gauge of connections open (admitted and not yet closed), in this process.
+const OPEN_GAUGE: &str = "dynapage_http_connections_open";
+
+impl Admission {
+    fn new(global: OwnedSemaphorePermit, address: Option<(IpAddr, Counts)>) -> Self {
+        metrics::gauge!(OPEN_GAUGE).increment(1.0);
+        Self {
+            _global: global,
+            address,
+        }
+    }
+}
+
+impl Drop for Admission {
+    fn drop(&mut self) {
+        metrics::gauge!(OPEN_GAUGE).decrement(1.0);
+        let Some((address, counts)) = self.address.take() else {
+            return;
+        };
+        let mut counts = counts.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(count) = counts.get_mut(&address) {
+            *count -= 1;
+            if *count == 0 {
+                counts.remove(&address);
+            }
+        }
+    }
+}
+
+impl ConnectionCaps {
+    /// At most `max` connections (at least 1), `per_address` from one untrusted address.
+    pub fn new(max: usize, per_address: usize, exempt: TrustedProxies) -> Self {
+        let max = max.clamp(1, Semaphore::MAX_PERMITS);
+        Self {
+            global: Arc::new(Semaphore::new(max)),
+            per_address: per_address.max(1),
+            counts: Arc::default(),
+            exempt,
+        }
+    }
+
+    /// A place for a connection from `peer`, if one is free.
+    pub fn admit(&self, peer: IpAddr) -> Result<Admission, Refusal> {
+        let peer = peer.to_canonical();
+        let global = self
+            .global
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| Refusal::Global)?;
+        if self.exempt.contains(peer) {
+            return Ok(Admission::new(global, None));
+        }
+        let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        let count = counts.entry(peer).or_default();
+        if *count >= self.per_address {
+            return Err(Refusal::PerAddress);
+        }
+        *count += 1;
+        drop(counts);
+        Ok(Admission::new(global, Some((peer, self.counts.clone()))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::Ipv4Addr;
+
+    use super::*;
+
+    fn ip(last: u8) -> IpAddr {
+        IpAddr::V4(Ipv4Addr::new(203, 0, 113, last))
+    }
+
+    #[test]
+    fn one_address_gets_its_share_and_the_others_the_rest() {
+        let proxies = TrustedProxies::parse(&["10.0.0.1".to_owned()]).expect("an address");
+        let caps = ConnectionCaps::new(5, 2, proxies);
+        let a1 = caps.admit(ip(1)).expect("first");
+        let _a2 = caps.admit(ip(1)).expect("second");
+        assert_eq!(caps.admit(ip(1)).err(), Some(Refusal::PerAddress));
+        let _b = caps.admit(ip(2)).expect("another address");
+        // The load balancer is held only to the global cap.
+        let _lb1 = caps
+            .admit("10.0.0.1".parse().expect("ip"))
+            .expect("trusted");
+        let _lb2 = caps
+            .admit("10.0.0.1".parse().expect("ip"))
+            .expect("trusted");
+        assert_eq!(caps.global.available_permits(), 0);
+        assert_eq!(caps.admit(ip(3)).err(), Some(Refusal::Global));
+        drop(a1);
+        assert_eq!(caps.global.available_permits(), 1);
+        let _a3 = caps.admit(ip(1)).expect("a place came back");
+        assert_eq!(caps.admit(ip(4)).err(), Some(Refusal::Global));
+    }
+}

@@ -1,0 +1,199 @@
+//! The server's sockets: accepting them under the connection caps, serving HTTP/1.1 on each
+//! (with WebSocket upgrades), and closing those that wait too long (issue 22, item 7).
+//!
+//! `axum::serve` has no timeouts and no caps: a socket that sends nothing, or stalls in its
+//! headers or its body, stayed open for as long as its client liked, and sixty of them took a
+//! process with 64 file descriptors off the network (`accept` failing with "too many open
+//! files", `/healthz` included). So the accept loop is ours:
+//!
+//! * the soft file-descriptor limit is raised to the hard one, and `--max-connections` kept
+//!   under it ([`fd_limit`]);
+//! * each socket is admitted under a global and a per-address cap ([`caps`]) or closed at once;
+//! * hyper serves it, and a watchdog closes it when a phase lasts too long: header, body, idle
+//!   ([`watch`]; hyper's own header timeout also runs between keep-alive requests, so it is
+//!   turned off);
+//! * on shutdown, idle connections close and in-flight requests finish (the caller bounds it).
+//!
+//! Handlers see each connection's peer address as `ConnectInfo`, as with `axum::serve`.
+
+mod bodies;
+mod caps;
+mod fd_limit;
+mod watch;
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::ConnectInfo;
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use tokio::net::{TcpListener, TcpStream};
+use tokio_util::sync::CancellationToken;
+use tower::ServiceExt as _;
+
+pub use self::bodies::BodyTimeout;
+use self::bodies::{DeadlineBody, TrackedBody};
+use self::caps::{Admission, ConnectionCaps};
+pub use self::watch::Timeouts;
+use self::watch::{Activity, WatchedStream};
+use super::TrustedProxies;
+
+/// How long a connection may wait in each phase, and how many may be open.
+#[derive(Clone, Debug)]
+pub struct ConnectionOptions {
+    pub timeouts: Timeouts,
+    /// Connections open at once, in all (kept under the file-descriptor limit).
+    pub max_connections: usize,
+    /// Connections open at once from one address; `trusted` peers are exempt.
+    pub max_connections_per_address: usize,
+    /// Proxies (the load balancer) whose connections count only against the global cap.
+    pub trusted: TrustedProxies,
+}
+
+impl Default for ConnectionOptions {
+    fn default() -> Self {
+        Self {
+            timeouts: Timeouts {
+                header: Duration::from_secs(10),
+                body: Duration::from_secs(30),
+                idle: Duration::from_secs(75),
+            },
+            max_connections: 10_000,
+            max_connections_per_address: 256,
+            trusted: TrustedProxies::default(),
+        }
+    }
+}
+
+/// After `accept` fails for want of file descriptors, how long the loop waits before the next.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+
+/// Serves `router` on `listener` until `shutdown` completes; then stops accepting, lets
+/// in-flight requests finish and returns when every HTTP connection has closed.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    options: ConnectionOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let limit = fd_limit::raise();
+    let max = fd_limit::connections_under(limit, options.max_connections);
+    if max < options.max_connections {
+        tracing::warn!(
+            max_connections = options.max_connections,
+            file_descriptors = limit,
+            capped_at = max,
+            "--max-connections / DYNAPAGE_MAX_CONNECTIONS is above what the file-descriptor limit allows; raise `ulimit -n`"
+        );
+    }
+    let caps = ConnectionCaps::new(max, options.max_connections_per_address, options.trusted);
+    let stopping = CancellationToken::new();
+    // Every connection task holds a sender; when the last is dropped, all have ended.
+    let (open, mut all_closed) = tokio::sync::mpsc::channel::<()>(1);
+    tokio::pin!(shutdown);
+    let mut last_warned: Option<std::time::Instant> = None;
+    loop {
+        let (stream, peer) = tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    accept_failed(&error, &mut last_warned).await;
+                    continue;
+                }
+            },
+        };
+        let admission = match caps.admit(peer.ip()) {
+            Ok(admission) => admission,
+            Err(refusal) => {
+                metrics::counter!("dynapage_http_connections_refused_total", "reason" => refusal.as_str())
+                    .increment(1);
+                tracing::debug!(%peer, reason = refusal.as_str(), "connection refused");
+                continue;
+            }
+        };
+        let (router, stopping, open) = (router.clone(), stopping.clone(), open.clone());
+        let timeouts = options.timeouts;
+        tokio::spawn(async move {
+            connection(stream, peer, admission, router, timeouts, stopping).await;
+            drop(open);
+        });
+    }
+    drop(listener);
+    stopping.cancel();
+    drop(open);
+    let _ = all_closed.recv().await;
+    Ok(())
+}
+
+/// A failed `accept`: out of file descriptors (wait a moment: the cap normally prevents it),
+/// or a connection that went away before it was accepted. Logged at most once a second: a
+/// flood must not turn into a flood of log lines.
+async fn accept_failed(error: &std::io::Error, last_warned: &mut Option<std::time::Instant>) {
+    metrics::counter!("dynapage_http_accept_errors_total").increment(1);
+    if last_warned.is_none_or(|at| at.elapsed() >= Duration::from_secs(1)) {
+        *last_warned = Some(std::time::Instant::now());
+        tracing::warn!(%error, "accept failed");
+    }
+    tokio::time::sleep(ACCEPT_BACKOFF).await;
+}
+
+/// Serves one connection until it ends, overstays a phase, or the server shuts down.
+async fn connection(
+    stream: TcpStream,
+    peer: SocketAddr,
+    admission: Admission,
+    router: Router,
+    timeouts: Timeouts,
+    stopping: CancellationToken,
+) {
+    let _ = stream.set_nodelay(true);
+    let activity = Arc::new(Activity::new());
+    let io = TokioIo::new(WatchedStream::new(stream, activity.clone(), admission));
+    let service = {
+        let activity = activity.clone();
+        hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
+            let (router, activity) = (router.clone(), activity.clone());
+            async move {
+                let has_body = !hyper::body::Body::is_end_stream(request.body());
+                activity.request_started(has_body, timeouts.body);
+                let deadline = tokio::time::Instant::now() + timeouts.body;
+                let mut request =
+                    request.map(|body| DeadlineBody::new(body, deadline, activity.clone()));
+                request.extensions_mut().insert(ConnectInfo(peer));
+                let response = router.oneshot(request).await?;
+                Ok::<_, Infallible>(response.map(|body| TrackedBody::new(body, activity)))
+            }
+        })
+    };
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    // The watchdog times headers out; hyper's timer would also cut idle keep-alive connections.
+    builder.header_read_timeout(None);
+    let served = builder.serve_connection(io, service).with_upgrades();
+    tokio::pin!(served);
+    let mut shutting_down = false;
+    loop {
+        tokio::select! {
+            result = served.as_mut() => {
+                if let Err(error) = result {
+                    tracing::debug!(%peer, %error, "connection ended with an error");
+                }
+                return;
+            }
+            why = activity.expired(timeouts) => {
+                metrics::counter!("dynapage_http_connections_timed_out_total", "reason" => why.as_str())
+                    .increment(1);
+                tracing::debug!(%peer, reason = why.as_str(), "connection closed");
+                return;
+            }
+            () = stopping.cancelled(), if !shutting_down => {
+                shutting_down = true;
+                served.as_mut().graceful_shutdown();
+            }
+        }
+    }
+}

@@ -1,0 +1,359 @@
+//! What one connection is doing, and the watchdog that closes it when it has waited too long.
+//!
+//! hyper's own `header_read_timeout` also runs while a keep-alive connection waits for its next
+//! request, so it cannot be both a short header timeout (slowloris) and an idle timeout longer
+//! than a load balancer's (a server that closes an idle connection first makes the balancer
+//! answer 502 now and then). So the socket and the service report here, and the watchdog
+//! applies each timeout to its own phase:
+//!
+//! | phase | closed after |
+//! |---|---|
+//! | new, waiting for its first request | `header` since it was accepted |
+//! | waiting for the next request, nothing of it read | `idle` since the last response ended |
+//! | part of a request's head read | `header` since its first byte |
+//! | a request's body being read | `body` since its head (the body then fails, see `bodies`) |
+//! | a request in flight, nothing read or written | `idle` since the last byte either way |
+//!
+//! The last row bounds a client that does not read its response. A handler's own time is
+//! bounded by `--request-timeout-ms`, below `idle`.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::Mutex;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use super::caps::Admission;
+
+/// How long each phase may last (the module's table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timeouts {
+    pub header: Duration,
+    pub body: Duration,
+    pub idle: Duration,
+}
+
+/// A body that failed its deadline closes its connection this long after, at the latest (its
+/// handler's answer is sent first, when it comes in time).
+const DOOMED_GRACE: Duration = Duration::from_secs(1);
+
+/// Why the watchdog closed a connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expired {
+    Header,
+    Body,
+    Idle,
+}
+
+impl Expired {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Expired::Header => "header_timeout",
+            Expired::Body => "body_timeout",
+            Expired::Idle => "idle_timeout",
+        }
+    }
+}
+
+#[derive(Debug)]
+struct State {
+    /// Requests whose response has not ended.
+    in_flight: usize,
+    /// Since when the connection has waited for a request.
+    idle_since: Instant,
+    /// When the first byte of the next request's head was read.
+    head_since: Option<Instant>,
+    /// When the body being read must have ended.
+    body_deadline: Option<Instant>,
+    /// The last byte read or written.
+    last_progress: Instant,
+    /// When a body missed its deadline.
+    doomed_at: Option<Instant>,
+}
+
+/// One connection's activity, shared by its socket, its service and its watchdog.
+#[derive(Debug)]
+pub struct Activity {
+    state: Mutex<State>,
+    changed: Notify,
+}
+
+impl Activity {
+    pub fn new() -> Self {
+        let now = Instant::now();
+        Self {
+            state: Mutex::new(State {
+                in_flight: 0,
+                idle_since: now,
+                // A new connection is there to send a request: it gets the header timeout, not
+                // the idle one (which is for keep-alive connections between requests).
+                head_since: Some(now),
+                body_deadline: None,
+                last_progress: now,
+                doomed_at: None,
+            }),
+            changed: Notify::new(),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn read(&self) {
+        let now = Instant::now();
+        let mut state = self.state();
+        state.last_progress = now;
+        if state.in_flight == 0 && state.head_since.is_none() {
+            state.head_since = Some(now);
+            drop(state);
+            self.changed.notify_one();
+        }
+    }
+
+    fn wrote(&self) {
+        self.state().last_progress = Instant::now();
+    }
+
+    /// A request's head has been read; its body, if it has one, must end within `body`.
+    pub fn request_started(&self, has_body: bool, body: Duration) {
+        let now = Instant::now();
+        let mut state = self.state();
+        state.in_flight += 1;
+        state.head_since = None;
+        state.last_progress = now;
+        state.body_deadline = has_body.then(|| now + body);
+        drop(state);
+        self.changed.notify_one();
+    }
+
+    /// The request's body was read to its end.
+    pub fn body_ended(&self) {
+        self.state().body_deadline = None;
+        self.changed.notify_one();
+    }
+
+    /// The request's body missed its deadline: the connection is closed once the answer is
+    /// sent (or [`DOOMED_GRACE`] later).
+    pub fn body_timed_out(&self) {
+        self.state().doomed_at = Some(Instant::now());
+        self.changed.notify_one();
+    }
+
+    /// A response ended (or was dropped).
+    pub fn response_ended(&self) {
+        let now = Instant::now();
+        let mut state = self.state();
+        state.in_flight = state.in_flight.saturating_sub(1);
+        if state.in_flight == 0 {
+            state.idle_since = now;
+            state.head_since = None;
+            state.body_deadline = None;
+        }
+        drop(state);
+        self.changed.notify_one();
+    }
+
+    /// When the connection is due to close and why.
+    fn deadline(&self, timeouts: &Timeouts) -> (Instant, Expired) {
+        let state = self.state();
+        if let Some(doomed) = state.doomed_at {
+            let at = if state.in_flight == 0 {
+                doomed
+            } else {
+                doomed + DOOMED_GRACE
+            };
+            return (at, Expired::Body);
+        }
+        if state.in_flight == 0 {
+            return match state.head_since {
+                Some(head) => (head + timeouts.header, Expired::Header),
+                None => (state.idle_since + timeouts.idle, Expired::Idle),
+            };
+        }
+        let stalled = (state.last_progress + timeouts.idle, Expired::Idle);
+        match state.body_deadline {
+            Some(body) if body + DOOMED_GRACE < stalled.0 => (body + DOOMED_GRACE, Expired::Body),
+            _ => stalled,
+        }
+    }
+
+    /// Resolves when the connection has overstayed its phase (the module's table).
+    pub async fn expired(&self, timeouts: Timeouts) -> Expired {
+        loop {
+            let (at, why) = self.deadline(&timeouts);
+            if at <= Instant::now() {
+                return why;
+            }
+            tokio::select! {
+                () = self.changed.notified() => {}
+                () = tokio::time::sleep_until(at) => {}
+            }
+        }
+    }
+}
+
+/// The client's socket, reporting its reads and writes to its [`Activity`], and holding its
+/// place under the connection caps for as long as it is open (a WebSocket's too).
+#[derive(Debug)]
+pub struct WatchedStream {
+    stream: TcpStream,
+    activity: std::sync::Arc<Activity>,
+    _admission: Admission,
+}
+
+impl WatchedStream {
+    pub fn new(
+        stream: TcpStream,
+        activity: std::sync::Arc<Activity>,
+        admission: Admission,
+    ) -> Self {
+        Self {
+            stream,
+            activity,
+            _admission: admission,
+        }
+    }
+}
+
+impl AsyncRead for WatchedStream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut this.stream).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            this.activity.read();
+        }
+        polled
+    }
+}
+
+impl AsyncWrite for WatchedStream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.stream).poll_write(cx, data);
+        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
+            this.activity.wrote();
+        }
+        polled
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.stream).poll_write_vectored(cx, data);
+        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
+            this.activity.wrote();
+        }
+        polled
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().stream).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TIMEOUTS: Timeouts = Timeouts {
+        header: Duration::from_secs(10),
+        body: Duration::from_secs(30),
+        idle: Duration::from_secs(75),
+    };
+
+    #[test]
+    fn each_phase_has_its_own_deadline() {
+        let activity = Activity::new();
+        let (opened_at, why) = activity.deadline(&TIMEOUTS);
+        assert_eq!(why, Expired::Header, "a new connection must send a request");
+        activity.read();
+        let (header_at, why) = activity.deadline(&TIMEOUTS);
+        assert_eq!(why, Expired::Header);
+        assert_eq!(
+            header_at, opened_at,
+            "from the connection's start, not the first byte"
+        );
+        activity.request_started(true, TIMEOUTS.body);
+        let (body_at, why) = activity.deadline(&TIMEOUTS);
+        assert_eq!(why, Expired::Body);
+        assert!(body_at > header_at);
+        activity.body_ended();
+        let (stalled_at, why) = activity.deadline(&TIMEOUTS);
+        assert_eq!(why, Expired::Idle);
+        assert!(stalled_at > body_at);
+        activity.response_ended();
+        let (idle_at, why) = activity.deadline(&TIMEOUTS);
+        assert_eq!(why, Expired::Idle);
+        activity.read();
+        let (next_head_at, why) = activity.deadline(&TIMEOUTS);
+        assert_eq!(why, Expired::Header);
+        assert!(
+            next_head_at < idle_at,
+            "a started head has less time than an idle wait"
+        );
+        activity.request_started(false, TIMEOUTS.body);
+        activity.response_ended();
+        // Bytes read while a request is in flight are its body, not a new head.
+        activity.request_started(false, TIMEOUTS.body);
+        activity.read();
+        assert_eq!(activity.deadline(&TIMEOUTS).1, Expired::Idle);
+    }
+
+    #[tokio::test]
+    async fn a_body_that_missed_its_deadline_closes_once_answered() {
+        let activity = Activity::new();
+        activity.request_started(true, TIMEOUTS.body);
+        activity.body_timed_out();
+        let (at, why) = activity.deadline(&TIMEOUTS);
+        assert_eq!(why, Expired::Body);
+        assert!(at > Instant::now(), "the answer gets a grace period");
+        activity.response_ended();
+        let closed = tokio::time::timeout(Duration::from_secs(1), activity.expired(TIMEOUTS));
+        assert_eq!(closed.await, Ok(Expired::Body));
+    }
+
+    #[tokio::test]
+    async fn the_watchdog_wakes_when_a_head_starts() {
+        let short = Timeouts {
+            header: Duration::from_millis(50),
+            ..TIMEOUTS
+        };
+        let activity = std::sync::Arc::new(Activity::new());
+        activity.request_started(false, TIMEOUTS.body);
+        activity.response_ended();
+        let watching = tokio::spawn({
+            let activity = activity.clone();
+            async move { activity.expired(short).await }
+        });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        activity.read();
+        let closed = tokio::time::timeout(Duration::from_secs(2), watching).await;
+        assert_eq!(closed.expect("in time").expect("no panic"), Expired::Header);
+    }
+}
