@@ -29,6 +29,7 @@ mod helpers;
 mod http;
 mod iam;
 mod index_contract;
+mod index_view;
 mod lambda;
 mod mutations;
 mod page_numbers;
