@@ -62,6 +62,9 @@ enum Command {
     /// 64 connections of mixed queries and writes on DynamoDB Local + Redis: errors (must be 0)
     /// and the server's RSS (must stay within 10%) (~2 min)
     Soak(benchmarks::soak::Args),
+    /// Redis CPU and commands per page of the Redis index (issue #23's cases: pager pages, bare
+    /// jumps, filters), raw ZRANK/ZRANGE on a set of the same size, memory per comment (~3 min)
+    IndexCpu(benchmarks::index_cpu::Args),
     /// A page with the rate limits off, kept in-process and kept in Redis (~3 min)
     RateLimit(benchmarks::rate_limit::Args),
     /// A read with --auth off against --auth jwt with a token on every request (~3 min)
@@ -108,6 +111,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::PageNumbers(args) => benchmarks::page_numbers::run(&ctx, args).await,
         Command::Live(args) => benchmarks::live::run(&ctx, args).await,
         Command::Soak(args) => benchmarks::soak::run(&ctx, args).await,
+        Command::IndexCpu(args) => benchmarks::index_cpu::run(&ctx, args).await,
         Command::RateLimit(args) => benchmarks::rate_limit::run(&ctx, args).await,
         Command::Auth(args) => benchmarks::auth::run(&ctx, args).await,
         Command::SyncLag(args) => benchmarks::sync_lag::run(&ctx, args).await,

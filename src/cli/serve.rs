@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use crate::auth::Auth;
 use crate::config::{
     AuthArgs, BackendArgs, CursorArgs, IndexKind, PagingArgs, RateLimitArgs, ServerArgs, StoreKind,
+    WebSocketArgs,
 };
 use crate::domain::{ChangeEvent, RatingSet, Sku};
 use crate::graphql::{ApiState, build_schema};
@@ -46,6 +47,8 @@ pub struct ServeArgs {
     pub auth: AuthArgs,
     #[command(flatten)]
     pub rate_limit: RateLimitArgs,
+    #[command(flatten)]
+    pub websocket: WebSocketArgs,
     /// Also consume the table's DynamoDB stream into the index, in this process (development;
     /// production runs `dynapage sync` once beside any number of servers). Implied by
     /// `--store dynamodb --index memory`, whose index is filled from a full scan at start-up
@@ -136,6 +139,7 @@ pub async fn run_with(
         hub,
         open_subscriptions: crate::graphql::OpenSubscriptions::default(),
         max_subscriptions: args.server.max_subscriptions,
+        max_items_per_request: args.server.max_items_per_request,
     });
     let limiter = rate_limiter(
         &args.rate_limit,
@@ -147,6 +151,10 @@ pub async fn run_with(
     let mut options = crate::http::HttpOptions {
         rate_limiter: limiter,
         trusted_proxies,
+        // The subscription rate is shared through Redis when the other budgets are.
+        websocket: args
+            .websocket
+            .limits(redis.as_ref().filter(|_| args.rate_limit.limits().any())),
         shutdown: shutdown.clone(),
         ..args.server.http_options()?
     };

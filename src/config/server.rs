@@ -90,23 +90,36 @@ pub struct ServerArgs {
     /// count, so GraphiQL's and other clients' introspection query passes).
     #[arg(long, env = "DYNAPAGE_MAX_QUERY_DEPTH", default_value_t = 12)]
     pub max_query_depth: usize,
-    /// Most complex query accepted (a connection counts its page size times its fields).
+    /// Most complex query accepted (a connection counts its page size times its fields, plus
+    /// the items it may read beyond them: store-served offsets, each partition of a rating
+    /// filter; `nodes(ids:)` counts each id).
     #[arg(long, env = "DYNAPAGE_MAX_QUERY_COMPLEXITY", default_value_t = 5_000)]
     pub max_query_complexity: usize,
     /// Longest `nodes(ids:)` list accepted.
     #[arg(long, env = "DYNAPAGE_MAX_NODE_IDS", default_value_t = 100)]
     pub max_node_ids: usize,
-    /// Aliased fields one query may declare.
+    /// Aliased fields one query may select, counted per fragment expansion (a fragment with
+    /// 10 aliases spread 10 times is 100).
     #[arg(long, env = "DYNAPAGE_MAX_ALIASES", default_value_t = 30)]
     pub max_aliases: usize,
+    /// Fields one document may select, counted per fragment expansion; larger documents are
+    /// refused (`GRAPHQL_VALIDATION_FAILED`) before they are validated against the schema.
+    #[arg(long, env = "DYNAPAGE_MAX_SELECTIONS", default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_selections: u64,
+    /// Most items one request may read from the store (`TOO_MANY_ITEMS` beyond): refused before
+    /// execution when the query's complexity already exceeds it, and checked before every read.
+    #[arg(long, env = "DYNAPAGE_MAX_ITEMS_PER_REQUEST", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_items_per_request: u64,
     /// A request still running after this many milliseconds answers `REQUEST_TIMEOUT`.
     #[arg(long, env = "DYNAPAGE_REQUEST_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub request_timeout_ms: u64,
     /// Requests executing at once; more are refused with 503 (`SERVICE_UNAVAILABLE`), not queued.
     #[arg(long, env = "DYNAPAGE_MAX_CONCURRENT_REQUESTS", default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_concurrent_requests: u32,
-    /// Largest request body accepted, in bytes; larger ones get 413.
-    #[arg(long, env = "DYNAPAGE_MAX_BODY_BYTES", default_value_t = 256 * 1024)]
+    /// Largest request body accepted, in bytes; larger ones get 413. 64 KiB holds any real
+    /// query or mutation (a comment body is at most 4,000 characters); a larger document would
+    /// only cost parsing.
+    #[arg(long, env = "DYNAPAGE_MAX_BODY_BYTES", default_value_t = 64 * 1024)]
     pub max_body_bytes: usize,
     /// On SIGINT/SIGTERM, in-flight requests get this many milliseconds to finish before they
     /// are cut and the process exits.
@@ -134,7 +147,7 @@ pub struct ServerArgs {
     /// (4408, as graphql-transport-ws says).
     #[arg(long, env = "DYNAPAGE_CONNECTION_INIT_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub connection_init_timeout_ms: u64,
-    /// A WebSocket is pinged this often, in milliseconds; a graphql-transport-ws client that
+    /// A WebSocket is pinged this often, in milliseconds; a client (of either protocol) that
     /// answers nothing for two intervals is closed (3008).
     #[arg(long, env = "DYNAPAGE_WEBSOCKET_KEEPALIVE_MS", default_value_t = 15_000, value_parser = clap::value_parser!(u64).range(100..))]
     pub websocket_keepalive_ms: u64,
@@ -197,6 +210,7 @@ impl ServerArgs {
             request_timeout: std::time::Duration::from_millis(self.request_timeout_ms),
             max_concurrent_requests: self.max_concurrent_requests as usize,
             max_aliases: self.max_aliases,
+            max_selections: self.max_selections as usize,
             max_depth: self.max_query_depth,
             max_body_bytes: self.max_body_bytes,
             cors,

@@ -14,7 +14,7 @@
 //! Counted from the newest, every page shifts by one item per new comment.
 //!
 //! Everything here is arithmetic on ranks; the index turns ranks into sort keys
-//! (`PageIndex::positions`), in one round trip. The Redis script `positions.lua` repeats
+//! (`PageIndex::positions`), in one round trip. The Redis script `read.lua` repeats
 //! [`PageLayout::pages_to_bound`], and the index contract tests hold the two to the same answers.
 
 use super::Order;

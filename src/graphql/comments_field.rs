@@ -9,29 +9,13 @@
 //! [`object_with_comments!`] writes the whole `#[Object]` impl, ending with the `comments`
 //! resolver and its shared parameters.
 
-use crate::pagination::PagingSettings;
-
-/// Complexity of a connection: its page size times the cost of one edge. Complexity is counted
-/// before any resolver runs, without the server's settings, so the default settings stand in:
-/// no `first`/`last` counts as the default page size, and a size above the default maximum
-/// counts as that maximum (such a request is refused with `PAGE_SIZE_EXCEEDED`, which says
-/// more than a complexity refusal, unless `--max-page-size` allows it).
-pub(super) fn connection_complexity(first: Option<i32>, last: Option<i32>, child: usize) -> usize {
-    let PagingSettings {
-        default_page_size,
-        max_page_size,
-        ..
-    } = PagingSettings::default();
-    let size = first
-        .or(last)
-        .map_or(default_page_size, |n| usize::try_from(n).unwrap_or(0))
-        .clamp(1, max_page_size);
-    size.saturating_mul(child).saturating_add(1)
-}
-
 /// Writes an `#[Object]` impl: its own items, then a `comments` field that takes the field's
 /// own leading arguments (`Query.comments` has `sku`) followed by the shared connection
 /// arguments. Its body sees the shared ones as one [`ConnectionInput`](super::connection::ConnectionInput), named after the `|…|`.
+///
+/// A `complexity` among the caller's own items cannot name `child_complexity`: async-graphql's
+/// derive binds it with the span of the attribute's `#`, written here (macro hygiene). Such
+/// fields live in an `#[Object]` of their own (`Query.node` and `nodes`: `query::NodeQuery`).
 ///
 /// ```text
 /// object_with_comments! {
@@ -62,7 +46,7 @@ macro_rules! object_with_comments {
 
             $(#[$field_attr])*
             #[graphql(
-                complexity = "crate::graphql::comments_field::connection_complexity(first, last, child_complexity)"
+                complexity = "crate::graphql::pricing::connection(first, last, offset, &ratings, &containing, child_complexity)"
             )]
             #[expect(
                 clippy::too_many_arguments,
@@ -201,13 +185,5 @@ mod tests {
         let first = description("first");
         assert!(first.contains(&default) && first.contains(&max), "{first}");
         assert!(description("last").contains(&max));
-    }
-
-    #[test]
-    fn complexity_counts_the_requested_page_or_the_default_one() {
-        assert_eq!(super::connection_complexity(Some(10), None, 3), 31);
-        assert_eq!(super::connection_complexity(None, Some(0), 3), 4);
-        assert_eq!(super::connection_complexity(None, None, 1), 21);
-        assert_eq!(super::connection_complexity(Some(1000), None, 1), 101);
     }
 }

@@ -1,7 +1,8 @@
 //! `CommentConnection`: the one resolver behind `Query.comments` and `Product.comments`. It
 //! turns the arguments and the selection into one engine call ([`Engine::connection`]) and the
-//! answer into types; the fields that read the index beyond the page (`totalCount`, another
-//! `pageCursors` layout) ask the engine too. No paging decision is made here.
+//! answer into types; `totalCount`, `startOffset` and the first `pageCursors` read the one index
+//! view made with the page, and only another `pageCursors` layout asks the engine again. No
+//! paging decision is made here.
 //!
 //! [`Engine::connection`]: crate::pagination::Engine::connection
 
@@ -13,6 +14,7 @@ use super::ApiState;
 use super::error::ApiError;
 use super::global_id::GlobalId;
 use super::pages::{PageCursors, PageNumbering};
+use super::pricing::ConnectionShape;
 use super::types::{Comment, CommentEdge, PageInfo};
 use crate::domain::{self, PageLayout, RatingSet, Sku, SortKey};
 use crate::pagination::{
@@ -68,6 +70,13 @@ pub(super) async fn resolve_connection(
     let meta = super::meta(ctx);
     let fail = |e: ApiError| e.into_graphql(meta);
     let ratings = rating_set(input.ratings.as_deref()).map_err(|e| fail(e.into()))?;
+    let shape = ConnectionShape {
+        first: input.first,
+        last: input.last,
+        offset: input.offset,
+        ratings: input.ratings.as_ref().map(Vec::len),
+        containing: input.containing.is_some(),
+    };
     let scope = CursorScope { sku, ratings };
     let args = ConnectionArgs {
         first: input.first,
@@ -90,11 +99,15 @@ pub(super) async fn resolve_connection(
         want: selected_page_parts(&look),
         index: selected_index_parts(&look, page_size, settings),
     };
+    let reserved = super::reserve_items(meta, state, shape.max_reads(settings))?;
     let connection = state
         .engine
         .connection(&request)
         .await
         .map_err(|e| fail(e.into()))?;
+    if let Some(meta) = meta {
+        meta.settle_items(reserved, connection.page.stats.items_read);
+    }
     let scope = request.scope;
     record_cost(meta, &scope.sku, &connection.page);
     Ok(CommentConnection {
@@ -209,8 +222,8 @@ pub struct CommentConnection {
     /// The first edge's sort key, where `pageCursors` and `startOffset` look from (kept when
     /// only they were selected and the edges are not served).
     anchor: Option<SortKey>,
-    /// The one index call of `pageCursors` and `startOffset`, made with the page, its failure
-    /// converted (and logged) once.
+    /// The one index call of `totalCount`, `pageCursors` and `startOffset`, made with the page,
+    /// its failure converted (and logged) once.
     prefetched: Option<Prefetched<async_graphql::Error>>,
 }
 
@@ -255,14 +268,19 @@ impl CommentConnection {
     async fn total_count(&self, ctx: &Context<'_>) -> async_graphql::Result<Option<i32>> {
         let state = state(ctx)?;
         let meta = super::meta(ctx);
-        let count = state
-            .engine
-            .total_count(&self.scope.sku, self.scope.ratings)
-            .await
-            .map_err(|e| ApiError::from(e).into_graphql(meta))?;
-        if let Some(meta) = meta {
-            meta.add_index_call();
-        }
+        let count = match &self.prefetched {
+            Some(prefetched) => prefetched.total()?,
+            None => {
+                if let Some(meta) = meta {
+                    meta.add_index_call();
+                }
+                state
+                    .engine
+                    .total_count(&self.scope.sku, self.scope.ratings)
+                    .await
+                    .map_err(|e| ApiError::from(e).into_graphql(meta))?
+            }
+        };
         Ok(Some(i32::try_from(count).unwrap_or(i32::MAX)))
     }
 
@@ -328,8 +346,8 @@ impl CommentConnection {
         };
         let state = state(ctx)?;
         let meta = super::meta(ctx);
-        let positions = match &self.prefetched {
-            Some(prefetched) => prefetched.for_start_offset().clone()?,
+        let positions = match self.prefetched.as_ref().and_then(|p| p.for_start_offset()) {
+            Some(positions) => positions.clone()?,
             None => {
                 if let Some(meta) = meta {
                     meta.add_index_call();

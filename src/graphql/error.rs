@@ -37,6 +37,8 @@ pub enum ErrorCode {
     SlowSubscriber,
     /// A subscription could not be given every change (resumed from too far back).
     EventsMissed,
+    /// The request would read more items from the store than `--max-items-per-request`.
+    TooManyItems,
     Internal,
 }
 
@@ -55,6 +57,7 @@ impl ErrorCode {
             ErrorCode::TooManySubscriptions => "TOO_MANY_SUBSCRIPTIONS",
             ErrorCode::SlowSubscriber => "SLOW_SUBSCRIBER",
             ErrorCode::EventsMissed => "EVENTS_MISSED",
+            ErrorCode::TooManyItems => "TOO_MANY_ITEMS",
             ErrorCode::Internal => "INTERNAL_SERVER_ERROR",
         }
     }
@@ -82,6 +85,13 @@ pub enum ApiError {
     /// A write without a valid token, under `--auth jwt`.
     #[error("{0}")]
     Unauthenticated(String),
+    /// The request's reads would pass `--max-items-per-request`.
+    #[error(
+        "the request would read more than {max} items from the store: ask for smaller pages, \
+         fewer ratings or fewer connections (offsets over the index threshold read no more than \
+         page 1)"
+    )]
+    TooManyItems { max: u64 },
 }
 
 impl ApiError {
@@ -89,6 +99,7 @@ impl ApiError {
         match self {
             ApiError::Input(_) | ApiError::Refused(_) => ErrorCode::BadUserInput,
             ApiError::Unauthenticated(_) => ErrorCode::Unauthenticated,
+            ApiError::TooManyItems { .. } => ErrorCode::TooManyItems,
             ApiError::NotFound(_) => ErrorCode::NotFound,
             ApiError::Live { code, .. } => *code,
             ApiError::Pagination(e) => match e {

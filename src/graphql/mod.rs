@@ -13,6 +13,7 @@ mod global_id;
 mod hooks;
 mod mutation;
 mod pages;
+pub mod pricing;
 mod product;
 mod query;
 mod scalars;
@@ -21,11 +22,12 @@ mod subscription;
 mod types;
 mod viewer;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_graphql::Schema;
 
-pub use budget::{Budget, Checked, retry_after_seconds};
+pub use budget::{Budget, Checked, failure_floor, retry_after_seconds};
 pub use error::{ApiError, ErrorCode};
 pub use global_id::GlobalId;
 pub use mutation::MutationRoot;
@@ -55,6 +57,8 @@ pub struct ApiState {
     /// Subscriptions open now, and how many may be.
     pub open_subscriptions: OpenSubscriptions,
     pub max_subscriptions: usize,
+    /// Most items one request may read from the store (`--max-items-per-request`).
+    pub max_items_per_request: u64,
 }
 
 /// Per-request data: the id that ties logs to error responses, and what the request cost.
@@ -62,6 +66,9 @@ pub struct ApiState {
 pub struct RequestMeta {
     pub request_id: String,
     pub cost: Mutex<PageStats>,
+    /// Items read by finished reads plus the most the running ones may read: held to
+    /// `--max-items-per-request` before each read ([`reserve_items`]).
+    items_reserved: AtomicU64,
 }
 
 impl RequestMeta {
@@ -69,7 +76,24 @@ impl RequestMeta {
         Self {
             request_id,
             cost: Mutex::default(),
+            items_reserved: AtomicU64::new(0),
         }
+    }
+
+    /// Reserves `items` more under `max`; `Err` with what is already reserved when they do
+    /// not fit.
+    fn try_reserve_items(&self, items: u64, max: u64) -> Result<(), u64> {
+        self.items_reserved
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
+                held.checked_add(items).filter(|&total| total <= max)
+            })
+            .map(|_| ())
+    }
+
+    /// A read that reserved `reserved` items read `read`: the rest is given back.
+    pub(crate) fn settle_items(&self, reserved: u64, read: u64) {
+        let unused = reserved.saturating_sub(read);
+        self.items_reserved.fetch_sub(unused, Ordering::Relaxed);
     }
 
     pub fn add_cost(&self, stats: PageStats) {
@@ -89,8 +113,9 @@ impl RequestMeta {
     }
 }
 
-/// Limits the schema enforces: huge fan-outs are refused before anything executes. (Depth and
-/// aliases are checked by the HTTP layer on the parsed document: `http::limits`.)
+/// Limits the schema enforces: huge fan-outs are refused before anything executes (`pricing`
+/// says what a read costs). (Depth, aliases and selections are checked by the HTTP layer on the
+/// parsed document: `http::check`.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct QueryLimits {
     pub max_complexity: usize,
@@ -106,7 +131,7 @@ impl Default for QueryLimits {
 
 /// The schema with `state` attached (or none, for printing the SDL).
 pub fn build_schema(state: Option<Arc<ApiState>>, limits: QueryLimits) -> ApiSchema {
-    let mut builder = Schema::build(QueryRoot, MutationRoot, SubscriptionRoot)
+    let mut builder = Schema::build(QueryRoot::default(), MutationRoot, SubscriptionRoot)
         .limit_complexity(limits.max_complexity)
         .limit_recursive_depth(32)
         .extension(hooks::SchemaHooks);
@@ -124,7 +149,53 @@ pub fn sdl() -> String {
         .sdl_with_options(async_graphql::SDLExportOptions::new().include_specified_by())
 }
 
+/// Reserves the `items` a read may take against `--max-items-per-request`, before it reads: the
+/// backstop of the complexity model, enforced with the server's real settings. Returns what was
+/// reserved (0 without a [`RequestMeta`]), for [`RequestMeta::settle_items`]; a read that would
+/// pass the cap is refused with `TOO_MANY_ITEMS` and reads nothing.
+pub(crate) fn reserve_items(
+    meta: Option<&RequestMeta>,
+    state: &ApiState,
+    items: u64,
+) -> async_graphql::Result<u64> {
+    let Some(meta) = meta else {
+        return Ok(0);
+    };
+    let max = state.max_items_per_request;
+    match meta.try_reserve_items(items, max) {
+        Ok(()) => Ok(items),
+        Err(_) => {
+            metrics::counter!("dynapage_items_cap_refusals_total").increment(1);
+            Err(ApiError::TooManyItems { max }.into_graphql(Some(meta)))
+        }
+    }
+}
+
 /// The request's [`RequestMeta`], when the HTTP layer attached one.
 pub(crate) fn meta<'a>(ctx: &async_graphql::Context<'a>) -> Option<&'a RequestMeta> {
     ctx.data_opt::<Arc<RequestMeta>>().map(Arc::as_ref)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RequestMeta;
+
+    #[test]
+    fn reads_reserve_their_most_and_give_back_what_they_did_not_read() {
+        let meta = RequestMeta::new("r".into());
+        assert_eq!(meta.try_reserve_items(60, 100), Ok(()));
+        assert_eq!(meta.try_reserve_items(41, 100), Err(60), "61 + 41 > 100");
+        meta.settle_items(60, 20);
+        assert_eq!(
+            meta.try_reserve_items(80, 100),
+            Ok(()),
+            "20 read, 80 more fit"
+        );
+        assert_eq!(meta.try_reserve_items(1, 100), Err(100));
+        assert_eq!(
+            meta.try_reserve_items(u64::MAX, u64::MAX),
+            Err(100),
+            "no overflow"
+        );
+    }
 }

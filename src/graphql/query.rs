@@ -1,6 +1,6 @@
 //! `Query`: products, their comments, and Relay's `node`/`nodes`.
 
-use async_graphql::{Context, ID, Object};
+use async_graphql::{Context, ID, MergedObject, Object};
 
 use super::comments_field::object_with_comments;
 use super::connection::{resolve_connection, state};
@@ -8,55 +8,75 @@ use super::error::ApiError;
 use super::global_id::GlobalId;
 use super::types::{Comment, Node, Product};
 use crate::domain::{CommentId, Sku};
+use crate::pagination::PageStats;
 use crate::store::{CommentStore, StoreError};
 
-/// The root of every read.
+/// Ids one store call of `get_many` fetches at most (DynamoDB's `BatchGetItem` takes 100), for
+/// `storeQueries`.
+const GET_MANY_BATCH: u64 = 100;
+
+/// Reads: products, their comments, and Relay object refetching.
+#[derive(Debug, Default, MergedObject)]
+#[graphql(name = "Query")]
+pub struct QueryRoot(NodeQuery, CatalogQuery);
+
+/// `Query.node` and `Query.nodes`, in an `#[Object]` of their own: a `complexity` that names
+/// `child_complexity` cannot be written inside `object_with_comments!` (its doc says why), and
+/// `nodes` is priced per id.
 #[derive(Debug, Default)]
-pub struct QueryRoot;
+pub struct NodeQuery;
+
+#[Object]
+impl NodeQuery {
+    /// Any object by its global id (Relay refetching). Null, with a `NOT_FOUND` error, when the
+    /// id names a comment that does not exist.
+    async fn node(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(desc = "A global id from an object's `id` field.")] id: ID,
+    ) -> async_graphql::Result<Option<Node>> {
+        let meta = super::meta(ctx);
+        let id = GlobalId::decode(&id).map_err(|e| ApiError::from(e).into_graphql(meta))?;
+        let GlobalId::Comment(comment) = id else {
+            // A product exists as soon as it is named.
+            return Ok(fetch_nodes(ctx, &[id]).await?.pop().flatten());
+        };
+        match fetch_nodes(ctx, &[id]).await?.pop().flatten() {
+            Some(node) => Ok(Some(node)),
+            None => Err(ApiError::from(StoreError::NotFound(comment)).into_graphql(meta)),
+        }
+    }
+
+    /// Several objects by global id, in the same order; null for ids that name nothing.
+    /// Each id is priced as one item read.
+    #[graphql(complexity = "super::pricing::nodes(&ids, child_complexity)")]
+    async fn nodes(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(desc = "Global ids, at most 100.")] ids: Vec<ID>,
+    ) -> async_graphql::Result<Vec<Option<Node>>> {
+        let meta = super::meta(ctx);
+        let max = state(ctx)?.max_node_ids;
+        if ids.len() > max {
+            let refusal = ApiError::Refused(format!("`ids` may hold at most {max} ids"));
+            return Err(refusal.into_graphql(meta));
+        }
+        let ids = ids
+            .iter()
+            .map(|id| GlobalId::decode(id))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| ApiError::from(e).into_graphql(meta))?;
+        fetch_nodes(ctx, &ids).await
+    }
+}
+
+/// `Query.product` and `Query.comments`.
+#[derive(Debug, Default)]
+pub struct CatalogQuery;
 
 object_with_comments! {
-    /// Reads: products, their comments, and Relay object refetching.
-    #[Object(name = "Query")]
-    impl QueryRoot {
-        /// Any object by its global id (Relay refetching). Null, with a `NOT_FOUND` error, when the
-        /// id names a comment that does not exist.
-        async fn node(
-            &self,
-            ctx: &Context<'_>,
-            #[graphql(desc = "A global id from an object's `id` field.")] id: ID,
-        ) -> async_graphql::Result<Option<Node>> {
-            let meta = super::meta(ctx);
-            let id = GlobalId::decode(&id).map_err(|e| ApiError::from(e).into_graphql(meta))?;
-            let GlobalId::Comment(comment) = id else {
-                // A product exists as soon as it is named.
-                return Ok(fetch_nodes(ctx, &[id]).await?.pop().flatten());
-            };
-            match fetch_nodes(ctx, &[id]).await?.pop().flatten() {
-                Some(node) => Ok(Some(node)),
-                None => Err(ApiError::from(StoreError::NotFound(comment)).into_graphql(meta)),
-            }
-        }
-
-        /// Several objects by global id, in the same order; null for ids that name nothing.
-        async fn nodes(
-            &self,
-            ctx: &Context<'_>,
-            #[graphql(desc = "Global ids, at most 100.")] ids: Vec<ID>,
-        ) -> async_graphql::Result<Vec<Option<Node>>> {
-            let meta = super::meta(ctx);
-            let max = state(ctx)?.max_node_ids;
-            if ids.len() > max {
-                let refusal = ApiError::Refused(format!("`ids` may hold at most {max} ids"));
-                return Err(refusal.into_graphql(meta));
-            }
-            let ids = ids
-                .iter()
-                .map(|id| GlobalId::decode(id))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| ApiError::from(e).into_graphql(meta))?;
-            fetch_nodes(ctx, &ids).await
-        }
-
+    #[Object]
+    impl CatalogQuery {
         /// A product by SKU. Every valid SKU names a product, with or without comments.
         async fn product(
             &self,
@@ -102,12 +122,21 @@ async fn fetch_nodes(
     let mut comments = if comment_ids.is_empty() {
         Vec::new()
     } else {
-        state(ctx)?
-            .engine
-            .store()
-            .get_many(&comment_ids)
-            .await
-            .map_err(|e| ApiError::from(e).into_graphql(meta))?
+        let state = state(ctx)?;
+        let items = comment_ids.len() as u64;
+        let reserved = super::reserve_items(meta, state, items)?;
+        let read = state.engine.store().get_many(&comment_ids).await;
+        // What `get_many` asked the store for, found or not: `nodes` reads are reads too.
+        let stats = PageStats {
+            items_read: items,
+            store_queries: items.div_ceil(GET_MANY_BATCH),
+            index_calls: 0,
+        };
+        if let Some(meta) = meta {
+            meta.add_cost(stats);
+            meta.settle_items(reserved, items);
+        }
+        read.map_err(|e| ApiError::from(e).into_graphql(meta))?
     }
     .into_iter();
     Ok(ids

@@ -10,7 +10,8 @@
 //! nothing is given twice. Edits and deletions are replayed from the hub's recent changes from
 //! the cursor comment's `createdAt` on (the client was there then); a client that resumes from
 //! further back than the hub remembers first gets an `EVENTS_MISSED` error on the stream, which
-//! tells it to refetch its page, and then the live events.
+//! tells it to refetch its page, and then the live events. A replay is bounded and paid for
+//! before it reads (`replay`).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -20,19 +21,20 @@ use async_graphql::{Context, Enum, ID, SimpleObject, Subscription};
 use futures::Stream;
 use tokio::sync::broadcast::error::RecvError;
 
-use super::ApiState;
+mod replay;
+
+use self::replay::{Resumed, resumed};
 use super::connection::{edge_of, rating_set, state};
 use super::error::{ApiError, ErrorCode};
 use super::global_id::GlobalId;
 use super::types::CommentEdge;
-use crate::domain::{self, ChangeEvent, Order, Sku, SortKey};
+use super::{ApiState, Budget};
+use crate::domain::{self, ChangeEvent, Sku};
 use crate::live::LiveChange;
-use crate::pagination::{CursorScope, PagePlan, Want};
+use crate::pagination::CursorScope;
 
 /// Comments one resumed subscription replays at most; a client further behind refetches.
 pub const MAX_REPLAY: usize = 1_000;
-/// Comments read per replay page.
-const REPLAY_PAGE: usize = 100;
 
 /// What happened to a comment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Enum)]
@@ -104,11 +106,14 @@ pub struct SubscriptionRoot;
 impl SubscriptionRoot {
     /// Changes to a product's comments (optionally only some ratings), as they reach this
     /// server's index. With `after` (a cursor this connection issued), first replays every
-    /// comment newer than it, oldest first (at most 1,000), and the edits and deletions since
-    /// that comment was written, then goes live; no comment is added twice. An `EVENTS_MISSED`
-    /// error first means the server does not hold every edit and deletion since the cursor
-    /// (too far back, or from before it started): refetch the page. A subscriber more than
-    /// `--subscription-buffer` changes behind is closed with `SLOW_SUBSCRIBER`.
+    /// comment newer than it, oldest first (at most 1,000, one point each from the client's
+    /// query-cost budget), and the edits and deletions since that comment was written, then
+    /// goes live; no comment is added twice. An `EVENTS_MISSED` error means the server does
+    /// not hold every edit and deletion since the cursor (too far back, or from before it
+    /// started) or that more than 1,000 comments are newer (nothing is replayed): refetch the
+    /// page. A subscriber more than `--subscription-buffer` changes behind is closed with
+    /// `SLOW_SUBSCRIBER`. It must be the operation's only root field, and select no
+    /// connection (`comments`, `pageCursors`, `ratingSummary`): query those over HTTP.
     async fn comment_events(
         &self,
         ctx: &Context<'_>,
@@ -135,6 +140,7 @@ impl SubscriptionRoot {
                 })
             })
             .transpose()?;
+        let budget = ctx.data_opt::<Arc<Budget>>().cloned();
         let slot = Slot::take(&state).map_err(fail)?;
         // Subscribed before the replay reads the store: nothing falls between the two.
         let live = state.hub.subscribe();
@@ -143,8 +149,13 @@ impl SubscriptionRoot {
             let _slot = slot;
             let mut replayed: HashSet<domain::CommentId> = HashSet::new();
             if let Some(after) = after {
-                for await event in resumed(&state, &scope, after, &mut replayed) {
+                let mut outcome = Resumed::Live;
+                let budget = budget.as_deref();
+                for await event in resumed(&state, budget, &scope, after, &mut replayed, &mut outcome) {
                     yield event;
+                }
+                if outcome == Resumed::Refused {
+                    return;
                 }
             }
             for await event in live_events(&state, &scope, live, replayed) {
@@ -154,47 +165,7 @@ impl SubscriptionRoot {
     }
 }
 
-type EventResult = async_graphql::Result<CommentEvent>;
-
-/// What a subscription resumed `after` a cursor hears first: `EVENTS_MISSED` if the hub no
-/// longer holds every edit and deletion since the cursor's comment was written, the comments
-/// added since (their ids go into `replayed`), then the edits and deletions.
-fn resumed<'a>(
-    state: &'a Arc<ApiState>,
-    scope: &'a CursorScope,
-    after: SortKey,
-    replayed: &'a mut HashSet<domain::CommentId>,
-) -> impl Stream<Item = EventResult> + 'a {
-    async_stream::stream! {
-        let logged = state.hub.since(&scope.sku, after.millis());
-        if logged.is_err() {
-            yield Err(missed(
-                "this server does not hold every edit and deletion made since that cursor: refetch the page",
-            ));
-        }
-        match replay(state, scope, after).await {
-            Ok(comments) => {
-                let total = count(state, scope).await;
-                for comment in comments {
-                    replayed.insert(comment.id);
-                    yield Ok(added(state, scope, comment, total));
-                }
-            }
-            Err(error) => {
-                yield Err(error);
-            }
-        }
-        if let Ok(changes) = logged {
-            for change in with_comments(state, changes).await {
-                if let Some(event) = event_for(state, scope, &change) {
-                    if event.kind != CommentEventKind::Added {
-                        yield Ok(event);
-                    }
-                }
-            }
-        }
-    }
-}
+pub(super) type EventResult = async_graphql::Result<CommentEvent>;
 
 /// The live events of `scope` from the hub's broadcast, skipping additions a replay already
 /// gave (`replayed`); ends with `SLOW_SUBSCRIBER` when the subscriber falls a whole ring behind.
@@ -237,119 +208,12 @@ fn live_events<'a>(
     }
 }
 
-/// `changes` with the comments of their upserts, read from the store where the hub did not
-/// keep them (it keeps none while nobody is subscribed); an upsert whose comment is gone stays
-/// without one (its deletion follows).
-async fn with_comments(state: &ApiState, changes: Vec<Arc<LiveChange>>) -> Vec<Arc<LiveChange>> {
-    use crate::store::CommentStore;
-    let missing: Vec<domain::CommentId> = changes
-        .iter()
-        .filter(|c| c.comment.is_none() && matches!(c.change, ChangeEvent::Upsert { .. }))
-        .map(|c| c.id())
-        .collect();
-    if missing.is_empty() {
-        return changes;
-    }
-    let Ok(found) = state.engine.store().get_many(&missing).await else {
-        return changes;
-    };
-    let found: std::collections::HashMap<domain::CommentId, domain::Comment> =
-        found.into_iter().flatten().map(|c| (c.id, c)).collect();
-    changes
-        .into_iter()
-        .map(|change| match found.get(&change.id()) {
-            Some(comment) if change.comment.is_none() => Arc::new(LiveChange {
-                comment: Some(comment.clone()),
-                ..LiveChange::clone(&change)
-            }),
-            _ => change,
-        })
-        .collect()
-}
-
-fn missed(message: &str) -> async_graphql::Error {
-    ApiError::Live {
-        code: ErrorCode::EventsMissed,
-        message: message.to_owned(),
-    }
-    .into_graphql(None)
-}
-
-/// The comments newer than `after`, oldest first, read from the store in cursor pages.
-async fn replay(
-    state: &ApiState,
-    scope: &CursorScope,
-    after: SortKey,
-) -> Result<Vec<domain::Comment>, async_graphql::Error> {
-    let mut out = Vec::new();
-    let mut start = after;
-    loop {
-        let plan = PagePlan {
-            order: Order::OldestFirst,
-            start: Some(start),
-            stop: None,
-            skip: 0,
-            take: REPLAY_PAGE,
-            keep_last: None,
-        };
-        let page = state
-            .engine
-            .page(
-                &scope.sku,
-                scope.ratings,
-                &plan,
-                // Read oldest first: "previous" is what lies beyond the page.
-                Want {
-                    edges: true,
-                    has_next_page: false,
-                    has_previous_page: true,
-                },
-            )
-            .await
-            .map_err(|e| ApiError::from(e).into_graphql(None))?;
-        // Pages come newest first; the replay goes oldest first.
-        let more = page.has_previous_page == Some(true);
-        let Some(newest) = page.items.first().map(domain::Comment::sort_key) else {
-            return Ok(out);
-        };
-        out.extend(page.items.into_iter().rev());
-        if out.len() > MAX_REPLAY {
-            return Err(missed(&format!(
-                "more than {MAX_REPLAY} comments were added since that cursor: refetch the page"
-            )));
-        }
-        if !more {
-            return Ok(out);
-        }
-        start = newest;
-    }
-}
-
-async fn count(state: &ApiState, scope: &CursorScope) -> Option<i32> {
-    state
-        .engine
-        .total_count(&scope.sku, scope.ratings)
-        .await
-        .ok()
-        .map(|n| i32::try_from(n).unwrap_or(i32::MAX))
-}
-
-fn added(
-    state: &ApiState,
-    scope: &CursorScope,
-    comment: domain::Comment,
-    total_count: Option<i32>,
-) -> CommentEvent {
-    CommentEvent {
-        kind: CommentEventKind::Added,
-        edge: Some(edge_of(state, scope, comment)),
-        deleted_comment_id: None,
-        total_count,
-    }
-}
-
 /// What a subscriber with `scope` sees of `change`, if anything.
-fn event_for(state: &ApiState, scope: &CursorScope, change: &LiveChange) -> Option<CommentEvent> {
+pub(super) fn event_for(
+    state: &ApiState,
+    scope: &CursorScope,
+    change: &LiveChange,
+) -> Option<CommentEvent> {
     let ratings = scope.ratings;
     let (was_in, is_in) = match &change.change {
         ChangeEvent::Upsert { old, new } => (

@@ -2,9 +2,11 @@
 //! (`graphql`: POST and GET; `websocket`: a `subscribe`): [`check_request`] parses the text
 //! (once per text, through `documents`), sees that the operation it selects may run over this
 //! transport, and holds the document to the limits async-graphql does not enforce (`limits`:
-//! aliases, depth). Its refusals ([`Rejection`]) carry one message and one code whatever the
-//! transport, so a client learns the same thing over HTTP and WebSocket; each transport only
-//! says how to send them (a status and headers, or an error in the subscription's stream).
+//! depth; `expansion`: aliases and fields, counted per fragment expansion; `subscription_shape`:
+//! a subscription's one root field and no connections). Its refusals ([`Rejection`]) carry one
+//! message and one code whatever the transport, so a client learns the same thing over HTTP and
+//! WebSocket; each transport only says how to send them (a status and headers, or an error in the
+//! subscription's stream).
 //!
 //! A check that belongs to every request goes here, in order: a persisted-document lookup would
 //! take the place of the parse, a cost check would follow the limits.
@@ -19,7 +21,7 @@ use async_graphql::parser::types::{DocumentOperations, ExecutableDocument, Opera
 
 use super::HttpOptions;
 use super::documents::DocumentCache;
-use super::limits;
+use super::{expansion, limits, subscription_shape};
 
 /// How a request came, which decides the kinds of operation it may run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,13 +58,28 @@ pub enum Rejection {
         "only subscriptions are served over WebSocket: send queries and mutations to POST /graphql"
     )]
     OnlySubscriptions,
-    #[error("the query declares {aliases} aliases; at most {max} are allowed")]
+    #[error(
+        "the query selects {aliases} aliased fields (fragments counted at every spread); at most {max} are allowed"
+    )]
     TooManyAliases { aliases: usize, max: usize },
+    #[error(
+        "the query selects {} fields (fragments counted at every spread); at most {max} are allowed",
+        count_or_more(*.selections)
+    )]
+    TooManySelections { selections: usize, max: usize },
     #[error("the query nests fields {depth} deep; at most {max} are allowed")]
     TooDeep { depth: usize, max: usize },
     /// Chains of fragment spreads past any real query's (see [`limits::depth`]).
     #[error("the query's fragment spreads nest too deeply")]
     FragmentsTooDeep,
+    /// A subscription operation selects one root field (`subscription_shape`).
+    #[error("a subscription operation must select exactly one root field; this one selects {0}")]
+    SubscriptionRootFields(usize),
+    /// A subscription selects events, not connections (`subscription_shape`).
+    #[error(
+        "`{0}` cannot be selected in a subscription: events carry comments, not connections; query `{0}` separately over POST /graphql"
+    )]
+    ConnectionInSubscription(String),
 }
 
 impl Rejection {
@@ -70,9 +87,12 @@ impl Rejection {
     pub fn code(&self) -> &'static str {
         match self {
             Self::MutationOverGet | Self::OnlySubscriptions => "BAD_REQUEST",
-            Self::TooManyAliases { .. } | Self::TooDeep { .. } | Self::FragmentsTooDeep => {
-                "GRAPHQL_VALIDATION_FAILED"
-            }
+            Self::TooManyAliases { .. }
+            | Self::TooManySelections { .. }
+            | Self::TooDeep { .. }
+            | Self::FragmentsTooDeep
+            | Self::SubscriptionRootFields(_)
+            | Self::ConnectionInSubscription(_) => "GRAPHQL_VALIDATION_FAILED",
         }
     }
 }
@@ -103,6 +123,12 @@ pub fn check_request(
         Transport::Post | Transport::Get | Transport::WebSocket => {}
     }
     check_limits(&document, options)?;
+    if transport == Transport::WebSocket {
+        subscription_shape::check(&document, operation_name).map_err(|shape| match shape {
+            subscription_shape::Shape::RootFields(n) => Rejection::SubscriptionRootFields(n),
+            subscription_shape::Shape::Connection(f) => Rejection::ConnectionInSubscription(f),
+        })?;
+    }
     let writes = limits::writes(&document, operation_name);
     request.set_parsed_query(ExecutableDocument::clone(&document));
     Ok(Checked {
@@ -135,22 +161,42 @@ fn selectable(document: &ExecutableDocument, operation_name: Option<&str>) -> Ve
     }
 }
 
-/// The limits on the document's shape: aliases first, then depth.
+/// The limits on the document's shape: aliases first, then depth, then selections (all three
+/// walk each fragment once, however often it is spread).
 fn check_limits(document: &ExecutableDocument, options: &HttpOptions) -> Result<(), Rejection> {
-    let aliases = limits::count_aliases(document);
-    if aliases > options.max_aliases {
+    let selected = expansion::selected(document);
+    if selected.aliases > options.max_aliases {
         return Err(Rejection::TooManyAliases {
-            aliases,
+            aliases: selected.aliases,
             max: options.max_aliases,
         });
     }
     match limits::depth(document) {
-        usize::MAX => Err(Rejection::FragmentsTooDeep),
-        depth if depth > options.max_depth => Err(Rejection::TooDeep {
-            depth,
-            max: options.max_depth,
-        }),
-        _ => Ok(()),
+        usize::MAX => return Err(Rejection::FragmentsTooDeep),
+        depth if depth > options.max_depth => {
+            return Err(Rejection::TooDeep {
+                depth,
+                max: options.max_depth,
+            });
+        }
+        _ => {}
+    }
+    if selected.fields > options.max_selections {
+        return Err(Rejection::TooManySelections {
+            selections: selected.fields,
+            max: options.max_selections,
+        });
+    }
+    Ok(())
+}
+
+/// A count for a message: past a trillion it is a doubling fragment's, and "more than" says it.
+fn count_or_more(count: usize) -> String {
+    const TRILLION: usize = 1_000_000_000_000;
+    if count > TRILLION {
+        format!("more than {TRILLION}")
+    } else {
+        count.to_string()
     }
 }
 
@@ -162,6 +208,7 @@ mod tests {
         HttpOptions {
             max_aliases: 2,
             max_depth: 3,
+            max_selections: 6,
             ..HttpOptions::default()
         }
     }
@@ -242,6 +289,18 @@ mod tests {
             assert_eq!(depth, Some(Rejection::TooDeep { depth: 4, max: 3 }));
             let fragments = check(&chain, None, transport).err();
             assert_eq!(fragments, Some(Rejection::FragmentsTooDeep));
+        }
+        let wide = "subscription { a b c d e f g }";
+        let spread = "subscription { x { ...F ...F ...F } } fragment F on T { y z }";
+        for transport in ALL {
+            let refused = check(wide, None, transport).err();
+            let selections = Some(Rejection::TooManySelections {
+                selections: 7,
+                max: 6,
+            });
+            assert_eq!(refused, selections);
+            let refused = check(spread, None, transport).err();
+            assert_eq!(refused, selections, "a fragment counts at every spread");
         }
         let rejection = Rejection::TooDeep { depth: 4, max: 3 };
         assert_eq!(

@@ -14,12 +14,12 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 
 use super::caching::Cacheability;
-use super::check::{Rejection, Transport, check_request};
-use super::cost;
+use super::check::{Transport, check_request};
 use super::transport::{self, MediaType, Refusal};
 use super::{AppState, REQUEST_ID, client_address};
+use super::{cost, failures};
 use crate::auth::{Auth, TokenError, Viewer};
-use crate::graphql::{Budget, RequestMeta, field_errors, retry_after_seconds};
+use crate::graphql::{Budget, RequestMeta, field_errors, pricing, retry_after_seconds};
 use crate::pagination::PageStats;
 use crate::ratelimit::{ClientKey, Refused};
 
@@ -108,7 +108,7 @@ fn refuse(
 /// header, a refusal when it holds a token that does not verify (even on a read: a client
 /// should learn at once that its token went bad, not on its next write). Under `--auth off` the
 /// header is not looked at.
-async fn viewer(
+pub(super) async fn viewer(
     app: &AppState,
     headers: &HeaderMap,
     media: MediaType,
@@ -156,6 +156,8 @@ struct Call<'a> {
     operation_name: Option<String>,
     /// The metrics label: `mutation` or `query`.
     kind: &'static str,
+    /// The document's size, for the floor a failed request is charged.
+    bytes: usize,
 }
 
 /// A GraphQL request over HTTP, in its steps: parse and check it (the check WebSocket
@@ -176,9 +178,26 @@ async fn execute(
     } else {
         Transport::Post
     };
+    let bytes = request.query.len();
+    if let Some(refusal) =
+        failures::refuse_unaffordable(app, headers, media, &request_id, address, bytes).await
+    {
+        return refusal;
+    }
     let checked = match check_request(&mut request, transport, &app.documents, &app.options) {
         Ok(checked) => checked,
-        Err(rejection) => return reject(media, &rejection, &request_id),
+        Err(rejection) => {
+            return failures::charge_rejection(
+                app,
+                headers,
+                media,
+                &rejection,
+                &request_id,
+                address,
+                bytes,
+            )
+            .await;
+        }
     };
     let Ok(_permit) = app.in_flight.clone().try_acquire_owned() else {
         return shed(app, media, &request_id);
@@ -204,6 +223,7 @@ async fn execute(
         } else {
             "query"
         },
+        bytes,
     };
     let meta = Arc::new(RequestMeta::new(call.request_id.clone()));
     let document = checked.document.as_deref();
@@ -211,27 +231,6 @@ async fn execute(
         Ok(response) => respond(&call, response, &meta, &budget).await,
         Err(timed_out) => timed_out,
     }
-}
-
-/// A request the check refused, in the GraphQL response shape.
-fn reject(media: MediaType, rejection: &Rejection, request_id: &str) -> Response {
-    let status = match rejection {
-        Rejection::MutationOverGet => StatusCode::METHOD_NOT_ALLOWED,
-        _ => media.status(false),
-    };
-    let mut response = refuse(
-        media,
-        status,
-        rejection.code(),
-        rejection.to_string(),
-        request_id,
-    );
-    if *rejection == Rejection::MutationOverGet {
-        response
-            .headers_mut()
-            .insert(header::ALLOW, HeaderValue::from_static("POST"));
-    }
-    response
 }
 
 /// A request beyond `--max-concurrent-requests`, refused at once rather than queued.
@@ -256,7 +255,12 @@ fn shed(app: &AppState, media: MediaType, request_id: &str) -> Response {
 
 /// The request's budget check: the viewer's budgets when a token says who it is, else its
 /// address's. The budgets are checked after validation, before execution (`graphql::budget`).
-fn budget(app: &AppState, viewer: Option<&Viewer>, address: IpAddr, writes: usize) -> Arc<Budget> {
+pub(super) fn budget(
+    app: &AppState,
+    viewer: Option<&Viewer>,
+    address: IpAddr,
+    writes: usize,
+) -> Arc<Budget> {
     let client = ClientKey::new(viewer.map(|v| v.sub.as_str()), address);
     Arc::new(Budget::new(
         app.options.rate_limiter.clone(),
@@ -275,9 +279,12 @@ async fn run(
     document: Option<&ExecutableDocument>,
 ) -> Result<async_graphql::Response, Response> {
     let app = call.app;
-    let execution = app
-        .schema
-        .execute(request.data(meta.clone()).data(budget.clone()));
+    // The complexity count prices reads with this server's page sizes and offset threshold.
+    let execution = pricing::with_settings(
+        *app.api.engine.settings(),
+        app.schema
+            .execute(request.data(meta.clone()).data(budget.clone())),
+    );
     let Ok(mut response) = tokio::time::timeout(app.options.request_timeout, execution).await
     else {
         return Err(timed_out(call));
@@ -302,6 +309,7 @@ async fn run(
             extensions.set("code", "GRAPHQL_VALIDATION_FAILED");
         }
     }
+    failures::cap(&mut response.errors);
     Ok(response)
 }
 
@@ -336,15 +344,22 @@ async fn respond(
     meta: &RequestMeta,
     budget: &Budget,
 ) -> Response {
-    let checked = budget.checked();
-    let refused = checked.and_then(|c| c.refused());
-    // A request that failed before the check spent nothing; its response still shows the budget.
-    let throttle = match checked {
-        Some(checked) => checked.verdict.and_then(|v| v.cost),
-        None => budget.peek().await.and_then(|v| v.cost),
+    // A request that failed parsing or validation never reached the check: it pays the
+    // failure floor, and is refused like any other when its budget cannot pay that.
+    let (checked, response) = match budget.checked() {
+        Some(checked) => (checked, response),
+        None => {
+            let checked = budget.charge_failure(call.bytes).await;
+            match budget.refusal_error(&checked, Some(&call.request_id)) {
+                Some(error) => (checked, async_graphql::Response::from_errors(vec![error])),
+                None => (checked, response),
+            }
+        }
     };
+    let refused = checked.refused();
+    let throttle = checked.verdict.and_then(|v| v.cost);
     let read = meta.cost();
-    let requested = checked.map(|c| c.cost);
+    let requested = Some(checked.cost);
     record(call, &response, requested, refused.as_ref(), read);
     let actual = requested.filter(|_| refused.is_none());
     let cacheability = Cacheability {

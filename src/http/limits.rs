@@ -1,6 +1,6 @@
-//! Limits checked on the parsed document before async-graphql runs it: aliases and depth; and
-//! what a mutation writes, for the writes budget. Complexity is limited by the schema (see
-//! `graphql::QueryLimits`).
+//! Limits checked on the parsed document before async-graphql runs it: depth (aliases and
+//! selections are counted in `expansion`); and what a mutation writes, for the writes budget.
+//! Complexity is limited by the schema (see `graphql::QueryLimits`).
 //!
 //! Depth is counted here rather than by async-graphql's `limit_depth`, which counts every
 //! field alike: the introspection query that GraphiQL, graphql-js and Apollo's tools send
@@ -14,37 +14,6 @@ use async_graphql::parser::types::{
     SelectionSet,
 };
 use async_graphql::{Name, Positioned};
-
-/// How many aliased fields a document declares, in its operations and fragments.
-///
-/// Aliases let one request ask for the same expensive field many times under different names;
-/// counting declarations (not expansions) is enough, since fragment spreads are already bounded
-/// by the complexity limit.
-pub fn count_aliases(document: &ExecutableDocument) -> usize {
-    fn walk(set: &SelectionSet) -> usize {
-        set.items
-            .iter()
-            .map(|item| match &item.node {
-                Selection::Field(field) => {
-                    usize::from(field.node.alias.is_some()) + walk(&field.node.selection_set.node)
-                }
-                Selection::InlineFragment(fragment) => walk(&fragment.node.selection_set.node),
-                Selection::FragmentSpread(_) => 0,
-            })
-            .sum()
-    }
-    let operations: usize = document
-        .operations
-        .iter()
-        .map(|(_, op)| walk(&op.node.selection_set.node))
-        .sum();
-    let fragments: usize = document
-        .fragments
-        .values()
-        .map(|f| walk(&f.node.selection_set.node))
-        .sum();
-    operations + fragments
-}
 
 /// How many writes the operation `operation_name` selects: the distinct response names of a
 /// mutation's root fields, fragments followed (`__typename` writes nothing); 0 for a query.
@@ -309,22 +278,5 @@ mod tests {
         assert_eq!(writes(two, Some("M")), 2);
         assert_eq!(writes(two, Some("Q")), 0);
         assert_eq!(writes(two, None), 0, "an ambiguous document runs nothing");
-    }
-
-    #[test]
-    fn counts_aliases_in_operations_and_fragments() {
-        let doc = async_graphql::parser::parse_query(
-            "query { a: product(sku: \"A\") { sku } b: product(sku: \"B\") { ...F } c: node(id: \"x\") { ... on Product { d: sku } } }
-             fragment F on Product { e: sku f: id }",
-        )
-        .expect("valid document");
-        assert_eq!(count_aliases(&doc), 6);
-        assert_eq!(
-            count_aliases(
-                &async_graphql::parser::parse_query("{ product(sku: \"A\") { sku } }")
-                    .expect("valid")
-            ),
-            0
-        );
     }
 }

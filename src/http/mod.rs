@@ -32,15 +32,19 @@ pub use client_address::{TrustedProxies, client_address};
 pub use compression::COMPRESS_ABOVE_BYTES;
 pub use connections::{BodyTimeout, ConnectionOptions, Timeouts};
 pub use cors::CorsOrigins;
+pub use websocket::{SLOW_SUBSCRIBER_CLOSE, WebSocketLimits};
 
 mod caching;
 mod check;
 mod compression;
 mod cost;
 mod documents;
+mod expansion;
+mod failures;
 mod graphql;
 mod limits;
 mod request_id;
+mod subscription_shape;
 mod transport;
 
 use std::future::Future;
@@ -74,8 +78,10 @@ pub struct HttpOptions {
     pub request_timeout: Duration,
     /// Requests executing at once; more are refused at once with 503, not queued.
     pub max_concurrent_requests: usize,
-    /// Aliased fields one document may declare.
+    /// Aliased fields one document may select (per fragment expansion).
     pub max_aliases: usize,
+    /// Fields one document may select (per fragment expansion), checked before validation.
+    pub max_selections: usize,
     /// Deepest nesting of fields accepted (see `limits::depth`).
     pub max_depth: usize,
     /// Largest request body accepted (413 beyond).
@@ -95,10 +101,12 @@ pub struct HttpOptions {
     pub max_subscriptions_per_connection: usize,
     /// How long a WebSocket may wait before its `connection_init`.
     pub connection_init_timeout: Duration,
-    /// How often a WebSocket is pinged (a silent graphql-transport-ws client is closed after two).
+    /// How often a WebSocket is pinged (a client silent for two intervals is closed).
     pub websocket_keepalive: Duration,
     /// Fires when the server shuts down: WebSockets close with 1001 ("going away").
     pub shutdown: tokio_util::sync::CancellationToken,
+    /// What one client may hold and do over WebSockets.
+    pub websocket: WebSocketLimits,
 }
 
 impl Default for HttpOptions {
@@ -107,8 +115,9 @@ impl Default for HttpOptions {
             request_timeout: Duration::from_secs(10),
             max_concurrent_requests: 512,
             max_aliases: 30,
+            max_selections: 1_000,
             max_depth: 12,
-            max_body_bytes: 256 * 1024,
+            max_body_bytes: 64 * 1024,
             max_subscriptions: 10_000,
             max_subscriptions_per_connection: 10,
             connection_init_timeout: Duration::from_secs(10),
@@ -118,6 +127,7 @@ impl Default for HttpOptions {
             metrics: None,
             rate_limiter: None,
             trusted_proxies: TrustedProxies::default(),
+            websocket: WebSocketLimits::default(),
         }
     }
 }
@@ -162,7 +172,9 @@ async fn graphql_get(
         )
             .into_response();
     };
-    websocket::upgrade(upgrade, protocol, &app)
+    let peer = peer.map_or(std::net::Ipv4Addr::UNSPECIFIED.into(), |p| p.0.0.ip());
+    let address = client_address(peer, &headers, &app.options.trusted_proxies);
+    websocket::upgrade(upgrade, protocol, &app, address, &headers).await
 }
 
 /// The application's routes.

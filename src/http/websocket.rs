@@ -1,44 +1,74 @@
 //! Subscriptions over WebSocket at `GET /graphql`: the `graphql-transport-ws` protocol (and the
-//! legacy `graphql-ws` one), served by async-graphql-axum, with what it leaves to us:
+//! legacy `graphql-ws` one), spoken by async-graphql, with what it leaves to us:
 //!
-//! - the request check HTTP requests get (`check`: the parse, through the same document cache,
-//!   and the limits on depth and aliases, refused with the same messages and codes) before a
-//!   subscription runs, and only subscriptions: queries and mutations go over HTTP, where the
-//!   rate limits, timeouts and response shaping apply;
-//! - `--max-subscriptions-per-connection` (the server-wide maximum is counted by the resolver);
-//! - closing with 4408 a socket that sends no `connection_init` within
-//!   `--connection-init-timeout-ms`, as graphql-transport-ws requires (async-graphql waits
-//!   forever; this can go when it has a timeout of its own);
-//! - a bearer token in `connection_init`'s payload (`{"Authorization": "Bearer …"}`), verified
-//!   like the HTTP header; an invalid one is refused. Events are public, so none is needed;
-//! - keep-alive: a `ping` (`ka` in the legacy protocol) every `--websocket-keepalive-ms`, which
-//!   clients answer with `pong` (the `graphql-ws` client does so by itself), and closing with
-//!   3008 a graphql-transport-ws socket that has said nothing for two intervals. async-graphql's
-//!   own `keepalive_timeout` is not used: it sends no pings and closes any socket whose client
-//!   has been silent for the timeout, which is every listening subscriber (the `graphql-ws`
-//!   client sends nothing of its own accord); this can go if async-graphql pings;
-//! - closing every socket with 1001 ("going away") when the server shuts down.
+//! - **the upgrade**: an `Authorization` header is verified like any request's (a bad token is
+//!   refused with 401 and a GraphQL error body, before the upgrade), and the client (the
+//!   token's subject, else its address through `--trusted-proxies`) may hold at most
+//!   `--max-sockets-per-client` sockets (429 beyond);
+//! - **`connection_init`** (`init`): a bearer token in its payload is verified like the header
+//!   and then names the client; the socket closes at the token's `exp`;
+//! - **each `subscribe`** ([`SubscriptionsOnly`]): the request check HTTP requests get (`check`:
+//!   the parse, the limits on depth and aliases, and a subscription's shape: one root field,
+//!   no connections below it), only subscriptions (queries and mutations go over HTTP), at most
+//!   `--max-subscriptions-per-connection` on the socket and `--max-subscriptions-per-client`
+//!   for the client (`live::shares`), the client's rate of opening subscriptions
+//!   (`--rate-limit-subscriptions`), and its cost budget, charged like an HTTP request's: the
+//!   document's complexity when it is validated (`graphql::budget`), a resume's replay as it is
+//!   read (`graphql::subscription`);
+//! - **the socket** (`socket`): send deadlines, keep-alive and silence checks, close codes.
+//!
+//! One root field per subscription makes a `subscribe` message one subscription, so the
+//! per-connection limit counts subscriptions.
 
+mod init;
+mod socket;
+
+use std::net::IpAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
-use async_graphql::http::{WebSocketProtocols, WsMessage};
+use async_graphql::http::WebSocketProtocols;
 use async_graphql::{Data, Executor, Request, Response, ServerError};
-use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
-use futures::SinkExt;
-use futures::future::{BoxFuture, FutureExt};
-use futures::stream::{BoxStream, SplitSink, SplitStream, StreamExt};
+use axum::extract::ws::WebSocketUpgrade;
+use axum::http::{HeaderMap, StatusCode};
+use futures::stream::{BoxStream, StreamExt};
 
+use self::init::{Connection, Init};
+pub use self::socket::SLOW_SUBSCRIBER_CLOSE;
 use super::check::{Rejection, Transport, check_request};
 use super::documents::DocumentCache;
+use super::transport::{self, MediaType, Refusal};
 use super::{AppState, HttpOptions};
-use crate::auth::Auth;
-use crate::graphql::ApiSchema;
+use crate::graphql::{ApiSchema, Budget};
+use crate::live::shares::{Kind, Shares};
+use crate::ratelimit::{Charge, RateLimiter};
 
 /// Largest message a client may send (a `subscribe` with its query), and the size of each
 /// socket's read and write buffers.
 const MESSAGE_BYTES: usize = 16 * 1024;
+
+/// What one client may hold and do over WebSockets.
+#[derive(Clone, Debug)]
+pub struct WebSocketLimits {
+    /// What each client holds, against its caps of sockets and subscriptions on this server.
+    pub shares: Arc<Shares>,
+    /// A message the client has not taken within this is its last: the socket is closed.
+    pub send_timeout: Duration,
+    /// The rate at which each client may open subscriptions (one token per `subscribe`, keyed
+    /// apart from its other budgets); `None` does not limit it.
+    pub subscribe_limiter: Option<RateLimiter>,
+}
+
+impl Default for WebSocketLimits {
+    fn default() -> Self {
+        Self {
+            shares: Shares::new(5, 20),
+            send_timeout: Duration::from_secs(10),
+            subscribe_limiter: None,
+        }
+    }
+}
 
 /// Runs subscriptions of one connection, after the check HTTP requests get.
 #[derive(Clone)]
@@ -46,6 +76,8 @@ struct SubscriptionsOnly {
     schema: ApiSchema,
     options: Arc<HttpOptions>,
     documents: Arc<DocumentCache>,
+    /// Who the connection is, and its shares.
+    connection: Arc<Connection>,
     /// Subscriptions this connection holds now.
     open: Arc<AtomicUsize>,
 }
@@ -98,15 +130,49 @@ impl Executor for SubscriptionsOnly {
             );
         }
         let held = Held(self.open.clone());
-        let stream = self
-            .schema
-            .execute_stream_with_session_data(request, session_data.unwrap_or_default());
-        stream
-            .map(move |response| {
-                let _ = &held;
-                response
-            })
-            .boxed()
+        let client = self.connection.client();
+        let share = match self
+            .options
+            .websocket
+            .shares
+            .take(&client, Kind::Subscription)
+        {
+            Ok(share) => share,
+            Err(full) => return refused("TOO_MANY_SUBSCRIPTIONS", full.to_string()),
+        };
+        let budget = Budget::new(self.options.rate_limiter.clone(), client.clone(), 0);
+        let request = request.data(Arc::new(budget));
+        let limiter = self.options.websocket.subscribe_limiter.clone();
+        let schema = self.schema.clone();
+        async_stream::stream! {
+            let _held = (held, share);
+            if let Some(limiter) = limiter {
+                let verdict = limiter.check(&client.scoped("subscribe"), Charge { cost: 1, writes: 0 }).await;
+                if let Some(refused) = verdict.refused {
+                    metrics::counter!("dynapage_rate_limited_total", "limit" => "subscribe").increment(1);
+                    let wait = refused.retry_after.map_or(60, crate::graphql::retry_after_seconds);
+                    yield error_response("RATE_LIMITED", format!("this client opens subscriptions faster than it may: retry in {wait} s"));
+                    return;
+                }
+            }
+            let session = session_data.unwrap_or_default();
+            for await mut response in schema.execute_stream_with_session_data(request, session) {
+                coded(&mut response);
+                yield response;
+            }
+        }
+        .boxed()
+    }
+}
+
+/// Gives every error a code: async-graphql's parse and validation errors come without one (the
+/// HTTP handler does the same).
+fn coded(response: &mut Response) {
+    for error in &mut response.errors {
+        let extensions = error.extensions.get_or_insert_with(Default::default);
+        if extensions.get("code").is_none() {
+            extensions.set("code", "GRAPHQL_VALIDATION_FAILED");
+        }
     }
 }
 
@@ -120,7 +186,7 @@ impl Drop for Held {
 }
 
 /// The GraphQL protocol a WebSocket request asks for (`Sec-WebSocket-Protocol`), if any.
-pub(super) fn requested_protocol(headers: &axum::http::HeaderMap) -> Option<WebSocketProtocols> {
+pub(super) fn requested_protocol(headers: &HeaderMap) -> Option<WebSocketProtocols> {
     use std::str::FromStr;
     headers
         .get(axum::http::header::SEC_WEBSOCKET_PROTOCOL)?
@@ -130,19 +196,44 @@ pub(super) fn requested_protocol(headers: &axum::http::HeaderMap) -> Option<WebS
         .find_map(|p| WebSocketProtocols::from_str(p.trim()).ok())
 }
 
-/// Upgrades `GET /graphql` to a GraphQL WebSocket.
-pub(super) fn upgrade(
+/// Upgrades `GET /graphql` to a GraphQL WebSocket, once its `Authorization` header (if any)
+/// verifies and the client has a socket to spare.
+pub(super) async fn upgrade(
     upgrade: WebSocketUpgrade,
     protocol: WebSocketProtocols,
     app: &AppState,
+    address: IpAddr,
+    headers: &HeaderMap,
 ) -> axum::response::Response {
+    let request_id = headers
+        .get(super::REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let signed_in = match signed_in(app, headers, &request_id).await {
+        Ok(signed_in) => signed_in,
+        Err(refusal) => return refusal,
+    };
+    let connection = match Connection::open(app, address, signed_in) {
+        Ok(connection) => Arc::new(connection),
+        Err(full) => {
+            metrics::counter!("dynapage_websockets_refused_total").increment(1);
+            let refusal = Refusal {
+                status: StatusCode::TOO_MANY_REQUESTS,
+                code: "TOO_MANY_SOCKETS",
+                message: format!("{full}: close one before opening another"),
+            };
+            return transport::refusal(MediaType::Json, &refusal, &request_id);
+        }
+    };
     let executor = SubscriptionsOnly {
         schema: app.schema.clone(),
         options: app.options.clone(),
         documents: app.documents.clone(),
+        connection: connection.clone(),
         open: Arc::default(),
     };
-    let auth = app.api.auth.clone();
+    let init = Init::new(app.api.auth.clone(), connection);
     upgrade
         .protocols(async_graphql::http::ALL_WEBSOCKET_PROTOCOLS)
         // Clients send small messages (a subscribe, a pong); tungstenite's defaults (a 128 KiB
@@ -152,212 +243,36 @@ pub(super) fn upgrade(
         .write_buffer_size(MESSAGE_BYTES)
         .max_message_size(MESSAGE_BYTES)
         .max_frame_size(MESSAGE_BYTES)
-        .on_upgrade(move |socket| serve(socket, protocol, executor, auth))
+        .on_upgrade(move |socket| socket::serve(socket, protocol, executor, init))
 }
 
-/// One socket, from its upgrade to its close: async-graphql speaks the protocol, [`relay`]
-/// forwards what it says and adds the timeouts, pings and close codes it leaves to us.
-async fn serve(
-    socket: WebSocket,
-    protocol: WebSocketProtocols,
-    executor: SubscriptionsOnly,
-    auth: Auth,
-) {
-    metrics::gauge!("dynapage_websockets_open").increment(1.0);
-    let (sink, stream) = socket.split();
-    // Our own queue in front of the socket, so a close frame of ours can follow async-graphql's.
-    let (mut out, queue) = futures::channel::mpsc::channel::<Message>(16);
-    let writer = tokio::spawn(write(sink, queue));
-    let options = executor.options.clone();
-    let heard = Heard::new();
-    let init = Init::default();
-    let graphql = async_graphql::http::WebSocket::new(executor, incoming(stream, &heard), protocol)
-        .on_connection_init(init.callback(auth));
-    let close = relay(
-        Box::pin(graphql),
-        &mut out,
-        protocol,
-        &options,
-        &init,
-        &heard,
-    )
-    .await;
-    if let Some((code, reason)) = close {
-        let _ = out
-            .send(Message::Close(Some(CloseFrame {
-                code,
-                reason: reason.into(),
-            })))
-            .await;
-    }
-    drop(out);
-    let _ = writer.await;
-    metrics::gauge!("dynapage_websockets_open").decrement(1.0);
-}
-
-/// Sends the queue's messages to the socket until a close frame or the queue's end.
-async fn write(
-    mut sink: SplitSink<WebSocket, Message>,
-    mut queue: futures::channel::mpsc::Receiver<Message>,
-) {
-    while let Some(message) = queue.next().await {
-        let close = matches!(message, Message::Close(_));
-        if sink.send(message).await.is_err() || close {
-            break;
-        }
-    }
-    let _ = sink.close().await;
-}
-
-/// The client's messages as async-graphql reads them, noting when each was heard; the stream
-/// ends at the socket's first error.
-fn incoming(
-    stream: SplitStream<WebSocket>,
-    heard: &Heard,
-) -> impl futures::Stream<Item = Vec<u8>> + Unpin + Send + 'static {
-    let heard = heard.clone();
-    stream
-        .take_while(|message| futures::future::ready(message.is_ok()))
-        .inspect(move |_| heard.now())
-        .map(|message| match message {
-            Ok(Message::Text(text)) => text.as_bytes().to_vec(),
-            Ok(Message::Binary(bytes)) => bytes.to_vec(),
-            _ => Vec::new(),
-        })
-        .filter(|bytes| futures::future::ready(!bytes.is_empty()))
-}
-
-/// When the client last sent anything, in milliseconds since the socket opened.
-#[derive(Clone)]
-struct Heard {
-    opened: Instant,
-    ms: Arc<AtomicU64>,
-}
-
-impl Heard {
-    fn new() -> Self {
-        Self {
-            opened: Instant::now(),
-            ms: Arc::default(),
-        }
-    }
-
-    /// The client was heard just now.
-    fn now(&self) {
-        let ms = u64::try_from(self.opened.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.ms.store(ms, Ordering::Relaxed);
-    }
-
-    /// How long the client has said nothing.
-    fn silent(&self) -> Duration {
-        let heard = Duration::from_millis(self.ms.load(Ordering::Relaxed));
-        self.opened.elapsed().saturating_sub(heard)
-    }
-}
-
-/// What became of `connection_init`.
-#[derive(Default)]
-struct Init {
-    /// Set when `connection_init` was accepted.
-    accepted: Arc<tokio::sync::watch::Sender<bool>>,
-    /// Set when `connection_init` was refused: async-graphql then closes with 1002 (protocol
-    /// error); graphql-transport-ws says 4403 (Forbidden), which is what clients look for. This
-    /// can go when async-graphql closes with 4403 itself.
-    refused: Arc<AtomicBool>,
-}
-
-impl Init {
-    /// async-graphql's `on_connection_init`: the connection's data, noting the outcome.
-    fn callback(
-        &self,
-        auth: Auth,
-    ) -> impl FnOnce(serde_json::Value) -> BoxFuture<'static, async_graphql::Result<Data>> + Send + 'static
-    {
-        let (accepted, refused) = (self.accepted.clone(), self.refused.clone());
-        move |payload| {
-            async move {
-                let data = connection_data(&auth, &payload).await.inspect_err(|_| {
-                    refused.store(true, Ordering::Relaxed);
-                })?;
-                accepted.send_replace(true);
-                Ok(data)
-            }
-            .boxed()
-        }
-    }
-}
-
-/// Forwards async-graphql's messages to the socket until either side closes, and adds what it
-/// leaves to us: the `connection_init` timeout (4408), keep-alive pings and the silent-client
-/// close (3008), 4403 for a refused `connection_init`, and 1001 when the server shuts down.
-/// Returns the close frame to send, if any.
-async fn relay(
-    mut graphql: impl futures::Stream<Item = WsMessage> + Unpin,
-    out: &mut futures::channel::mpsc::Sender<Message>,
-    protocol: WebSocketProtocols,
-    options: &HttpOptions,
-    init: &Init,
-    heard: &Heard,
-) -> Option<(u16, String)> {
-    let mut init_seen = init.accepted.subscribe();
-    let init_deadline = tokio::time::sleep(options.connection_init_timeout);
-    tokio::pin!(init_deadline);
-    let every = options.websocket_keepalive;
-    let mut keepalive = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-    let ping = match protocol {
-        WebSocketProtocols::GraphQLWS => r#"{"type":"ping"}"#,
-        _ => r#"{"type":"ka"}"#,
+/// The viewer of the upgrade's `Authorization` header, verified like any request's: a token
+/// that does not verify is refused with 401 and a GraphQL error body, before the upgrade.
+async fn signed_in(
+    app: &AppState,
+    headers: &HeaderMap,
+    request_id: &str,
+) -> Result<Option<init::SignedIn>, axum::response::Response> {
+    let Some(value) = headers.get(axum::http::header::AUTHORIZATION) else {
+        return Ok(None);
     };
-    let mut initialised_in_time = false;
-    loop {
-        tokio::select! {
-            message = graphql.next() => match message {
-                Some(WsMessage::Text(text)) => {
-                    if out.send(Message::Text(text.into())).await.is_err() {
-                        return None;
-                    }
-                }
-                Some(WsMessage::Close(code, reason)) => {
-                    let code = if init.refused.load(Ordering::Relaxed) { 4403 } else { code };
-                    return Some((code, reason));
-                }
-                None => return None,
-            },
-            changed = init_seen.changed(), if !initialised_in_time => {
-                initialised_in_time = changed.is_ok() && *init_seen.borrow();
-            }
-            () = &mut init_deadline, if !initialised_in_time => {
-                return Some((4408, "Connection initialisation timeout".to_owned()));
-            }
-            _ = keepalive.tick() => {
-                if protocol == WebSocketProtocols::GraphQLWS && heard.silent() > 2 * every {
-                    return Some((3008, "no pong to the keep-alive pings".to_owned()));
-                }
-                if out.send(Message::Text(ping.into())).await.is_err() {
-                    return None;
-                }
-            }
-            () = options.shutdown.cancelled() => {
-                return Some((1001, "the server is going away".to_owned()));
-            }
-        }
-    }
-}
-
-/// The connection's data from `connection_init`'s payload: a verified viewer when it carries a
-/// bearer token (`Authorization` or `authorization`), nothing otherwise.
-async fn connection_data(auth: &Auth, payload: &serde_json::Value) -> async_graphql::Result<Data> {
-    let mut data = Data::default();
-    let header = payload
-        .get("Authorization")
-        .or_else(|| payload.get("authorization"))
-        .and_then(serde_json::Value::as_str);
-    if let (Some(header), Auth::Jwt(verifier)) = (header, auth) {
-        let viewer = verifier
-            .verify_header(header)
-            .await
-            .map_err(|e| async_graphql::Error::new(format!("the bearer token was refused: {e}")))?;
-        data.insert(viewer);
-    }
-    Ok(data)
+    let verified = match value.to_str() {
+        Ok(value) => init::verify(&app.api.auth, value).await,
+        Err(_) => Some(Err(crate::auth::TokenError::NotBearer)),
+    };
+    verified.transpose().map_err(|error| {
+        metrics::counter!("dynapage_auth_refusals_total").increment(1);
+        tracing::info!(request_id, reason = %error, "bearer token refused on a websocket upgrade");
+        let refusal = Refusal {
+            status: StatusCode::UNAUTHORIZED,
+            code: "UNAUTHENTICATED",
+            message: error.to_string(),
+        };
+        let mut response = transport::refusal(MediaType::Json, &refusal, request_id);
+        response.headers_mut().insert(
+            axum::http::header::WWW_AUTHENTICATE,
+            axum::http::HeaderValue::from_static("Bearer error=\"invalid_token\""),
+        );
+        response
+    })
 }

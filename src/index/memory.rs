@@ -7,7 +7,10 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use super::treap::Treap;
-use super::{Held, IndexError, PageIndex, Positions, Repair, Stale, TOMBSTONE_TTL};
+use super::{
+    Held, IndexError, PageIndex, Positions, Repair, Stale, Start, TOMBSTONE_TTL, View, ViewAnchor,
+    ViewRequest,
+};
 use crate::domain::{
     AnchorRank, ChangeEvent, CommentId, IndexEntry, Order, PageLayout, RatingSet, Sku, SortKey,
 };
@@ -134,6 +137,44 @@ impl MemoryIndex {
     }
 }
 
+/// The list of `treap`'s members with a rating in `ratings`, seen from `anchor` under `layout`
+/// (`PageIndex::positions`); a product without comments has no treap.
+fn positions(
+    treap: Option<&Treap>,
+    ratings: RatingSet,
+    anchor: Option<SortKey>,
+    layout: PageLayout,
+) -> Positions {
+    let Some(treap) = treap else {
+        return Positions {
+            anchor: anchor.map(|_| AnchorRank { newer: 0, older: 0 }),
+            ..Positions::default()
+        };
+    };
+    let total = treap.count(ratings);
+    let anchor = anchor.map(|key| {
+        let member = u64::from(treap.rating_of(&key).is_some_and(|r| ratings.contains(r)));
+        AnchorRank {
+            newer: treap.count_through(&key, Order::NewestFirst, ratings) - member,
+            older: treap.count_through(&key, Order::OldestFirst, ratings) - member,
+        }
+    });
+    let order = layout.numbering.order();
+    let bounds = layout
+        .pages_to_bound(total, anchor)
+        .into_iter()
+        .filter_map(|page| {
+            let rank = layout.bound_rank(page)?;
+            Some((page, treap.select(rank, order, ratings)?))
+        })
+        .collect();
+    Positions {
+        total,
+        anchor,
+        bounds,
+    }
+}
+
 /// Whether a change of `version` wins over what the index holds (`crate::index`, "Versions").
 fn is_newer(event: &ChangeEvent, held: Held) -> bool {
     let version = event.version();
@@ -172,33 +213,38 @@ impl PageIndex for MemoryIndex {
         layout: PageLayout,
     ) -> Result<Positions, IndexError> {
         Ok(self.read(|s| {
-            let Some(treap) = s.products.get(sku).map(|p| &p.treap) else {
-                return Positions {
-                    anchor: anchor.map(|_| AnchorRank { newer: 0, older: 0 }),
-                    ..Positions::default()
-                };
-            };
-            let total = treap.count(ratings);
-            let anchor = anchor.map(|key| {
-                let member = u64::from(treap.rating_of(&key).is_some_and(|r| ratings.contains(r)));
-                AnchorRank {
-                    newer: treap.count_through(&key, Order::NewestFirst, ratings) - member,
-                    older: treap.count_through(&key, Order::OldestFirst, ratings) - member,
-                }
-            });
-            let order = layout.numbering.order();
-            let bounds = layout
-                .pages_to_bound(total, anchor)
-                .into_iter()
-                .filter_map(|page| {
-                    let rank = layout.bound_rank(page)?;
-                    Some((page, treap.select(rank, order, ratings)?))
-                })
-                .collect();
-            Positions {
-                total,
+            positions(
+                s.products.get(sku).map(|p| &p.treap),
+                ratings,
                 anchor,
-                bounds,
+                layout,
+            )
+        }))
+    }
+
+    async fn view(
+        &self,
+        sku: &Sku,
+        ratings: RatingSet,
+        request: ViewRequest,
+    ) -> Result<View, IndexError> {
+        Ok(self.read(|s| {
+            let treap = s.products.get(sku).map(|p| &p.treap);
+            let Start { order, after } = request.start;
+            let at = |rank: u64| {
+                let treap = treap?;
+                let skipped = after.map_or(0, |key| treap.count_through(&key, order, ratings));
+                treap.select(skipped.checked_add(rank)?, order, ratings)
+            };
+            let anchor = match request.anchor {
+                ViewAnchor::None => None,
+                ViewAnchor::Key(key) => Some(key),
+                ViewAnchor::Rank(rank) => at(rank),
+            };
+            View {
+                bound: request.bound.and_then(at),
+                anchor,
+                positions: positions(treap, ratings, anchor, request.layout),
             }
         }))
     }

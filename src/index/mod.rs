@@ -92,6 +92,48 @@ pub struct Positions {
     pub bounds: BTreeMap<u64, SortKey>,
 }
 
+/// Where a view counts ranks from: the items strictly beyond `after` (member or not: a cursor's
+/// comment may have been deleted) read in `order`, or the whole list in `order`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Start {
+    pub order: Order,
+    pub after: Option<SortKey>,
+}
+
+/// The item a view ranks the list from (`Positions::anchor`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ViewAnchor {
+    /// None: the view has no anchor rank (an empty page, or `totalCount` alone).
+    None,
+    /// This sort key, member or not (a page's first edge, read already).
+    Key(SortKey),
+    /// The item at this 0-based rank from the view's [`Start`] (the first edge a page will
+    /// have, when the index and the store agree); no anchor when the list is shorter.
+    Rank(u64),
+}
+
+/// Everything one connection derives from the index, asked in one call ([`PageIndex::view`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ViewRequest {
+    pub start: Start,
+    /// The rank from `start` whose sort key a deep offset continues after (`key_at`).
+    pub bound: Option<u64>,
+    pub anchor: ViewAnchor,
+    /// The pages to bound, as [`PageIndex::positions`] bounds them.
+    pub layout: PageLayout,
+}
+
+/// The index's answer to a [`ViewRequest`]: one consistent view of the list.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct View {
+    /// The sort key at the `bound` rank; `None` when not asked or past the list's end.
+    pub bound: Option<SortKey>,
+    /// The anchor's sort key: the one asked, or the one found at the asked rank.
+    pub anchor: Option<SortKey>,
+    /// The total, the anchor's rank and the layout's bounds.
+    pub positions: Positions,
+}
+
 /// Why an index call failed.
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
@@ -150,6 +192,16 @@ pub trait PageIndex: Send + Sync + 'static {
         anchor: Option<SortKey>,
         layout: PageLayout,
     ) -> impl Future<Output = Result<Positions, IndexError>> + Send;
+
+    /// Everything a connection derives from the index in one round trip and one consistent
+    /// view of the list: a deep offset's bound, the total, the anchor's rank and the bounds of
+    /// the pages `layout` links (as [`Self::key_at`] and [`Self::positions`] answer them).
+    fn view(
+        &self,
+        sku: &Sku,
+        ratings: RatingSet,
+        request: ViewRequest,
+    ) -> impl Future<Output = Result<View, IndexError>> + Send;
 
     /// Applies changes in order, each only if it is at least as new as what the index holds for
     /// its comment (see "Versions" above), atomically per product and in one round trip per
@@ -223,6 +275,15 @@ impl PageIndex for AnyIndex {
         layout: PageLayout,
     ) -> Result<Positions, IndexError> {
         dispatch_index!(self, i => i.positions(sku, ratings, anchor, layout).await)
+    }
+
+    async fn view(
+        &self,
+        sku: &Sku,
+        ratings: RatingSet,
+        request: ViewRequest,
+    ) -> Result<View, IndexError> {
+        dispatch_index!(self, i => i.view(sku, ratings, request).await)
     }
 
     async fn apply(&self, events: &[ChangeEvent]) -> Result<Vec<Stale>, IndexError> {

@@ -28,8 +28,11 @@ use std::time::Duration;
 use self::keys::Keys;
 pub(crate) use self::keys::{member, sort_key_of};
 pub use self::needs::{needs_to_read, needs_to_scan, needs_to_write};
-use self::replies::{Change, held_arg, held_of, positions_of, sort_key};
-use super::{Held, IndexError, PageIndex, Positions, Repair, Stale, TOMBSTONE_TTL};
+use self::replies::{Change, held_arg, held_of, sort_key, view_of};
+use super::{
+    Held, IndexError, PageIndex, Positions, Repair, Stale, Start, TOMBSTONE_TTL, View, ViewAnchor,
+    ViewRequest,
+};
 use crate::domain::{
     ChangeEvent, IndexEntry, Numbering, Order, PageLayout, PageLinks, Rating, RatingSet, Sku,
     SortKey,
@@ -42,16 +45,18 @@ const READ_CHUNK: isize = 10_000;
 /// Changes per call of `apply.lua`: a script blocks Redis while it runs, and 256 changes take
 /// about a millisecond or two.
 const APPLY_CHUNK: usize = 256;
+/// A layout that links no page: a view of the total (and the anchor's rank, if any) only.
+const TOTAL_ONLY: PageLayout = PageLayout {
+    size: 1,
+    numbering: Numbering::FromNewest,
+    links: PageLinks::None,
+};
 
-/// `key_at.lua`: the sort key at a rank of a union of rating sets (`select.lua`'s search).
-const KEY_AT: &str = concat!(
+/// `read.lua`: everything a connection derives from the index (a deep offset's bound, the
+/// total, the anchor's rank, the pages' bounds) in one call; `key_at` and `positions` are views.
+const READ: &str = concat!(
     include_str!("redis/select.lua"),
-    include_str!("redis/key_at.lua")
-);
-/// `positions.lua`: an anchor's rank and the bounds of the pages a layout links.
-const POSITIONS: &str = concat!(
-    include_str!("redis/select.lua"),
-    include_str!("redis/positions.lua")
+    include_str!("redis/read.lua")
 );
 /// `apply.lua`: changes and repairs, versions and tombstones, atomically per product.
 const APPLY: &str = include_str!("redis/apply.lua");
@@ -72,8 +77,7 @@ impl From<CallError> for IndexError {
 pub struct RedisIndex {
     redis: RedisHandle,
     keys: Keys,
-    key_at: LuaScript,
-    positions: LuaScript,
+    read: LuaScript,
     apply: LuaScript,
     tombstone_ttl: Duration,
 }
@@ -85,8 +89,7 @@ impl RedisIndex {
         Self {
             redis: redis.clone(),
             keys: Keys::new(redis.prefix()),
-            key_at: LuaScript::new(KEY_AT),
-            positions: LuaScript::new(POSITIONS),
+            read: LuaScript::new(READ),
             apply: LuaScript::new(APPLY),
             tombstone_ttl: TOMBSTONE_TTL,
         }
@@ -238,23 +241,13 @@ impl PageIndex for RedisIndex {
         after: Option<SortKey>,
         rank: u64,
     ) -> Result<Option<SortKey>, IndexError> {
-        let mut call = self.key_at.call();
-        for key in self.sets(sku, ratings) {
-            call.key(key);
-        }
-        call.arg(match order {
-            Order::NewestFirst => "desc",
-            Order::OldestFirst => "asc",
-        });
-        call.arg(rank);
-        match after {
-            Some(after) => call.arg(after.millis()).arg(member(&after)),
-            None => call.arg("").arg(""),
+        let request = ViewRequest {
+            start: Start { order, after },
+            bound: Some(rank),
+            anchor: ViewAnchor::None,
+            layout: TOTAL_ONLY,
         };
-        let found: Option<(Vec<u8>, f64)> = call.invoke(&self.redis).await?;
-        found
-            .map(|(member, score)| sort_key(&member, score))
-            .transpose()
+        Ok(self.view(sku, ratings, request).await?.bound)
     }
 
     async fn positions(
@@ -264,13 +257,50 @@ impl PageIndex for RedisIndex {
         anchor: Option<SortKey>,
         layout: PageLayout,
     ) -> Result<Positions, IndexError> {
-        let mut call = self.positions.call();
+        let request = ViewRequest {
+            start: Start {
+                order: Order::NewestFirst,
+                after: None,
+            },
+            bound: None,
+            anchor: anchor.map_or(ViewAnchor::None, ViewAnchor::Key),
+            layout,
+        };
+        Ok(self.view(sku, ratings, request).await?.positions)
+    }
+
+    async fn view(
+        &self,
+        sku: &Sku,
+        ratings: RatingSet,
+        request: ViewRequest,
+    ) -> Result<View, IndexError> {
+        let mut call = self.read.call();
         for key in self.sets(sku, ratings) {
             call.key(key);
         }
-        match anchor {
-            Some(anchor) => call.arg(anchor.millis()).arg(member(&anchor)),
+        let ViewRequest {
+            start,
+            bound,
+            anchor,
+            layout,
+        } = request;
+        call.arg(match start.order {
+            Order::NewestFirst => "desc",
+            Order::OldestFirst => "asc",
+        });
+        match start.after {
+            Some(after) => call.arg(after.millis()).arg(member(&after)),
             None => call.arg("").arg(""),
+        };
+        match bound {
+            Some(rank) => call.arg(rank),
+            None => call.arg(""),
+        };
+        match anchor {
+            ViewAnchor::None => call.arg("none").arg("").arg(""),
+            ViewAnchor::Key(key) => call.arg("key").arg(key.millis()).arg(member(&key)),
+            ViewAnchor::Rank(rank) => call.arg("rank").arg(rank).arg(""),
         };
         call.arg(layout.size).arg(match layout.numbering {
             Numbering::FromNewest => "newest",
@@ -282,8 +312,12 @@ impl PageIndex for RedisIndex {
             PageLinks::Pager { around } => call.arg("pager").arg(around),
         };
         let reply: Vec<redis::Value> = call.invoke(&self.redis).await?;
-        positions_of(&reply)
-            .ok_or_else(|| IndexError::Internal(format!("positions.lua answered {reply:?}").into()))
+        let mut view = view_of(&reply)
+            .ok_or_else(|| IndexError::Internal(format!("read.lua answered {reply:?}").into()))?;
+        if let ViewAnchor::Key(key) = anchor {
+            view.anchor = Some(key);
+        }
+        Ok(view)
     }
 
     async fn apply(&self, events: &[ChangeEvent]) -> Result<Vec<Stale>, IndexError> {

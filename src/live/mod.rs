@@ -19,9 +19,12 @@
 //!
 //! With the Redis index, some process must apply the table's stream (`sync`, `serve --sync` or
 //! the Lambda consumer) for events to flow; servers only read the log.
+//!
+//! What one client may hold of the feed (sockets, subscriptions) is bounded by [`shares`].
 
 mod publish;
 pub mod redis_log;
+pub mod shares;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

@@ -15,7 +15,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::redis_log::RedisLog;
 use crate::domain::{ChangeEvent, IndexEntry, PageLayout, RatingSet, Sku, SortKey};
-use crate::index::{Held, IndexError, PageIndex, Positions, Repair, Stale};
+use crate::index::{Held, IndexError, PageIndex, Positions, Repair, Stale, View, ViewRequest};
 
 /// Where applied changes are published.
 #[derive(Clone, Debug)]
@@ -78,6 +78,15 @@ impl<I: PageIndex> PageIndex for Publishing<I> {
         layout: PageLayout,
     ) -> Result<Positions, IndexError> {
         self.inner.positions(sku, ratings, anchor, layout).await
+    }
+
+    async fn view(
+        &self,
+        sku: &Sku,
+        ratings: RatingSet,
+        request: ViewRequest,
+    ) -> Result<View, IndexError> {
+        self.inner.view(sku, ratings, request).await
     }
 
     async fn apply(&self, events: &[ChangeEvent]) -> Result<Vec<Stale>, IndexError> {

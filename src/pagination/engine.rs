@@ -21,7 +21,7 @@ use futures::future::OptionFuture;
 use self::read::{Read, partitions};
 use super::PaginationError;
 use super::args::{PagePlan, PagingSettings};
-use crate::domain::{Comment, Order, RatingSet, Sku};
+use crate::domain::{Comment, Numbering, Order, PageLayout, PageLinks, RatingSet, Sku, SortKey};
 use crate::index::PageIndex;
 use crate::store::{CommentStore, Partition, StoreError};
 
@@ -106,6 +106,28 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
         Ok(self.index.rating_counts(sku).await?)
     }
 
+    /// How many of `sku`'s comments with a rating in `ratings` are strictly newer than `after`
+    /// (whether or not `after`'s comment still exists), from the index in one call and without
+    /// reading the store: a resumed subscription asks it before replaying, so a client too far
+    /// behind is told so without the store reading what would then be thrown away.
+    pub async fn count_newer(
+        &self,
+        sku: &Sku,
+        ratings: RatingSet,
+        after: SortKey,
+    ) -> Result<u64, PaginationError> {
+        let layout = PageLayout {
+            size: 1,
+            numbering: Numbering::FromNewest,
+            links: PageLinks::None,
+        };
+        let positions = self
+            .index
+            .positions(sku, ratings, Some(after), layout)
+            .await?;
+        Ok(positions.anchor.map_or(positions.total, |rank| rank.newer))
+    }
+
     /// Serves one page of `sku`'s comments with a rating in `ratings`.
     pub async fn page(
         &self,
@@ -113,6 +135,24 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
         ratings: RatingSet,
         plan: &PagePlan,
         want: Want,
+    ) -> Result<Page, PaginationError> {
+        self.page_with(sku, ratings, plan, want, None).await
+    }
+
+    /// Whether `plan`'s offset is skipped through the index (else it is read from the store).
+    pub(super) fn skips_by_index(&self, plan: &PagePlan) -> bool {
+        plan.skip > self.settings.offset_index_threshold
+    }
+
+    /// [`Self::page`], with the deep offset's bound already asked of the index when `bound` is
+    /// `Some` (the sort key at rank `skip - 1` from the plan's start, or `None` past the end).
+    pub(super) async fn page_with(
+        &self,
+        sku: &Sku,
+        ratings: RatingSet,
+        plan: &PagePlan,
+        want: Want,
+        bound: Option<Option<SortKey>>,
     ) -> Result<Page, PaginationError> {
         if !(want.edges || want.has_next_page || want.has_previous_page) {
             return Ok(Page::default());
@@ -122,13 +162,17 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
         let mut plan = within_window(plan);
         let mut stats = PageStats::default();
         let mut skipped_by_index = false;
-        if plan.skip > self.settings.offset_index_threshold {
-            stats.index_calls += 1;
+        if self.skips_by_index(&plan) {
             let order = plan.order;
-            let found = self
-                .index
-                .key_at(sku, ratings, order, plan.start, plan.skip - 1)
-                .await?;
+            let found = match bound {
+                Some(found) => found,
+                None => {
+                    stats.index_calls += 1;
+                    self.index
+                        .key_at(sku, ratings, order, plan.start, plan.skip - 1)
+                        .await?
+                }
+            };
             match found {
                 Some(key) if plan.stop.is_none_or(|stop| order.precedes(&key, &stop)) => {
                     plan.start = Some(key);

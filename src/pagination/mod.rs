@@ -9,6 +9,7 @@
 mod args;
 pub mod cursor;
 mod engine;
+mod memo;
 pub mod oracle;
 mod pager;
 mod pages;
@@ -16,12 +17,11 @@ mod pages;
 pub use args::{ConnectionArgs, PagePlan, PagingSettings};
 pub use cursor::{BadCursor, CursorCodec, CursorScope};
 pub use engine::{Engine, Page, PageStats, Want};
+pub use memo::Prefetched;
 pub use pager::{
     ANCHOR_ONLY, DEFAULT_AROUND, MAX_AROUND, PageLink, PagerLinks, pager_layout, start_offset,
 };
-pub use pages::{
-    Connection, ConnectionRequest, IndexSelection, PageTarget, Prefetched, containing_layout,
-};
+pub use pages::{Connection, ConnectionRequest, IndexSelection, PageTarget, containing_layout};
 
 use crate::domain::CommentId;
 use crate::index::IndexError;

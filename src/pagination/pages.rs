@@ -5,18 +5,17 @@
 //! bounds as it seals edges. This module knows nothing of GraphQL (the selection arrives as
 //! [`IndexSelection`]).
 //!
-//! # Where the single index round trip will go
+//! # One index call per connection
 //!
 //! Everything a connection derives from the index (the bound of a deep offset, `totalCount`,
-//! `startOffset`, every `pageCursors` link) can come from one script call: the caller says up
-//! front what it selected ([`ConnectionRequest::index`]) and the answers travel with the page
-//! ([`Connection::prefetched`]). Today [`Engine::connection`] makes the calls it always made: the
-//! page's own (`key_at` for a deep offset, `positions` for `containing`), then one `positions`
-//! call shared by `startOffset` and the first `pageCursors`; each `totalCount` and every other
-//! `pageCursors` layout asks again when it resolves. Merging them is a change of the index's
-//! contract, and it goes in [`Engine::connection`], where all of them are known.
+//! `startOffset`, every `pageCursors` link) comes from one [`PageIndex::view`] call: the caller
+//! says up front what it selected ([`ConnectionRequest::index`]) and the answers travel with the
+//! page ([`Connection::prefetched`], `super::memo`). Only a second `pageCursors` under an alias
+//! with other arguments asks again, and a `containing` page, which needs its own bound before its
+//! anchor is known, makes two calls.
 
 use super::engine::{Page, PageStats, Want};
+use super::memo::Prefetched;
 use super::{ConnectionArgs, CursorScope, Engine, PagePlan, PaginationError};
 use crate::domain::{
     AnchorRank, Comment, CommentId, Numbering, Order, PageLayout, PageLinks, SortKey,
@@ -49,8 +48,7 @@ impl PageTarget {
 /// The parts of a connection that come from the index, as its client selected them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct IndexSelection {
-    /// `totalCount`. Not fetched with the page yet: each `totalCount` asks when it resolves
-    /// ([`Engine::total_count`]), so an aliased second one asks again.
+    /// `totalCount` (answered by the view made for the page, however many are selected).
     pub total_count: bool,
     /// `startOffset`, or a `pageCursors` (whatever its arguments).
     pub positions: bool,
@@ -67,35 +65,6 @@ pub struct ConnectionRequest {
     pub index: IndexSelection,
 }
 
-/// Positions fetched with a page, and the layout they were fetched for. Generic over the error
-/// so that a caller can keep a failure in the form it reports (the GraphQL layer converts, and
-/// logs, it once however many fields read it).
-#[derive(Clone, Debug)]
-pub struct Prefetched<E> {
-    pub layout: PageLayout,
-    pub positions: Result<Positions, E>,
-}
-
-impl<E> Prefetched<E> {
-    pub fn map_err<F>(self, convert: impl FnOnce(E) -> F) -> Prefetched<F> {
-        Prefetched {
-            layout: self.layout,
-            positions: self.positions.map_err(convert),
-        }
-    }
-
-    /// What a pager with `layout` can use: only positions fetched for the same layout carry its
-    /// links.
-    pub fn for_pager(&self, layout: PageLayout) -> Option<&Result<Positions, E>> {
-        (self.layout == layout).then_some(&self.positions)
-    }
-
-    /// What `startOffset` can use: positions under any layout carry the anchor's rank.
-    pub fn for_start_offset(&self) -> &Result<Positions, E> {
-        &self.positions
-    }
-}
-
 /// A connection's page and what was fetched with it.
 #[derive(Debug)]
 pub struct Connection {
@@ -103,8 +72,8 @@ pub struct Connection {
     pub page: Page,
     /// The first edge's sort key, where `pageCursors` and `startOffset` look from.
     pub anchor: Option<SortKey>,
-    /// The positions `startOffset` and the first `pageCursors` read, when selected. A failure
-    /// here is theirs alone: the page is still served.
+    /// The view `totalCount`, `startOffset` and the first `pageCursors` read, when selected. A
+    /// failure here is theirs alone: the page is still served.
     pub prefetched: Option<Prefetched<PaginationError>>,
 }
 
@@ -134,8 +103,8 @@ pub fn containing_layout(
 }
 
 impl<S: CommentStore, I: PageIndex> Engine<S, I> {
-    /// Serves one connection: its page, then what the client selected from the index beside it
-    /// (see "Where the single index round trip will go" above).
+    /// Serves one connection: its page, and what the client selected from the index beside it
+    /// (see "One index call per connection" above).
     pub async fn connection(
         &self,
         request: &ConnectionRequest,
@@ -146,34 +115,38 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
             want,
             index,
         } = request;
-        let mut page = match target {
-            PageTarget::Window(plan) => self.page(&scope.sku, scope.ratings, plan, *want).await?,
-            PageTarget::Containing { comment, layout } => {
-                self.page_containing(scope, *comment, *layout, *want)
-                    .await?
+        let wants_view = index.total_count || index.positions;
+        match target {
+            PageTarget::Window(plan) if wants_view => {
+                self.window_with_view(scope, plan, *want, index).await
             }
-        };
-        let anchor = page.items.first().map(Comment::sort_key);
-        // `startOffset` and `pageCursors` share one call, made now with the layout of the first
-        // `pageCursors` (another `pageCursors`, under an alias with other arguments, makes its
-        // own), or, for `startOffset` alone, a layout of the page's size that links nothing.
-        let prefetched = if index.positions {
-            let layout = index.pager.unwrap_or(PageLayout {
-                size: target.page_size().max(1),
-                numbering: Numbering::FromNewest,
-                links: PageLinks::None,
-            });
-            page.stats.index_calls += 1;
-            let positions = self.positions(scope, anchor, layout).await;
-            Some(Prefetched { layout, positions })
-        } else {
-            None
-        };
-        Ok(Connection {
-            page,
-            anchor,
-            prefetched,
-        })
+            PageTarget::Window(plan) => {
+                let page = self.page(&scope.sku, scope.ratings, plan, *want).await?;
+                let anchor = page.items.first().map(Comment::sort_key);
+                Ok(Connection {
+                    page,
+                    anchor,
+                    prefetched: None,
+                })
+            }
+            PageTarget::Containing { comment, layout } => {
+                let mut page = self
+                    .page_containing(scope, *comment, *layout, *want)
+                    .await?;
+                let anchor = page.items.first().map(Comment::sort_key);
+                let prefetched = if wants_view {
+                    page.stats.index_calls += 1;
+                    Some(self.view_from(scope, anchor, index, layout.size).await)
+                } else {
+                    None
+                };
+                Ok(Connection {
+                    page,
+                    anchor,
+                    prefetched,
+                })
+            }
+        }
     }
 
     /// The list of `scope` seen from `anchor` under `layout`: one index call.
@@ -257,7 +230,6 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::pager::ANCHOR_ONLY;
     use super::super::{CursorCodec, PagingSettings};
     use super::*;
     use crate::domain::{RatingSet, Sku};
@@ -310,20 +282,5 @@ mod tests {
         ] {
             assert_eq!(layout(args).err().as_deref(), Some(message));
         }
-    }
-
-    #[test]
-    fn prefetched_positions_serve_a_pager_of_their_own_layout_and_any_start_offset() {
-        let prefetched: Prefetched<()> = Prefetched {
-            layout: ANCHOR_ONLY,
-            positions: Ok(Positions::default()),
-        };
-        let pager = PageLayout {
-            links: PageLinks::Pager { around: 5 },
-            ..ANCHOR_ONLY
-        };
-        assert!(prefetched.for_pager(ANCHOR_ONLY).is_some());
-        assert!(prefetched.for_pager(pager).is_none());
-        assert!(prefetched.for_start_offset().is_ok());
     }
 }

@@ -41,6 +41,12 @@ impl ClientKey {
         }
     }
 
+    /// The same client's key for a budget of its own, apart from its others:
+    /// `subscribe/ip:192.0.2.1`.
+    pub fn scoped(&self, scope: &str) -> Self {
+        Self(format!("{scope}/{}", self.0))
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }

@@ -244,10 +244,14 @@ async fn the_budget_is_in_ratelimit_fields_and_out_of_shared_bodies() {
         first.header("ratelimit"),
         mine.header("ratelimit")
     );
+    // A failed request shows the budget too, and is kept by no cache.
+    let failed = get(&app, "{ product(sku: ", json!({}), &[]).await;
+    assert_eq!(failed.header("cache-control").as_deref(), Some("no-store"));
+    assert!(remaining(&failed) <= remaining(&mine), "{failed:?}");
     let third = get(&app, PAGE, sku(), &[]).await;
     assert_eq!(third.status, 200);
     assert!(
-        remaining(&third) < remaining(&mine),
+        remaining(&third) < remaining(&failed),
         "{:?} then {:?} then {:?}",
         first.header("ratelimit"),
         mine.header("ratelimit"),

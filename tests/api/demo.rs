@@ -448,6 +448,9 @@ async fn the_demo_counts_new_comments_and_shows_edits_and_deletions_in_place() {
     for body in ["first", "second", "third"] {
         let added = app.data(add, json!({ "body": body })).await;
         ids.push(added["addComment"]["comment"]["id"].clone());
+        // `createdAt` has millisecond precision and ties are ordered by id, not by arrival:
+        // comments written in separate milliseconds are newest first in the order written.
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
     }
     let edit = "mutation($id: ID!) { updateComment(input: { id: $id, body: \"edited while shown\" }) { comment { id } } }";
     let delete = "mutation($id: ID!) { deleteComment(input: { id: $id }) { deletedCommentId } }";

@@ -1,7 +1,8 @@
 //! The engine against the oracle (DESIGN §8): random datasets full of timestamp ties, random
 //! argument mixes (cursors of live and deleted comments, windows, `first` + `last`, offsets on
 //! both sides of the index threshold, rating filters), stores that answer a few items at a time.
-//! Edges, flags and cursors must equal the specification's slicing of a sorted `Vec`.
+//! Edges, flags and cursors must equal the specification's slicing of a sorted `Vec`; the count
+//! of comments newer than a cursor (`Engine::count_newer`) must equal the `Vec`'s.
 
 use std::collections::BTreeSet;
 
@@ -211,6 +212,16 @@ pub async fn check_case<S: CommentStore, I: PageIndex>(
     );
     for key in &got {
         prop_assert_eq!(codec.open(&scope, &codec.seal(&scope, key)), Ok(*key));
+    }
+    // What a resumed subscription asks before replaying: the comments newer than a cursor,
+    // whether its comment is live or deleted.
+    if let Some(after) = after {
+        let newer = engine
+            .count_newer(&sku, ratings, after)
+            .await
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let expected = newest_first.iter().filter(|k| **k > after).count() as u64;
+        prop_assert_eq!(newer, expected, "count_newer");
     }
     // The extra item is all the engine may read beyond the page: per partition, at most the
     // direct-read offset plus n + 1, plus one item per boundary query.

@@ -188,7 +188,7 @@ async fn too_many_aliases_and_oversized_bodies_are_refused() {
         response["errors"][0]["message"]
             .as_str()
             .unwrap_or_default()
-            .contains("31 aliases")
+            .contains("31 aliased fields")
     );
     let fine: String = (0..30)
         .map(|i| format!("a{i}: product(sku: \"A\") {{ sku }} "))

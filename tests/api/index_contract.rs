@@ -15,7 +15,9 @@ use dynapage::domain::{
 };
 use dynapage::index::memory::MemoryIndex;
 use dynapage::index::redis::RedisIndex;
-use dynapage::index::{Held, PageIndex, Positions, Repair, Stale};
+use dynapage::index::{
+    Held, PageIndex, Positions, Repair, Stale, Start, View, ViewAnchor, ViewRequest,
+};
 use dynapage::redis::RedisConfig;
 use futures::StreamExt;
 
@@ -36,6 +38,7 @@ contract_suite! {
         key_at_counts_only_items_beyond_the_cursor_member_or_not,
         key_at_agrees_with_the_model_for_all_31_rating_subsets,
         positions_rank_the_anchor_and_bound_every_linked_page,
+        a_view_answers_a_bound_an_anchor_and_positions_in_one_call_like_the_model,
         a_union_rank_deep_into_fifty_thousand_members_is_exact,
         a_union_rank_is_exact_when_ratings_cluster_in_time,
         a_union_rank_inside_a_tie_wider_than_the_search_window_is_exact,
@@ -275,6 +278,77 @@ async fn positions_rank_the_anchor_and_bound_every_linked_page<I: PageIndex>(ind
     );
 }
 
+async fn a_view_answers_a_bound_an_anchor_and_positions_in_one_call_like_the_model<I: PageIndex>(
+    index: I,
+) {
+    let mut rng = Rng::new(43);
+    let product = sku("VIEWED");
+    let data = dataset(&mut rng, &product, 3_000, 400);
+    for batch in upserts(&data).chunks(1_000) {
+        index.apply(batch).await.expect("apply");
+    }
+    let model = Model::of(&data);
+    let member = data[rng.below(3_000) as usize].key;
+    let mut asks = Vec::new();
+    for ratings in [RatingSet::ALL, set(&[3]), set(&[1, 5]), set(&[1, 4, 5])] {
+        let total = model.count(ratings);
+        for order in [Order::NewestFirst, Order::OldestFirst] {
+            for after in [None, Some(member), Some(key(member.millis(), rng.next()))] {
+                let mut ranks = vec![0, 1, 99, 100, total - 1, total, total + 5];
+                ranks.extend((0..4).map(|_| rng.below(total)));
+                for rank in ranks {
+                    for (size, around) in [(20, 5), (7, 25), (1, 3), (100, 5)] {
+                        for numbering in [Numbering::FromNewest, Numbering::FromOldest] {
+                            let layout = PageLayout {
+                                size,
+                                numbering,
+                                links: PageLinks::Pager { around },
+                            };
+                            let start = Start { order, after };
+                            let (bound, anchor) = match rng.below(4) {
+                                0 => (Some(rank), ViewAnchor::Rank(rank + 1)),
+                                1 => (None, ViewAnchor::Rank(rank)),
+                                2 => (rank.checked_sub(1), ViewAnchor::Key(member)),
+                                _ => (Some(rank), ViewAnchor::None),
+                            };
+                            let request = ViewRequest {
+                                start,
+                                bound,
+                                anchor,
+                                layout,
+                            };
+                            asks.push((ratings, request));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let answers: Vec<_> = futures::stream::iter(
+        asks.iter()
+            .map(|&(ratings, request)| index.view(&product, ratings, request)),
+    )
+    .buffered(IN_FLIGHT)
+    .collect()
+    .await;
+    for ((ratings, request), answer) in asks.iter().zip(answers) {
+        let Start { order, after } = request.start;
+        let anchor = match request.anchor {
+            ViewAnchor::None => None,
+            ViewAnchor::Key(key) => Some(key),
+            ViewAnchor::Rank(rank) => model.key_at(*ratings, order, after, rank),
+        };
+        let expected = View {
+            bound: request
+                .bound
+                .and_then(|rank| model.key_at(*ratings, order, after, rank)),
+            anchor,
+            positions: model_positions(&model, *ratings, anchor, request.layout),
+        };
+        assert_eq!(answer.expect("view"), expected, "{ratings:?} {request:?}");
+    }
+}
+
 async fn a_union_rank_deep_into_fifty_thousand_members_is_exact<I: PageIndex>(index: I) {
     let mut rng = Rng::new(4);
     let product = sku("DEEP");
@@ -335,6 +409,36 @@ async fn a_union_rank_inside_a_tie_wider_than_the_search_window_is_exact<I: Page
             for after in [None, Some(inside_the_tie)] {
                 check_every_rank(&index, &model, &product, ratings, order, after).await;
             }
+        }
+    }
+    // A pager's bounds are found by one search and a walk from it: from inside the tie too.
+    let pager = PageLayout {
+        size: 5,
+        numbering: Numbering::FromNewest,
+        links: PageLinks::Pager { around: 9 },
+    };
+    let start = Start {
+        order: Order::NewestFirst,
+        after: None,
+    };
+    for ratings in [RatingSet::ALL, set(&[2, 4])] {
+        for rank in (0..model.count(ratings)).step_by(37) {
+            let request = ViewRequest {
+                start,
+                bound: rank.checked_sub(1),
+                anchor: ViewAnchor::Rank(rank),
+                layout: pager,
+            };
+            let anchor = model.key_at(ratings, Order::NewestFirst, None, rank);
+            let expected = View {
+                bound: rank
+                    .checked_sub(1)
+                    .and_then(|r| model.key_at(ratings, Order::NewestFirst, None, r)),
+                anchor,
+                positions: model_positions(&model, ratings, anchor, pager),
+            };
+            let view = index.view(&product, ratings, request).await.expect("view");
+            assert_eq!(view, expected, "{ratings:?} rank {rank}");
         }
     }
 }

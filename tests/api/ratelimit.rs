@@ -253,7 +253,8 @@ async fn extensions_cost_says_the_budget_on_every_response() {
         mutation.cost()["requestedQueryCost"]
     );
 
-    // Requests that fail before they are priced spend nothing and still see the budget.
+    // Requests that fail parsing or validation pay the failure floor (10 points per KiB begun)
+    // and see the budget it left. (Until issue 22 they spent nothing: requestedQueryCost null.)
     for invalid in ["{ product(sku: \"A\") { nope } }", "{ product("] {
         let answer = post(&app.address, invalid, &[]).await;
         assert_eq!(
@@ -261,9 +262,12 @@ async fn extensions_cost_says_the_budget_on_every_response() {
             Some("GRAPHQL_VALIDATION_FAILED"),
             "{answer:#?}"
         );
-        assert_eq!(answer.cost()["requestedQueryCost"], Value::Null);
-        assert_eq!(answer.cost()["actualQueryCost"], Value::Null);
-        assert!(answer.available() > 0, "{answer:#?}");
+        assert_eq!(answer.cost()["requestedQueryCost"], 10);
+        assert_eq!(answer.cost()["actualQueryCost"], 10);
+        assert!(
+            answer.available() <= 9990,
+            "10 points were taken: {answer:#?}"
+        );
     }
 
     // Without limits the cost is still reported; the budget is null.
@@ -318,7 +322,7 @@ async fn x_forwarded_for_names_the_client_only_from_a_trusted_proxy() {
 }
 
 /// `dynapage serve` as a child process on a free port; its URL once `/healthz` answers.
-async fn spawn_server(args: &[&str]) -> (tokio::process::Child, String) {
+pub(crate) async fn spawn_server(args: &[&str]) -> (tokio::process::Child, String) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("a free port")

@@ -53,7 +53,7 @@ async fn a_too_deep_or_too_aliased_document_is_refused_alike_over_http_and_webso
         (
             "aliases",
             aliased.as_str(),
-            "the query declares 31 aliases; at most 30 are allowed",
+            "the query selects 31 aliased fields (fragments counted at every spread); at most 30 are allowed",
         ),
         (
             "depth",

@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod criterion;
+pub mod index_cpu;
 pub mod lambda_sync;
 pub mod live;
 pub mod load;

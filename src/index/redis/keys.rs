@@ -17,7 +17,7 @@
 //! **Only the five rating sets.** A comment is in exactly one of them. The product's whole
 //! list is their union: its count is the sum of five `ZCARD`s, and the member at rank `k` is
 //! found inside Redis by the same O(log n) union search the `ratings` filter uses
-//! (`key_at.lua`). An earlier layout also kept a sixth set with every comment of the product,
+//! (`read.lua`). An earlier layout also kept a sixth set with every comment of the product,
 //! which doubled the memory for an unfiltered rank (BENCHMARKS.md, "Redis index").
 //!
 //! **Compact members.** A member is the comment id in 11 bytes, not its 26-character string:

@@ -4,14 +4,13 @@
 //! does not look inside), and a test holds those lists to the scripts' text.
 
 use super::keys::{Keys, member};
-use super::{APPLY, KEY_AT, POSITIONS, READ_CHUNK};
+use super::{APPLY, READ, READ_CHUNK};
 use crate::domain::{CommentId, Rating, Sku, SortKey};
 use crate::redis::{KeyPrefix, LuaScript, Need};
 
 const COUNTS: &str = "the page index's counts (totalCount, rating counts)";
-const KEY_AT_SCRIPT: &str = "the page index's deep offsets (key_at.lua)";
-const POSITIONS_SCRIPT: &str = "the page index's page numbers (positions.lua)";
-const INSIDE_READS: &str = "the page index's key_at.lua and positions.lua, inside Redis";
+const READ_SCRIPT: &str = "the page index's deep offsets and page numbers (read.lua)";
+const INSIDE_READS: &str = "the page index's read.lua, inside Redis";
 const APPLY_SCRIPT: &str = "the page index's writes (apply.lua)";
 const INSIDE_APPLY: &str = "the page index's writes, inside apply.lua";
 const SCANS: &str = "verify and reindex, which read the whole index";
@@ -52,16 +51,17 @@ impl Sample {
     }
 }
 
-/// What serving pages sends: counts, the two read scripts, and what those call.
+/// What serving pages sends: counts, the read script, and what it calls.
 pub fn needs_to_read(prefix: &KeyPrefix) -> Vec<Need> {
     let sample = Sample::new(prefix);
     let sets = sample.rating_sets();
     let mut needs = vec![Need::new(COUNTS, ["ZCARD".to_owned(), sample.rating_set()])];
-    needs.extend(LuaScript::new(KEY_AT).needs(KEY_AT_SCRIPT, &sets, &["desc", "0", "", ""]));
-    needs.extend(LuaScript::new(POSITIONS).needs(
-        POSITIONS_SCRIPT,
+    needs.extend(LuaScript::new(READ).needs(
+        READ_SCRIPT,
         &sets,
-        &["", "", "20", "newest", "none", "0"],
+        &[
+            "desc", "", "", "0", "none", "", "", "20", "newest", "none", "0",
+        ],
     ));
     needs.extend(read_scripts_call(&sample));
     needs
@@ -106,7 +106,7 @@ pub fn needs_to_scan(prefix: &KeyPrefix) -> Vec<Need> {
     ]
 }
 
-/// What `key_at.lua` and `positions.lua` (with `select.lua`) call inside Redis.
+/// What `read.lua` (with `select.lua`) calls inside Redis.
 fn read_scripts_call(sample: &Sample) -> Vec<Need> {
     let set = sample.rating_set();
     let set = set.as_str();
@@ -151,9 +151,7 @@ mod tests {
     #[test]
     fn the_commands_declared_inside_each_script_are_exactly_those_it_calls() {
         let sample = Sample::new(&KeyPrefix::new("p:"));
-        let mut reads = commands_called(KEY_AT);
-        reads.extend(commands_called(POSITIONS));
-        assert_eq!(names(&read_scripts_call(&sample)), reads);
+        assert_eq!(names(&read_scripts_call(&sample)), commands_called(READ));
         assert_eq!(names(&apply_calls(&sample)), commands_called(APPLY));
     }
 

@@ -1,10 +1,10 @@
-//! What `apply.lua` and `positions.lua` are sent and answer, and the sort keys members and
+//! What `apply.lua` and `read.lua` are sent and answer, and the sort keys members and
 //! scores stand for: the reading of this adapter's replies, where a reply no key of the index
 //! could have produced becomes an internal error.
 
 use super::keys::sort_key_of;
 use crate::domain::{AnchorRank, Rating, Sku, SortKey};
-use crate::index::{Held, IndexError, Positions};
+use crate::index::{Held, IndexError, Positions, View};
 
 /// One change for `apply.lua`: its kind (`u`, `d`, `r`, `x`), the comment, the version it
 /// leaves, and for a repair what the index must still hold.
@@ -37,14 +37,25 @@ pub(super) fn held_of(state: &str, version: u64) -> Result<Held, IndexError> {
     }
 }
 
-/// `positions.lua`'s reply: `{total, newer, older, (page, member, score)*}`, with `-1` for
-/// the ranks of no anchor. `None` for any other shape.
-pub(super) fn positions_of(reply: &[redis::Value]) -> Option<Positions> {
+/// `read.lua`'s reply: `{total, newer, older, bound member, bound score, anchor member,
+/// anchor score, (page, member, score)*}`, with `-1` for the ranks of no anchor and nils for an
+/// absent bound or anchor. `None` for any other shape.
+pub(super) fn view_of(reply: &[redis::Value]) -> Option<View> {
     let int = |v: &redis::Value| match v {
         redis::Value::Int(i) => Some(*i),
         _ => None,
     };
-    let [total, newer, older, bounds @ ..] = reply else {
+    let [
+        total,
+        newer,
+        older,
+        bound_member,
+        bound_score,
+        anchor_member,
+        anchor_score,
+        bounds @ ..,
+    ] = reply
+    else {
         return None;
     };
     let total = u64::try_from(int(total)?).ok()?;
@@ -55,25 +66,36 @@ pub(super) fn positions_of(reply: &[redis::Value]) -> Option<Positions> {
             older: u64::try_from(older).ok()?,
         }),
     };
-    let mut positions = Positions {
-        total,
-        anchor,
-        ..Positions::default()
+    let mut view = View {
+        bound: optional_key(bound_member, bound_score)?,
+        anchor: optional_key(anchor_member, anchor_score)?,
+        positions: Positions {
+            total,
+            anchor,
+            ..Positions::default()
+        },
     };
     for bound in bounds.chunks(3) {
-        let [
-            page,
-            redis::Value::BulkString(member),
-            redis::Value::BulkString(score),
-        ] = bound
-        else {
+        let [page, member, score] = bound else {
             return None;
         };
         let page = u64::try_from(int(page)?).ok()?;
-        let score: f64 = std::str::from_utf8(score).ok()?.parse().ok()?;
-        positions.bounds.insert(page, sort_key(member, score).ok()?);
+        let key = optional_key(member, score)??;
+        view.positions.bounds.insert(page, key);
     }
-    Some(positions)
+    Some(view)
+}
+
+/// A `(member, score)` pair of a reply: `Some(None)` for two nils, `None` for a bad shape.
+fn optional_key(member: &redis::Value, score: &redis::Value) -> Option<Option<SortKey>> {
+    match (member, score) {
+        (redis::Value::Nil, redis::Value::Nil) => Some(None),
+        (redis::Value::BulkString(member), redis::Value::BulkString(score)) => {
+            let score: f64 = std::str::from_utf8(score).ok()?.parse().ok()?;
+            Some(Some(sort_key(member, score).ok()?))
+        }
+        _ => None,
+    }
 }
 
 /// A reply Redis gave that no key this adapter writes could have produced.

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use dynapage::domain::{ChangeEvent, IndexEntry, Order, PageLayout, RatingSet, Sku, SortKey};
 use dynapage::index::memory::MemoryIndex;
-use dynapage::index::{IndexError, PageIndex, Positions, Repair, Stale};
+use dynapage::index::{IndexError, PageIndex, Positions, Repair, Stale, View, ViewRequest};
 use dynapage::sync::Checkpoints;
 
 /// One call of `apply`.
@@ -95,6 +95,15 @@ impl PageIndex for RecordingIndex {
         layout: PageLayout,
     ) -> Result<Positions, IndexError> {
         self.inner.positions(sku, ratings, anchor, layout).await
+    }
+
+    async fn view(
+        &self,
+        sku: &Sku,
+        ratings: RatingSet,
+        request: ViewRequest,
+    ) -> Result<View, IndexError> {
+        self.inner.view(sku, ratings, request).await
     }
 
     async fn apply(&self, events: &[ChangeEvent]) -> Result<Vec<Stale>, IndexError> {

@@ -57,14 +57,14 @@ impl Load<'_> {
     }
 
     /// The Redis rank lookup alone under redis-benchmark, for information (the raw offset page
-    /// does the same lookup itself before its Query): the index's key_at script on the
-    /// product's five rating sets, as the server calls it.
+    /// does the same lookup itself before its Query): the index's read script on the
+    /// product's five rating sets, as the server calls it for a bare deep jump (`read.lua`).
     pub(super) async fn raw_redis(&mut self, redis: &Redis, deep: u64) -> anyhow::Result<()> {
         crate::processes::require(
             "redis-benchmark",
             "it comes with redis-server (redis-tools)",
         )?;
-        let source = ["select.lua", "key_at.lua"]
+        let source = ["select.lua", "read.lua"]
             .map(|f| std::fs::read_to_string(self.ctx.repo.join("src/index/redis").join(f)))
             .into_iter()
             .collect::<Result<Vec<_>, _>>()
@@ -85,7 +85,9 @@ impl Load<'_> {
                 ])
                 .args(["-n", "200000", "--csv", "EVALSHA", &sha, "5"])
                 .args(&keys)
-                .args(["desc", &(deep - 1).to_string(), "", ""])
+                // A bare deep jump: the bound at rank deep - 1, no anchor, no pages.
+                .args(["desc", "", "", &(deep - 1).to_string(), "none", "", ""])
+                .args(["1", "newest", "none", "0"])
                 .output()
                 .await?;
             let text = String::from_utf8_lossy(&output.stdout);
@@ -101,7 +103,7 @@ impl Load<'_> {
         }
         self.raw_csv.row(&[
             &"redis",
-            &"EVALSHA key_at (five sets)",
+            &"EVALSHA read.lua bound (five sets)",
             &self.args.connections,
             &round(median(&rps), 2),
             &spread_pct(&rps).round(),

@@ -1,0 +1,363 @@
+//! `index-cpu`: what the Redis page index costs Redis per page (BENCHMARKS.md, "Redis index:
+//! CPU per page"): the cases of issue #23's table, each as `requests` sequential requests to
+//! `serve --index redis --demo-comments N`, with Redis's own CPU (`INFO cpu`: user + system)
+//! and its commands (`INFO commandstats`, a script's inner commands included) read around
+//! them, so the load of other processes on the machine does not enter the figure (much: on a
+//! loaded machine every figure grows), and the time Redis's clock gives the scripts. Then raw
+//! `ZRANK` and `ZRANGE` on one sorted set of the same size, sent the same way (one at a time
+//! from one connection), for the physical limit; and the index's memory per comment
+//! (`MEMORY USAGE` of the product's rating sets).
+
+use anyhow::Context as _;
+use redis::aio::MultiplexedConnection;
+
+use super::SKU;
+use crate::context::Context;
+use crate::machine::Machine;
+use crate::proc_stat::loadavg;
+use crate::redis_info;
+use crate::report::{Summary, log};
+use crate::server::{Server, strings};
+use crate::services::Redis;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Demo comments of the product (issue #23's table: 200,000)
+    #[arg(long, default_value_t = 200_000)]
+    demo_comments: u64,
+    /// Requests per case, after 20 to warm up
+    #[arg(long, default_value_t = 400)]
+    requests: u64,
+}
+
+const PAGER: &str = "totalCount startOffset pageCursors(size: 20, around: 5) { pageCount first { cursor } last { cursor } previous { cursor } next { cursor } around { page cursor offset isCurrent } }";
+const EDGES: &str = "edges { cursor node { id } }";
+
+/// The cases: a name, the connection's arguments, and whether the pager is selected.
+fn cases(n: u64) -> Vec<(String, String, bool)> {
+    let deep = n * 3 / 4;
+    let filtered = n / 4;
+    vec![
+        ("pager, offset 0".into(), "first: 20".into(), true),
+        (
+            format!("pager, offset {deep}"),
+            format!("first: 20, offset: {deep}"),
+            true,
+        ),
+        (
+            format!("pager, ratings [3, 5], offset {filtered}"),
+            format!("first: 20, offset: {filtered}, ratings: [3, 5]"),
+            true,
+        ),
+        (
+            format!("pager, ratings [1, 4, 5], offset {filtered}"),
+            format!("first: 20, offset: {filtered}, ratings: [1, 4, 5]"),
+            true,
+        ),
+        (
+            format!("pager, ratings [4], offset {filtered}"),
+            format!("first: 20, offset: {filtered}, ratings: [4]"),
+            true,
+        ),
+        (
+            format!("bare jump, offset {deep}"),
+            format!("first: 20, offset: {deep}"),
+            false,
+        ),
+        (
+            format!("bare jump, ratings [3, 5], offset {filtered}"),
+            format!("first: 20, offset: {filtered}, ratings: [3, 5]"),
+            false,
+        ),
+        ("totalCount alone".into(), "first: 0".into(), false),
+    ]
+}
+
+pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
+    ctx.build_dynapage()?;
+    let redis = Redis::start(ctx).await?;
+    let n = args.demo_comments.to_string();
+    let server_args = strings(&[
+        "--index",
+        "redis",
+        "--redis-url",
+        &redis.url,
+        "--redis-prefix",
+        "idx:",
+        "--demo-comments",
+        &n,
+    ]);
+    let server = Server::start(ctx, "index-cpu", &server_args).await?;
+    // A connection of its own with a long response timeout: a pipeline of pager scripts on a
+    // loaded machine outlasts the default.
+    let config = redis::AsyncConnectionConfig::new()
+        .set_response_timeout(Some(std::time::Duration::from_secs(60)));
+    let mut conn = redis::Client::open(redis.url.as_str())?
+        .get_multiplexed_async_connection_with_config(&config)
+        .await?;
+    let keys: Vec<String> = (1..=5).map(|r| format!("idx:idx:{{{SKU}}}:r{r}")).collect();
+    await_indexed(&mut conn, &keys, args.demo_comments).await?;
+
+    let mut out = Summary::create(&ctx.result("index-cpu.txt"))?;
+    for line in Machine::describe(ctx).header("index-cpu") {
+        out.line(&line)?;
+    }
+    out.line(&format!(
+        "# serve --index redis --demo-comments {n}; {} sequential requests per case; load before: {}",
+        args.requests,
+        loadavg()
+    ))?;
+    out.line("| case | Redis CPU per page (µs) | of which in scripts (µs) | Redis commands per page | indexCalls |")?;
+    out.line("|---|---|---|---|---|")?;
+    for (name, connection, pager) in cases(args.demo_comments) {
+        let line = page_cost(&server, &mut conn, &name, &connection, pager, args.requests).await?;
+        log(&line);
+        out.line(&line)?;
+    }
+    hot(ctx, &mut conn, &keys, args.demo_comments, &mut out).await?;
+    raw_and_memory(
+        &mut conn,
+        &keys,
+        args.demo_comments,
+        args.requests,
+        &mut out,
+    )
+    .await?;
+    out.line(&format!("# load after: {}", loadavg()))?;
+    drop(server);
+    drop(redis);
+    Ok(())
+}
+
+/// One case's table row: `requests` sequential requests of the page, Redis's CPU, the scripts'
+/// time and the commands around them, and the page's `indexCalls`.
+async fn page_cost(
+    server: &Server,
+    conn: &mut MultiplexedConnection,
+    name: &str,
+    connection: &str,
+    pager: bool,
+    requests: u64,
+) -> anyhow::Result<String> {
+    let selection = match (pager, connection) {
+        (true, _) => format!("{EDGES} {PAGER}"),
+        (false, "first: 0") => "totalCount".to_owned(),
+        (false, _) => EDGES.to_owned(),
+    };
+    let query = format!("{{ comments(sku: \"{SKU}\", {connection}) {{ {selection} }} }}");
+    let (response, _) = server.api.query(&query).await?;
+    let index_calls = response["extensions"]["cost"]["indexCalls"].clone();
+    for _ in 0..20 {
+        server.api.query(&query).await?;
+    }
+    redis_info::reset_stats(conn).await?;
+    let before = redis_info::cpu_seconds(conn).await?;
+    for _ in 0..requests {
+        server.api.query(&query).await?;
+    }
+    let cpu = redis_info::cpu_seconds(conn).await? - before;
+    let stats = redis_info::command_stats(conn).await?;
+    let calls: u64 = stats
+        .iter()
+        .filter(|s| s.name != "xread")
+        .map(|s| s.calls)
+        .sum();
+    // The scripts' own time (their inner commands included), by Redis's clock.
+    let script_us: f64 = stats
+        .iter()
+        .filter(|s| s.name == "evalsha")
+        .map(|s| s.calls as f64 * s.usec_per_call)
+        .sum();
+    let per = requests as f64;
+    Ok(format!(
+        "| {name} | {:.0} | {:.0} | {:.1} | {index_calls} |",
+        cpu * 1e6 / per,
+        script_us / per,
+        calls as f64 / per
+    ))
+}
+
+/// Calls sent back to back in pipelines of 20, so that Redis stays busy (its caches warm, as
+/// under load): Redis CPU per call from `INFO cpu`.
+async fn hot_cpu(conn: &mut MultiplexedConnection, cmd: &redis::Cmd) -> anyhow::Result<f64> {
+    const CALLS: usize = 2_000;
+    let mut pipe = redis::pipe();
+    for _ in 0..20 {
+        pipe.add_command(cmd.clone());
+    }
+    let before = redis_info::cpu_seconds(conn).await?;
+    for _ in 0..CALLS / 20 {
+        let _: Vec<redis::Value> = pipe.query_async(conn).await?;
+    }
+    Ok((redis_info::cpu_seconds(conn).await? - before) * 1e6 / CALLS as f64)
+}
+
+/// The index's script alone, as the server calls it for each kind of page, sent back to back:
+/// calls per second per Redis core.
+async fn hot(
+    ctx: &Context,
+    conn: &mut MultiplexedConnection,
+    keys: &[String],
+    n: u64,
+    out: &mut Summary,
+) -> anyhow::Result<()> {
+    let source = ["select.lua", "read.lua"]
+        .map(|f| std::fs::read_to_string(ctx.repo.join("src/index/redis").join(f)))
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()
+        .context("reading the index's Lua scripts")?
+        .concat();
+    let sha = redis_info::script_load(conn, &source).await?;
+    let (deep, filtered) = ((n * 3 / 4).to_string(), (n / 4).to_string());
+    let (deep_bound, filtered_bound) = ((n * 3 / 4 - 1).to_string(), (n / 4 - 1).to_string());
+    let five: Vec<&str> = keys.iter().map(String::as_str).collect();
+    let three_five = vec![keys[2].as_str(), keys[4].as_str()];
+    let pager = ["20", "newest", "pager", "5"];
+    let jump = ["1", "newest", "none", "0"];
+    let cases: [(&str, &[&str], Vec<&str>); 6] = [
+        (
+            "pager page, offset 0",
+            &five,
+            [&["desc", "", "", "", "rank", "0", ""][..], &pager].concat(),
+        ),
+        (
+            "pager page, deep",
+            &five,
+            [
+                &["desc", "", "", &deep_bound, "rank", &deep, ""][..],
+                &pager,
+            ]
+            .concat(),
+        ),
+        (
+            "pager page, ratings [3, 5]",
+            &three_five,
+            [
+                &["desc", "", "", &filtered_bound, "rank", &filtered, ""][..],
+                &pager,
+            ]
+            .concat(),
+        ),
+        (
+            "bare jump, deep",
+            &five,
+            [&["desc", "", "", &deep_bound, "none", "", ""][..], &jump].concat(),
+        ),
+        (
+            "bare jump, ratings [3, 5]",
+            &three_five,
+            [
+                &["desc", "", "", &filtered_bound, "none", "", ""][..],
+                &jump,
+            ]
+            .concat(),
+        ),
+        (
+            "totalCount",
+            &five,
+            [&["desc", "", "", "", "none", "", ""][..], &jump].concat(),
+        ),
+    ];
+    out.line("| the index's script alone, back to back (read.lua) | Redis CPU per call (µs) | calls per second per Redis core |")?;
+    out.line("|---|---|---|")?;
+    for (name, keys, args) in cases {
+        let mut cmd = redis::cmd("EVALSHA");
+        cmd.arg(&sha).arg(keys.len()).arg(keys).arg(args);
+        let us = hot_cpu(conn, &cmd).await?;
+        let line = format!("| {name} | {us:.1} | {:.0} |", 1e6 / us);
+        log(&line);
+        out.line(&line)?;
+    }
+    Ok(())
+}
+
+/// Raw ZRANK and ZRANGE on one set of `n` members like the index's (11-byte members, integer
+/// millisecond scores), one request at a time, and the index's memory per comment.
+async fn raw_and_memory(
+    conn: &mut MultiplexedConnection,
+    keys: &[String],
+    n: u64,
+    requests: u64,
+    out: &mut Summary,
+) -> anyhow::Result<()> {
+    for start in (0..n).step_by(1_000) {
+        let mut zadd = redis::cmd("ZADD");
+        zadd.arg("raw:z");
+        for j in start..(start + 1_000).min(n) {
+            zadd.arg(1_600_000_000_000 + j * 37)
+                .arg(format!("\u{1}{j:010}"));
+        }
+        let _: u64 = zadd.query_async(conn).await?;
+    }
+    let member = format!("\u{1}{:010}", n * 3 / 4);
+    let rank = (n / 4).to_string();
+    let raw: [(&str, Vec<&str>); 3] = [
+        ("ZRANK of a member 3/4 in", vec!["ZRANK", "raw:z", &member]),
+        (
+            "ZRANGE r r (one member, no score)",
+            vec!["ZRANGE", "raw:z", &rank, &rank],
+        ),
+        (
+            "ZRANGE r r WITHSCORES",
+            vec!["ZRANGE", "raw:z", &rank, &rank, "WITHSCORES"],
+        ),
+    ];
+    out.line("| raw command on one sorted set of the same size | Redis CPU per call, one at a time (µs) | calls/s per core | back to back (µs) | calls/s per core |")?;
+    out.line("|---|---|---|---|---|")?;
+    for (name, command) in raw {
+        let mut cmd = redis::cmd(command[0]);
+        for arg in &command[1..] {
+            cmd.arg(*arg);
+        }
+        let before = redis_info::cpu_seconds(conn).await?;
+        for _ in 0..requests * 5 {
+            let _: redis::Value = cmd.query_async(conn).await?;
+        }
+        let us = (redis_info::cpu_seconds(conn).await? - before) * 1e6 / (requests * 5) as f64;
+        let hot = hot_cpu(conn, &cmd).await?;
+        let line = format!(
+            "| {name} | {us:.1} | {:.0} | {hot:.1} | {:.0} |",
+            1e6 / us,
+            1e6 / hot
+        );
+        log(&line);
+        out.line(&line)?;
+    }
+    let mut bytes = 0u64;
+    for key in keys {
+        let usage: Option<u64> = redis::cmd("MEMORY")
+            .arg("USAGE")
+            .arg(key)
+            .arg("SAMPLES")
+            .arg(0)
+            .query_async(conn)
+            .await?;
+        bytes += usage.unwrap_or(0);
+    }
+    let line = format!(
+        "# index memory: {bytes} B in the five rating sets for {n} comments = {:.1} B per comment (MEMORY USAGE … SAMPLES 0)",
+        bytes as f64 / n as f64
+    );
+    log(&line);
+    out.line(&line)
+}
+
+/// Waits until the index holds the `n` demo comments (the embedded store feeds it after start).
+async fn await_indexed(
+    conn: &mut MultiplexedConnection,
+    keys: &[String],
+    n: u64,
+) -> anyhow::Result<()> {
+    for _ in 0..600 {
+        let mut pipe = redis::pipe();
+        for key in keys {
+            pipe.zcard(key);
+        }
+        let counts: Vec<u64> = pipe.query_async(conn).await?;
+        if counts.iter().sum::<u64>() >= n {
+            return Ok(());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+    Err(anyhow::anyhow!("the index never held {n} comments")).context("index-cpu")
+}

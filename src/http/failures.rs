@@ -1,0 +1,197 @@
+//! What a failed request costs, and how much of its failure a client is told.
+//!
+//! A request refused before it runs (by the check of its shape, by parsing or by validation)
+//! still made the server work: it pays the failure floor from its client's budget
+//! (`graphql::failure_floor`, charged here for the check's refusals and in `graphql::respond`
+//! for async-graphql's), and is answered 429 like any other when the budget cannot pay. A long
+//! document whose client could not pay its floor is refused before it is parsed
+//! ([`refuse_unaffordable`]).
+//!
+//! A response carries at most [`MAX_ERRORS`] errors, then one saying how many more were cut.
+//! Why: async-graphql reports every validation error it finds, one per unknown field, so a
+//! 9.8 kB document of 4,900 unknown fields answered 695 kB of errors (issue 22, item 8): a
+//! seventy-fold amplification that costs the server the serialisation and the bandwidth. The
+//! first errors say what is wrong; the rest repeat it. The cut applies to every response, so a
+//! document of many failing aliased fields is bounded alike (their `null`s stay in `data`).
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use async_graphql::{ErrorExtensionValues, ServerError};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::Response;
+
+use super::caching::Cacheability;
+use super::check::Rejection;
+use super::documents::MAX_TEXT_BYTES;
+use super::graphql::{budget, viewer};
+use super::transport::{self, MediaType};
+use super::{AppState, cost};
+use crate::graphql::{Budget, Checked, retry_after_seconds};
+use crate::pagination::PageStats;
+
+/// Errors one response carries before the cut.
+pub const MAX_ERRORS: usize = 20;
+
+/// Keeps the first [`MAX_ERRORS`] of `errors` and, if any were cut, appends one error
+/// (`TOO_MANY_ERRORS`) that says how many.
+pub fn cap(errors: &mut Vec<ServerError>) {
+    let cut = errors.len().saturating_sub(MAX_ERRORS);
+    if cut == 0 {
+        return;
+    }
+    errors.truncate(MAX_ERRORS);
+    let mut summary = ServerError::new(
+        format!("{cut} more errors were cut: only the first {MAX_ERRORS} are reported"),
+        None,
+    );
+    let mut extensions = ErrorExtensionValues::default();
+    extensions.set("code", "TOO_MANY_ERRORS");
+    summary.extensions = Some(extensions);
+    errors.push(summary);
+}
+
+/// A request the check refused (its shape, before validation), in the GraphQL response shape
+/// with its `cost` extension: charged the failure floor like any request that fails
+/// validation, and answered 429 when its budget cannot pay even that.
+pub(super) async fn charge_rejection(
+    app: &AppState,
+    headers: &HeaderMap,
+    media: MediaType,
+    rejection: &Rejection,
+    request_id: &str,
+    address: IpAddr,
+    bytes: usize,
+) -> Response {
+    let budget = match payer(app, headers, media, request_id, address).await {
+        Ok(budget) => budget,
+        Err(refusal) => return refusal,
+    };
+    let checked = budget.charge_failure(bytes).await;
+    answer(media, &budget, &checked, Some(rejection), request_id)
+}
+
+/// A document too long to be kept parsed (over [`MAX_TEXT_BYTES`]: it is parsed every time it
+/// comes) whose client's budget could not pay its failure floor is refused with 429 before it
+/// is parsed: otherwise a client with a spent budget could still make the server parse 64 KiB
+/// documents as fast as it sends them, and be refused only afterwards. Shorter documents, and
+/// servers without a cost budget, pass on (`None`) without a check.
+pub(super) async fn refuse_unaffordable(
+    app: &AppState,
+    headers: &HeaderMap,
+    media: MediaType,
+    request_id: &str,
+    address: IpAddr,
+    bytes: usize,
+) -> Option<Response> {
+    if bytes <= MAX_TEXT_BYTES || app.options.rate_limiter.is_none() {
+        return None;
+    }
+    let budget = match payer(app, headers, media, request_id, address).await {
+        Ok(budget) => budget,
+        Err(refusal) => return Some(refusal),
+    };
+    let checked = budget.unaffordable(bytes).await?;
+    Some(answer(media, &budget, &checked, None, request_id))
+}
+
+/// Whose budget a failure spends: the verified viewer's, else the address's (a token that does
+/// not verify is answered 401, as on any request).
+async fn payer(
+    app: &AppState,
+    headers: &HeaderMap,
+    media: MediaType,
+    request_id: &str,
+    address: IpAddr,
+) -> Result<Arc<Budget>, Response> {
+    let viewer = viewer(app, headers, media, request_id).await?;
+    Ok(budget(app, viewer.as_ref(), address, 0))
+}
+
+/// The response to a failure `checked` against `budget`: the budget's refusal (429), else the
+/// check's `rejection`, with the `cost` extension.
+fn answer(
+    media: MediaType,
+    budget: &Budget,
+    checked: &Checked,
+    rejection: Option<&Rejection>,
+    request_id: &str,
+) -> Response {
+    let refused = checked.refused();
+    let error = budget
+        .refusal_error(checked, Some(request_id))
+        .unwrap_or_else(|| {
+            let (message, code) = rejection.map_or_else(
+                || ("internal error".to_owned(), "INTERNAL_SERVER_ERROR"),
+                |r| (r.to_string(), r.code()),
+            );
+            let mut error = ServerError::new(message, None);
+            let extensions = error.extensions.get_or_insert_with(Default::default);
+            extensions.set("code", code);
+            if !request_id.is_empty() {
+                extensions.set("requestId", request_id);
+            }
+            error
+        });
+    let throttle = checked.verdict.and_then(|v| v.cost);
+    let actual = Some(checked.cost).filter(|_| refused.is_none());
+    let read = PageStats::default();
+    let response = async_graphql::Response::from_errors(vec![error]).extension(
+        "cost",
+        cost::extension(Some(checked.cost), actual, throttle, read),
+    );
+    let mut http = transport::respond(media, &response);
+    // `no-store`, and the budget in the `RateLimit` fields like every other response.
+    let cacheability = Cacheability {
+        over_get: false,
+        error_free: false,
+        authorization: false,
+        throttle,
+    };
+    cacheability.apply(http.headers_mut());
+    if let Some(refused) = refused {
+        *http.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+        if let Some(wait) = refused.retry_after {
+            let seconds = HeaderValue::from(retry_after_seconds(wait));
+            http.headers_mut().insert(header::RETRY_AFTER, seconds);
+        }
+    } else if rejection == Some(&Rejection::MutationOverGet) {
+        *http.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
+        http.headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("POST"));
+    }
+    http
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn errors(n: usize) -> Vec<ServerError> {
+        (0..n)
+            .map(|i| ServerError::new(format!("error {i}"), None))
+            .collect()
+    }
+
+    #[test]
+    fn twenty_errors_pass_untouched() {
+        let mut twenty = errors(20);
+        cap(&mut twenty);
+        assert_eq!(twenty, errors(20));
+    }
+
+    #[test]
+    fn beyond_twenty_one_error_says_how_many_were_cut() {
+        let mut many = errors(4_900);
+        cap(&mut many);
+        assert_eq!(many.len(), MAX_ERRORS + 1);
+        assert_eq!(many[19].message, "error 19");
+        let summary = many.last().expect("the summary");
+        assert_eq!(
+            summary.message,
+            "4880 more errors were cut: only the first 20 are reported"
+        );
+        let code = summary.extensions.as_ref().and_then(|e| e.get("code"));
+        assert_eq!(code, Some(&async_graphql::Value::from("TOO_MANY_ERRORS")));
+    }
+}

@@ -1,0 +1,228 @@
+//! The per-request memo of a connection's index answers: everything the connection derives from
+//! the index (a deep offset's bound, `totalCount`, `startOffset`, every `pageCursors` link) is
+//! asked in one [`PageIndex::view`] call, and the answer is kept with the page
+//! ([`Prefetched`]) for each field that reads it, however many of them (aliases included) the
+//! client selected.
+//!
+//! The one call needs the page's anchor (its first edge) before the page is read, so the
+//! engine predicts it: for a page read newest first from its start with nothing cut at its far
+//! end (the `first`/`after`/`offset` pages), the first edge is the item at rank `skip` from the
+//! start, which the index can find as it finds the bound at `skip - 1`. The page is then read
+//! (after the bound, or concurrently with the call when no bound is needed), and its real first
+//! edge checked against the prediction: they differ only while the index lags the store near
+//! the page, and then a second call, from the real first edge, keeps every answer exact. Other
+//! pages (`last`, windows between two cursors, `containing`) are read first and viewed from
+//! their first edge: one call too, after the page. This module knows nothing of GraphQL.
+
+use super::engine::{Page, Want};
+use super::pages::{Connection, IndexSelection};
+use super::{CursorScope, Engine, PagePlan, PaginationError};
+use crate::domain::{Comment, Numbering, Order, PageLayout, PageLinks, SortKey};
+use crate::index::{PageIndex, Positions, Start, View, ViewAnchor, ViewRequest};
+use crate::store::CommentStore;
+
+/// The index's answers fetched with a page, and the layout they were fetched for. Generic over
+/// the error so that a caller can keep a failure in the form it reports (the GraphQL layer
+/// converts, and logs, it once however many fields read it).
+#[derive(Clone, Debug)]
+pub struct Prefetched<E> {
+    /// The layout the positions were fetched for, with the page's anchor; `None` when only the
+    /// total was asked.
+    pub layout: Option<PageLayout>,
+    pub positions: Result<Positions, E>,
+}
+
+impl<E> Prefetched<E> {
+    pub fn map_err<F>(self, convert: impl FnOnce(E) -> F) -> Prefetched<F> {
+        Prefetched {
+            layout: self.layout,
+            positions: self.positions.map_err(convert),
+        }
+    }
+
+    /// What a pager with `layout` can use: only positions fetched for the same layout carry its
+    /// links.
+    pub fn for_pager(&self, layout: PageLayout) -> Option<&Result<Positions, E>> {
+        (self.layout == Some(layout)).then_some(&self.positions)
+    }
+
+    /// What `startOffset` can use: positions fetched with the anchor, under any layout.
+    pub fn for_start_offset(&self) -> Option<&Result<Positions, E>> {
+        self.layout.is_some().then_some(&self.positions)
+    }
+
+    /// What `totalCount` can use: every view has the total.
+    pub fn total(&self) -> Result<u64, E>
+    where
+        E: Clone,
+    {
+        self.positions.as_ref().map(|p| p.total).map_err(E::clone)
+    }
+}
+
+/// The layout a view is asked under: the first `pageCursors`' layout, or, for `startOffset` or
+/// `totalCount` alone, one of the page's size that links nothing.
+fn view_layout(selection: &IndexSelection, page_size: u64) -> PageLayout {
+    selection.pager.unwrap_or(PageLayout {
+        size: page_size.max(1),
+        numbering: Numbering::FromNewest,
+        links: PageLinks::None,
+    })
+}
+
+/// Whether the page's first edge is the item at rank `skip` from its start: a page read newest
+/// first, with nothing cut at its far end, that has room for an edge.
+fn predictable(plan: &PagePlan) -> bool {
+    plan.order == Order::NewestFirst
+        && plan.stop.is_none()
+        && plan.keep_last.is_none()
+        && plan.take > 0
+}
+
+impl<S: CommentStore, I: PageIndex> Engine<S, I> {
+    /// Serves the window `plan` with the one index view its selection needs (see the module
+    /// paragraph). A failed view fails the page only when the page needed its bound; otherwise
+    /// it is kept for the fields that read it.
+    pub(super) async fn window_with_view(
+        &self,
+        scope: &CursorScope,
+        plan: &PagePlan,
+        want: Want,
+        selection: &IndexSelection,
+    ) -> Result<Connection, PaginationError> {
+        let layout = view_layout(selection, plan.page_size());
+        let anchored = selection.positions;
+        let request = |bound: Option<u64>, anchor: ViewAnchor| ViewRequest {
+            start: Start {
+                order: plan.order,
+                after: plan.start,
+            },
+            bound,
+            anchor: if anchored { anchor } else { ViewAnchor::None },
+            layout,
+        };
+        let (mut page, view) = if !predictable(plan) {
+            let page = self.page(&scope.sku, scope.ratings, plan, want).await?;
+            let anchor = page.items.first().map(Comment::sort_key);
+            let view = self
+                .view(
+                    scope,
+                    request(None, anchor.map_or(ViewAnchor::None, ViewAnchor::Key)),
+                )
+                .await;
+            (page, view)
+        } else if self.skips_by_index(plan) {
+            let request = request(Some(plan.skip - 1), ViewAnchor::Rank(plan.skip));
+            let view = self.view(scope, request).await?;
+            let page = self
+                .page_with(&scope.sku, scope.ratings, plan, want, Some(view.bound))
+                .await?;
+            (page, Ok(view))
+        } else {
+            let request = request(None, ViewAnchor::Rank(plan.skip));
+            let (page, view) = futures::join!(
+                self.page(&scope.sku, scope.ratings, plan, want),
+                self.view(scope, request)
+            );
+            (page?, view)
+        };
+        page.stats.index_calls += 1;
+        let anchor = page.items.first().map(Comment::sort_key);
+        let view = match view {
+            Ok(view) if anchored && view.anchor != anchor => {
+                // The index lags the store near the page: view it again from the real edge.
+                page.stats.index_calls += 1;
+                let anchor = anchor.map_or(ViewAnchor::None, ViewAnchor::Key);
+                self.view(scope, request(None, anchor)).await
+            }
+            view => view,
+        };
+        Ok(memoized(page, anchor, anchored.then_some(layout), view))
+    }
+
+    /// Views `scope` from `anchor` after its page was read (`containing`): one more call.
+    pub(super) async fn view_from(
+        &self,
+        scope: &CursorScope,
+        anchor: Option<SortKey>,
+        selection: &IndexSelection,
+        page_size: u64,
+    ) -> Prefetched<PaginationError> {
+        let layout = view_layout(selection, page_size);
+        let anchored = selection.positions;
+        let anchor = anchor.filter(|_| anchored);
+        let request = ViewRequest {
+            start: Start {
+                order: Order::NewestFirst,
+                after: None,
+            },
+            bound: None,
+            anchor: anchor.map_or(ViewAnchor::None, ViewAnchor::Key),
+            layout,
+        };
+        Prefetched {
+            layout: anchored.then_some(layout),
+            positions: self.view(scope, request).await.map(|v| v.positions),
+        }
+    }
+
+    async fn view(
+        &self,
+        scope: &CursorScope,
+        request: ViewRequest,
+    ) -> Result<View, PaginationError> {
+        Ok(self
+            .index()
+            .view(&scope.sku, scope.ratings, request)
+            .await?)
+    }
+}
+
+/// A connection whose index answers are the one view's.
+fn memoized(
+    page: Page,
+    anchor: Option<SortKey>,
+    layout: Option<PageLayout>,
+    view: Result<View, PaginationError>,
+) -> Connection {
+    Connection {
+        page,
+        anchor,
+        prefetched: Some(Prefetched {
+            layout,
+            positions: view.map(|v| v.positions),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::pager::ANCHOR_ONLY;
+    use super::*;
+
+    #[test]
+    fn prefetched_positions_serve_a_pager_of_their_own_layout_and_any_start_offset() {
+        let prefetched: Prefetched<()> = Prefetched {
+            layout: Some(ANCHOR_ONLY),
+            positions: Ok(Positions {
+                total: 7,
+                ..Positions::default()
+            }),
+        };
+        let pager = PageLayout {
+            links: PageLinks::Pager { around: 5 },
+            ..ANCHOR_ONLY
+        };
+        assert!(prefetched.for_pager(ANCHOR_ONLY).is_some());
+        assert!(prefetched.for_pager(pager).is_none());
+        assert!(prefetched.for_start_offset().is_some());
+        assert_eq!(prefetched.total(), Ok(7));
+        let total_only: Prefetched<()> = Prefetched {
+            layout: None,
+            ..prefetched
+        };
+        assert!(total_only.for_start_offset().is_none());
+        assert!(total_only.for_pager(ANCHOR_ONLY).is_none());
+        assert_eq!(total_only.total(), Ok(7));
+    }
+}

@@ -1,0 +1,405 @@
+//! Issue 22, items 5, 6 and 8: every read is priced, failures cost, error output is bounded.
+//! Each attack is the issue's exact reproduction (or its shape at our limits), performed
+//! against the real server over HTTP, followed by a normal page that still works.
+
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use proptest::test_runner::{Config, TestRunner};
+use serde_json::{Value, json};
+
+use crate::helpers::{DEMO_SKU, TestApp, error_codes};
+
+/// A page a storefront asks for: it must work after every attack.
+const NORMAL_PAGE: &str = r#"{ comments(sku: "DAFT_PUNK_TSHIRT", first: 10) { edges { cursor node { id body } } pageInfo { hasNextPage endCursor } } }"#;
+
+/// The answer to a raw POST: status, headers that matter, and the body's bytes.
+struct Raw {
+    status: u16,
+    retry_after: Option<String>,
+    bytes: Vec<u8>,
+}
+
+impl Raw {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.bytes).expect("a JSON body")
+    }
+
+    fn cost(&self) -> Value {
+        self.json()["extensions"]["cost"].clone()
+    }
+}
+
+async fn post(address: &str, query: &str, client: Option<&str>) -> Raw {
+    post_body(address, &json!({ "query": query }), client).await
+}
+
+async fn post_body(address: &str, body: &Value, client: Option<&str>) -> Raw {
+    let mut request = reqwest::Client::new()
+        .post(format!("{address}/graphql"))
+        .json(body);
+    if let Some(client) = client {
+        request = request.header("x-forwarded-for", client);
+    }
+    let response = request.send().await.expect("request sent");
+    let status = response.status().as_u16();
+    let retry_after = response
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let bytes = response.bytes().await.expect("a body").to_vec();
+    Raw {
+        status,
+        retry_after,
+        bytes,
+    }
+}
+
+/// The normal page still pages: ten edges and a cursor to the next.
+async fn assert_normal_page_works(app: &TestApp, client: Option<&str>) {
+    let answer = post(&app.address, NORMAL_PAGE, client).await;
+    let body = answer.json();
+    assert_eq!(answer.status, 200, "{body:#}");
+    assert!(body.get("errors").is_none(), "{body:#}");
+    let connection = &body["data"]["comments"];
+    assert_eq!(connection["edges"].as_array().map(Vec::len), Some(10));
+    assert_eq!(connection["pageInfo"]["hasNextPage"], true);
+}
+
+fn number(cost: &Value, name: &str) -> u64 {
+    cost[name]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{name} in {cost}"))
+}
+
+#[tokio::test]
+async fn an_offset_read_from_the_store_over_four_ratings_costs_every_item_it_reads() {
+    let app = TestApp::embedded(2_000).await;
+    // Issue 22, item 5, exactly: it cost 3 points and read 408 items.
+    let attack = r#"{ comments(sku: "DAFT_PUNK_TSHIRT", first: 1, offset: 100, ratings: [1,2,3,4]) { pageInfo { hasNextPage } } }"#;
+    let answer = post(&app.address, attack, None).await;
+    let cost = answer.cost();
+    assert!(answer.json().get("errors").is_none(), "{:#}", answer.json());
+    assert_eq!(number(&cost, "itemsRead"), 408, "each partition reads 102");
+    assert_eq!(number(&cost, "requestedQueryCost"), 412);
+
+    // Its amplified form: a fragment of ten such connections spread three times (30 aliases,
+    // the most allowed) would read 12,240 items: too complex, refused unread.
+    let mut fragment = String::from("fragment F on Query {");
+    for i in 0..10 {
+        fragment.push_str(&format!(
+            r#" c{i}: comments(sku: "DAFT_PUNK_TSHIRT", first: 1, offset: 100, ratings: [1,2,3,4]) {{ pageInfo {{ hasNextPage }} }}"#
+        ));
+    }
+    fragment.push('}');
+    let spread = |times: usize| format!("{{ {} }} {fragment}", "...F ".repeat(times));
+    let refused = post(&app.address, &spread(3), None).await;
+    let body = refused.json();
+    assert_eq!(
+        error_codes(&body),
+        ["GRAPHQL_VALIDATION_FAILED"],
+        "{body:#}"
+    );
+    assert_eq!(number(&refused.cost(), "itemsRead"), 0);
+    // Aliases count at every spread: ten spreads select 100 of them.
+    let aliased = post(&app.address, &spread(10), None).await.json();
+    let message = aliased["errors"][0]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("selects 100 aliased fields"),
+        "{aliased:#}"
+    );
+
+    assert_normal_page_works(&app, None).await;
+}
+
+#[tokio::test]
+async fn nodes_cost_per_id_and_report_what_they_read() {
+    let app = TestApp::embedded(200).await;
+    let page = app
+        .data(
+            r#"{ comments(sku: "DAFT_PUNK_TSHIRT", first: 100) { nodes { id } } }"#,
+            json!({}),
+        )
+        .await;
+    let ids: Vec<String> = page["comments"]["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .map(|n| n["id"].as_str().expect("an id").to_owned())
+        .collect();
+    assert_eq!(ids.len(), 100);
+    // Issue 22, item 6: thirty aliases of `nodes` over 100 ids served 3,000 comments for 90
+    // points and reported `itemsRead: 0`.
+    let fields: String = (0..30)
+        .map(|i| format!(" n{i}: nodes(ids: $ids) {{ id }}"))
+        .collect();
+    let query = format!("query($ids: [ID!]!) {{{fields} }}");
+    let request = json!({ "query": query, "variables": { "ids": ids } });
+    let answer = post_body(&app.address, &request, None).await;
+    let body = answer.json();
+    assert!(body.get("errors").is_none(), "{:#}", body["errors"]);
+    let cost = answer.cost();
+    assert_eq!(number(&cost, "itemsRead"), 3_000);
+    assert_eq!(number(&cost, "requestedQueryCost"), 30 * (100 + 1));
+    assert_eq!(number(&cost, "storeQueries"), 30);
+
+    // One `node` reads one item, and says so.
+    let one = format!(r#"{{ node(id: "{}") {{ id }} }}"#, ids[0]);
+    let cost = post(&app.address, &one, None).await.cost();
+    assert_eq!(number(&cost, "itemsRead"), 1);
+    assert!(number(&cost, "requestedQueryCost") >= 1);
+
+    assert_normal_page_works(&app, None).await;
+}
+
+#[tokio::test]
+async fn a_request_over_the_items_cap_is_refused_before_it_reads() {
+    let app = TestApp::spawn(&["--demo-comments", "500", "--max-items-per-request", "300"]).await;
+    let deep = r#"{ comments(sku: "DAFT_PUNK_TSHIRT", first: 100, offset: 100, ratings: [1,2]) { nodes { id } } }"#;
+    let answer = post(&app.address, deep, None).await;
+    let body = answer.json();
+    assert_eq!(error_codes(&body), ["TOO_MANY_ITEMS"], "{body:#}");
+    assert!(body.get("data").is_none(), "{body:#}");
+    assert_eq!(number(&answer.cost(), "itemsRead"), 0);
+    let message = body["errors"][0]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("more than 300 items"), "{message}");
+    assert_normal_page_works(&app, None).await;
+}
+
+/// `{ f0 f1 … }`: `n` unknown fields, each a validation error.
+fn unknown_fields(n: usize) -> String {
+    let fields: String = (0..n).map(|i| format!(" f{i}")).collect();
+    format!("{{{fields} }}")
+}
+
+#[tokio::test]
+async fn a_document_of_thousands_of_unknown_fields_is_refused_before_validation_and_costs() {
+    let app = TestApp::spawn(&["--demo-comments", "30", "--rate-limit-cost", "1000"]).await;
+    // Issue 22, item 8: 9.8 kB of 4,900 unknown fields answered 695 kB of errors, for free.
+    let document = format!("{{ {}}}", "x ".repeat(4_900));
+    assert_eq!(document.len(), 9_803);
+    let answer = post(&app.address, &document, None).await;
+    let body = answer.json();
+    assert_eq!(
+        error_codes(&body),
+        ["GRAPHQL_VALIDATION_FAILED"],
+        "{body:#}"
+    );
+    let message = body["errors"][0]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("selects 4900 fields") && message.contains("at most 1000"),
+        "{message}"
+    );
+    assert!(answer.bytes.len() < 1_000, "{} bytes", answer.bytes.len());
+    let cost = answer.cost();
+    assert_eq!(
+        number(&cost, "requestedQueryCost"),
+        100,
+        "10 points per KiB begun"
+    );
+    assert_eq!(number(&cost, "actualQueryCost"), 100);
+
+    // Its 200 kB form no longer fits a body (64 KiB); 59 kB of fields pay 580 points, unvalidated.
+    let big = unknown_fields(25_000);
+    let too_big = reqwest::Client::new()
+        .post(format!("{}/graphql", app.address))
+        .json(&json!({ "query": big }))
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(too_big.status(), 413);
+    let wide = unknown_fields(10_000);
+    assert_eq!((wide.len() as u64).div_ceil(1024), 58);
+    let answer = post(&app.address, &wide, None).await;
+    assert_eq!(number(&answer.cost(), "requestedQueryCost"), 580);
+    assert_eq!(error_codes(&answer.json()), ["GRAPHQL_VALIDATION_FAILED"]);
+    assert_normal_page_works(&app, None).await;
+}
+
+#[tokio::test]
+async fn a_response_carries_at_most_twenty_errors_and_says_how_many_were_cut() {
+    let app = TestApp::embedded(30).await;
+    // Under --max-selections, so async-graphql validates it: 500 errors, 480 of them cut.
+    let answer = post(&app.address, &unknown_fields(500), None).await;
+    let raw = String::from_utf8(answer.bytes.clone()).expect("UTF-8");
+    assert!(raw.len() < 6_000, "{} bytes: {raw}", raw.len());
+    let body = answer.json();
+    let errors = body["errors"].as_array().expect("errors");
+    assert_eq!(errors.len(), 21, "{raw}");
+    assert_eq!(
+        raw.matches(r#""code":"GRAPHQL_VALIDATION_FAILED""#).count(),
+        20
+    );
+    let last = &errors[20];
+    assert_eq!(last["extensions"]["code"], "TOO_MANY_ERRORS");
+    assert_eq!(
+        last["message"],
+        "480 more errors were cut: only the first 20 are reported"
+    );
+    assert_normal_page_works(&app, None).await;
+}
+
+#[tokio::test]
+async fn a_client_spending_its_budget_on_failing_documents_gets_429_and_others_do_not() {
+    // 1,000 points of burst, refilled at 1 a second; the client's address comes from the trusted
+    // proxy's X-Forwarded-For, so two clients share one test.
+    let app = TestApp::spawn(&[
+        "--demo-comments",
+        "30",
+        "--rate-limit-cost",
+        "1",
+        "--rate-limit-cost-burst",
+        "1000",
+        "--trusted-proxies",
+        "127.0.0.1",
+    ])
+    .await;
+    let attacker = Some("203.0.113.7");
+    // 8.6 kB of unknown fields: 90 points a try, refused by the selection limit before
+    // validation; and 8.6 kB that does not parse, 90 points too.
+    let refused_shape = unknown_fields(1_650);
+    let broken = unknown_fields(1_650).replace('}', "");
+    assert_eq!((refused_shape.len() as u64).div_ceil(1024), 9);
+    let mut statuses = Vec::new();
+    for _ in 0..12 {
+        statuses.push(post(&app.address, &refused_shape, attacker).await.status);
+    }
+    // 11 × 90 = 990 of the 1,000 points; the twelfth cannot be paid (1 point comes back a
+    // second).
+    assert_eq!(&statuses[..11], [200; 11], "{statuses:?}");
+    assert_eq!(statuses[11], 429, "{statuses:?}");
+    for document in [&refused_shape, &broken] {
+        let spent = post(&app.address, document, attacker).await;
+        assert_eq!(spent.status, 429, "{:#}", spent.json());
+        assert!(spent.retry_after.is_some());
+        assert_eq!(error_codes(&spent.json()), ["RATE_LIMITED"]);
+        assert_eq!(spent.cost()["actualQueryCost"], Value::Null);
+    }
+
+    assert_normal_page_works(&app, Some("198.51.100.2")).await;
+}
+
+/// A random read: a connection with random arguments and selection, perhaps nested under its
+/// comments' product, or `nodes`/`node` over known ids.
+fn random_field(ids: Vec<String>) -> impl Strategy<Value = String> {
+    let size = prop_oneof![Just(None), (0..=100i32).prop_map(Some)];
+    let offset = prop_oneof![
+        Just(None),
+        (0..=120i32).prop_map(Some),
+        (101..3_000i32).prop_map(Some)
+    ];
+    let ratings = prop_oneof![
+        Just(None),
+        proptest::sample::subsequence(vec![1, 2, 3, 4, 5], 1..=5).prop_map(Some)
+    ];
+    let selection = proptest::sample::subsequence(
+        vec![
+            "edges { cursor node { id } }",
+            "nodes { id body }",
+            "pageInfo { hasNextPage hasPreviousPage startCursor }",
+            "totalCount",
+            "startOffset",
+            "nodes { product { comments(first: 3, offset: 50) { nodes { id } } } }",
+            "pageCursors(around: 3) { around { page cursor } }",
+        ],
+        1..=3,
+    );
+    let connection = (size.clone(), size, offset, ratings, selection).prop_map(
+        |(first, last, offset, ratings, selection)| {
+            let mut args = vec![format!("sku: \"{DEMO_SKU}\"")];
+            // `last` alone when `first` is absent; both sometimes (the spec allows it).
+            if let Some(first) = first {
+                args.push(format!("first: {first}"));
+            }
+            if let Some(last) = last.filter(|_| first.is_none()) {
+                args.push(format!("last: {last}"));
+            }
+            if let Some(offset) = offset.filter(|_| first.is_some()) {
+                args.push(format!("offset: {offset}"));
+            }
+            if let Some(ratings) = ratings {
+                args.push(format!("ratings: {ratings:?}"));
+            }
+            format!(
+                "comments({}) {{ {} }}",
+                args.join(", "),
+                selection.join(" ")
+            )
+        },
+    );
+    let nodes = proptest::sample::subsequence(ids.clone(), 0..=ids.len().min(40)).prop_map(|ids| {
+        format!(
+            "nodes(ids: {}) {{ id ... on Comment {{ product {{ comments(first: 2) {{ nodes {{ id }} }} }} }} }}",
+            serde_json::to_string(&ids).expect("JSON")
+        )
+    });
+    let containing = (
+        proptest::sample::select(ids.clone()),
+        1..=100i32,
+        proptest::option::of(proptest::sample::subsequence(vec![1, 2, 3, 4, 5], 1..=5)),
+    )
+        .prop_map(|(id, size, ratings)| {
+            let ratings = ratings.map_or(String::new(), |r| format!(", ratings: {r:?}"));
+            format!(
+                "comments(sku: \"{DEMO_SKU}\", first: {size}, containing: \"{id}\"{ratings}) {{ nodes {{ id }} pageInfo {{ hasPreviousPage hasNextPage }} }}"
+            )
+        });
+    let node = proptest::sample::select(ids).prop_map(|id| format!("node(id: \"{id}\") {{ id }}"));
+    prop_oneof![4 => connection, 1 => containing, 1 => nodes, 1 => node]
+}
+
+#[tokio::test]
+async fn no_response_reads_more_items_than_it_was_priced() {
+    let app = TestApp::embedded(1_000).await;
+    let page = app
+        .data(
+            r#"{ comments(sku: "DAFT_PUNK_TSHIRT", first: 60) { nodes { id } } }"#,
+            json!({}),
+        )
+        .await;
+    let ids: Vec<String> = page["comments"]["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .map(|n| n["id"].as_str().expect("an id").to_owned())
+        .collect();
+    let documents = proptest::collection::vec(random_field(ids), 1..=3).prop_map(|fields| {
+        let aliased: String = fields
+            .iter()
+            .enumerate()
+            .map(|(i, field)| format!(" a{i}: {field}"))
+            .collect();
+        format!("{{{aliased} }}")
+    });
+    let mut runner = TestRunner::new_with_rng(
+        Config::default(),
+        proptest::test_runner::TestRng::deterministic_rng(
+            proptest::test_runner::RngAlgorithm::ChaCha,
+        ),
+    );
+    let (mut reads, mut answered) = (0, 0);
+    for _ in 0..120 {
+        let document = documents
+            .new_tree(&mut runner)
+            .expect("a document")
+            .current();
+        let answer = post(&app.address, &document, None).await;
+        let cost = answer.cost();
+        let (read, priced) = (
+            number(&cost, "itemsRead"),
+            number(&cost, "requestedQueryCost"),
+        );
+        assert!(
+            read <= priced,
+            "{read} items read for {priced}: {document}\n{cost}"
+        );
+        reads += read;
+        answered += usize::from(answer.json().get("errors").is_none());
+    }
+    assert!(reads > 1_000, "the documents read something: {reads}");
+    assert!(
+        answered > 40,
+        "most documents are answered: {answered} of 120"
+    );
+    assert_normal_page_works(&app, None).await;
+}
