@@ -14,7 +14,8 @@ pub struct RateLimitArgs {
     #[arg(long, env = "DYNAPAGE_RATE_LIMIT_WRITES", default_value_t = 30)]
     pub rate_limit_writes: u32,
     /// Query cost (the complexity --max-query-complexity bounds) restored to each client's
-    /// budget per second; 0: no limit.
+    /// budget per second; 0: no limit. Responses show the budget in `RateLimit-Policy` and
+    /// `RateLimit` headers (and in `extensions.cost.throttleStatus`, except on anonymous GETs).
     #[arg(long, env = "DYNAPAGE_RATE_LIMIT_COST", default_value_t = 1_000)]
     pub rate_limit_cost: u32,
     /// The most query cost a client's budget holds (its burst); a query costing more can never

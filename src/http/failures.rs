@@ -21,6 +21,7 @@ use async_graphql::{ErrorExtensionValues, ServerError};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 
+use super::caching::Cacheability;
 use super::check::Rejection;
 use super::documents::MAX_TEXT_BYTES;
 use super::graphql::{budget, viewer};
@@ -140,8 +141,14 @@ fn answer(
         cost::extension(Some(checked.cost), actual, throttle, read),
     );
     let mut http = transport::respond(media, &response);
-    let headers = http.headers_mut();
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    // `no-store`, and the budget in the `RateLimit` fields like every other response.
+    let cacheability = Cacheability {
+        over_get: false,
+        error_free: false,
+        authorization: false,
+        throttle,
+    };
+    cacheability.apply(http.headers_mut());
     if let Some(refused) = refused {
         *http.status_mut() = StatusCode::TOO_MANY_REQUESTS;
         if let Some(wait) = refused.retry_after {

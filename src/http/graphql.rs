@@ -13,6 +13,7 @@ use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 
+use super::caching::Cacheability;
 use super::check::{Transport, check_request};
 use super::transport::{self, MediaType, Refusal};
 use super::{AppState, REQUEST_ID, client_address};
@@ -149,6 +150,8 @@ struct Call<'a> {
     request_id: String,
     media: MediaType,
     over_get: bool,
+    /// The request carried `Authorization`: its response is never public (`caching`).
+    authorization: bool,
     started: Instant,
     operation_name: Option<String>,
     /// The metrics label: `mutation` or `query`.
@@ -212,6 +215,7 @@ async fn execute(
         request_id,
         media,
         over_get,
+        authorization: headers.contains_key(header::AUTHORIZATION),
         started,
         operation_name: request.operation_name.clone(),
         kind: if checked.mutation {
@@ -332,7 +336,8 @@ fn timed_out(call: &Call<'_>) -> Response {
 }
 
 /// The HTTP response to a request that ran: the `cost` extension, its metrics and log line,
-/// `Cache-Control`, and 429 when a budget refused it.
+/// its caching headers (`caching`, which also decides whether the body may show the budget),
+/// and 429 when a budget refused it.
 async fn respond(
     call: &Call<'_>,
     response: async_graphql::Response,
@@ -357,17 +362,16 @@ async fn respond(
     let requested = Some(checked.cost);
     record(call, &response, requested, refused.as_ref(), read);
     let actual = requested.filter(|_| refused.is_none());
-    let response = response.extension("cost", cost::extension(requested, actual, throttle, read));
-    let cache_control = if call.over_get && response.errors.is_empty() {
-        super::GET_QUERY_CACHE_CONTROL
-    } else {
-        "no-store"
+    let cacheability = Cacheability {
+        over_get: call.over_get,
+        error_free: response.errors.is_empty(),
+        authorization: call.authorization,
+        throttle,
     };
+    let shown = cacheability.body_throttle();
+    let response = response.extension("cost", cost::extension(requested, actual, shown, read));
     let mut http = transport::respond(call.media, &response);
-    http.headers_mut().insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static(cache_control),
-    );
+    cacheability.apply(http.headers_mut());
     if let Some(refused) = refused {
         // 429 under both media types: the GraphQL-over-HTTP specification lets a server answer
         // a status of its own for reasons outside GraphQL, rate limiting among them.

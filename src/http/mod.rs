@@ -10,9 +10,15 @@
 //! checks.
 //!
 //! Caching: POST responses are `no-store` (mutations, and queries clients chose not to cache).
-//! Error-free queries over GET may be cached briefly ([`GET_QUERY_CACHE_CONTROL`]): long enough
-//! for a CDN or browser to absorb bursts of identical reads, short enough that a new comment
-//! shows up within seconds. GET responses with errors are `no-store`.
+//! Error-free anonymous queries over GET may be cached briefly ([`GET_QUERY_CACHE_CONTROL`]):
+//! long enough for a CDN or browser to absorb bursts of identical reads, short enough that a new
+//! comment shows up within seconds. A response that is one client's own is `private`, and GET
+//! responses with errors are `no-store` (`caching` decides).
+//!
+//! Compression: bodies above [`COMPRESS_ABOVE_BYTES`] are sent gzip, brotli or zstd as the
+//! client's `Accept-Encoding` prefers; WebSocket frames are not compressed (no
+//! permessage-deflate: compressing secrets beside attacker-chosen text leaks them, CRIME-style,
+//! and each socket would hold its own compression window in memory).
 
 mod client_address;
 mod connections;
@@ -23,11 +29,14 @@ mod playground;
 mod websocket;
 
 pub use client_address::{TrustedProxies, client_address};
+pub use compression::COMPRESS_ABOVE_BYTES;
 pub use connections::{BodyTimeout, ConnectionOptions, Timeouts};
 pub use cors::CorsOrigins;
 pub use websocket::{SLOW_SUBSCRIBER_CLOSE, WebSocketLimits};
 
+mod caching;
 mod check;
+mod compression;
 mod cost;
 mod documents;
 mod expansion;
@@ -123,8 +132,8 @@ impl Default for HttpOptions {
     }
 }
 
-/// `Cache-Control` of an error-free query over GET; see the module's comment.
-pub const GET_QUERY_CACHE_CONTROL: &str = "public, max-age=5";
+/// `Cache-Control` of an error-free anonymous query over GET; see the module's comment.
+pub const GET_QUERY_CACHE_CONTROL: &str = caching::PUBLIC;
 
 /// What the handlers share.
 #[derive(Clone)]
@@ -174,7 +183,12 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
     let trusted_proxies = options.trusted_proxies.clone();
     let max_body_bytes = options.max_body_bytes;
     // Browsers show a cross-origin page only the headers it is allowed to read.
-    let cors = options.cors.layer([REQUEST_ID, header::RETRY_AFTER]);
+    let cors = options.cors.layer([
+        REQUEST_ID,
+        header::RETRY_AFTER,
+        caching::RATELIMIT,
+        caching::RATELIMIT_POLICY,
+    ]);
     let types = OutputTypes::from_sdl(&schema.sdl()).unwrap_or_else(|e| {
         // Our own SDL always parses; without types every failed field still becomes a null.
         tracing::error!(error = %e, "the schema's SDL did not parse");
@@ -201,6 +215,8 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
         router = router.layer(layer);
     }
     router
+        .layer(compression::layer())
+        .layer(axum::middleware::from_fn(compression::guard))
         .layer(RequestBodyLimitLayer::new(max_body_bytes))
         .layer(
             TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {

@@ -9,6 +9,7 @@ mod support;
 
 mod auth;
 mod browser;
+mod caching;
 mod clients;
 mod codegen;
 mod compose;

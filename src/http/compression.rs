@@ -1,0 +1,113 @@
+//! Compressed bodies: gzip, brotli and zstd, as `Accept-Encoding` prefers, by tower-http's
+//! compression layer, and a guard in front of it for clients that accept no encoding at all.
+//!
+//! Why the guard exists: tower-http 0.7 answers a request whose `Accept-Encoding` rules out
+//! every encoding it has, identity included (`identity;q=0`), by running the handler and then
+//! only turning the status into 406. The client got a full GraphQL body, the query ran and was
+//! charged, and the response kept the handler's `Cache-Control: public`. The guard refuses such
+//! a request before anything runs, with a GraphQL error carrying a code, and `no-store`.
+
+use axum::extract::Request;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::Response;
+use tower_http::compression::CompressionLayer;
+use tower_http::compression::predicate::{NotForContentType, Predicate, SizeAbove};
+
+use super::REQUEST_ID;
+use super::transport::{self, MediaType, Refusal};
+
+/// Bodies smaller than this go out uncompressed: below about a kilobyte the encoding's header
+/// and the CPU cost outweigh the bytes saved.
+pub const COMPRESS_ABOVE_BYTES: u64 = 1024;
+
+/// The encodings the layer offers besides identity.
+const CODINGS: [&str; 3] = ["gzip", "br", "zstd"];
+
+/// gzip, brotli (tower-http's default quality, 4) and zstd for bodies of at least
+/// [`COMPRESS_ABOVE_BYTES`]; it adds `Vary: Accept-Encoding` to what it compresses. Images and
+/// event streams are left alone, as tower-http's default does; a WebSocket upgrade has no body,
+/// and its frames never pass through here.
+pub(super) fn layer() -> CompressionLayer<impl Predicate> {
+    let predicate = SizeAbove::new(COMPRESS_ABOVE_BYTES)
+        .and(NotForContentType::GRPC)
+        .and(NotForContentType::IMAGES)
+        .and(NotForContentType::SSE);
+    CompressionLayer::new()
+        .gzip(true)
+        .br(true)
+        .zstd(true)
+        .compress_when(predicate)
+}
+
+/// Refuses, with 406 and a GraphQL error, a request that accepts no encoding the server has.
+pub(super) async fn guard(request: Request, next: Next) -> Response {
+    if acceptable(request.headers()) {
+        return next.run(request).await;
+    }
+    let media = transport::negotiate(request.headers()).unwrap_or(MediaType::Json);
+    let request_id = request
+        .headers()
+        .get(REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let refusal = Refusal {
+        status: StatusCode::NOT_ACCEPTABLE,
+        code: "BAD_REQUEST",
+        message: "the server sends bodies as they are (identity), gzip, br or zstd; the \
+                  Accept-Encoding header allows none of them"
+            .into(),
+    };
+    transport::refusal(media, &refusal, request_id)
+}
+
+/// Whether `Accept-Encoding` allows identity or one of [`CODINGS`] (RFC 9110 §12.5.3): a
+/// coding is acceptable when listed with a weight above 0, or covered by a `*` above 0 and
+/// not listed; identity also when neither it nor `*` is listed.
+fn acceptable(headers: &HeaderMap) -> bool {
+    let mut listed: Vec<(String, bool)> = Vec::new();
+    for value in headers.get_all(header::ACCEPT_ENCODING) {
+        let Ok(value) = value.to_str() else {
+            return true; // not ours to judge: the layer sends identity
+        };
+        for entry in value.split(',').filter(|e| !e.trim().is_empty()) {
+            let mut parts = entry.split(';');
+            let coding = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+            let weight = parts
+                .filter_map(|p| p.split_once('='))
+                .find(|(name, _)| name.trim().eq_ignore_ascii_case("q"))
+                .map_or(1.0, |(_, q)| q.trim().parse::<f32>().unwrap_or(1.0));
+            listed.push((coding, weight > 0.0));
+        }
+    }
+    let weight = |coding: &str| listed.iter().find(|(c, _)| c == coding).map(|(_, ok)| *ok);
+    let any = weight("*");
+    let identity = weight("identity").or(any).unwrap_or(true);
+    identity || CODINGS.iter().any(|c| weight(c).or(any).unwrap_or(false))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accepts(value: Option<&str>) -> bool {
+        let mut headers = HeaderMap::new();
+        if let Some(value) = value {
+            headers.insert(header::ACCEPT_ENCODING, value.parse().expect("a value"));
+        }
+        acceptable(&headers)
+    }
+
+    #[test]
+    fn only_a_header_ruling_out_everything_we_send_is_refused() {
+        assert!(accepts(None));
+        assert!(accepts(Some("gzip, deflate, br")));
+        assert!(accepts(Some("identity;q=0, zstd")));
+        assert!(accepts(Some("deflate")), "identity is implied");
+        assert!(accepts(Some("*;q=0, identity")));
+        assert!(!accepts(Some("identity;q=0")));
+        assert!(!accepts(Some("*;q=0")));
+        assert!(!accepts(Some("deflate, identity;q=0")));
+        assert!(!accepts(Some("gzip;q=0, br;q=0, zstd;q=0, identity;q=0")));
+    }
+}
