@@ -29,6 +29,7 @@ mod iam;
 mod index_contract;
 mod lambda;
 mod mutations;
+mod one_box;
 mod page_numbers;
 mod playground;
 mod ratelimit;

@@ -1,12 +1,12 @@
 //! The data directory of the durable embedded store (`--data-dir`): where its files live, the
 //! lock that gives it one owner, and the checks that refuse a directory that is not ours.
 //!
-//! The lock is an advisory `flock` on `dynapage.lock` (std's `File::try_lock`), held for as
+//! The lock is an advisory `flock` on `dynapage.lock` (through `rustix`), held for as
 //! long as the store is open: the kernel drops it when the process dies, `SIGKILL` included,
 //! so a crash never leaves a stale lock behind. The holder writes its pid into the file, so a
 //! refused second process can say which process owns the directory.
 
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
@@ -71,9 +71,9 @@ impl DataDir {
             .truncate(false)
             .open(&lock_path)
             .map_err(io)?;
-        match lock.try_lock() {
+        match rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
             Ok(()) => {}
-            Err(TryLockError::WouldBlock) => {
+            Err(rustix::io::Errno::WOULDBLOCK) => {
                 let mut pid = String::new();
                 let _ = lock.read_to_string(&mut pid);
                 let pid = pid.trim();
@@ -87,7 +87,7 @@ impl DataDir {
                     },
                 });
             }
-            Err(TryLockError::Error(source)) => return Err(io(source)),
+            Err(errno) => return Err(io(errno.into())),
         }
         check_ours(path)?;
         lock.set_len(0).map_err(io)?;
