@@ -40,7 +40,8 @@ pub enum Command {
     LambdaSync(lambda_sync::LambdaSyncArgs),
     /// Rebuild the Redis index from a parallel scan of the table (one product with --sku).
     Reindex(reindex::ReindexArgs),
-    /// Compare the table with the Redis index; print the drift, exit 1 if there is any.
+    /// Compare the table with the Redis index (or check a stopped --data-dir store and the
+    /// index built from it); print the drift, exit 1 if there is any.
     Verify(verify::VerifyArgs),
     /// Print the GraphQL schema (SDL); equal to the committed `schema.graphql`.
     ExportSchema(export_schema::ExportSchemaArgs),

@@ -30,6 +30,7 @@ mod index_contract;
 mod lambda;
 mod mutations;
 mod one_box;
+mod one_box_crash;
 mod page_numbers;
 mod playground;
 mod ratelimit;

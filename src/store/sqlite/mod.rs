@@ -146,6 +146,14 @@ pub fn backup(data_dir: &Path, out: &Path) -> Result<u64, OpenError> {
     std::fs::metadata(out).map(|m| m.len()).map_err(io)
 }
 
+/// Runs SQLite's `quick_check` on the database of the data directory `data_dir` (for
+/// `verify`; no lock is taken).
+pub fn quick_check(data_dir: &Path) -> Result<(), OpenError> {
+    let database = dir::existing_database(data_dir)?;
+    let conn = schema::open_for_reading(&database)?;
+    Ok(schema::quick_check(&conn, &database)?)
+}
+
 impl CommentStore for SqliteStore {
     async fn query(&self, query: &KeyQuery) -> Result<QueryPage, StoreError> {
         self.memory.query(query).await
