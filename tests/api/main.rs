@@ -45,5 +45,6 @@ mod store_contract;
 mod stream_consumer;
 mod subscriptions;
 mod sync;
+mod transfer;
 mod transport;
 mod walks;

@@ -88,6 +88,21 @@ impl SqliteStore {
         ))
     }
 
+    /// Closes this handle; if it was the last, waits until the writer thread has ended, the
+    /// database is closed and the directory's lock released (tests, tools that reopen it).
+    pub fn close(self) {
+        let Self {
+            memory,
+            writer,
+            thread,
+            ..
+        } = self;
+        drop((memory, writer));
+        if let Ok(thread) = Arc::try_unwrap(thread) {
+            let _ = thread.join();
+        }
+    }
+
     /// The data directory.
     pub fn path(&self) -> &Path {
         &self.path
