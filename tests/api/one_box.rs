@@ -161,3 +161,50 @@ pub fn comment_id(global: &str) -> String {
         .trim_start_matches("Comment:")
         .to_owned()
 }
+
+#[tokio::test]
+async fn a_backup_taken_while_the_server_writes_restores_by_starting_a_server_on_it() {
+    let dir = tempfile::tempdir().expect("a data directory");
+    let app = on_disk(dir.path()).await;
+    for i in 0..50 {
+        add(&app, "BOX", &format!("before the backup {i}")).await;
+    }
+    let (client, url) = (app.client.clone(), format!("{}/graphql", app.address));
+    let writing = tokio::spawn(async move {
+        for i in 0..200 {
+            let body = json!({ "query": ADD, "variables": { "sku": "BOX", "body": format!("during {i}"), "rating": 2 } });
+            let response = client.post(&url).json(&body).send().await.expect("a write");
+            assert!(response.status().is_success());
+        }
+    });
+    let work = tempfile::tempdir().expect("a directory");
+    let copy = work.path().join("backup.sqlite3");
+    let status = crate::helpers::dynapage_command("backup")
+        .args(["--data-dir", dir.path().to_str().expect("UTF-8")])
+        .args(["--out", copy.to_str().expect("UTF-8")])
+        .status()
+        .await
+        .expect("backup runs");
+    assert!(status.success());
+    writing.await.expect("the writes went on");
+    assert_eq!(page(&app, "BOX").await["totalCount"], 250);
+
+    let restored = work.path().join("restored");
+    std::fs::create_dir(&restored).expect("mkdir");
+    std::fs::copy(&copy, restored.join("comments.sqlite3")).expect("restore");
+    let verify = crate::helpers::dynapage_command("verify")
+        .args(["--data-dir", restored.to_str().expect("UTF-8")])
+        .status()
+        .await
+        .expect("verify runs");
+    assert!(verify.success(), "the copy is consistent");
+    let restored_app = on_disk(&restored).await;
+    let total = page(&restored_app, "BOX").await["totalCount"]
+        .as_u64()
+        .expect("a count");
+    assert!((50..=250).contains(&total), "{total}");
+    add(&restored_app, "BOX", "written into the restored copy").await;
+    assert_eq!(page(&restored_app, "BOX").await["totalCount"], total + 1);
+    restored_app.stop().await.expect("a clean stop");
+    app.stop().await.expect("a clean stop");
+}
