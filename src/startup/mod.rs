@@ -75,6 +75,8 @@ pub async fn open_backends_live(
     shutdown: &CancellationToken,
     local: Option<&UnboundedSender<Vec<ChangeEvent>>>,
 ) -> anyhow::Result<Backends> {
+    // Refuses `--data-dir` beside `--store dynamodb` before anything is contacted.
+    args.data_dir()?;
     let (index, redis) = match args.index {
         IndexKind::Memory => (AnyIndex::Memory(MemoryIndex::new()), None),
         IndexKind::Redis => {

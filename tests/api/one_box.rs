@@ -128,6 +128,20 @@ async fn a_damaged_or_foreign_database_file_is_a_clear_error_not_a_panic() {
         2,
         "nothing but the lock file was added"
     );
+
+    let stderr = serve_fails_to_start(&[
+        "--data-dir",
+        not_ours.path().to_str().expect("UTF-8"),
+        "--store",
+        "dynamodb",
+        "--auth",
+        "off",
+    ])
+    .await;
+    assert!(
+        stderr.contains("cannot be used with --store dynamodb"),
+        "{stderr}"
+    );
 }
 
 #[tokio::test]
