@@ -14,6 +14,9 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends ca-certificates curl \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/target/release/dynapage /usr/local/bin/dynapage
+# The durable embedded store's directory (`serve --data-dir /data`, compose profile `box`): a
+# named volume mounted here takes this owner, so the unprivileged user can write it.
+RUN mkdir -p /data && chown 10001 /data
 USER 10001
 EXPOSE 8080
 ENTRYPOINT ["dynapage"]

@@ -1,13 +1,17 @@
 //! The `dynapage` command line: one binary, a subcommand per job (STYLE 2). Each subcommand
 //! lives in its own file with one `run`.
 
+mod backup;
+mod export;
 mod export_schema;
+mod import;
 mod lambda_sync;
 mod reindex;
 pub mod seed;
 pub mod serve;
 mod sync;
 mod token;
+mod transfer;
 pub mod verify;
 
 use std::process::ExitCode;
@@ -40,8 +44,16 @@ pub enum Command {
     LambdaSync(lambda_sync::LambdaSyncArgs),
     /// Rebuild the Redis index from a parallel scan of the table (one product with --sku).
     Reindex(reindex::ReindexArgs),
-    /// Compare the table with the Redis index; print the drift, exit 1 if there is any.
+    /// Compare the table with the Redis index (or check a stopped --data-dir store and the
+    /// index built from it); print the drift, exit 1 if there is any.
     Verify(verify::VerifyArgs),
+    /// Write every comment of a store (--data-dir, or --store dynamodb) to a JSON Lines file.
+    Export(export::ExportArgs),
+    /// Load a JSON Lines export into a store (--data-dir, or --store dynamodb); idempotent and
+    /// resumable.
+    Import(import::ImportArgs),
+    /// Copy the --data-dir store's database to a file while the server runs.
+    Backup(backup::BackupArgs),
     /// Print the GraphQL schema (SDL); equal to the committed `schema.graphql`.
     ExportSchema(export_schema::ExportSchemaArgs),
     /// Print a bearer token signed with a local development key (for `serve --auth jwt`).
@@ -58,6 +70,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::LambdaSync(args)) => lambda_sync::run(args).await.map(|()| ExitCode::SUCCESS),
         Some(Command::Reindex(args)) => reindex::run(args).await.map(|()| ExitCode::SUCCESS),
         Some(Command::Verify(args)) => verify::run(args).await,
+        Some(Command::Export(args)) => export::run(args).await.map(|()| ExitCode::SUCCESS),
+        Some(Command::Import(args)) => import::run(args).await.map(|()| ExitCode::SUCCESS),
+        Some(Command::Backup(args)) => backup::run(args).await.map(|()| ExitCode::SUCCESS),
         Some(Command::ExportSchema(args)) => export_schema::run(args).map(|()| ExitCode::SUCCESS),
         Some(Command::Token(args)) => token::run(args).map(|()| ExitCode::SUCCESS),
     }

@@ -6,7 +6,6 @@ use std::time::Instant;
 use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use tokio_util::sync::CancellationToken;
 
 use crate::config::{BackendArgs, StoreKind};
 use crate::domain::Sku;
@@ -33,23 +32,19 @@ pub struct SeedArgs {
 
 pub async fn run(args: SeedArgs) -> anyhow::Result<()> {
     anyhow::ensure!(
-        args.backend.store != StoreKind::Memory,
-        "seed writes to a persistent store: pass --store dynamodb (the embedded store lives inside `serve`, which seeds its own demo data)"
+        args.backend.store != StoreKind::Memory || args.backend.data_dir.is_some(),
+        "seed writes to a persistent store: pass --store dynamodb or --data-dir PATH (the in-memory demo lives inside `serve`, which seeds its own demo data)"
     );
     let sku = Sku::parse(&args.sku).context("--sku")?;
-    let shutdown = CancellationToken::new();
-    let backends =
-        crate::startup::open_backends(&args.backend, crate::startup::Process::Seed, &shutdown)
-            .await?;
+    let store = crate::startup::open_store(&args.backend).await?;
     let progress = ProgressBar::new(args.count).with_style(
         ProgressStyle::with_template(
             "{spinner} {pos}/{len} comments [{bar:40}] {per_sec} eta {eta}",
         )
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    write_comments(&backends.store, &sku, args.count, args.seed, &progress).await?;
+    write_comments(&store, &sku, args.count, args.seed, &progress).await?;
     progress.finish();
-    shutdown.cancel();
     Ok(())
 }
 

@@ -60,6 +60,7 @@ pub struct ServeArgs {
     #[arg(long, env = "DYNAPAGE_SYNC_POLL_MS", default_value_t = 250)]
     pub sync_poll_ms: u64,
     /// Comments of DAFT_PUNK_TSHIRT in the embedded store's demo data; 0 for no demo data.
+    /// No demo data is written into a --data-dir store.
     #[arg(long, env = "DYNAPAGE_DEMO_COMMENTS", default_value_t = 250_000)]
     pub demo_comments: u64,
 }
@@ -118,7 +119,8 @@ pub async fn run_with(
         redis,
         mut tasks,
     } = open_backends_live(&args.backend, process, &shutdown, Some(&local)).await?;
-    if args.backend.store == StoreKind::Memory && args.demo_comments > 0 {
+    let durable = args.backend.data_dir()?.is_some();
+    if args.backend.store == StoreKind::Memory && !durable && args.demo_comments > 0 {
         seed_demo(&store, &index, args.demo_comments).await?;
     }
     // The demo data is not news: nobody can have subscribed yet.

@@ -1,5 +1,6 @@
 //! `dynapage verify [--sku S]`: compares the table with the Redis index and prints the drift;
-//! exits 1 when there is any, 0 when there is none.
+//! exits 1 when there is any, 0 when there is none. With `--data-dir`, it checks the durable
+//! embedded store's database file and compares the store with the index built from it.
 
 use std::process::ExitCode;
 
@@ -28,7 +29,16 @@ pub struct VerifyArgs {
 }
 
 pub async fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
-    args.backend.require_dynamodb_and_redis("verify")?;
+    match args.backend.data_dir()? {
+        // The durable embedded store: SQLite's own check of the file, then the store against
+        // the index built from it (the embedded index, as `serve` builds it) or against the
+        // Redis index as it is (`--index redis`). The server must be stopped (the lock).
+        Some(dir) => {
+            crate::store::sqlite::quick_check(dir).context("verify: the database file")?;
+            println!("database file: ok");
+        }
+        None => args.backend.require_dynamodb_and_redis("verify")?,
+    }
     let sku = args
         .sku
         .as_deref()

@@ -32,6 +32,11 @@ pub struct BackendArgs {
     /// Where comments live.
     #[arg(long, env = "DYNAPAGE_STORE", value_enum, default_value_t = StoreKind::Memory)]
     pub store: StoreKind,
+    /// Keeps the embedded store on disk in this directory (an SQLite database, locked for one
+    /// process): durable, crash-safe, no demo data. Absent: the in-memory demo. Not with
+    /// --store dynamodb.
+    #[arg(long, env = "DYNAPAGE_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
     /// Where the page index lives.
     #[arg(long, env = "DYNAPAGE_INDEX", value_enum, default_value_t = IndexKind::Memory)]
     pub index: IndexKind,
@@ -85,6 +90,18 @@ impl BackendArgs {
             config = config.with_ca(ca);
         }
         Ok(config)
+    }
+
+    /// The durable embedded store's directory, if `--data-dir` is set; refuses it beside
+    /// `--store dynamodb` (clap's conflict does not see `DYNAPAGE_STORE` set beside
+    /// `DYNAPAGE_DATA_DIR`).
+    pub fn data_dir(&self) -> anyhow::Result<Option<&std::path::Path>> {
+        match (&self.data_dir, self.store) {
+            (Some(_), StoreKind::Dynamodb) => anyhow::bail!(
+                "--data-dir / DYNAPAGE_DATA_DIR is the embedded store's directory: it cannot be used with --store dynamodb"
+            ),
+            (dir, _) => Ok(dir.as_deref()),
+        }
     }
 
     /// Refuses to run `command` unless it reads a DynamoDB table and writes a Redis index

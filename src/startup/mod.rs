@@ -8,9 +8,11 @@ mod process;
 
 pub use self::process::Process;
 
+use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Context;
+use indicatif::ProgressBar;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -25,9 +27,10 @@ use crate::live::redis_log::RedisLog;
 use crate::live::{Publishing, Sink};
 use crate::ratelimit::{MemoryLimiter, RateLimiter, RedisLimiter};
 use crate::redis::{AclCheck, FirstContact, RedisHandle, Refused};
-use crate::store::AnyStore;
 use crate::store::dynamo::{DynamoConfig, DynamoStore};
 use crate::store::memory::MemoryStore;
+use crate::store::sqlite::SqliteStore;
+use crate::store::{AnyStore, ChangeSink};
 use crate::sync::{Checkpoints, StreamConsumer, StreamOptions};
 
 /// The backends a command works with, and the tasks that keep the index fed.
@@ -72,6 +75,8 @@ pub async fn open_backends_live(
     shutdown: &CancellationToken,
     local: Option<&UnboundedSender<Vec<ChangeEvent>>>,
 ) -> anyhow::Result<Backends> {
+    // Refuses `--data-dir` beside `--store dynamodb` before anything is contacted.
+    args.data_dir()?;
     let (index, redis) = match args.index {
         IndexKind::Memory => (AnyIndex::Memory(MemoryIndex::new()), None),
         IndexKind::Redis => {
@@ -95,7 +100,18 @@ pub async fn open_backends_live(
                 ),
                 shutdown.clone(),
             )));
-            AnyStore::Memory(MemoryStore::new().with_change_sink(sink))
+            match args.data_dir()? {
+                None => AnyStore::Memory(MemoryStore::new().with_change_sink(sink)),
+                Some(dir) => {
+                    let store = AnyStore::Sqlite(open_sqlite(dir, Some(sink)).await?);
+                    // `verify` compares a Redis index as it is; every other process (and the
+                    // embedded index, which starts empty) builds the index from the store.
+                    if process != Process::Verify || args.index == IndexKind::Memory {
+                        index_loaded_store(&store, &index).await?;
+                    }
+                    store
+                }
+            }
         }
         StoreKind::Dynamodb => AnyStore::Dynamo(open_dynamo(args).await?),
     };
@@ -105,6 +121,52 @@ pub async fn open_backends_live(
         redis,
         tasks,
     })
+}
+
+/// The store alone, for commands that only read or write comments (`export`, `import`,
+/// `seed`): DynamoDB, or the durable embedded store of `--data-dir`. The in-memory demo store
+/// lives only inside `serve`.
+pub async fn open_store(args: &BackendArgs) -> anyhow::Result<AnyStore> {
+    match (args.store, args.data_dir()?) {
+        (StoreKind::Dynamodb, _) => Ok(AnyStore::Dynamo(open_dynamo(args).await?)),
+        (StoreKind::Memory, Some(dir)) => Ok(AnyStore::Sqlite(open_sqlite(dir, None).await?)),
+        (StoreKind::Memory, None) => anyhow::bail!(
+            "this command needs a persistent store: --data-dir PATH (DYNAPAGE_DATA_DIR) for the \
+             embedded store on disk, or --store dynamodb (the in-memory demo lives only inside `serve`)"
+        ),
+    }
+}
+
+/// Opens the durable embedded store in `dir` (lock, checks, load into memory), off the
+/// runtime's threads.
+async fn open_sqlite(dir: &Path, sink: Option<ChangeSink>) -> anyhow::Result<SqliteStore> {
+    let path = dir.to_owned();
+    let (store, _report) = tokio::task::spawn_blocking(move || SqliteStore::open(&path, sink))
+        .await
+        .context("the embedded store's start-up task")?
+        .with_context(|| {
+            format!(
+                "opening the embedded store in {} (--data-dir / DYNAPAGE_DATA_DIR)",
+                dir.display()
+            )
+        })?;
+    Ok(store)
+}
+
+/// Builds `index` from the comments the durable store loaded at start-up (the embedded
+/// index starts empty; a Redis index may hold changes the store never committed, or miss
+/// ones it did before a crash): a reindex, which logs its progress.
+async fn index_loaded_store(store: &AnyStore, index: &AnyIndex) -> anyhow::Result<()> {
+    let report = crate::sync::reindex(store, index, None, 4, &ProgressBar::hidden())
+        .await
+        .context("building the index from the embedded store")?;
+    tracing::info!(
+        comments = report.indexed,
+        removed = report.removed,
+        elapsed_ms = report.elapsed.as_millis() as u64,
+        "index built from the embedded store"
+    );
+    Ok(())
 }
 
 /// Opens the connection to Redis and checks it: settings Redis refuses (TLS, certificate,

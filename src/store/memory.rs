@@ -111,6 +111,29 @@ impl MemoryStore {
         }
     }
 
+    /// Writes `comments` as they are (replacing any with the same id) and reports each
+    /// change: `put_batch`, and the durable store's writer applying what it committed.
+    pub(crate) fn put_now(&self, comments: &[Comment]) {
+        let mut tables = self.write();
+        for comment in comments {
+            let old = tables.remove(comment.id);
+            tables.insert(comment.clone());
+            self.emit(ChangeEvent::Upsert {
+                old: old.as_ref().map(IndexEntry::from),
+                new: IndexEntry::from(comment),
+            });
+        }
+    }
+
+    /// Removes a comment without checks and reports the removal (the durable store's writer,
+    /// applying a deletion it committed).
+    pub(crate) fn remove_now(&self, id: CommentId) -> Option<Comment> {
+        let mut tables = self.write();
+        let old = tables.remove(id)?;
+        self.emit(ChangeEvent::removal(IndexEntry::from(&old)));
+        Some(old)
+    }
+
     fn query_now(&self, query: &KeyQuery) -> QueryPage {
         let tables = self.read();
         let Some(set) = tables.partitions.get(&query.partition) else {
@@ -209,15 +232,7 @@ impl CommentStore for MemoryStore {
     }
 
     async fn put_batch(&self, comments: &[Comment]) -> Result<(), StoreError> {
-        let mut tables = self.write();
-        for comment in comments {
-            let old = tables.remove(comment.id);
-            tables.insert(comment.clone());
-            self.emit(ChangeEvent::Upsert {
-                old: old.as_ref().map(IndexEntry::from),
-                new: IndexEntry::from(comment),
-            });
-        }
+        self.put_now(comments);
         Ok(())
     }
 

@@ -6,6 +6,9 @@
 //! is written against that shape, so the embedded twin ([`memory::MemoryStore`]) and the real
 //! adapter behave alike and one contract test list covers both.
 //!
+//! With `--data-dir`, [`sqlite::SqliteStore`] makes the embedded store durable: the same
+//! memory copy answers reads, and every write is committed to SQLite before it is applied.
+//!
 //! Its changes leave through two ports: the embedded store's feed ([`ChangeSink`]) and a change
 //! stream read shard by shard ([`change_source::ChangeSource`], which the DynamoDB adapter
 //! implements over DynamoDB Streams); the sync layer above reads both.
@@ -15,6 +18,7 @@
 pub mod change_source;
 pub mod dynamo;
 pub mod memory;
+pub mod sqlite;
 
 use std::future::Future;
 use std::ops::Bound;
@@ -167,6 +171,7 @@ pub type ChangeSink = tokio::sync::mpsc::UnboundedSender<ChangeEvent>;
 #[derive(Clone, Debug)]
 pub enum AnyStore {
     Memory(memory::MemoryStore),
+    Sqlite(sqlite::SqliteStore),
     Dynamo(dynamo::DynamoStore),
 }
 
@@ -174,6 +179,7 @@ macro_rules! dispatch_store {
     ($self:ident, $store:ident => $call:expr) => {
         match $self {
             AnyStore::Memory($store) => $call,
+            AnyStore::Sqlite($store) => $call,
             AnyStore::Dynamo($store) => $call,
         }
     };

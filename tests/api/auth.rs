@@ -469,3 +469,14 @@ async fn a_server_whose_jwks_is_down_at_start_up_serves_reads_and_accepts_tokens
     ok(&app, Some(&token), ADD, json!({ "sku": "LATE" })).await;
     app.stop().await.expect("clean stop");
 }
+
+#[tokio::test]
+async fn on_the_durable_embedded_store_only_authors_and_moderators_change_comments() {
+    let key = TestKey::ec("ec-durable");
+    let jwks = JwksServer::start(&[&key]).await;
+    let dir = tempfile::tempdir().expect("a data directory");
+    let mut extra = vec!["--data-dir", dir.path().to_str().expect("a UTF-8 path")];
+    extra.extend(NESTED_ROLES);
+    let app = server(&jwks, &extra).await;
+    only_authors_and_moderators_change_comments(app, &key).await;
+}

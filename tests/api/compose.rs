@@ -62,10 +62,23 @@ fn compose_services_built_from_the_dockerfile_run_commands_the_binary_accepts() 
         let cli = Cli::try_parse_from(argv).unwrap_or_else(|e| panic!("service {name:?}: {e}"));
         assert!(cli.command.is_some(), "service {name:?} names a subcommand");
         if let Some(Command::Serve(args)) = &cli.command {
-            assert!(
-                args.backend.create_tables,
-                "the server creates its table in compose"
-            );
+            // A server on DynamoDB creates its table; the one box keeps its data in a volume.
+            match &args.backend.data_dir {
+                None => assert!(
+                    args.backend.create_tables,
+                    "the server creates its table in compose"
+                ),
+                Some(dir) => {
+                    let volumes = strings(&service["volumes"]);
+                    assert!(
+                        volumes
+                            .iter()
+                            .any(|v| v.ends_with(&format!(":{}", dir.display()))),
+                        "service {name:?}: --data-dir {} is a volume",
+                        dir.display()
+                    );
+                }
+            }
             assert_eq!(
                 args.server.listen.ip().to_string(),
                 "0.0.0.0",

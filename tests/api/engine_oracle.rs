@@ -283,6 +283,23 @@ fn engine_matches_the_oracle_on_the_embedded_store() {
     run_memory(ProptestConfig::with_cases(1_500), 300);
 }
 
+/// The same property on the durable embedded store (one data directory, a fresh product per
+/// case): its reads come from memory, its writes went through SQLite first.
+#[test]
+fn engine_matches_the_oracle_on_the_durable_embedded_store() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let store = runtime.block_on(crate::support::sqlite::sqlite_store());
+    let counter = std::sync::atomic::AtomicU32::new(0);
+    proptest!(ProptestConfig::with_cases(150), |(case in cases(120))| {
+        let n = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let sku = Sku::parse(&format!("CASE-{n}")).expect("sku");
+        runtime.block_on(check_case(store.store.clone(), MemoryIndex::new(), sku, case))?;
+    });
+}
+
 #[test]
 fn engine_matches_the_oracle_on_tiny_lists_where_edges_cluster() {
     run_memory(ProptestConfig::with_cases(1_500), 8);

@@ -1,6 +1,6 @@
 //! The `CommentStore` contract: one list of behaviours, written once as generic functions and
 //! run against every backend (the embedded store, the embedded store cut to 3 items per
-//! response, and DynamoDB Local) with `contract_suite!`, so the engine can trust any of them
+//! response, the durable embedded store on SQLite, and DynamoDB Local) with `contract_suite!`, so the engine can trust any of them
 //! alike. DynamoDB-only checks are in `dynamodb_store`.
 //!
 //! Every dataset has timestamp ties (about three comments per millisecond), because the order
@@ -15,6 +15,7 @@ use dynapage::store::{CommentStore, KeyQuery, Partition, StoreError};
 
 use crate::support::data::{self, BASE_MILLIS, Rng, has_ties, rating, sku};
 use crate::support::dynamodb_local::dynamo_store;
+use crate::support::sqlite::sqlite_store;
 
 contract_suite! {
     backends: {
@@ -23,6 +24,7 @@ contract_suite! {
             MemoryStore::new().with_max_items_per_response(3)
         },
         dynamodb => dynamo_store(),
+        sqlite => sqlite_store(),
     },
     behaviours: [
         newest_first_orders_ties_by_id,

@@ -14,4 +14,5 @@ pub mod recording_index;
 pub mod redis_cluster;
 pub mod redis_server;
 pub mod redis_tls;
+pub mod sqlite;
 pub mod stream_source;

@@ -1,0 +1,35 @@
+//! `dynapage backup --data-dir PATH --out FILE`: a consistent copy of the durable embedded
+//! store's database, taken while the server runs (SQLite's `VACUUM INTO` reads one snapshot;
+//! the server's writes go on). Restore by putting the file into an empty directory as
+//! `comments.sqlite3` and starting `serve --data-dir` on that directory.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::Args;
+
+#[derive(Args, Debug)]
+pub struct BackupArgs {
+    /// The data directory of the store to copy (the server may be running on it).
+    #[arg(long, env = "DYNAPAGE_DATA_DIR")]
+    pub data_dir: PathBuf,
+    /// The file to write (written as FILE.partial, renamed when complete and synced).
+    #[arg(long, env = "DYNAPAGE_BACKUP_OUT")]
+    pub out: PathBuf,
+}
+
+pub async fn run(args: BackupArgs) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let (dir, out) = (args.data_dir.clone(), args.out.clone());
+    let bytes = tokio::task::spawn_blocking(move || crate::store::sqlite::backup(&dir, &out))
+        .await?
+        .with_context(|| format!("backing up {} (--data-dir)", args.data_dir.display()))?;
+    println!(
+        "backed up {} to {} ({bytes} bytes) in {:.1} s; restore: put it into an empty directory as comments.sqlite3 and run serve --data-dir on that directory",
+        args.data_dir.display(),
+        args.out.display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}

@@ -1,0 +1,240 @@
+//! The durable embedded store (`serve --data-dir PATH`): comments in an SQLite database in
+//! WAL mode, with a copy in memory that answers every read.
+//!
+//! Why SQLite: its durability is published and tested (the write-ahead log with
+//! `synchronous=FULL` fsyncs each commit before it returns; a crash or power loss rolls back
+//! only what did not commit), one file is easy to back up (`VACUUM INTO` beside a running
+//! server) and to inspect, and `rusqlite`'s bundled build needs only a C compiler.
+//!
+//! The shape: reads go to a [`MemoryStore`] loaded from the database at start-up, so pages
+//! cost what they cost on the in-memory demo; writes go to one writer thread
+//! ([`writer`]) that checks their conditions against the database, commits them in groups,
+//! and only then applies them to the memory copy, whose change feed reaches the index and
+//! live subscribers exactly as the in-memory store's does (one code path). The directory
+//! ([`dir`]) is locked for one process; its files are checked ([`schema`]) before use.
+
+pub mod dir;
+mod load;
+mod rows;
+pub mod schema;
+mod writer;
+
+pub use self::dir::{DataDir, DataDirError};
+pub use self::load::{LoadReport, read_ordered};
+pub use self::rows::RowError;
+pub use self::schema::FormatError;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::mpsc::Sender;
+use std::thread::JoinHandle;
+
+use self::writer::{Op, Reply, Request};
+use super::memory::MemoryStore;
+use super::{ChangeSink, CommentStore, KeyQuery, QueryPage, ScanPage, StoreError};
+use crate::domain::{Access, Comment, CommentId, CommentPatch};
+
+/// Why the durable store cannot be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error(transparent)]
+    Dir(#[from] DataDirError),
+    #[error(transparent)]
+    Format(#[from] FormatError),
+    #[error("{path}: cannot load the comments")]
+    Row {
+        path: String,
+        #[source]
+        source: RowError,
+    },
+    #[error("cannot start the embedded store's writer thread")]
+    Thread(#[source] std::io::Error),
+}
+
+/// The durable store. Cloning shares the same database, memory copy and writer.
+#[derive(Clone, Debug)]
+pub struct SqliteStore {
+    memory: MemoryStore,
+    writer: Sender<Request>,
+    thread: Arc<JoinHandle<()>>,
+    path: Arc<Path>,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the store in the data directory `path`: locks it, checks
+    /// its database, loads every comment into memory (logging progress), and then reports
+    /// every write to `sink`, if given. The load itself is not reported: the caller builds the
+    /// index from the loaded store.
+    pub fn open(path: &Path, sink: Option<ChangeSink>) -> Result<(Self, LoadReport), OpenError> {
+        let dir = DataDir::open(path)?;
+        let database = dir.database();
+        let conn = schema::open_for_writing(&database)?;
+        let memory = MemoryStore::new();
+        let report = load::load(&conn, &database, &memory)?;
+        let memory = match sink {
+            Some(sink) => memory.with_change_sink(sink),
+            None => memory,
+        };
+        let (writer, thread) =
+            writer::start(conn, memory.clone(), dir).map_err(OpenError::Thread)?;
+        Ok((
+            Self {
+                memory,
+                writer,
+                thread: Arc::new(thread),
+                path: Arc::from(path),
+            },
+            report,
+        ))
+    }
+
+    /// Closes this handle; if it was the last, waits until the writer thread has ended, the
+    /// database is closed and the directory's lock released (tests, tools that reopen it).
+    pub fn close(self) {
+        let Self {
+            memory,
+            writer,
+            thread,
+            ..
+        } = self;
+        drop((memory, writer));
+        if let Ok(thread) = Arc::try_unwrap(thread) {
+            let _ = thread.join();
+        }
+    }
+
+    /// The data directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Number of comments held.
+    pub fn len(&self) -> usize {
+        self.memory.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.memory.is_empty()
+    }
+
+    async fn call(&self, op: Op) -> Result<Reply, StoreError> {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        self.writer
+            .send(Request { op, reply })
+            .map_err(|_| stopped())?;
+        answer.await.map_err(|_| stopped())?
+    }
+}
+
+fn stopped() -> StoreError {
+    StoreError::Unavailable("the embedded store's writer thread has stopped".into())
+}
+
+/// Copies the database of the data directory `data_dir` to `out` while a server may be
+/// writing it: `VACUUM INTO` reads one consistent snapshot. The copy is fsynced and appears
+/// under its name only when complete. Returns its size in bytes.
+pub fn backup(data_dir: &Path, out: &Path) -> Result<u64, OpenError> {
+    let database = dir::existing_database(data_dir)?;
+    let conn = schema::open_for_reading(&database)?;
+    let partial = PathBuf::from(format!("{}.partial", out.display()));
+    let io = |source| {
+        OpenError::Dir(DataDirError::Io {
+            path: out.to_owned(),
+            source,
+        })
+    };
+    match std::fs::remove_file(&partial) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
+        _ => {}
+    }
+    conn.execute("VACUUM INTO ?1", [partial.display().to_string()])
+        .map_err(|source| {
+            OpenError::Format(FormatError::Sqlite {
+                path: database.display().to_string(),
+                source,
+            })
+        })?;
+    std::fs::File::open(&partial)
+        .and_then(|f| f.sync_all())
+        .map_err(io)?;
+    std::fs::rename(&partial, out).map_err(io)?;
+    std::fs::metadata(out).map(|m| m.len()).map_err(io)
+}
+
+/// Runs SQLite's `quick_check` on the database of the data directory `data_dir` (for
+/// `verify`; no lock is taken).
+pub fn quick_check(data_dir: &Path) -> Result<(), OpenError> {
+    let database = dir::existing_database(data_dir)?;
+    let conn = schema::open_for_reading(&database)?;
+    Ok(schema::quick_check(&conn, &database)?)
+}
+
+impl CommentStore for SqliteStore {
+    async fn query(&self, query: &KeyQuery) -> Result<QueryPage, StoreError> {
+        self.memory.query(query).await
+    }
+
+    async fn get_many(&self, ids: &[CommentId]) -> Result<Vec<Option<Comment>>, StoreError> {
+        self.memory.get_many(ids).await
+    }
+
+    async fn create(&self, comment: &Comment) -> Result<(), StoreError> {
+        self.call(Op::Create(comment.clone())).await.map(|_| ())
+    }
+
+    async fn update(
+        &self,
+        id: CommentId,
+        patch: &CommentPatch,
+        now_ms: u64,
+        access: &Access,
+    ) -> Result<Comment, StoreError> {
+        let op = Op::Update {
+            id,
+            patch: patch.clone(),
+            now_ms,
+            access: access.clone(),
+        };
+        match self.call(op).await? {
+            Reply::Comment(comment) => Ok(comment),
+            Reply::Done => Err(StoreError::Internal("an update answered no comment".into())),
+        }
+    }
+
+    async fn delete(&self, id: CommentId, access: &Access) -> Result<Comment, StoreError> {
+        let op = Op::Delete {
+            id,
+            access: access.clone(),
+        };
+        match self.call(op).await? {
+            Reply::Comment(comment) => Ok(comment),
+            Reply::Done => Err(StoreError::Internal(
+                "a deletion answered no comment".into(),
+            )),
+        }
+    }
+
+    async fn put_batch(&self, comments: &[Comment]) -> Result<(), StoreError> {
+        if comments.is_empty() {
+            return Ok(());
+        }
+        self.call(Op::PutBatch(comments.to_vec())).await.map(|_| ())
+    }
+
+    async fn scan(
+        &self,
+        segment: u32,
+        total_segments: u32,
+        resume: Option<String>,
+    ) -> Result<ScanPage, StoreError> {
+        self.memory.scan(segment, total_segments, resume).await
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        if self.thread.is_finished() {
+            Err(stopped())
+        } else {
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! The database file's format: pragmas, the one table, and the checks that tell our file from
+//! a foreign or damaged one before anything is read or written.
+//!
+//! Durability comes from SQLite's write-ahead log with `synchronous=FULL`: a transaction is
+//! in the log and the log is fsynced before `COMMIT` returns, so a commit survives `SIGKILL`
+//! and power loss, and a transaction that did not commit is rolled back at the next open.
+//! `application_id` marks the file as dynapage's and `user_version` is its format version.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OpenFlags};
+
+/// `application_id` of a dynapage database: "dyna" in ASCII.
+pub const APPLICATION_ID: i64 = 0x6479_6e61;
+/// `user_version`: the format this code reads and writes.
+pub const FORMAT_VERSION: i64 = 1;
+
+/// Why the database file cannot be opened. Each message names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum FormatError {
+    #[error(
+        "{path} is not a dynapage database (not an SQLite file, or damaged): move it away, or restore it from a backup"
+    )]
+    NotADatabase {
+        path: String,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error(
+        "{path} is the SQLite database of another program (application_id {found:#x}): use another --data-dir"
+    )]
+    Foreign { path: String, found: i64 },
+    #[error(
+        "{path} has format {found}; this dynapage reads format {FORMAT_VERSION}: use a matching dynapage"
+    )]
+    Version { path: String, found: i64 },
+    #[error("{path}: SQLite integrity check failed: {detail}")]
+    Damaged { path: String, detail: String },
+    #[error("{path}: SQLite error")]
+    Sqlite {
+        path: String,
+        #[source]
+        source: rusqlite::Error,
+    },
+}
+
+const CREATE: &str = "CREATE TABLE IF NOT EXISTS comments (
+    id BLOB PRIMARY KEY NOT NULL,
+    sku TEXT NOT NULL,
+    author TEXT NOT NULL,
+    author_sub TEXT,
+    body TEXT NOT NULL,
+    rating INTEGER NOT NULL,
+    created_at_ms INTEGER NOT NULL,
+    updated_at_ms INTEGER,
+    version INTEGER NOT NULL
+) WITHOUT ROWID";
+
+/// Opens (creating if missing) the database for writing: WAL, `synchronous=FULL`, checked.
+pub fn open_for_writing(path: &Path) -> Result<Connection, FormatError> {
+    let conn = Connection::open(path).map_err(|e| sqlite(path, e))?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))
+        .map_err(|e| sqlite(path, e))?;
+    let fresh = check(&conn, path)?;
+    conn.pragma_update(None, "journal_mode", "WAL")
+        .map_err(|e| classify(path, e))?;
+    conn.pragma_update(None, "synchronous", "FULL")
+        .map_err(|e| sqlite(path, e))?;
+    if fresh {
+        conn.execute_batch(&format!(
+            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {FORMAT_VERSION};"
+        ))
+        .map_err(|e| sqlite(path, e))?;
+    }
+    conn.execute_batch(CREATE).map_err(|e| sqlite(path, e))?;
+    Ok(conn)
+}
+
+/// Opens an existing database read-only (export, backup, verify beside a running server).
+pub fn open_for_reading(path: &Path) -> Result<Connection, FormatError> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| classify(path, e))?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))
+        .map_err(|e| sqlite(path, e))?;
+    check(&conn, path)?;
+    Ok(conn)
+}
+
+/// Runs SQLite's `quick_check` (structure of every page and index; `verify`).
+pub fn quick_check(conn: &Connection, path: &Path) -> Result<(), FormatError> {
+    let detail: String = conn
+        .query_row("PRAGMA quick_check", [], |row| row.get(0))
+        .map_err(|e| classify(path, e))?;
+    if detail == "ok" {
+        Ok(())
+    } else {
+        Err(FormatError::Damaged {
+            path: path.display().to_string(),
+            detail,
+        })
+    }
+}
+
+/// Checks the file is ours (or empty); `true` for a fresh file that still needs its marks.
+fn check(conn: &Connection, path: &Path) -> Result<bool, FormatError> {
+    let pragma = |name: &str| -> Result<i64, FormatError> {
+        conn.query_row(&format!("PRAGMA {name}"), [], |row| row.get(0))
+            .map_err(|e| classify(path, e))
+    };
+    let application_id = pragma("application_id")?;
+    let version = pragma("user_version")?;
+    let tables: i64 = conn
+        .query_row("SELECT count(*) FROM sqlite_schema", [], |row| row.get(0))
+        .map_err(|e| classify(path, e))?;
+    let shown = || path.display().to_string();
+    if application_id == 0 && version == 0 && tables == 0 {
+        return Ok(true);
+    }
+    if application_id != APPLICATION_ID {
+        return Err(FormatError::Foreign {
+            path: shown(),
+            found: application_id,
+        });
+    }
+    if version != FORMAT_VERSION {
+        return Err(FormatError::Version {
+            path: shown(),
+            found: version,
+        });
+    }
+    Ok(false)
+}
+
+fn classify(path: &Path, err: rusqlite::Error) -> FormatError {
+    let code = err.sqlite_error_code();
+    if matches!(
+        code,
+        Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt)
+    ) {
+        FormatError::NotADatabase {
+            path: path.display().to_string(),
+            source: err,
+        }
+    } else {
+        sqlite(path, err)
+    }
+}
+
+fn sqlite(path: &Path, source: rusqlite::Error) -> FormatError {
+    FormatError::Sqlite {
+        path: path.display().to_string(),
+        source,
+    }
+}

@@ -1,0 +1,199 @@
+//! The single writer: one thread owns the write connection and commits the writes of
+//! concurrent requests in groups.
+//!
+//! Requests queue on a channel. The thread takes every request waiting (up to
+//! [`MAX_BATCH`]), runs them in order inside one `BEGIN IMMEDIATE` transaction (each one's
+//! conditions checked against the rows as the earlier ones left them), commits once (one
+//! fsync of the log for the whole group) and only then applies the effects to the in-memory
+//! copy, which emits the changes to the index and to live subscribers, and answers each
+//! request. So a client is answered after its write is durable, a change is published only
+//! once it is durable, and many writers share each fsync. A request refused on its own
+//! conditions (not found, someone else's, a taken id) writes nothing and does not affect the
+//! others; a failed commit fails the whole group, and nothing of it is applied or published.
+
+use std::sync::mpsc::{Receiver, Sender};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use rusqlite::{Connection, TransactionBehavior};
+use tokio::sync::oneshot;
+
+use super::dir::DataDir;
+use super::rows;
+use crate::domain::{Access, Comment, CommentId, CommentPatch};
+use crate::store::StoreError;
+use crate::store::memory::MemoryStore;
+
+/// Most requests committed in one transaction.
+pub const MAX_BATCH: usize = 512;
+
+/// A write the writer thread carries out.
+#[derive(Debug)]
+pub enum Op {
+    Create(Comment),
+    Update {
+        id: CommentId,
+        patch: CommentPatch,
+        now_ms: u64,
+        access: Access,
+    },
+    Delete {
+        id: CommentId,
+        access: Access,
+    },
+    PutBatch(Vec<Comment>),
+}
+
+/// A committed write's answer.
+#[derive(Debug)]
+pub enum Reply {
+    Done,
+    Comment(Comment),
+}
+
+/// What a committed write changes in the in-memory copy.
+enum Effect {
+    None,
+    Put(Vec<Comment>),
+    Remove(CommentId),
+}
+
+#[derive(Debug)]
+pub struct Request {
+    pub op: Op,
+    pub reply: oneshot::Sender<Result<Reply, StoreError>>,
+}
+
+/// Starts the writer thread; it ends (closing the database and releasing the directory's
+/// lock) when every sender is dropped.
+pub fn start(
+    conn: Connection,
+    memory: MemoryStore,
+    dir: DataDir,
+) -> std::io::Result<(Sender<Request>, JoinHandle<()>)> {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let handle = std::thread::Builder::new()
+        .name("dynapage-writer".into())
+        .spawn(move || run(conn, &receiver, &memory, dir))?;
+    Ok((sender, handle))
+}
+
+fn run(mut conn: Connection, receiver: &Receiver<Request>, memory: &MemoryStore, dir: DataDir) {
+    while let Ok(first) = receiver.recv() {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match receiver.try_recv() {
+                Ok(request) => batch.push(request),
+                Err(_) => break,
+            }
+        }
+        commit_group(&mut conn, batch, memory);
+    }
+    tracing::debug!(data_dir = %dir.path().display(), "embedded store closed");
+}
+
+fn commit_group(conn: &mut Connection, batch: Vec<Request>, memory: &MemoryStore) {
+    let started = Instant::now();
+    let committed = (|| {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let outcomes = batch
+            .iter()
+            .map(|request| execute(&tx, &request.op))
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        tx.commit()?;
+        Ok::<_, rusqlite::Error>(outcomes)
+    })();
+    match committed {
+        Ok(outcomes) => {
+            for (request, outcome) in batch.into_iter().zip(outcomes) {
+                let answer = outcome.map(|(reply, effect)| {
+                    match effect {
+                        Effect::None => {}
+                        Effect::Put(comments) => memory.put_now(&comments),
+                        Effect::Remove(id) => {
+                            memory.remove_now(id);
+                        }
+                    }
+                    reply
+                });
+                let _ = request.reply.send(answer);
+            }
+            metrics::histogram!("dynapage_store_commit_seconds")
+                .record(started.elapsed().as_secs_f64());
+        }
+        Err(error) => {
+            tracing::error!(error = %error, writes = batch.len(), "embedded store commit failed; nothing of the group was written");
+            let message = error.to_string();
+            for request in batch {
+                let _ = request
+                    .reply
+                    .send(Err(StoreError::Unavailable(message.clone().into())));
+            }
+        }
+    }
+}
+
+/// Runs one write inside the group's transaction. The outer error is SQLite's (the group
+/// fails); the inner one is this write's refusal (nothing written).
+fn execute(
+    tx: &rusqlite::Transaction<'_>,
+    op: &Op,
+) -> rusqlite::Result<Result<(Reply, Effect), StoreError>> {
+    match op {
+        Op::Create(comment) => {
+            let comment = Comment {
+                version: 1,
+                ..comment.clone()
+            };
+            match rows::get(tx, comment.id)? {
+                // The same comment again: a retry of a create that was written (the contract).
+                Some(Ok(stored)) if stored == comment => Ok(Ok((Reply::Done, Effect::None))),
+                Some(_) => Ok(Err(StoreError::AlreadyExists(comment.id))),
+                None => {
+                    rows::put(tx, &comment)?;
+                    Ok(Ok((Reply::Done, Effect::Put(vec![comment]))))
+                }
+            }
+        }
+        Op::Update {
+            id,
+            patch,
+            now_ms,
+            access,
+        } => match read_allowed(tx, *id, access)? {
+            Ok(old) => {
+                let new = patch.apply(&old, *now_ms);
+                rows::put(tx, &new)?;
+                Ok(Ok((Reply::Comment(new.clone()), Effect::Put(vec![new]))))
+            }
+            Err(refused) => Ok(Err(refused)),
+        },
+        Op::Delete { id, access } => match read_allowed(tx, *id, access)? {
+            Ok(old) => {
+                rows::remove(tx, *id)?;
+                Ok(Ok((Reply::Comment(old), Effect::Remove(*id))))
+            }
+            Err(refused) => Ok(Err(refused)),
+        },
+        Op::PutBatch(comments) => {
+            for comment in comments {
+                rows::put(tx, comment)?;
+            }
+            Ok(Ok((Reply::Done, Effect::Put(comments.clone()))))
+        }
+    }
+}
+
+/// The comment `id` if it exists and `access` covers it.
+fn read_allowed(
+    tx: &rusqlite::Transaction<'_>,
+    id: CommentId,
+    access: &Access,
+) -> rusqlite::Result<Result<Comment, StoreError>> {
+    Ok(match rows::get(tx, id)? {
+        None => Err(StoreError::NotFound(id)),
+        Some(Err(damaged)) => Err(StoreError::Internal(damaged.into())),
+        Some(Ok(old)) if !access.allows(&old) => Err(StoreError::Forbidden(id)),
+        Some(Ok(old)) => Ok(old),
+    })
+}

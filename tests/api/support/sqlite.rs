@@ -1,0 +1,68 @@
+//! The durable embedded store in a temporary data directory that is removed with it, for the
+//! contract suites and the engine's oracle test.
+
+use dynapage::domain::{Access, Comment, CommentId, CommentPatch};
+use dynapage::store::sqlite::SqliteStore;
+use dynapage::store::{CommentStore, KeyQuery, QueryPage, ScanPage, StoreError};
+use tempfile::TempDir;
+
+/// A [`SqliteStore`] that owns its directory.
+pub struct TempSqliteStore {
+    pub store: SqliteStore,
+    pub _dir: TempDir,
+}
+
+/// A fresh durable store in a new temporary directory.
+pub async fn sqlite_store() -> TempSqliteStore {
+    let dir = tempfile::Builder::new()
+        .prefix("dynapage-data-")
+        .tempdir()
+        .expect("a temporary data directory");
+    let (store, _) = SqliteStore::open(dir.path(), None).expect("open the embedded store");
+    TempSqliteStore { store, _dir: dir }
+}
+
+impl CommentStore for TempSqliteStore {
+    async fn query(&self, query: &KeyQuery) -> Result<QueryPage, StoreError> {
+        self.store.query(query).await
+    }
+
+    async fn get_many(&self, ids: &[CommentId]) -> Result<Vec<Option<Comment>>, StoreError> {
+        self.store.get_many(ids).await
+    }
+
+    async fn create(&self, comment: &Comment) -> Result<(), StoreError> {
+        self.store.create(comment).await
+    }
+
+    async fn update(
+        &self,
+        id: CommentId,
+        patch: &CommentPatch,
+        now_ms: u64,
+        access: &Access,
+    ) -> Result<Comment, StoreError> {
+        self.store.update(id, patch, now_ms, access).await
+    }
+
+    async fn delete(&self, id: CommentId, access: &Access) -> Result<Comment, StoreError> {
+        self.store.delete(id, access).await
+    }
+
+    async fn put_batch(&self, comments: &[Comment]) -> Result<(), StoreError> {
+        self.store.put_batch(comments).await
+    }
+
+    async fn scan(
+        &self,
+        segment: u32,
+        total_segments: u32,
+        resume: Option<String>,
+    ) -> Result<ScanPage, StoreError> {
+        self.store.scan(segment, total_segments, resume).await
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        self.store.ping().await
+    }
+}
