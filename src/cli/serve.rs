@@ -100,6 +100,8 @@ pub async fn run_with(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let settings = args.paging.settings()?;
+    // Flags that contradict each other are named before what a store would require.
+    args.backend.data_dir()?;
     let auth = args.auth.auth(args.backend.store)?;
     let codec = args.cursor.codec(args.backend.store)?;
     fetch_signing_keys(&auth).await;

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use dynapage::domain::{ChangeEvent, IndexEntry};
 use dynapage::index::PageIndex;
+use dynapage::store::CommentStore;
 use serde_json::{Value, json};
 
 use crate::compose::repo_file;
@@ -284,6 +285,24 @@ async fn every_command_calls_exactly_the_dynamodb_actions_its_readme_row_lists()
         stdout(&rebuilt)
     );
     seen.insert("reindex".into(), called(&proxy, None).await);
+
+    let file = tempfile::tempdir().expect("a temporary directory");
+    let file = file.path().join("comments.jsonl");
+    let file = file.to_str().expect("a UTF-8 path");
+    let exported = backends.run("export", &["--out", file]).await;
+    assert_eq!(exit_code(&exported), Some(0), "{exported:?}");
+    seen.insert("export".into(), called(&proxy, None).await);
+    // One exported comment gone from the table, so the import has something to write.
+    let page = backends.store.scan(0, 1, None).await.expect("a scan");
+    let gone = page.items.first().expect("a seeded comment").id;
+    backends
+        .store
+        .delete(gone, &dynapage::domain::Access::Any)
+        .await
+        .expect("deleted");
+    let imported = backends.run("import", &["--in", file]).await;
+    assert_eq!(exit_code(&imported), Some(0), "{imported:?}");
+    seen.insert("import".into(), called(&proxy, None).await);
 
     for (row, extra) in [("verify", &[][..]), ("verify --sku", &["--sku", "IAM"][..])] {
         let verified = backends.run("verify", extra).await;

@@ -11,7 +11,7 @@ use dynapage::store::CommentStore;
 use dynapage::store::sqlite::SqliteStore;
 use serde_json::json;
 
-use crate::helpers::{TestApp, dynapage_command};
+use crate::helpers::{TEST_CURSOR_SECRET, TestApp, dynapage_command};
 use crate::store_contract::dataset;
 use crate::support::dynamodb_local::{dynamo_store, endpoint};
 
@@ -118,9 +118,23 @@ async fn embedded_to_dynamodb_and_back_exports_the_same_bytes_and_serves_the_sam
     assert!(exported.contains("\"authorSub\":\"sub-3\"") && exported.contains("\"version\":2"));
 
     let apps = [
-        TestApp::spawn(&["--data-dir", text(&d1)]).await,
+        // Every server seals cursors with the secret the DynamoDB one needs, so pages compare
+        // cursor for cursor.
+        TestApp::spawn(&[
+            "--data-dir",
+            text(&d1),
+            "--cursor-secret",
+            TEST_CURSOR_SECRET,
+        ])
+        .await,
         TestApp::on_dynamodb(table.table(), &[]).await,
-        TestApp::spawn(&["--data-dir", text(&d2)]).await,
+        TestApp::spawn(&[
+            "--data-dir",
+            text(&d2),
+            "--cursor-secret",
+            TEST_CURSOR_SECRET,
+        ])
+        .await,
     ];
     for variables in [
         json!({ "sku": "MOVE-A", "first": 7, "offset": 13 }),
