@@ -24,7 +24,7 @@ use axum::response::Response;
 use super::caching::Cacheability;
 use super::check::Rejection;
 use super::documents::MAX_TEXT_BYTES;
-use super::graphql::{budget, viewer};
+use super::payer::{budget, viewer};
 use super::transport::{self, MediaType};
 use super::{AppState, cost};
 use crate::graphql::{Budget, Checked, retry_after_seconds};

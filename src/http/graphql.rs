@@ -15,13 +15,13 @@ use axum::response::Response;
 
 use super::caching::Cacheability;
 use super::check::{Transport, check_request};
+use super::payer::{budget, viewer};
 use super::transport::{self, MediaType, Refusal};
 use super::{AppState, REQUEST_ID, client_address};
 use super::{cost, failures};
-use crate::auth::{Auth, TokenError, Viewer};
 use crate::graphql::{Budget, RequestMeta, field_errors, pricing, retry_after_seconds};
 use crate::pagination::PageStats;
-use crate::ratelimit::{ClientKey, Refused};
+use crate::ratelimit::Refused;
 
 /// The peer's address, as `serve` records it for each connection (`None` when the router is
 /// served some other way: such requests share the budget of `0.0.0.0`).
@@ -102,45 +102,6 @@ fn refuse(
         message,
     };
     transport::refusal(media, &refusal, request_id)
-}
-
-/// The verified viewer of a request under `--auth jwt`: `None` without an `Authorization`
-/// header, a refusal when it holds a token that does not verify (even on a read: a client
-/// should learn at once that its token went bad, not on its next write). Under `--auth off` the
-/// header is not looked at.
-pub(super) async fn viewer(
-    app: &AppState,
-    headers: &HeaderMap,
-    media: MediaType,
-    request_id: &str,
-) -> Result<Option<Viewer>, Response> {
-    let Auth::Jwt(verifier) = &app.api.auth else {
-        return Ok(None);
-    };
-    let Some(value) = headers.get(header::AUTHORIZATION) else {
-        return Ok(None);
-    };
-    let verified = match value.to_str() {
-        Ok(value) => verifier.verify_header(value).await,
-        Err(_) => Err(TokenError::NotBearer),
-    };
-    verified.map(Some).map_err(|error| {
-        metrics::counter!("dynapage_auth_refusals_total").increment(1);
-        tracing::info!(request_id, reason = %error, "bearer token refused");
-        let mut response = refuse(
-            media,
-            StatusCode::UNAUTHORIZED,
-            "UNAUTHENTICATED",
-            error.to_string(),
-            request_id,
-        );
-        // RFC 6750 §3: the scheme, and that the token (not the request) is what failed.
-        response.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            HeaderValue::from_static("Bearer error=\"invalid_token\""),
-        );
-        response
-    })
 }
 
 /// One request on its way through [`execute`]'s steps: what each step needs to answer, log
@@ -251,22 +212,6 @@ fn shed(app: &AppState, media: MediaType, request_id: &str) -> Response {
         .headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
     response
-}
-
-/// The request's budget check: the viewer's budgets when a token says who it is, else its
-/// address's. The budgets are checked after validation, before execution (`graphql::budget`).
-pub(super) fn budget(
-    app: &AppState,
-    viewer: Option<&Viewer>,
-    address: IpAddr,
-    writes: usize,
-) -> Arc<Budget> {
-    let client = ClientKey::new(viewer.map(|v| v.sub.as_str()), address);
-    Arc::new(Budget::new(
-        app.options.rate_limiter.clone(),
-        client,
-        writes as u64,
-    ))
 }
 
 /// Runs the request within `--request-timeout-ms` (a timeout is answered at once, as the

@@ -43,6 +43,7 @@ mod expansion;
 mod failures;
 mod graphql;
 mod limits;
+mod payer;
 mod request_id;
 mod subscription_shape;
 mod transport;

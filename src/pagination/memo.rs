@@ -15,50 +15,11 @@
 //! their first edge: one call too, after the page. This module knows nothing of GraphQL.
 
 use super::engine::{Page, Want};
-use super::pages::{Connection, IndexSelection};
+use super::pages::{Connection, IndexSelection, Prefetched};
 use super::{CursorScope, Engine, PagePlan, PaginationError};
 use crate::domain::{Comment, Numbering, Order, PageLayout, PageLinks, SortKey};
-use crate::index::{PageIndex, Positions, Start, View, ViewAnchor, ViewRequest};
+use crate::index::{PageIndex, Start, View, ViewAnchor, ViewRequest};
 use crate::store::CommentStore;
-
-/// The index's answers fetched with a page, and the layout they were fetched for. Generic over
-/// the error so that a caller can keep a failure in the form it reports (the GraphQL layer
-/// converts, and logs, it once however many fields read it).
-#[derive(Clone, Debug)]
-pub struct Prefetched<E> {
-    /// The layout the positions were fetched for, with the page's anchor; `None` when only the
-    /// total was asked.
-    pub layout: Option<PageLayout>,
-    pub positions: Result<Positions, E>,
-}
-
-impl<E> Prefetched<E> {
-    pub fn map_err<F>(self, convert: impl FnOnce(E) -> F) -> Prefetched<F> {
-        Prefetched {
-            layout: self.layout,
-            positions: self.positions.map_err(convert),
-        }
-    }
-
-    /// What a pager with `layout` can use: only positions fetched for the same layout carry its
-    /// links.
-    pub fn for_pager(&self, layout: PageLayout) -> Option<&Result<Positions, E>> {
-        (self.layout == Some(layout)).then_some(&self.positions)
-    }
-
-    /// What `startOffset` can use: positions fetched with the anchor, under any layout.
-    pub fn for_start_offset(&self) -> Option<&Result<Positions, E>> {
-        self.layout.is_some().then_some(&self.positions)
-    }
-
-    /// What `totalCount` can use: every view has the total.
-    pub fn total(&self) -> Result<u64, E>
-    where
-        E: Clone,
-    {
-        self.positions.as_ref().map(|p| p.total).map_err(E::clone)
-    }
-}
 
 /// The layout a view is asked under: the first `pageCursors`' layout, or, for `startOffset` or
 /// `totalCount` alone, one of the page's size that links nothing.
@@ -199,6 +160,7 @@ fn memoized(
 mod tests {
     use super::super::pager::ANCHOR_ONLY;
     use super::*;
+    use crate::index::Positions;
 
     #[test]
     fn prefetched_positions_serve_a_pager_of_their_own_layout_and_any_start_offset() {

@@ -17,10 +17,10 @@ mod pages;
 pub use args::{ConnectionArgs, PagePlan, PagingSettings};
 pub use cursor::{BadCursor, CursorCodec, CursorScope};
 pub use engine::{Engine, Page, PageStats, Want};
-pub use memo::Prefetched;
 pub use pager::{
     ANCHOR_ONLY, DEFAULT_AROUND, MAX_AROUND, PageLink, PagerLinks, pager_layout, start_offset,
 };
+pub use pages::Prefetched;
 pub use pages::{Connection, ConnectionRequest, IndexSelection, PageTarget, containing_layout};
 
 use crate::domain::CommentId;

@@ -15,7 +15,6 @@
 //! anchor is known, makes two calls.
 
 use super::engine::{Page, PageStats, Want};
-use super::memo::Prefetched;
 use super::{ConnectionArgs, CursorScope, Engine, PagePlan, PaginationError};
 use crate::domain::{
     AnchorRank, Comment, CommentId, Numbering, Order, PageLayout, PageLinks, SortKey,
@@ -282,5 +281,44 @@ mod tests {
         ] {
             assert_eq!(layout(args).err().as_deref(), Some(message));
         }
+    }
+}
+
+/// The index's answers fetched with a page, and the layout they were fetched for. Generic over
+/// the error so that a caller can keep a failure in the form it reports (the GraphQL layer
+/// converts, and logs, it once however many fields read it).
+#[derive(Clone, Debug)]
+pub struct Prefetched<E> {
+    /// The layout the positions were fetched for, with the page's anchor; `None` when only the
+    /// total was asked.
+    pub layout: Option<PageLayout>,
+    pub positions: Result<Positions, E>,
+}
+
+impl<E> Prefetched<E> {
+    pub fn map_err<F>(self, convert: impl FnOnce(E) -> F) -> Prefetched<F> {
+        Prefetched {
+            layout: self.layout,
+            positions: self.positions.map_err(convert),
+        }
+    }
+
+    /// What a pager with `layout` can use: only positions fetched for the same layout carry its
+    /// links.
+    pub fn for_pager(&self, layout: PageLayout) -> Option<&Result<Positions, E>> {
+        (self.layout == Some(layout)).then_some(&self.positions)
+    }
+
+    /// What `startOffset` can use: positions fetched with the anchor, under any layout.
+    pub fn for_start_offset(&self) -> Option<&Result<Positions, E>> {
+        self.layout.is_some().then_some(&self.positions)
+    }
+
+    /// What `totalCount` can use: every view has the total.
+    pub fn total(&self) -> Result<u64, E>
+    where
+        E: Clone,
+    {
+        self.positions.as_ref().map(|p| p.total).map_err(E::clone)
     }
 }

@@ -1,0 +1,69 @@
+//! Who pays for a request: the viewer its bearer token verifies to, and the budget it spends
+//! (the viewer's when a token says who it is, else the client address's). Used by the handlers
+//! (`graphql`) and by the refusals that charge a failed request (`failures`).
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::Response;
+
+use super::AppState;
+use super::transport::{self, MediaType, Refusal};
+use crate::auth::{Auth, TokenError, Viewer};
+use crate::graphql::Budget;
+use crate::ratelimit::ClientKey;
+
+/// The verified viewer of a request under `--auth jwt`: `None` without an `Authorization`
+/// header, a refusal when it holds a token that does not verify (even on a read: a client
+/// should learn at once that its token went bad, not on its next write). Under `--auth off` the
+/// header is not looked at.
+pub(super) async fn viewer(
+    app: &AppState,
+    headers: &HeaderMap,
+    media: MediaType,
+    request_id: &str,
+) -> Result<Option<Viewer>, Response> {
+    let Auth::Jwt(verifier) = &app.api.auth else {
+        return Ok(None);
+    };
+    let Some(value) = headers.get(header::AUTHORIZATION) else {
+        return Ok(None);
+    };
+    let verified = match value.to_str() {
+        Ok(value) => verifier.verify_header(value).await,
+        Err(_) => Err(TokenError::NotBearer),
+    };
+    verified.map(Some).map_err(|error| {
+        metrics::counter!("dynapage_auth_refusals_total").increment(1);
+        tracing::info!(request_id, reason = %error, "bearer token refused");
+        let refusal = Refusal {
+            status: StatusCode::UNAUTHORIZED,
+            code: "UNAUTHENTICATED",
+            message: error.to_string(),
+        };
+        let mut response = transport::refusal(media, &refusal, request_id);
+        // RFC 6750 §3: the scheme, and that the token (not the request) is what failed.
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer error=\"invalid_token\""),
+        );
+        response
+    })
+}
+
+/// The request's budget check: the viewer's budgets when a token says who it is, else its
+/// address's. The budgets are checked after validation, before execution (`graphql::budget`).
+pub(super) fn budget(
+    app: &AppState,
+    viewer: Option<&Viewer>,
+    address: IpAddr,
+    writes: usize,
+) -> Arc<Budget> {
+    let client = ClientKey::new(viewer.map(|v| v.sub.as_str()), address);
+    Arc::new(Budget::new(
+        app.options.rate_limiter.clone(),
+        client,
+        writes as u64,
+    ))
+}
