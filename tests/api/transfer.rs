@@ -188,7 +188,8 @@ async fn an_interrupted_import_resumes_after_its_last_batch_without_duplicates()
         .expect("import runs");
     let progress = work.path().join("e.jsonl.import-progress");
     let mut saved = 0;
-    for _ in 0..1_000 {
+    // Up to 60 s for 500 lines: DynamoDB Local beside the whole suite took over 10 s for 200.
+    for _ in 0..6_000 {
         if let Ok(text) = std::fs::read_to_string(&progress) {
             let value: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
             saved = value["lines"].as_u64().unwrap_or(0);
@@ -198,6 +199,10 @@ async fn an_interrupted_import_resumes_after_its_last_batch_without_duplicates()
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    assert!(
+        child.try_wait().expect("the import's status").is_none(),
+        "the import was still running when it was killed"
+    );
     child.start_kill().expect("SIGKILL");
     child.wait().await.expect("the import is gone");
     assert!(saved >= 500, "the import saved its progress: {saved}");
