@@ -169,6 +169,24 @@ pub async fn await_indexed(
 /// The cursor secret of every benchmark server on DynamoDB (`serve --store dynamodb` needs one).
 pub const BENCH_CURSOR_SECRET: &str = "bench-cursor-secret-0123456789";
 
+/// `serve`'s arguments for DynamoDB Local at `dynamo_url` (tables created) with the Redis index
+/// at `redis_url`, and the benchmarks' cursor secret.
+pub fn dynamodb_redis_args(dynamo_url: &str, redis_url: &str) -> Vec<String> {
+    strings(&[
+        "--store",
+        "dynamodb",
+        "--dynamodb-endpoint",
+        dynamo_url,
+        "--cursor-secret",
+        BENCH_CURSOR_SECRET,
+        "--create-tables",
+        "--index",
+        "redis",
+        "--redis-url",
+        redis_url,
+    ])
+}
+
 /// `&str`s as owned arguments.
 pub fn strings(args: &[&str]) -> Vec<String> {
     args.iter().map(|a| (*a).to_owned()).collect()

@@ -48,21 +48,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     ctx.build_dynapage()?;
     let dynamo = DynamoLocal::start(ctx).await?;
     let redis = Redis::start(ctx).await?;
-    let mut serve = strings(&[
-        "--store",
-        "dynamodb",
-        "--dynamodb-endpoint",
-        &dynamo.url,
-        "--cursor-secret",
-        crate::server::BENCH_CURSOR_SECRET,
-    ]);
-    serve.extend(strings(&[
-        "--create-tables",
-        "--index",
-        "redis",
-        "--redis-url",
-        &redis.url,
-    ]));
+    let mut serve = crate::server::dynamodb_redis_args(&dynamo.url, &redis.url);
     serve.extend(strings(&[
         "--sync",
         "--sync-poll-ms",
