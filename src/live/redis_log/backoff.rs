@@ -5,7 +5,7 @@
 //! server at once: a minute's outage was 120 identical lines per server, and every server
 //! retried in step. Here the first failure of an outage warns; later ones are logged at debug,
 //! with a warning again only each time the wait has reached its cap (a reminder that the feed
-//! is still down, every [`CAP`] at most); the first read that succeeds again says how long the
+//! is still down, one per half to whole [`CAP`]); the first read that succeeds again says how long the
 //! feed was down. The waits double from [`FIRST`] to [`CAP`], each drawn between half and all of
 //! its step ("equal jitter"), so servers that lost Redis together do not retry together.
 //!
