@@ -45,7 +45,13 @@ pub async fn run(args: LambdaSyncArgs) -> anyhow::Result<()> {
     };
     tracing::info!("lambda-sync ready");
     // What it applies goes to the change log too, for the servers' subscriptions.
-    let index = Publishing::new(RedisIndex::new(&redis), Sink::Redis(RedisLog::new(&redis)));
+    let index = Publishing::new(
+        RedisIndex::new(&redis),
+        Sink::Redis(RedisLog::new(
+            &redis,
+            crate::startup::log_len(args.backend.change_log_max_len),
+        )),
+    );
     let handler = service_fn(move |event: LambdaEvent<Event>| {
         let index = index.clone();
         async move {

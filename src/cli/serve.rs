@@ -141,6 +141,12 @@ pub async fn run_with(
         auth,
         max_node_ids: args.server.max_node_ids,
         hub,
+        change_log: redis.as_ref().map(|redis| {
+            RedisLog::new(
+                redis,
+                crate::startup::log_len(args.backend.change_log_max_len),
+            )
+        }),
         open_subscriptions: crate::graphql::OpenSubscriptions::default(),
         max_subscriptions: args.server.max_subscriptions,
         max_items_per_request: args.server.max_items_per_request,
@@ -219,7 +225,10 @@ fn live_source(
     local_feed: UnboundedReceiver<Vec<ChangeEvent>>,
 ) -> anyhow::Result<crate::live::Source> {
     Ok(match redis {
-        Some(redis) => crate::live::Source::Redis(RedisLog::new(redis).reader()?),
+        // Reading never trims: the length matters only to appenders.
+        Some(redis) => crate::live::Source::Redis(
+            RedisLog::new(redis, crate::live::redis_log::DEFAULT_MAX_LEN).reader()?,
+        ),
         None => crate::live::Source::Local(local_feed),
     })
 }
@@ -319,6 +328,7 @@ async fn start_sync(
         redis,
         Duration::from_millis(args.sync_poll_ms),
         Some(local),
+        args.backend.change_log_max_len,
     )?;
     let shutdown = shutdown.clone();
     Ok(Some(tokio::spawn(async move {

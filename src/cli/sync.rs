@@ -30,6 +30,7 @@ pub async fn run(args: SyncArgs) -> anyhow::Result<()> {
         backends.redis.as_ref(),
         Duration::from_millis(args.poll_ms),
         None,
+        args.backend.change_log_max_len,
     )?;
     consumer.run(shutdown).await.context("stream sync")
 }

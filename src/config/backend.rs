@@ -72,6 +72,17 @@ pub struct BackendArgs {
     /// system roots (a private CA). Unset: the system roots.
     #[arg(long, env = "DYNAPAGE_REDIS_CA_FILE")]
     pub redis_ca_file: Option<PathBuf>,
+    /// About how many changes the Redis change log keeps (`XADD MAXLEN ~`), set where changes
+    /// are applied (`sync`, `serve --sync`, `lambda-sync`): how far back a subscription can
+    /// resume on any server without `EVENTS_MISSED`. About 62 bytes of Redis memory per change
+    /// (100,000: about 6 MB).
+    #[arg(
+        long,
+        env = "DYNAPAGE_CHANGE_LOG_MAX_LEN",
+        default_value_t = crate::live::redis_log::DEFAULT_MAX_LEN as u64,
+        value_parser = clap::value_parser!(u64).range(1..=100_000_000)
+    )]
+    pub change_log_max_len: u64,
 }
 
 impl BackendArgs {

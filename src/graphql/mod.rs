@@ -54,6 +54,9 @@ pub struct ApiState {
     pub max_node_ids: usize,
     /// This server's live feed (`Subscription.commentEvents`).
     pub hub: crate::live::Hub,
+    /// The Redis change log (with the Redis index), which resumed subscriptions read when the
+    /// hub no longer holds what they missed.
+    pub change_log: Option<crate::live::redis_log::RedisLog>,
     /// Subscriptions open now, and how many may be.
     pub open_subscriptions: OpenSubscriptions,
     pub max_subscriptions: usize,

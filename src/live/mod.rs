@@ -189,31 +189,14 @@ pub enum Source {
 
 impl Source {
     /// The next batch; `None` once the source has closed or `shutdown` fired. A Redis error
-    /// is logged and retried (the log is read on from where it stopped).
+    /// is logged and retried with backoff (the log is read on from where it stopped).
     async fn next(&mut self, shutdown: &CancellationToken) -> Option<Vec<ChangeEvent>> {
         match self {
             Source::Local(feed) => tokio::select! {
                 batch = feed.recv() => batch,
                 () = shutdown.cancelled() => None,
             },
-            Source::Redis(log) => loop {
-                let read = tokio::select! {
-                    read = log.next() => read,
-                    () = shutdown.cancelled() => return None,
-                };
-                match read {
-                    Ok(batch) if batch.is_empty() => continue,
-                    Ok(batch) => return Some(batch),
-                    Err(error) => {
-                        metrics::counter!("dynapage_live_feed_errors_total").increment(1);
-                        tracing::warn!(%error, "live feed: reading the change log failed; retrying");
-                        tokio::select! {
-                            () = tokio::time::sleep(std::time::Duration::from_millis(500)) => {}
-                            () = shutdown.cancelled() => return None,
-                        }
-                    }
-                }
-            },
+            Source::Redis(log) => log.next_batch(shutdown).await,
         }
     }
 }

@@ -5,10 +5,15 @@
 //! **Why a Stream and not Pub/Sub.** Pub/Sub delivers to whoever is connected at that instant:
 //! a server that reconnects (a network blip, a Redis failover) silently loses what was published
 //! meanwhile, and nothing is kept for a subscriber that resumes. A Stream keeps the last
-//! [`LOG_LENGTH`] changes (trimmed approximately by `XADD MAXLEN ~`), so a server reads on from
-//! the last entry it saw after any reconnection, and each server still reads the log once,
-//! however many clients it has. Entries are small (the change's index entry, not the comment);
-//! each server reads the comments of a batch from the store once.
+//! `--change-log-max-len` changes ([`DEFAULT_MAX_LEN`]; trimmed approximately by `XADD MAXLEN
+//! ~`), so a server reads on from the last entry it saw after any reconnection, each server still
+//! reads the log once, however many clients it has, and a subscription resumed on any server is
+//! given the edits and deletions it missed from the log ([`RedisLog::since`], in [`resume`]).
+//! Entries are small (the change's index entry, not the comment: about 62 bytes of Redis memory
+//! each, measured); each server reads the comments of a batch from the store once.
+//!
+//! While Redis is away, a reader retries with capped exponential backoff and jitter, and warns
+//! once per outage rather than once per retry ([`backoff`]).
 //!
 //! The log is one key, so on a Cluster it lives on one node: every server reads from that node.
 //! That is one blocking `XREAD` per server and one `XADD` per applied change, well within one
@@ -19,14 +24,18 @@
 //! them for the start-up check: [`needs_to_append`], [`needs_to_read`]); it reaches Redis through
 //! `crate::redis` and knows nothing of the index's keys or scripts.
 
+pub mod backoff;
+pub mod resume;
+
 use redis::Value;
+use tokio_util::sync::CancellationToken;
 
 use crate::domain::{ChangeEvent, IndexEntry, Rating, Sku};
 use crate::index::redis::{member, sort_key_of};
 use crate::redis::{CallError, KeyPrefix, Need, RedisHandle};
 
-/// About how many changes the log keeps.
-pub const LOG_LENGTH: usize = 100_000;
+/// About how many changes the log keeps unless `--change-log-max-len` says otherwise.
+pub const DEFAULT_MAX_LEN: usize = 100_000;
 /// How long one `XREAD` waits for new entries, in milliseconds: below the response timeout, so
 /// a wait is never mistaken for a dead connection.
 const BLOCK_MS: u64 = 1_000;
@@ -43,14 +52,18 @@ fn log_key(prefix: &KeyPrefix) -> String {
 pub struct RedisLog {
     redis: RedisHandle,
     key: String,
+    /// About how many entries appending keeps (`XADD MAXLEN ~`).
+    max_len: usize,
 }
 
 impl RedisLog {
-    /// The log under `redis`'s prefix, on its (shared) connection.
-    pub fn new(redis: &RedisHandle) -> Self {
+    /// The log under `redis`'s prefix, on its (shared) connection, keeping about `max_len`
+    /// changes when appended to (`--change-log-max-len`; at least one).
+    pub fn new(redis: &RedisHandle, max_len: usize) -> Self {
         Self {
             key: log_key(redis.prefix()),
             redis: redis.clone(),
+            max_len: max_len.max(1),
         }
     }
 
@@ -65,7 +78,7 @@ impl RedisLog {
                 .arg(&self.key)
                 .arg("MAXLEN")
                 .arg("~")
-                .arg(LOG_LENGTH)
+                .arg(self.max_len)
                 .arg("*");
             for (field, value) in fields_of(event) {
                 pipe.arg(field).arg(value);
@@ -83,13 +96,14 @@ impl RedisLog {
             redis: self.redis.dedicated()?,
             key: self.key.clone(),
             last: None,
+            backoff: backoff::Backoff::default(),
         })
     }
 }
 
 /// What appending sends: one `XADD` per applied change.
 pub fn needs_to_append(prefix: &KeyPrefix) -> Vec<Need> {
-    let (key, length) = (log_key(prefix), LOG_LENGTH.to_string());
+    let (key, length) = (log_key(prefix), DEFAULT_MAX_LEN.to_string());
     vec![Need::new(
         "the change log of live comments, appended to for each applied change",
         [
@@ -105,7 +119,9 @@ pub fn needs_to_append(prefix: &KeyPrefix) -> Vec<Need> {
     )]
 }
 
-/// What reading sends: `XREVRANGE` for the log's end, then blocking `XREAD`s.
+/// What reading sends: `XREVRANGE` for the log's end, then blocking `XREAD`s; and resuming a
+/// subscription ([`resume`]): `XLEN` and `XINFO STREAM` for what the log still holds, `XRANGE`
+/// for the changes since a time.
 pub fn needs_to_read(prefix: &KeyPrefix) -> Vec<Need> {
     let (key, count, block) = (
         log_key(prefix),
@@ -113,6 +129,7 @@ pub fn needs_to_read(prefix: &KeyPrefix) -> Vec<Need> {
         BLOCK_MS.to_string(),
     );
     let feature = "live comments, read from the change log";
+    let resume = "resumed subscriptions, given what they missed from the change log";
     vec![
         Need::new(feature, ["XREVRANGE", key.as_str(), "+", "-", "COUNT", "1"]),
         Need::new(
@@ -128,6 +145,12 @@ pub fn needs_to_read(prefix: &KeyPrefix) -> Vec<Need> {
                 "0-0",
             ],
         ),
+        Need::new(resume, ["XLEN", key.as_str()]),
+        Need::new(resume, ["XINFO", "STREAM", key.as_str()]),
+        Need::new(
+            resume,
+            ["XRANGE", key.as_str(), "0-0", "+", "COUNT", count.as_str()],
+        ),
     ]
 }
 
@@ -138,9 +161,39 @@ pub struct LogReader {
     key: String,
     /// The id of the last entry read; `None` before the first read.
     last: Option<String>,
+    /// When to try again after failed reads, and whether to say so.
+    backoff: backoff::Backoff,
 }
 
 impl LogReader {
+    /// The next changes appended to the log, as soon as there are some; `None` once `shutdown`
+    /// fires. A failed read is retried from the same place after a wait that grows while Redis
+    /// stays away ([`backoff`]).
+    pub async fn next_batch(&mut self, shutdown: &CancellationToken) -> Option<Vec<ChangeEvent>> {
+        loop {
+            let read = tokio::select! {
+                read = self.next() => read,
+                () = shutdown.cancelled() => return None,
+            };
+            match read {
+                Ok(batch) => {
+                    self.backoff.succeeded();
+                    if !batch.is_empty() {
+                        return Some(batch);
+                    }
+                }
+                Err(error) => {
+                    metrics::counter!("dynapage_live_feed_errors_total").increment(1);
+                    let wait = self.backoff.failed(&error);
+                    tokio::select! {
+                        () = tokio::time::sleep(wait) => {}
+                        () = shutdown.cancelled() => return None,
+                    }
+                }
+            }
+        }
+    }
+
     /// The next changes appended to the log, waiting up to a second for some (an empty batch
     /// when none came). After an error, the next call reads on from the same place.
     pub async fn next(&mut self) -> Result<Vec<ChangeEvent>, CallError> {
@@ -219,7 +272,7 @@ fn fields_of(event: &ChangeEvent) -> [(&'static str, Vec<u8>); 7] {
 }
 
 fn bad_reply(reply: &Value) -> CallError {
-    CallError::Internal(format!("XREAD answered {reply:?}").into())
+    CallError::Internal(format!("the change log's command answered {reply:?}").into())
 }
 
 /// An entry's fields, as `(name, value)` pairs.

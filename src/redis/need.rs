@@ -16,7 +16,9 @@ pub struct Need {
 }
 
 /// Commands whose first argument is a subcommand, which ACL rules name as `command|subcommand`.
-const CONTAINERS: [&str; 6] = ["ACL", "CLIENT", "CLUSTER", "CONFIG", "OBJECT", "SCRIPT"];
+const CONTAINERS: [&str; 7] = [
+    "ACL", "CLIENT", "CLUSTER", "CONFIG", "OBJECT", "SCRIPT", "XINFO",
+];
 
 impl Need {
     /// `command` (its name, then its arguments), sent by `feature` (a phrase: "the page

@@ -55,14 +55,15 @@ pub async fn open_backends(
 }
 
 /// Where the changes applied to the index are published for subscriptions (`crate::live`): to
-/// the change log in `redis`, the Redis index's (every server reads it), else to this process's
-/// hub through `local`, if it has one.
+/// the change log in `redis`, the Redis index's (every server reads it; it keeps about
+/// `change_log_max_len` changes), else to this process's hub through `local`, if it has one.
 pub fn live_sink(
     redis: Option<&RedisHandle>,
     local: Option<&UnboundedSender<Vec<ChangeEvent>>>,
+    change_log_max_len: u64,
 ) -> Sink {
     match redis {
-        Some(redis) => Sink::Redis(RedisLog::new(redis)),
+        Some(redis) => Sink::Redis(RedisLog::new(redis, log_len(change_log_max_len))),
         None => local.map_or(Sink::None, |sender| Sink::Local(sender.clone())),
     }
 }
@@ -93,7 +94,7 @@ pub async fn open_backends_live(
                 Publishing::new(
                     index.clone(),
                     if local.is_some() {
-                        live_sink(redis.as_ref(), local)
+                        live_sink(redis.as_ref(), local, args.change_log_max_len)
                     } else {
                         Sink::None
                     },
@@ -245,13 +246,14 @@ async fn open_dynamo(args: &BackendArgs) -> anyhow::Result<DynamoStore> {
 
 /// The DynamoDB Streams consumer for `store`'s table feeding `index`, with the checkpoints that
 /// belong to that index (keys in `redis`, the Redis index's, or this process's memory for the
-/// embedded index).
+/// embedded index), publishing what it applies ([`live_sink`]).
 pub fn stream_consumer(
     store: &AnyStore,
     index: &AnyIndex,
     redis: Option<&RedisHandle>,
     poll_interval: std::time::Duration,
     local: Option<&UnboundedSender<Vec<ChangeEvent>>>,
+    change_log_max_len: u64,
 ) -> anyhow::Result<StreamConsumer<Publishing<AnyIndex>>> {
     let AnyStore::Dynamo(store) = store else {
         anyhow::bail!("the stream consumer needs --store dynamodb (DYNAPAGE_STORE)");
@@ -263,11 +265,16 @@ pub fn stream_consumer(
     let checkpoints = Checkpoints::for_index(redis, store.table());
     StreamConsumer::new(
         store,
-        Publishing::new(index.clone(), live_sink(redis, local)),
+        Publishing::new(index.clone(), live_sink(redis, local, change_log_max_len)),
         checkpoints,
         options,
     )
     .context("building the stream consumer")
+}
+
+/// `--change-log-max-len` as a length (the flag is held to at most 100 million).
+pub fn log_len(change_log_max_len: u64) -> usize {
+    usize::try_from(change_log_max_len).unwrap_or(usize::MAX)
 }
 
 /// The rate limiter `args` ask for: shared through `redis`, the index's (same connection, keys

@@ -32,6 +32,8 @@ mod iam;
 mod index_contract;
 mod index_view;
 mod lambda;
+mod live_clients;
+mod live_resume;
 mod mutations;
 mod one_box;
 mod one_box_crash;

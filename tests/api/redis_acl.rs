@@ -192,9 +192,14 @@ async fn a_user_with_the_readmes_line_may_run_everything_and_one_without_acl_dry
     assert!(reason.contains(DRYRUN_RULE), "{reason}");
 }
 
-/// Runs `command` with `backends`' flags as `user` (created with the README's line less
-/// `without`), which must stop at start-up; its standard error.
-async fn refused_at_start_up(redis: &RedisServer, command: &str, without: &str) -> String {
+/// Runs `command` with `backends`' flags and `extra` as `user` (created with the README's line
+/// less `without`), which must stop at start-up; its standard error.
+async fn refused_at_start_up(
+    redis: &RedisServer,
+    command: &str,
+    extra: &[&str],
+    without: &str,
+) -> String {
     let mut backends = Backends::on(&redis.url()).await;
     let comments = generated("ACL_REFUSED", 5, 20);
     backends.store.put_batch(&comments).await.expect("seed");
@@ -208,7 +213,7 @@ async fn refused_at_start_up(redis: &RedisServer, command: &str, without: &str) 
         .url()
         .replace("redis://", &format!("redis://{user}:pw@"));
     backends.args = backends.args_with_redis_url(&url);
-    let run = tokio::time::timeout(Duration::from_secs(60), backends.run(command, &[]));
+    let run = tokio::time::timeout(Duration::from_secs(60), backends.run(command, extra));
     let output: Output = run
         .await
         .unwrap_or_else(|_| panic!("`{command}` as {user} stops at start-up instead of running"));
@@ -219,7 +224,7 @@ async fn refused_at_start_up(redis: &RedisServer, command: &str, without: &str) 
 #[tokio::test]
 async fn sync_as_a_user_without_xadd_stops_at_start_up_naming_xadd_and_the_change_log() {
     let redis = RedisServer::start();
-    let message = refused_at_start_up(&redis, "sync", "+xadd").await;
+    let message = refused_at_start_up(&redis, "sync", &[], "+xadd").await;
     assert!(
         message.contains("the Redis user `no_xadd` may not run: XADD, needed by"),
         "{message}"
@@ -237,10 +242,32 @@ async fn sync_as_a_user_without_xadd_stops_at_start_up_naming_xadd_and_the_chang
 #[tokio::test]
 async fn reindex_as_a_user_without_zadd_which_only_apply_lua_sends_stops_at_start_up() {
     let redis = RedisServer::start();
-    let message = refused_at_start_up(&redis, "reindex", "+zadd").await;
+    let message = refused_at_start_up(&redis, "reindex", &[], "+zadd").await;
     assert!(
         message.contains("the Redis user `no_zadd` may not run: ZADD, needed by"),
         "{message}"
     );
     assert!(message.contains("inside apply.lua"), "{message}");
+}
+
+#[tokio::test]
+async fn serve_as_a_user_without_xrange_stops_at_start_up_naming_the_resume_of_subscriptions() {
+    let redis = RedisServer::start();
+    let serve = [
+        "--listen",
+        "127.0.0.1:0",
+        "--auth",
+        "off",
+        "--cursor-secret",
+        crate::helpers::TEST_CURSOR_SECRET,
+    ];
+    let message = refused_at_start_up(&redis, "serve", &serve, "+xrange").await;
+    assert!(
+        message.contains("the Redis user `no_xrange` may not run: XRANGE, needed by"),
+        "{message}"
+    );
+    assert!(
+        message.contains("resumed subscriptions, given what they missed from the change log"),
+        "{message}"
+    );
 }

@@ -8,9 +8,11 @@
 //! (the budget HTTP reads spend): a client that resumes again and again pays for every replay.
 //! The comments are then read and given page by page ([`REPLAY_PAGE`]), so a resumed
 //! subscription holds one page at a time, not its whole replay; only their ids are kept, to
-//! drop the live ADDED events of comments the replay already gave. The edits the hub holds
-//! without their comments (it keeps none while nobody listens) are read in one call, one point
-//! each.
+//! drop the live ADDED events of comments the replay already gave. The edits and deletions come
+//! from this server's hub, or, when it does not hold them all (it started since, or the client
+//! was on another server), from the Redis change log ([`logged_since`]). The edits held
+//! without their comments (the hub keeps none while nobody listens; the log never has them) are
+//! read in one call, one point each.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -18,7 +20,7 @@ use std::sync::Arc;
 use futures::Stream;
 
 use super::{CommentEvent, CommentEventKind, EventResult, MAX_REPLAY, event_for};
-use crate::domain::{self, ChangeEvent, Order, SortKey};
+use crate::domain::{self, ChangeEvent, Order, Sku, SortKey};
 use crate::graphql::connection::edge_of;
 use crate::graphql::error::{ApiError, ErrorCode};
 use crate::graphql::{ApiState, Budget};
@@ -37,8 +39,8 @@ pub(super) enum Resumed {
     Refused,
 }
 
-/// What a subscription resumed `after` a cursor hears first: `EVENTS_MISSED` if the hub no
-/// longer holds every edit and deletion since the cursor's comment was written, or if more
+/// What a subscription resumed `after` a cursor hears first: `EVENTS_MISSED` if neither the hub
+/// nor the change log holds every edit and deletion since the cursor's comment was written, or if more
 /// than [`MAX_REPLAY`] comments were added since; else the comments added since (their ids go
 /// into `replayed`); then the edits and deletions. Sets `outcome`.
 pub(super) fn resumed<'a>(
@@ -50,10 +52,10 @@ pub(super) fn resumed<'a>(
     outcome: &'a mut Resumed,
 ) -> impl Stream<Item = EventResult> + 'a {
     async_stream::stream! {
-        let logged = state.hub.since(&scope.sku, after.millis());
-        if logged.is_err() {
+        let logged = logged_since(state, &scope.sku, after.millis()).await;
+        if logged.is_none() {
             yield Err(missed(
-                "this server does not hold every edit and deletion made since that cursor: refetch the page",
+                "neither this server nor the change log holds every edit and deletion made since that cursor: refetch the page",
             ));
         }
         // Unknown (the index is down): priced and bounded as the longest replay.
@@ -82,7 +84,7 @@ pub(super) fn resumed<'a>(
                 yield event;
             }
         }
-        if let Ok(changes) = logged {
+        if let Some(changes) = logged {
             let changes = match with_comments(state, budget, changes).await {
                 Ok(changes) => changes,
                 Err(message) => {
@@ -151,6 +153,37 @@ fn replay<'a>(
                 return;
             }
             start = newest;
+        }
+    }
+}
+
+/// The changes to `sku` applied since `since_ms`, oldest first: from this server's hub if it
+/// holds every one (no Redis call), else from the Redis change log, which any server can read
+/// and which holds about `--change-log-max-len` changes (a server started since the cursor, or
+/// another one behind the load balancer); `None` when neither holds them all. Changes from the
+/// log come without their comments and counts, as the hub's do while nobody listens.
+async fn logged_since(state: &ApiState, sku: &Sku, since_ms: u64) -> Option<Vec<Arc<LiveChange>>> {
+    if let Ok(held) = state.hub.since(sku, since_ms) {
+        return Some(held);
+    }
+    let log = state.change_log.as_ref()?;
+    match log.since(sku, since_ms).await {
+        Ok(logged) => logged.map(|logged| {
+            logged
+                .into_iter()
+                .map(|logged| {
+                    Arc::new(LiveChange {
+                        change: logged.change,
+                        comment: None,
+                        rating_counts: None,
+                        applied_ms: logged.appended_ms,
+                    })
+                })
+                .collect()
+        }),
+        Err(error) => {
+            tracing::warn!(%error, sku = sku.as_str(), "resuming a subscription: cannot read the change log");
+            None
         }
     }
 }
