@@ -1,4 +1,5 @@
-//! `dynapage import --in FILE`: loads an export ([`super::transfer`]) into the durable embedded
+//! `dynapage import --in FILE`: loads an export ([`super::transfer`]; plain, or zstd-compressed
+//! as its first bytes say, [`super::export_file`]) into the durable embedded
 //! store (`--data-dir`, whose index follows at once, or at the server's next start) or into
 //! DynamoDB (`--store dynamodb`: batch writes, which go through the table's stream like any
 //! write, so `sync` indexes them).
@@ -10,7 +11,7 @@
 //! destination starts after them (a batch redone after a crash is skipped by the version
 //! rule), and the file is removed when the import completes.
 
-use std::io::{BufRead, BufReader};
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -18,7 +19,8 @@ use anyhow::Context;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use super::export::Progress;
+use super::copy_progress::{Progress, remove_if_there, store_name};
+use super::export_file::open_lines;
 use super::transfer;
 use crate::config::BackendArgs;
 use crate::domain::Comment;
@@ -53,15 +55,10 @@ struct Tally {
 
 pub async fn run(args: ImportArgs) -> anyhow::Result<()> {
     let started = Instant::now();
-    let destination = destination(&args.backend)?;
+    let destination = store_name(&args.backend)?;
     let progress_file = PathBuf::from(format!("{}.import-progress", args.input.display()));
     let resume_after = saved_lines(&progress_file, &destination);
-    let file = std::fs::File::open(&args.input).with_context(|| {
-        format!(
-            "opening {} (--in / DYNAPAGE_IMPORT_IN)",
-            args.input.display()
-        )
-    })?;
+    let lines = open_lines(&args.input)?;
     let store = crate::startup::open_store(&args.backend).await?;
     if resume_after > 0 {
         tracing::info!(lines = resume_after, "resuming an interrupted import");
@@ -72,7 +69,7 @@ pub async fn run(args: ImportArgs) -> anyhow::Result<()> {
     };
     let mut progress = Progress::new("import");
     let mut batch = Vec::new();
-    for (number, line) in BufReader::new(file).lines().enumerate() {
+    for (number, line) in lines.lines().enumerate() {
         let number = number as u64 + 1;
         let line = line.with_context(|| format!("reading {}", args.input.display()))?;
         if number <= resume_after || line.trim().is_empty() {
@@ -89,12 +86,7 @@ pub async fn run(args: ImportArgs) -> anyhow::Result<()> {
         }
     }
     write_batch(&store, &mut batch, &mut tally, &mut progress).await?;
-    match std::fs::remove_file(&progress_file) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            return Err(e).context("removing the progress file");
-        }
-        _ => {}
-    }
+    remove_if_there(&progress_file)?;
     let secs = started.elapsed().as_secs_f64();
     tracing::info!(
         written = tally.written,
@@ -135,23 +127,6 @@ async fn write_batch<S: CommentStore>(
     tally.written += fresh.len() as u64;
     progress.add(ids.len() as u64);
     Ok(())
-}
-
-/// Names the store an import writes to, so a saved progress is only used for the same one.
-fn destination(backend: &BackendArgs) -> anyhow::Result<String> {
-    Ok(match backend.data_dir()? {
-        Some(dir) => format!(
-            "data-dir:{}",
-            std::fs::canonicalize(dir)
-                .unwrap_or_else(|_| dir.to_owned())
-                .display()
-        ),
-        None => format!(
-            "dynamodb:{}/{}",
-            backend.dynamodb_endpoint.as_deref().unwrap_or("aws"),
-            backend.dynamodb_table
-        ),
-    })
 }
 
 fn saved_lines(path: &Path, destination: &str) -> u64 {
