@@ -19,7 +19,7 @@ use anyhow::Context;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use super::copy_progress::{Progress, remove_if_there, store_name};
+use super::copy_progress::{Pace, Progress, remove_if_there, store_name};
 use super::export_file::open_lines;
 use super::transfer;
 use crate::config::BackendArgs;
@@ -34,6 +34,10 @@ pub struct ImportArgs {
     /// Comments written per batch (and per saved progress step).
     #[arg(long, env = "DYNAPAGE_IMPORT_BATCH", default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub batch: u64,
+    /// At most this many comments a second (all when unset): spares the destination table's
+    /// write capacity.
+    #[arg(long, env = "DYNAPAGE_IMPORT_COMMENTS_PER_SECOND", value_parser = clap::value_parser!(u64).range(1..))]
+    pub comments_per_second: Option<u64>,
     #[command(flatten)]
     pub backend: BackendArgs,
 }
@@ -68,6 +72,7 @@ pub async fn run(args: ImportArgs) -> anyhow::Result<()> {
         ..Tally::default()
     };
     let mut progress = Progress::new("import");
+    let mut pace = Pace::new(args.comments_per_second);
     let mut batch = Vec::new();
     for (number, line) in lines.lines().enumerate() {
         let number = number as u64 + 1;
@@ -83,6 +88,9 @@ pub async fn run(args: ImportArgs) -> anyhow::Result<()> {
             write_batch(&store, &mut batch, &mut tally, &mut progress).await?;
             tally.lines = number;
             save(&progress_file, &destination, number)?;
+            if let Some(wait) = pace.add(args.batch) {
+                tokio::time::sleep(wait).await;
+            }
         }
     }
     write_batch(&store, &mut batch, &mut tally, &mut progress).await?;
