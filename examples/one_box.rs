@@ -1,7 +1,7 @@
 //! The one-box benchmark (BENCHMARKS.md, "One box for real"): durable writes per second with
 //! 16 writers, start-up time and disk bytes per comment at 1 million comments, pages per
 //! second against the in-memory store at offset 0 and deep, and export/import rates of the
-//! embedded store. Everything runs the release binary as separate processes on 127.0.0.1 and
+//! embedded store (`.jsonl` and `.jsonl.zst`). Everything runs the release binary as separate processes on 127.0.0.1 and
 //! talks to it over HTTP, like a client; every process it starts is killed when it ends.
 //!
 //! `cargo build --release --bin dynapage && cargo run --release --example one_box -- [COMMENTS]`
@@ -17,6 +17,8 @@ use serde_json::{Value, json};
 const WRITERS: usize = 16;
 const READERS: usize = 16;
 const RUN: Duration = Duration::from_secs(8);
+/// Longest wait for a server to answer `/readyz` (start-up loads and indexes every comment).
+const READY_TIMEOUT: Duration = Duration::from_secs(600);
 const SKU: &str = "DAFT_PUNK_TSHIRT";
 const ADD: &str = "mutation($body: String!) { addComment(input: { sku: \"BOX\", author: \"bench\", body: $body, rating: 3 }) { comment { id } } }";
 const PAGE: &str = "query($offset: Int) { comments(sku: \"DAFT_PUNK_TSHIRT\", first: 20, offset: $offset) { edges { cursor node { id author body rating createdAt } } pageInfo { hasNextPage hasPreviousPage } } }";
@@ -34,8 +36,14 @@ impl Drop for Server {
     }
 }
 
+/// The server binary of this example's own build (`target/release/dynapage` beside
+/// `target/release/examples/one_box`, whatever the target directory; a debug build runs the
+/// debug binary, whose figures mean nothing).
 fn binary() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/release/dynapage")
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.join("dynapage")))
+        .expect("the example runs from cargo's target directory")
 }
 
 /// Starts `dynapage serve ARGS` and waits until it answers; returns it and the start-up time.
@@ -49,23 +57,29 @@ async fn serve(args: &[&str]) -> (Server, Duration) {
         .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
         .args(["--rate-limit-writes", "0", "--rate-limit-cost", "0"])
         .args(args)
-        .env("RUST_LOG", "warn")
+        // Errors only: the demo defaults' warnings (no --auth, the public cursor key) are
+        // expected here.
+        .env("RUST_LOG", "error")
         .stdout(Stdio::null())
         .spawn()
-        .expect("the release binary (cargo build --release --bin dynapage)");
-    let server = Server {
+        .expect("the server binary (cargo build --release --bin dynapage)");
+    let mut server = Server {
         child,
         url: format!("http://127.0.0.1:{port}"),
     };
     let client = reqwest::Client::new();
-    loop {
+    while started.elapsed() < READY_TIMEOUT {
         if let Ok(r) = client.get(format!("{}/readyz", server.url)).send().await {
             if r.status().is_success() {
                 return (server, started.elapsed());
             }
         }
+        if let Ok(Some(status)) = server.child.try_wait() {
+            panic!("dynapage serve {args:?} ended before it was ready: {status}");
+        }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    panic!("dynapage serve {args:?} was not ready within {READY_TIMEOUT:?}");
 }
 
 async fn post(client: &reqwest::Client, url: &str, query: &str, variables: Value) -> bool {
@@ -84,17 +98,20 @@ async fn post(client: &reqwest::Client, url: &str, query: &str, variables: Value
     }
 }
 
-/// `tasks` clients sending `query` as fast as answers come for [`RUN`]; answers per second.
+/// `tasks` clients sending `query` as fast as answers come for [`RUN`]; answers without errors
+/// per second. Fails if any answer had errors: a rate of failures is no figure.
 async fn hammer(url: &str, tasks: usize, query: &'static str, variables: Value) -> f64 {
-    let (done, stop) = (
+    let (done, failed, stop) = (
+        Arc::new(AtomicU64::new(0)),
         Arc::new(AtomicU64::new(0)),
         Arc::new(AtomicBool::new(false)),
     );
     let handles: Vec<_> = (0..tasks)
         .map(|t| {
-            let (url, done, stop, variables) = (
+            let (url, done, failed, stop, variables) = (
                 url.to_owned(),
                 done.clone(),
+                failed.clone(),
                 stop.clone(),
                 variables.clone(),
             );
@@ -106,9 +123,12 @@ async fn hammer(url: &str, tasks: usize, query: &'static str, variables: Value) 
                     if variables.get("body").is_some() {
                         variables["body"] = json!(format!("writer {t} comment {n}"));
                     }
-                    if post(&client, &url, query, variables).await {
-                        done.fetch_add(1, Ordering::Relaxed);
-                    }
+                    let counter = if post(&client, &url, query, variables).await {
+                        &done
+                    } else {
+                        &failed
+                    };
+                    counter.fetch_add(1, Ordering::Relaxed);
                     n += 1;
                 }
             })
@@ -122,6 +142,8 @@ async fn hammer(url: &str, tasks: usize, query: &'static str, variables: Value) 
     for handle in handles {
         let _ = handle.await;
     }
+    let failed = failed.load(Ordering::Relaxed);
+    assert_eq!(failed, 0, "{query}: {failed} answers with errors");
     count as f64 / elapsed
 }
 
@@ -218,11 +240,9 @@ async fn main() {
     }
     drop(server);
 
-    let file = work.path().join("export.jsonl");
-    let export = run(&["export", "--data-dir", text(&big), "--out", text(&file)]);
-    let fresh = work.path().join("fresh");
-    let import = run(&["import", "--in", text(&file), "--data-dir", text(&fresh)]);
-    let again = run(&["import", "--in", text(&file), "--data-dir", text(&fresh)]);
+    for name in ["export.jsonl", "export.jsonl.zst"] {
+        transfer(&big, &work.path().join(name), comments);
+    }
     let backup = run(&[
         "backup",
         "--data-dir",
@@ -230,12 +250,23 @@ async fn main() {
         "--out",
         text(&work.path().join("b")),
     ]);
+    println!("backup {:.1} s", backup.as_secs_f64());
+}
+
+/// Exports the store in `big` to `file`, imports it into a fresh store twice, and prints the
+/// rates and the file's size.
+fn transfer(big: &Path, file: &Path, comments: u64) {
+    let export = run(&["export", "--data-dir", text(big), "--out", text(file)]);
+    let fresh = file.with_extension("imported");
+    let import = run(&["import", "--in", text(file), "--data-dir", text(&fresh)]);
+    let again = run(&["import", "--in", text(file), "--data-dir", text(&fresh)]);
     let rate = |d: Duration| comments as f64 / d.as_secs_f64();
+    let bytes = std::fs::metadata(file).map_or(0, |m| m.len());
     println!(
-        "embedded export {:.0} comments/s, import {:.0}/s (again, nothing to write: {:.0}/s), backup {:.1} s",
+        "{}: {bytes} bytes; embedded export {:.0} comments/s, import {:.0}/s (again, nothing to write: {:.0}/s)",
+        file.file_name().and_then(|n| n.to_str()).unwrap_or("?"),
         rate(export),
         rate(import),
         rate(again),
-        backup.as_secs_f64()
     );
 }

@@ -1,187 +1,162 @@
 //! `dynapage export --out FILE`: every comment of a store as JSON Lines ([`super::transfer`]),
-//! in id order, from the durable embedded store (`--data-dir`, read beside a running server
-//! from one snapshot) or from DynamoDB (`--store dynamodb`: a scan, sorted in memory).
+//! in id order, plain or zstd-compressed (`FILE.jsonl.zst`, [`super::export_file`]), from the
+//! durable embedded store (`--data-dir`, read beside a running server from one snapshot) or
+//! from DynamoDB (`--store dynamodb`: a scan, sorted in memory).
 //!
 //! The file is written as `FILE.partial` and renamed when complete, so a `FILE` is always
-//! whole. An interrupted export of the embedded store resumes after the last complete line of
-//! its `.partial` file; one of DynamoDB starts over (its scan has no order to resume in).
+//! whole. An interrupted export resumes when run again with the same `--out` and source
+//! (`FILE.export-progress` names the source): from the embedded store after the last complete
+//! line (or zstd frame) of `FILE.partial`; from DynamoDB where its scan stopped
+//! ([`super::export_scan`]). Either way the finished file is the same bytes as an
+//! uninterrupted export's.
 
-use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::Context;
 use clap::Args;
 
-use super::transfer;
+use super::copy_progress::{Pace, Progress, Saved, remove_if_there, store_name};
+use super::export_file::{self, Format, LineWriter};
+use super::export_scan::{self, ScanFiles};
 use crate::config::BackendArgs;
-use crate::domain::{Comment, CommentId};
-use crate::store::CommentStore;
-
-/// Segments of the DynamoDB scan.
-const SEGMENTS: u32 = 4;
 
 #[derive(Args, Debug)]
 pub struct ExportArgs {
-    /// The JSON Lines file to write (written as FILE.partial, renamed when complete).
+    /// The file to write: JSON Lines, zstd-compressed when the name ends in `.zst`
+    /// (`comments.jsonl.zst`). Written as FILE.partial, renamed when complete; run the same
+    /// command again to resume an interrupted export.
     #[arg(long, env = "DYNAPAGE_EXPORT_OUT")]
     pub out: PathBuf,
+    /// At most this many comments a second (all when unset): spares a production table's read
+    /// capacity, or the disk of a running server.
+    #[arg(long, env = "DYNAPAGE_EXPORT_COMMENTS_PER_SECOND", value_parser = clap::value_parser!(u64).range(1..))]
+    pub comments_per_second: Option<u64>,
+    /// Segments of the DynamoDB scan, read one after the other (more segments: smaller steps
+    /// to resume from). A resumed export keeps the count it started with.
+    #[arg(long, env = "DYNAPAGE_EXPORT_SEGMENTS", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub segments: u32,
     #[command(flatten)]
     pub backend: BackendArgs,
 }
 
+/// The files beside `--out` while an export runs.
+struct Files {
+    partial: PathBuf,
+    progress: PathBuf,
+    spool: PathBuf,
+}
+
+impl Files {
+    fn beside(out: &Path) -> Self {
+        let with = |suffix: &str| PathBuf::from(format!("{}.{suffix}", out.display()));
+        Self {
+            partial: with("partial"),
+            progress: with("export-progress"),
+            spool: with("scan"),
+        }
+    }
+
+    /// Removes what an export left that `saved` (the state this run goes on from) does not
+    /// cover: with nothing saved, an old partial file or spool is not resumed but replaced.
+    fn start_over_unless(&self, saved: Option<&Saved>) -> anyhow::Result<()> {
+        if saved.is_none() {
+            remove_if_there(&self.partial)?;
+            remove_if_there(&self.spool)?;
+        }
+        Ok(())
+    }
+}
+
 pub async fn run(args: ExportArgs) -> anyhow::Result<()> {
     let started = Instant::now();
-    let partial = PathBuf::from(format!("{}.partial", args.out.display()));
-    let mut progress = Progress::new("export");
-    let written = match args.backend.data_dir()? {
+    let files = Files::beside(&args.out);
+    let format = Format::of(&args.out);
+    let source = store_name(&args.backend)?;
+    let resumed = Saved::load(&files.progress, &source);
+    let mut pace = Pace::new(args.comments_per_second);
+    let (written, resumed_after) = match args.backend.data_dir()? {
         Some(dir) => {
-            let (dir, partial) = (dir.to_owned(), partial.clone());
-            tokio::task::spawn_blocking(move || export_embedded(&dir, &partial, &mut progress))
+            files.start_over_unless(resumed.as_ref())?;
+            Saved { source, scan: None }.save(&files.progress)?;
+            let (dir, partial) = (dir.to_owned(), files.partial.clone());
+            tokio::task::spawn_blocking(move || export_embedded(&dir, &partial, format, pace))
                 .await??
         }
         None => {
+            let resumed = resumed.filter(|saved| {
+                saved
+                    .scan
+                    .as_ref()
+                    .is_some_and(|scan| scan.segments == args.segments)
+            });
+            files.start_over_unless(resumed.as_ref())?;
+            let saved = resumed.unwrap_or_else(|| Saved {
+                source,
+                scan: Some(export_scan::fresh_state(args.segments)),
+            });
+            saved.save(&files.progress)?;
             let store = crate::startup::open_store(&args.backend).await?;
-            let comments = scan_all(&store, &mut progress).await?;
-            write_all(&partial, &comments)?
+            let scan_files = ScanFiles {
+                spool: &files.spool,
+                progress: &files.progress,
+                partial: &files.partial,
+            };
+            export_scan::export(&store, &scan_files, saved, format, &mut pace).await?
         }
     };
-    std::fs::rename(&partial, &args.out)
-        .with_context(|| format!("renaming {} to {}", partial.display(), args.out.display()))?;
+    std::fs::rename(&files.partial, &args.out).with_context(|| {
+        format!(
+            "renaming {} to {}",
+            files.partial.display(),
+            args.out.display()
+        )
+    })?;
+    remove_if_there(&files.spool)?;
+    remove_if_there(&files.progress)?;
+    report(written, resumed_after, &args.out, started);
+    Ok(())
+}
+
+fn report(written: u64, resumed_after: u64, out: &Path, started: Instant) {
     let secs = started.elapsed().as_secs_f64();
     tracing::info!(
         comments = written,
+        resumed_after,
         elapsed_ms = (secs * 1000.0) as u64,
         "export done"
     );
     println!(
-        "exported {written} comments to {} in {secs:.1} s ({:.0} comments/s)",
-        args.out.display(),
-        written as f64 / secs.max(0.001)
+        "exported {written} comments to {}, resumed after {resumed_after}, in {secs:.1} s ({:.0} comments/s)",
+        out.display(),
+        written.saturating_sub(resumed_after) as f64 / secs.max(0.001)
     );
-    Ok(())
 }
 
-/// Progress of a long copy: a log line every few seconds.
-pub struct Progress {
-    what: &'static str,
-    done: u64,
-    started: Instant,
-    next: Instant,
-}
-
-impl Progress {
-    pub fn new(what: &'static str) -> Self {
-        let now = Instant::now();
-        Self {
-            what,
-            done: 0,
-            started: now,
-            next: now + Duration::from_secs(2),
-        }
+/// Writes the embedded store's comments after what `partial` already holds; returns how many
+/// the file holds then, and how many it held before.
+fn export_embedded(
+    dir: &Path,
+    partial: &Path,
+    format: Format,
+    mut pace: Pace,
+) -> anyhow::Result<(u64, u64)> {
+    let point = export_file::resume_point(partial, format)?;
+    if let Some(id) = point.after {
+        tracing::info!(after = %id, lines = point.lines, "resuming an interrupted export");
     }
-
-    pub fn add(&mut self, n: u64) {
-        self.done += n;
-        if Instant::now() >= self.next {
-            self.next += Duration::from_secs(2);
-            tracing::info!(
-                what = self.what,
-                comments = self.done,
-                elapsed_ms = self.started.elapsed().as_millis() as u64,
-                "progress"
-            );
-        }
-    }
-}
-
-/// Writes the embedded store's comments after what `partial` already holds.
-fn export_embedded(dir: &Path, partial: &Path, progress: &mut Progress) -> anyhow::Result<u64> {
-    let (file, after, kept) = resume_point(partial)?;
-    if let Some(id) = after {
-        tracing::info!(after = %id, lines = kept, "resuming an interrupted export");
-    }
-    let mut out = BufWriter::new(file);
-    let mut written = kept;
-    crate::store::sqlite::read_ordered::<anyhow::Error>(dir, after, |comment| {
-        writeln!(out, "{}", transfer::encode(&comment))?;
+    let mut out = LineWriter::new(point.file, format);
+    let mut written = point.lines;
+    let mut progress = Progress::new("export");
+    crate::store::sqlite::read_ordered::<anyhow::Error>(dir, point.after, |comment| {
+        out.write(&comment)?;
         written += 1;
         progress.add(1);
+        if let Some(wait) = pace.add(1) {
+            std::thread::sleep(wait);
+        }
         Ok(())
     })?;
-    finish(out)?;
-    Ok(written)
-}
-
-/// Opens `partial` for appending after its last complete line (cutting off a torn one), and
-/// returns the id of that line and the number of lines kept.
-fn resume_point(partial: &Path) -> anyhow::Result<(File, Option<CommentId>, u64)> {
-    let context = || format!("opening {}", partial.display());
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(partial)
-        .with_context(context)?;
-    let (mut good_len, mut last, mut lines) = (0u64, None, 0u64);
-    let mut reader = BufReader::new(&file);
-    let mut line = String::new();
-    loop {
-        line.clear();
-        let n = reader.read_line(&mut line).with_context(context)?;
-        if n == 0 || !line.ends_with('\n') {
-            break;
-        }
-        let Ok(comment) = transfer::decode(line.trim_end()) else {
-            break;
-        };
-        good_len += n as u64;
-        last = Some(comment.id);
-        lines += 1;
-    }
-    file.set_len(good_len).with_context(context)?;
-    file.seek(SeekFrom::End(0)).with_context(context)?;
-    Ok((file, last, lines))
-}
-
-async fn scan_all<S: CommentStore>(
-    store: &S,
-    progress: &mut Progress,
-) -> anyhow::Result<Vec<Comment>> {
-    let mut all = Vec::new();
-    for segment in 0..SEGMENTS {
-        let mut resume = None;
-        loop {
-            let page = store
-                .scan(segment, SEGMENTS, resume)
-                .await
-                .context("scanning the table")?;
-            progress.add(page.items.len() as u64);
-            all.extend(page.items);
-            resume = page.resume;
-            if resume.is_none() {
-                break;
-            }
-        }
-    }
-    all.sort_by_key(|c| c.id);
-    Ok(all)
-}
-
-fn write_all(partial: &Path, comments: &[Comment]) -> anyhow::Result<u64> {
-    let file = File::create(partial).with_context(|| format!("creating {}", partial.display()))?;
-    let mut out = BufWriter::new(file);
-    for comment in comments {
-        writeln!(out, "{}", transfer::encode(comment))?;
-    }
-    finish(out)?;
-    Ok(comments.len() as u64)
-}
-
-fn finish(out: BufWriter<File>) -> anyhow::Result<()> {
-    let file = out.into_inner().map_err(|e| e.into_error())?;
-    file.sync_all()?;
-    Ok(())
+    out.finish()?;
+    Ok((written, point.lines))
 }

@@ -1,4 +1,5 @@
-//! `dynapage import --in FILE`: loads an export ([`super::transfer`]) into the durable embedded
+//! `dynapage import --in FILE`: loads an export ([`super::transfer`]; plain, or zstd-compressed
+//! as its first bytes say, [`super::export_file`]) into the durable embedded
 //! store (`--data-dir`, whose index follows at once, or at the server's next start) or into
 //! DynamoDB (`--store dynamodb`: batch writes, which go through the table's stream like any
 //! write, so `sync` indexes them).
@@ -10,7 +11,7 @@
 //! destination starts after them (a batch redone after a crash is skipped by the version
 //! rule), and the file is removed when the import completes.
 
-use std::io::{BufRead, BufReader};
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -18,7 +19,8 @@ use anyhow::Context;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use super::export::Progress;
+use super::copy_progress::{Pace, Progress, remove_if_there, store_name};
+use super::export_file::open_lines;
 use super::transfer;
 use crate::config::BackendArgs;
 use crate::domain::Comment;
@@ -32,6 +34,10 @@ pub struct ImportArgs {
     /// Comments written per batch (and per saved progress step).
     #[arg(long, env = "DYNAPAGE_IMPORT_BATCH", default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub batch: u64,
+    /// At most this many comments a second (all when unset): spares the destination table's
+    /// write capacity.
+    #[arg(long, env = "DYNAPAGE_IMPORT_COMMENTS_PER_SECOND", value_parser = clap::value_parser!(u64).range(1..))]
+    pub comments_per_second: Option<u64>,
     #[command(flatten)]
     pub backend: BackendArgs,
 }
@@ -53,15 +59,10 @@ struct Tally {
 
 pub async fn run(args: ImportArgs) -> anyhow::Result<()> {
     let started = Instant::now();
-    let destination = destination(&args.backend)?;
+    let destination = store_name(&args.backend)?;
     let progress_file = PathBuf::from(format!("{}.import-progress", args.input.display()));
     let resume_after = saved_lines(&progress_file, &destination);
-    let file = std::fs::File::open(&args.input).with_context(|| {
-        format!(
-            "opening {} (--in / DYNAPAGE_IMPORT_IN)",
-            args.input.display()
-        )
-    })?;
+    let lines = open_lines(&args.input)?;
     let store = crate::startup::open_store(&args.backend).await?;
     if resume_after > 0 {
         tracing::info!(lines = resume_after, "resuming an interrupted import");
@@ -71,8 +72,9 @@ pub async fn run(args: ImportArgs) -> anyhow::Result<()> {
         ..Tally::default()
     };
     let mut progress = Progress::new("import");
+    let mut pace = Pace::new(args.comments_per_second);
     let mut batch = Vec::new();
-    for (number, line) in BufReader::new(file).lines().enumerate() {
+    for (number, line) in lines.lines().enumerate() {
         let number = number as u64 + 1;
         let line = line.with_context(|| format!("reading {}", args.input.display()))?;
         if number <= resume_after || line.trim().is_empty() {
@@ -86,15 +88,13 @@ pub async fn run(args: ImportArgs) -> anyhow::Result<()> {
             write_batch(&store, &mut batch, &mut tally, &mut progress).await?;
             tally.lines = number;
             save(&progress_file, &destination, number)?;
+            if let Some(wait) = pace.add(args.batch) {
+                tokio::time::sleep(wait).await;
+            }
         }
     }
     write_batch(&store, &mut batch, &mut tally, &mut progress).await?;
-    match std::fs::remove_file(&progress_file) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            return Err(e).context("removing the progress file");
-        }
-        _ => {}
-    }
+    remove_if_there(&progress_file)?;
     let secs = started.elapsed().as_secs_f64();
     tracing::info!(
         written = tally.written,
@@ -135,23 +135,6 @@ async fn write_batch<S: CommentStore>(
     tally.written += fresh.len() as u64;
     progress.add(ids.len() as u64);
     Ok(())
-}
-
-/// Names the store an import writes to, so a saved progress is only used for the same one.
-fn destination(backend: &BackendArgs) -> anyhow::Result<String> {
-    Ok(match backend.data_dir()? {
-        Some(dir) => format!(
-            "data-dir:{}",
-            std::fs::canonicalize(dir)
-                .unwrap_or_else(|_| dir.to_owned())
-                .display()
-        ),
-        None => format!(
-            "dynamodb:{}/{}",
-            backend.dynamodb_endpoint.as_deref().unwrap_or("aws"),
-            backend.dynamodb_table
-        ),
-    })
 }
 
 fn saved_lines(path: &Path, destination: &str) -> u64 {

@@ -2,7 +2,10 @@
 //! lives in its own file with one `run`.
 
 mod backup;
+mod copy_progress;
 mod export;
+mod export_file;
+mod export_scan;
 mod export_schema;
 mod import;
 mod lambda_sync;

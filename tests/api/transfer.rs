@@ -1,7 +1,8 @@
 //! Moving comments between stores with `export` and `import` (real processes, DynamoDB
 //! Local): embedded → DynamoDB → embedded gives the same export byte for byte and the same
 //! pages on all three; importing twice writes nothing; an interrupted import resumes without
-//! duplicates.
+//! duplicates; an export killed mid-way (from either store, plain or `.jsonl.zst`) resumes to
+//! the same bytes as an uninterrupted one.
 
 use std::path::Path;
 use std::time::Duration;
@@ -157,7 +158,7 @@ async fn embedded_to_dynamodb_and_back_exports_the_same_bytes_and_serves_the_sam
 }
 
 #[tokio::test]
-async fn an_interrupted_import_resumes_after_its_last_batch_without_duplicates() {
+async fn an_interrupted_import_of_a_zst_file_resumes_after_its_last_batch_without_duplicates() {
     let work = tempfile::tempdir().expect("a directory");
     let dir = work.path().join("data");
     let (store, _) = SqliteStore::open(&dir, None).expect("open");
@@ -166,7 +167,11 @@ async fn an_interrupted_import_resumes_after_its_last_batch_without_duplicates()
         .await
         .expect("put");
     store.close();
-    let (file, back) = (work.path().join("e.jsonl"), work.path().join("back.jsonl"));
+    // Compressed: the import counts decompressed lines, and resumes by them.
+    let (file, back) = (
+        work.path().join("e.jsonl.zst"),
+        work.path().join("back.jsonl.zst"),
+    );
     cli(&["export", "--data-dir", text(&dir), "--out", text(&file)]).await;
     let table = dynamo_store().await;
     let endpoint = endpoint().await;
@@ -175,6 +180,9 @@ async fn an_interrupted_import_resumes_after_its_last_batch_without_duplicates()
         text(&file),
         "--batch",
         "100",
+        // 3,000 lines take 6 s or more: the kill lands mid-way however the machine is loaded.
+        "--comments-per-second",
+        "500",
         "--store",
         "dynamodb",
         "--dynamodb-endpoint",
@@ -186,7 +194,7 @@ async fn an_interrupted_import_resumes_after_its_last_batch_without_duplicates()
         .args(args)
         .spawn()
         .expect("import runs");
-    let progress = work.path().join("e.jsonl.import-progress");
+    let progress = work.path().join("e.jsonl.zst.import-progress");
     let mut saved = 0;
     // Up to 60 s for 500 lines: DynamoDB Local beside the whole suite took over 10 s for 200.
     for _ in 0..6_000 {
@@ -228,5 +236,152 @@ async fn an_interrupted_import_resumes_after_its_last_batch_without_duplicates()
     assert_eq!(
         std::fs::read(&file).expect("read"),
         std::fs::read(&back).expect("read")
+    );
+}
+
+/// Starts `dynapage export ARGS` at 1,000 comments a second, waits until `started` says it
+/// has written something worth resuming, and kills it (SIGKILL) while it still runs.
+async fn kill_an_export_mid_way(args: &[&str], started: impl Fn() -> bool) {
+    let mut child = dynapage_command("export")
+        .args(args)
+        .args(["--comments-per-second", "1000"])
+        .spawn()
+        .expect("export runs");
+    for _ in 0..3_000 {
+        if started() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(started(), "{args:?}: the export got under way");
+    assert!(
+        child.try_wait().expect("the export's status").is_none(),
+        "{args:?}: the export was still running when it was killed"
+    );
+    child.start_kill().expect("SIGKILL");
+    child.wait().await.expect("the export is gone");
+}
+
+fn len(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// The embedded store of [`source`] with `n` more comments of one product, so an export at
+/// 1,000 a second takes a few seconds.
+async fn larger_source(dir: &Path, n: usize) -> usize {
+    let before = source(dir).await;
+    let (store, _) = SqliteStore::open(dir, None).expect("open");
+    store.put_batch(&dataset("MOVE-C", n)).await.expect("put");
+    store.close();
+    before + n
+}
+
+#[tokio::test]
+async fn an_export_of_the_embedded_store_killed_mid_way_resumes_to_the_same_bytes() {
+    let work = tempfile::tempdir().expect("a directory");
+    let dir = work.path().join("data");
+    let count = larger_source(&dir, 2_500).await;
+    for name in ["e.jsonl", "e.jsonl.zst"] {
+        let (whole, out) = (
+            work.path().join(format!("whole-{name}")),
+            work.path().join(name),
+        );
+        let first = cli(&["export", "--data-dir", text(&dir), "--out", text(&whole)]).await;
+        assert!(first.contains("resumed after 0,"), "{first}");
+        let partial = work.path().join(format!("{name}.partial"));
+        // A plain export is cut wherever its buffer was; a compressed one after a frame of
+        // 1,000 lines, with the next under way.
+        let enough = if name.ends_with(".zst") { 1 } else { 40_000 };
+        kill_an_export_mid_way(&["--data-dir", text(&dir), "--out", text(&out)], || {
+            len(&partial) >= enough
+        })
+        .await;
+        assert!(!out.exists(), "{name}: only the partial file is there");
+        let kept = len(&partial);
+        let resumed = cli(&["export", "--data-dir", text(&dir), "--out", text(&out)]).await;
+        assert!(
+            resumed.contains(&format!("exported {count} comments"))
+                && !resumed.contains("resumed after 0,"),
+            "{name}: {resumed}"
+        );
+        assert!(
+            std::fs::read(&out).expect("read") == std::fs::read(&whole).expect("read"),
+            "{name}: resumed after {kept} bytes, the same bytes as the uninterrupted export"
+        );
+        assert!(!partial.exists() && !work.path().join(format!("{name}.export-progress")).exists());
+    }
+    let plain = std::fs::read(work.path().join("e.jsonl")).expect("read");
+    let compressed = std::fs::read(work.path().join("e.jsonl.zst")).expect("read");
+    assert!(
+        compressed.len() * 3 < plain.len(),
+        "zstd compresses the lines"
+    );
+    assert!(zstd::stream::decode_all(&compressed[..]).expect("one zstd stream") == plain);
+}
+
+#[tokio::test]
+async fn a_dynamodb_export_killed_mid_scan_resumes_to_the_same_bytes_and_zst_round_trips() {
+    let work = tempfile::tempdir().expect("a directory");
+    let (d1, d2) = (work.path().join("one"), work.path().join("two"));
+    let count = larger_source(&d1, 2_000).await;
+    let embedded = work.path().join("embedded.jsonl.zst");
+    cli(&["export", "--data-dir", text(&d1), "--out", text(&embedded)]).await;
+    let table = dynamo_store().await;
+    let endpoint = endpoint().await;
+    let dynamo = [
+        "--store",
+        "dynamodb",
+        "--dynamodb-endpoint",
+        &endpoint,
+        "--dynamodb-table",
+        table.table(),
+    ];
+    let imported = cli(&[&["import", "--in", text(&embedded)][..], &dynamo].concat()).await;
+    assert!(
+        imported.contains(&format!("{count} comments written")),
+        "{imported}"
+    );
+
+    let (whole, out) = (
+        work.path().join("whole.jsonl.zst"),
+        work.path().join("d.jsonl.zst"),
+    );
+    cli(&[&["export", "--out", text(&whole)][..], &dynamo].concat()).await;
+    assert!(
+        std::fs::read(&whole).expect("read") == std::fs::read(&embedded).expect("read"),
+        "DynamoDB's export equals the embedded store's, frame for frame"
+    );
+    // One segment, so the scan resumes inside it, after a LastEvaluatedKey.
+    let args = [&["--out", text(&out), "--segments", "1"][..], &dynamo].concat();
+    let progress = work.path().join("d.jsonl.zst.export-progress");
+    kill_an_export_mid_way(&args, || {
+        let saved: serde_json::Value = std::fs::read_to_string(&progress)
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or_default();
+        saved["scan"]["comments"].as_u64() >= Some(1_000) && saved["scan"]["resume"].is_string()
+    })
+    .await;
+    assert!(
+        len(&work.path().join("d.jsonl.zst.scan")) > 0,
+        "the scan's pages were kept"
+    );
+    let resumed = cli(&[&["export"][..], &args].concat()).await;
+    assert!(
+        resumed.contains(&format!("exported {count} comments"))
+            && !resumed.contains("resumed after 0,"),
+        "{resumed}"
+    );
+    assert!(
+        std::fs::read(&out).expect("read") == std::fs::read(&whole).expect("read"),
+        "the resumed export is the same bytes as the uninterrupted one"
+    );
+
+    cli(&["import", "--in", text(&out), "--data-dir", text(&d2)]).await;
+    let back = work.path().join("back.jsonl.zst");
+    cli(&["export", "--data-dir", text(&d2), "--out", text(&back)]).await;
+    assert!(
+        std::fs::read(&back).expect("read") == std::fs::read(&embedded).expect("read"),
+        "embedded → .jsonl.zst → DynamoDB → .jsonl.zst → embedded keeps every byte"
     );
 }
