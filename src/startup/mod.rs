@@ -25,6 +25,7 @@ use crate::index::memory::MemoryIndex;
 use crate::index::redis::RedisIndex;
 use crate::live::redis_log::RedisLog;
 use crate::live::{Publishing, Sink};
+use crate::purge::Purger;
 use crate::ratelimit::{MemoryLimiter, RateLimiter, RedisLimiter};
 use crate::redis::{AclCheck, FirstContact, RedisHandle, Refused};
 use crate::store::dynamo::{DynamoConfig, DynamoStore};
@@ -51,7 +52,7 @@ pub async fn open_backends(
     process: Process,
     shutdown: &CancellationToken,
 ) -> anyhow::Result<Backends> {
-    open_backends_live(args, process, shutdown, None).await
+    open_backends_live(args, process, shutdown, None, None).await
 }
 
 /// Where the changes applied to the index are published for subscriptions (`crate::live`): to
@@ -68,12 +69,13 @@ pub fn live_sink(
 }
 
 /// [`open_backends`] for `serve`: the embedded store's feed publishes what it applies
-/// ([`live_sink`]), with `local` as this process's hub.
+/// ([`live_sink`]), with `local` as this process's hub, and purges the CDN with `purger`.
 pub async fn open_backends_live(
     args: &BackendArgs,
     process: Process,
     shutdown: &CancellationToken,
     local: Option<&UnboundedSender<Vec<ChangeEvent>>>,
+    purger: Option<&Purger>,
 ) -> anyhow::Result<Backends> {
     // Refuses `--data-dir` beside `--store dynamodb` before anything is contacted.
     args.data_dir()?;
@@ -97,7 +99,8 @@ pub async fn open_backends_live(
                     } else {
                         Sink::None
                     },
-                ),
+                )
+                .with_purger(purger.cloned()),
                 shutdown.clone(),
             )));
             match args.data_dir()? {
@@ -245,13 +248,14 @@ async fn open_dynamo(args: &BackendArgs) -> anyhow::Result<DynamoStore> {
 
 /// The DynamoDB Streams consumer for `store`'s table feeding `index`, with the checkpoints that
 /// belong to that index (keys in `redis`, the Redis index's, or this process's memory for the
-/// embedded index).
+/// embedded index); what it applies is purged from the CDN with `purger`.
 pub fn stream_consumer(
     store: &AnyStore,
     index: &AnyIndex,
     redis: Option<&RedisHandle>,
     poll_interval: std::time::Duration,
     local: Option<&UnboundedSender<Vec<ChangeEvent>>>,
+    purger: Option<&Purger>,
 ) -> anyhow::Result<StreamConsumer<Publishing<AnyIndex>>> {
     let AnyStore::Dynamo(store) = store else {
         anyhow::bail!("the stream consumer needs --store dynamodb (DYNAPAGE_STORE)");
@@ -263,7 +267,7 @@ pub fn stream_consumer(
     let checkpoints = Checkpoints::for_index(redis, store.table());
     StreamConsumer::new(
         store,
-        Publishing::new(index.clone(), live_sink(redis, local)),
+        Publishing::new(index.clone(), live_sink(redis, local)).with_purger(purger.cloned()),
         checkpoints,
         options,
     )
