@@ -251,6 +251,12 @@ impl KeyCache {
 type HttpClient = Client<HttpsConnector<HttpConnector>, Empty<Bytes>>;
 
 fn http_client() -> Result<HttpClient, BoxError> {
+    Ok(Client::builder(TokioExecutor::new()).build(https_connector()?))
+}
+
+/// HTTPS checked against the system's roots (or plain HTTP), on aws-lc-rs; shared with the
+/// CDN purges (`crate::purge`).
+pub(crate) fn https_connector() -> Result<HttpsConnector<HttpConnector>, BoxError> {
     let mut roots = rustls::RootCertStore::empty();
     let native = rustls_native_certs::load_native_certs();
     for error in &native.errors {
@@ -258,7 +264,7 @@ fn http_client() -> Result<HttpClient, BoxError> {
     }
     let (added, _ignored) = roots.add_parsable_certificates(native.certs);
     if added == 0 {
-        tracing::warn!("no system CA certificate found: an https:// JWKS cannot be fetched");
+        tracing::warn!("no system CA certificate found: https:// cannot be fetched");
     }
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     let tls = rustls::ClientConfig::builder_with_provider(provider)
@@ -270,7 +276,7 @@ fn http_client() -> Result<HttpClient, BoxError> {
         .https_or_http()
         .enable_http1()
         .build();
-    Ok(Client::builder(TokioExecutor::new()).build(connector))
+    Ok(connector)
 }
 
 /// GETs `url`: the body of a 2xx answer, at most [`MAX_JWKS_BYTES`].

@@ -33,6 +33,10 @@ pub struct LambdaSyncArgs {
     /// The Redis index (`--index redis` and its `--redis-*` settings; the store is not read).
     #[command(flatten)]
     pub backend: BackendArgs,
+    /// Purges the CDN after each batch (sent before the batch is acknowledged only as far as
+    /// the invocation lasts: a frozen function sends the rest at its next invocation).
+    #[command(flatten)]
+    pub purge: crate::config::PurgeArgs,
 }
 
 pub async fn run(args: LambdaSyncArgs) -> anyhow::Result<()> {
@@ -45,13 +49,17 @@ pub async fn run(args: LambdaSyncArgs) -> anyhow::Result<()> {
     };
     tracing::info!("lambda-sync ready");
     // What it applies goes to the change log too, for the servers' subscriptions.
+    let purger = args
+        .purge
+        .purger(&tokio_util::sync::CancellationToken::new())?;
     let index = Publishing::new(
         RedisIndex::new(&redis),
         Sink::Redis(RedisLog::new(
             &redis,
             crate::startup::log_len(args.backend.change_log_max_len),
         )),
-    );
+    )
+    .with_purger(purger);
     let handler = service_fn(move |event: LambdaEvent<Event>| {
         let index = index.clone();
         async move {

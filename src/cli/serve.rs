@@ -14,14 +14,15 @@ use tokio_util::sync::CancellationToken;
 
 use crate::auth::Auth;
 use crate::config::{
-    AuthArgs, BackendArgs, CursorArgs, IndexKind, PagingArgs, RateLimitArgs, ServerArgs, StoreKind,
-    WebSocketArgs,
+    AuthArgs, BackendArgs, CacheArgs, CursorArgs, IndexKind, PagingArgs, PurgeArgs, RateLimitArgs,
+    ServerArgs, StoreKind, WebSocketArgs,
 };
 use crate::domain::{ChangeEvent, RatingSet, Sku};
 use crate::graphql::{ApiState, build_schema};
 use crate::index::{AnyIndex, PageIndex};
 use crate::live::redis_log::RedisLog;
 use crate::pagination::Engine;
+use crate::purge::Purger;
 use crate::redis::RedisHandle;
 use crate::startup::{Backends, Process, open_backends_live, rate_limiter, stream_consumer};
 use crate::store::AnyStore;
@@ -49,6 +50,10 @@ pub struct ServeArgs {
     pub rate_limit: RateLimitArgs,
     #[command(flatten)]
     pub websocket: WebSocketArgs,
+    #[command(flatten)]
+    pub cache: CacheArgs,
+    #[command(flatten)]
+    pub purge: PurgeArgs,
     /// Also consume the table's DynamoDB stream into the index, in this process (development;
     /// production runs `dynapage sync` once beside any number of servers). Implied by
     /// `--store dynamodb --index memory`, whose index is filled from a full scan at start-up
@@ -115,12 +120,20 @@ pub async fn run_with(
         sync: args.sync,
         rate_limits: args.rate_limit.limits().any(),
     };
+    let purger = args.purge.purger(&shutdown)?;
     let Backends {
         store,
         index,
         redis,
         mut tasks,
-    } = open_backends_live(&args.backend, process, &shutdown, Some(&local)).await?;
+    } = open_backends_live(
+        &args.backend,
+        process,
+        &shutdown,
+        Some(&local),
+        purger.as_ref(),
+    )
+    .await?;
     let durable = args.backend.data_dir()?.is_some();
     if args.backend.store == StoreKind::Memory && !durable && args.demo_comments > 0 {
         seed_demo(&store, &index, args.demo_comments).await?;
@@ -134,7 +147,8 @@ pub async fn run_with(
         hub.clone(),
         shutdown.clone(),
     )));
-    tasks.extend(start_sync(&args, &store, &index, redis.as_ref(), &shutdown, &local).await?);
+    let sync = (&local, purger.as_ref());
+    tasks.extend(start_sync(&args, &store, &index, redis.as_ref(), &shutdown, sync).await?);
     let api = Arc::new(ApiState {
         engine: Engine::new(store, index, settings),
         codec,
@@ -168,6 +182,7 @@ pub async fn run_with(
         shutdown: shutdown.clone(),
         ..args.server.http_options()?
     };
+    args.cache.apply(&mut options);
     tasks.extend(serve_metrics_apart(&args, &mut options, &shutdown).await?);
     let router = crate::http::router(schema, api, options);
     let grace = Duration::from_millis(args.server.shutdown_grace_ms);
@@ -299,7 +314,7 @@ async fn start_sync(
     index: &AnyIndex,
     redis: Option<&RedisHandle>,
     shutdown: &CancellationToken,
-    local: &UnboundedSender<Vec<ChangeEvent>>,
+    (local, purger): (&UnboundedSender<Vec<ChangeEvent>>, Option<&Purger>),
 ) -> anyhow::Result<Option<JoinHandle<()>>> {
     if args.backend.store == StoreKind::Memory {
         if args.sync {
@@ -329,6 +344,7 @@ async fn start_sync(
         Duration::from_millis(args.sync_poll_ms),
         Some(local),
         args.backend.change_log_max_len,
+        purger,
     )?;
     let shutdown = shutdown.clone();
     Ok(Some(tokio::spawn(async move {

@@ -7,7 +7,7 @@ use anyhow::Context;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::BackendArgs;
+use crate::config::{BackendArgs, PurgeArgs};
 use crate::startup::{Process, open_backends, stream_consumer};
 
 #[derive(Args, Debug)]
@@ -17,6 +17,8 @@ pub struct SyncArgs {
     /// Pause between polls of a caught-up stream, in milliseconds.
     #[arg(long, env = "DYNAPAGE_SYNC_POLL_MS", default_value_t = 250)]
     pub poll_ms: u64,
+    #[command(flatten)]
+    pub purge: PurgeArgs,
 }
 
 pub async fn run(args: SyncArgs) -> anyhow::Result<()> {
@@ -24,6 +26,7 @@ pub async fn run(args: SyncArgs) -> anyhow::Result<()> {
     let shutdown = CancellationToken::new();
     tokio::spawn(super::serve::stop_on_signal(shutdown.clone()));
     let backends = open_backends(&args.backend, Process::Sync, &shutdown).await?;
+    let purger = args.purge.purger(&shutdown)?;
     let consumer = stream_consumer(
         &backends.store,
         &backends.index,
@@ -31,6 +34,7 @@ pub async fn run(args: SyncArgs) -> anyhow::Result<()> {
         Duration::from_millis(args.poll_ms),
         None,
         args.backend.change_log_max_len,
+        purger.as_ref(),
     )?;
     consumer.run(shutdown).await.context("stream sync")
 }

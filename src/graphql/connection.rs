@@ -169,6 +169,7 @@ fn selected_index_parts(
 fn record_cost(meta: Option<&super::RequestMeta>, sku: &Sku, page: &Page) {
     if let Some(meta) = meta {
         meta.add_cost(page.stats);
+        meta.read_product(sku);
     }
     metrics::histogram!("dynapage_page_items_read").record(page.stats.items_read as f64);
     tracing::debug!(

@@ -72,6 +72,9 @@ pub struct RequestMeta {
     /// Items read by finished reads plus the most the running ones may read: held to
     /// `--max-items-per-request` before each read ([`reserve_items`]).
     items_reserved: AtomicU64,
+    /// The products whose comments the request read, each once: what a cached copy of the
+    /// response depends on (`http::response_cache`) and the tags a CDN purges it by.
+    products: Mutex<Vec<crate::domain::Sku>>,
 }
 
 impl RequestMeta {
@@ -80,6 +83,7 @@ impl RequestMeta {
             request_id,
             cost: Mutex::default(),
             items_reserved: AtomicU64::new(0),
+            products: Mutex::default(),
         }
     }
 
@@ -113,6 +117,25 @@ impl RequestMeta {
 
     pub fn cost(&self) -> PageStats {
         *self.cost.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The request read `sku`'s comments (a page, counts, or a comment by id).
+    pub fn read_product(&self, sku: &crate::domain::Sku) {
+        let mut products = self.products.lock().unwrap_or_else(|p| p.into_inner());
+        if !products.contains(sku) {
+            products.push(sku.clone());
+        }
+    }
+
+    /// The products the request read, sorted.
+    pub fn products(&self) -> Vec<crate::domain::Sku> {
+        let mut products = self
+            .products
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        products.sort();
+        products
     }
 }
 

@@ -41,6 +41,7 @@ object_with_comments! {
                 .map_err(|e| ApiError::from(e).into_graphql(meta))?;
             if let Some(meta) = meta {
                 meta.add_index_call();
+                meta.read_product(&self.sku);
             }
             Ok(Some(RatingSummary::from_counts(counts)))
         }

@@ -136,7 +136,15 @@ async fn fetch_nodes(
             meta.add_cost(stats);
             meta.settle_items(reserved, items);
         }
-        read.map_err(|e| ApiError::from(e).into_graphql(meta))?
+        let read = read.map_err(|e| ApiError::from(e).into_graphql(meta))?;
+        // A comment's changes change its product's version; an id that names nothing keeps
+        // naming nothing (ids are never reused), so only found comments tie the response.
+        if let Some(meta) = meta {
+            for comment in read.iter().flatten() {
+                meta.read_product(&comment.sku);
+            }
+        }
+        read
     }
     .into_iter();
     Ok(ids

@@ -16,8 +16,10 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
 
 use crate::ratelimit::Throttle;
 
-/// `Cache-Control` of an error-free anonymous query over GET, with no per-client figure.
-pub const PUBLIC: &str = "public, max-age=5";
+/// `Cache-Control` of an error-free anonymous query over GET, with no per-client figure, under
+/// the default `--cache-max-age` and `--cache-stale-while-revalidate` (the server's own value
+/// replaces it: `HttpOptions::public_cache_control`).
+pub const PUBLIC: &str = "public, max-age=5, stale-while-revalidate=30";
 /// `Cache-Control` of an error-free query over GET that is one client's own.
 pub const PRIVATE: &str = "private, max-age=5";
 /// `Cache-Control` of everything else: POST, and responses with errors.

@@ -53,7 +53,7 @@ impl CorsOrigins {
     }
 
     /// The layer answering preflights and adding CORS headers; `None` when no origin is allowed.
-    pub(super) fn layer(&self, expose: [HeaderName; 4]) -> Option<CorsLayer> {
+    pub(super) fn layer(&self, expose: [HeaderName; 6]) -> Option<CorsLayer> {
         let origins = match self {
             Self::None => return None,
             Self::List(origins) => AllowOrigin::list(origins.clone()),

@@ -16,6 +16,7 @@ use axum::response::Response;
 use super::caching::Cacheability;
 use super::check::{Transport, check_request};
 use super::payer::{budget, viewer};
+use super::response_cache::{self, Lookup, Pending};
 use super::transport::{self, MediaType, Refusal};
 use super::{AppState, REQUEST_ID, client_address};
 use super::{cost, failures};
@@ -163,6 +164,11 @@ async fn execute(
     let Ok(_permit) = app.in_flight.clone().try_acquire_owned() else {
         return shed(app, media, &request_id);
     };
+    let pending = match from_cache(app, headers, &request, media, checked.mutation, over_get).await
+    {
+        Ok(pending) => pending,
+        Err(hit) => return hit,
+    };
     let viewer = match viewer(app, headers, media, &request_id).await {
         Ok(viewer) => viewer,
         Err(refusal) => return refusal,
@@ -189,8 +195,37 @@ async fn execute(
     let meta = Arc::new(RequestMeta::new(call.request_id.clone()));
     let document = checked.document.as_deref();
     match run(&call, request, &meta, &budget, document).await {
-        Ok(response) => respond(&call, response, &meta, &budget).await,
+        Ok(response) => respond(&call, response, &meta, &budget, pending).await,
         Err(timed_out) => timed_out,
+    }
+}
+
+/// Asks the response cache (when on) for `request`: `Err` with the answer on a hit, else the
+/// entry to keep the answer in (`None` when the request is not for the cache).
+async fn from_cache(
+    app: &AppState,
+    headers: &HeaderMap,
+    request: &async_graphql::Request,
+    media: MediaType,
+    mutation: bool,
+    over_get: bool,
+) -> Result<Option<Pending>, Response> {
+    let Some(cache) = &app.response_cache else {
+        return Ok(None);
+    };
+    match cache.lookup(headers, request, media, mutation).await {
+        Lookup::Bypass => Ok(None),
+        Lookup::Run(pending) => Ok(Some(pending)),
+        Lookup::Answer(mut hit) => {
+            let cacheability = Cacheability {
+                over_get,
+                error_free: true,
+                authorization: false,
+                throttle: None,
+            };
+            response_cache::caching_headers(&app.options, &cacheability, &mut hit, &[]);
+            Err(hit)
+        }
     }
 }
 
@@ -288,6 +323,7 @@ async fn respond(
     response: async_graphql::Response,
     meta: &RequestMeta,
     budget: &Budget,
+    pending: Option<Pending>,
 ) -> Response {
     // A request that failed parsing or validation never reached the check: it pays the
     // failure floor, and is refused like any other when its budget cannot pay that.
@@ -313,10 +349,24 @@ async fn respond(
         authorization: call.authorization,
         throttle,
     };
-    let shown = cacheability.body_throttle();
-    let response = response.extension("cost", cost::extension(requested, actual, shown, read));
-    let mut http = transport::respond(call.media, &response);
-    cacheability.apply(http.headers_mut());
+    let products = meta.products();
+    let keep = pending.filter(|_| cacheability.error_free && refused.is_none());
+    let mut http = match (keep, &call.app.response_cache) {
+        // Kept bodies carry no cost: it is in a header (`response_cache` says why).
+        (Some(pending), Some(cache)) => {
+            let plain = transport::respond(call.media, &response);
+            match axum::body::to_bytes(plain.into_body(), usize::MAX).await {
+                Ok(body) => cache.keep(pending, products.clone(), call.media, body, read),
+                Err(_) => transport::respond(call.media, &response),
+            }
+        }
+        _ => {
+            let shown = cacheability.body_throttle();
+            let cost = cost::extension(requested, actual, shown, read);
+            transport::respond(call.media, &response.extension("cost", cost))
+        }
+    };
+    response_cache::caching_headers(&call.app.options, &cacheability, &mut http, &products);
     if let Some(refused) = refused {
         // 429 under both media types: the GraphQL-over-HTTP specification lets a server answer
         // a status of its own for reasons outside GraphQL, rate limiting among them.

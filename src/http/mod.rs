@@ -32,6 +32,7 @@ pub use client_address::{TrustedProxies, client_address};
 pub use compression::COMPRESS_ABOVE_BYTES;
 pub use connections::{BodyTimeout, ConnectionOptions, Timeouts};
 pub use cors::CorsOrigins;
+pub use response_cache::{COST as COST_HEADER, ResponseCacheOptions, tag as cache_tag};
 pub use websocket::{SLOW_SUBSCRIBER_CLOSE, WebSocketLimits};
 
 mod caching;
@@ -45,6 +46,7 @@ mod graphql;
 mod limits;
 mod payer;
 mod request_id;
+mod response_cache;
 mod subscription_shape;
 mod transport;
 
@@ -108,6 +110,11 @@ pub struct HttpOptions {
     pub shutdown: tokio_util::sync::CancellationToken,
     /// What one client may hold and do over WebSockets.
     pub websocket: WebSocketLimits,
+    /// `Cache-Control` of a response a shared cache may keep (`--cache-max-age`,
+    /// `--cache-stale-while-revalidate`).
+    pub public_cache_control: HeaderValue,
+    /// The response cache and the CDN tags (`response_cache`).
+    pub response_cache: ResponseCacheOptions,
 }
 
 impl Default for HttpOptions {
@@ -129,8 +136,19 @@ impl Default for HttpOptions {
             rate_limiter: None,
             trusted_proxies: TrustedProxies::default(),
             websocket: WebSocketLimits::default(),
+            public_cache_control: HeaderValue::from_static(caching::PUBLIC),
+            response_cache: ResponseCacheOptions::default(),
         }
     }
+}
+
+/// `Cache-Control` of a response a shared cache may keep for `max_age` seconds, and serve
+/// stale `stale_while_revalidate` more while it asks again (RFC 5861).
+pub fn public_cache_control(max_age: u64, stale_while_revalidate: u64) -> HeaderValue {
+    HeaderValue::from_str(&format!(
+        "public, max-age={max_age}, stale-while-revalidate={stale_while_revalidate}"
+    ))
+    .unwrap_or_else(|_| HeaderValue::from_static(caching::PUBLIC))
 }
 
 /// `Cache-Control` of an error-free anonymous query over GET; see the module's comment.
@@ -146,6 +164,8 @@ struct AppState {
     documents: Arc<documents::DocumentCache>,
     /// The schema's field types, for completing field errors (`graphql::field_errors`).
     types: Arc<OutputTypes>,
+    /// `None` when `--response-cache-bytes` is 0.
+    response_cache: Option<Arc<response_cache::ResponseCache>>,
 }
 
 /// Parsed query documents kept (see `documents`): far more than the distinct queries of an app.
@@ -189,7 +209,12 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
         header::RETRY_AFTER,
         caching::RATELIMIT,
         caching::RATELIMIT_POLICY,
+        header::ETAG,
+        response_cache::COST,
     ]);
+    let response_cache =
+        response_cache::ResponseCache::new(&options.response_cache, api.engine.index().clone())
+            .map(Arc::new);
     let types = OutputTypes::from_sdl(&schema.sdl()).unwrap_or_else(|e| {
         // Our own SDL always parses; without types every failed field still becomes a null.
         tracing::error!(error = %e, "the schema's SDL did not parse");
@@ -211,6 +236,7 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
             in_flight,
             documents: Arc::new(documents::DocumentCache::new(DOCUMENT_CACHE_ENTRIES)),
             types: Arc::new(types),
+            response_cache,
         });
     if let Some(layer) = cors {
         router = router.layer(layer);

@@ -32,7 +32,7 @@ pub enum MediaType {
 }
 
 impl MediaType {
-    fn content_type(self) -> HeaderValue {
+    pub(super) fn content_type(self) -> HeaderValue {
         HeaderValue::from_static(match self {
             MediaType::GraphQlResponse => "application/graphql-response+json; charset=utf-8",
             MediaType::Json => "application/json; charset=utf-8",

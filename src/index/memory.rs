@@ -36,6 +36,9 @@ struct State {
     /// Tombstones in the order they expire (one lifetime for all, so insertion order), with
     /// the expiry they had when queued: a refreshed tombstone is left for its later entry.
     expiry: VecDeque<(Instant, Sku, CommentId)>,
+    /// Each product's version (`PageIndex::product_versions`), bumped by every change applied
+    /// to it; kept after the product's last comment goes, so a version never comes back.
+    versions: HashMap<Sku, u64>,
 }
 
 #[derive(Debug, Default)]
@@ -87,6 +90,11 @@ impl State {
         self.tombstones
             .insert((sku.clone(), key.id()), (version, expires));
         self.expiry.push_back((expires, sku.clone(), key.id()));
+    }
+
+    /// A change was applied to `sku`.
+    fn bump(&mut self, sku: &Sku) {
+        *self.versions.entry(sku.clone()).or_default() += 1;
     }
 
     /// Drops the tombstones whose lifetime has passed.
@@ -260,6 +268,7 @@ impl PageIndex for MemoryIndex {
                     stale.push(Stale { event: i, held });
                     continue;
                 }
+                state.bump(&entry.sku);
                 match event {
                     ChangeEvent::Upsert { new, .. } => state.put(new),
                     ChangeEvent::Remove { old, version } => {
@@ -279,6 +288,7 @@ impl PageIndex for MemoryIndex {
                     missed.push(repair.clone());
                     continue;
                 }
+                state.bump(&repair.sku);
                 match &repair.state {
                     Some(entry) => state.put(entry),
                     None => state.forget(&repair.sku, &repair.key),
@@ -308,5 +318,13 @@ impl PageIndex for MemoryIndex {
 
     async fn ping(&self) -> Result<(), IndexError> {
         Ok(())
+    }
+
+    async fn product_versions(&self, skus: &[Sku]) -> Result<Vec<u64>, IndexError> {
+        Ok(self.read(|s| {
+            skus.iter()
+                .map(|sku| s.versions.get(sku).copied().unwrap_or(0))
+                .collect()
+        }))
     }
 }

@@ -229,6 +229,23 @@ pub trait PageIndex: Send + Sync + 'static {
 
     /// A cheap call that fails when the index cannot be reached (readiness).
     fn ping(&self) -> impl Future<Output = Result<(), IndexError>> + Send;
+
+    /// Each product's version, in `skus`' order: a number that every change [`Self::apply`]
+    /// or [`Self::repair`] makes to the product replaces with a different one (0 for a product
+    /// never changed). The response cache (`http::response_cache`) holds a response with the
+    /// versions of the products it read and serves it again only while they are unchanged.
+    /// One round trip. An index without versions answers an error, and nothing is cached.
+    fn product_versions(
+        &self,
+        skus: &[Sku],
+    ) -> impl Future<Output = Result<Vec<u64>, IndexError>> + Send {
+        let _ = skus;
+        async {
+            Err(IndexError::Internal(
+                "this index keeps no product versions".into(),
+            ))
+        }
+    }
 }
 
 /// The index chosen at start-up (`--index`): static dispatch over the implementations.
@@ -304,5 +321,9 @@ impl PageIndex for AnyIndex {
 
     async fn ping(&self) -> Result<(), IndexError> {
         dispatch_index!(self, i => i.ping().await)
+    }
+
+    async fn product_versions(&self, skus: &[Sku]) -> Result<Vec<u64>, IndexError> {
+        dispatch_index!(self, i => i.product_versions(skus).await)
     }
 }

@@ -143,7 +143,7 @@ impl RedisIndex {
                         call.key(key);
                     }
                     call.key(self.keys.versions(sku));
-                    call.arg(ttl_ms);
+                    call.arg(ttl_ms).arg(clock_micros());
                     for (_, change) in chunk {
                         call.key(self.keys.tombstone(sku, change.key.id()));
                         let (expected, expected_version) = held_arg(change.expected);
@@ -155,6 +155,7 @@ impl RedisIndex {
                             .arg(expected)
                             .arg(expected_version);
                     }
+                    call.key(self.keys.product_version(sku));
                     let reply: Vec<(usize, String, u64)> = call.invoke(&self.redis).await?;
                     for (i, state, version) in reply {
                         let position =
@@ -211,6 +212,14 @@ impl RedisIndex {
             start += READ_CHUNK;
         }
     }
+}
+
+/// This machine's clock in microseconds since the epoch: where a product's missing version
+/// starts (`apply.lua`).
+fn clock_micros() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
 }
 
 impl PageIndex for RedisIndex {
@@ -404,5 +413,19 @@ impl PageIndex for RedisIndex {
 
     async fn ping(&self) -> Result<(), IndexError> {
         Ok(self.redis.query::<()>(&redis::cmd("PING")).await?)
+    }
+
+    /// One `GET` per product in one pipeline: one round trip on one node; on a Cluster the
+    /// client sends each node the `GET`s of its slots (an `MGET` across slots would be refused).
+    async fn product_versions(&self, skus: &[Sku]) -> Result<Vec<u64>, IndexError> {
+        if skus.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut pipe = redis::pipe();
+        for sku in skus {
+            pipe.get(self.keys.product_version(sku));
+        }
+        let versions: Vec<Option<u64>> = self.redis.query_pipeline(&pipe).await?;
+        Ok(versions.into_iter().map(|v| v.unwrap_or(0)).collect())
     }
 }

@@ -10,12 +10,16 @@
 //! again: a process that applied a batch and stopped before publishing it republishes it when
 //! the batch is retried, and the hub drops what it has already seen. So each change reaches
 //! subscribers once, even across a crash between the two steps.
+//!
+//! With a [`Purger`], the products of the changes applied are purged from the CDN too
+//! (`crate::purge`): queued, never awaited, so a CDN that is down never holds up the index.
 
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::redis_log::RedisLog;
 use crate::domain::{ChangeEvent, IndexEntry, PageLayout, RatingSet, Sku, SortKey};
 use crate::index::{Held, IndexError, PageIndex, Positions, Repair, Stale, View, ViewRequest};
+use crate::purge::Purger;
 
 /// Where applied changes are published.
 #[derive(Clone, Debug)]
@@ -33,11 +37,23 @@ pub enum Sink {
 pub struct Publishing<I> {
     inner: I,
     sink: Sink,
+    /// Purges the CDN's copies of the products each applied batch changed (`--purge-url`).
+    purger: Option<Purger>,
 }
 
 impl<I> Publishing<I> {
     pub fn new(inner: I, sink: Sink) -> Self {
-        Self { inner, sink }
+        Self {
+            inner,
+            sink,
+            purger: None,
+        }
+    }
+
+    /// The same, also purging the CDN after each applied batch (never waiting for it).
+    pub fn with_purger(mut self, purger: Option<Purger>) -> Self {
+        self.purger = purger;
+        self
     }
 }
 
@@ -91,6 +107,14 @@ impl<I: PageIndex> PageIndex for Publishing<I> {
 
     async fn apply(&self, events: &[ChangeEvent]) -> Result<Vec<Stale>, IndexError> {
         let stale = self.inner.apply(events).await?;
+        if let Some(purger) = &self.purger {
+            let refused: std::collections::HashSet<usize> = stale.iter().map(|s| s.event).collect();
+            purger.purge(
+                (events.iter().enumerate())
+                    .filter(|(i, _)| !refused.contains(i))
+                    .map(|(_, event)| &event.entry().sku),
+            );
+        }
         if matches!(self.sink, Sink::None) {
             return Ok(stale);
         }
@@ -132,5 +156,9 @@ impl<I: PageIndex> PageIndex for Publishing<I> {
 
     async fn ping(&self) -> Result<(), IndexError> {
         self.inner.ping().await
+    }
+
+    async fn product_versions(&self, skus: &[Sku]) -> Result<Vec<u64>, IndexError> {
+        self.inner.product_versions(skus).await
     }
 }

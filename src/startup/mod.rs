@@ -25,6 +25,7 @@ use crate::index::memory::MemoryIndex;
 use crate::index::redis::RedisIndex;
 use crate::live::redis_log::RedisLog;
 use crate::live::{Publishing, Sink};
+use crate::purge::Purger;
 use crate::ratelimit::{MemoryLimiter, RateLimiter, RedisLimiter};
 use crate::redis::{AclCheck, FirstContact, RedisHandle, Refused};
 use crate::store::dynamo::{DynamoConfig, DynamoStore};
@@ -51,7 +52,7 @@ pub async fn open_backends(
     process: Process,
     shutdown: &CancellationToken,
 ) -> anyhow::Result<Backends> {
-    open_backends_live(args, process, shutdown, None).await
+    open_backends_live(args, process, shutdown, None, None).await
 }
 
 /// Where the changes applied to the index are published for subscriptions (`crate::live`): to
@@ -69,12 +70,13 @@ pub fn live_sink(
 }
 
 /// [`open_backends`] for `serve`: the embedded store's feed publishes what it applies
-/// ([`live_sink`]), with `local` as this process's hub.
+/// ([`live_sink`]), with `local` as this process's hub, and purges the CDN with `purger`.
 pub async fn open_backends_live(
     args: &BackendArgs,
     process: Process,
     shutdown: &CancellationToken,
     local: Option<&UnboundedSender<Vec<ChangeEvent>>>,
+    purger: Option<&Purger>,
 ) -> anyhow::Result<Backends> {
     // Refuses `--data-dir` beside `--store dynamodb` before anything is contacted.
     args.data_dir()?;
@@ -98,7 +100,8 @@ pub async fn open_backends_live(
                     } else {
                         Sink::None
                     },
-                ),
+                )
+                .with_purger(purger.cloned()),
                 shutdown.clone(),
             )));
             match args.data_dir()? {
@@ -246,7 +249,8 @@ async fn open_dynamo(args: &BackendArgs) -> anyhow::Result<DynamoStore> {
 
 /// The DynamoDB Streams consumer for `store`'s table feeding `index`, with the checkpoints that
 /// belong to that index (keys in `redis`, the Redis index's, or this process's memory for the
-/// embedded index), publishing what it applies ([`live_sink`]).
+/// embedded index), publishing what it applies ([`live_sink`]); what it applies is purged from
+/// the CDN with `purger`.
 pub fn stream_consumer(
     store: &AnyStore,
     index: &AnyIndex,
@@ -254,6 +258,7 @@ pub fn stream_consumer(
     poll_interval: std::time::Duration,
     local: Option<&UnboundedSender<Vec<ChangeEvent>>>,
     change_log_max_len: u64,
+    purger: Option<&Purger>,
 ) -> anyhow::Result<StreamConsumer<Publishing<AnyIndex>>> {
     let AnyStore::Dynamo(store) = store else {
         anyhow::bail!("the stream consumer needs --store dynamodb (DYNAPAGE_STORE)");
@@ -265,7 +270,8 @@ pub fn stream_consumer(
     let checkpoints = Checkpoints::for_index(redis, store.table());
     StreamConsumer::new(
         store,
-        Publishing::new(index.clone(), live_sink(redis, local, change_log_max_len)),
+        Publishing::new(index.clone(), live_sink(redis, local, change_log_max_len))
+            .with_purger(purger.cloned()),
         checkpoints,
         options,
     )

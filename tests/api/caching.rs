@@ -15,16 +15,16 @@ const PAGE: &str = "query($sku: String!) { product(sku: $sku) { comments(first: 
 
 /// One response as it came off the socket.
 #[derive(Debug)]
-struct Raw {
-    status: u16,
+pub(crate) struct Raw {
+    pub(crate) status: u16,
     headers: Vec<(String, String)>,
     /// The body after chunked transfer coding is undone; still content-encoded.
-    body: Vec<u8>,
+    pub(crate) body: Vec<u8>,
 }
 
 impl Raw {
     /// Every value of `name`, joined as a list.
-    fn header(&self, name: &str) -> Option<String> {
+    pub(crate) fn header(&self, name: &str) -> Option<String> {
         let values: Vec<&str> = self
             .headers
             .iter()
@@ -40,7 +40,7 @@ impl Raw {
     }
 
     /// The body as JSON, decoded from its `Content-Encoding`.
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         let mut plain = Vec::new();
         match self.header("content-encoding").as_deref() {
             None => plain.clone_from(&self.body),
@@ -87,7 +87,7 @@ async fn get(app: &TestApp, query: &str, variables: Value, headers: &[(&str, &st
     parse(&bytes)
 }
 
-fn parse(bytes: &[u8]) -> Raw {
+pub(crate) fn parse(bytes: &[u8]) -> Raw {
     let end = bytes
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
@@ -141,7 +141,7 @@ async fn an_anonymous_get_is_public_and_varies_with_accept() {
     assert_eq!(raw.status, 200, "{raw:?}");
     assert_eq!(
         raw.header("cache-control").as_deref(),
-        Some("public, max-age=5")
+        Some("public, max-age=5, stale-while-revalidate=30")
     );
     assert!(raw.varies_with("accept"), "{raw:?}");
     assert!(
@@ -182,7 +182,7 @@ async fn a_signed_in_get_and_its_viewer_fields_are_never_public() {
     let anonymous = get(&app, PAGE, sku(), &[]).await;
     assert_eq!(
         anonymous.header("cache-control").as_deref(),
-        Some("public, max-age=5")
+        Some("public, max-age=5, stale-while-revalidate=30")
     );
     assert!(anonymous.json()["data"]["product"].is_object());
 }
@@ -220,7 +220,7 @@ async fn the_budget_is_in_ratelimit_fields_and_out_of_shared_bodies() {
     // headers only.
     assert_eq!(
         first.header("cache-control").as_deref(),
-        Some("public, max-age=5")
+        Some("public, max-age=5, stale-while-revalidate=30")
     );
     let cost = &first.json()["extensions"]["cost"];
     assert_eq!(cost["throttleStatus"], Value::Null, "{cost}");

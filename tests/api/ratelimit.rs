@@ -327,8 +327,17 @@ pub(crate) async fn spawn_server(args: &[&str]) -> (tokio::process::Child, Strin
         .and_then(|l| l.local_addr())
         .expect("a free port")
         .port();
+    // Repeats answered by the response cache take nothing of a budget (`response_cache`);
+    // these servers count every request, unless a test turns the cache on.
+    let cache_off = ["--response-cache-bytes", "0"];
+    let cache = if args.iter().any(|a| a.starts_with("--response-cache")) {
+        &[][..]
+    } else {
+        &cache_off[..]
+    };
     let child = dynapage_command("serve")
         .args(["--listen", &format!("127.0.0.1:{port}")])
+        .args(cache)
         .args(args)
         .spawn()
         .expect("dynapage serve starts");

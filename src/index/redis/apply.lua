@@ -5,8 +5,10 @@
 --              (a member without a field is at version 1)
 -- KEYS[6 + i]  the tombstone key of change i (a string: the version of the comment's
 --              deletion, expiring after the tombstone lifetime)
+-- KEYS[#KEYS]  the product's version (a string), replaced when any change is applied
 -- ARGV[1]      the tombstone lifetime, in milliseconds
--- ARGV[2..]    seven values per change: kind, member, score, rating (1..5, or 0), version,
+-- ARGV[2]      a missing version's start: the caller's clock in microseconds
+-- ARGV[3..]    seven values per change: kind, member, score, rating (1..5, or 0), version,
 --              expected state, expected version. Kinds:
 --                'u' upsert: applied if its version is >= the live one, or > a deletion's
 --                'd' deletion: applied if its version is > the live one or the deletion's
@@ -21,6 +23,7 @@
 local ttl = ARGV[1]
 local hash = KEYS[6]
 local refused = {}
+local applied = 0
 
 -- What the index holds for member m: 'd' and the deletion's version, 'l' and the live
 -- version with the rating set holding it, or 'n'. The rating set `first` is looked at first.
@@ -39,8 +42,8 @@ local function held(m, tomb, first)
   return 'n', 0, nil
 end
 
-for i = 0, (#ARGV - 1) / 7 - 1 do
-  local a = 2 + i * 7
+for i = 0, (#ARGV - 2) / 7 - 1 do
+  local a = 3 + i * 7
   local kind, m, s = ARGV[a], ARGV[a + 1], ARGV[a + 2]
   local r, v = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
   local tomb = KEYS[7 + i]
@@ -72,8 +75,19 @@ for i = 0, (#ARGV - 1) / 7 - 1 do
     if kind == 'd' then
       redis.call('SET', tomb, v, 'PX', ttl)
     end
+    applied = applied + 1
   else
     refused[#refused + 1] = {i, state, h}
   end
+end
+-- The product's version. A missing one starts from the caller's clock in microseconds, not
+-- from 0: after the key is lost (a flushed Redis, a rebuilt index) a version does not repeat
+-- one a server may still hold a cached response for.
+if applied > 0 then
+  local version = KEYS[#KEYS]
+  if redis.call('EXISTS', version) == 0 then
+    redis.call('SET', version, ARGV[2])
+  end
+  redis.call('INCR', version)
 end
 return refused

@@ -7,6 +7,7 @@
 //! |---|---|---|
 //! | `<prefix>idx:{<sku>}:r<1..5>` | sorted set | one per rating: member = the comment id, compacted ([`member`]), score = `createdAt` in epoch milliseconds |
 //! | `<prefix>idx:{<sku>}:v` | hash | member -> version, for the comments at version 2 or more (the others are at version 1) |
+//! | `<prefix>idx:{<sku>}:n` | string | the product's version: replaced by every applied change (`apply.lua`), read by the response cache |
 //! | `<prefix>idx:{<sku>}:d:<id>` | string | a deleted comment's tombstone: the deletion's version; expires after the tombstone lifetime |
 //!
 //! The other namespaces under the prefix (the change log, the sync checkpoints, the rate
@@ -82,6 +83,11 @@ impl Keys {
     /// `<prefix>idx:{<sku>}:v`: the versions of the product's edited comments.
     pub(super) fn versions(&self, sku: &Sku) -> String {
         format!("{}:v", self.product(sku))
+    }
+
+    /// `<prefix>idx:{<sku>}:n`: the product's version.
+    pub(super) fn product_version(&self, sku: &Sku) -> String {
+        format!("{}:n", self.product(sku))
     }
 
     /// `<prefix>idx:{<sku>}:d:<id>`: the tombstone of a deleted comment.

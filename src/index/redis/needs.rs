@@ -13,6 +13,7 @@ const READ_SCRIPT: &str = "the page index's deep offsets and page numbers (read.
 const INSIDE_READS: &str = "the page index's read.lua, inside Redis";
 const APPLY_SCRIPT: &str = "the page index's writes (apply.lua)";
 const INSIDE_APPLY: &str = "the page index's writes, inside apply.lua";
+const VERSIONS: &str = "the response cache's product versions";
 const SCANS: &str = "verify and reindex, which read the whole index";
 
 /// A product, a comment and their keys, to shape the commands with.
@@ -46,6 +47,10 @@ impl Sample {
         self.keys.versions(&self.sku)
     }
 
+    fn product_version(&self) -> String {
+        self.keys.product_version(&self.sku)
+    }
+
     fn tombstone(&self) -> String {
         self.keys.tombstone(&self.sku, CommentId::from_parts(0, 0))
     }
@@ -64,6 +69,10 @@ pub fn needs_to_read(prefix: &KeyPrefix) -> Vec<Need> {
         ],
     ));
     needs.extend(read_scripts_call(&sample));
+    needs.push(Need::new(
+        VERSIONS,
+        ["GET".to_owned(), sample.product_version()],
+    ));
     needs
 }
 
@@ -71,9 +80,13 @@ pub fn needs_to_read(prefix: &KeyPrefix) -> Vec<Need> {
 pub fn needs_to_write(prefix: &KeyPrefix) -> Vec<Need> {
     let sample = Sample::new(prefix);
     let mut keys = sample.rating_sets();
-    keys.extend([sample.versions(), sample.tombstone()]);
+    keys.extend([
+        sample.versions(),
+        sample.tombstone(),
+        sample.product_version(),
+    ]);
     let member = sample.member.as_str();
-    let args = ["3600000", "u", member, "0", "1", "1", "n", "0"];
+    let args = ["3600000", "1", "u", member, "0", "1", "1", "n", "0"];
     let mut needs = LuaScript::new(APPLY)
         .needs(APPLY_SCRIPT, &keys, &args)
         .to_vec();
@@ -124,7 +137,12 @@ fn apply_calls(sample: &Sample) -> Vec<Need> {
     let (set, versions, tombstone) = (sample.rating_set(), sample.versions(), sample.tombstone());
     let (set, versions, tombstone) = (set.as_str(), versions.as_str(), tombstone.as_str());
     let member = sample.member.as_str();
+    let version = sample.product_version();
+    let version = version.as_str();
     vec![
+        Need::new(INSIDE_APPLY, ["EXISTS", version]),
+        Need::new(INSIDE_APPLY, ["SET", version, "1"]),
+        Need::new(INSIDE_APPLY, ["INCR", version]),
         Need::new(INSIDE_APPLY, ["GET", tombstone]),
         Need::new(INSIDE_APPLY, ["SET", tombstone, "2", "PX", "3600000"]),
         Need::new(INSIDE_APPLY, ["DEL", tombstone]),

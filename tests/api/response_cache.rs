@@ -1,0 +1,242 @@
+//! The response cache (`http::response_cache`) and the validators it gives, read as raw bytes:
+//! a repeat is answered from the cache with one index read, a write to the product makes the
+//! next answer fresh, `If-None-Match` answers 304 over GET and POST, a viewer's request is
+//! never cached, and the outcomes are counted. On the embedded index and on Redis (whose
+//! versions `apply.lua` keeps).
+
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::caching::{Raw, parse};
+use crate::helpers::{DEMO_SKU, TestApp};
+use crate::support::redis_server::RedisServer;
+
+const PAGE: &str = "query($sku: String!) { comments(sku: $sku, first: 5) { totalCount edges { node { id body } } } }";
+const CACHE_ON: [&str; 2] = ["--response-cache-bytes", "1048576"];
+
+/// `method` `path` written by hand to `authority`, with `headers` and `body`.
+pub(crate) async fn raw(
+    authority: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Raw {
+    let mut request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {authority}\r\nAccept: application/json\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    let mut stream = tokio::net::TcpStream::connect(authority)
+        .await
+        .expect("connect");
+    stream.write_all(request.as_bytes()).await.expect("write");
+    let mut bytes = Vec::new();
+    stream.read_to_end(&mut bytes).await.expect("read");
+    parse(&bytes)
+}
+
+/// The path of a GET of the page of `sku`.
+pub(crate) fn page_path(sku: &str) -> String {
+    let variables = json!({ "sku": sku }).to_string();
+    let query: String = url_encode(&[("query", PAGE), ("variables", &variables)]);
+    format!("/graphql?{query}")
+}
+
+fn url_encode(pairs: &[(&str, &str)]) -> String {
+    let url = reqwest::Url::parse_with_params("http://x/", pairs).expect("a URL");
+    url.query().unwrap_or_default().to_owned()
+}
+
+fn authority(app: &TestApp) -> String {
+    app.address.trim_start_matches("http://").to_owned()
+}
+
+async fn get_page(app: &TestApp, headers: &[(&str, &str)]) -> Raw {
+    raw(&authority(app), "GET", &page_path(DEMO_SKU), headers, "").await
+}
+
+async fn post_page(app: &TestApp, headers: &[(&str, &str)]) -> Raw {
+    let body = json!({ "query": PAGE, "variables": { "sku": DEMO_SKU } }).to_string();
+    let mut headers = headers.to_vec();
+    headers.push(("Content-Type", "application/json"));
+    raw(&authority(app), "POST", "/graphql", &headers, &body).await
+}
+
+async fn add_comment(app: &TestApp, sku: &str, body: &str) {
+    app.data(
+        "mutation($sku: String!, $body: String!) { addComment(input: { sku: $sku, author: \"a\", body: $body, rating: 4 }) { comment { id } } }",
+        json!({ "sku": sku, "body": body }),
+    )
+    .await;
+}
+
+/// `dynapage_response_cache_total{outcome}` now (counters are shared by the test process's
+/// servers, so tests compare differences).
+async fn outcomes(app: &TestApp) -> [u64; 4] {
+    let text = app
+        .client
+        .get(format!("{}/metrics", app.address))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    ["hit", "miss", "stale", "bypass"].map(|outcome| {
+        let line = format!("dynapage_response_cache_total{{outcome=\"{outcome}\"}} ");
+        text.lines()
+            .find_map(|l| l.strip_prefix(&line))
+            .map_or(0, |n| n.trim().parse().expect("a count"))
+    })
+}
+
+fn cost(raw: &Raw) -> String {
+    raw.header("dynapage-cost").expect("a cost header")
+}
+
+/// The story on one server: first answer, verified answer, hits, 304s, a write, a fresh answer.
+async fn repeats_are_hits_until_a_write(app: &TestApp) {
+    let first = get_page(app, &[]).await;
+    assert_eq!(first.status, 200);
+    assert!(
+        first.json().get("extensions").is_none(),
+        "{:?}",
+        first.json()
+    );
+    assert!(
+        first.header("etag").is_none(),
+        "a first answer is not trusted"
+    );
+    assert_eq!(
+        first.header("surrogate-key").as_deref(),
+        Some("sku-DAFT_PUNK_TSHIRT")
+    );
+    assert_eq!(
+        first.header("cache-control").as_deref(),
+        Some("public, max-age=5, stale-while-revalidate=30")
+    );
+    assert!(cost(&first).contains("store-queries=1"), "{}", cost(&first));
+    let verified = get_page(app, &[]).await;
+    let etag = verified.header("etag").expect("an ETag once verified");
+    assert!(
+        etag.starts_with('"') && !etag.starts_with("W/"),
+        "strong: {etag}"
+    );
+    let before = outcomes(app).await;
+    let hit = get_page(app, &[]).await;
+    assert_eq!(hit.status, 200);
+    assert_eq!(hit.body, verified.body, "the same bytes");
+    assert_eq!(hit.header("etag"), Some(etag.clone()));
+    assert_eq!(cost(&hit), "items-read=0, store-queries=0, index-calls=1");
+    let not_modified = get_page(app, &[("If-None-Match", &etag)]).await;
+    assert_eq!(not_modified.status, 304);
+    assert!(not_modified.body.is_empty());
+    assert_eq!(not_modified.header("etag"), Some(etag.clone()));
+    let over_post = post_page(app, &[("If-None-Match", &format!("\"other\", W/{etag}"))]).await;
+    assert_eq!(over_post.status, 304, "POST validates too");
+    let after = outcomes(app).await;
+    assert!(
+        after[0] >= before[0] + 3,
+        "three hits: {before:?} -> {after:?}"
+    );
+
+    add_comment(app, DEMO_SKU, "fresh news").await;
+    let fresh = crate::helpers::eventually("the write reaches the index", || async {
+        let page = get_page(app, &[("If-None-Match", &etag)]).await;
+        (page.status == 200).then_some(page)
+    })
+    .await;
+    assert_ne!(fresh.header("etag"), Some(etag.clone()));
+    let body = fresh.json();
+    assert_eq!(
+        body["data"]["comments"]["edges"][0]["node"]["body"],
+        "fresh news"
+    );
+    assert!(outcomes(app).await[2] > after[2], "counted stale");
+    let again = get_page(app, &[]).await;
+    assert_eq!(again.body, fresh.body);
+    assert_eq!(cost(&again), "items-read=0, store-queries=0, index-calls=1");
+}
+
+#[tokio::test]
+async fn on_the_embedded_index_a_repeat_costs_one_index_read_until_its_product_changes() {
+    let app = TestApp::spawn(&["--demo-comments", "30", CACHE_ON[0], CACHE_ON[1]]).await;
+    repeats_are_hits_until_a_write(&app).await;
+    app.stop().await.expect("clean stop");
+}
+
+#[tokio::test]
+async fn on_redis_the_versions_kept_by_the_apply_script_decide_the_same() {
+    let redis = RedisServer::start();
+    let url = redis.url();
+    let app = TestApp::spawn(&[
+        "--demo-comments",
+        "30",
+        "--index",
+        "redis",
+        "--redis-url",
+        &url,
+        CACHE_ON[0],
+        CACHE_ON[1],
+    ])
+    .await;
+    repeats_are_hits_until_a_write(&app).await;
+    app.stop().await.expect("clean stop");
+}
+
+#[tokio::test]
+async fn a_viewers_request_and_a_write_to_another_product_never_touch_the_cache_wrongly() {
+    let app = TestApp::spawn(&["--demo-comments", "30", CACHE_ON[0], CACHE_ON[1]]).await;
+    let before = outcomes(&app).await;
+    for _ in 0..3 {
+        let signed = get_page(&app, &[("Authorization", "Bearer anything")]).await;
+        assert!(
+            signed.header("etag").is_none(),
+            "never from or into the cache"
+        );
+        assert!(signed.header("surrogate-key").is_none());
+        assert!(
+            signed
+                .header("cache-control")
+                .unwrap_or_default()
+                .starts_with("private")
+        );
+        assert!(
+            signed.json()["extensions"]["cost"].is_object(),
+            "its cost in its body"
+        );
+    }
+    assert!(
+        outcomes(&app).await[3] >= before[3] + 3,
+        "counted as bypass"
+    );
+    get_page(&app, &[]).await;
+    let etag = get_page(&app, &[]).await.header("etag").expect("an ETag");
+    add_comment(&app, "ANOTHER_PRODUCT", "elsewhere").await;
+    let page = get_page(&app, &[("If-None-Match", &etag)]).await;
+    assert_eq!(
+        page.status, 304,
+        "another product's write changes nothing here"
+    );
+    app.stop().await.expect("clean stop");
+}
+
+#[tokio::test]
+async fn with_the_cache_off_bodies_keep_their_cost_and_no_etag_is_given() {
+    let app = TestApp::spawn(&["--demo-comments", "30", "--response-cache-bytes", "0"]).await;
+    for _ in 0..2 {
+        let page = get_page(&app, &[]).await;
+        assert!(page.header("etag").is_none());
+        assert!(page.json()["extensions"]["cost"]["storeQueries"].as_u64() >= Some(1));
+        assert_eq!(
+            page.header("surrogate-key").as_deref(),
+            Some("sku-DAFT_PUNK_TSHIRT")
+        );
+    }
+    app.stop().await.expect("clean stop");
+}
