@@ -284,53 +284,63 @@ end
 -- descending (dir -1: index sum(pos) - d); nil past the list's end. `depth` is the largest d
 -- the caller will ask for; asking in increasing d costs one pass.
 --
--- Each set is read once, by rank, for its share of `depth` and a margin of twice the square
--- root of that share (ratings are spread over time alike, so the share read misses by about
--- its square root), one ZRANGE per set. The scores are merged as numbers, without the members;
--- only the members tied on a picked score (usually one) are compared, bytewise. A set read
--- short (its members ran out before the pick's score) is read again twice as far and the
--- merge starts over: rare with the margin. Cost: one member read with its score (~8 k
--- instructions with its `tonumber`) per member read, and ~1 k for the merge per member passed.
+-- Each set is read by rank for its share of `depth` and two more (one ZRANGE per set); the
+-- scores are merged as numbers, without the members; only the members tied on a picked score
+-- (usually one) are compared, bytewise. A set that runs out before the merge is done with it
+-- (ratings are spread over time alike, so its share misses by about its square root) is read
+-- further by that square root and the merge goes on. Cost: one member read with its score
+-- (~9 k instructions with its `tonumber` and keeping it) per member read, ~5 k for the merge
+-- per member passed, and a ZRANGE (~10 k) per set and read.
 local function picker(sizes, pos, dir, depth)
   local n = #KEYS
   local total = 0
   for i = 1, n do
     total = total + sizes[i]
   end
-  -- Per set: the reply (member, score pairs by ascending rank), its scores as numbers in the
-  -- pick's order, whether it was read to its end, and how many were asked for.
-  local got, sc, done, read_n = {}, {}, {}, {}
+  -- Per set, in the pick's order: members, scores as Redis wrote them, and scores as numbers,
+  -- negated for a descending pick so that the merge always takes the smallest; the next rank
+  -- to read, whether it was read to its end, and how many to read next time.
+  local ms, raws, sc, nxt, done, more = {}, {}, {}, {}, {}, {}
 
   local function read(i, want)
     local lo, hi
     if dir < 0 then
-      hi = pos[i] - 1
+      hi = nxt[i]
       lo = math.max(0, hi - want + 1)
+      nxt[i] = lo - 1
       done[i] = lo <= 0
     else
-      lo = pos[i]
+      lo = nxt[i]
       hi = math.min(sizes[i] - 1, lo + want - 1)
+      nxt[i] = hi + 1
       done[i] = hi >= sizes[i] - 1
     end
-    read_n[i] = want
-    local g, s = {}, {}
-    if hi >= lo then
-      g = redis.call('ZRANGE', KEYS[i], lo, hi, 'WITHSCORES')
-      local c = #g / 2
-      for k = 1, c do
-        local at = k
-        if dir < 0 then
-          at = c - k + 1
-        end
-        s[k] = tonumber(g[2 * at])
-      end
+    if hi < lo then
+      return
     end
-    got[i], sc[i] = g, s
+    local g = redis.call('ZRANGE', KEYS[i], lo, hi, 'WITHSCORES')
+    local m, raw, s = ms[i], raws[i], sc[i]
+    local c, at = #g / 2, #s
+    for k = 1, c do
+      local j = k
+      if dir < 0 then
+        j = c - k + 1
+      end
+      at = at + 1
+      m[at], raw[at] = g[2 * j - 1], g[2 * j]
+      s[at] = dir * tonumber(raw[at])
+    end
   end
 
   for i = 1, n do
+    ms[i], raws[i], sc[i] = {}, {}, {}
+    nxt[i] = pos[i]
+    if dir < 0 then
+      nxt[i] = pos[i] - 1
+    end
     local e = depth * sizes[i] / math.max(total, 1)
-    read(i, math.ceil(e + 2 * math.sqrt(e)) + 2)
+    more[i] = math.ceil(math.sqrt(e)) + 2
+    read(i, math.ceil(e) + 2)
   end
 
   -- The merge: how far it is in each set, how many members it passed, the score of the last
@@ -347,14 +357,14 @@ local function picker(sizes, pos, dir, depth)
   -- Merges up to the d-th member; returns a set that was read short, if one was.
   local function merge_to(d)
     while taken < d do
-      local bi, bv
+      local bi, bv = nil, math.huge
       for i = 1, n do
         local v = sc[i][ptr[i]]
         if v == nil then
           if not done[i] then
             return i
           end
-        elseif bv == nil or (dir < 0 and v > bv) or (dir > 0 and v < bv) then
+        elseif v < bv then
           bi, bv = i, v
         end
       end
@@ -372,7 +382,7 @@ local function picker(sizes, pos, dir, depth)
     for i = 1, n do
       if not done[i] then
         local edge = sc[i][#sc[i]]
-        if edge == nil or (dir < 0 and edge >= cur) or (dir > 0 and edge <= cur) then
+        if edge == nil or edge <= cur then
           return i
         end
       end
@@ -386,8 +396,7 @@ local function picker(sizes, pos, dir, depth)
     end
     local short = merge_to(d)
     while short do
-      read(short, read_n[short] * 2 + 4)
-      restart()
+      read(short, more[short])
       short = merge_to(d)
     end
     if taken < d then
@@ -396,19 +405,14 @@ local function picker(sizes, pos, dir, depth)
     -- The members tied on the score picked, in every set around where the merge stands.
     local tie = {}
     for i = 1, n do
-      local ss, g = sc[i], got[i]
-      local c = #g / 2
+      local ss = sc[i]
       local k = ptr[i] - 1
       while k >= 1 and ss[k] == cur do
         k = k - 1
       end
       k = k + 1
       while ss[k] == cur do
-        local at = k
-        if dir < 0 then
-          at = c - k + 1
-        end
-        tie[#tie + 1] = {g[2 * at - 1], g[2 * at]}
+        tie[#tie + 1] = {ms[i][k], raws[i][k]}
         k = k + 1
       end
     end
