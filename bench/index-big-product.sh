@@ -9,7 +9,7 @@
 # millisecond of the one before, gaps up to 90 s, 11-byte members) straight into the five
 # rating sets of a redis-server of its own (chunks of 100,000 per script call), reads
 # `MEMORY USAGE … SAMPLES 0` of the sets and `INFO memory`, then sends the index's read script
-# (src/index/redis/{select,read}.lua of the work tree) CALLS times per case, one at a time
+# (src/index/redis/{select,pick,read}.lua of the work tree) CALLS times per case, one at a time
 # (redis-benchmark, one connection), and reports Redis's CPU per call (`INFO cpu`, user +
 # system, around the calls), its own time per call (`INFO commandstats`) and its commands per
 # call. Needs redis-server, redis-cli, redis-benchmark and ~1.5 GB of memory.
@@ -64,7 +64,7 @@ done
 echo "# $COMMENTS comments, ratings 1..5: ${sizes[*]}; redis $(redis-server --version | awk '{print $3}'); load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# MEMORY USAGE of the five sets (SAMPLES 0): $bytes B = $(echo "scale=1; $bytes / $COMMENTS" | bc) B per comment; INFO used_memory: $("${R[@]}" info memory | grep '^used_memory:' | cut -d: -f2 | tr -d '\r') B"
 
-sha=$(cat "$repo/src/index/redis/select.lua" "$repo/src/index/redis/read.lua" | "${R[@]}" -x script load)
+sha=$(cat "$repo"/src/index/redis/{select,pick,read}.lua | "${R[@]}" -x script load)
 cpu() {
   "${R[@]}" info cpu | grep -E '^used_cpu_(sys|user):' | cut -d: -f2 | tr -d '\r' | paste -sd+ | bc
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Redis index's read script, counted in instructions (BENCHMARKS.md, "Redis index: cheaper
-# union ranks"): a deterministic A/B of `src/index/redis/{select,read}.lua` between git
+# union ranks"): a deterministic A/B of `src/index/redis/{select,pick,read}.lua` between git
 # revisions, for a machine too loaded for CPU times to compare.
 #
 #   bench/index-lua-callgrind.sh [REV ...]    # default: main and the work tree
@@ -85,9 +85,14 @@ five=(5 "${K}1" "${K}2" "${K}3" "${K}4" "${K}5")
 pager=(20 newest pager 5)
 for rev in "${revs[@]}"; do
   if [ "$rev" = worktree ]; then
-    source=$(cat "$repo/src/index/redis/select.lua" "$repo/src/index/redis/read.lua")
+    source=$(cat "$repo"/src/index/redis/{select,pick,read}.lua)
   else
-    source=$(git -C "$repo" show "$rev:src/index/redis/select.lua" "$rev:src/index/redis/read.lua")
+    # pick.lua was split from select.lua after main's ce54dd4; older revisions lack it.
+    files=("$rev:src/index/redis/select.lua")
+    if git -C "$repo" cat-file -e "$rev:src/index/redis/pick.lua" 2>/dev/null; then
+      files+=("$rev:src/index/redis/pick.lua")
+    fi
+    source=$(git -C "$repo" show "${files[@]}" "$rev:src/index/redis/read.lua")
   fi
   sha=$(printf '%s' "$source" | "${R[@]}" -x script load)
   if [ "$rev" = worktree ]; then

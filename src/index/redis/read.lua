@@ -1,8 +1,8 @@
 -- read: everything one connection derives from a product's list, in one call and one
 -- consistent view of it (`PageIndex::view`): a deep offset's bound, the list's total, the
 -- anchor's rank and the member that bounds each page a layout links (`domain::pages` says what
--- pages and bounds are). Read-only. (select.lua, prepended, has the functions and says what
--- KEYS are.)
+-- pages and bounds are). Read-only. (select.lua and pick.lua, prepended, have the functions and
+-- say what KEYS are.)
 --
 -- ARGV[1]  "desc" (newest first) or "asc" (oldest first): the order ranks are counted in
 -- ARGV[2]  the start cursor's score (integer milliseconds), or "" to count from the list's end
