@@ -54,8 +54,11 @@ const TOTAL_ONLY: PageLayout = PageLayout {
 
 /// `read.lua`: everything a connection derives from the index (a deep offset's bound, the
 /// total, the anchor's rank, the pages' bounds) in one call; `key_at` and `positions` are views.
+/// `select.lua` (the union search) and `pick.lua` (the members at several indexes) come first:
+/// Redis scripts cannot load one another.
 const READ: &str = concat!(
     include_str!("redis/select.lua"),
+    include_str!("redis/pick.lua"),
     include_str!("redis/read.lua")
 );
 /// `apply.lua`: changes and repairs, versions and tombstones, atomically per product.

@@ -392,6 +392,37 @@ async fn a_union_rank_is_exact_when_ratings_cluster_in_time<I: PageIndex>(index:
             check_random_ranks(&index, &model, &mut rng, &product, ratings, order).await;
         }
     }
+    // A pager's bounds are read below its first one, each set for its share of the list: here
+    // the sets' shares near a page differ from their shares of the whole list, so some run out
+    // and must be read further.
+    for ratings in [RatingSet::ALL, set(&[1, 5]), set(&[2, 3, 4])] {
+        for numbering in [Numbering::FromNewest, Numbering::FromOldest] {
+            let pager = PageLayout {
+                size: 20,
+                numbering,
+                links: PageLinks::Pager { around: 7 },
+            };
+            for rank in (0..model.count(ratings)).step_by(293) {
+                let anchor = model.key_at(ratings, Order::NewestFirst, None, rank);
+                let request = ViewRequest {
+                    start: Start {
+                        order: Order::NewestFirst,
+                        after: None,
+                    },
+                    bound: None,
+                    anchor: ViewAnchor::Rank(rank),
+                    layout: pager,
+                };
+                let expected = View {
+                    bound: None,
+                    anchor,
+                    positions: model_positions(&model, ratings, anchor, pager),
+                };
+                let view = index.view(&product, ratings, request).await.expect("view");
+                assert_eq!(view, expected, "{ratings:?} {numbering:?} rank {rank}");
+            }
+        }
+    }
 }
 
 /// A union search reads a few dozen members at a time; a single millisecond holding far more

@@ -201,7 +201,7 @@ async fn hot(
     n: u64,
     out: &mut Summary,
 ) -> anyhow::Result<()> {
-    let source = ["select.lua", "read.lua"]
+    let source = ["select.lua", "pick.lua", "read.lua"]
         .map(|f| std::fs::read_to_string(ctx.repo.join("src/index/redis").join(f)))
         .into_iter()
         .collect::<Result<Vec<_>, _>>()

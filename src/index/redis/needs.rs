@@ -119,7 +119,7 @@ pub fn needs_to_scan(prefix: &KeyPrefix) -> Vec<Need> {
     ]
 }
 
-/// What `read.lua` (with `select.lua`) calls inside Redis.
+/// What `read.lua` (with `select.lua` and `pick.lua`) calls inside Redis.
 fn read_scripts_call(sample: &Sample) -> Vec<Need> {
     let set = sample.rating_set();
     let set = set.as_str();

@@ -1,8 +1,8 @@
 -- read: everything one connection derives from a product's list, in one call and one
 -- consistent view of it (`PageIndex::view`): a deep offset's bound, the list's total, the
 -- anchor's rank and the member that bounds each page a layout links (`domain::pages` says what
--- pages and bounds are). Read-only. (select.lua, prepended, has the functions and says what
--- KEYS are.)
+-- pages and bounds are). Read-only. (select.lua and pick.lua, prepended, have the functions and
+-- say what KEYS are.)
 --
 -- ARGV[1]  "desc" (newest first) or "asc" (oldest first): the order ranks are counted in
 -- ARGV[2]  the start cursor's score (integer milliseconds), or "" to count from the list's end
@@ -26,8 +26,9 @@
 -- Cost: five ZCARDs (one per selected set); for a start cursor or an anchor given by key,
 -- `position_of` (two ZCOUNTs per set and a binary search in a tie); then one `members_at` for
 -- the bound, an anchor given by rank and every page bound together: a pager of 20 around page
--- 7,500 of 10,000 is one union search, a walk of ~100 members and a walk of ~20 from the
--- oldest end for the last page (~40 calls in all, against ~175 when every link had a search).
+-- 7,500 of 10,000 is one union search, a read of ~110 members below it and of ~25 at the
+-- oldest end for the last page (~50 calls, ~3.4 M instructions: the ~135 members read with
+-- their scores are most of it; BENCHMARKS.md, "Redis index: cheaper union ranks").
 -- An anchor given by rank (`first`/`offset` pages) costs nothing beyond its member.
 
 local desc = ARGV[1] == 'desc'

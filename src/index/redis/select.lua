@@ -1,5 +1,6 @@
--- select.lua: the search functions read.lua uses; the Rust side prepends this file to it
--- (`concat!`), since Redis scripts cannot load one another.
+-- select.lua: the search functions read.lua uses; the Rust side concatenates this file,
+-- pick.lua and read.lua into one script (`concat!`), since Redis scripts cannot load one
+-- another.
 --
 -- KEYS are always the sets to read: one rating set, or 2 to 5 rating sets (their union; all
 -- five for the product's whole list). All carry the product's {sku} hash tag, so the scripts
@@ -10,14 +11,16 @@
 -- for the smaller scores plus a binary search (by rank, with ZRANGE r r) inside the group of
 -- members tied on its score, so it is O(log n) even for a comment that has been deleted.
 -- `select_at` finds the member at an index: one set, ZRANGE idx idx; a union, see there.
--- `members_at` finds the members at several indexes (a pager's bounds): one `select_at` per
--- run of nearby indexes and a `walker` from it, or a walk alone near either end of the list.
+-- `members_at` (pick.lua) finds the members at several indexes (a pager's bounds): one `select_at` per
+-- run of nearby indexes and a `picker` below it, or a picker alone near either end of the
+-- list.
 --
--- What things cost (Redis 7.0, measured with INFO cpu on the 2-core machine of
--- BENCHMARKS.md): a redis.call is ~1-2 us whatever it does, a ZCOUNT or ZCARD little more; a
--- member read with its score ~0.5-1.5 us (Redis formats the score, Lua interns two strings).
--- So a union search is ~15-30 calls (~50-100 us), and a walk costs about one member read per
--- member passed: cheaper than a search for up to GAP members.
+-- What things cost (Redis 7.0, counted with callgrind, ~10 instructions a nanosecond on the
+-- machine of BENCHMARKS.md): a redis.call ~5 k instructions (~0.5 us) whatever it does, a
+-- ZCOUNT ~7 k; a member read with its score ~6 k (Redis formats the score with %.17g) and a
+-- `tonumber` of it ~2 k more; a member read without its score ~1.3 k. So a union search is
+-- ~15-35 calls (~70-90 us here), and a pick costs about one scored member read per member
+-- passed: cheaper than a search for up to GAP members.
 --
 -- Members are compared bytewise by `less`, never with Lua's `<` on strings, which uses the
 -- C library's strcoll and so depends on the server's locale. Bytewise is the order Redis
@@ -93,8 +96,8 @@ local function position_of(score, m)
 end
 
 -- The member at ascending index `idx` (0 <= idx < total) of the union, as {member, score,
--- pos}: pos[i] is how many members of KEYS[i] sort below it (their sum is idx), where a walk
--- from it starts (`walker`).
+-- pos}: pos[i] is how many members of KEYS[i] sort below it (their sum is idx), where a
+-- `picker` from it starts.
 local function select_at(sizes, total, idx)
   if #KEYS == 1 then
     local found = redis.call('ZRANGE', KEYS[1], idx, idx, 'WITHSCORES')
@@ -117,7 +120,10 @@ local function select_at(sizes, total, idx)
   -- each). Once at most WINDOW members remain inside the bracket, they are read by rank (one
   -- ZRANGE per set) and merged here; if they all share one score (a tie wider than WINDOW), the
   -- tie is resolved by binary search.
-  local WINDOW = 64
+  -- WINDOW is 16, not 64: a probe (~45 k instructions) costs about what 6 member reads do,
+  -- and closes a bracket of 64 to a handful (one fewer probe, 48 more members read, cost a
+  -- bare jump ~25% more; BENCHMARKS.md).
+  local WINDOW = 16
   local n = #KEYS
 
   -- Per-set counts of members with a score <= s, and their sum, for an s inside the bracket: a
@@ -271,171 +277,4 @@ local function select_at(sizes, total, idx)
   end
   -- Only reachable when a member sits in two of the sets (an index that drifted).
   return redis.error_reply('key_at: a member is in more than one rating set')
-end
-
--- A walk through the union from a position `pos` (as select_at gives): each call of the
--- returned function gives the next member and its score (as Redis wrote it), ascending from
--- index sum(pos) (dir 1) or descending from index sum(pos) - 1 (dir -1); nil at the list's end.
--- Each set is read ahead by rank in chunks of its share of the members still expected (of
--- `expect`, how many the caller expects to take) plus one, so a walk of k members reads about
--- k + 1 per set, and a set denser here than on average is read again (the same way) when it
--- runs dry: one ZRANGE per set and chunk instead of a search per member. Every
--- member read costs Redis a score to format and Lua a string (~0.5 us), so chunks are sized to
--- the need, and the merge compares numbers kept in flat arrays.
-local function walker(sizes, pos, dir, expect)
-  local n = #KEYS
-  local total = 0
-  for i = 1, n do
-    total = total + sizes[i]
-  end
-  local ms, ss, raws, at, nxt, share = {}, {}, {}, {}, {}, {}
-  local taken = 0
-  -- The head of each set: its next member in the walk's direction (nil when it has none).
-  local hm, hs, hraw = {}, {}, {}
-  local function refill(i)
-    -- This set's share of the members still expected, and one more.
-    local chunk = math.ceil(math.max(expect - taken, 1) * share[i]) + 1
-    local r, lo, hi = nxt[i], nil, nil
-    if dir > 0 then
-      if r >= sizes[i] then
-        return
-      end
-      lo, hi = r, math.min(sizes[i] - 1, r + chunk - 1)
-      nxt[i] = hi + 1
-    else
-      if r < 0 then
-        return
-      end
-      lo, hi = math.max(0, r - chunk + 1), r
-      nxt[i] = lo - 1
-    end
-    local got = redis.call('ZRANGE', KEYS[i], lo, hi, 'WITHSCORES')
-    local m, sc, raw = {}, {}, {}
-    local c = #got / 2
-    for k = 1, c do
-      -- Ascending ranks; a descending walk takes them from the end.
-      local g = 2 * k - 1
-      if dir < 0 then
-        g = #got - 2 * k + 1
-      end
-      m[k], raw[k] = got[g], got[g + 1]
-      sc[k] = tonumber(raw[k])
-    end
-    ms[i], ss[i], raws[i], at[i] = m, sc, raw, 1
-  end
-  local function advance(i)
-    if ms[i] == nil or at[i] > #ms[i] then
-      ms[i] = nil
-      refill(i)
-    end
-    if ms[i] and at[i] <= #ms[i] then
-      local k = at[i]
-      hm[i], hs[i], hraw[i] = ms[i][k], ss[i][k], raws[i][k]
-      at[i] = k + 1
-    else
-      hm[i], hs[i], hraw[i] = nil, nil, nil
-    end
-  end
-  for i = 1, n do
-    nxt[i] = pos[i]
-    if dir < 0 then
-      nxt[i] = pos[i] - 1
-    end
-    share[i] = sizes[i] / math.max(total, 1)
-    advance(i)
-  end
-  return function()
-    local bi
-    for i = 1, n do
-      local s = hs[i]
-      if s then
-        if bi == nil then
-          bi = i
-        else
-          local b = hs[bi]
-          if (dir > 0 and s < b) or (dir < 0 and s > b)
-            or (s == b and less(hm[i], hm[bi]) == (dir > 0)) then
-            bi = i
-          end
-        end
-      end
-    end
-    if bi == nil then
-      return nil
-    end
-    local member, raw = hm[bi], hraw[bi]
-    taken = taken + 1
-    advance(bi)
-    return member, raw
-  end
-end
-
--- The members at each ascending index of `wanted` (0 <= idx < total, any order, repeats
--- allowed), as a table idx -> {member, score}. Indexes within GAP of the one before them
--- (descending) form a run, found with one search (select_at at its top) and a walk down, or
--- with a walk alone when the run starts within GAP of either end of the list. So the bounds of
--- a pager's consecutive pages cost one search and a walk, not a search each. One set: a ZRANGE
--- per index.
-local GAP = 64
-local function members_at(sizes, total, wanted)
-  local list, seen = {}, {}
-  for _, idx in ipairs(wanted) do
-    if not seen[idx] then
-      seen[idx] = true
-      list[#list + 1] = idx
-    end
-  end
-  table.sort(list, function(a, b) return a > b end)
-  local out = {}
-  local n = #KEYS
-  local i = 1
-  while i <= #list do
-    local j = i
-    while j < #list and list[j] - list[j + 1] <= GAP do
-      j = j + 1
-    end
-    local top, bottom = list[i], list[j]
-    if n == 1 then
-      for k = i, j do
-        local f = redis.call('ZRANGE', KEYS[1], list[k], list[k], 'WITHSCORES')
-        out[list[k]] = {f[1], f[2]}
-      end
-    elseif top < GAP then
-      -- Near the oldest end: walk up from index 0.
-      local zeros = {}
-      for k = 1, n do
-        zeros[k] = 0
-      end
-      local step = walker(sizes, zeros, 1, top + 1)
-      for idx = 0, top do
-        local member, score = step()
-        if seen[idx] then
-          out[idx] = {member, score}
-        end
-      end
-    else
-      local step, idx
-      if total - 1 - top < GAP then
-        -- Near the newest end: walk down from the top.
-        step = walker(sizes, sizes, -1, total - bottom)
-        idx = total - 1
-      else
-        local f = select_at(sizes, total, top)
-        out[top] = {f[1], f[2]}
-        if top > bottom then
-          step = walker(sizes, f[3], -1, top - bottom)
-        end
-        idx = top - 1
-      end
-      while idx >= bottom do
-        local member, score = step()
-        if seen[idx] then
-          out[idx] = {member, score}
-        end
-        idx = idx - 1
-      end
-    end
-    i = j + 1
-  end
-  return out
 end

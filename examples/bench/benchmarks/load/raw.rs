@@ -64,7 +64,7 @@ impl Load<'_> {
             "redis-benchmark",
             "it comes with redis-server (redis-tools)",
         )?;
-        let source = ["select.lua", "read.lua"]
+        let source = ["select.lua", "pick.lua", "read.lua"]
             .map(|f| std::fs::read_to_string(self.ctx.repo.join("src/index/redis").join(f)))
             .into_iter()
             .collect::<Result<Vec<_>, _>>()
