@@ -56,13 +56,7 @@ async fn subscribers_of_one_document_share_one_execution_per_event_over_both_pro
     let _recorder = metrics::set_default_local_recorder(&counters);
     // Every socket here comes from one address: one client, which may hold 5 sockets unless
     // told otherwise.
-    let app = TestApp::spawn(&[
-        "--demo-comments",
-        "0",
-        "--max-sockets-per-client",
-        "20",
-    ])
-    .await;
+    let app = TestApp::spawn(&["--demo-comments", "0", "--max-sockets-per-client", "20"]).await;
     let mut clients = Vec::new();
     for n in 0..12 {
         let mut client = Client::ready(&app).await;
