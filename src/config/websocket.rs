@@ -54,6 +54,7 @@ impl WebSocketArgs {
             ),
             send_timeout: Duration::from_millis(self.websocket_send_timeout_ms),
             subscribe_limiter,
+            cohorts: Arc::default(),
         }
     }
 }

@@ -33,7 +33,7 @@ pub use global_id::GlobalId;
 pub use mutation::MutationRoot;
 pub use query::QueryRoot;
 pub use scalars::DateTime;
-pub use subscription::{OpenSubscriptions, SubscriptionRoot};
+pub use subscription::{OpenSubscriptions, SubscriptionRoot, cohort};
 
 use crate::auth::Auth;
 use crate::index::AnyIndex;

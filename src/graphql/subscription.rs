@@ -19,10 +19,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_graphql::{Context, Enum, ID, SimpleObject, Subscription};
 use futures::Stream;
+use futures::stream::{BoxStream, StreamExt};
 use tokio::sync::broadcast::error::RecvError;
 
+pub mod cohort;
 mod replay;
 
+use self::cohort::{Delivered, Member, SharedRun, Ticket};
 use self::replay::{Resumed, resumed};
 use super::connection::{edge_of, rating_set, state};
 use super::error::{ApiError, ErrorCode};
@@ -126,8 +129,7 @@ impl SubscriptionRoot {
             desc = "Resume after this cursor (an edge's `cursor`, from this product and rating filter)."
         )]
         after: Option<String>,
-    ) -> async_graphql::Result<impl Stream<Item = async_graphql::Result<CommentEvent>> + use<>>
-    {
+    ) -> async_graphql::Result<BoxStream<'static, async_graphql::Result<CommentEvent>>> {
         let state = state(ctx)?.clone();
         let fail = |e: ApiError| e.into_graphql(None);
         let sku = Sku::parse(&sku).map_err(|e| fail(e.into()))?;
@@ -140,13 +142,22 @@ impl SubscriptionRoot {
                 })
             })
             .transpose()?;
+        if let Some(shared) = ctx.data_opt::<Arc<SharedRun>>() {
+            return Ok(shared_events(state, scope, shared.clone()).boxed());
+        }
         let budget = ctx.data_opt::<Arc<Budget>>().cloned();
+        let member = ctx.data_opt::<Arc<Member>>().cloned();
         let slot = Slot::take(&state).map_err(fail)?;
         // Subscribed before the replay reads the store: nothing falls between the two.
-        let live = state.hub.subscribe();
+        let live = match &member {
+            Some(member) => {
+                member.join();
+                None
+            }
+            None => Some(state.hub.subscribe()),
+        };
 
         Ok(async_stream::stream! {
-            let _slot = slot;
             let mut replayed: HashSet<domain::CommentId> = HashSet::new();
             if let Some(after) = after {
                 let mut outcome = Resumed::Live;
@@ -158,22 +169,50 @@ impl SubscriptionRoot {
                     return;
                 }
             }
-            for await event in live_events(&state, &scope, live, replayed) {
-                yield event;
+            match (member, live) {
+                (Some(member), _) => member.hand_over(Ticket::new(slot, replayed)),
+                (None, Some(live)) => {
+                    let _slot = slot;
+                    for await event in live_events(&state, &scope, live, replayed, None) {
+                        yield event;
+                    }
+                }
+                (None, None) => {}
             }
-        })
+        }
+        .boxed())
     }
 }
 
 pub(super) type EventResult = async_graphql::Result<CommentEvent>;
 
+/// A cohort's one execution: live at once from the receiver the cohort subscribed, noting the
+/// change behind each event it yields.
+fn shared_events(
+    state: Arc<ApiState>,
+    scope: CursorScope,
+    shared: Arc<SharedRun>,
+) -> impl Stream<Item = EventResult> {
+    async_stream::stream! {
+        let Some(live) = shared.take_live() else {
+            return;
+        };
+        for await event in live_events(&state, &scope, live, HashSet::new(), Some(&shared)) {
+            yield event;
+        }
+    }
+}
+
 /// The live events of `scope` from the hub's broadcast, skipping additions a replay already
 /// gave (`replayed`); ends with `SLOW_SUBSCRIBER` when the subscriber falls a whole ring behind.
+/// A cohort's run (`shared`) notes the change behind each event, and counts one execution per
+/// event: its members' deliveries are counted where they are sent.
 fn live_events<'a>(
     state: &'a Arc<ApiState>,
     scope: &'a CursorScope,
     mut live: tokio::sync::broadcast::Receiver<Arc<LiveChange>>,
     mut replayed: HashSet<domain::CommentId>,
+    shared: Option<&'a SharedRun>,
 ) -> impl Stream<Item = EventResult> + 'a {
     async_stream::stream! {
         loop {
@@ -188,9 +227,17 @@ fn live_events<'a>(
                     if event.kind == CommentEventKind::Added && replayed.remove(&change.id()) {
                         continue;
                     }
-                    metrics::counter!("dynapage_subscription_events_total").increment(1);
+                    metrics::counter!("dynapage_subscription_executions_total").increment(1);
                     metrics::histogram!("dynapage_subscription_delivery_lag_seconds")
                         .record(crate::live::now_ms().saturating_sub(change.applied_ms) as f64 / 1000.0);
+                    match shared {
+                        Some(shared) => shared.note(Delivered {
+                            seq: change.seq,
+                            comment: change.id(),
+                            added: event.kind == CommentEventKind::Added,
+                        }),
+                        None => metrics::counter!("dynapage_subscription_events_total").increment(1),
+                    }
                     yield Ok(event);
                 }
                 Err(RecvError::Lagged(missed_changes)) => {

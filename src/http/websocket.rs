@@ -20,6 +20,7 @@
 //! One root field per subscription makes a `subscribe` message one subscription, so the
 //! per-connection limit counts subscriptions.
 
+mod cohort;
 mod init;
 mod socket;
 
@@ -33,13 +34,17 @@ use async_graphql::{Data, Executor, Request, Response, ServerError};
 use axum::extract::ws::WebSocketUpgrade;
 use axum::http::{HeaderMap, StatusCode};
 use futures::stream::{BoxStream, StreamExt};
+use tokio_util::sync::CancellationToken;
 
+pub use self::cohort::Cohorts;
+use self::cohort::{Ended, Key, Live, Members};
 use self::init::{Connection, Init};
 pub use self::socket::SLOW_SUBSCRIBER_CLOSE;
 use super::check::{Rejection, Transport, check_request};
 use super::documents::DocumentCache;
 use super::transport::{self, MediaType, Refusal};
 use super::{AppState, HttpOptions};
+use crate::graphql::cohort::Member;
 use crate::graphql::{ApiSchema, Budget};
 use crate::live::shares::{Kind, Shares};
 use crate::ratelimit::{Charge, RateLimiter};
@@ -47,6 +52,11 @@ use crate::ratelimit::{Charge, RateLimiter};
 /// Largest message a client may send (a `subscribe` with its query), and the size of each
 /// socket's read and write buffers.
 const MESSAGE_BYTES: usize = 16 * 1024;
+
+/// Each socket's read buffer: the chunk tungstenite reads into, held for the socket's life
+/// (a message longer than it is assembled apart). 4 KiB, not [`MESSAGE_BYTES`]: an idle socket
+/// cost about 24.8 KB of RSS with a 16 KiB one (2,000 sockets), past the 24 KiB budget.
+const READ_BUFFER_BYTES: usize = 4 * 1024;
 
 /// What one client may hold and do over WebSockets.
 #[derive(Clone, Debug)]
@@ -58,6 +68,8 @@ pub struct WebSocketLimits {
     /// The rate at which each client may open subscriptions (one token per `subscribe`, keyed
     /// apart from its other budgets); `None` does not limit it.
     pub subscribe_limiter: Option<RateLimiter>,
+    /// This server's cohorts of subscribers who asked the same thing (`cohort`).
+    pub cohorts: Arc<Cohorts>,
 }
 
 impl Default for WebSocketLimits {
@@ -66,6 +78,7 @@ impl Default for WebSocketLimits {
             shares: Shares::new(5, 20),
             send_timeout: Duration::from_secs(10),
             subscribe_limiter: None,
+            cohorts: Arc::default(),
         }
     }
 }
@@ -80,6 +93,10 @@ struct SubscriptionsOnly {
     connection: Arc<Connection>,
     /// Subscriptions this connection holds now.
     open: Arc<AtomicUsize>,
+    /// This server's live feed, which cohorts listen to.
+    hub: crate::live::Hub,
+    /// This connection's members gone live, until the relay learns their ids.
+    members: Arc<Members>,
 }
 
 /// A response of one error with `code`.
@@ -141,9 +158,11 @@ impl Executor for SubscriptionsOnly {
             Err(full) => return refused("TOO_MANY_SUBSCRIPTIONS", full.to_string()),
         };
         let budget = Budget::new(self.options.rate_limiter.clone(), client.clone(), 0);
-        let request = request.data(Arc::new(budget));
+        let (member, joined) = self.member(&request);
+        let request = request.data(Arc::new(budget)).data(member.clone());
         let limiter = self.options.websocket.subscribe_limiter.clone();
         let schema = self.schema.clone();
+        let members = self.members.clone();
         async_stream::stream! {
             let _held = (held, share);
             if let Some(limiter) = limiter {
@@ -160,8 +179,57 @@ impl Executor for SubscriptionsOnly {
                 coded(&mut response);
                 yield response;
             }
+            // Gone live: the cohort's frames take over (the relay writes them), this stream
+            // holds the slot until then and says why they ended.
+            let Some(mut ticket) = member.ticket() else {
+                return;
+            };
+            let Some(joined) = take(&joined) else {
+                return;
+            };
+            let gone = CancellationToken::new();
+            let _gone = gone.clone().drop_guard();
+            let (ended, end) = tokio::sync::oneshot::channel();
+            let replayed = std::mem::take(&mut ticket.replayed);
+            yield members.park(Live { joined, replayed, gone, ended });
+            if let Ok(Ended::Slow(missed)) = end.await {
+                metrics::counter!("dynapage_subscriptions_dropped_slow_total").increment(1);
+                tracing::info!(missed_changes = missed, "slow subscriber closed");
+                yield error_response(
+                    "SLOW_SUBSCRIBER",
+                    format!("this subscription fell {missed} changes behind and was closed: resubscribe with `after:` set to the newest cursor you hold"),
+                );
+            }
         }
         .boxed()
+    }
+}
+
+type Joining = Arc<std::sync::Mutex<Option<cohort::Joined>>>;
+
+fn take(joining: &Joining) -> Option<cohort::Joined> {
+    joining.lock().unwrap_or_else(|p| p.into_inner()).take()
+}
+
+impl SubscriptionsOnly {
+    /// The member role of `request`'s execution, which joins its cohort when the resolver says,
+    /// and where the joined cohort is left.
+    fn member(&self, request: &Request) -> (Arc<Member>, Joining) {
+        let viewer = self.connection.viewer();
+        let key = Key::of(request, viewer.as_ref());
+        let variables = request.variables.clone();
+        let joining = Joining::default();
+        let (cohorts, schema, hub) = (
+            self.options.websocket.cohorts.clone(),
+            self.schema.clone(),
+            self.hub.clone(),
+        );
+        let left = joining.clone();
+        let member = Member::new(move || {
+            let joined = cohorts.join(&key, &schema, &hub, variables.clone(), viewer.clone());
+            *left.lock().unwrap_or_else(|p| p.into_inner()) = Some(joined);
+        });
+        (member, joining)
     }
 }
 
@@ -232,6 +300,8 @@ pub(super) async fn upgrade(
         documents: app.documents.clone(),
         connection: connection.clone(),
         open: Arc::default(),
+        hub: app.api.hub.clone(),
+        members: Arc::default(),
     };
     let init = Init::new(app.api.auth.clone(), connection);
     upgrade
@@ -239,7 +309,7 @@ pub(super) async fn upgrade(
         // Clients send small messages (a subscribe, a pong); tungstenite's defaults (a 128 KiB
         // read buffer, messages up to 64 MiB) would cost each idle socket far more memory than
         // its subscriptions do.
-        .read_buffer_size(MESSAGE_BYTES)
+        .read_buffer_size(READ_BUFFER_BYTES)
         .write_buffer_size(MESSAGE_BYTES)
         .max_message_size(MESSAGE_BYTES)
         .max_frame_size(MESSAGE_BYTES)

@@ -56,6 +56,9 @@ pub struct LiveChange {
     pub rating_counts: Option<[u64; 5]>,
     /// When it was applied, in epoch milliseconds.
     pub applied_ms: u64,
+    /// Its place in this hub's broadcast, from 0 (set by the hub): a subscriber that joins a
+    /// cohort after the cohort's run was subscribed skips what came before it joined.
+    pub seq: u64,
 }
 
 impl LiveChange {
@@ -90,6 +93,8 @@ struct Recent {
     changes: VecDeque<Arc<LiveChange>>,
     /// Set once a change has been dropped from `changes`: older ones are no longer held.
     trimmed: bool,
+    /// The `seq` the next broadcast change gets.
+    next_seq: u64,
     /// `(comment, version, deletion)` of each change in `changes`, to drop repeats.
     seen: std::collections::HashSet<(CommentId, u64, bool)>,
 }
@@ -152,16 +157,29 @@ impl Hub {
             .collect())
     }
 
+    /// The `seq` of the next change the hub broadcasts: a receiver subscribed now gets every
+    /// change from it on.
+    pub fn next_seq(&self) -> u64 {
+        self.recent
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .next_seq
+    }
+
     /// Whether the hub has broadcast `change` already (a publisher's repeat).
     fn seen(&self, change: &ChangeEvent) -> bool {
         let recent = self.recent.lock().unwrap_or_else(|p| p.into_inner());
         recent.seen.contains(&identity(change))
     }
 
-    fn broadcast(&self, change: LiveChange) {
+    fn broadcast(&self, mut change: LiveChange) {
+        // Numbered and sent under the lock, so `next_seq` and a receiver subscribed with it
+        // agree on where the receiver starts.
+        let mut recent = self.recent.lock().unwrap_or_else(|p| p.into_inner());
+        change.seq = recent.next_seq;
+        recent.next_seq += 1;
         let change = Arc::new(change);
         {
-            let mut recent = self.recent.lock().unwrap_or_else(|p| p.into_inner());
             if recent.changes.len() == RECENT {
                 if let Some(old) = recent.changes.pop_front() {
                     let old = identity(&old.change);
@@ -172,9 +190,10 @@ impl Hub {
             recent.seen.insert(identity(&change.change));
             recent.changes.push_back(change.clone());
         }
-        metrics::counter!("dynapage_live_changes_total").increment(1);
         // No receiver is not an error: nobody is subscribed right now.
         let _ = self.sender.send(change);
+        drop(recent);
+        metrics::counter!("dynapage_live_changes_total").increment(1);
     }
 }
 
@@ -262,6 +281,7 @@ pub async fn run_feed<S: CommentStore, I: PageIndex>(
                 comment,
                 rating_counts,
                 applied_ms,
+                seq: 0,
             });
         }
     }

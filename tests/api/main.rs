@@ -12,6 +12,7 @@ mod browser;
 mod caching;
 mod clients;
 mod codegen;
+mod cohorts;
 mod compose;
 mod concurrent_walks;
 mod connections;

@@ -102,6 +102,11 @@ impl Connection {
         self.who().expires
     }
 
+    /// Who the connection is signed in as, if anyone.
+    pub(super) fn viewer(&self) -> Option<Viewer> {
+        self.who().viewer.clone()
+    }
+
     /// Signs the connection in as `viewer` (`connection_init`'s token), moving its socket
     /// share to the viewer's key.
     fn sign_in(&self, (viewer, left): SignedIn) -> Result<(), Full> {

@@ -32,6 +32,7 @@ use futures::channel::mpsc;
 use futures::stream::{SplitSink, SplitStream, StreamExt};
 use tokio_util::sync::CancellationToken;
 
+use super::cohort::Members;
 use super::{Init, SubscriptionsOnly};
 use crate::http::HttpOptions;
 
@@ -76,6 +77,7 @@ pub(super) async fn serve(
 ) {
     metrics::gauge!("dynapage_websockets_open").increment(1.0);
     let options = executor.options.clone();
+    let members = executor.members.clone();
     let deadline = options.websocket.send_timeout;
     let (sink, stream) = socket.split();
     let (mut out, queue) = mpsc::channel::<Message>(QUEUE);
@@ -91,7 +93,14 @@ pub(super) async fn serve(
     ));
     let graphql = async_graphql::http::WebSocket::new(executor, incoming(stream, &heard), protocol)
         .on_connection_init(init.callback());
-    let close = relay(Box::pin(graphql), &mut out, &options, &init, &ending).await;
+    let parts = Parts {
+        options: &options,
+        init: &init,
+        ending: &ending,
+        members: &members,
+        protocol,
+    };
+    let close = relay(Box::pin(graphql), &mut out, &parts).await;
     pinger.abort();
     let _ = pinger.await;
     if let Some((code, reason)) = close {
@@ -210,17 +219,41 @@ impl Heard {
     }
 }
 
-/// Forwards async-graphql's messages to the writer's queue until either side or another part
-/// ends the connection, and adds the `connection_init` timeout (4408), the close code of a
-/// refused `connection_init`, the token's expiry, and 1001 when the server shuts down. Returns
-/// the close frame to send, if any.
+/// What the relay works with besides the streams.
+struct Parts<'a> {
+    options: &'a HttpOptions,
+    init: &'a Init,
+    ending: &'a Ending,
+    members: &'a Members,
+    protocol: WebSocketProtocols,
+}
+
+/// Queues `message` for the writer; `false` when the connection is ending.
+async fn forward(out: &mut mpsc::Sender<Message>, ending: &Ending, message: Message) -> bool {
+    tokio::select! {
+        sent = out.send(message) => sent.is_ok(),
+        () = ending.token.cancelled() => false,
+    }
+}
+
+/// Forwards async-graphql's messages, and the cohort frames of the connection's members gone
+/// live (`cohort`), to the writer's queue until either side or another part ends the
+/// connection, and adds the `connection_init` timeout (4408), the close code of a refused
+/// `connection_init`, the token's expiry, and 1001 when the server shuts down. Returns the
+/// close frame to send, if any.
 async fn relay(
     mut graphql: impl futures::Stream<Item = WsMessage> + Unpin,
     out: &mut mpsc::Sender<Message>,
-    options: &HttpOptions,
-    init: &Init,
-    ending: &Ending,
+    parts: &Parts<'_>,
 ) -> Option<(u16, String)> {
+    let Parts {
+        options,
+        init,
+        ending,
+        members,
+        protocol,
+    } = *parts;
+    let mut live = futures::stream::SelectAll::new();
     let mut init_seen = init.accepted.subscribe();
     let init_deadline = tokio::time::sleep(options.connection_init_timeout);
     tokio::pin!(init_deadline);
@@ -230,11 +263,10 @@ async fn relay(
         tokio::select! {
             message = graphql.next() => match message {
                 Some(WsMessage::Text(text)) => {
-                    tokio::select! {
-                        sent = out.send(Message::Text(text.into())) => if sent.is_err() {
-                            return ending.reason();
-                        },
-                        () = ending.token.cancelled() => return ending.reason(),
+                    if let Some(deliveries) = members.claim(&text, protocol) {
+                        live.push(deliveries);
+                    } else if !forward(out, ending, Message::Text(text.into())).await {
+                        return ending.reason();
                     }
                 }
                 Some(WsMessage::Close(code, reason)) => {
@@ -242,6 +274,11 @@ async fn relay(
                 }
                 None => return None,
             },
+            Some(message) = live.next(), if !live.is_empty() => {
+                if !forward(out, ending, message).await {
+                    return ending.reason();
+                }
+            }
             changed = init_seen.changed(), if !initialised_in_time => {
                 initialised_in_time = changed.is_ok() && *init_seen.borrow();
             }
