@@ -18,7 +18,7 @@ use super::check::{Transport, check_request};
 use super::payer::{budget, viewer};
 use super::transport::{self, MediaType, Refusal};
 use super::{AppState, REQUEST_ID, client_address};
-use super::{cost, failures};
+use super::{cost, failures, persisted};
 use crate::graphql::{Budget, RequestMeta, field_errors, pricing, retry_after_seconds};
 use crate::pagination::PageStats;
 use crate::ratelimit::Refused;
@@ -139,6 +139,10 @@ async fn execute(
     } else {
         Transport::Post
     };
+    let registration = match persisted::resolve(app, &mut request, media, &request_id).await {
+        Ok(registration) => registration,
+        Err(refusal) => return refusal,
+    };
     let bytes = request.query.len();
     if let Some(refusal) =
         failures::refuse_unaffordable(app, headers, media, &request_id, address, bytes).await
@@ -188,8 +192,12 @@ async fn execute(
     };
     let meta = Arc::new(RequestMeta::new(call.request_id.clone()));
     let document = checked.document.as_deref();
+    let registration = registration.map(|hash| (hash, request.query.clone()));
     match run(&call, request, &meta, &budget, document).await {
-        Ok(response) => respond(&call, response, &meta, &budget).await,
+        Ok(response) => {
+            persisted::register(app, registration, &budget).await;
+            respond(&call, response, &meta, &budget).await
+        }
         Err(timed_out) => timed_out,
     }
 }

@@ -44,6 +44,7 @@ mod failures;
 mod graphql;
 mod limits;
 mod payer;
+mod persisted;
 mod request_id;
 mod subscription_shape;
 mod transport;
@@ -66,6 +67,7 @@ use tower_http::trace::TraceLayer;
 use crate::graphql::field_errors::OutputTypes;
 use crate::graphql::{ApiSchema, ApiState};
 use crate::index::PageIndex;
+use crate::persisted::PersistedDocuments;
 use crate::ratelimit::RateLimiter;
 use crate::store::CommentStore;
 
@@ -108,6 +110,8 @@ pub struct HttpOptions {
     pub shutdown: tokio_util::sync::CancellationToken,
     /// What one client may hold and do over WebSockets.
     pub websocket: WebSocketLimits,
+    /// Automatic persisted queries and trusted documents (`crate::persisted`).
+    pub persisted: Arc<PersistedDocuments>,
 }
 
 impl Default for HttpOptions {
@@ -129,6 +133,13 @@ impl Default for HttpOptions {
             rate_limiter: None,
             trusted_proxies: TrustedProxies::default(),
             websocket: WebSocketLimits::default(),
+            persisted: Arc::new(PersistedDocuments::new(
+                None,
+                false,
+                PERSISTED_QUERIES_BYTES,
+                None,
+                64 * 1024,
+            )),
         }
     }
 }
@@ -144,12 +155,18 @@ struct AppState {
     options: Arc<HttpOptions>,
     in_flight: Arc<tokio::sync::Semaphore>,
     documents: Arc<documents::DocumentCache>,
+    /// Automatic persisted queries and trusted documents (`persisted`).
+    persisted: Arc<PersistedDocuments>,
     /// The schema's field types, for completing field errors (`graphql::field_errors`).
     types: Arc<OutputTypes>,
 }
 
 /// Parsed query documents kept (see `documents`): far more than the distinct queries of an app.
 const DOCUMENT_CACHE_ENTRIES: usize = 512;
+
+/// Bytes of automatic persisted queries kept in memory by default
+/// (`--persisted-queries-bytes`): thousands of client queries.
+pub const PERSISTED_QUERIES_BYTES: usize = 8 * 1024 * 1024;
 
 /// `GET /graphql`: a WebSocket for subscriptions when the request asks to upgrade, a query
 /// otherwise.
@@ -195,6 +212,10 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
         tracing::error!(error = %e, "the schema's SDL did not parse");
         OutputTypes::default()
     });
+    let persisted = Arc::clone(&options.persisted);
+    let trusted = persisted.trusted().into_iter().flat_map(|m| m.documents());
+    let documents = documents::DocumentCache::new(DOCUMENT_CACHE_ENTRIES)
+        .with_pinned(trusted.map(|d| (&d.text, &d.document)));
     let mut router = Router::new()
         .route("/graphql", get(graphql_get).post(graphql::post))
         .route("/", get(playground::page))
@@ -209,7 +230,8 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
             api,
             options: Arc::new(options),
             in_flight,
-            documents: Arc::new(documents::DocumentCache::new(DOCUMENT_CACHE_ENTRIES)),
+            documents: Arc::new(documents),
+            persisted,
             types: Arc::new(types),
         });
     if let Some(layer) = cors {
