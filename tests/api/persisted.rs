@@ -361,3 +361,20 @@ async fn a_bad_manifest_stops_the_server_at_start_up_naming_the_flag() {
     assert!(message.contains("--trusted-documents"), "{message}");
     assert!(message.contains("document `x` does not parse"), "{message}");
 }
+
+/// `tests/clients/persisted.mjs`: Apollo Client's `createPersistedQueryLink` (GET for hashed
+/// queries) and urql's `persistedExchange` page through a product, each document's text sent
+/// once after one `PersistedQueryNotFound`, every later page a GET with the hash only; neither
+/// library logs anything.
+#[tokio::test]
+async fn apollo_client_and_urql_page_through_a_product_with_automatic_persisted_queries() {
+    let app = TestApp::embedded(45).await;
+    let endpoint = format!("{}/graphql", app.address);
+    let (success, output) = crate::clients::node("persisted.mjs", &[&endpoint]).await;
+    assert!(success, "{output}");
+    assert!(
+        output.contains("persisted: 3 checks passed, 0 failed, 0 warnings"),
+        "{output}"
+    );
+    app.stop().await.expect("clean stop");
+}
