@@ -378,3 +378,35 @@ async fn apollo_client_and_urql_page_through_a_product_with_automatic_persisted_
     );
     app.stop().await.expect("clean stop");
 }
+
+/// Registering is paid for like any request: a client whose cost budget is spent is refused
+/// (429) and its text is not registered.
+#[tokio::test]
+async fn a_client_whose_budget_is_spent_registers_nothing() {
+    let app = TestApp::spawn(&[
+        "--demo-comments",
+        "0",
+        "--rate-limit-cost",
+        "1",
+        "--rate-limit-cost-burst",
+        "2",
+        "--rate-limit-writes",
+        "0",
+    ])
+    .await;
+    let spend = post(&app, json!({"query": OTHER})).await;
+    assert_eq!(spend.status, 200, "{}", spend.text);
+    let hash = sha256_hex(OTHER);
+    let refused = post(
+        &app,
+        json!({"query": OTHER, "extensions": persisted(&hash)}),
+    )
+    .await;
+    assert_eq!(
+        (refused.status, refused.code()),
+        (429, "RATE_LIMITED".into())
+    );
+    let miss = get(&app, &[("extensions", persisted(&hash).to_string())]).await;
+    assert_eq!(miss.code(), "PERSISTED_QUERY_NOT_FOUND", "{}", miss.text);
+    app.stop().await.expect("clean stop");
+}
