@@ -184,7 +184,9 @@ impl PersistedDocuments {
         }
     }
 
-    fn is_trusted(&self, text: &str) -> bool {
+    /// Whether `text` is a trusted document's (the check of `--require-trusted-documents`
+    /// on a subscription, whose WebSocket carries only text).
+    pub fn is_trusted(&self, text: &str) -> bool {
         self.trusted
             .as_ref()
             .is_some_and(|m| m.by_hash(&sha256_hex(text)).is_some())

@@ -410,3 +410,44 @@ async fn a_client_whose_budget_is_spent_registers_nothing() {
     assert_eq!(miss.code(), "PERSISTED_QUERY_NOT_FOUND", "{}", miss.text);
     app.stop().await.expect("clean stop");
 }
+
+/// `--require-trusted-documents` holds over WebSockets too: a subscription not in the manifest
+/// is refused, one in it runs (and sees a comment a trusted mutation added).
+#[tokio::test]
+async fn requiring_trusted_documents_refuses_other_subscriptions_too() {
+    use crate::subscriptions::{ADD, Client, EVENTS};
+    let file = tempfile::NamedTempFile::new().expect("a temporary file");
+    let manifest = json!({ "events": EVENTS, "add": ADD });
+    std::fs::write(file.path(), manifest.to_string()).expect("written");
+    let path = file.path().to_str().expect("a UTF-8 path");
+    let app = TestApp::spawn(&[
+        "--demo-comments",
+        "0",
+        "--trusted-documents",
+        path,
+        "--require-trusted-documents",
+    ])
+    .await;
+    let mut client = Client::ready(&app).await;
+    let other = "subscription { commentEvents(sku: \"OK\") { kind } }";
+    client.subscribe_to("other", other, json!({})).await;
+    let message = client.next().await;
+    assert!(
+        message.to_string().contains("QUERY_NOT_IN_SAFELIST"),
+        "{message:#}"
+    );
+    client.subscribe("trusted", json!({ "sku": "OK" })).await;
+    crate::subscriptions::add(&app, "OK", "a trusted subscription sees this", 5).await;
+    // The refused operation then says `complete`; the trusted one's event follows.
+    let mut event = client.next().await;
+    while event["id"] == "other" {
+        event = client.next().await;
+    }
+    assert_eq!(event["type"], "next", "{event:#}");
+    let seen = event.to_string();
+    assert!(
+        seen.contains("a trusted subscription sees this"),
+        "{event:#}"
+    );
+    app.stop().await.expect("clean stop");
+}
