@@ -20,6 +20,7 @@ pub mod http;
 pub mod index;
 pub mod live;
 pub mod pagination;
+pub mod persisted;
 pub mod purge;
 pub mod ratelimit;
 pub mod redis;

@@ -14,8 +14,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::auth::Auth;
 use crate::config::{
-    AuthArgs, BackendArgs, CacheArgs, CursorArgs, IndexKind, PagingArgs, PurgeArgs, RateLimitArgs,
-    ServerArgs, StoreKind, WebSocketArgs,
+    AuthArgs, BackendArgs, CacheArgs, CursorArgs, IndexKind, PagingArgs, PersistedArgs, PurgeArgs,
+    RateLimitArgs, ServerArgs, StoreKind, WebSocketArgs,
 };
 use crate::domain::{ChangeEvent, RatingSet, Sku};
 use crate::graphql::{ApiState, build_schema};
@@ -54,6 +54,8 @@ pub struct ServeArgs {
     pub cache: CacheArgs,
     #[command(flatten)]
     pub purge: PurgeArgs,
+    #[command(flatten)]
+    pub persisted: PersistedArgs,
     /// Also consume the table's DynamoDB stream into the index, in this process (development;
     /// production runs `dynapage sync` once beside any number of servers). Implied by
     /// `--store dynamodb --index memory`, whose index is filled from a full scan at start-up
@@ -172,7 +174,15 @@ pub async fn run_with(
     );
     let schema = build_schema(Some(api.clone()), args.server.limits());
     let connections = args.server.connection_options(trusted_proxies.clone());
+    // Automatic persisted queries are shared through Redis when the index is there.
+    let shared = redis
+        .as_ref()
+        .filter(|_| args.backend.index == IndexKind::Redis);
+    let persisted = args
+        .persisted
+        .documents(shared, args.server.max_body_bytes)?;
     let mut options = crate::http::HttpOptions {
+        persisted: Arc::new(persisted),
         rate_limiter: limiter,
         trusted_proxies,
         // The subscription rate is shared through Redis when the other budgets are.

@@ -2,12 +2,14 @@
 //! Defaults match `docker-compose.yml`; a bad value fails at start-up naming the flag.
 //!
 //! One file per group: backends and Redis (`backend`), who may write (`auth`), the server, its
-//! page sizes and cursor keys (`server`), the response cache and CDN purges (`caching`), rate limits (`rate_limit`), and what one client may
+//! page sizes and cursor keys (`server`), the response cache and CDN purges (`caching`), rate
+//! limits (`rate_limit`), persisted documents (`persisted`), and what one client may
 //! hold over WebSockets (`websocket`).
 
 mod auth;
 mod backend;
 mod caching;
+mod persisted;
 mod rate_limit;
 mod server;
 mod websocket;
@@ -15,6 +17,7 @@ mod websocket;
 pub use self::auth::{AuthArgs, AuthMode};
 pub use self::backend::{BackendArgs, IndexKind, StoreKind};
 pub use self::caching::{CacheArgs, PurgeArgs};
+pub use self::persisted::PersistedArgs;
 pub use self::rate_limit::RateLimitArgs;
 pub use self::server::{CursorArgs, PagingArgs, ServerArgs};
 pub use self::websocket::WebSocketArgs;

@@ -10,6 +10,9 @@
 //! The cache is bounded in entries and in text size, so hostile or generated queries cannot
 //! grow it: texts longer than [`MAX_TEXT_BYTES`] are parsed every time, and when it is full the
 //! oldest entry leaves (first in, first out: cheap, and a steady set of client queries stays in).
+//!
+//! Trusted documents (`--trusted-documents`, `crate::persisted`) are parsed when the manifest
+//! is loaded and pinned here: they never leave, whatever their length.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -24,6 +27,8 @@ pub const MAX_TEXT_BYTES: usize = 8 * 1024;
 pub struct DocumentCache {
     capacity: usize,
     inner: Mutex<Entries>,
+    /// Trusted documents, parsed at start-up; read without the lock.
+    pinned: HashMap<Arc<str>, Arc<ExecutableDocument>>,
 }
 
 #[derive(Debug, Default)]
@@ -39,11 +44,27 @@ impl DocumentCache {
         Self {
             capacity,
             inner: Mutex::default(),
+            pinned: HashMap::new(),
         }
+    }
+
+    /// Keeps `documents` (text and parse) for good, beside the bounded entries.
+    pub fn with_pinned<'a>(
+        mut self,
+        documents: impl IntoIterator<Item = (&'a Arc<str>, &'a Arc<ExecutableDocument>)>,
+    ) -> Self {
+        for (text, document) in documents {
+            self.pinned.insert(Arc::clone(text), Arc::clone(document));
+        }
+        self
     }
 
     /// The document parsed from `text`, if it is kept.
     pub fn get(&self, text: &str) -> Option<Arc<ExecutableDocument>> {
+        // An empty map answers without hashing the text.
+        if let Some(document) = self.pinned.get(text) {
+            return Some(Arc::clone(document));
+        }
         if self.capacity == 0 || text.len() > MAX_TEXT_BYTES {
             return None;
         }
@@ -119,6 +140,18 @@ mod tests {
         cache.insert(&query(4), &parse(&query(4)));
         assert_eq!(cache.len(), 3);
         assert!(cache.get(&query(2)).is_some());
+    }
+
+    #[test]
+    fn pinned_documents_stay_whatever_their_length_and_the_evictions() {
+        let long: Arc<str> = Arc::from(format!("{{ a }}{}", " ".repeat(MAX_TEXT_BYTES)));
+        let document = parse(&long);
+        let cache = DocumentCache::new(1).with_pinned([(&long, &document)]);
+        for n in 0..3 {
+            cache.insert(&query(n), &parse(&query(n)));
+        }
+        assert!(cache.get(&long).is_some());
+        assert_eq!(cache.len(), 1);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use super::payer::{budget, viewer};
 use super::response_cache::{self, Lookup, Pending};
 use super::transport::{self, MediaType, Refusal};
 use super::{AppState, REQUEST_ID, client_address};
-use super::{cost, failures};
+use super::{cost, failures, persisted};
 use crate::graphql::{Budget, RequestMeta, field_errors, pricing, retry_after_seconds};
 use crate::pagination::PageStats;
 use crate::ratelimit::Refused;
@@ -140,6 +140,10 @@ async fn execute(
     } else {
         Transport::Post
     };
+    let registration = match persisted::resolve(app, &mut request, media, &request_id).await {
+        Ok(registration) => registration,
+        Err(refusal) => return refusal,
+    };
     let bytes = request.query.len();
     if let Some(refusal) =
         failures::refuse_unaffordable(app, headers, media, &request_id, address, bytes).await
@@ -194,8 +198,12 @@ async fn execute(
     };
     let meta = Arc::new(RequestMeta::new(call.request_id.clone()));
     let document = checked.document.as_deref();
+    let registration = registration.map(|hash| (hash, request.query.clone()));
     match run(&call, request, &meta, &budget, document).await {
-        Ok(response) => respond(&call, response, &meta, &budget, pending).await,
+        Ok(response) => {
+            persisted::register(app, registration, &budget).await;
+            respond(&call, response, &meta, &budget, pending).await
+        }
         Err(timed_out) => timed_out,
     }
 }

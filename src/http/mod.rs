@@ -45,6 +45,7 @@ mod failures;
 mod graphql;
 mod limits;
 mod payer;
+mod persisted;
 mod request_id;
 mod response_cache;
 mod subscription_shape;
@@ -68,6 +69,7 @@ use tower_http::trace::TraceLayer;
 use crate::graphql::field_errors::OutputTypes;
 use crate::graphql::{ApiSchema, ApiState};
 use crate::index::PageIndex;
+use crate::persisted::PersistedDocuments;
 use crate::ratelimit::RateLimiter;
 use crate::store::CommentStore;
 
@@ -115,6 +117,8 @@ pub struct HttpOptions {
     pub public_cache_control: HeaderValue,
     /// The response cache and the CDN tags (`response_cache`).
     pub response_cache: ResponseCacheOptions,
+    /// Automatic persisted queries and trusted documents (`crate::persisted`).
+    pub persisted: Arc<PersistedDocuments>,
 }
 
 impl Default for HttpOptions {
@@ -138,6 +142,13 @@ impl Default for HttpOptions {
             websocket: WebSocketLimits::default(),
             public_cache_control: HeaderValue::from_static(caching::PUBLIC),
             response_cache: ResponseCacheOptions::default(),
+            persisted: Arc::new(PersistedDocuments::new(
+                None,
+                false,
+                PERSISTED_QUERIES_BYTES,
+                None,
+                64 * 1024,
+            )),
         }
     }
 }
@@ -162,6 +173,8 @@ struct AppState {
     options: Arc<HttpOptions>,
     in_flight: Arc<tokio::sync::Semaphore>,
     documents: Arc<documents::DocumentCache>,
+    /// Automatic persisted queries and trusted documents (`persisted`).
+    persisted: Arc<PersistedDocuments>,
     /// The schema's field types, for completing field errors (`graphql::field_errors`).
     types: Arc<OutputTypes>,
     /// `None` when `--response-cache-bytes` is 0.
@@ -170,6 +183,10 @@ struct AppState {
 
 /// Parsed query documents kept (see `documents`): far more than the distinct queries of an app.
 const DOCUMENT_CACHE_ENTRIES: usize = 512;
+
+/// Bytes of automatic persisted queries kept in memory by default
+/// (`--persisted-queries-bytes`): thousands of client queries.
+pub const PERSISTED_QUERIES_BYTES: usize = 8 * 1024 * 1024;
 
 /// `GET /graphql`: a WebSocket for subscriptions when the request asks to upgrade, a query
 /// otherwise.
@@ -220,6 +237,10 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
         tracing::error!(error = %e, "the schema's SDL did not parse");
         OutputTypes::default()
     });
+    let persisted = Arc::clone(&options.persisted);
+    let trusted = persisted.trusted().into_iter().flat_map(|m| m.documents());
+    let documents = documents::DocumentCache::new(DOCUMENT_CACHE_ENTRIES)
+        .with_pinned(trusted.map(|d| (&d.text, &d.document)));
     let mut router = Router::new()
         .route("/graphql", get(graphql_get).post(graphql::post))
         .route("/", get(playground::page))
@@ -234,7 +255,8 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
             api,
             options: Arc::new(options),
             in_flight,
-            documents: Arc::new(documents::DocumentCache::new(DOCUMENT_CACHE_ENTRIES)),
+            documents: Arc::new(documents),
+            persisted,
             types: Arc::new(types),
             response_cache,
         });

@@ -2,7 +2,9 @@
 //! and in which media type it answers.
 //!
 //! * Requests: POST with `Content-Type: application/json` (UTF-8, the only charset allowed), or
-//!   GET with `query`, `operationName`, `variables` and `extensions` in the URL. A body that is
+//!   GET with `query`, `operationName`, `variables` and `extensions` in the URL. A request may
+//!   name a persisted document instead of sending `query`: `documentId`, or
+//!   `extensions.persistedQuery` (`persisted` resolves both). A body that is
 //!   not JSON, or JSON that is not a GraphQL request, is refused with 400 and a JSON body of the
 //!   usual shape (`{"errors": [{"message", "extensions": {"code": "BAD_REQUEST"}}]}`); another
 //!   content type with 415.
@@ -141,6 +143,7 @@ struct PostParams {
     operation_name: Option<serde_json::Value>,
     variables: Option<serde_json::Value>,
     extensions: Option<serde_json::Value>,
+    document_id: Option<serde_json::Value>,
 }
 
 /// The parameters of a GET URL (`variables` and `extensions` are JSON texts).
@@ -151,6 +154,7 @@ struct GetParams {
     operation_name: Option<String>,
     variables: Option<String>,
     extensions: Option<String>,
+    document_id: Option<String>,
 }
 
 /// Reads a POST request: `application/json` in UTF-8, at most `max_bytes`.
@@ -179,8 +183,17 @@ pub async fn post_request(
             Ok(_) => Refusal::bad_request("the request body must be a JSON object"),
         }
     })?;
+    let document_id = match params.document_id {
+        None | Some(serde_json::Value::Null) => None,
+        Some(serde_json::Value::String(id)) => Some(id),
+        Some(_) => return Err(Refusal::bad_request("`documentId` must be a string")),
+    };
+    let extensions = object(params.extensions, "extensions")?;
     let query = match params.query {
         Some(serde_json::Value::String(query)) => query,
+        None | Some(serde_json::Value::Null) if names_a_document(&document_id, &extensions) => {
+            String::new()
+        }
         None | Some(serde_json::Value::Null) => {
             return Err(Refusal::bad_request(
                 "the request has no `query`: send the GraphQL document as a string",
@@ -194,28 +207,56 @@ pub async fn post_request(
         Some(_) => return Err(Refusal::bad_request("`operationName` must be a string")),
     };
     let variables = object(params.variables, "variables")?;
-    let extensions = object(params.extensions, "extensions")?;
-    Ok(request(query, operation_name, variables, extensions))
+    let request = request(query, operation_name, variables, extensions);
+    Ok(with_document_id(request, document_id))
+}
+
+/// Whether a request without `query` names its document instead (`persisted`).
+fn names_a_document(
+    document_id: &Option<String>,
+    extensions: &Option<serde_json::Map<String, serde_json::Value>>,
+) -> bool {
+    document_id.is_some()
+        || extensions
+            .as_ref()
+            .is_some_and(|e| e.contains_key("persistedQuery"))
+}
+
+/// `documentId` (the GraphQL-over-HTTP persisted documents proposal) rides in the request's
+/// data, which async-graphql's request has room for, to `persisted`'s hook.
+fn with_document_id(
+    request: async_graphql::Request,
+    document_id: Option<String>,
+) -> async_graphql::Request {
+    match document_id {
+        Some(id) => request.data(super::persisted::DocumentId(id)),
+        None => request,
+    }
 }
 
 /// Reads a GET request's parameters from its URL query.
 pub fn get_request(uri: &axum::http::Uri) -> Result<async_graphql::Request, Refusal> {
     let params: GetParams = serde_urlencoded::from_str(uri.query().unwrap_or_default())
         .map_err(|e| Refusal::bad_request(format!("the URL's query string is malformed: {e}")))?;
-    let Some(query) = params.query else {
-        return Err(Refusal::bad_request(
-            "the request has no `query` parameter: send the GraphQL document in the URL",
-        ));
-    };
     let json = |text: Option<String>, name: &str| match text {
         None => Ok(None),
         Some(text) => serde_json::from_str(&text)
             .map(Some)
             .map_err(|e| Refusal::bad_request(format!("`{name}` is not valid JSON: {e}"))),
     };
-    let variables = object(json(params.variables, "variables")?, "variables")?;
     let extensions = object(json(params.extensions, "extensions")?, "extensions")?;
-    Ok(request(query, params.operation_name, variables, extensions))
+    let query = match params.query {
+        Some(query) => query,
+        None if names_a_document(&params.document_id, &extensions) => String::new(),
+        None => {
+            return Err(Refusal::bad_request(
+                "the request has no `query` parameter: send the GraphQL document in the URL",
+            ));
+        }
+    };
+    let variables = object(json(params.variables, "variables")?, "variables")?;
+    let request = request(query, params.operation_name, variables, extensions);
+    Ok(with_document_id(request, params.document_id))
 }
 
 fn check_content_type(headers: &HeaderMap) -> Result<(), Refusal> {
@@ -376,55 +417,4 @@ pub fn refusal(media: MediaType, refusal: &Refusal, request_id: &str) -> Respons
 }
 
 #[cfg(test)]
-mod tests {
-    use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-
-    use super::{MediaType, negotiate};
-
-    fn accept(value: &str) -> Result<MediaType, StatusCode> {
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            header::ACCEPT,
-            HeaderValue::from_str(value).expect("header"),
-        );
-        negotiate(&headers).map_err(|r| r.status)
-    }
-
-    #[test]
-    fn the_accept_header_picks_the_media_type() {
-        assert_eq!(negotiate(&HeaderMap::new()).ok(), Some(MediaType::Json));
-        assert_eq!(accept("application/json"), Ok(MediaType::Json));
-        assert_eq!(
-            accept("application/graphql-response+json"),
-            Ok(MediaType::GraphQlResponse)
-        );
-        assert_eq!(
-            accept("application/graphql-response+json, application/json;q=0.9"),
-            Ok(MediaType::GraphQlResponse)
-        );
-        assert_eq!(
-            accept("application/json, application/graphql-response+json"),
-            Ok(MediaType::Json),
-            "on a tie the first wins"
-        );
-        assert_eq!(
-            accept("application/json;q=0.5, application/graphql-response+json"),
-            Ok(MediaType::GraphQlResponse)
-        );
-        assert_eq!(accept("*/*"), Ok(MediaType::Json));
-        assert_eq!(accept("text/html, */*;q=0.8"), Ok(MediaType::Json));
-        assert_eq!(
-            accept("application/json; charset=utf-8"),
-            Ok(MediaType::Json)
-        );
-    }
-
-    #[test]
-    fn an_accept_header_without_a_supported_type_is_refused_with_406() {
-        assert_eq!(accept("text/html"), Err(StatusCode::NOT_ACCEPTABLE));
-        assert_eq!(
-            accept("application/json;q=0"),
-            Err(StatusCode::NOT_ACCEPTABLE)
-        );
-    }
-}
+mod tests;

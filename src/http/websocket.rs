@@ -124,6 +124,12 @@ impl Executor for SubscriptionsOnly {
         mut request: Request,
         session_data: Option<Arc<Data>>,
     ) -> BoxStream<'static, Response> {
+        // `--require-trusted-documents` holds for subscriptions too (`crate::persisted`).
+        let persisted = &self.options.persisted;
+        if persisted.require_trusted() && !persisted.is_trusted(&request.query) {
+            let not_trusted = crate::persisted::Refused::NotInSafelist;
+            return refused(not_trusted.code(), not_trusted.to_string());
+        }
         let check = check_request(
             &mut request,
             Transport::WebSocket,

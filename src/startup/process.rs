@@ -91,6 +91,7 @@ impl Process {
         if features.serves_pages {
             needs.extend(needs_to_read(prefix));
             needs.extend(redis_log::needs_to_read(prefix));
+            needs.extend(crate::persisted::RedisStore::needs(prefix));
         }
         if features.applies {
             needs.extend(needs_to_write(prefix));

@@ -15,12 +15,13 @@ use crate::helpers::TestApp;
 use crate::support::redis_server::RedisServer;
 
 /// Every package `package.json` pins; an older `node_modules` misses some.
-const PACKAGES: [&str; 9] = [
+const PACKAGES: [&str; 10] = [
     "graphql",
     "relay-compiler",
     "@apollo/client",
     "@urql/core",
     "@urql/exchange-graphcache",
+    "@urql/exchange-persisted",
     "graphql-http",
     "playwright-core",
     "graphql-ws",

@@ -39,6 +39,7 @@ mod mutations;
 mod one_box;
 mod one_box_crash;
 mod page_numbers;
+mod persisted;
 mod playground;
 mod pricing;
 mod ratelimit;

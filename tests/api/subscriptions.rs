@@ -20,7 +20,7 @@ pub(crate) const EVENTS: &str = r#"subscription Events($sku: String!, $ratings: 
   }
 }"#;
 
-const ADD: &str = "mutation($sku: String!, $body: String!, $rating: Int!) { addComment(input: { sku: $sku, author: \"live\", body: $body, rating: $rating }) { comment { id } } }";
+pub(crate) const ADD: &str = "mutation($sku: String!, $body: String!, $rating: Int!) { addComment(input: { sku: $sku, author: \"live\", body: $body, rating: $rating }) { comment { id } } }";
 const EDIT: &str = "mutation($id: ID!, $body: String, $rating: Int) { updateComment(input: { id: $id, body: $body, rating: $rating }) { comment { id } } }";
 const DELETE: &str =
     "mutation($id: ID!) { deleteComment(input: { id: $id }) { deletedCommentId } }";
