@@ -43,7 +43,7 @@ for case in "${CASES[@]}"; do
   callgrind_control --instr=off "$vpid" >/dev/null
 done
 for case in "${CASES[@]}"; do
-  file=$(grep -l "^desc: Trigger: Client Request: $case" "$out"/callgrind.out.* | head -1)
+  file=$(grep -lx "desc: Trigger: .* $case" "$out"/callgrind.out.* | head -1)
   total=$(callgrind_annotate "$file" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }')
   echo "$case $((total / n)) $file"
 done
