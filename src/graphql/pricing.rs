@@ -11,10 +11,15 @@
 //!
 //! Complexity is counted while async-graphql validates, before any resolver runs, so it cannot
 //! read the server's settings from the schema's data. The HTTP handler runs each request inside
-//! [`with_settings`], which lends this server's page sizes and offset threshold to the count;
-//! outside it (the SDL export, a transport that does not lend them) the defaults stand in.
+//! [`with_settings`], and the WebSocket path polls each subscription inside
+//! [`stream_with_settings`], which lend this server's page sizes and offset threshold to the
+//! count; outside them (the SDL export) the defaults stand in.
 
 use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures::Stream;
 
 use crate::pagination::PagingSettings;
 
@@ -25,6 +30,39 @@ tokio::task_local! {
 /// Runs `future` (a schema execution) with `settings` lent to the complexity count.
 pub async fn with_settings<F: Future>(settings: PagingSettings, future: F) -> F::Output {
     SETTINGS.scope(settings, future).await
+}
+
+/// `stream` (a subscription's execution) with `settings` lent to the complexity count at every
+/// poll: async-graphql validates a subscription, and counts its complexity, inside its stream's
+/// first poll, which no future-scoped [`with_settings`] around the call that made the stream
+/// reaches.
+pub fn stream_with_settings<S: Stream + Unpin>(
+    settings: PagingSettings,
+    stream: S,
+) -> impl Stream<Item = S::Item> {
+    Lent {
+        settings,
+        inner: stream,
+    }
+}
+
+/// A stream polled with its settings lent ([`stream_with_settings`]).
+struct Lent<S> {
+    settings: PagingSettings,
+    inner: S,
+}
+
+impl<S: Stream + Unpin> Stream for Lent<S> {
+    type Item = S::Item;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<S::Item>> {
+        let this = self.get_mut();
+        SETTINGS.sync_scope(this.settings, || Pin::new(&mut this.inner).poll_next(cx))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.inner.size_hint()
+    }
 }
 
 /// The settings the count uses: the server's inside [`with_settings`], else the defaults.
@@ -224,6 +262,12 @@ mod tests {
         let lent = with_settings(settings, async { connection_complexity(deep, 1) }).await;
         assert_eq!(lent, 400 + 1 + 900);
         assert_eq!(connection_complexity(deep, 1), 101, "defaults outside");
+        let stream =
+            futures::stream::poll_fn(|_| Poll::Ready(Some(connection_complexity(deep, 1))));
+        let mut lent = std::pin::pin!(stream_with_settings(settings, stream));
+        use futures::StreamExt as _;
+        assert_eq!(lent.next().await, Some(400 + 1 + 900), "lent at every poll");
+        assert_eq!(lent.next().await, Some(400 + 1 + 900));
     }
 
     #[test]

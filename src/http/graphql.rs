@@ -189,11 +189,7 @@ async fn execute(
         authorization: headers.contains_key(header::AUTHORIZATION),
         started,
         operation_name: request.operation_name.clone(),
-        kind: if checked.mutation {
-            "mutation"
-        } else {
-            "query"
-        },
+        kind: operation_kind(checked.mutation),
         bytes,
     };
     let meta = Arc::new(RequestMeta::new(call.request_id.clone()));
@@ -206,6 +202,11 @@ async fn execute(
         }
         Err(timed_out) => timed_out,
     }
+}
+
+/// The metrics label of an operation.
+fn operation_kind(mutation: bool) -> &'static str {
+    if mutation { "mutation" } else { "query" }
 }
 
 /// Asks the response cache (when on) for `request`: `Err` with the answer on a hit, else the

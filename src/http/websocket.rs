@@ -13,8 +13,9 @@
 //!   `--max-subscriptions-per-connection` on the socket and `--max-subscriptions-per-client`
 //!   for the client (`live::shares`), the client's rate of opening subscriptions
 //!   (`--rate-limit-subscriptions`), and its cost budget, charged like an HTTP request's: the
-//!   document's complexity when it is validated (`graphql::budget`), a resume's replay as it is
-//!   read (`graphql::subscription`);
+//!   document's complexity when it is validated (`graphql::budget`; counted with this server's
+//!   paging settings, `graphql::pricing`), a resume's replay as it is read
+//!   (`graphql::subscription`);
 //! - **the socket** (`socket`): send deadlines, keep-alive and silence checks, close codes.
 //!
 //! One root field per subscription makes a `subscribe` message one subscription, so the
@@ -45,8 +46,9 @@ use super::documents::DocumentCache;
 use super::transport::{self, MediaType, Refusal};
 use super::{AppState, HttpOptions};
 use crate::graphql::cohort::Member;
-use crate::graphql::{ApiSchema, Budget};
+use crate::graphql::{ApiSchema, Budget, pricing};
 use crate::live::shares::{Kind, Shares};
+use crate::pagination::PagingSettings;
 use crate::ratelimit::{Charge, RateLimiter};
 
 /// Largest message a client may send (a `subscribe` with its query), and the size of each
@@ -87,6 +89,8 @@ impl Default for WebSocketLimits {
 #[derive(Clone)]
 struct SubscriptionsOnly {
     schema: ApiSchema,
+    /// This server's paging settings, lent to the complexity count (`graphql::pricing`).
+    settings: PagingSettings,
     options: Arc<HttpOptions>,
     documents: Arc<DocumentCache>,
     /// Who the connection is, and its shares.
@@ -169,7 +173,7 @@ impl Executor for SubscriptionsOnly {
         let limiter = self.options.websocket.subscribe_limiter.clone();
         let schema = self.schema.clone();
         let members = self.members.clone();
-        async_stream::stream! {
+        let subscription = async_stream::stream! {
             let _held = (held, share);
             if let Some(limiter) = limiter {
                 let verdict = limiter.check(&client.scoped("subscribe"), Charge { cost: 1, writes: 0 }).await;
@@ -206,8 +210,9 @@ impl Executor for SubscriptionsOnly {
                     format!("this subscription fell {missed} changes behind and was closed: resubscribe with `after:` set to the newest cursor you hold"),
                 );
             }
-        }
-        .boxed()
+        };
+        // async-graphql validates (and prices) the document inside the stream's first poll.
+        pricing::stream_with_settings(self.settings, subscription.boxed()).boxed()
     }
 }
 
@@ -302,6 +307,7 @@ pub(super) async fn upgrade(
     };
     let executor = SubscriptionsOnly {
         schema: app.schema.clone(),
+        settings: *app.api.engine.settings(),
         options: app.options.clone(),
         documents: app.documents.clone(),
         connection: connection.clone(),

@@ -399,3 +399,56 @@ async fn newest_ids(app: &TestApp, count: u32) -> Vec<String> {
         .map(|n| n["id"].as_str().expect("an id").to_owned())
         .collect()
 }
+
+/// What is left of 127.0.0.1's cost budget, as a cheap query reports it.
+async fn budget_left(app: &TestApp) -> u64 {
+    let answer = post(&app.address, "{ product(sku: \"X\") { sku } }", None).await;
+    number(&answer.cost()["throttleStatus"], "currentlyAvailable")
+}
+
+#[tokio::test]
+async fn a_subscription_is_priced_with_the_servers_paging_settings() {
+    // Offsets up to 1,000 are read from the store on this server (the default threshold is
+    // 100): a document whose reads reach 900 deep costs about 900 here, on every transport.
+    // async-graphql prices every operation of a document, the subscription's neighbours too.
+    let app = TestApp::spawn(&[
+        "--demo-comments",
+        "30",
+        "--offset-index-threshold",
+        "1000",
+        "--rate-limit-cost",
+        "1",
+        "--rate-limit-writes",
+        "0",
+    ])
+    .await;
+    let document = format!(
+        "subscription Live {{ commentEvents(sku: \"{DEMO_SKU}\") {{ kind }} }} \
+         query Deep {{ comments(sku: \"{DEMO_SKU}\", first: 1, offset: 900) {{ pageInfo {{ hasNextPage }} }} }}"
+    );
+    let over_http = post_body(
+        &app.address,
+        &json!({ "query": document, "operationName": "Deep" }),
+        None,
+    )
+    .await;
+    let priced = number(&over_http.cost(), "requestedQueryCost");
+    assert!(priced > 900, "{}", over_http.json());
+
+    let before = budget_left(&app).await;
+    let mut client = crate::subscriptions::Client::ready(&app).await;
+    client
+        .send(json!({ "id": "live", "type": "subscribe", "payload": { "query": document, "operationName": "Live" } }))
+        .await;
+    let left = crate::helpers::eventually("the subscription's charge", || async {
+        let left = budget_left(&app).await;
+        (left + 900 <= before).then_some(left)
+    })
+    .await;
+    assert!(
+        before - left < priced + 10,
+        "charged {} against {priced} over HTTP",
+        before - left
+    );
+    assert_normal_page_works(&app, None).await;
+}

@@ -177,6 +177,9 @@ async fn logged_since(state: &ApiState, sku: &Sku, since_ms: u64) -> Option<Vec<
                         comment: None,
                         rating_counts: None,
                         applied_ms: logged.appended_ms,
+                        // Not from this hub's broadcast: replayed, never compared with a
+                        // cohort's place.
+                        seq: 0,
                     })
                 })
                 .collect()

@@ -6,6 +6,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use axum::body::Bytes;
 use hyper::body::{Body, Frame, Incoming, SizeHint};
@@ -24,23 +25,45 @@ pub struct BodyTimeout(pub u128);
 pub struct DeadlineBody {
     inner: Incoming,
     /// `None` once the body ended or failed (and for a request without a body).
-    deadline: Option<Pin<Box<Sleep>>>,
-    timeout_ms: u128,
+    deadline: Option<Deadline>,
+    timeout: Duration,
     activity: Arc<Activity>,
 }
 
+/// When a body must have ended, and its timer, made the first time the body has to wait: most
+/// bodies arrive with their head, and need no timer at all.
+#[derive(Debug)]
+struct Deadline {
+    at: Instant,
+    timer: Option<Pin<Box<Sleep>>>,
+}
+
+impl Deadline {
+    fn missed(&mut self, cx: &mut Context<'_>) -> bool {
+        let at = self.at;
+        let timer = self
+            .timer
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(at)));
+        timer.as_mut().poll(cx).is_ready()
+    }
+}
+
 impl DeadlineBody {
-    /// `inner`, failing at `deadline` unless it has ended by then.
-    pub fn new(inner: Incoming, deadline: Instant, activity: Arc<Activity>) -> Self {
-        let timeout_ms = deadline
-            .saturating_duration_since(Instant::now())
-            .as_millis();
-        let deadline =
-            (!inner.is_end_stream()).then(|| Box::pin(tokio::time::sleep_until(deadline)));
+    /// `inner`, failing `timeout` after `started` unless it has ended by then.
+    pub fn new(
+        inner: Incoming,
+        started: Instant,
+        timeout: Duration,
+        activity: Arc<Activity>,
+    ) -> Self {
+        let deadline = (!inner.is_end_stream()).then(|| Deadline {
+            at: started + timeout,
+            timer: None,
+        });
         Self {
             inner,
             deadline,
-            timeout_ms,
+            timeout,
             activity,
         }
     }
@@ -80,13 +103,13 @@ impl Body for DeadlineBody {
                 let missed = this
                     .deadline
                     .as_mut()
-                    .is_some_and(|deadline| deadline.as_mut().poll(cx).is_ready());
+                    .is_some_and(|deadline| deadline.missed(cx));
                 if !missed {
                     return Poll::Pending;
                 }
                 this.deadline = None;
                 this.activity.body_timed_out();
-                Poll::Ready(Some(Err(BodyTimeout(this.timeout_ms).into())))
+                Poll::Ready(Some(Err(BodyTimeout(this.timeout.as_millis()).into())))
             }
         }
     }

@@ -160,10 +160,9 @@ async fn connection(
             let (router, activity) = (router.clone(), activity.clone());
             async move {
                 let has_body = !hyper::body::Body::is_end_stream(request.body());
-                activity.request_started(has_body, timeouts.body);
-                let deadline = tokio::time::Instant::now() + timeouts.body;
-                let mut request =
-                    request.map(|body| DeadlineBody::new(body, deadline, activity.clone()));
+                let started = activity.request_started(has_body, timeouts.body);
+                let mut request = request
+                    .map(|body| DeadlineBody::new(body, started, timeouts.body, activity.clone()));
                 request.extensions_mut().insert(ConnectInfo(peer));
                 let response = router.oneshot(request).await?;
                 Ok::<_, Infallible>(response.map(|body| TrackedBody::new(body, activity)))

@@ -16,6 +16,14 @@
 //!
 //! The last row bounds a client that does not read its response. A handler's own time is
 //! bounded by `--request-timeout-ms`, below `idle`.
+//!
+//! The watchdog runs in its connection's task and sleeps until the deadline it last computed.
+//! A change that leaves the deadline where it was or later does not wake it (it finds the later
+//! deadline when its sleep ends, and sleeps again): most changes of a request's life only push
+//! the deadline back, and every wake-up re-polls the whole connection and re-arms a timer, a
+//! cost paid per request (BENCHMARKS.md, "Cost of the abuse checks"). Only a deadline that
+//! comes earlier (a head starting on an idle connection, a body that missed its deadline)
+//! wakes it.
 
 use std::io;
 use std::pin::Pin;
@@ -74,6 +82,39 @@ struct State {
     last_progress: Instant,
     /// When a body missed its deadline.
     doomed_at: Option<Instant>,
+    /// The deadline the watchdog sleeps until, and its timeouts (`None` before it first looks).
+    watched: Option<(Instant, Timeouts)>,
+}
+
+impl State {
+    /// When the connection is due to close and why.
+    fn deadline(&self, timeouts: &Timeouts) -> (Instant, Expired) {
+        if let Some(doomed) = self.doomed_at {
+            let at = if self.in_flight == 0 {
+                doomed
+            } else {
+                doomed + DOOMED_GRACE
+            };
+            return (at, Expired::Body);
+        }
+        if self.in_flight == 0 {
+            return match self.head_since {
+                Some(head) => (head + timeouts.header, Expired::Header),
+                None => (self.idle_since + timeouts.idle, Expired::Idle),
+            };
+        }
+        let stalled = (self.last_progress + timeouts.idle, Expired::Idle);
+        match self.body_deadline {
+            Some(body) if body + DOOMED_GRACE < stalled.0 => (body + DOOMED_GRACE, Expired::Body),
+            _ => stalled,
+        }
+    }
+
+    /// Whether the deadline is now earlier than the one the watchdog sleeps until.
+    fn came_earlier(&self) -> bool {
+        self.watched
+            .is_some_and(|(armed, timeouts)| self.deadline(&timeouts).0 < armed)
+    }
 }
 
 /// One connection's activity, shared by its socket, its service and its watchdog.
@@ -96,6 +137,7 @@ impl Activity {
                 body_deadline: None,
                 last_progress: now,
                 doomed_at: None,
+                watched: None,
             }),
             changed: Notify::new(),
         }
@@ -105,14 +147,22 @@ impl Activity {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Wakes the watchdog when `state`'s deadline came earlier than the one it sleeps until.
+    fn settle(&self, state: std::sync::MutexGuard<'_, State>) {
+        let wake = state.came_earlier();
+        drop(state);
+        if wake {
+            self.changed.notify_one();
+        }
+    }
+
     fn read(&self) {
         let now = Instant::now();
         let mut state = self.state();
         state.last_progress = now;
         if state.in_flight == 0 && state.head_since.is_none() {
             state.head_since = Some(now);
-            drop(state);
-            self.changed.notify_one();
+            self.settle(state);
         }
     }
 
@@ -121,28 +171,31 @@ impl Activity {
     }
 
     /// A request's head has been read; its body, if it has one, must end within `body`.
-    pub fn request_started(&self, has_body: bool, body: Duration) {
+    /// Returns when (the body's deadline counts from then).
+    pub fn request_started(&self, has_body: bool, body: Duration) -> Instant {
         let now = Instant::now();
         let mut state = self.state();
         state.in_flight += 1;
         state.head_since = None;
         state.last_progress = now;
         state.body_deadline = has_body.then(|| now + body);
-        drop(state);
-        self.changed.notify_one();
+        self.settle(state);
+        now
     }
 
     /// The request's body was read to its end.
     pub fn body_ended(&self) {
-        self.state().body_deadline = None;
-        self.changed.notify_one();
+        let mut state = self.state();
+        state.body_deadline = None;
+        self.settle(state);
     }
 
     /// The request's body missed its deadline: the connection is closed once the answer is
     /// sent (or [`DOOMED_GRACE`] later).
     pub fn body_timed_out(&self) {
-        self.state().doomed_at = Some(Instant::now());
-        self.changed.notify_one();
+        let mut state = self.state();
+        state.doomed_at = Some(Instant::now());
+        self.settle(state);
     }
 
     /// A response ended (or was dropped).
@@ -155,38 +208,26 @@ impl Activity {
             state.head_since = None;
             state.body_deadline = None;
         }
-        drop(state);
-        self.changed.notify_one();
+        self.settle(state);
     }
 
     /// When the connection is due to close and why.
+    #[cfg(test)]
     fn deadline(&self, timeouts: &Timeouts) -> (Instant, Expired) {
-        let state = self.state();
-        if let Some(doomed) = state.doomed_at {
-            let at = if state.in_flight == 0 {
-                doomed
-            } else {
-                doomed + DOOMED_GRACE
-            };
-            return (at, Expired::Body);
-        }
-        if state.in_flight == 0 {
-            return match state.head_since {
-                Some(head) => (head + timeouts.header, Expired::Header),
-                None => (state.idle_since + timeouts.idle, Expired::Idle),
-            };
-        }
-        let stalled = (state.last_progress + timeouts.idle, Expired::Idle);
-        match state.body_deadline {
-            Some(body) if body + DOOMED_GRACE < stalled.0 => (body + DOOMED_GRACE, Expired::Body),
-            _ => stalled,
-        }
+        self.state().deadline(timeouts)
     }
 
-    /// Resolves when the connection has overstayed its phase (the module's table).
+    /// Resolves when the connection has overstayed its phase (the module's table). It sleeps
+    /// until the deadline it computed; changes wake it only when they bring it earlier (the
+    /// module's comment).
     pub async fn expired(&self, timeouts: Timeouts) -> Expired {
         loop {
-            let (at, why) = self.deadline(&timeouts);
+            let (at, why) = {
+                let mut state = self.state();
+                let (at, why) = state.deadline(&timeouts);
+                state.watched = Some((at, timeouts));
+                (at, why)
+            };
             if at <= Instant::now() {
                 return why;
             }
@@ -323,6 +364,40 @@ mod tests {
         activity.request_started(false, TIMEOUTS.body);
         activity.read();
         assert_eq!(activity.deadline(&TIMEOUTS).1, Expired::Idle);
+    }
+
+    /// Whether a notification is waiting for the watchdog (and takes it).
+    fn woken(activity: &Activity) -> bool {
+        use futures::FutureExt as _;
+        activity.changed.notified().now_or_never().is_some()
+    }
+
+    /// As `expired` does before it sleeps.
+    fn watch(activity: &Activity) {
+        let mut state = activity.state();
+        let at = state.deadline(&TIMEOUTS).0;
+        state.watched = Some((at, TIMEOUTS));
+    }
+
+    #[test]
+    fn only_a_deadline_that_comes_earlier_wakes_the_watchdog() {
+        let activity = Activity::new();
+        watch(&activity);
+        activity.read();
+        activity.request_started(true, TIMEOUTS.body);
+        activity.body_ended();
+        activity.response_ended();
+        assert!(!woken(&activity), "each step pushed the deadline back");
+        watch(&activity);
+        activity.read();
+        assert!(
+            woken(&activity),
+            "a head on an idle connection has less time"
+        );
+        activity.request_started(true, TIMEOUTS.body);
+        watch(&activity);
+        activity.body_timed_out();
+        assert!(woken(&activity), "a missed body closes the connection soon");
     }
 
     #[tokio::test]
