@@ -194,6 +194,14 @@ pub async fn run_with(
     };
     args.cache.apply(&mut options);
     tasks.extend(serve_metrics_apart(&args, &mut options, &shutdown).await?);
+    // Cohorts hold the schema (and the store with it) until their members are gone: the server
+    // has stopped when they have.
+    let cohorts = options.websocket.cohorts.clone();
+    let stopping = shutdown.clone();
+    tasks.push(tokio::spawn(async move {
+        stopping.cancelled().await;
+        cohorts.stopped().await;
+    }));
     let router = crate::http::router(schema, api, options);
     let grace = Duration::from_millis(args.server.shutdown_grace_ms);
     serve_until_stopped(listener, router, connections, &shutdown, grace, tasks).await

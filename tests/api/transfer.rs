@@ -192,6 +192,7 @@ async fn an_interrupted_import_of_a_zst_file_resumes_after_its_last_batch_withou
     ];
     let mut child = dynapage_command("import")
         .args(args)
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("import runs");
     let progress = work.path().join("e.jsonl.zst.import-progress");
@@ -207,10 +208,13 @@ async fn an_interrupted_import_of_a_zst_file_resumes_after_its_last_batch_withou
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert!(
-        child.try_wait().expect("the import's status").is_none(),
-        "the import was still running when it was killed"
-    );
+    if let Some(status) = child.try_wait().expect("the import's status") {
+        let output = child.wait_with_output().await.expect("its output");
+        panic!(
+            "the import ended ({status}) before it was killed, after {saved} lines: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
     child.start_kill().expect("SIGKILL");
     child.wait().await.expect("the import is gone");
     assert!(saved >= 500, "the import saved its progress: {saved}");

@@ -1,11 +1,12 @@
 //! `live`: live comments under load (BENCHMARKS.md, "Live comments"). `subscribers` WebSocket
-//! clients on one product while comments are added through the API at `rate` a second, on
-//! DynamoDB Local + Redis with the stream applied by `serve --sync` (so each change goes table
-//! -> stream -> consumer -> Redis change log -> the server's XREAD -> fan-out). The `live-load`
-//! generator measures the delivery lag end to end; the server's CPU and RSS come from `/proc`
-//! around each run, its own lag histogram from `/metrics`. Runs: a tenth of the rate, the rate,
-//! then the rate with `slow` clients that read nothing (they must be closed, and the RSS must
-//! stay flat).
+//! clients on one product (or spread over `products`) while comments are added through the API
+//! at `rate` a second, on DynamoDB Local + Redis with the stream applied by `serve --sync` (so
+//! each change goes table -> stream -> consumer -> Redis change log -> the server's XREAD ->
+//! fan-out), or with `--embedded` on the in-process store (each write fans out directly). The
+//! `live-load` generator measures the delivery lag end to end; the server's CPU (also per
+//! delivery) and RSS come from `/proc` around each run, its own lag histogram from `/metrics`.
+//! Runs: a tenth of the rate, the rate, then the rate with `slow` clients that read nothing
+//! (they must be closed, and the RSS must stay flat).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -36,6 +37,12 @@ pub struct Args {
     /// Clients that read nothing, in the last run
     #[arg(long, default_value_t = 50)]
     slow: u64,
+    /// Products the subscribers and writes are spread over (round-robin)
+    #[arg(long, default_value_t = 1)]
+    products: u64,
+    /// Serve from the in-process store and index instead of DynamoDB Local + Redis
+    #[arg(long)]
+    embedded: bool,
 }
 
 pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
@@ -46,16 +53,19 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         "{needed} open files are needed: raise the limit first (ulimit -n 65536)"
     );
     ctx.build_dynapage()?;
-    let dynamo = DynamoLocal::start(ctx).await?;
-    let redis = Redis::start(ctx).await?;
-    let mut serve = crate::server::dynamodb_redis_args(&dynamo.url, &redis.url);
-    serve.extend(strings(&[
-        "--sync",
-        "--sync-poll-ms",
-        "50",
-        "--auth",
-        "off",
-    ]));
+    // Held for the run: the services stop when dropped.
+    let mut services = None;
+    let mut serve = if args.embedded {
+        strings(&["--demo-comments", "0"])
+    } else {
+        let dynamo = DynamoLocal::start(ctx).await?;
+        let redis = Redis::start(ctx).await?;
+        let mut serve = crate::server::dynamodb_redis_args(&dynamo.url, &redis.url);
+        serve.extend(strings(&["--sync", "--sync-poll-ms", "50"]));
+        services = Some((dynamo, redis));
+        serve
+    };
+    serve.extend(strings(&["--auth", "off"]));
     serve.extend(strings(&["--max-subscriptions-per-connection", "1"]));
     // Every subscriber comes from this machine's one address: one client, in the server's
     // eyes, which its per-client shares and subscription rate would otherwise stop at 5.
@@ -67,8 +77,15 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         &every,
         "--rate-limit-subscriptions",
         "0",
+        "--rate-limit-writes",
+        "0",
     ]));
     let server = Server::start(ctx, "live", &serve).await?;
+    let backend = if services.is_some() {
+        "DynamoDB Local + Redis, serve --sync (poll 50 ms); server, DynamoDB Local, Redis"
+    } else {
+        "the embedded store (serve --demo-comments 0); server"
+    };
 
     let mut out = Summary::create(&ctx.result("live.txt"))?;
     for line in Machine::describe(ctx).header("live") {
@@ -76,8 +93,8 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     }
     out.line(&format!("# load before: {}", loadavg()))?;
     out.line(&format!(
-        "# {} subscribers on one product, {} comments/s for {} s through the API; DynamoDB Local + Redis, serve --sync (poll 50 ms); server, DynamoDB Local, Redis and the load generator share the cores",
-        args.subscribers, args.rate, args.duration
+        "# {} subscribers on {} product(s), {} comments/s for {} s through the API; {backend} and the load generator share the cores",
+        args.subscribers, args.products, args.rate, args.duration
     ))?;
     // The lighter load first, on a quiet server: a run leaves a backlog for a while after it.
     out.line(&format!(
@@ -108,6 +125,8 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     }
     out.line(&format!("# load after: {}", loadavg()))?;
     log(&format!("wrote {}", out.path().display()));
+    drop(server);
+    drop(services);
     Ok(())
 }
 
@@ -142,6 +161,7 @@ async fn run_load(
         ("--slow", slow),
         ("--rate", rate),
         ("--seconds", args.duration),
+        ("--products", args.products),
     ] {
         generator.extend([flag.to_owned(), value.to_string()]);
     }
@@ -153,9 +173,14 @@ async fn run_load(
     let rss_after = rss_kb(pid).unwrap_or(0);
     let peak = peak.load(Ordering::Relaxed).max(rss_after);
     out.line(&format!("{label}: {}", report.trim()))?;
+    let deliveries = serde_json::from_str::<serde_json::Value>(report.trim())
+        .ok()
+        .and_then(|report| report["deliveries"].as_f64())
+        .unwrap_or(0.0);
     out.line(&format!(
-        "  server CPU: {cpu:.2} s over {wall:.1} s wall ({:.0}% of one core); RSS {} MB before, {} MB after, {} MB peak",
+        "  server CPU: {cpu:.2} s over {wall:.1} s wall ({:.0}% of one core), {:.2} µs per delivery; RSS {} MB before, {} MB after, {} MB peak",
         100.0 * cpu / wall,
+        1e6 * cpu / deliveries.max(1.0),
         rss_before / 1024,
         rss_after / 1024,
         peak / 1024

@@ -4,8 +4,10 @@
 //! reaches it, so the delivery lag is measured end to end: from the write request to the
 //! client, through the table, its stream, the consumer, the Redis change log and the server's
 //! fan-out. `slow` further clients subscribe with a tiny receive window and read nothing until
-//! the end: they should be closed rather than held in memory. One JSON line reports the counts
-//! and the lag's p50, p99 and maximum (BENCHMARKS.md, `live`).
+//! the end: they should be closed rather than held in memory. With `products` above 1, the
+//! subscribers and the writes are spread round-robin over that many products (`SKU_0`,
+//! `SKU_1`, ...), each client expecting its own product's writes. One JSON line reports the
+//! counts and the lag's p50, p99 and maximum (BENCHMARKS.md, `live`).
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -23,9 +25,12 @@ pub struct Args {
     /// The server, e.g. http://127.0.0.1:8080.
     #[arg(long)]
     url: String,
-    /// The product subscribed to and written to
+    /// The product subscribed to and written to (the prefix of each, with `--products`)
     #[arg(long, default_value = "LIVE_LOAD")]
     sku: String,
+    /// How many products the subscribers and writes are spread over
+    #[arg(long, default_value_t = 1)]
+    products: u64,
     /// WebSocket clients subscribed to the product
     #[arg(long, default_value_t = 1000)]
     subscribers: usize,
@@ -52,8 +57,25 @@ fn now_micros() -> u64 {
 type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
-/// A subscribed client (after `connection_ack` and `subscribe`).
-async fn subscribe(args: &Args, small_window: bool) -> anyhow::Result<Socket> {
+impl Args {
+    /// The product of subscriber or write number `n`.
+    fn product(&self, n: u64) -> String {
+        if self.products <= 1 {
+            self.sku.clone()
+        } else {
+            format!("{}_{}", self.sku, n % self.products)
+        }
+    }
+
+    /// The writes (by number, out of `writes`) that subscriber `n` should receive.
+    fn expected(&self, n: u64, writes: u64) -> impl Iterator<Item = u64> {
+        let step = self.products.max(1);
+        (n % step..writes).step_by(step as usize)
+    }
+}
+
+/// A subscribed client (after `connection_ack` and `subscribe`) of `sku`.
+async fn subscribe(args: &Args, sku: String, small_window: bool) -> anyhow::Result<Socket> {
     let url = format!("{}/graphql", args.url.replacen("http", "ws", 1));
     let mut request = url.into_client_request()?;
     request
@@ -80,7 +102,7 @@ async fn subscribe(args: &Args, small_window: bool) -> anyhow::Result<Socket> {
     }
     socket
         .send(send(json!({ "id": "1", "type": "subscribe",
-            "payload": { "query": EVENTS, "variables": { "sku": args.sku } } })))
+            "payload": { "query": EVENTS, "variables": { "sku": sku } } })))
         .await?;
     Ok(socket)
 }
@@ -135,16 +157,20 @@ async fn end_of_slow_client(mut socket: Socket) -> &'static str {
 pub async fn run(args: Args) -> anyhow::Result<()> {
     let args = Arc::new(args);
     let mut sockets = Vec::with_capacity(args.subscribers);
-    for chunk in (0..args.subscribers).collect::<Vec<_>>().chunks(100) {
-        let opened = futures::future::try_join_all(chunk.iter().map(|_| subscribe(&args, false)))
-            .await
-            .context("opening the subscribers")?;
+    for chunk in (0..args.subscribers as u64).collect::<Vec<_>>().chunks(100) {
+        let opened = futures::future::try_join_all(
+            chunk
+                .iter()
+                .map(|n| subscribe(&args, args.product(*n), false)),
+        )
+        .await
+        .context("opening the subscribers")?;
         sockets.extend(opened);
     }
     let mut slow = Vec::with_capacity(args.slow);
-    for _ in 0..args.slow {
+    for n in 0..args.slow as u64 {
         slow.push(
-            subscribe(&args, true)
+            subscribe(&args, args.product(n), true)
                 .await
                 .context("opening a slow client")?,
         );
@@ -163,7 +189,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
 
     let client = reqwest::Client::new();
     let endpoint = format!("{}/graphql", args.url);
-    let failed = Arc::new(Mutex::new(0u64));
+    let failed = Arc::new(Mutex::new(std::collections::HashSet::<u64>::new()));
     let mut ticker = tokio::time::interval(Duration::from_micros(1_000_000 / args.rate.max(1)));
     let started = Instant::now();
     let mut writes = 0u64;
@@ -175,7 +201,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             client.clone(),
             endpoint.clone(),
             failed.clone(),
-            args.sku.clone(),
+            args.product(writes),
         );
         in_flight.push(tokio::spawn(async move {
             let body = json!({
@@ -190,7 +216,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 Err(_) => false,
             };
             if !ok {
-                *failed.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+                failed.lock().unwrap_or_else(|p| p.into_inner()).insert(seq);
             }
         }));
         writes += 1;
@@ -200,13 +226,19 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
 
     let mut lags = Vec::new();
     let mut per_client_min = usize::MAX;
+    let failed = std::mem::take(&mut *failed.lock().unwrap_or_else(|p| p.into_inner()));
     // Writes that some client never received, and how many clients missed each.
     let mut missed = std::collections::BTreeMap::<u64, usize>::new();
-    for reader in readers {
+    let mut expected = 0u64;
+    for (n, reader) in readers.into_iter().enumerate() {
         let got = reader.await.unwrap_or_default();
         per_client_min = per_client_min.min(got.len());
         let seen: std::collections::HashSet<u64> = got.iter().map(|(seq, _)| *seq).collect();
-        for seq in 0..writes {
+        for seq in args.expected(n as u64, writes) {
+            if failed.contains(&seq) {
+                continue;
+            }
+            expected += 1;
             if !seen.contains(&seq) {
                 *missed.entry(seq).or_default() += 1;
             }
@@ -220,15 +252,15 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         .into_iter()
         .map(|micros| micros as f64 / 1000.0)
         .collect();
-    let failed = *failed.lock().unwrap_or_else(|p| p.into_inner());
     println!(
         "{}",
         json!({
             "subscribers": args.subscribers,
             "writes": writes,
             "write_rate": (writes as f64 / write_seconds).round(),
-            "failed_writes": failed,
-            "expected_deliveries": (writes - failed) * args.subscribers as u64,
+            "products": args.products,
+            "failed_writes": failed.len(),
+            "expected_deliveries": expected,
             "deliveries": lags.len(),
             "fewest_by_one_client": if per_client_min == usize::MAX { 0 } else { per_client_min },
             "writes_missed_by_some": missed.len(),

@@ -26,7 +26,6 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use async_graphql::http::WebSocketProtocols;
 use async_graphql::{Data, Request, Response, Value};
@@ -34,6 +33,7 @@ use axum::extract::ws::{Message, Utf8Bytes};
 use futures::stream::{BoxStream, StreamExt};
 use tokio::sync::{broadcast, oneshot};
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use crate::auth::Viewer;
 use crate::domain::{Access, CommentId};
@@ -43,9 +43,6 @@ use crate::live::Hub;
 
 /// The extension of the marker response a member yields when it goes live.
 pub(super) const JOIN_MARKER: &str = "dynapageCohortJoin";
-
-/// How often a cohort without members checks whether it may end.
-const IDLE_CHECK: Duration = Duration::from_secs(5);
 
 /// What makes two subscriptions one cohort.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -108,6 +105,9 @@ pub(super) enum Frame {
 #[derive(Debug, Default)]
 pub struct Cohorts {
     running: Mutex<HashMap<Key, broadcast::Sender<Arc<Frame>>>>,
+    /// Every cohort's task. Each holds the schema, and with it the store (the embedded store's
+    /// directory lock too): a stopping server waits for them ([`Cohorts::stopped`]).
+    tasks: TaskTracker,
 }
 
 /// A member's place in its cohort: the frames from the moment it joined, and the first change
@@ -147,7 +147,8 @@ impl Cohorts {
         let (request, data) = key.request(variables, viewer);
         let responses =
             schema.execute_stream_with_session_data(request.data(shared.clone()), Arc::new(data));
-        tokio::spawn(run(self.clone(), key.clone(), sender, responses, shared));
+        self.tasks
+            .spawn(run(self.clone(), key.clone(), sender, responses, shared));
         Joined { frames, from_seq }
     }
 
@@ -164,6 +165,13 @@ impl Cohorts {
         }
         true
     }
+
+    /// Waits for every cohort to end: each ends when its last member leaves, so once the
+    /// server's connections have closed, promptly. No cohort starts after this is called.
+    pub async fn stopped(&self) {
+        self.tasks.close();
+        self.tasks.wait().await;
+    }
 }
 
 /// A cohort's task: runs the subscription once, serializes each response once and broadcasts
@@ -175,11 +183,11 @@ async fn run(
     mut responses: BoxStream<'static, Response>,
     shared: Arc<SharedRun>,
 ) {
-    let mut idle = tokio::time::interval(IDLE_CHECK);
     loop {
         let response = tokio::select! {
             response = responses.next() => response,
-            _ = idle.tick() => {
+            // The last member left: end, unless one joined meanwhile (then this waits again).
+            () = frames.closed() => {
                 if cohorts.retire(&key, &frames, false) {
                     return;
                 }
