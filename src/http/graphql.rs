@@ -168,8 +168,9 @@ async fn execute(
     let Ok(_permit) = app.in_flight.clone().try_acquire_owned() else {
         return shed(app, media, &request_id);
     };
-    let pending = match from_cache(app, headers, &request, media, checked.mutation, over_get).await
-    {
+    let (mutation, hash) = (checked.mutation, registration.as_deref());
+    let kept = from_cache(app, headers, &request, media, mutation, over_get, hash);
+    let pending = match kept.await {
         Ok(pending) => pending,
         Err(hit) => return hit,
     };
@@ -210,7 +211,11 @@ fn operation_kind(mutation: bool) -> &'static str {
 }
 
 /// Asks the response cache (when on) for `request`: `Err` with the answer on a hit, else the
-/// entry to keep the answer in (`None` when the request is not for the cache).
+/// entry to keep the answer in (`None` when the request is not for the cache). A hit of a
+/// request that sends an automatic persisted query's text (`registration`, its hash) registers
+/// it: the text passed validation, and its answer was paid for when it was kept; without this a
+/// client's retry answered from the cache would never register, and every later request would
+/// cost it two round trips.
 async fn from_cache(
     app: &AppState,
     headers: &HeaderMap,
@@ -218,6 +223,7 @@ async fn from_cache(
     media: MediaType,
     mutation: bool,
     over_get: bool,
+    registration: Option<&str>,
 ) -> Result<Option<Pending>, Response> {
     let Some(cache) = &app.response_cache else {
         return Ok(None);
@@ -233,6 +239,9 @@ async fn from_cache(
                 throttle: None,
             };
             response_cache::caching_headers(&app.options, &cacheability, &mut hit, &[]);
+            if let Some(hash) = registration {
+                app.persisted.register(hash, &request.query).await;
+            }
             Err(hit)
         }
     }

@@ -451,3 +451,43 @@ async fn requiring_trusted_documents_refuses_other_subscriptions_too() {
     );
     app.stop().await.expect("clean stop");
 }
+
+#[tokio::test]
+async fn a_text_answered_from_the_response_cache_registers_its_hash() {
+    let app = TestApp::spawn(&["--demo-comments", "20", "--response-cache-bytes", "1048576"]).await;
+    let hash = sha256_hex(PAGE);
+    let text = vec![("query", PAGE.to_owned()), ("variables", variables())];
+    // The first answer is kept unverified, the second verified: repeats are hits from then on.
+    for _ in 0..2 {
+        ids(&get(&app, &text).await);
+    }
+    let mut with_hash = text.clone();
+    with_hash.push(("extensions", persisted(&hash).to_string()));
+    let hit = app
+        .client
+        .get(format!("{}/graphql", app.address))
+        .query(&with_hash)
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(
+        hit.headers()
+            .get("dynapage-cost")
+            .and_then(|v| v.to_str().ok()),
+        Some("items-read=0, store-queries=0, index-calls=1"),
+        "answered from the response cache"
+    );
+    let expected = ids(&answer_of(hit).await);
+    // Apollo Client and urql send the hash alone from now on: it must be known.
+    assert_eq!(ids(&get(&app, &get_by_hash(&hash)).await), expected);
+    app.stop().await.expect("clean stop");
+}
+
+async fn answer_of(response: reqwest::Response) -> Answer {
+    Answer {
+        status: response.status().as_u16(),
+        cache_control: String::new(),
+        request_id: String::new(),
+        text: response.text().await.expect("a body"),
+    }
+}
