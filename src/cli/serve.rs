@@ -167,17 +167,26 @@ pub async fn run_with(
         max_subscriptions: args.server.max_subscriptions,
         max_items_per_request: args.server.max_items_per_request,
     });
-    let limiter = rate_limiter(
-        &args.rate_limit,
-        redis.as_ref(),
-        args.server.max_query_complexity,
-    );
     let schema = build_schema(Some(api.clone()), args.server.limits());
     let connections = args.server.connection_options(trusted_proxies.clone());
-    // Automatic persisted queries are shared through Redis when the index is there.
-    let shared = redis
-        .as_ref()
-        .filter(|_| args.backend.index == IndexKind::Redis);
+    let mut options = http_options(&args, redis.as_ref(), trusted_proxies, &shutdown)?;
+    tasks.extend(serve_metrics_apart(&args, &mut options, &shutdown).await?);
+    tasks.push(wait_for_cohorts(&options, &shutdown));
+    let router = crate::http::router(schema, api, options);
+    let grace = Duration::from_millis(args.server.shutdown_grace_ms);
+    serve_until_stopped(listener, router, connections, &shutdown, grace, tasks).await
+}
+
+/// The HTTP side's options: the rate limiter, persisted documents (shared through Redis when
+/// the index is there), the WebSocket limits and the caching flags.
+fn http_options(
+    args: &ServeArgs,
+    redis: Option<&RedisHandle>,
+    trusted_proxies: crate::http::TrustedProxies,
+    shutdown: &CancellationToken,
+) -> anyhow::Result<crate::http::HttpOptions> {
+    let limiter = rate_limiter(&args.rate_limit, redis, args.server.max_query_complexity);
+    let shared = redis.filter(|_| args.backend.index == IndexKind::Redis);
     let persisted = args
         .persisted
         .documents(shared, args.server.max_body_bytes)?;
@@ -188,23 +197,27 @@ pub async fn run_with(
         // The subscription rate is shared through Redis when the other budgets are.
         websocket: args
             .websocket
-            .limits(redis.as_ref().filter(|_| args.rate_limit.limits().any())),
+            .limits(redis.filter(|_| args.rate_limit.limits().any())),
         shutdown: shutdown.clone(),
         ..args.server.http_options()?
     };
     args.cache.apply(&mut options);
-    tasks.extend(serve_metrics_apart(&args, &mut options, &shutdown).await?);
-    // Cohorts hold the schema (and the store with it) until their members are gone: the server
-    // has stopped when they have.
+    Ok(options)
+}
+
+/// A task that ends once every cohort has: cohorts hold the schema (and the store with it,
+/// the embedded store's directory lock too) until their members are gone, so the server has
+/// stopped when they have.
+fn wait_for_cohorts(
+    options: &crate::http::HttpOptions,
+    shutdown: &CancellationToken,
+) -> JoinHandle<()> {
     let cohorts = options.websocket.cohorts.clone();
     let stopping = shutdown.clone();
-    tasks.push(tokio::spawn(async move {
+    tokio::spawn(async move {
         stopping.cancelled().await;
         cohorts.stopped().await;
-    }));
-    let router = crate::http::router(schema, api, options);
-    let grace = Duration::from_millis(args.server.shutdown_grace_ms);
-    serve_until_stopped(listener, router, connections, &shutdown, grace, tasks).await
+    })
 }
 
 /// With `--metrics-addr`, serves `/metrics` there (until `shutdown`) and takes it off the

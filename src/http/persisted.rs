@@ -14,13 +14,9 @@ use axum::http::StatusCode;
 use axum::response::Response;
 
 use super::AppState;
-use super::transport::{self, MediaType, Refusal};
+use super::transport::{self, DocumentId, MediaType, Refusal};
 use crate::graphql::Budget;
 use crate::persisted::{Asked, Refused, Resolved};
-
-/// A request's `documentId`, as `transport` read it.
-#[derive(Debug)]
-pub struct DocumentId(pub String);
 
 /// Puts the text the request names in its `query`; `Ok(Some(hash))` when the text it sent is
 /// to be registered under `hash` once it passes its check ([`register`]).

@@ -222,6 +222,10 @@ fn names_a_document(
             .is_some_and(|e| e.contains_key("persistedQuery"))
 }
 
+/// A request's `documentId`, as read here, for `persisted`'s hook.
+#[derive(Debug)]
+pub struct DocumentId(pub String);
+
 /// `documentId` (the GraphQL-over-HTTP persisted documents proposal) rides in the request's
 /// data, which async-graphql's request has room for, to `persisted`'s hook.
 fn with_document_id(
@@ -229,7 +233,7 @@ fn with_document_id(
     document_id: Option<String>,
 ) -> async_graphql::Request {
     match document_id {
-        Some(id) => request.data(super::persisted::DocumentId(id)),
+        Some(id) => request.data(DocumentId(id)),
         None => request,
     }
 }

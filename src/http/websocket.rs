@@ -47,9 +47,9 @@ use super::transport::{self, MediaType, Refusal};
 use super::{AppState, HttpOptions};
 use crate::graphql::cohort::Member;
 use crate::graphql::{ApiSchema, Budget, pricing};
-use crate::live::shares::{Kind, Shares};
+use crate::live::shares::{Kind, Share, Shares};
 use crate::pagination::PagingSettings;
-use crate::ratelimit::{Charge, RateLimiter};
+use crate::ratelimit::{Charge, ClientKey, RateLimiter};
 
 /// Largest message a client may send (a `subscribe` with its query), and the size of each
 /// socket's read and write buffers.
@@ -128,44 +128,10 @@ impl Executor for SubscriptionsOnly {
         mut request: Request,
         session_data: Option<Arc<Data>>,
     ) -> BoxStream<'static, Response> {
-        // `--require-trusted-documents` holds for subscriptions too (`crate::persisted`).
-        let persisted = &self.options.persisted;
-        if persisted.require_trusted() && !persisted.is_trusted(&request.query) {
-            let not_trusted = crate::persisted::Refused::NotInSafelist;
-            return refused(not_trusted.code(), not_trusted.to_string());
-        }
-        let check = check_request(
-            &mut request,
-            Transport::WebSocket,
-            &self.documents,
-            &self.options,
-        );
-        if let Err(rejection) = check {
-            return refused(rejection.code(), rejection.to_string());
-        }
-        let max = self.options.max_subscriptions_per_connection;
-        if self
-            .open
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < max).then_some(n + 1)
-            })
-            .is_err()
-        {
-            return refused(
-                "TOO_MANY_SUBSCRIPTIONS",
-                format!("this connection holds its maximum of {max} subscriptions"),
-            );
-        }
-        let held = Held(self.open.clone());
         let client = self.connection.client();
-        let share = match self
-            .options
-            .websocket
-            .shares
-            .take(&client, Kind::Subscription)
-        {
-            Ok(share) => share,
-            Err(full) => return refused("TOO_MANY_SUBSCRIPTIONS", full.to_string()),
+        let (held, share) = match self.admit(&mut request, &client) {
+            Ok(admitted) => admitted,
+            Err(refusal) => return refusal,
         };
         let budget = Budget::new(self.options.rate_limiter.clone(), client.clone(), 0);
         let (member, joined) = self.member(&request);
@@ -223,6 +189,54 @@ fn take(joining: &Joining) -> Option<cohort::Joined> {
 }
 
 impl SubscriptionsOnly {
+    /// What a subscription passes before it runs: the safelist, the request's checks, this
+    /// connection's limit and this client's share. `Err`: the refusal to answer with.
+    fn admit(
+        &self,
+        request: &mut Request,
+        client: &ClientKey,
+    ) -> Result<(Held, Share), BoxStream<'static, Response>> {
+        // `--require-trusted-documents` holds for subscriptions too (`crate::persisted`).
+        let persisted = &self.options.persisted;
+        if persisted.require_trusted() && !persisted.is_trusted(&request.query) {
+            let not_trusted = crate::persisted::Refused::NotInSafelist;
+            return Err(refused(not_trusted.code(), not_trusted.to_string()));
+        }
+        let check = check_request(
+            request,
+            Transport::WebSocket,
+            &self.documents,
+            &self.options,
+        );
+        if let Err(rejection) = check {
+            return Err(refused(rejection.code(), rejection.to_string()));
+        }
+        let max = self.options.max_subscriptions_per_connection;
+        if self
+            .open
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .is_err()
+        {
+            return Err(refused(
+                "TOO_MANY_SUBSCRIPTIONS",
+                format!("this connection holds its maximum of {max} subscriptions"),
+            ));
+        }
+        let held = Held(self.open.clone());
+        let share = match self
+            .options
+            .websocket
+            .shares
+            .take(client, Kind::Subscription)
+        {
+            Ok(share) => share,
+            Err(full) => return Err(refused("TOO_MANY_SUBSCRIPTIONS", full.to_string())),
+        };
+        Ok((held, share))
+    }
+
     /// The member role of `request`'s execution, which joins its cohort when the resolver says,
     /// and where the joined cohort is left.
     fn member(&self, request: &Request) -> (Arc<Member>, Joining) {
