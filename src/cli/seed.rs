@@ -1,19 +1,24 @@
 //! `dynapage seed --sku S --count N`: generated comments for one product, written in batches
 //! with a progress bar, streamed so that millions never sit in memory at once.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::config::{BackendArgs, StoreKind};
+use crate::domain::Comment;
 use crate::domain::Sku;
 use crate::generate::CommentGenerator;
-use crate::store::CommentStore;
+use crate::store::{CommentStore, StoreError};
+use crate::sync::backoff::Backoff;
 
 /// Comments generated and written per step; the store batches further (25 per DynamoDB call).
 const CHUNK: usize = 2_000;
+
+/// Tries of one step against a store that is unavailable (a timeout, throttling).
+const PUT_ATTEMPTS: u32 = 5;
 
 #[derive(Args, Debug)]
 pub struct SeedArgs {
@@ -71,8 +76,7 @@ pub async fn write_comments<S: CommentStore>(
         if chunk.is_empty() {
             break;
         }
-        store
-            .put_batch(&chunk)
+        put_retrying(store, &chunk)
             .await
             .with_context(|| format!("writing comments of {sku}"))?;
         written += chunk.len() as u64;
@@ -95,4 +99,21 @@ pub async fn write_comments<S: CommentStore>(
         "seeded"
     );
     Ok(())
+}
+
+/// Writes `chunk`, again after a pause while the store is unavailable: the same puts again
+/// change nothing, and a seed of millions should not end at one slow call.
+pub async fn put_retrying<S: CommentStore>(store: &S, chunk: &[Comment]) -> Result<(), StoreError> {
+    let mut backoff = Backoff::new(Duration::from_secs(5));
+    let never = tokio_util::sync::CancellationToken::new();
+    for _ in 1..PUT_ATTEMPTS {
+        match store.put_batch(chunk).await {
+            Err(StoreError::Unavailable(error)) => {
+                tracing::warn!(%error, "seeding: the store is unavailable; retrying");
+                backoff.wait(&never).await;
+            }
+            done => return done,
+        }
+    }
+    store.put_batch(chunk).await
 }

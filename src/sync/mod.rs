@@ -9,7 +9,7 @@
 //!
 //! [`ChangeSource`]: crate::store::change_source::ChangeSource
 
-mod backoff;
+pub(crate) mod backoff;
 mod checkpoint;
 pub mod lambda;
 pub mod reindex;

@@ -12,7 +12,6 @@ use dynapage::pagination::{
     ConnectionArgs, CursorCodec, CursorScope, Engine, PagePlan, PagingSettings, Want,
 };
 use dynapage::redis::RedisConfig;
-use dynapage::store::CommentStore;
 use dynapage::store::dynamo::DynamoStore;
 use futures::StreamExt;
 use serde_json::json;
@@ -39,7 +38,9 @@ async fn fixture(sku: &str, count: usize) -> Fixture {
         .take(count)
         .collect();
     for chunk in comments.chunks(2_000) {
-        store.put_batch(chunk).await.expect("seeded");
+        dynapage::cli::seed::put_retrying(&store, chunk)
+            .await
+            .expect("seeded");
     }
     let prefix = redis_server::unique_prefix();
     let index = RedisIndex::connect(RedisConfig::new(&redis_server::shared_url(), &prefix))

@@ -21,7 +21,9 @@ use crate::sync::{Backends, exit_code, generated, stdout, until_total};
 /// and serves `totalCount` and a deep page, all with `backends`' flags.
 async fn reindex_verify_and_serve(backends: &Backends, sku: &str, count: usize) {
     let comments = generated(sku, 3, count);
-    backends.store.put_batch(&comments).await.expect("seed");
+    dynapage::cli::seed::put_retrying(&backends.store, &comments)
+        .await
+        .expect("seed");
     let rebuilt = backends.run("reindex", &[]).await;
     assert_eq!(exit_code(&rebuilt), Some(0), "{rebuilt:?}");
     assert!(
