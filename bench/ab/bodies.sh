@@ -19,9 +19,11 @@ write_bodies() {
 }
 
 # The server's flags and environment in every run: the embedded backends, no rate limits, no
-# line per request.
+# line per request, and no response cache (every request repeats one body, which a server with
+# the cache would answer from it: the A/B measures running a page; builds before the cache
+# ignore the variable).
 SERVER_ARGS=(serve --demo-comments 200000 --rate-limit-cost 0 --rate-limit-writes 0)
-export RUST_LOG=warn DYNAPAGE_REQUEST_TIMEOUT_MS=120000
+export RUST_LOG=warn DYNAPAGE_REQUEST_TIMEOUT_MS=120000 DYNAPAGE_RESPONSE_CACHE_BYTES=0
 
 # wait_ready URL SECONDS: polls URL/healthz.
 wait_ready() {

@@ -74,6 +74,12 @@ impl Budget {
         self.charge(failure_floor(bytes), 0).await
     }
 
+    /// Charges an answer served from the response cache `points` (it ran nothing, so there is
+    /// no complexity to price): [`CACHED_ANSWER_POINTS`] for a body, 0 for a `304`.
+    pub async fn charge_cached(&self, points: u64) -> Checked {
+        self.charge(points, 0).await
+    }
+
     /// Takes `cost` more from the client's cost budget, after the request's own check: work a
     /// request does beyond what its complexity priced (a resumed subscription's replay, whose
     /// size only the index knows). `Err` holds the message to answer with `RATE_LIMITED`.
@@ -203,6 +209,11 @@ impl Budget {
 /// millisecond. At 10 points a KiB, a budget restoring 1,000 points a second buys about 30 ms
 /// of parsing a second; at 1 it bought 300.
 pub const FAILURE_POINTS_PER_KIB: u64 = 10;
+
+/// What an answer served from the response cache costs its client: the one index read it made
+/// (a page it would otherwise have run costs its complexity, 3 points or more). A `304` costs
+/// nothing (issue 24: revalidating is free).
+pub const CACHED_ANSWER_POINTS: u64 = 1;
 
 /// What a request that failed parsing or validation costs: [`FAILURE_POINTS_PER_KIB`] per KiB
 /// of its document begun (an empty document pays for one).

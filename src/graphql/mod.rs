@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex};
 
 use async_graphql::Schema;
 
-pub use budget::{Budget, Checked, failure_floor, retry_after_seconds};
+pub use budget::{Budget, CACHED_ANSWER_POINTS, Checked, failure_floor, retry_after_seconds};
 pub use error::{ApiError, ErrorCode};
 pub use global_id::GlobalId;
 pub use mutation::MutationRoot;

@@ -7,6 +7,10 @@
 //! document whose client could not pay its floor is refused before it is parsed
 //! ([`refuse_unaffordable`]).
 //!
+//! An answer served from the response cache ran nothing, but it is not free either: it pays
+//! [`charge_cached`] (`graphql::CACHED_ANSWER_POINTS`; a `304` nothing), so a client whose budget
+//! is spent is refused hits too, and every hit shows the budget in the `RateLimit` fields.
+//!
 //! A response carries at most [`MAX_ERRORS`] errors, then one saying how many more were cut.
 //! Why: async-graphql reports every validation error it finds, one per unknown field, so a
 //! 9.8 kB document of 4,900 unknown fields answered 695 kB of errors (issue 22, item 8): a
@@ -27,8 +31,9 @@ use super::documents::MAX_TEXT_BYTES;
 use super::payer::{budget, viewer};
 use super::transport::{self, MediaType};
 use super::{AppState, cost};
-use crate::graphql::{Budget, Checked, retry_after_seconds};
+use crate::graphql::{Budget, CACHED_ANSWER_POINTS, Checked, retry_after_seconds};
 use crate::pagination::PageStats;
+use crate::ratelimit::Throttle;
 
 /// Errors one response carries before the cut.
 pub const MAX_ERRORS: usize = 20;
@@ -69,6 +74,33 @@ pub(super) async fn charge_rejection(
     };
     let checked = budget.charge_failure(bytes).await;
     answer(media, &budget, &checked, Some(rejection), request_id)
+}
+
+/// What an answer from the response cache costs its client, taken like any request's charge:
+/// `Err` with the 429 when the budget cannot pay it, else the budget to show in the `RateLimit`
+/// fields (`None`: cost is not limited). The cache passes every request with `Authorization` by,
+/// so a hit is anonymous and its address pays.
+pub(super) async fn charge_cached(
+    app: &AppState,
+    media: MediaType,
+    request_id: &str,
+    address: IpAddr,
+    not_modified: bool,
+) -> Result<Option<Throttle>, Response> {
+    if app.options.rate_limiter.is_none() {
+        return Ok(None);
+    }
+    let budget = budget(app, None, address, 0);
+    let points = if not_modified {
+        0
+    } else {
+        CACHED_ANSWER_POINTS
+    };
+    let checked = budget.charge_cached(points).await;
+    if checked.refused().is_some() {
+        return Err(answer(media, &budget, &checked, None, request_id));
+    }
+    Ok(checked.verdict.and_then(|v| v.cost))
 }
 
 /// A document too long to be kept parsed (over [`MAX_TEXT_BYTES`]: it is parsed every time it

@@ -168,9 +168,8 @@ async fn execute(
     let Ok(_permit) = app.in_flight.clone().try_acquire_owned() else {
         return shed(app, media, &request_id);
     };
-    let (mutation, hash) = (checked.mutation, registration.as_deref());
-    let kept = from_cache(app, headers, &request, media, mutation, over_get, hash);
-    let pending = match kept.await {
+    let asker = Asker::new(over_get, address, &request_id, registration.as_deref());
+    let pending = match from_cache(app, headers, &request, media, checked.mutation, asker).await {
         Ok(pending) => pending,
         Err(hit) => return hit,
     };
@@ -210,20 +209,44 @@ fn operation_kind(mutation: bool) -> &'static str {
     if mutation { "mutation" } else { "query" }
 }
 
-/// Asks the response cache (when on) for `request`: `Err` with the answer on a hit, else the
-/// entry to keep the answer in (`None` when the request is not for the cache). A hit of a
-/// request that sends an automatic persisted query's text (`registration`, its hash) registers
-/// it: the text passed validation, and its answer was paid for when it was kept; without this a
-/// client's retry answered from the cache would never register, and every later request would
-/// cost it two round trips.
+/// Who asks the response cache, and how.
+struct Asker<'a> {
+    over_get: bool,
+    address: IpAddr,
+    request_id: &'a str,
+    /// The hash of the automatic persisted query whose text the request sends.
+    registration: Option<&'a str>,
+}
+
+impl<'a> Asker<'a> {
+    fn new(
+        over_get: bool,
+        address: IpAddr,
+        request_id: &'a str,
+        registration: Option<&'a str>,
+    ) -> Self {
+        Self {
+            over_get,
+            address,
+            request_id,
+            registration,
+        }
+    }
+}
+
+/// Asks the response cache (when on) for `request`: `Err` with the answer on a hit (charged
+/// `failures::charge_cached`, or its 429), else the entry to keep the answer in (`None` when
+/// the request is not for the cache). A hit of a request that sends an automatic persisted
+/// query's text registers it: the text passed validation, and its answer was paid for when it
+/// was kept; without this a client's retry answered from the cache would never register, and
+/// every later request would cost it two round trips.
 async fn from_cache(
     app: &AppState,
     headers: &HeaderMap,
     request: &async_graphql::Request,
     media: MediaType,
     mutation: bool,
-    over_get: bool,
-    registration: Option<&str>,
+    asker: Asker<'_>,
 ) -> Result<Option<Pending>, Response> {
     let Some(cache) = &app.response_cache else {
         return Ok(None);
@@ -232,14 +255,18 @@ async fn from_cache(
         Lookup::Bypass => Ok(None),
         Lookup::Run(pending) => Ok(Some(pending)),
         Lookup::Answer(mut hit) => {
+            let not_modified = hit.status() == StatusCode::NOT_MODIFIED;
+            let (request_id, address) = (asker.request_id, asker.address);
+            let throttle =
+                failures::charge_cached(app, media, request_id, address, not_modified).await?;
             let cacheability = Cacheability {
-                over_get,
+                over_get: asker.over_get,
                 error_free: true,
                 authorization: false,
-                throttle: None,
+                throttle,
             };
             response_cache::caching_headers(&app.options, &cacheability, &mut hit, &[]);
-            if let Some(hash) = registration {
+            if let Some(hash) = asker.registration {
                 app.persisted.register(hash, &request.query).await;
             }
             Err(hit)

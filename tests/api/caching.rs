@@ -188,7 +188,7 @@ async fn a_signed_in_get_and_its_viewer_fields_are_never_public() {
 }
 
 /// `r=` of the `RateLimit` field.
-fn remaining(raw: &Raw) -> u64 {
+pub(crate) fn remaining(raw: &Raw) -> u64 {
     let field = raw.header("ratelimit").expect("RateLimit");
     assert!(field.starts_with("\"cost\";r="), "{field}");
     let r = field

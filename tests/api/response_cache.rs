@@ -2,12 +2,12 @@
 //! a repeat is answered from the cache with one index read, a write to the product makes the
 //! next answer fresh, `If-None-Match` answers 304 over GET and POST, a viewer's request is
 //! never cached, and the outcomes are counted. On the embedded index and on Redis (whose
-//! versions `apply.lua` keeps).
+//! versions `apply.lua` keeps). A hit is paid for: one point of the client's budget.
 
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::caching::{Raw, parse};
+use crate::caching::{Raw, parse, remaining};
 use crate::helpers::{DEMO_SKU, TestApp};
 use crate::support::redis_server::RedisServer;
 
@@ -238,5 +238,74 @@ async fn with_the_cache_off_bodies_keep_their_cost_and_no_etag_is_given() {
             Some("sku-DAFT_PUNK_TSHIRT")
         );
     }
+    app.stop().await.expect("clean stop");
+}
+
+/// Nothing is free (issue 22): a hit takes one point of its client's budget and shows the
+/// budget in the `RateLimit` fields, a `304` takes none, and a client whose budget is spent is
+/// refused hits (429 `RATE_LIMITED`) but may still revalidate. Without the charge the loop
+/// below would never be refused.
+#[tokio::test]
+async fn a_hit_costs_one_point_a_304_none_and_a_spent_budget_is_refused_hits() {
+    let app = TestApp::spawn(&[
+        "--demo-comments",
+        "30",
+        CACHE_ON[0],
+        CACHE_ON[1],
+        "--rate-limit-cost",
+        "1",
+        "--rate-limit-cost-burst",
+        "100",
+        "--rate-limit-writes",
+        "0",
+    ])
+    .await;
+    get_page(&app, &[]).await;
+    let verified = get_page(&app, &[]).await;
+    let etag = verified.header("etag").expect("an ETag once verified");
+    let revalidate = [("If-None-Match", etag.as_str())];
+    let first_304 = get_page(&app, &revalidate).await;
+    let second_304 = get_page(&app, &revalidate).await;
+    assert_eq!((first_304.status, second_304.status), (304, 304));
+    assert!(
+        remaining(&second_304) >= remaining(&first_304),
+        "a 304 takes nothing: {:?} then {:?}",
+        first_304.header("ratelimit"),
+        second_304.header("ratelimit")
+    );
+
+    let started = std::time::Instant::now();
+    let mut left = remaining(&second_304);
+    let budget = left;
+    let mut hits = 0;
+    let refused = loop {
+        let page = get_page(&app, &[]).await;
+        if page.status != 200 {
+            break page;
+        }
+        assert_eq!(cost(&page), "items-read=0, store-queries=0, index-calls=1");
+        let now = remaining(&page);
+        assert!(now <= left, "{now} after {left}: a hit took nothing");
+        left = now;
+        hits += 1;
+        assert!(hits <= 300, "hits never ran out of budget");
+    };
+    // One point a hit; the budget refills a point a second meanwhile.
+    let refilled = started.elapsed().as_secs() + 1;
+    assert!(
+        hits >= budget && hits <= budget + refilled,
+        "{hits} hits from a budget of {budget}"
+    );
+    assert_eq!(refused.status, 429);
+    assert_eq!(
+        refused.json()["errors"][0]["extensions"]["code"],
+        "RATE_LIMITED"
+    );
+    assert!(refused.header("retry-after").is_some());
+    assert_eq!(refused.header("cache-control").as_deref(), Some("no-store"));
+
+    let spent = get_page(&app, &revalidate).await;
+    assert_eq!(spent.status, 304, "revalidating stays free");
+    assert!(spent.header("ratelimit").is_some());
     app.stop().await.expect("clean stop");
 }

@@ -19,8 +19,8 @@
 //! **Cost.** A kept body carries no `extensions.cost` (it would differ between a run and a
 //! hit, and the `ETag` is strong: the same bytes for the same key and versions); the cost of
 //! the answer served is in the `Dynapage-Cost` header instead. A hit or a `304` reads no store
-//! item, makes one index call and takes nothing from the client's budget (a client whose budget
-//! is spent is still refused before the cache is asked, `failures::refuse_unaffordable`).
+//! item and makes one index call; a hit takes one point from the client's budget and a `304`
+//! none (`failures::charge_cached`), and both show the budget in the `RateLimit` fields.
 //! A miss runs and pays like any request, so a client that varies its variables to evict
 //! others' entries pays for each entry it makes; an entry is bounded by an eighth of the cache.
 
