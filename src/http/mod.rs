@@ -60,6 +60,7 @@ use axum::http::{HeaderName, HeaderValue, Request, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
+use tower::util::MapRequestLayer;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::request_id::{
     MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
@@ -265,7 +266,7 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
     }
     router
         .layer(compression::layer())
-        .layer(axum::middleware::from_fn(compression::guard))
+        .layer(compression::GuardLayer)
         .layer(RequestBodyLimitLayer::new(max_body_bytes))
         .layer(
             TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
@@ -275,10 +276,11 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
         )
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(SetRequestIdLayer::new(REQUEST_ID, UlidRequestId))
-        .layer(axum::middleware::map_request(
+        // tower's `MapRequestLayer`, not axum's `map_request`: a plain function on the request,
+        // without the boxed future and router clone axum's costs each request.
+        .layer(MapRequestLayer::new(
             move |request: Request<axum::body::Body>| {
-                let trusted = trusted_proxies.clone();
-                async move { request_id::keep_only_trusted(request, &trusted) }
+                request_id::keep_only_trusted(request, &trusted_proxies)
             },
         ))
 }

@@ -327,8 +327,8 @@ pub(crate) async fn spawn_server(args: &[&str]) -> (tokio::process::Child, Strin
         .and_then(|l| l.local_addr())
         .expect("a free port")
         .port();
-    // Repeats answered by the response cache take nothing of a budget (`response_cache`);
-    // these servers count every request, unless a test turns the cache on.
+    // Repeats answered by the response cache cost one point, not their complexity
+    // (`response_cache`); these servers price every request, unless a test turns the cache on.
     let cache_off = ["--response-cache-bytes", "0"];
     let cache = if args.iter().any(|a| a.starts_with("--response-cache")) {
         &[][..]

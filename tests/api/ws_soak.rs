@@ -1,8 +1,8 @@
 //! A soak: 200 hostile WebSockets (silent ones, slow readers, subscription churn), from forty
 //! addresses, beside a normal writer and a normal subscriber, against the real server binary.
 //! The server's memory stays bounded and the normal subscriber hears every comment, once and
-//! in order; the writes' p99 beside them is reported (see the test for why it is not yet
-//! within 2× of a quiet run's).
+//! in order; the writes' p99 beside them is reported against a quiet run's, with the CPU the
+//! server and the attackers used.
 
 use std::time::{Duration, Instant};
 
@@ -40,6 +40,9 @@ async fn socket(address: &str, from: &str, tiny_window: bool) -> Option<Socket> 
     socket.next().await?.ok()?;
     Some(socket)
 }
+
+/// The normal writer's pace, in the quiet run and beside the hostile sockets.
+const WRITES_PER_SECOND: u32 = 100;
 
 fn subscribe(id: usize) -> Message {
     let message = json!({ "id": id.to_string(), "type": "subscribe", "payload": { "query": EVENTS, "variables": { "sku": "SOAK" } } });
@@ -91,12 +94,17 @@ async fn hostile(address: String, n: usize, until: Instant) {
     }
 }
 
-/// Writes `count` comments of SOAK; each write's latency.
+/// Writes `count` comments of SOAK at [`WRITES_PER_SECOND`] (normal traffic: a write
+/// back-to-back with the last would measure the fan-out of the one before it, to every
+/// subscriber, not what the hostile sockets cost); each write's latency.
 async fn write(address: &str, count: usize, from: usize) -> Vec<Duration> {
     const ADD: &str = "mutation($body: String!) { addComment(input: { sku: \"SOAK\", author: \"a\", body: $body, rating: 3 }) { comment { id } } }";
     let client = reqwest::Client::new();
     let mut latencies = Vec::with_capacity(count);
+    let mut pace = tokio::time::interval(Duration::from_secs(1) / WRITES_PER_SECOND);
+    pace.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     for i in from..from + count {
+        pace.tick().await;
         let body = format!("{i:05} {}", "y".repeat(2_000));
         let started = Instant::now();
         let response: Value = client
@@ -118,6 +126,21 @@ async fn write(address: &str, count: usize, from: usize) -> Vec<Duration> {
 fn p99(latencies: &mut [Duration]) -> Duration {
     latencies.sort();
     latencies[(latencies.len() * 99 / 100).min(latencies.len() - 1)]
+}
+
+/// The CPU time (user and system) process `pid` has used, in seconds.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("a process");
+    // After the command name, which ends at the last ')': utime and stime are fields 14 and
+    // 15, the 12th and 13th after it.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or("", |(_, rest)| rest)
+        .split_whitespace()
+        .collect();
+    let ticks: f64 =
+        fields[11].parse::<f64>().expect("utime") + fields[12].parse::<f64>().expect("stime");
+    ticks / 100.0 // USER_HZ, 100 on Linux
 }
 
 fn rss_mib(pid: u32) -> f64 {
@@ -154,12 +177,14 @@ async fn two_hundred_hostile_sockets_beside_normal_traffic_bound_memory_and_lose
         .subscribe_to("normal", EVENTS, json!({ "sku": "SOAK" }))
         .await;
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let mut quiet = write(&address, 100, 0).await;
-    for _ in 0..100 {
+    let mut quiet = write(&address, 300, 0).await;
+    for _ in 0..300 {
         normal.event().await;
     }
     let baseline = rss_mib(pid);
 
+    let (server_before, clients_before) = (cpu_seconds(pid), cpu_seconds(std::process::id()));
+    let busy_started = Instant::now();
     let until = Instant::now() + Duration::from_secs(8);
     let hostiles: Vec<_> = (0..200)
         .map(|n| tokio::spawn(hostile(address.clone(), n, until)))
@@ -168,10 +193,16 @@ async fn two_hundred_hostile_sockets_beside_normal_traffic_bound_memory_and_lose
     tokio::time::sleep(Duration::from_millis(1_500)).await;
     let writer = {
         let address = address.clone();
-        tokio::spawn(async move { write(&address, 300, 100).await })
+        std::thread::spawn(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime")
+                .block_on(write(&address, 300, 300))
+        })
     };
     let mut peak = baseline;
-    for i in 100..400 {
+    for i in 300..600 {
         let event = normal.event().await;
         let body = event["edge"]["node"]["body"].as_str().unwrap_or_default();
         assert!(body.starts_with(&format!("{i:05} ")), "in order, none lost");
@@ -179,20 +210,21 @@ async fn two_hundred_hostile_sockets_beside_normal_traffic_bound_memory_and_lose
             peak = peak.max(rss_mib(pid));
         }
     }
-    let mut busy = writer.await.expect("the writer");
+    let mut busy = writer.join().expect("the writer");
     for hostile in hostiles {
         hostile.await.expect("a hostile socket");
     }
+    let elapsed = busy_started.elapsed().as_secs_f64();
+    let server_cores = (cpu_seconds(pid) - server_before) / elapsed;
+    let clients_cores = (cpu_seconds(std::process::id()) - clients_before) / elapsed;
     let (quiet, busy) = (p99(&mut quiet), p99(&mut busy));
     eprintln!(
-        "soak: RSS {baseline:.1} MiB before, {peak:.1} MiB at the peak; write p99 quiet {quiet:?}, beside 200 hostile sockets {busy:?}"
+        "soak: RSS {baseline:.1} MiB before, {peak:.1} MiB at the peak; write p99 quiet {quiet:?}, beside 200 hostile sockets {busy:?}; over the busy {elapsed:.1} s the server used {server_cores:.2} cores and this test process (the attackers and the normal clients) {clients_cores:.2}, of 2"
     );
     assert!(peak < baseline + 100.0, "memory bounded: {peak:.1} MiB");
-    // The goal is 2× the quiet p99. Not met yet, and not asserted: every event is
-    // executed once per subscription, and the slow readers hold some 270 (within their shares)
-    // that each execute every event (debug build, two shared cores: about 3-16 ms quiet and
-    // 190-250 ms beside them, the same without the churn). Sharing one execution per event
-    // among subscribers who asked the same thing (DESIGN §9) is the fix; this is the alarm.
+    // The goal is 2× the quiet p99; timings are reported, not asserted (BENCHMARKS.md,
+    // "Soak beside hostile sockets", has the runs). The bound below only says the writer was
+    // never starved.
     assert!(
         busy < Duration::from_secs(1),
         "p99 {busy:?} against {quiet:?}"
