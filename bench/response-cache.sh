@@ -41,8 +41,8 @@ start_server() { # port, cache bytes, backend flags...
     >"target/response-cache-server-$port.log" 2>&1 &
   PIDS+=($!)
   SERVER_PID=$!
-  for _ in $(seq 1 600); do curl -sf "http://127.0.0.1:$1/healthz" >/dev/null && return; sleep 0.2; done
-  echo "server on $1 did not start" >&2; exit 1
+  for _ in $(seq 1 600); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && return; sleep 0.2; done
+  echo "server on $port did not start" >&2; exit 1
 }
 
 run() { # label, pid, url, extra wrk args...
