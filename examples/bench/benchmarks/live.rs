@@ -68,9 +68,14 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     serve.extend(strings(&["--auth", "off"]));
     serve.extend(strings(&["--max-subscriptions-per-connection", "1"]));
     // Every subscriber comes from this machine's one address: one client, in the server's
-    // eyes, which its per-client shares and subscription rate would otherwise stop at 5.
+    // eyes, which its per-client shares and subscription rate would otherwise stop at 5, and
+    // its per-address connection cap at 256.
     let every = needed.to_string();
     serve.extend(strings(&[
+        "--max-connections",
+        &every,
+        "--max-connections-per-address",
+        &every,
         "--max-sockets-per-client",
         &every,
         "--max-subscriptions-per-client",
