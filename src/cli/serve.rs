@@ -205,9 +205,9 @@ fn http_options(
     Ok(options)
 }
 
-/// A task that ends once every cohort has: cohorts hold the schema (and the store with it,
-/// the embedded store's directory lock too) until their members are gone, so the server has
-/// stopped when they have.
+/// A task that ends once every cohort and WebSocket has: they hold the schema (and the store
+/// with it, the embedded store's directory lock too), so the server has stopped when they
+/// have.
 fn wait_for_cohorts(
     options: &crate::http::HttpOptions,
     shutdown: &CancellationToken,

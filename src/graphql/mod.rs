@@ -19,6 +19,7 @@ mod query;
 mod scalars;
 mod schema_description;
 mod subscription;
+mod summaries;
 mod types;
 mod viewer;
 

@@ -180,6 +180,12 @@ pub(super) fn nodes(ids: &[async_graphql::ID], child: usize) -> usize {
     nodes_complexity(ids.len(), child)
 }
 
+/// Complexity of `ratingSummaries(skus:)`: each SKU is priced like one item, and answers the
+/// selection once (the counts are one index call for all of them).
+pub(super) fn rating_summaries(skus: &[String], child: usize) -> usize {
+    nodes_complexity(skus.len(), child)
+}
+
 fn nodes_complexity(ids: usize, child: usize) -> usize {
     ids.saturating_mul(child.max(1)).saturating_add(1)
 }

@@ -1,4 +1,5 @@
-//! `Query`: products, their comments, and Relay's `node`/`nodes`.
+//! `Query`: products, their comments, Relay's `node`/`nodes`, and `ratingSummaries`
+//! (`summaries`).
 
 use async_graphql::{Context, ID, MergedObject, Object};
 
@@ -6,6 +7,7 @@ use super::comments_field::object_with_comments;
 use super::connection::{resolve_connection, state};
 use super::error::ApiError;
 use super::global_id::GlobalId;
+use super::summaries::SummariesQuery;
 use super::types::{Comment, Node, Product};
 use crate::domain::{CommentId, Sku};
 use crate::pagination::PageStats;
@@ -18,7 +20,7 @@ const GET_MANY_BATCH: u64 = 100;
 /// Reads: products, their comments, and Relay object refetching.
 #[derive(Debug, Default, MergedObject)]
 #[graphql(name = "Query")]
-pub struct QueryRoot(NodeQuery, CatalogQuery);
+pub struct QueryRoot(NodeQuery, CatalogQuery, SummariesQuery);
 
 /// `Query.node` and `Query.nodes`, in an `#[Object]` of their own: a `complexity` that names
 /// `child_complexity` cannot be written inside `object_with_comments!` (its doc says why), and

@@ -330,6 +330,9 @@ pub(super) async fn upgrade(
         members: Arc::default(),
     };
     let init = Init::new(app.api.auth.clone(), connection);
+    // The socket's task holds the schema (its executor), and the store with it: a stopping
+    // server waits for it as for a cohort (`Cohorts::track`).
+    let tracked = app.options.websocket.cohorts.track();
     upgrade
         .protocols(async_graphql::http::ALL_WEBSOCKET_PROTOCOLS)
         // Clients send small messages (a subscribe, a pong); tungstenite's defaults (a 128 KiB
@@ -339,7 +342,10 @@ pub(super) async fn upgrade(
         .write_buffer_size(MESSAGE_BYTES)
         .max_message_size(MESSAGE_BYTES)
         .max_frame_size(MESSAGE_BYTES)
-        .on_upgrade(move |socket| socket::serve(socket, protocol, executor, init))
+        .on_upgrade(move |socket| async move {
+            socket::serve(socket, protocol, executor, init).await;
+            drop(tracked);
+        })
 }
 
 /// The viewer of the upgrade's `Authorization` header, verified like any request's: a token

@@ -168,6 +168,22 @@ pub trait PageIndex: Send + Sync + 'static {
         }
     }
 
+    /// [`Self::rating_counts`] of each of `skus`, in their order (repeats answered again). One
+    /// round trip where the index has them together (Redis: one pipeline of five `ZCARD`s per
+    /// product).
+    fn rating_counts_many(
+        &self,
+        skus: &[Sku],
+    ) -> impl Future<Output = Result<Vec<[u64; 5]>, IndexError>> + Send {
+        async move {
+            let mut all = Vec::with_capacity(skus.len());
+            for sku in skus {
+                all.push(self.rating_counts(sku).await?);
+            }
+            Ok(all)
+        }
+    }
+
     /// The sort key `rank` places (0-based) into the list of `sku`'s comments with a rating in
     /// `ratings`, read in `order`, counting only items strictly beyond `after` in that order
     /// (whether or not `after` is itself a member: a cursor's comment may have been deleted).
@@ -271,6 +287,10 @@ impl PageIndex for AnyIndex {
 
     async fn rating_counts(&self, sku: &Sku) -> Result<[u64; 5], IndexError> {
         dispatch_index!(self, i => i.rating_counts(sku).await)
+    }
+
+    async fn rating_counts_many(&self, skus: &[Sku]) -> Result<Vec<[u64; 5]>, IndexError> {
+        dispatch_index!(self, i => i.rating_counts_many(skus).await)
     }
 
     async fn key_at(

@@ -28,7 +28,7 @@ use std::time::Duration;
 use self::keys::Keys;
 pub(crate) use self::keys::{member, sort_key_of};
 pub use self::needs::{needs_to_read, needs_to_scan, needs_to_write};
-use self::replies::{Change, held_arg, held_of, sort_key, view_of};
+use self::replies::{Change, held_arg, held_of, per_product, sort_key, view_of};
 use super::{
     Held, IndexError, PageIndex, Positions, Repair, Stale, Start, TOMBSTONE_TTL, View, ViewAnchor,
     ViewRequest,
@@ -236,13 +236,24 @@ impl PageIndex for RedisIndex {
     }
 
     async fn rating_counts(&self, sku: &Sku) -> Result<[u64; 5], IndexError> {
-        let mut pipe = redis::pipe();
-        for key in self.sets(sku, RatingSet::ALL) {
-            pipe.zcard(key);
-        }
-        let counts: Vec<u64> = self.redis.query_pipeline(&pipe).await?;
-        <[u64; 5]>::try_from(counts)
-            .map_err(|c| IndexError::Internal(format!("{} counts for 5 ratings", c.len()).into()))
+        let mut counts = self.rating_counts_many(std::slice::from_ref(sku)).await?;
+        counts
+            .pop()
+            .ok_or_else(|| IndexError::Internal("no counts".into()))
+    }
+
+    /// Five `ZCARD`s per product: one pipeline on one node; on a Cluster one per slot, sent at
+    /// once (`RedisHandle::query_groups`; a product's sets share one slot).
+    async fn rating_counts_many(&self, skus: &[Sku]) -> Result<Vec<[u64; 5]>, IndexError> {
+        let groups: Vec<(String, Vec<redis::Cmd>)> = skus
+            .iter()
+            .map(|sku| {
+                let sets = self.sets(sku, RatingSet::ALL);
+                let zcards = sets.iter().map(redis::Cmd::zcard).collect();
+                (sets[0].clone(), zcards)
+            })
+            .collect();
+        per_product(self.redis.query_groups(&groups).await?, skus.len())
     }
 
     async fn key_at(
@@ -418,17 +429,18 @@ impl PageIndex for RedisIndex {
         Ok(self.redis.query::<()>(&redis::cmd("PING")).await?)
     }
 
-    /// One `GET` per product in one pipeline: one round trip on one node; on a Cluster the
-    /// client sends each node the `GET`s of its slots (an `MGET` across slots would be refused).
+    /// One `GET` per product: one pipeline on one node; on a Cluster one per slot, sent at once
+    /// (`RedisHandle::query_groups`: a pipeline, like an `MGET`, may not cross slots there).
     async fn product_versions(&self, skus: &[Sku]) -> Result<Vec<u64>, IndexError> {
-        if skus.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut pipe = redis::pipe();
-        for sku in skus {
-            pipe.get(self.keys.product_version(sku));
-        }
-        let versions: Vec<Option<u64>> = self.redis.query_pipeline(&pipe).await?;
+        let groups: Vec<(String, Vec<redis::Cmd>)> = skus
+            .iter()
+            .map(|sku| {
+                let key = self.keys.product_version(sku);
+                let get = redis::Cmd::get(&key);
+                (key, vec![get])
+            })
+            .collect();
+        let versions: Vec<Option<u64>> = self.redis.query_groups(&groups).await?;
         Ok(versions.into_iter().map(|v| v.unwrap_or(0)).collect())
     }
 }

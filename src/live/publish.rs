@@ -75,6 +75,10 @@ impl<I: PageIndex> PageIndex for Publishing<I> {
         self.inner.rating_counts(sku).await
     }
 
+    async fn rating_counts_many(&self, skus: &[Sku]) -> Result<Vec<[u64; 5]>, IndexError> {
+        self.inner.rating_counts_many(skus).await
+    }
+
     async fn key_at(
         &self,
         sku: &Sku,

@@ -106,6 +106,11 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
         Ok(self.index.rating_counts(sku).await?)
     }
 
+    /// [`Engine::rating_counts`] of each of `skus`, in their order, in one index round trip.
+    pub async fn rating_counts_many(&self, skus: &[Sku]) -> Result<Vec<[u64; 5]>, PaginationError> {
+        Ok(self.index.rating_counts_many(skus).await?)
+    }
+
     /// How many of `sku`'s comments with a rating in `ratings` are strictly newer than `after`
     /// (whether or not `after`'s comment still exists), from the index in one call and without
     /// reading the store: a resumed subscription asks it before replaying, so a client too far

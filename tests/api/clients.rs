@@ -53,13 +53,21 @@ fn run(command: &mut Command) -> String {
 }
 
 /// Runs `node <script> <args>` in `tests/clients`; whether it succeeded, and its output.
+/// The longest a client script may run.
+const NODE_SCRIPT_LIMIT: std::time::Duration = std::time::Duration::from_secs(180);
+
 pub(crate) async fn node(script: &str, args: &[&str]) -> (bool, String) {
-    let output = tokio::process::Command::new("node")
+    // Bounded, and killed when the bound passes: a script stuck on a wait (a browser page that
+    // never subscribed, under load) fails its test instead of hanging the suite.
+    let run = tokio::process::Command::new("node")
         .arg(script)
         .args(args)
         .current_dir(clients_dir())
-        .output()
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(NODE_SCRIPT_LIMIT, run)
         .await
+        .unwrap_or_else(|_| panic!("node {script} did not end within {NODE_SCRIPT_LIMIT:?}"))
         .unwrap_or_else(|e| panic!("node {script} did not start (is Node.js installed?): {e}"));
     let text = format!(
         "{}{}",

@@ -34,6 +34,8 @@ contract_suite! {
     behaviours: [
         count_sums_the_selected_rating_sets,
         rating_counts_are_each_rating_s_count,
+        rating_counts_of_many_products_are_each_product_s_in_the_order_asked,
+        versions_of_many_products_are_each_product_s_and_move_with_its_changes,
         key_at_reads_every_rank_in_both_orders_ties_included,
         key_at_counts_only_items_beyond_the_cursor_member_or_not,
         key_at_agrees_with_the_model_for_all_31_rating_subsets,
@@ -113,6 +115,85 @@ async fn rating_counts_are_each_rating_s_count<I: PageIndex>(index: I) {
             .expect("rating_counts"),
         [0; 5]
     );
+}
+
+/// `ratingSummaries`' read: every product's counts in the order asked, repeats and products
+/// without comments included (on a Cluster the products' sets live in different slots).
+async fn rating_counts_of_many_products_are_each_product_s_in_the_order_asked<I: PageIndex>(
+    index: I,
+) {
+    let mut rng = Rng::new(37);
+    let products: Vec<_> = (0..12).map(|i| sku(&format!("SHELF_{i}"))).collect();
+    let mut expected = Vec::new();
+    for (i, product) in products.iter().enumerate() {
+        let data = dataset(&mut rng, product, 5 + 7 * i, 10);
+        index.apply(&upserts(&data)).await.expect("apply");
+        let model = Model::of(&data);
+        expected.push(
+            (1..=5)
+                .map(|r| model.count(set(&[r])))
+                .collect::<Vec<u64>>(),
+        );
+    }
+    let mut asked = products.clone();
+    asked.reverse();
+    asked.push(sku("NOBODY"));
+    asked.push(products[3].clone());
+    let counts = index
+        .rating_counts_many(&asked)
+        .await
+        .expect("rating_counts_many");
+    assert_eq!(counts.len(), asked.len());
+    for (product, counts) in asked.iter().zip(&counts) {
+        let want = match products.iter().position(|p| p == product) {
+            Some(i) => expected[i].clone(),
+            None => vec![0; 5],
+        };
+        assert_eq!(counts.to_vec(), want, "{product:?}");
+        let one = index.rating_counts(product).await.expect("rating_counts");
+        assert_eq!(&one, counts, "the same as one product's counts");
+    }
+    assert!(
+        index
+            .rating_counts_many(&[])
+            .await
+            .expect("none")
+            .is_empty()
+    );
+}
+
+/// The response cache's read: every product's version in the order asked (on a Cluster the
+/// products' keys live in different slots), 0 for a product never changed, and a change to
+/// one product moves its version only.
+async fn versions_of_many_products_are_each_product_s_and_move_with_its_changes<I: PageIndex>(
+    index: I,
+) {
+    let mut rng = Rng::new(41);
+    let products: Vec<_> = (0..12).map(|i| sku(&format!("SHELF_{i}"))).collect();
+    for product in &products {
+        let data = dataset(&mut rng, product, 3, 10);
+        index.apply(&upserts(&data)).await.expect("apply");
+    }
+    let mut asked = products.clone();
+    asked.push(sku("NOBODY"));
+    let before = index.product_versions(&asked).await.expect("versions");
+    assert_eq!(before.len(), asked.len());
+    assert_eq!(before[12], 0, "a product never changed");
+    for (product, version) in asked.iter().zip(&before) {
+        let one = index.product_versions(std::slice::from_ref(product)).await;
+        assert_eq!(one.expect("a version"), vec![*version], "{product:?}");
+    }
+    let data = dataset(&mut rng, &products[5], 1, 10);
+    index.apply(&upserts(&data)).await.expect("apply");
+    let after = index.product_versions(&asked).await.expect("versions");
+    for (i, (b, a)) in before.iter().zip(&after).enumerate() {
+        assert_eq!(
+            a != b,
+            i == 5,
+            "only the changed product's version moves: {i}"
+        );
+    }
+    assert!(index.product_versions(&[]).await.expect("none").is_empty());
 }
 
 async fn key_at_reads_every_rank_in_both_orders_ties_included<I: PageIndex>(index: I) {

@@ -43,6 +43,7 @@ mod persisted;
 mod playground;
 mod pricing;
 mod ratelimit;
+mod rating_summaries;
 mod ratings;
 mod redis_acl;
 mod redis_cluster;

@@ -9,8 +9,9 @@
 // where the JSON is { chromium, args, base, tab, post, expect }: the browser binary and its
 // extra flags, the server's address, the tab's name, the GraphQL request to send ({ query,
 // variables }) and a text the result pane must come to show (within 20 s). It prints one JSON
-// object: { result, frames, requests, pageErrors, error }, with the result pane's text, the
-// WebSocket frames the page sent, every URL the browser asked for and every uncaught exception.
+// object: { result, frames, received, requests, pageErrors, error }, with the result pane's
+// text, the WebSocket frames the page sent and received, every URL the browser asked for and
+// every uncaught exception.
 import { chromium } from 'playwright-core';
 
 const { chromium: executablePath, args, base, tab, post, expect } = JSON.parse(process.argv[2]);
@@ -18,6 +19,7 @@ const browser = await chromium.launch({ executablePath, args });
 const requests = [];
 const pageErrors = [];
 const frames = [];
+const received = [];
 let result = '';
 let error = null;
 try {
@@ -33,6 +35,8 @@ try {
       frames.push(String(payload));
       if (String(payload).includes('"subscribe"')) subscribed();
     });
+    socket.on('framereceived', ({ payload }) => received.push(String(payload)));
+    socket.on('close', () => received.push('(closed)'));
   });
   await page.goto(new URL('/', base).href);
   const tabButton = page.locator('.graphiql-tab-button', { hasText: tab });
@@ -44,8 +48,21 @@ try {
     },
     tab,
   );
-  await page.locator('.graphiql-execute-button').click();
-  await sent;
+  // GraphiQL fetches the schema (two POSTs) as it starts; a run pressed before that ends may
+  // send nothing (seen on a loaded machine: no WebSocket ever opened). So wait for the network
+  // to settle, and press again while the page has sent nothing on a socket. Every wait is
+  // bounded: a page that never subscribes fails the test with what it saw.
+  await page.waitForLoadState('networkidle');
+  const deadline = Date.now() + 20_000;
+  let subscribedInTime = false;
+  while (!subscribedInTime && Date.now() < deadline) {
+    if (frames.length === 0) await page.locator('.graphiql-execute-button').click();
+    subscribedInTime = await Promise.race([
+      sent.then(() => true),
+      new Promise((resolve) => setTimeout(() => resolve(false), 2_000)),
+    ]);
+  }
+  if (!subscribedInTime) throw new Error('the page sent no subscribe within 20 s');
   // The server subscribes its feed as it takes the message; leave it a moment.
   await page.waitForTimeout(500);
   const response = await fetch(new URL('/graphql', base), {
@@ -65,4 +82,4 @@ try {
 } finally {
   await browser.close();
 }
-console.log(JSON.stringify({ result, frames, requests, pageErrors, error }));
+console.log(JSON.stringify({ result, frames, received, requests, pageErrors, error }));

@@ -34,6 +34,7 @@ use futures::stream::{BoxStream, StreamExt};
 use tokio::sync::{broadcast, oneshot};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+use tokio_util::task::task_tracker::TaskTrackerToken;
 
 use crate::auth::Viewer;
 use crate::domain::{Access, CommentId};
@@ -105,8 +106,9 @@ pub(super) enum Frame {
 #[derive(Debug, Default)]
 pub struct Cohorts {
     running: Mutex<HashMap<Key, broadcast::Sender<Arc<Frame>>>>,
-    /// Every cohort's task. Each holds the schema, and with it the store (the embedded store's
-    /// directory lock too): a stopping server waits for them ([`Cohorts::stopped`]).
+    /// Every cohort's task, and every socket's ([`Cohorts::track`]). Each holds the schema, and
+    /// with it the store (the embedded store's directory lock too): a stopping server waits for
+    /// them ([`Cohorts::stopped`]).
     tasks: TaskTracker,
 }
 
@@ -166,8 +168,18 @@ impl Cohorts {
         true
     }
 
-    /// Waits for every cohort to end: each ends when its last member leaves, so once the
-    /// server's connections have closed, promptly. No cohort starts after this is called.
+    /// Counts a socket's task among those a stopping server waits for, until the token is
+    /// dropped. Why: an upgraded socket runs in a task of its own, which the HTTP server's
+    /// connection count no longer covers; a server stopped in-process (tests, an embedding
+    /// program) returned while a socket's task still held the embedded store's directory lock,
+    /// and a restart on the same `--data-dir` was refused (a fresh-clone CI run).
+    pub(super) fn track(&self) -> TaskTrackerToken {
+        self.tasks.token()
+    }
+
+    /// Waits for every cohort and socket to end: sockets close when the server stops, and a
+    /// cohort ends when its last member leaves, so promptly. No cohort starts after this is
+    /// called.
     pub async fn stopped(&self) {
         self.tasks.close();
         self.tasks.wait().await;

@@ -109,6 +109,20 @@ enum WireError {
 
 /// The sort key a `(member, score)` pair stands for ([`sort_key_of`]). Scores are integer
 /// milliseconds below 2^53, so the `f64` Redis keeps them in is exact.
+/// The five rating counts of each of `products` products from one pipeline's `ZCARD`s, five
+/// a product in rating order; any other number of replies is an internal error, not a short
+/// answer.
+pub(super) fn per_product(counts: Vec<u64>, products: usize) -> Result<Vec<[u64; 5]>, IndexError> {
+    if counts.len() != 5 * products {
+        let message = format!("{} counts for {products} products", counts.len());
+        return Err(IndexError::Internal(message.into()));
+    }
+    Ok(counts
+        .chunks_exact(5)
+        .map(|c| [c[0], c[1], c[2], c[3], c[4]])
+        .collect())
+}
+
 pub(super) fn sort_key(member: &[u8], score: f64) -> Result<SortKey, IndexError> {
     if !(score.is_finite() && score >= 0.0 && score.fract() == 0.0) {
         return Err(IndexError::Internal(Box::new(WireError::Score(
