@@ -16,7 +16,7 @@ use axum::response::Response;
 use super::caching::Cacheability;
 use super::check::{Transport, check_request};
 use super::payer::{budget, viewer};
-use super::response_cache::{self, Lookup, Pending};
+use super::response_cache::{self, Asker, Pending, from_cache};
 use super::transport::{self, MediaType, Refusal};
 use super::{AppState, REQUEST_ID, client_address};
 use super::{cost, failures, persisted};
@@ -207,71 +207,6 @@ async fn execute(
 /// The metrics label of an operation.
 fn operation_kind(mutation: bool) -> &'static str {
     if mutation { "mutation" } else { "query" }
-}
-
-/// Who asks the response cache, and how.
-struct Asker<'a> {
-    over_get: bool,
-    address: IpAddr,
-    request_id: &'a str,
-    /// The hash of the automatic persisted query whose text the request sends.
-    registration: Option<&'a str>,
-}
-
-impl<'a> Asker<'a> {
-    fn new(
-        over_get: bool,
-        address: IpAddr,
-        request_id: &'a str,
-        registration: Option<&'a str>,
-    ) -> Self {
-        Self {
-            over_get,
-            address,
-            request_id,
-            registration,
-        }
-    }
-}
-
-/// Asks the response cache (when on) for `request`: `Err` with the answer on a hit (charged
-/// `failures::charge_cached`, or its 429), else the entry to keep the answer in (`None` when
-/// the request is not for the cache). A hit of a request that sends an automatic persisted
-/// query's text registers it: the text passed validation, and its answer was paid for when it
-/// was kept; without this a client's retry answered from the cache would never register, and
-/// every later request would cost it two round trips.
-async fn from_cache(
-    app: &AppState,
-    headers: &HeaderMap,
-    request: &async_graphql::Request,
-    media: MediaType,
-    mutation: bool,
-    asker: Asker<'_>,
-) -> Result<Option<Pending>, Response> {
-    let Some(cache) = &app.response_cache else {
-        return Ok(None);
-    };
-    match cache.lookup(headers, request, media, mutation).await {
-        Lookup::Bypass => Ok(None),
-        Lookup::Run(pending) => Ok(Some(pending)),
-        Lookup::Answer(mut hit) => {
-            let not_modified = hit.status() == StatusCode::NOT_MODIFIED;
-            let (request_id, address) = (asker.request_id, asker.address);
-            let throttle =
-                failures::charge_cached(app, media, request_id, address, not_modified).await?;
-            let cacheability = Cacheability {
-                over_get: asker.over_get,
-                error_free: true,
-                authorization: false,
-                throttle,
-            };
-            response_cache::caching_headers(&app.options, &cacheability, &mut hit, &[]);
-            if let Some(hash) = asker.registration {
-                app.persisted.register(hash, &request.query).await;
-            }
-            Err(hit)
-        }
-    }
 }
 
 /// A request beyond `--max-concurrent-requests`, refused at once rather than queued.

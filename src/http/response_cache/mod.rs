@@ -24,6 +24,7 @@
 //! A miss runs and pays like any request, so a client that varies its variables to evict
 //! others' entries pays for each entry it makes; an entry is bounded by an eighth of the cache.
 
+mod ask;
 mod entry;
 mod store;
 
@@ -31,6 +32,7 @@ use axum::body::Bytes;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
+pub(super) use self::ask::{Asker, from_cache};
 pub use self::entry::tag;
 use self::entry::{Entry, Key};
 use self::store::Store;

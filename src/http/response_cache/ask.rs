@@ -1,0 +1,79 @@
+//! Asking the cache: the handler's step between admitting a request and running it. A hit is
+//! answered here, charged like any request (`failures::charge_cached`) and with the same
+//! caching headers.
+
+use std::net::IpAddr;
+
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+
+use super::{Lookup, Pending};
+use crate::http::AppState;
+use crate::http::caching::Cacheability;
+use crate::http::failures;
+use crate::http::transport::MediaType;
+
+/// Who asks the response cache, and how.
+pub(in crate::http) struct Asker<'a> {
+    over_get: bool,
+    address: IpAddr,
+    request_id: &'a str,
+    /// The hash of the automatic persisted query whose text the request sends.
+    registration: Option<&'a str>,
+}
+
+impl<'a> Asker<'a> {
+    pub(in crate::http) fn new(
+        over_get: bool,
+        address: IpAddr,
+        request_id: &'a str,
+        registration: Option<&'a str>,
+    ) -> Self {
+        Self {
+            over_get,
+            address,
+            request_id,
+            registration,
+        }
+    }
+}
+
+/// Asks the response cache (when on) for `request`: `Err` with the answer on a hit (charged
+/// `failures::charge_cached`, or its 429), else the entry to keep the answer in (`None` when
+/// the request is not for the cache). A hit of a request that sends an automatic persisted
+/// query's text registers it: the text passed validation, and its answer was paid for when it
+/// was kept; without this a client's retry answered from the cache would never register, and
+/// every later request would cost it two round trips.
+pub(in crate::http) async fn from_cache(
+    app: &AppState,
+    headers: &HeaderMap,
+    request: &async_graphql::Request,
+    media: MediaType,
+    mutation: bool,
+    asker: Asker<'_>,
+) -> Result<Option<Pending>, Response> {
+    let Some(cache) = &app.response_cache else {
+        return Ok(None);
+    };
+    match cache.lookup(headers, request, media, mutation).await {
+        Lookup::Bypass => Ok(None),
+        Lookup::Run(pending) => Ok(Some(pending)),
+        Lookup::Answer(mut hit) => {
+            let not_modified = hit.status() == StatusCode::NOT_MODIFIED;
+            let (request_id, address) = (asker.request_id, asker.address);
+            let throttle =
+                failures::charge_cached(app, media, request_id, address, not_modified).await?;
+            let cacheability = Cacheability {
+                over_get: asker.over_get,
+                error_free: true,
+                authorization: false,
+                throttle,
+            };
+            super::caching_headers(&app.options, &cacheability, &mut hit, &[]);
+            if let Some(hash) = asker.registration {
+                app.persisted.register(hash, &request.query).await;
+            }
+            Err(hit)
+        }
+    }
+}
