@@ -47,11 +47,11 @@ impl TestApp {
         .await
     }
 
-    /// The embedded store with `demo_comments` comments on [`DEMO_SKU`], indexed in a Redis
-    /// that is stopped once the server is up: pages are served, the index answers
-    /// `INDEX_UNAVAILABLE`. The stopped Redis is returned, to be dropped after the server.
-    pub async fn without_its_index(demo_comments: u64, extra: &[&str]) -> (Self, RedisServer) {
-        let mut redis = RedisServer::start();
+    /// The embedded store with `demo_comments` comments on [`DEMO_SKU`], indexed in a Redis of
+    /// its own (`--index redis`, plus `extra`). The Redis is returned, to be dropped after the
+    /// server.
+    pub async fn on_redis(demo_comments: u64, extra: &[&str]) -> (Self, RedisServer) {
+        let redis = RedisServer::start();
         let (url, demo_comments) = (redis.url(), demo_comments.to_string());
         let mut args = vec![
             "--demo-comments",
@@ -62,7 +62,13 @@ impl TestApp {
             &url,
         ];
         args.extend_from_slice(extra);
-        let app = Self::spawn(&args).await;
+        (Self::spawn(&args).await, redis)
+    }
+
+    /// [`TestApp::on_redis`] with the Redis stopped once the server is up: pages are served,
+    /// the index answers `INDEX_UNAVAILABLE`.
+    pub async fn without_its_index(demo_comments: u64, extra: &[&str]) -> (Self, RedisServer) {
+        let (app, mut redis) = Self::on_redis(demo_comments, extra).await;
         redis.stop();
         (app, redis)
     }

@@ -5,7 +5,6 @@
 use serde_json::{Value, json};
 
 use crate::helpers::TestApp;
-use crate::support::redis_server::RedisServer;
 
 const SUMMARIES: &str = "query($skus: [String!]!) { ratingSummaries(skus: $skus) { sku summary { total average counts { rating count } } } }";
 const ONE: &str = "query($sku: String!) { product(sku: $sku) { ratingSummary { total average counts { rating count } } } }";
@@ -64,17 +63,7 @@ async fn on_the_embedded_index_each_summary_is_the_products_own_in_one_index_cal
 
 #[tokio::test]
 async fn on_redis_each_summary_is_the_products_own_in_one_index_call() {
-    let redis = RedisServer::start();
-    let url = redis.url();
-    let app = TestApp::spawn(&[
-        "--demo-comments",
-        "0",
-        "--index",
-        "redis",
-        "--redis-url",
-        &url,
-    ])
-    .await;
+    let (app, _redis) = TestApp::on_redis(0, &[]).await;
     summaries_equal_each_products_own(&app).await;
     app.stop().await.expect("clean stop");
 }

@@ -9,7 +9,6 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::caching::{Raw, parse, remaining};
 use crate::helpers::{DEMO_SKU, TestApp};
-use crate::support::redis_server::RedisServer;
 
 const PAGE: &str = "query($sku: String!) { comments(sku: $sku, first: 5) { totalCount edges { node { id body } } } }";
 const CACHE_ON: [&str; 2] = ["--response-cache-bytes", "1048576"];
@@ -172,19 +171,7 @@ async fn on_the_embedded_index_a_repeat_costs_one_index_read_until_its_product_c
 
 #[tokio::test]
 async fn on_redis_the_versions_kept_by_the_apply_script_decide_the_same() {
-    let redis = RedisServer::start();
-    let url = redis.url();
-    let app = TestApp::spawn(&[
-        "--demo-comments",
-        "30",
-        "--index",
-        "redis",
-        "--redis-url",
-        &url,
-        CACHE_ON[0],
-        CACHE_ON[1],
-    ])
-    .await;
+    let (app, _redis) = TestApp::on_redis(30, &CACHE_ON).await;
     repeats_are_hits_until_a_write(&app).await;
     app.stop().await.expect("clean stop");
 }
