@@ -38,6 +38,7 @@ mod live_resume;
 mod mutations;
 mod one_box;
 mod one_box_crash;
+mod orders;
 mod page_numbers;
 mod persisted;
 mod playground;
