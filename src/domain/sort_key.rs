@@ -46,8 +46,9 @@ impl Order {
         }
     }
 
-    /// Whether `a` comes strictly before `b` when reading in this order.
-    pub fn precedes(self, a: &SortKey, b: &SortKey) -> bool {
+    /// Whether `a` comes strictly before `b` when reading in this order (sort keys, or
+    /// positions in a list: `domain::Position`).
+    pub fn precedes<K: Ord>(self, a: &K, b: &K) -> bool {
         match self {
             Order::NewestFirst => a > b,
             Order::OldestFirst => a < b,

@@ -46,7 +46,7 @@ macro_rules! object_with_comments {
 
             $(#[$field_attr])*
             #[graphql(
-                complexity = "crate::graphql::pricing::connection(first, last, offset, &ratings, &containing, child_complexity)"
+                complexity = "crate::graphql::pricing::connection(first, last, offset, &ratings, &containing, &order_by, child_complexity)"
             )]
             #[expect(
                 clippy::too_many_arguments,

@@ -16,7 +16,7 @@ use super::global_id::GlobalId;
 use super::pages::{PageCursors, PageNumbering};
 use super::pricing::ConnectionShape;
 use super::types::{Comment, CommentEdge, PageInfo};
-use crate::domain::{self, PageLayout, RatingSet, Sku, SortKey};
+use crate::domain::{self, PageLayout, Position, RatingSet, Sku};
 use crate::pagination::{
     self, ANCHOR_ONLY, ConnectionArgs, ConnectionRequest, CursorScope, DEFAULT_AROUND,
     IndexSelection, Page, PagePlan, PageTarget, PagerLinks, PagingSettings, Prefetched, Want,
@@ -51,7 +51,9 @@ pub(super) fn edge_of(
     comment: domain::Comment,
 ) -> CommentEdge {
     CommentEdge {
-        cursor: state.codec.seal(scope, &comment.sort_key()),
+        cursor: state
+            .codec
+            .seal(scope, &scope.listing().position_of(&comment)),
         node: Comment(comment),
     }
 }
@@ -77,6 +79,7 @@ pub(super) async fn resolve_connection(
         offset: input.offset,
         ratings: input.ratings.as_ref().map(Vec::len),
         containing: input.containing.is_some(),
+        grouped: input.order.grouping() != domain::Grouping::Flat,
     };
     let scope = CursorScope {
         sku,
@@ -233,7 +236,7 @@ pub struct CommentConnection {
     page_size: u64,
     /// The first edge's sort key, where `pageCursors` and `startOffset` look from (kept when
     /// only they were selected and the edges are not served).
-    anchor: Option<SortKey>,
+    anchor: Option<Position>,
     /// The one index call of `totalCount`, `pageCursors` and `startOffset`, made with the page,
     /// its failure converted (and logged) once.
     prefetched: Option<Prefetched<async_graphql::Error>>,
@@ -241,7 +244,9 @@ pub struct CommentConnection {
 
 impl CommentConnection {
     fn cursor(&self, state: &ApiState, comment: &domain::Comment) -> String {
-        state.codec.seal(&self.scope, &comment.sort_key())
+        state
+            .codec
+            .seal(&self.scope, &self.scope.listing().position_of(comment))
     }
 }
 

@@ -8,7 +8,7 @@ use super::global_id::GlobalId;
 use super::types::{Comment, CommentEdge};
 use super::viewer::writer;
 use crate::auth::Viewer;
-use crate::domain::{CommentDraft, CommentOrder, CommentPatch, InvalidInput, RatingSet};
+use crate::domain::{CommentDraft, CommentOrder, CommentPatch, InvalidInput, Position, RatingSet};
 use crate::graphql::ApiState;
 use crate::pagination::CursorScope;
 use crate::store::CommentStore;
@@ -155,7 +155,9 @@ impl MutationRoot {
             ratings: RatingSet::ALL,
             order: CommentOrder::Newest,
         };
-        let cursor = state.codec.seal(&scope, &comment.sort_key());
+        let cursor = state
+            .codec
+            .seal(&scope, &Position::flat(comment.sort_key()));
         Ok(AddCommentPayload {
             comment_edge: CommentEdge {
                 cursor,

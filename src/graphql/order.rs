@@ -15,6 +15,10 @@ pub enum CommentOrder {
     Newest,
     /// Oldest first.
     Oldest,
+    /// Highest rating first; newest first within a rating.
+    HighestRated,
+    /// Lowest rating first; newest first within a rating.
+    LowestRated,
 }
 
 impl From<CommentOrder> for domain::CommentOrder {
@@ -22,6 +26,8 @@ impl From<CommentOrder> for domain::CommentOrder {
         match order {
             CommentOrder::Newest => domain::CommentOrder::Newest,
             CommentOrder::Oldest => domain::CommentOrder::Oldest,
+            CommentOrder::HighestRated => domain::CommentOrder::HighestRated,
+            CommentOrder::LowestRated => domain::CommentOrder::LowestRated,
         }
     }
 }

@@ -26,10 +26,12 @@ pub enum PageNumbering {
     /// newest page fills up, then a new page number appears): for page numbers in URLs that
     /// search engines index.
     FromEnd,
-    /// Page 1 holds the newest comments (FROM_START under NEWEST, FROM_END under OLDEST).
+    /// Page 1 holds the newest comments (FROM_START under NEWEST, FROM_END under OLDEST; in an
+    /// order by rating, FROM_START).
     #[graphql(deprecation = "Use FROM_START (or FROM_END under OLDEST).")]
     FromNewest,
-    /// Page 1 holds the oldest comments (FROM_END under NEWEST, FROM_START under OLDEST).
+    /// Page 1 holds the oldest comments (FROM_END under NEWEST, FROM_START under OLDEST; in an
+    /// order by rating, FROM_END).
     #[graphql(deprecation = "Use FROM_END (or FROM_START under OLDEST).")]
     FromOldest,
 }

@@ -21,6 +21,7 @@ use std::task::{Context, Poll};
 
 use futures::Stream;
 
+use crate::domain::Grouping;
 use crate::pagination::PagingSettings;
 
 tokio::task_local! {
@@ -80,6 +81,8 @@ pub struct ConnectionShape {
     pub ratings: Option<usize>,
     /// Whether `containing:` is given.
     pub containing: bool,
+    /// Whether `orderBy` groups the list by rating (`HIGHEST_RATED`, `LOWEST_RATED`).
+    pub grouped: bool,
 }
 
 impl ConnectionShape {
@@ -116,20 +119,28 @@ impl ConnectionShape {
     /// The most items the connection may read from the store under `settings`.
     pub fn max_reads(&self, settings: &PagingSettings) -> u64 {
         let size = self.size(settings);
-        let partitions = self.partitions();
-        // Per partition: the offset, the page, one more to know whether more exist, and one
-        // for the boundary query ("is there anything before the page").
-        let page = partitions.saturating_mul(
-            self.store_offset(settings)
-                .saturating_add(size)
-                .saturating_add(2),
-        );
+        let page = self.page_reads(self.store_offset(settings), size);
         if self.containing {
             // The comment itself, and a second page when the index lags around it.
-            let second = partitions.saturating_mul(size.saturating_add(2));
-            page.saturating_add(1).saturating_add(second)
+            page.saturating_add(1)
+                .saturating_add(self.page_reads(0, size))
         } else {
             page
+        }
+    }
+
+    /// The most items one page read with `skip` skipped in the store may read. A list by time
+    /// reads each partition up to the offset, the page, one more to know whether more exist,
+    /// and one for the boundary query ("is there anything before the page"). A list by rating
+    /// reads its groups one after another, so the offset, the page and the one more once, plus
+    /// at most one item per group (a group past the window's end is asked whether it holds
+    /// anything) and one for the boundary query.
+    fn page_reads(&self, skip: u64, size: u64) -> u64 {
+        let once = skip.saturating_add(size).saturating_add(2);
+        if self.grouped {
+            once.saturating_add(self.ratings.map_or(5, |n| n.clamp(1, 5) as u64))
+        } else {
+            self.partitions().saturating_mul(once)
         }
     }
 }
@@ -162,6 +173,7 @@ pub(super) fn connection(
     offset: Option<i32>,
     ratings: &Option<Vec<i32>>,
     containing: &Option<async_graphql::ID>,
+    order_by: &Option<super::order::CommentOrder>,
     child: usize,
 ) -> usize {
     let shape = ConnectionShape {
@@ -170,6 +182,8 @@ pub(super) fn connection(
         offset,
         ratings: ratings.as_ref().map(Vec::len),
         containing: containing.is_some(),
+        grouped: order_by
+            .is_some_and(|o| crate::domain::CommentOrder::from(o).grouping() != Grouping::Flat),
     };
     connection_complexity(shape, child)
 }
@@ -290,12 +304,15 @@ mod tests {
         for first in [None, Some(0), Some(1), Some(20), Some(100)] {
             for offset in [None, Some(0), Some(1), Some(100), Some(101)] {
                 for ratings in [None, Some(1), Some(3), Some(5)] {
-                    for containing in [false, true] {
+                    for (containing, grouped) in
+                        [(false, false), (true, false), (false, true), (true, true)]
+                    {
                         let shape = ConnectionShape {
                             first,
                             offset,
                             ratings,
                             containing,
+                            grouped,
                             ..ConnectionShape::default()
                         };
                         for child in 2..5 {

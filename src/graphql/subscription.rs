@@ -141,9 +141,16 @@ impl SubscriptionRoot {
         };
         let after = after
             .map(|cursor| {
-                state.codec.open(&scope, &cursor).map_err(|_| {
-                    fail(crate::pagination::PaginationError::BadCursor { argument: "after" }.into())
-                })
+                state
+                    .codec
+                    .open(&scope, &cursor)
+                    .map(|at| at.key)
+                    .map_err(|_| {
+                        fail(
+                            crate::pagination::PaginationError::BadCursor { argument: "after" }
+                                .into(),
+                        )
+                    })
             })
             .transpose()?;
         if let Some(shared) = ctx.data_opt::<Arc<SharedRun>>() {

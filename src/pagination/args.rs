@@ -2,7 +2,7 @@
 
 use super::PaginationError;
 use super::cursor::{CursorCodec, CursorScope};
-use crate::domain::{Order, SortKey};
+use crate::domain::{Order, Position};
 
 /// Limits that apply to every connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,10 +48,10 @@ pub struct PagePlan {
     /// The list's own direction (its first edge first): `order` for a `first` page, its
     /// reverse for a `last` page. Pages are served in this direction.
     pub forward: Order,
-    /// Reading starts strictly beyond this key.
-    pub start: Option<SortKey>,
-    /// The window ends strictly before this key.
-    pub stop: Option<SortKey>,
+    /// Reading starts strictly beyond this position.
+    pub start: Option<Position>,
+    /// The window ends strictly before this position.
+    pub stop: Option<Position>,
     /// Items to skip at the start of the window (`offset`).
     pub skip: u64,
     /// Items to take after skipping.

@@ -17,7 +17,7 @@
 use super::engine::{Page, Want};
 use super::pages::{Connection, IndexSelection, Prefetched};
 use super::{CursorScope, Engine, PagePlan, PaginationError};
-use crate::domain::{Comment, Numbering, Order, PageLayout, PageLinks, SortKey};
+use crate::domain::{Numbering, Order, PageLayout, PageLinks, Position};
 use crate::index::{PageIndex, Start, View, ViewAnchor, ViewRequest};
 use crate::store::CommentStore;
 
@@ -61,8 +61,8 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
             layout,
         };
         let (mut page, view) = if !predictable(plan) {
-            let page = self.page(&scope.sku, scope.ratings, plan, want).await?;
-            let anchor = page.items.first().map(Comment::sort_key);
+            let page = self.page(&scope.sku, scope.listing(), plan, want).await?;
+            let anchor = page.items.first().map(|c| scope.listing().position_of(c));
             let view = self
                 .view(
                     scope,
@@ -74,19 +74,19 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
             let request = request(Some(plan.skip - 1), ViewAnchor::Rank(plan.skip));
             let view = self.view(scope, request).await?;
             let page = self
-                .page_with(&scope.sku, scope.ratings, plan, want, Some(view.bound))
+                .page_with(&scope.sku, scope.listing(), plan, want, Some(view.bound))
                 .await?;
             (page, Ok(view))
         } else {
             let request = request(None, ViewAnchor::Rank(plan.skip));
             let (page, view) = futures::join!(
-                self.page(&scope.sku, scope.ratings, plan, want),
+                self.page(&scope.sku, scope.listing(), plan, want),
                 self.view(scope, request)
             );
             (page?, view)
         };
         page.stats.index_calls += 1;
-        let anchor = page.items.first().map(Comment::sort_key);
+        let anchor = page.items.first().map(|c| scope.listing().position_of(c));
         let view = match view {
             Ok(view) if anchored && view.anchor != anchor => {
                 // The index lags the store near the page: view it again from the real edge.
@@ -103,7 +103,7 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
     pub(super) async fn view_from(
         &self,
         scope: &CursorScope,
-        anchor: Option<SortKey>,
+        anchor: Option<Position>,
         selection: &IndexSelection,
         page_size: u64,
     ) -> Prefetched<PaginationError> {
@@ -132,7 +132,7 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
     ) -> Result<View, PaginationError> {
         Ok(self
             .index()
-            .view(&scope.sku, scope.ratings, request)
+            .view(&scope.sku, scope.listing(), request)
             .await?)
     }
 }
@@ -140,7 +140,7 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
 /// A connection whose index answers are the one view's.
 fn memoized(
     page: Page,
-    anchor: Option<SortKey>,
+    anchor: Option<Position>,
     layout: Option<PageLayout>,
     view: Result<View, PaginationError>,
 ) -> Connection {

@@ -4,7 +4,7 @@
 //! ([`PageIndex::positions`](crate::index::PageIndex::positions)).
 
 use super::{PaginationError, PagingSettings};
-use crate::domain::{CommentOrder, Numbering, Order, PageLayout, PageLinks, SortKey};
+use crate::domain::{CommentOrder, Numbering, Order, PageLayout, PageLinks, Position};
 use crate::index::{IndexError, Positions};
 
 /// The most pages a pager's `around` may ask for.
@@ -25,7 +25,7 @@ pub struct PageLink {
     /// The page number, from 1.
     pub page: u64,
     /// The exclusive bound the page starts after; `None` for page 1.
-    pub bound: Option<SortKey>,
+    pub bound: Option<Position>,
     /// The page's offset: `(page - 1) * size`.
     pub offset: u64,
     /// Whether this page holds the connection's first edge.
@@ -118,10 +118,12 @@ pub fn pager_layout(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{AnchorRank, CommentId};
+    use crate::domain::{AnchorRank, CommentId, SortKey};
 
-    fn key(millis: u64) -> SortKey {
-        SortKey::new(millis, CommentId::from_parts(millis, 0)).expect("a valid sort key")
+    fn key(millis: u64) -> Position {
+        Position::flat(
+            SortKey::new(millis, CommentId::from_parts(millis, 0)).expect("a valid sort key"),
+        )
     }
 
     #[test]

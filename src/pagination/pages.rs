@@ -16,7 +16,7 @@
 
 use super::engine::{Page, PageStats, Want};
 use super::{ConnectionArgs, CursorScope, Engine, PagePlan, PaginationError};
-use crate::domain::{AnchorRank, Comment, CommentId, Numbering, PageLayout, PageLinks, SortKey};
+use crate::domain::{AnchorRank, CommentId, Numbering, PageLayout, PageLinks, Position};
 use crate::index::{IndexError, PageIndex, Positions};
 use crate::store::CommentStore;
 
@@ -67,8 +67,8 @@ pub struct ConnectionRequest {
 pub struct Connection {
     /// The page; its stats include every call made for the connection.
     pub page: Page,
-    /// The first edge's sort key, where `pageCursors` and `startOffset` look from.
-    pub anchor: Option<SortKey>,
+    /// The first edge's position, where `pageCursors` and `startOffset` look from.
+    pub anchor: Option<Position>,
     /// The view `totalCount`, `startOffset` and the first `pageCursors` read, when selected. A
     /// failure here is theirs alone: the page is still served.
     pub prefetched: Option<Prefetched<PaginationError>>,
@@ -118,8 +118,8 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
                 self.window_with_view(scope, plan, *want, index).await
             }
             PageTarget::Window(plan) => {
-                let page = self.page(&scope.sku, scope.ratings, plan, *want).await?;
-                let anchor = page.items.first().map(Comment::sort_key);
+                let page = self.page(&scope.sku, scope.listing(), plan, *want).await?;
+                let anchor = page.items.first().map(|c| scope.listing().position_of(c));
                 Ok(Connection {
                     page,
                     anchor,
@@ -130,7 +130,7 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
                 let mut page = self
                     .page_containing(scope, *comment, *layout, *want)
                     .await?;
-                let anchor = page.items.first().map(Comment::sort_key);
+                let anchor = page.items.first().map(|c| scope.listing().position_of(c));
                 let prefetched = if wants_view {
                     page.stats.index_calls += 1;
                     Some(self.view_from(scope, anchor, index, layout.size).await)
@@ -150,12 +150,12 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
     pub async fn positions(
         &self,
         scope: &CursorScope,
-        anchor: Option<SortKey>,
+        anchor: Option<Position>,
         layout: PageLayout,
     ) -> Result<Positions, PaginationError> {
         Ok(self
             .index()
-            .positions(&scope.sku, scope.ratings, anchor, layout)
+            .positions(&scope.sku, scope.listing(), anchor, layout)
             .await?)
     }
 
@@ -177,8 +177,8 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
             .flatten()
             .filter(|c| c.sku == scope.sku && scope.ratings.contains(c.rating))
             .ok_or(PaginationError::NotInConnection(comment))?;
-        let key = found.sort_key();
-        let positions = self.positions(scope, Some(key), layout).await?;
+        let at = scope.listing().position_of(&found);
+        let positions = self.positions(scope, Some(at), layout).await?;
         let anchor: AnchorRank = positions.anchor.ok_or_else(|| {
             IndexError::Internal("the index answered no rank for the anchor".into())
         })?;
@@ -196,7 +196,7 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
             edges: true,
             ..want
         };
-        let mut page = self.page(&scope.sku, scope.ratings, &plan, want).await?;
+        let mut page = self.page(&scope.sku, scope.listing(), &plan, want).await?;
         page.stats += PageStats {
             store_queries: 1,
             items_read: 1,
@@ -213,12 +213,16 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
             );
             let from_the_comment = PagePlan {
                 order: plan.forward,
-                start: plan.forward.reverse().step(&key),
+                start: plan
+                    .forward
+                    .reverse()
+                    .step(&at.key)
+                    .map(|key| Position { key, ..at }),
                 ..plan
             };
             let stats = page.stats;
             page = self
-                .page(&scope.sku, scope.ratings, &from_the_comment, want)
+                .page(&scope.sku, scope.listing(), &from_the_comment, want)
                 .await?;
             page.stats += stats;
         }

@@ -36,9 +36,9 @@ pub use self::error::CallError;
 use self::error::classify;
 pub use self::need::{DRYRUN_RULE, Need, own_needs};
 pub use self::prefix::KeyPrefix;
-pub(crate) use self::script::LuaScript;
 #[cfg(test)]
 pub(crate) use self::script::commands_called;
+pub(crate) use self::script::{LuaScript, ScriptCall};
 pub use self::tls::{CaFileError, TrustedCa};
 
 /// The user a URL without `user:` logs in as.

@@ -5,7 +5,8 @@
 //! within 64 characters.
 
 use dynapage::domain::{
-    ChangeEvent, Comment, CommentOrder, IndexEntry, Rating, RatingSet, Sku, SortKey,
+    ChangeEvent, Comment, CommentOrder, IndexEntry, Listing, Position, Rating, RatingSet, Sku,
+    SortKey,
 };
 use dynapage::generate::CommentGenerator;
 use dynapage::index::PageIndex;
@@ -104,7 +105,7 @@ impl Fixture {
             .expect("valid arguments");
         let page = self
             .engine
-            .page(&self.sku, ratings, &plan, Want::ALL)
+            .page(&self.sku, Listing::flat(ratings), &plan, Want::ALL)
             .await
             .expect("a page");
         (page.items.iter().map(Comment::sort_key).collect(), page)
@@ -117,7 +118,7 @@ impl Fixture {
                 ratings,
                 order: CommentOrder::Newest,
             },
-            key,
+            &Position::flat(*key),
         )
     }
 

@@ -261,7 +261,7 @@ async fn a_master_killed_during_a_walk_fails_over_and_counts_and_deep_offsets_co
 /// answer at once.
 #[tokio::test]
 async fn scripts_missing_on_the_nodes_are_loaded_where_the_keys_live_even_with_a_node_down() {
-    use dynapage::domain::{ChangeEvent, IndexEntry, Order, RatingSet, Sku};
+    use dynapage::domain::{ChangeEvent, IndexEntry, Listing, Order, RatingSet, Sku};
 
     let mut cluster = RedisCluster::start();
     let prefix = crate::support::redis_server::unique_prefix();
@@ -278,7 +278,13 @@ async fn scripts_missing_on_the_nodes_are_loaded_where_the_keys_live_even_with_a
         .collect();
     index.apply(&events).await.expect("apply");
     let expected = index
-        .key_at(&sku, RatingSet::ALL, Order::NewestFirst, None, 123)
+        .key_at(
+            &sku,
+            Listing::flat(RatingSet::ALL),
+            Order::NewestFirst,
+            None,
+            123,
+        )
         .await
         .expect("key_at");
 
@@ -295,7 +301,13 @@ async fn scripts_missing_on_the_nodes_are_loaded_where_the_keys_live_even_with_a
     }
     assert_eq!(
         index
-            .key_at(&sku, RatingSet::ALL, Order::NewestFirst, None, 123)
+            .key_at(
+                &sku,
+                Listing::flat(RatingSet::ALL),
+                Order::NewestFirst,
+                None,
+                123
+            )
             .await
             .expect("key_at with the scripts gone and a node down"),
         expected
