@@ -52,13 +52,8 @@ impl SummariesQuery {
         if parsed.is_empty() {
             return Ok(Vec::new());
         }
-        let counts = state(ctx)?
-            .engine
-            .rating_counts_many(&parsed)
-            .await
-            .map_err(|e| ApiError::from(e).into_graphql(meta))?;
+        let counts = super::batch::read_counts(state(ctx)?, meta, &parsed).await?;
         if let Some(meta) = meta {
-            meta.add_index_call();
             for sku in &parsed {
                 meta.read_product(sku);
             }
