@@ -110,7 +110,7 @@ impl RequestMeta {
         *self.cost.lock().unwrap_or_else(|p| p.into_inner()) += stats;
     }
 
-    /// Counts one index call made outside a page (`totalCount`, `ratingSummary`).
+    /// Counts one index call made outside a page (a second `pageCursors` layout).
     pub fn add_index_call(&self) {
         self.add_cost(PageStats {
             index_calls: 1,
