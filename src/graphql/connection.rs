@@ -100,19 +100,10 @@ pub(super) async fn resolve_connection(
         index: selected_index_parts(&look, page_size, settings),
     };
     if request.total_only() {
-        // Nothing to read now: `totalCount` reads its total with the request's other counts.
         if let Some(meta) = meta {
             meta.read_product(&request.scope.sku);
         }
-        return Ok(CommentConnection {
-            scope: request.scope,
-            items: Vec::new(),
-            has_next_page: false,
-            has_previous_page: false,
-            page_size,
-            anchor: None,
-            prefetched: None,
-        });
+        return Ok(CommentConnection::total_only(request.scope, page_size));
     }
     let reserved = super::reserve_items(meta, state, shape.max_reads(settings))?;
     let connection = state
@@ -244,6 +235,20 @@ pub struct CommentConnection {
 }
 
 impl CommentConnection {
+    /// A connection whose client selected only `totalCount`: nothing is read now, and the total
+    /// is read with the request's other counts when its field resolves (`batch`).
+    fn total_only(scope: CursorScope, page_size: u64) -> Self {
+        Self {
+            scope,
+            items: Vec::new(),
+            has_next_page: false,
+            has_previous_page: false,
+            page_size,
+            anchor: None,
+            prefetched: None,
+        }
+    }
+
     fn cursor(&self, state: &ApiState, comment: &domain::Comment) -> String {
         state.codec.seal(&self.scope, &comment.sort_key())
     }
