@@ -16,9 +16,7 @@
 
 use super::engine::{Page, PageStats, Want};
 use super::{ConnectionArgs, CursorScope, Engine, PagePlan, PaginationError};
-use crate::domain::{
-    AnchorRank, Comment, CommentId, Numbering, Order, PageLayout, PageLinks, SortKey,
-};
+use crate::domain::{AnchorRank, Comment, CommentId, Numbering, PageLayout, PageLinks, SortKey};
 use crate::index::{IndexError, PageIndex, Positions};
 use crate::store::CommentStore;
 
@@ -207,6 +205,7 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
         let current = layout.page_of(positions.total, anchor);
         let plan = PagePlan {
             order: layout.numbering.order(),
+            forward: scope.order.forward(),
             start: positions.bounds.get(&current).copied(),
             stop: None,
             skip: 0,
@@ -233,8 +232,8 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
                 "the aligned page missed the comment it should hold; serving the page that starts at it"
             );
             let from_the_comment = PagePlan {
-                order: Order::NewestFirst,
-                start: key.successor(),
+                order: plan.forward,
+                start: plan.forward.reverse().step(&key),
                 ..plan
             };
             let stats = page.stats;
@@ -251,13 +250,14 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
 mod tests {
     use super::super::{CursorCodec, PagingSettings};
     use super::*;
-    use crate::domain::{RatingSet, Sku};
+    use crate::domain::{CommentOrder, RatingSet, Sku};
 
     #[test]
     fn only_a_window_that_selects_its_total_alone_is_total_only() {
         let scope = CursorScope {
             sku: Sku::parse("S").expect("sku"),
             ratings: RatingSet::ALL,
+            order: CommentOrder::Oldest,
         };
         let codec = CursorCodec::development();
         let args = ConnectionArgs::default();
@@ -324,6 +324,7 @@ mod tests {
         let scope = CursorScope {
             sku: Sku::parse("S").expect("sku"),
             ratings: RatingSet::ALL,
+            order: CommentOrder::Newest,
         };
         let layout = |args: ConnectionArgs| {
             let codec = CursorCodec::development();
