@@ -110,6 +110,12 @@ pub(super) async fn resolve_connection(
         want: selected_page_parts(&look),
         index,
     };
+    if request.total_only() {
+        if let Some(meta) = meta {
+            meta.read_product(&request.scope.sku);
+        }
+        return Ok(CommentConnection::total_only(request.scope, page_size));
+    }
     let reserved = super::reserve_items(meta, state, shape.max_reads(settings))?;
     let connection = state
         .engine
@@ -243,6 +249,20 @@ pub struct CommentConnection {
 }
 
 impl CommentConnection {
+    /// A connection whose client selected only `totalCount`: nothing is read now, and the total
+    /// is read with the request's other counts when its field resolves (`batch`).
+    fn total_only(scope: CursorScope, page_size: u64) -> Self {
+        Self {
+            scope,
+            items: Vec::new(),
+            has_next_page: false,
+            has_previous_page: false,
+            page_size,
+            anchor: None,
+            prefetched: None,
+        }
+    }
+
     fn cursor(&self, state: &ApiState, comment: &domain::Comment) -> String {
         state
             .codec
@@ -282,22 +302,13 @@ impl CommentConnection {
 
     /// How many comments the whole connection has (ignoring cursors and offset), from the page
     /// index. Null with an `INDEX_UNAVAILABLE` error when the index cannot be reached; the
-    /// index follows writes within the stream's delay.
+    /// index follows writes within the stream's delay. Selected alone (no edges, flags or
+    /// pager), it is read with every other product's counts the request asks for: many
+    /// connections' totals make one index call (one per hash slot on a Redis Cluster).
     async fn total_count(&self, ctx: &Context<'_>) -> async_graphql::Result<Option<i32>> {
-        let state = state(ctx)?;
-        let meta = super::meta(ctx);
         let count = match &self.prefetched {
             Some(prefetched) => prefetched.total()?,
-            None => {
-                if let Some(meta) = meta {
-                    meta.add_index_call();
-                }
-                state
-                    .engine
-                    .total_count(&self.scope.sku, self.scope.ratings)
-                    .await
-                    .map_err(|e| ApiError::from(e).into_graphql(meta))?
-            }
+            None => super::batch::total(ctx, &self.scope.sku, self.scope.ratings).await?,
         };
         Ok(Some(i32::try_from(count).unwrap_or(i32::MAX)))
     }

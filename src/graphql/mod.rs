@@ -4,6 +4,7 @@
 //! rules live in `pagination`. The schema can be built without any backend, so `export-schema`
 //! and the SDL drift test need no services.
 
+mod batch;
 mod budget;
 mod comments_field;
 mod connection;
@@ -29,6 +30,7 @@ use std::sync::{Arc, Mutex};
 
 use async_graphql::Schema;
 
+pub use batch::{BatchReads, RequestLoader};
 pub use budget::{Budget, CACHED_ANSWER_POINTS, Checked, failure_floor, retry_after_seconds};
 pub use error::{ApiError, ErrorCode};
 pub use global_id::GlobalId;
@@ -109,7 +111,7 @@ impl RequestMeta {
         *self.cost.lock().unwrap_or_else(|p| p.into_inner()) += stats;
     }
 
-    /// Counts one index call made outside a page (`totalCount`, `ratingSummary`).
+    /// Counts one index call made outside a page (a second `pageCursors` layout).
     pub fn add_index_call(&self) {
         self.add_cost(PageStats {
             index_calls: 1,

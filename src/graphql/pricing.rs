@@ -9,6 +9,15 @@
 //! the offset when the offset is skipped in the store (offsets up to the index threshold), plus
 //! one for a boundary query; `containing:` reads its comment and may read a second page.
 //!
+//! Batched reads keep their price. `product { ratingSummary }`, a connection's lone
+//! `totalCount`, `node` and `nodes` are read with the request's other lookups (`graphql::batch`:
+//! one index call, or one store query, for all of them), and each product and each id is still
+//! priced as a read of its own: a batch saves round trips, not reads (every product's counts
+//! are still read, every id still takes its read capacity from DynamoDB), and the price is fixed
+//! before anything runs, when nobody knows which lookups will share a batch. So a client cannot
+//! buy work cheaper by aliasing it; `extensions.cost` shows what the batch really read, which
+//! only makes `itemsRead ≤ cost` easier to keep.
+//!
 //! Complexity is counted while async-graphql validates, before any resolver runs, so it cannot
 //! read the server's settings from the schema's data. The HTTP handler runs each request inside
 //! [`with_settings`], and the WebSocket path polls each subscription inside
@@ -189,7 +198,7 @@ pub(super) fn connection(
 }
 
 /// Complexity of `nodes(ids:)`: each id is one item read (a comment) or none (a product), and
-/// each answers the selection once.
+/// each answers the selection once; read in a batch with other fields' ids or not (above).
 pub(super) fn nodes(ids: &[async_graphql::ID], child: usize) -> usize {
     nodes_complexity(ids.len(), child)
 }

@@ -20,7 +20,7 @@ use super::response_cache::{self, Asker, Pending, from_cache};
 use super::transport::{self, MediaType, Refusal};
 use super::{AppState, REQUEST_ID, client_address};
 use super::{cost, failures, persisted};
-use crate::graphql::{Budget, RequestMeta, field_errors, pricing, retry_after_seconds};
+use crate::graphql::{BatchReads, Budget, RequestMeta, field_errors, pricing, retry_after_seconds};
 use crate::pagination::PageStats;
 use crate::ratelimit::Refused;
 
@@ -239,12 +239,11 @@ async fn run(
     document: Option<&ExecutableDocument>,
 ) -> Result<async_graphql::Response, Response> {
     let app = call.app;
+    // The request's lookups batch their reads in its own loader, which reports to its `meta`.
+    let loader = BatchReads::loader(app.api.clone(), meta.clone());
+    let request = request.data(meta.clone()).data(budget.clone()).data(loader);
     // The complexity count prices reads with this server's page sizes and offset threshold.
-    let execution = pricing::with_settings(
-        *app.api.engine.settings(),
-        app.schema
-            .execute(request.data(meta.clone()).data(budget.clone())),
-    );
+    let execution = pricing::with_settings(*app.api.engine.settings(), app.schema.execute(request));
     let Ok(mut response) = tokio::time::timeout(app.options.request_timeout, execution).await
     else {
         return Err(timed_out(call));

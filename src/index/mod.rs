@@ -188,6 +188,13 @@ pub trait PageIndex: Send + Sync + 'static {
         }
     }
 
+    /// How many round trips [`Self::rating_counts_many`] makes for `skus`, for `indexCalls`: one
+    /// where the index reads them together (none for no product); on a Redis Cluster one per
+    /// hash slot the products' keys occupy (its pipelines may not cross slots).
+    fn rating_counts_calls(&self, skus: &[Sku]) -> u64 {
+        u64::from(!skus.is_empty())
+    }
+
     /// The position `rank` places (0-based) into `listing` (a list of `sku`'s comments), read
     /// in `order`, counting only items strictly beyond `after` in that order (whether or not
     /// `after` is itself a member: a cursor's comment may have been deleted). `None` when the
@@ -295,6 +302,10 @@ impl PageIndex for AnyIndex {
 
     async fn rating_counts_many(&self, skus: &[Sku]) -> Result<Vec<[u64; 5]>, IndexError> {
         dispatch_index!(self, i => i.rating_counts_many(skus).await)
+    }
+
+    fn rating_counts_calls(&self, skus: &[Sku]) -> u64 {
+        dispatch_index!(self, i => i.rating_counts_calls(skus))
     }
 
     async fn key_at(

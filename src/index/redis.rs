@@ -18,6 +18,7 @@
 //!
 //! [`MemoryIndex`]: crate::index::memory::MemoryIndex
 
+mod groups;
 mod keys;
 mod needs;
 mod replies;
@@ -29,7 +30,7 @@ use std::time::Duration;
 use self::keys::Keys;
 pub(crate) use self::keys::{member, sort_key_of};
 pub use self::needs::{needs_to_read, needs_to_scan, needs_to_write};
-use self::replies::{Change, held_arg, held_of, per_product, sort_key, view_of};
+use self::replies::{Change, held_arg, held_of, sort_key, view_of};
 use super::{
     Held, IndexError, PageIndex, Positions, Repair, Stale, Start, TOMBSTONE_TTL, View, ViewAnchor,
     ViewRequest,
@@ -253,18 +254,13 @@ impl PageIndex for RedisIndex {
             .ok_or_else(|| IndexError::Internal("no counts".into()))
     }
 
-    /// Five `ZCARD`s per product: one pipeline on one node; on a Cluster one per slot, sent at
-    /// once (`RedisHandle::query_groups`; a product's sets share one slot).
+    /// Five `ZCARD`s per product (`groups`).
     async fn rating_counts_many(&self, skus: &[Sku]) -> Result<Vec<[u64; 5]>, IndexError> {
-        let groups: Vec<(String, Vec<redis::Cmd>)> = skus
-            .iter()
-            .map(|sku| {
-                let sets = self.sets(sku, RatingSet::ALL);
-                let zcards = sets.iter().map(redis::Cmd::zcard).collect();
-                (sets[0].clone(), zcards)
-            })
-            .collect();
-        per_product(self.redis.query_groups(&groups).await?, skus.len())
+        self.counts_of(skus).await
+    }
+
+    fn rating_counts_calls(&self, skus: &[Sku]) -> u64 {
+        self.counts_round_trips(skus)
     }
 
     async fn key_at(
@@ -413,18 +409,8 @@ impl PageIndex for RedisIndex {
         Ok(self.redis.query::<()>(&redis::cmd("PING")).await?)
     }
 
-    /// One `GET` per product: one pipeline on one node; on a Cluster one per slot, sent at once
-    /// (`RedisHandle::query_groups`: a pipeline, like an `MGET`, may not cross slots there).
+    /// One `GET` per product (`groups`).
     async fn product_versions(&self, skus: &[Sku]) -> Result<Vec<u64>, IndexError> {
-        let groups: Vec<(String, Vec<redis::Cmd>)> = skus
-            .iter()
-            .map(|sku| {
-                let key = self.keys.product_version(sku);
-                let get = redis::Cmd::get(&key);
-                (key, vec![get])
-            })
-            .collect();
-        let versions: Vec<Option<u64>> = self.redis.query_groups(&groups).await?;
-        Ok(versions.into_iter().map(|v| v.unwrap_or(0)).collect())
+        self.versions_of(skus).await
     }
 }

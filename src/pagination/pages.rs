@@ -62,6 +62,26 @@ pub struct ConnectionRequest {
     pub index: IndexSelection,
 }
 
+impl ConnectionRequest {
+    /// Whether the client selected nothing of the connection but its `totalCount`: no edge, no
+    /// flag, no position, no `containing` page. Its answer is then the count of the scope alone
+    /// (cursors and an offset do not change a total), which a caller may read with other
+    /// products' counts ([`PageIndex::rating_counts_many`], one round trip for all) instead of
+    /// through [`Engine::connection`]'s view (one each).
+    pub fn total_only(&self) -> bool {
+        let Want {
+            edges,
+            has_next_page,
+            has_previous_page,
+        } = self.want;
+        matches!(self.target, PageTarget::Window(_))
+            && !(edges || has_next_page || has_previous_page)
+            && self.index.total_count
+            && !self.index.positions
+            && self.index.pager.is_none()
+    }
+}
+
 /// A connection's page and what was fetched with it.
 #[derive(Debug)]
 pub struct Connection {
@@ -235,6 +255,73 @@ mod tests {
     use super::super::{CursorCodec, PagingSettings};
     use super::*;
     use crate::domain::{CommentOrder, RatingSet, Sku};
+
+    #[test]
+    fn only_a_window_that_selects_its_total_alone_is_total_only() {
+        let scope = CursorScope {
+            sku: Sku::parse("S").expect("sku"),
+            ratings: RatingSet::ALL,
+            order: CommentOrder::Oldest,
+        };
+        let codec = CursorCodec::development();
+        let args = ConnectionArgs::default();
+        let plan = PagePlan::new(&args, &PagingSettings::default(), &codec, &scope).expect("plan");
+        let nothing = Want {
+            edges: false,
+            has_next_page: false,
+            has_previous_page: false,
+        };
+        let total = IndexSelection {
+            total_count: true,
+            ..IndexSelection::default()
+        };
+        let request = ConnectionRequest {
+            scope,
+            target: PageTarget::Window(plan),
+            want: nothing,
+            index: total,
+        };
+        assert!(request.total_only());
+        for want in [
+            Want::ALL,
+            Want {
+                has_previous_page: true,
+                ..nothing
+            },
+        ] {
+            let paged = ConnectionRequest {
+                want,
+                ..request.clone()
+            };
+            assert!(!paged.total_only(), "{want:?}");
+        }
+        let pager = IndexSelection {
+            positions: true,
+            ..total
+        };
+        let untotalled = IndexSelection::default();
+        for index in [pager, untotalled] {
+            let other = ConnectionRequest {
+                index,
+                ..request.clone()
+            };
+            assert!(!other.total_only(), "{index:?}");
+        }
+        let containing = ConnectionRequest {
+            target: PageTarget::Containing {
+                comment: CommentId::from_parts(1, 1),
+                layout: containing_layout(
+                    &args,
+                    &PagePlan::new(&args, &PagingSettings::default(), &codec, &request.scope)
+                        .expect("plan"),
+                    Numbering::FromNewest,
+                )
+                .expect("layout"),
+            },
+            ..request
+        };
+        assert!(!containing.total_only(), "containing reads its comment");
+    }
 
     #[test]
     fn containing_takes_one_size_and_no_window() {

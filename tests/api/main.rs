@@ -8,6 +8,7 @@
 mod support;
 
 mod auth;
+mod batched_lookups;
 mod browser;
 mod caching;
 mod clients;

@@ -317,3 +317,37 @@ async fn scripts_missing_on_the_nodes_are_loaded_where_the_keys_live_even_with_a
         "and the apply script too"
     );
 }
+
+/// A category page's 48 aliased `product(sku:) { ratingSummary }` (and 48 lone totals) on the
+/// Cluster: the products' keys live in many slots, so their counts are one pipeline per slot,
+/// all sent at once, and `indexCalls` counts each; the answers are each product's own.
+#[tokio::test]
+async fn aliased_lookups_on_a_cluster_make_one_index_call_per_slot() {
+    use crate::batched_lookups::{
+        MANY_ALIASES, aliased_lookups_answer_as_alone_in_one_batch, shelf,
+    };
+    use redis::cluster_routing::Slot;
+
+    let slots: std::collections::HashSet<Slot> = shelf()
+        .iter()
+        .map(|sku| Slot::for_key(format!("{{{sku}}}")))
+        .collect();
+    assert!(slots.len() > 1, "the shelf spans several slots");
+    let (urls, prefix) = (
+        shared_cluster_urls(),
+        crate::support::redis_server::unique_prefix(),
+    );
+    let mut args = vec![
+        "--demo-comments",
+        "0",
+        "--index",
+        "redis",
+        "--redis-url",
+        &urls,
+    ];
+    args.extend(["--redis-prefix", &prefix]);
+    args.extend(MANY_ALIASES);
+    let app = TestApp::spawn(&args).await;
+    aliased_lookups_answer_as_alone_in_one_batch(&app, slots.len() as u64).await;
+    app.stop().await.expect("stops");
+}
