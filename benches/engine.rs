@@ -11,7 +11,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use dynapage::domain::{Order, RatingSet, Sku, SortKey};
+use dynapage::domain::{CommentOrder, Order, RatingSet, Sku, SortKey};
 use dynapage::generate::CommentGenerator;
 use dynapage::index::PageIndex;
 use dynapage::index::memory::MemoryIndex;
@@ -104,6 +104,7 @@ fn fixture() -> Fixture {
 fn plan(order: Order, start: Option<SortKey>, skip: u64) -> PagePlan {
     PagePlan {
         order,
+        forward: Order::NewestFirst,
         start,
         stop: None,
         skip,
@@ -170,6 +171,7 @@ fn benches(c: &mut Criterion) {
     let scope = CursorScope {
         sku: f.sku.clone(),
         ratings: RatingSet::ALL,
+        order: CommentOrder::Newest,
     };
     let cursor = codec.seal(&scope, &f.middle_key);
     let mut cursors = c.benchmark_group("cursor");

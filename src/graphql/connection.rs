@@ -33,6 +33,7 @@ pub(super) struct ConnectionInput {
     pub offset: Option<i32>,
     pub containing: Option<ID>,
     pub numbering: PageNumbering,
+    pub order: domain::CommentOrder,
 }
 
 /// The `ratings:` argument of a connection or subscription: all ratings when omitted.
@@ -77,7 +78,11 @@ pub(super) async fn resolve_connection(
         ratings: input.ratings.as_ref().map(Vec::len),
         containing: input.containing.is_some(),
     };
-    let scope = CursorScope { sku, ratings };
+    let scope = CursorScope {
+        sku,
+        ratings,
+        order: input.order,
+    };
     let args = ConnectionArgs {
         first: input.first,
         after: input.after,
@@ -90,14 +95,17 @@ pub(super) async fn resolve_connection(
     let page_size = plan.page_size();
     let target = match input.containing {
         None => PageTarget::Window(plan),
-        Some(id) => containing(&args, &plan, &id, input.numbering).map_err(fail)?,
+        Some(id) => {
+            containing(&args, &plan, &id, input.numbering.in_order(scope.order)).map_err(fail)?
+        }
     };
     let look = ctx.look_ahead();
+    let index = selected_index_parts(&look, scope.order, page_size, settings);
     let request = ConnectionRequest {
         scope,
         target,
         want: selected_page_parts(&look),
-        index: selected_index_parts(&look, page_size, settings),
+        index,
     };
     let reserved = super::reserve_items(meta, state, shape.max_reads(settings))?;
     let connection = state
@@ -127,9 +135,9 @@ fn containing(
     args: &ConnectionArgs,
     plan: &PagePlan,
     id: &ID,
-    numbering: PageNumbering,
+    numbering: domain::Numbering,
 ) -> Result<PageTarget, ApiError> {
-    let layout = pagination::containing_layout(args, plan, numbering.into())?;
+    let layout = pagination::containing_layout(args, plan, numbering)?;
     let comment = GlobalId::comment(id).map_err(|e| domain::InvalidInput {
         field: "containing",
         ..e
@@ -155,13 +163,14 @@ fn selected_page_parts(look: &async_graphql::Lookahead<'_>) -> Want {
 /// The parts of the connection the selection reads from the index.
 fn selected_index_parts(
     look: &async_graphql::Lookahead<'_>,
+    order: domain::CommentOrder,
     page_size: u64,
     settings: &PagingSettings,
 ) -> IndexSelection {
     IndexSelection {
         total_count: look.field("totalCount").exists(),
         positions: look.field("pageCursors").exists() || look.field("startOffset").exists(),
-        pager: selected_pager_layout(look, page_size, settings),
+        pager: selected_pager_layout(look, order, page_size, settings),
     }
 }
 
@@ -186,6 +195,7 @@ fn record_cost(meta: Option<&super::RequestMeta>, sku: &Sku, page: &Page) {
 /// one is selected and its arguments are valid (if not, its resolver says why).
 fn selected_pager_layout(
     look: &async_graphql::Lookahead<'_>,
+    order: domain::CommentOrder,
     page_size: u64,
     settings: &PagingSettings,
 ) -> Option<PageLayout> {
@@ -208,10 +218,11 @@ fn selected_pager_layout(
     let numbering = <Option<PageNumbering> as InputType>::parse(argument("numbering"))
         .ok()?
         .unwrap_or_default();
-    pagination::pager_layout(size, around, numbering.into(), page_size, settings).ok()
+    let numbering = numbering.in_order(order);
+    pagination::pager_layout(size, around, numbering, page_size, settings).ok()
 }
 
-/// A page of a product's comments, newest first.
+/// A page of a product's comments, in the connection's order (`orderBy`).
 #[derive(Debug)]
 pub struct CommentConnection {
     scope: CursorScope,
@@ -234,10 +245,11 @@ impl CommentConnection {
     }
 }
 
-/// A page of a product's comments, newest first (a Relay connection).
+/// A page of a product's comments in the order asked (`orderBy`, newest first by default): a
+/// Relay connection.
 #[Object]
 impl CommentConnection {
-    /// The page's comments with their cursors, newest first.
+    /// The page's comments with their cursors, in the connection's order.
     async fn edges(&self, ctx: &Context<'_>) -> async_graphql::Result<Vec<CommentEdge>> {
         let state = state(ctx)?;
         Ok(self
@@ -247,7 +259,7 @@ impl CommentConnection {
             .collect())
     }
 
-    /// The page's comments, newest first (the edges without cursors).
+    /// The page's comments, in the connection's order (the edges without cursors).
     async fn nodes(&self) -> Vec<Comment> {
         self.items.iter().cloned().map(Comment).collect()
     }
@@ -305,7 +317,7 @@ impl CommentConnection {
         around: Option<i32>,
         #[graphql(
             desc = "Which end page 1 is at.",
-            default_with = "Some(PageNumbering::FromNewest)"
+            default_with = "Some(PageNumbering::FromStart)"
         )]
         numbering: Option<PageNumbering>,
     ) -> async_graphql::Result<Option<PageCursors>> {
@@ -315,7 +327,7 @@ impl CommentConnection {
         let layout = pagination::pager_layout(
             size,
             around.unwrap_or(DEFAULT_AROUND),
-            numbering.unwrap_or_default().into(),
+            numbering.unwrap_or_default().in_order(self.scope.order),
             self.page_size,
             state.engine.settings(),
         )
@@ -338,7 +350,7 @@ impl CommentConnection {
     }
 
     /// Zero-based position of the first edge in the whole list (with its rating filter),
-    /// newest first; null for an empty page. `first: n, offset: startOffset` serves this page
+    /// in its order; null for an empty page. `first: n, offset: startOffset` serves this page
     /// again while no comment above it arrives or goes. From the page index (one call, shared
     /// with `pageCursors`); null with `INDEX_UNAVAILABLE` when it is down.
     async fn start_offset(&self, ctx: &Context<'_>) -> async_graphql::Result<Option<i32>> {
@@ -360,6 +372,7 @@ impl CommentConnection {
                     .map_err(|e| ApiError::from(e).into_graphql(meta))?
             }
         };
-        Ok(pagination::start_offset(&positions).map(|n| i32::try_from(n).unwrap_or(i32::MAX)))
+        Ok(pagination::start_offset(&positions, self.scope.order)
+            .map(|n| i32::try_from(n).unwrap_or(i32::MAX)))
     }
 }

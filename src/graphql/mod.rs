@@ -12,6 +12,7 @@ pub mod field_errors;
 mod global_id;
 mod hooks;
 mod mutation;
+mod order;
 mod pages;
 pub mod pricing;
 mod product;

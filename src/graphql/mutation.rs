@@ -8,7 +8,7 @@ use super::global_id::GlobalId;
 use super::types::{Comment, CommentEdge};
 use super::viewer::writer;
 use crate::auth::Viewer;
-use crate::domain::{CommentDraft, CommentPatch, InvalidInput, RatingSet};
+use crate::domain::{CommentDraft, CommentOrder, CommentPatch, InvalidInput, RatingSet};
 use crate::graphql::ApiState;
 use crate::pagination::CursorScope;
 use crate::store::CommentStore;
@@ -153,6 +153,7 @@ impl MutationRoot {
         let scope = CursorScope {
             sku: comment.sku.clone(),
             ratings: RatingSet::ALL,
+            order: CommentOrder::Newest,
         };
         let cursor = state.codec.seal(&scope, &comment.sort_key());
         Ok(AddCommentPayload {

@@ -47,7 +47,8 @@ object_with_comments! {
         }
     }
 
-    /// The product's comments, newest first, as a Relay connection.
+    /// The product's comments as a Relay connection, in the order asked (`orderBy`, newest
+    /// first by default).
     async fn comments(&self, ctx) -> |input| {
         resolve_connection(ctx, self.sku.clone(), input).await
     }

@@ -92,8 +92,8 @@ object_with_comments! {
         }
     }
 
-    /// A product's comments, newest first, as a Relay connection (the same as
-    /// `product(sku:) { comments }`).
+    /// A product's comments as a Relay connection, in the order asked (`orderBy`, newest first
+    /// by default); the same as `product(sku:) { comments }`.
     async fn comments(
         &self,
         ctx,

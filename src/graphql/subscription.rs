@@ -134,7 +134,11 @@ impl SubscriptionRoot {
         let fail = |e: ApiError| e.into_graphql(None);
         let sku = Sku::parse(&sku).map_err(|e| fail(e.into()))?;
         let ratings = rating_set(ratings.as_deref()).map_err(|e| fail(e.into()))?;
-        let scope = CursorScope { sku, ratings };
+        let scope = CursorScope {
+            sku,
+            ratings,
+            order: domain::CommentOrder::Newest,
+        };
         let after = after
             .map(|cursor| {
                 state.codec.open(&scope, &cursor).map_err(|_| {

@@ -21,7 +21,7 @@ use futures::future::OptionFuture;
 use self::read::{Read, partitions};
 use super::PaginationError;
 use super::args::{PagePlan, PagingSettings};
-use crate::domain::{Comment, Numbering, Order, PageLayout, PageLinks, RatingSet, Sku, SortKey};
+use crate::domain::{Comment, Numbering, PageLayout, PageLinks, RatingSet, Sku, SortKey};
 use crate::index::PageIndex;
 use crate::store::{CommentStore, Partition, StoreError};
 
@@ -57,7 +57,7 @@ impl std::ops::AddAssign for PageStats {
     }
 }
 
-/// One page of a connection, newest first. Flags are `None` when not requested.
+/// One page of a connection, in its list's own order (`PagePlan::forward`). Flags are `None` when not requested.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Page {
     pub items: Vec<Comment>,
@@ -163,7 +163,7 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
             return Ok(Page::default());
         }
         let partitions = partitions(sku, ratings);
-        let sides = Sides::of(plan.order, want);
+        let sides = Sides::of(plan, want);
         let mut plan = within_window(plan);
         let mut stats = PageStats::default();
         let mut skipped_by_index = false;
@@ -253,12 +253,12 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
         };
         let beyond = sides.beyond.then_some(beyond);
 
-        if order == Order::OldestFirst {
+        let before = before.filter(|_| sides.before);
+        let (has_next_page, has_previous_page) = if order == plan.forward {
+            (beyond, before)
+        } else {
             items.reverse();
-        }
-        let (has_next_page, has_previous_page) = match order {
-            Order::NewestFirst => (beyond, before.filter(|_| sides.before)),
-            Order::OldestFirst => (before.filter(|_| sides.before), beyond),
+            (before, beyond)
         };
         Ok(Page {
             items,
@@ -301,9 +301,10 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
         };
         let before = flag(before, want_before)?;
         let beyond = flag(beyond, want_beyond)?;
-        let (has_next_page, has_previous_page) = match plan.order {
-            Order::NewestFirst => (beyond, before),
-            Order::OldestFirst => (before, beyond),
+        let (has_next_page, has_previous_page) = if plan.order == plan.forward {
+            (beyond, before)
+        } else {
+            (before, beyond)
         };
         Ok(Page {
             items: Vec::new(),
@@ -323,10 +324,11 @@ struct Sides {
 }
 
 impl Sides {
-    fn of(order: Order, want: Want) -> Self {
-        let (beyond, before) = match order {
-            Order::NewestFirst => (want.has_next_page, want.has_previous_page),
-            Order::OldestFirst => (want.has_previous_page, want.has_next_page),
+    fn of(plan: &PagePlan, want: Want) -> Self {
+        let (beyond, before) = if plan.order == plan.forward {
+            (want.has_next_page, want.has_previous_page)
+        } else {
+            (want.has_previous_page, want.has_next_page)
         };
         Self { beyond, before }
     }

@@ -31,13 +31,11 @@ fn view_layout(selection: &IndexSelection, page_size: u64) -> PageLayout {
     })
 }
 
-/// Whether the page's first edge is the item at rank `skip` from its start: a page read newest
-/// first, with nothing cut at its far end, that has room for an edge.
+/// Whether the page's first edge is the item at rank `skip` from its start: a page read in its
+/// list's own order (a `first` page), with nothing cut at its far end, that has room for an
+/// edge.
 fn predictable(plan: &PagePlan) -> bool {
-    plan.order == Order::NewestFirst
-        && plan.stop.is_none()
-        && plan.keep_last.is_none()
-        && plan.take > 0
+    plan.order == plan.forward && plan.stop.is_none() && plan.keep_last.is_none() && plan.take > 0
 }
 
 impl<S: CommentStore, I: PageIndex> Engine<S, I> {

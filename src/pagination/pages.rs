@@ -16,9 +16,7 @@
 
 use super::engine::{Page, PageStats, Want};
 use super::{ConnectionArgs, CursorScope, Engine, PagePlan, PaginationError};
-use crate::domain::{
-    AnchorRank, Comment, CommentId, Numbering, Order, PageLayout, PageLinks, SortKey,
-};
+use crate::domain::{AnchorRank, Comment, CommentId, Numbering, PageLayout, PageLinks, SortKey};
 use crate::index::{IndexError, PageIndex, Positions};
 use crate::store::CommentStore;
 
@@ -187,6 +185,7 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
         let current = layout.page_of(positions.total, anchor);
         let plan = PagePlan {
             order: layout.numbering.order(),
+            forward: scope.order.forward(),
             start: positions.bounds.get(&current).copied(),
             stop: None,
             skip: 0,
@@ -213,8 +212,8 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
                 "the aligned page missed the comment it should hold; serving the page that starts at it"
             );
             let from_the_comment = PagePlan {
-                order: Order::NewestFirst,
-                start: key.successor(),
+                order: plan.forward,
+                start: plan.forward.reverse().step(&key),
                 ..plan
             };
             let stats = page.stats;
@@ -231,13 +230,14 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
 mod tests {
     use super::super::{CursorCodec, PagingSettings};
     use super::*;
-    use crate::domain::{RatingSet, Sku};
+    use crate::domain::{CommentOrder, RatingSet, Sku};
 
     #[test]
     fn containing_takes_one_size_and_no_window() {
         let scope = CursorScope {
             sku: Sku::parse("S").expect("sku"),
             ratings: RatingSet::ALL,
+            order: CommentOrder::Newest,
         };
         let layout = |args: ConnectionArgs| {
             let codec = CursorCodec::development();

@@ -7,7 +7,8 @@
 use std::collections::BTreeSet;
 
 use dynapage::domain::{
-    Access, ChangeEvent, Comment, CommentId, IndexEntry, Rating, RatingSet, Sku, SortKey,
+    Access, ChangeEvent, Comment, CommentId, CommentOrder, IndexEntry, Order, Rating, RatingSet,
+    Sku, SortKey,
 };
 use dynapage::index::PageIndex;
 use dynapage::index::memory::MemoryIndex;
@@ -37,6 +38,7 @@ pub struct Case {
     ratings: Vec<i64>,
     threshold: u64,
     cap: Option<usize>,
+    order: CommentOrder,
 }
 
 pub fn cases(max_comments: usize) -> impl Strategy<Value = Case> {
@@ -53,6 +55,7 @@ pub fn cases(max_comments: usize) -> impl Strategy<Value = Case> {
             prop::sample::subsequence(vec![1i64, 2, 3, 4, 5], 1..=5),
             prop::sample::select(vec![0u64, 3, 100]),
             prop::option::weighted(0.5, 1usize..4),
+            prop::sample::select(ORDERS.to_vec()),
         )
             .prop_map(
                 |(
@@ -66,6 +69,7 @@ pub fn cases(max_comments: usize) -> impl Strategy<Value = Case> {
                     ratings,
                     threshold,
                     cap,
+                    order,
                 )| Case {
                     comments,
                     deleted,
@@ -77,12 +81,16 @@ pub fn cases(max_comments: usize) -> impl Strategy<Value = Case> {
                     ratings,
                     threshold,
                     cap,
+                    order,
                 },
             )
     })
 }
 
 const BASE_MILLIS: u64 = 1_700_000_000_000;
+
+/// Every order a connection can list comments in.
+const ORDERS: [CommentOrder; 2] = [CommentOrder::Newest, CommentOrder::Oldest];
 
 fn build_comments(case: &Case, sku: &Sku) -> Vec<Comment> {
     case.comments
@@ -164,6 +172,7 @@ pub async fn check_case<S: CommentStore, I: PageIndex>(
     let scope = CursorScope {
         sku: sku.clone(),
         ratings,
+        order: case.order,
     };
     let args = ConnectionArgs {
         first: case.first,
@@ -187,8 +196,15 @@ pub async fn check_case<S: CommentStore, I: PageIndex>(
         .await
         .map_err(|e| TestCaseError::fail(e.to_string()))?;
 
-    let expected = oracle::slice(
-        &newest_first,
+    let descending = case.order.forward() == Order::NewestFirst;
+    let list: Vec<SortKey> = if descending {
+        newest_first.clone()
+    } else {
+        newest_first.iter().rev().copied().collect()
+    };
+    let expected = oracle::slice_in(
+        &list,
+        descending,
         &OracleArgs {
             first: case.first.map(|v| v as usize),
             after,

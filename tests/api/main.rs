@@ -39,6 +39,7 @@ mod live_resume;
 mod mutations;
 mod one_box;
 mod one_box_crash;
+mod orders;
 mod page_numbers;
 mod persisted;
 mod playground;

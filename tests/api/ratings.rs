@@ -4,7 +4,9 @@
 //! offset page reads at most (ratings) × (n + 1) items and makes one index call; cursors stay
 //! within 64 characters.
 
-use dynapage::domain::{ChangeEvent, Comment, IndexEntry, Rating, RatingSet, Sku, SortKey};
+use dynapage::domain::{
+    ChangeEvent, Comment, CommentOrder, IndexEntry, Rating, RatingSet, Sku, SortKey,
+};
 use dynapage::generate::CommentGenerator;
 use dynapage::index::PageIndex;
 use dynapage::index::redis::RedisIndex;
@@ -96,6 +98,7 @@ impl Fixture {
         let scope = CursorScope {
             sku: self.sku.clone(),
             ratings,
+            order: CommentOrder::Newest,
         };
         let plan = PagePlan::new(&args, self.engine.settings(), &self.codec, &scope)
             .expect("valid arguments");
@@ -112,6 +115,7 @@ impl Fixture {
             &CursorScope {
                 sku: self.sku.clone(),
                 ratings,
+                order: CommentOrder::Newest,
             },
             key,
         )

@@ -119,6 +119,7 @@ fn replay<'a>(
         loop {
             let plan = PagePlan {
                 order: Order::OldestFirst,
+                forward: Order::NewestFirst,
                 start: Some(start),
                 stop: None,
                 skip: 0,

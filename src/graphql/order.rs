@@ -1,0 +1,27 @@
+//! `CommentOrder`, the `orderBy:` argument of the comments connections.
+
+use async_graphql::Enum;
+
+use crate::domain;
+
+/// The order a connection lists comments in. Every order pages alike: `first`/`after`,
+/// `last`/`before`, `offset`, `totalCount`, `ratings`, `pageCursors`, `startOffset` and
+/// `containing`. A cursor belongs to its order: used with another, it is `BAD_CURSOR`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Enum)]
+#[graphql(name = "CommentOrder")]
+pub enum CommentOrder {
+    /// Newest first (the default).
+    #[default]
+    Newest,
+    /// Oldest first.
+    Oldest,
+}
+
+impl From<CommentOrder> for domain::CommentOrder {
+    fn from(order: CommentOrder) -> Self {
+        match order {
+            CommentOrder::Newest => domain::CommentOrder::Newest,
+            CommentOrder::Oldest => domain::CommentOrder::Oldest,
+        }
+    }
+}
