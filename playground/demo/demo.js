@@ -6,14 +6,18 @@
 // page works without this script, and search engines read it. Everything a page shows is in its
 // URL, so every view is a plain link (crawlable, shareable):
 //   ?sku=…        the product (default: DAFT_PUNK_TSHIRT, the demo product the server seeds)
+//   &sort=…       the order, the connection's `orderBy` in lower case: `newest` (the default),
+//                 `oldest`, and whatever else the schema's CommentOrder offers
 //   &page=…       the page number, from 1 (default 1)
-//   &numbering=…  `newest` (page 1 holds the newest comments; the default) or `oldest`
+//   &numbering=…  `newest` (page 1 holds the newest comments; the default) or `oldest`; in the
+//                 default order only (other orders number pages from their start)
 //   &ratings=…    only these ratings, e.g. `4,5` (default: all; `ratings=4&ratings=5` too)
 //   &size=…       comments per page, 1 to the server's maximum page size (default 10)
 //   &comment=…    a comment's id: opens the page that holds it, highlighted (a permalink)
 //
 // This script enhances the page the server drew:
-// - a rating checkbox opens its view at once (without the script, the form's button does);
+// - a rating checkbox or the sort selector opens its view at once (without the script, the
+//   form's Apply button does);
 // - dates are shown in the reader's time zone;
 // - a permalink's page number goes into the URL, and the linked comment takes focus;
 // - live comments: it subscribes to the product's comment events (startLive, below): new
@@ -48,6 +52,7 @@ function readView(main) {
   const data = main.dataset;
   return {
     sku: data.sku,
+    sort: data.sort,
     page: Number(data.page),
     numbering: data.numbering,
     ratings: data.ratings ? data.ratings.split(',').map(Number) : [],
@@ -58,10 +63,13 @@ function readView(main) {
 
 // The URL of a view; defaults are left out, so each view has one URL (the server writes the
 // same ones: View::url in src/http/demo/view.rs).
-function viewUrl({ sku, page = 1, numbering = 'newest', ratings = [], size = DEFAULT_SIZE, comment = null }) {
+function viewUrl({
+  sku, sort = 'newest', page = 1, numbering = 'newest', ratings = [], size = DEFAULT_SIZE, comment = null,
+}) {
   const params = new URLSearchParams({ sku });
+  if (sort !== 'newest') params.set('sort', sort);
   if (page !== 1) params.set('page', page);
-  if (numbering !== 'newest') params.set('numbering', numbering);
+  if (numbering !== 'newest' && sort === 'newest') params.set('numbering', numbering);
   if (ratings.length > 0) params.set('ratings', ratings.join(','));
   if (size !== DEFAULT_SIZE) params.set('size', size);
   if (comment) params.set('comment', comment);
@@ -77,21 +85,26 @@ function stars(rating) {
   );
 }
 
-// Checking or unchecking a rating opens page 1 of the new filter at once; the form's button,
-// for readers without this script, is not needed.
-function enhanceRatingFilter(view) {
-  const form = $('rating-filter');
+// Checking or unchecking a rating, or choosing another order, opens page 1 of the new view at
+// once; the form's Apply button, for readers without this script, is not needed.
+function enhanceViewForm(view) {
+  const form = $('view-form');
   if (!form) return;
   const apply = form.querySelector('.apply');
   if (apply) apply.hidden = true;
   const boxes = [...form.querySelectorAll('#rating-options input')];
+  const sort = $('sort');
+  const open = (changes) => {
+    for (const control of [...boxes, sort]) if (control) control.disabled = true;
+    window.location.assign(viewUrl({ ...view, ...changes, page: 1, comment: null }));
+  };
   for (const box of boxes) {
     box.addEventListener('change', () => {
-      const ratings = boxes.filter((b) => b.checked).map((b) => Number(b.value)).sort((a, b) => a - b);
-      for (const b of boxes) b.disabled = true;
-      window.location.assign(viewUrl({ ...view, ratings, page: 1, comment: null }));
+      open({ ratings: boxes.filter((b) => b.checked).map((b) => Number(b.value)).sort((a, b) => a - b) });
     });
   }
+  // Pages of another order are numbered from its start.
+  if (sort) sort.addEventListener('change', () => open({ sort: sort.value, numbering: 'newest' }));
 }
 
 // Dates in the reader's time zone and language (the server writes them in UTC).
@@ -196,18 +209,23 @@ function enhance() {
   localDates(main);
   if (main.dataset.state !== 'ready') return;
   const view = readView(main);
-  enhanceRatingFilter(view);
+  enhanceViewForm(view);
   showLinkedComment(view);
   if ('WebSocket' in window) startLive(view);
 }
 
 enhance();
 // Coming back with the Back button may restore this page as it was left (the back/forward
-// cache): a checkbox just toggled and every checkbox disabled. Put them as the server drew them.
+// cache): a checkbox just toggled and every control disabled. Put them as the server drew them.
 window.addEventListener('pageshow', (event) => {
   if (!event.persisted) return;
   for (const box of document.querySelectorAll('#rating-options input')) {
     box.checked = box.defaultChecked;
     box.disabled = false;
+  }
+  const sort = $('sort');
+  if (sort) {
+    for (const option of sort.options) option.selected = option.defaultSelected;
+    sort.disabled = false;
   }
 });

@@ -29,6 +29,8 @@ const SIZE: i64 = 10;
 #[derive(Debug)]
 pub(crate) struct View {
     pub sku: String,
+    /// The `CommentOrder` value `sort` names (`sort=oldest` is `OLDEST`).
+    pub order: String,
     pub page: i64,
     pub from_oldest: bool,
     /// Ascending, without repeats (`ratings=5&ratings=2`, what the rating form sends, is 2, 5).
@@ -42,6 +44,7 @@ pub(crate) fn view(url: &str) -> View {
     assert_eq!(url.path(), "/demo");
     let mut view = View {
         sku: DEMO_SKU.to_owned(),
+        order: "NEWEST".to_owned(),
         page: 1,
         from_oldest: false,
         ratings: vec![],
@@ -51,6 +54,7 @@ pub(crate) fn view(url: &str) -> View {
     for (key, value) in url.query_pairs() {
         match &*key {
             "sku" => view.sku = value.into_owned(),
+            "sort" => view.order = value.to_uppercase(),
             "page" => view.page = value.parse().expect("a page number"),
             "numbering" => view.from_oldest = value == "oldest",
             "ratings" => view.ratings.extend(
@@ -65,6 +69,8 @@ pub(crate) fn view(url: &str) -> View {
     }
     view.ratings.sort_unstable();
     view.ratings.dedup();
+    // Other orders number their pages from their start.
+    view.from_oldest &= view.order == "NEWEST";
     view
 }
 
@@ -78,13 +84,14 @@ async fn expected(app: &TestApp, view: &View) -> (Vec<String>, i64) {
     };
     let data = app
         .data(
-            "query($sku: String!, $ratings: [Int!], $first: Int, $last: Int, $offset: Int) {
-               comments(sku: $sku, ratings: $ratings, first: $first, last: $last, offset: $offset) {
+            "query($sku: String!, $orderBy: CommentOrder, $ratings: [Int!], $first: Int, $last: Int, $offset: Int) {
+               comments(sku: $sku, orderBy: $orderBy, ratings: $ratings, first: $first, last: $last, offset: $offset) {
                  totalCount nodes { id }
                }
              }",
             json!({
                 "sku": view.sku,
+                "orderBy": view.order,
                 "ratings": (!view.ratings.is_empty()).then_some(&view.ratings),
                 "first": first,
                 "last": last,
@@ -349,6 +356,59 @@ async fn the_demo_numbers_pages_from_the_oldest_when_asked() {
 }
 
 #[tokio::test]
+async fn the_demo_sorts_with_its_selector() {
+    let app = TestApp::embedded(COMMENTS).await;
+    let run = browse(
+        &app,
+        json!([
+            { "goto": "/demo?ratings=4,5&page=3&numbering=oldest" },
+            { "select": "#sort", "value": "oldest" },
+            { "click": "#pager a[data-page-link=next]" },
+            { "click": "#rating-5" },
+            { "click": "#comments > li:nth-child(2) a.permalink" },
+            { "select": "#sort", "value": "newest" },
+        ]),
+    )
+    .await;
+    let s = &run;
+    let mut views = vec![];
+    for snapshot in s {
+        views.push(assert_shows_the_api_page(&app, snapshot).await);
+    }
+    let seen: Vec<(&str, i64, &[i64])> = views
+        .iter()
+        .map(|v| (v.order.as_str(), v.page, v.ratings.as_slice()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("NEWEST", 3, &[4, 5][..]),
+            ("OLDEST", 1, &[4, 5][..]),
+            ("OLDEST", 2, &[4, 5][..]),
+            ("OLDEST", 1, &[4][..]),
+            ("OLDEST", 1, &[4][..]),
+            ("NEWEST", 1, &[4][..]),
+        ]
+    );
+    assert!(
+        !views[1].from_oldest,
+        "another order numbers its pages from its start"
+    );
+    assert_eq!(
+        s[4]["ids"], s[3]["ids"],
+        "a permalink in an order opens its page in that order"
+    );
+    assert_eq!(
+        s[1]["status"]
+            .as_str()
+            .map(|t| t.ends_with("oldest first.")),
+        Some(true),
+        "{}",
+        s[1]["status"]
+    );
+}
+
+#[tokio::test]
 async fn the_demo_says_what_went_wrong_with_its_http_status_instead_of_a_blank_page() {
     let app = TestApp::embedded(COMMENTS).await;
     let deleted = app.deleted_comment_id().await;
@@ -368,6 +428,7 @@ async fn the_demo_says_what_went_wrong_with_its_http_status_instead_of_a_blank_p
             400,
             "is not a numbering",
         ),
+        ("/demo?sort=sideways".to_owned(), 400, "is not an order"),
         (
             "/demo?sku=no%20spaces".to_owned(),
             400,

@@ -83,18 +83,20 @@ fn head_link(html: &str, rel: &str) -> Option<String> {
 /// query: `first`/`last` and `offset`, or `containing` for a permalink.
 async fn api_comments(app: &TestApp, url: &str) -> Vec<Value> {
     let view = view(url);
+    // Under NEWEST, page 1 of `numbering=oldest` holds the list's last comments; every other
+    // order numbers its pages from its start.
     let numbering = if view.from_oldest {
-        "FROM_OLDEST"
+        "FROM_END"
     } else {
-        "FROM_NEWEST"
+        "FROM_START"
     };
     let ratings = (!view.ratings.is_empty()).then_some(&view.ratings);
     let (parameters, arguments, variables) = match &view.comment {
         Some(comment) => (
             "$containing: ID, $numbering: PageNumbering",
             "first: $size, containing: $containing, numbering: $numbering",
-            json!({ "sku": view.sku, "ratings": ratings, "size": view.size,
-                    "containing": comment, "numbering": numbering }),
+            json!({ "sku": view.sku, "orderBy": view.order, "ratings": ratings,
+                    "size": view.size, "containing": comment, "numbering": numbering }),
         ),
         None => (
             "$offset: Int",
@@ -103,13 +105,13 @@ async fn api_comments(app: &TestApp, url: &str) -> Vec<Value> {
             } else {
                 "first: $size, offset: $offset"
             },
-            json!({ "sku": view.sku, "ratings": ratings, "size": view.size,
-                    "offset": (view.page - 1) * view.size }),
+            json!({ "sku": view.sku, "orderBy": view.order, "ratings": ratings,
+                    "size": view.size, "offset": (view.page - 1) * view.size }),
         ),
     };
     let query = format!(
-        "query($sku: String!, $ratings: [Int!], $size: Int, {parameters}) {{
-           comments(sku: $sku, ratings: $ratings, {arguments}) {{
+        "query($sku: String!, $orderBy: CommentOrder, $ratings: [Int!], $size: Int, {parameters}) {{
+           comments(sku: $sku, orderBy: $orderBy, ratings: $ratings, {arguments}) {{
              nodes {{ id author body rating createdAt }}
            }}
          }}"
@@ -130,9 +132,12 @@ async fn chromium_without_javascript_reads_the_comments_and_follows_the_pager_an
             { "goto": "/demo?numbering=oldest&page=2" },
             { "check": "#rating-5" },
             { "check": "#rating-2" },
-            { "click": "#rating-filter button[type=submit]" },
+            { "click": "#view-form button[type=submit]" },
             { "click": "#pager a[data-page-link=next]" },
             { "click": "#comments > li:nth-child(3) a.permalink" },
+            { "select": "#sort", "value": "oldest" },
+            { "click": "#view-form button[type=submit]" },
+            { "click": "#pager a[data-page-link=next]" },
         ]),
         false,
     )
@@ -140,7 +145,8 @@ async fn chromium_without_javascript_reads_the_comments_and_follows_the_pager_an
     let s = &run;
     let mut views = vec![];
     for snapshot in s {
-        if snapshot["step"].get("check").is_some() {
+        let step = &snapshot["step"];
+        if step.get("check").is_some() || step.get("select").is_some() {
             views.push(view(snapshot["url"].as_str().expect("url")));
         } else {
             views.push(assert_shows_the_api_list(&app, snapshot).await);
@@ -153,7 +159,7 @@ async fn chromium_without_javascript_reads_the_comments_and_follows_the_pager_an
     );
     assert_eq!(link(&s[0], "previous").map(|v| v.page), Some(2));
     let pages: Vec<i64> = views.iter().map(|v| v.page).collect();
-    assert_eq!(pages, [3, 4, 24, 2, 2, 2, 1, 2, 2]);
+    assert_eq!(pages, [3, 4, 24, 2, 2, 2, 1, 2, 2, 2, 1, 2]);
     assert_eq!(s[4]["url"], s[3]["url"], "a checkbox alone opens nothing");
     assert_eq!(s[5]["checked"], json!([5, 2]));
     assert_eq!(
@@ -170,6 +176,17 @@ async fn chromium_without_javascript_reads_the_comments_and_follows_the_pager_an
         Value::Null,
         "no script ran (it would focus the comment)"
     );
+    assert_eq!(
+        s[9]["url"], s[8]["url"],
+        "choosing an order alone opens nothing"
+    );
+    assert_eq!(
+        (views[10].order.as_str(), views[10].ratings.as_slice()),
+        ("OLDEST", &[2, 5][..]),
+        "Apply sends the order with the ratings: {}",
+        s[10]["url"]
+    );
+    assert_eq!(views[11].order, "OLDEST", "the pager keeps the order");
 }
 
 #[tokio::test]
@@ -198,6 +215,9 @@ async fn every_page_equals_the_apis_answer_for_the_same_url() {
         "/demo?ratings=1&ratings=4&numbering=oldest".to_owned(),
         format!("/demo?comment={deep}"),
         format!("/demo?comment={deep}&numbering=oldest&size=20"),
+        "/demo?sort=oldest".to_owned(),
+        "/demo?sort=oldest&page=3&ratings=4,5".to_owned(),
+        format!("/demo?sort=oldest&comment={deep}"),
     ] {
         let (status, html) = fetch(&app, &url).await;
         assert_eq!(status, 200, "{url}");
@@ -346,6 +366,16 @@ async fn canonical_urls_name_pages_whose_comments_stay_put() {
         "page 3 moved"
     );
 
+    // An oldest-first page holds the comments of the oldest-numbered page of the same number.
+    let (_, sorted) = fetch(&app, "/demo?sort=oldest&page=22").await;
+    assert_eq!(head_link(&sorted, "canonical"), Some(canonical.clone()));
+    let mut reversed = shown_comments(&sorted);
+    reversed.reverse();
+    assert_eq!(
+        reversed, before,
+        "the same comments, read from the other end"
+    );
+
     // A permalink is canonical to the page it shows.
     let (_, permalink) = fetch(
         &app,
@@ -414,8 +444,8 @@ async fn a_page_costs_its_client_what_its_query_costs_over_graphql() {
     };
     // The page's query over GET /graphql, with the variables the page sends for page `page`.
     let api_url = |page: i64| {
-        let variables = json!({ "sku": DEMO_SKU, "ratings": null, "numbering": "FROM_NEWEST",
-                                "first": 10, "offset": (page - 1) * 10 });
+        let variables = json!({ "sku": DEMO_SKU, "orderBy": "NEWEST", "ratings": null,
+                                "numbering": "FROM_START", "first": 10, "offset": (page - 1) * 10 });
         let url = format!("{}/graphql", app.address);
         let params = [("query", QUERY), ("variables", &variables.to_string())];
         reqwest::Url::parse_with_params(&url, params)

@@ -8,7 +8,8 @@
 // flags, the server's address, steps, and whether pages may run scripts (default true; false is
 // how a crawler without JavaScript sees the demo). Steps, each { goto: "/demo?page=3" },
 // { click: "<CSS selector>" } (which must open another page), { check: "<CSS selector>" } (ticks
-// or unticks a checkbox, which need not open another page), { block: "/graphql" } (later
+// or unticks a checkbox, which need not open another page), { select: "<CSS selector>", value }
+// (chooses an option; with scripts on, the demo opens another page), { block: "/graphql" } (later
 // requests to that path fail as if the network were down), { waitFor: "<CSS selector>" } (on
 // the page as it is), or
 // { post: { query, variables }, waitFor: "<CSS selector>" } (a GraphQL request sent by this
@@ -48,6 +49,13 @@ try {
       await page.waitForSelector(step.waitFor);
     } else if (step.goto) {
       await page.goto(new URL(step.goto, base).href);
+    } else if (step.select) {
+      const before = page.url();
+      await page.selectOption(step.select, step.value);
+      if (javaScript) {
+        await page.waitForURL((url) => url.href !== before);
+        await page.waitForLoadState('load');
+      }
     } else if (step.check) {
       await page.locator(step.check).setChecked(!(await page.locator(step.check).isChecked()));
     } else if (step.click) {

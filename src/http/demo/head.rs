@@ -10,7 +10,12 @@
 //! - any other page numbered from the newest names the oldest-numbered page that holds its
 //!   first comment (where its comments stay; `startOffset` and `totalCount` say which), or the
 //!   first page when the index cannot say;
-//! - a permalink (`comment=`) is canonical to the page it shows, by the same rules.
+//! - a permalink (`comment=`) is canonical to the page it shows, by the same rules;
+//! - a sorted page (`sort=`) is another order of the same comments: under `OLDEST`, page `p`
+//!   holds exactly the comments of the default order's oldest-numbered page `p` (the same
+//!   slice, read from the other end), which is its canonical URL; under any other order a page
+//!   draws from all over the list, so it names the default order's first page (common
+//!   practice for sorted views).
 //!
 //! The canonical URL keeps the view's filter and page size (a filtered list is another list)
 //! and drops the permalink. URLs are path-absolute (`/demo?…`): the page names no origin, so it
@@ -21,7 +26,7 @@ use std::fmt::Write;
 use super::answer::{Comments, Product};
 use super::html::{esc, grouped};
 use super::json_ld;
-use super::view::View;
+use super::view::{DEFAULT_ORDER, View};
 
 /// The `<head>` elements of `view`, showing `shown` (the view at the page it holds).
 pub fn elements(view: &View, shown: &View, product: &Product, comments: &Comments) -> String {
@@ -54,6 +59,17 @@ pub fn elements(view: &View, shown: &View, product: &Product, comments: &Comment
 /// The canonical view of `shown`: see the module's comment.
 pub fn canonical(shown: &View, comments: &Comments) -> View {
     let page = shown.at_page(shown.page);
+    match shown.order {
+        DEFAULT_ORDER => {}
+        "OLDEST" => {
+            return View {
+                order: DEFAULT_ORDER,
+                from_oldest: true,
+                ..page
+            };
+        }
+        _ => return page.sorted(DEFAULT_ORDER),
+    }
     if shown.from_oldest || shown.page == 1 {
         return page;
     }
@@ -133,5 +149,20 @@ mod tests {
             canonical(&last, &comments(Some(230), Some(237))).url(),
             "/demo?sku=A&numbering=oldest"
         );
+    }
+
+    #[test]
+    fn an_oldest_first_page_names_the_same_comments_in_the_default_order() {
+        let any = comments(Some(20), Some(237));
+        let sorted = view("sku=A&sort=oldest&page=3&ratings=5&size=20");
+        assert_eq!(
+            canonical(&sorted, &any).url(),
+            "/demo?sku=A&page=3&numbering=oldest&ratings=5&size=20"
+        );
+        let other = View {
+            order: "HIGHEST_RATED",
+            ..view("sku=A&page=3&ratings=5")
+        };
+        assert_eq!(canonical(&other, &any).url(), "/demo?sku=A&ratings=5");
     }
 }

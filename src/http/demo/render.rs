@@ -10,7 +10,7 @@ use axum::http::StatusCode;
 use super::answer::{Comment, Comments, Failure, PageCursors, Product};
 use super::head;
 use super::html::{date, esc, grouped, stars};
-use super::view::View;
+use super::view::{self, View};
 
 /// A page's parts, for `demo.html`'s placeholders.
 #[derive(Debug, Default)]
@@ -46,8 +46,9 @@ pub fn reviews(view: &View, product: &Product, comments: &Comments, partial: boo
     }
     let shown = view.at_page(page);
     let mut main = format!(
-        "data-state=\"ready\" data-sku=\"{}\" data-page=\"{page}\" data-size=\"{}\" data-numbering=\"{}\" data-ratings=\"{}\"",
+        "data-state=\"ready\" data-sku=\"{}\" data-sort=\"{}\" data-page=\"{page}\" data-size=\"{}\" data-numbering=\"{}\" data-ratings=\"{}\"",
         esc(&view.sku),
+        view.order.to_lowercase(),
         view.size,
         if view.from_oldest { "oldest" } else { "newest" },
         ratings_list(&view.ratings),
@@ -182,17 +183,17 @@ fn summary(product: &Product) -> String {
     }
 }
 
-/// The rating form (a GET form: without the script, "Show these ratings" submits it; with it,
-/// each checkbox opens its view at once) and the numbering links.
+/// The view form: the sort selector and the rating checkboxes (a GET form: without the script,
+/// "Apply" submits it; with it, each change opens its view at once); the numbering links.
 fn filters(view: &View, product: &Product) -> String {
     let mut html = format!(
-        "<form id=\"rating-filter\" class=\"rating-filter\" method=\"get\" action=\"/demo\"><input type=\"hidden\" name=\"sku\" value=\"{}\">",
+        "<form id=\"view-form\" class=\"view-form\" method=\"get\" action=\"/demo\"><input type=\"hidden\" name=\"sku\" value=\"{}\">",
         esc(&view.sku)
     );
     if view.from_oldest {
         html.push_str("<input type=\"hidden\" name=\"numbering\" value=\"oldest\">");
     }
-    if view.size != super::view::DEFAULT_SIZE {
+    if view.size != view::DEFAULT_SIZE {
         let _ = write!(
             html,
             "<input type=\"hidden\" name=\"size\" value=\"{}\">",
@@ -200,8 +201,18 @@ fn filters(view: &View, product: &Product) -> String {
         );
     }
     html.push_str(
-        "<fieldset><legend>Rating</legend><ul id=\"rating-options\" class=\"rating-options\">",
+        "<p class=\"sort\"><label for=\"sort\">Sort by</label> <select id=\"sort\" name=\"sort\">",
     );
+    for order in view::orders() {
+        let selected = if order == view.order { " selected" } else { "" };
+        let label = view::order_label(order);
+        let _ = write!(
+            html,
+            "<option value=\"{}\"{selected}>{label}</option>",
+            order.to_lowercase()
+        );
+    }
+    html.push_str("</select></p><fieldset id=\"rating-filter\"><legend>Rating</legend><ul id=\"rating-options\" class=\"rating-options\">");
     let counts = product.rating_summary.as_ref().map(|s| &s.counts);
     for rating in (1..=5u8).rev() {
         let checked = if view.ratings.contains(&rating) {
@@ -224,9 +235,7 @@ fn filters(view: &View, product: &Product) -> String {
             stars(rating, false)
         );
     }
-    html.push_str(
-        "</ul><p class=\"apply\"><button type=\"submit\">Show these ratings</button></p>",
-    );
+    html.push_str("</ul>");
     if !view.ratings.is_empty() {
         let _ = write!(
             html,
@@ -234,7 +243,18 @@ fn filters(view: &View, product: &Product) -> String {
             esc(&view.rated(vec![]).url())
         );
     }
-    html.push_str("</fieldset></form><nav id=\"numbering\" class=\"numbering\" aria-label=\"Page numbering\"><p>Page 1 holds the</p><ul>");
+    html.push_str(
+        "</fieldset><p class=\"apply\"><button type=\"submit\">Apply</button></p></form>",
+    );
+    if view.order == view::DEFAULT_ORDER {
+        html.push_str(&numbering(view));
+    }
+    html
+}
+
+/// Which end of the newest-first list page 1 holds (the default order's pages only).
+fn numbering(view: &View) -> String {
+    let mut html = "<nav id=\"numbering\" class=\"numbering\" aria-label=\"Page numbering\"><p>Page 1 holds the</p><ul>".to_owned();
     for (from_oldest, name) in [(false, "newest"), (true, "oldest")] {
         let current = if view.from_oldest == from_oldest {
             " aria-current=\"true\""
@@ -254,16 +274,17 @@ fn filters(view: &View, product: &Product) -> String {
 /// "Comments 21–30 of 237, newest first."
 fn status_line(view: &View, comments: &Comments, partial: bool) -> String {
     let shown = comments.nodes.len() as u64;
+    let order = view::order_label(view.order).to_lowercase();
     let mut status = match (shown, comments.start_offset, comments.total_count) {
         (0, _, _) if view.ratings.is_empty() => "No comments yet.".to_owned(),
         (0, _, _) => "No comments with these ratings.".to_owned(),
         (_, Some(start), Some(total)) => format!(
-            "Comments {}–{} of {}, newest first.",
+            "Comments {}–{} of {}, {order}.",
             grouped(start + 1),
             grouped(start + shown),
             grouped(total)
         ),
-        _ => format!("{shown} comments, newest first."),
+        _ => format!("{shown} comments, {order}."),
     };
     if partial {
         status.push_str(" Some details (counts, page numbers) are unavailable right now.");

@@ -1,8 +1,17 @@
 //! What a demo URL asks for (a [`View`]), the URL of a view, and the GraphQL variables that
 //! fetch it. Every view has one URL: parameters in a fixed order, defaults left out, ratings
 //! sorted, so the pager, the rating form and the canonical link all name a page the same way.
+//!
+//! **Sorting.** `sort` is the connection's `orderBy`, in lower case (`sort=oldest` is
+//! `OLDEST`); the orders offered are the schema's own (`CommentOrder`), so a new order shows up
+//! in the selector as it lands. Pages of a sort are numbered from its start, so `numbering`
+//! (which end of the newest-first list page 1 holds) applies to the default order only and is
+//! left out of every other.
 
+use async_graphql::resolver_utils::EnumType;
 use serde_json::{Value, json};
+
+use crate::graphql::CommentOrder;
 
 /// The product a URL without `sku` shows: the one the embedded server seeds.
 pub const DEFAULT_SKU: &str = "DAFT_PUNK_TSHIRT";
@@ -10,15 +19,34 @@ pub const DEFAULT_SKU: &str = "DAFT_PUNK_TSHIRT";
 pub const DEFAULT_SIZE: u32 = 10;
 /// The highest page number a URL may carry (nine digits, as the script reads them).
 const MAX_PAGE: u64 = 999_999_999;
+/// The default order (`CommentOrder`'s default).
+pub const DEFAULT_ORDER: &str = "NEWEST";
+
+/// The orders a view may be sorted in: `CommentOrder`'s values, the default first.
+pub fn orders() -> impl Iterator<Item = &'static str> {
+    CommentOrder::items().iter().map(|item| item.name)
+}
+
+/// How the selector and the status line name an order: `HIGHEST_RATED` is "Highest rated
+/// first".
+pub fn order_label(order: &str) -> String {
+    let words = order.to_lowercase().replace('_', " ");
+    let mut chars = words.chars();
+    let first = chars.next().map(|c| c.to_uppercase().to_string());
+    format!("{}{} first", first.unwrap_or_default(), chars.as_str())
+}
 
 /// One view of the demo: a product's comments, filtered, cut into pages of `size` and numbered
 /// from one end, or the page that holds one comment.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct View {
     pub sku: String,
+    /// The `CommentOrder` value (`sort`, in lower case, in the URL).
+    pub order: &'static str,
     /// From 1. With `comment`, the page the URL claims (the comment decides the page shown).
     pub page: u64,
-    /// Page 1 holds the oldest comments (`numbering=oldest`), rather than the newest.
+    /// Page 1 holds the oldest comments (`numbering=oldest`), rather than the newest; only in
+    /// the default order.
     pub from_oldest: bool,
     /// Only these ratings, ascending without repeats; empty for all.
     pub ratings: Vec<u8>,
@@ -36,6 +64,7 @@ impl View {
     pub fn first_page(sku: &str) -> Self {
         Self {
             sku: sku.to_owned(),
+            order: DEFAULT_ORDER,
             page: 1,
             from_oldest: false,
             ratings: vec![],
@@ -62,6 +91,9 @@ impl View {
                 .filter(|s| !s.is_empty())
                 .unwrap_or(DEFAULT_SKU),
         );
+        if let Some(sort) = first("sort") {
+            view.order = order(sort)?;
+        }
         if let Some(page) = first("page") {
             view.page = whole_number(page, 1, MAX_PAGE, "page number")?;
         }
@@ -88,12 +120,16 @@ impl View {
         view.comment = first("comment")
             .filter(|c| !c.is_empty())
             .map(str::to_owned);
+        view.from_oldest &= view.order == DEFAULT_ORDER;
         Ok(view)
     }
 
     /// This view's URL, path and query (the script builds the same, `viewUrl` in `demo.js`).
     pub fn url(&self) -> String {
         let mut params: Vec<(&str, String)> = vec![("sku", self.sku.clone())];
+        if self.order != DEFAULT_ORDER {
+            params.push(("sort", self.order.to_lowercase()));
+        }
         if self.page != 1 {
             params.push(("page", self.page.to_string()));
         }
@@ -131,6 +167,15 @@ impl View {
         }
     }
 
+    /// The first page of this view's comments sorted in `order` (numbered from its start).
+    pub fn sorted(&self, order: &'static str) -> Self {
+        Self {
+            order,
+            from_oldest: false,
+            ..self.at_page(1)
+        }
+    }
+
     /// This view's list with other ratings, from its first page.
     pub fn rated(&self, ratings: Vec<u8>) -> Self {
         Self {
@@ -147,17 +192,20 @@ impl View {
     }
 
     /// The variables of the page's query (`storefront.graphql`) for this view: page `p` of `n`
-    /// is `first: n, offset: (p - 1) * n` from the newest, `last: n` from the oldest; a
-    /// permalink asks for the page `containing` its comment. `None` when the offset is past
-    /// any list ([`View::offset`]).
+    /// is `first: n, offset: (p - 1) * n` from the start of its order (`FROM_START`), `last: n`
+    /// from its end (`FROM_END`, `numbering=oldest` in the default order); a permalink asks for
+    /// the page `containing` its comment. `None` when the offset is past any list
+    /// ([`View::offset`]).
     pub fn variables(&self) -> Option<Value> {
         let ratings = (!self.ratings.is_empty()).then_some(&self.ratings);
         let numbering = if self.from_oldest {
-            "FROM_OLDEST"
+            "FROM_END"
         } else {
-            "FROM_NEWEST"
+            "FROM_START"
         };
-        let mut variables = json!({ "sku": self.sku, "ratings": ratings, "numbering": numbering });
+        let mut variables = json!({
+            "sku": self.sku, "orderBy": self.order, "ratings": ratings, "numbering": numbering,
+        });
         let fields = variables.as_object_mut()?;
         if let Some(comment) = &self.comment {
             fields.insert("containing".into(), json!(comment));
@@ -169,6 +217,21 @@ impl View {
         }
         Some(variables)
     }
+}
+
+/// The order `sort` names (`oldest` is `OLDEST`), or why not.
+fn order(sort: &str) -> Result<&'static str, BadLink> {
+    orders()
+        .find(|order| order.to_lowercase() == sort)
+        .ok_or_else(|| {
+            let known: Vec<String> = orders()
+                .map(|o| format!("“{}”", o.to_lowercase()))
+                .collect();
+            BadLink(format!(
+                "“{sort}” is not an order: use {}.",
+                known.join(" or ")
+            ))
+        })
 }
 
 /// `text` as a whole number from `min` to `max`, or why not.
@@ -211,6 +274,14 @@ mod tests {
             "/demo?sku=A&page=3&numbering=oldest&ratings=2,4,5&size=20&comment=Q29t"
         );
         assert_eq!(parse(&view.url()[6..]), Ok(view));
+        let sorted = parse("sku=A&sort=oldest&page=2&numbering=oldest").expect("a view");
+        assert_eq!(
+            sorted.url(),
+            "/demo?sku=A&sort=oldest&page=2",
+            "numbering is the default order's"
+        );
+        let default = parse("sku=A&sort=newest").map(|v| v.url());
+        assert_eq!(default, Ok("/demo?sku=A".to_owned()));
     }
 
     #[test]
@@ -218,6 +289,15 @@ mod tests {
         let form = parse("sku=A&ratings=5&ratings=2&ratings=5").expect("a view");
         assert_eq!(form, parse("sku=A&ratings=2,5").expect("a view"));
         assert_eq!(form.url(), "/demo?sku=A&ratings=2,5");
+    }
+
+    #[test]
+    fn every_order_of_the_schema_is_offered_and_named_for_a_reader() {
+        let orders: Vec<&str> = orders().collect();
+        assert_eq!(orders[0], DEFAULT_ORDER);
+        assert!(orders.contains(&"OLDEST"), "{orders:?}");
+        assert_eq!(order_label("NEWEST"), "Newest first");
+        assert_eq!(order_label("HIGHEST_RATED"), "Highest rated first");
     }
 
     #[test]
@@ -258,6 +338,10 @@ mod tests {
                 "numbering=sideways",
                 "“sideways” is not a numbering: use “newest” or “oldest”.",
             ),
+            (
+                "sort=NEWEST",
+                "“NEWEST” is not an order: use “newest” or “oldest”.",
+            ),
         ];
         for (query, message) in cases {
             assert_eq!(parse(query), Err(BadLink(message.to_owned())), "{query}");
@@ -266,26 +350,26 @@ mod tests {
 
     #[test]
     fn variables_ask_for_the_page_the_url_names() {
-        let newest = parse("sku=A&page=3&ratings=4,5").expect("a view");
+        let variables = |query: &str| parse(query).expect("a view").variables();
         assert_eq!(
-            newest.variables(),
-            Some(
-                json!({ "sku": "A", "ratings": [4, 5], "numbering": "FROM_NEWEST", "first": 10, "offset": 20 })
-            )
+            variables("sku=A&page=3&ratings=4,5"),
+            Some(json!({ "sku": "A", "orderBy": "NEWEST", "ratings": [4, 5],
+                         "numbering": "FROM_START", "first": 10, "offset": 20 }))
         );
-        let oldest = parse("sku=A&page=2&numbering=oldest&size=7").expect("a view");
         assert_eq!(
-            oldest.variables(),
-            Some(
-                json!({ "sku": "A", "ratings": null, "numbering": "FROM_OLDEST", "last": 7, "offset": 7 })
-            )
+            variables("sku=A&page=2&numbering=oldest&size=7"),
+            Some(json!({ "sku": "A", "orderBy": "NEWEST", "ratings": null,
+                         "numbering": "FROM_END", "last": 7, "offset": 7 }))
         );
-        let permalink = parse("sku=A&page=9&comment=Q29t").expect("a view");
         assert_eq!(
-            permalink.variables(),
-            Some(
-                json!({ "sku": "A", "ratings": null, "numbering": "FROM_NEWEST", "containing": "Q29t", "first": 10 })
-            )
+            variables("sku=A&page=2&sort=oldest&numbering=oldest"),
+            Some(json!({ "sku": "A", "orderBy": "OLDEST", "ratings": null,
+                         "numbering": "FROM_START", "first": 10, "offset": 10 }))
+        );
+        assert_eq!(
+            variables("sku=A&page=9&comment=Q29t"),
+            Some(json!({ "sku": "A", "orderBy": "NEWEST", "ratings": null,
+                         "numbering": "FROM_START", "containing": "Q29t", "first": 10 }))
         );
         let past_any_list = parse("page=999999999&size=100").expect("a view");
         assert_eq!(past_any_list.variables(), None);
