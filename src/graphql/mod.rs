@@ -35,6 +35,7 @@ pub use budget::{Budget, CACHED_ANSWER_POINTS, Checked, failure_floor, retry_aft
 pub use error::{ApiError, ErrorCode};
 pub use global_id::GlobalId;
 pub use mutation::MutationRoot;
+pub use order::CommentOrder;
 pub use query::QueryRoot;
 pub use scalars::DateTime;
 pub use subscription::{OpenSubscriptions, SubscriptionRoot, cohort};

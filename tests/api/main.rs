@@ -21,6 +21,7 @@ mod cors;
 mod cursor_fuzz;
 mod degradation;
 mod demo;
+mod demo_pages;
 mod dynamodb_api;
 mod dynamodb_store;
 mod engine_oracle;
