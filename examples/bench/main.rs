@@ -56,6 +56,9 @@ enum Command {
     /// A page of 20 alone and with totalCount, startOffset and pageCursors, at offset 0 and
     /// 10^6: latency, pages/s, CPU per page of each process, Redis commands per page (~30 min)
     PageNumbers(benchmarks::page_numbers::Args),
+    /// A page of 20 in each orderBy against NEWEST, at offset 0 and 10^6: latency, pages/s,
+    /// CPU per page of each process, Redis commands per page (~40 min)
+    Orders(benchmarks::orders::Args),
     /// 1,000 WebSocket subscribers on one product while comments are added: delivery lag, server
     /// CPU and RSS, slow clients (~4 min)
     Live(benchmarks::live::Args),
@@ -109,6 +112,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Load(args) => benchmarks::load::run(&ctx, args).await,
         Command::PageNumbers(args) => benchmarks::page_numbers::run(&ctx, args).await,
+        Command::Orders(args) => benchmarks::orders::run(&ctx, args).await,
         Command::Live(args) => benchmarks::live::run(&ctx, args).await,
         Command::Soak(args) => benchmarks::soak::run(&ctx, args).await,
         Command::IndexCpu(args) => benchmarks::index_cpu::run(&ctx, args).await,

@@ -8,10 +8,12 @@ pub mod lambda_sync;
 pub mod live;
 pub mod load;
 pub mod load_tables;
+pub mod orders;
 pub mod page_numbers;
-pub mod page_numbers_table;
 pub mod plot;
 pub mod rate_limit;
+pub mod rounds;
+pub mod rounds_table;
 pub mod soak;
 pub mod sync_lag;
 
@@ -47,7 +49,7 @@ impl Backends {
 /// The SKU of the demo product (`serve --demo-comments`) and of the seeded ones.
 pub const SKU: &str = "DAFT_PUNK_TSHIRT";
 
-/// A page's selection in `load` and `page-numbers`: five fields of each of 20 edges, and
+/// A page's selection in `load`, `page-numbers` and `orders`: five fields of each of 20 edges, and
 /// `pageInfo`.
 pub const PAGE_SELECTION: &str = "edges { cursor node { id author body rating createdAt } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor }";
 

@@ -1,32 +1,27 @@
-//! The tables of `page-numbers`: from every run and each query's cost, the medians, spreads
-//! and per-round ratios of each case, written as CSV (one row per backend, offset and case) and
-//! as the Markdown tables of BENCHMARKS.md.
+//! The tables of the benchmarks that compare cases in rounds (`page-numbers`, `orders`): from
+//! every run and each query's cost, the medians, spreads and per-round ratios of each case to
+//! the first (the baseline), written as CSV (one row per backend, offset and case) and as the
+//! Markdown tables of BENCHMARKS.md.
 
 use std::path::Path;
 
 use crate::report::{Csv, Summary};
 use crate::stats::{median, spread_pct, thousands};
 
-/// A page alone, or with the pager.
+/// One of the queries a benchmark compares: its name in files and its label in tables.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Case {
-    Page,
-    Pager,
+pub struct Case {
+    pub name: &'static str,
+    pub label: &'static str,
 }
 
 impl Case {
     pub fn name(self) -> &'static str {
-        match self {
-            Self::Page => "page",
-            Self::Pager => "pager",
-        }
+        self.name
     }
 
     fn label(self) -> &'static str {
-        match self {
-            Self::Page => "page alone",
-            Self::Pager => "page + pager",
-        }
+        self.label
     }
 }
 
@@ -147,7 +142,7 @@ struct Row {
     max_others: f64,
     /// Median CPU µs per page of the server, DynamoDB Local, Redis (None where not measured).
     cpu: [Option<f64>; 3],
-    /// Pager over page: the medians' ratio and each round's, for p50 and for req/s.
+    /// This case over the baseline: the medians' ratio and each round's, for p50 and for req/s.
     ratios: Option<[(f64, String); 2]>,
 }
 
@@ -168,7 +163,9 @@ fn ratio(a: &[(u32, f64)], b: &[(u32, f64)]) -> (f64, String) {
     (median(&values(a)) / median(&values(b)), rounds.join(" "))
 }
 
-fn rows(runs: &[RunRow], costs: &[CostRow]) -> Vec<Row> {
+/// The rows of each backend and offset: the cases in their order, each but the first with its
+/// ratios to the first.
+fn rows(runs: &[RunRow], costs: &[CostRow], cases: &[Case]) -> Vec<Row> {
     let mut rows: Vec<Row> = Vec::new();
     let mut backends: Vec<&str> = Vec::new();
     for run in runs {
@@ -184,9 +181,16 @@ fn rows(runs: &[RunRow], costs: &[CostRow]) -> Vec<Row> {
             }
         }
         for offset in offsets {
-            let page = row(runs, costs, backend, Case::Page, offset, None);
-            let pager = row(runs, costs, backend, Case::Pager, offset, Some(&page));
-            rows.extend([page, pager]);
+            let Some((&first, others)) = cases.split_first() else {
+                continue;
+            };
+            let baseline = row(runs, costs, backend, first, offset, None);
+            let compared: Vec<Row> = others
+                .iter()
+                .map(|&case| row(runs, costs, backend, case, offset, Some(&baseline)))
+                .collect();
+            rows.push(baseline);
+            rows.extend(compared);
         }
     }
     rows
@@ -198,7 +202,7 @@ fn row(
     backend: &str,
     case: Case,
     offset: u64,
-    page: Option<&Row>,
+    baseline: Option<&Row>,
 ) -> Row {
     let of = |connections: u32| {
         runs.iter()
@@ -210,7 +214,7 @@ fn row(
     };
     let p50: Vec<(u32, f64)> = of(1).map(|r| (r.round, r.p50_ms)).collect();
     let rps: Vec<(u32, f64)> = of(16).map(|r| (r.round, r.req_s)).collect();
-    let ratios = page.map(|page| [ratio(&p50, &page.p50), ratio(&rps, &page.rps)]);
+    let ratios = baseline.map(|b| [ratio(&p50, &b.p50), ratio(&rps, &b.rps)]);
     Row {
         backend: backend.to_owned(),
         offset,
@@ -291,14 +295,15 @@ fn csv_fields(r: &Row) -> Vec<String> {
     fields
 }
 
-/// Writes the CSV and prints the tables into `out`.
+/// Writes the CSV and prints the tables into `out`; `cases` as run, the baseline first, and
+/// `ratio` names the ratio to it in the table's head (such as `pager/page`).
 pub fn write_tables(
-    runs: &[RunRow],
-    costs: &[CostRow],
+    (runs, costs, cases): (&[RunRow], &[CostRow], &[Case]),
+    ratio: &str,
     csv_path: &Path,
     out: &mut Summary,
 ) -> anyhow::Result<()> {
-    let rows = rows(runs, costs);
+    let rows = rows(runs, costs, cases);
     let mut csv = Csv::create(csv_path, &CSV_HEADER)?;
     for row in &rows {
         let fields = csv_fields(row);
@@ -306,7 +311,7 @@ pub fn write_tables(
             fields.iter().map(|f| f as &dyn std::fmt::Display).collect();
         csv.row(&refs)?;
     }
-    out.line("| backend | offset | query | 1 conn p50 ms (spread) | 1 conn p99 ms (spread) | 16 conn req/s (spread) | 16 conn p50 ms | index calls | store queries | items read | bytes | pager/page p50 (per round) | pager/page req/s (per round) |")?;
+    out.line(&format!("| backend | offset | query | 1 conn p50 ms (spread) | 1 conn p99 ms (spread) | 16 conn req/s (spread) | 16 conn p50 ms | index calls | store queries | items read | bytes | {ratio} p50 (per round) | {ratio} req/s (per round) |"))?;
     out.line("|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")?;
     for r in &rows {
         let [items, queries, calls, bytes] = r.cost;
@@ -330,7 +335,7 @@ pub fn write_tables(
         ))?;
     }
     out.line("")?;
-    out.line("spread: (max - min) / median over the rounds; per round: the pager run over the page run of the same round")?;
+    out.line(&format!("spread: (max - min) / median over the rounds; {ratio}: the medians' ratio, and per round the run over the {} run of the same round", cases.first().map_or("", |c| c.name)))?;
     out.line("")?;
     out.line("| backend | offset | query | server CPU µs per page | DynamoDB Local CPU µs per page | Redis CPU µs per page |")?;
     out.line("|---|--:|---|--:|--:|--:|")?;
@@ -370,6 +375,15 @@ pub fn write_tables(
 mod tests {
     use super::*;
 
+    const PAGE: Case = Case {
+        name: "page",
+        label: "page alone",
+    };
+    const PAGER: Case = Case {
+        name: "pager",
+        label: "page + pager",
+    };
+
     fn run(round: u32, case: Case, connections: u32, req_s: f64, p50_ms: f64) -> RunRow {
         RunRow {
             backend: "embedded".into(),
@@ -390,14 +404,14 @@ mod tests {
     #[test]
     fn the_pager_row_carries_each_rounds_ratio_to_the_page() {
         let runs = [
-            run(1, Case::Page, 1, 0.0, 0.40),
-            run(1, Case::Pager, 1, 0.0, 0.60),
-            run(2, Case::Pager, 1, 0.0, 0.50),
-            run(2, Case::Page, 1, 0.0, 0.50),
-            run(1, Case::Page, 16, 1000.0, 2.0),
-            run(1, Case::Pager, 16, 500.0, 4.0),
+            run(1, PAGE, 1, 0.0, 0.40),
+            run(1, PAGER, 1, 0.0, 0.60),
+            run(2, PAGER, 1, 0.0, 0.50),
+            run(2, PAGE, 1, 0.0, 0.50),
+            run(1, PAGE, 16, 1000.0, 2.0),
+            run(1, PAGER, 16, 500.0, 4.0),
         ];
-        let rows = rows(&runs, &[]);
+        let rows = rows(&runs, &[], &[PAGE, PAGER]);
         assert_eq!(rows.len(), 2);
         let Some([(p50, p50_rounds), (rps, rps_rounds)]) = &rows[1].ratios else {
             panic!("the pager row has ratios");
@@ -406,5 +420,32 @@ mod tests {
         assert!((p50 - 0.55 / 0.45).abs() < 1e-9);
         assert_eq!((*rps, rps_rounds.as_str()), (0.5, "0.50"));
         assert_eq!(rows[0].cpu, [Some(250.0), None, None]);
+    }
+
+    #[test]
+    fn every_case_is_compared_with_the_first_of_its_round() {
+        let other = Case {
+            name: "other",
+            label: "other",
+        };
+        let runs = [
+            run(1, PAGE, 1, 0.0, 0.40),
+            run(1, PAGER, 1, 0.0, 0.60),
+            run(1, other, 1, 0.0, 0.20),
+            run(2, PAGE, 1, 0.0, 0.30),
+            run(2, other, 1, 0.0, 0.90),
+        ];
+        let rows = rows(&runs, &[], &[PAGE, PAGER, other]);
+        let cases: Vec<&str> = rows.iter().map(|r| r.case.name).collect();
+        assert_eq!(cases, ["page", "pager", "other"]);
+        assert!(rows[0].ratios.is_none());
+        let Some([(_, pager_rounds), _]) = &rows[1].ratios else {
+            panic!("the pager row has ratios");
+        };
+        assert_eq!(pager_rounds, "1.50");
+        let Some([(_, other_rounds), _]) = &rows[2].ratios else {
+            panic!("the other row has ratios");
+        };
+        assert_eq!(other_rounds, "0.50 3.00");
     }
 }
