@@ -1,5 +1,5 @@
 //! The vocabulary of the product: comments, their ids, the total order they are paged in, and
-//! the change events that keep the page index in step with the store.
+//! the change events that keep the page index in step with the store, and helpful votes.
 //!
 //! Nothing here knows about DynamoDB, Redis or GraphQL; every other layer speaks these types.
 
@@ -10,6 +10,7 @@ mod invalid;
 mod pages;
 mod sort_key;
 pub mod text;
+mod vote;
 
 pub use change::{ChangeEvent, IndexEntry};
 pub use comment::{Access, Comment, CommentDraft, CommentPatch, MAX_AUTHOR_CHARS, MAX_BODY_CHARS};
@@ -18,3 +19,4 @@ pub use ids::{CommentId, Rating, RatingSet, Sku};
 pub use invalid::InvalidInput;
 pub use pages::{AnchorRank, Numbering, PageLayout, PageLinks, Pager};
 pub use sort_key::{Order, SortKey};
+pub use vote::{BadVoterId, Voted, Voter, VoterId};

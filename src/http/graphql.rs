@@ -20,7 +20,11 @@ use super::response_cache::{self, Asker, Pending, from_cache};
 use super::transport::{self, MediaType, Refusal};
 use super::{AppState, REQUEST_ID, client_address};
 use super::{cost, failures, persisted};
-use crate::graphql::{Budget, RequestMeta, field_errors, pricing, retry_after_seconds};
+use crate::auth::Auth;
+use crate::graphql::{
+    Budget, ClientAddress, RequestMeta, VIEWER_FOUND_HELPFUL, field_errors, pricing,
+    retry_after_seconds,
+};
 use crate::pagination::PageStats;
 use crate::ratelimit::Refused;
 
@@ -112,7 +116,8 @@ struct Call<'a> {
     request_id: String,
     media: MediaType,
     over_get: bool,
-    /// The request carried `Authorization`: its response is never public (`caching`).
+    /// The request carried `Authorization`, or asked the votes of its address (`--auth off`):
+    /// its response is never public (`caching`).
     authorization: bool,
     started: Instant,
     operation_name: Option<String>,
@@ -168,8 +173,13 @@ async fn execute(
     let Ok(_permit) = app.in_flight.clone().try_acquire_owned() else {
         return shed(app, media, &request_id);
     };
+    // Under `--auth off` the client's address is the voter: an answer with the viewer's votes
+    // is that client's own, like a signed-in one.
+    let own_votes = matches!(app.api.auth, Auth::Off) && request.query.contains(VIEWER_FOUND_HELPFUL);
+    let authorization = headers.contains_key(header::AUTHORIZATION) || own_votes;
     let asker = Asker::new(over_get, address, &request_id, registration.as_deref());
-    let pending = match from_cache(app, headers, &request, media, checked.mutation, asker).await {
+    let bypass = checked.mutation || own_votes;
+    let pending = match from_cache(app, headers, &request, media, bypass, asker).await {
         Ok(pending) => pending,
         Err(hit) => return hit,
     };
@@ -181,12 +191,13 @@ async fn execute(
     if let Some(viewer) = viewer {
         request = request.data(viewer);
     }
+    request = request.data(ClientAddress(address));
     let call = Call {
         app,
         request_id,
         media,
         over_get,
-        authorization: headers.contains_key(header::AUTHORIZATION),
+        authorization,
         started,
         operation_name: request.operation_name.clone(),
         kind: operation_kind(checked.mutation),
