@@ -101,8 +101,11 @@ pub(super) async fn mark_helpful(
     let meta = super::meta(ctx);
     let fail = |e: ApiError| e.into_graphql(meta);
     writer(ctx, state).map_err(fail)?;
-    let voter = voter(ctx, state)
-        .ok_or_else(|| fail(ApiError::Unauthenticated("voting needs a signed-in user".into())))?;
+    let voter = voter(ctx, state).ok_or_else(|| {
+        fail(ApiError::Unauthenticated(
+            "voting needs a signed-in user".into(),
+        ))
+    })?;
     let id = GlobalId::comment(&input.comment_id).map_err(|e| {
         fail(
             InvalidInput {

@@ -70,9 +70,9 @@ impl Comment {
         i32::try_from(self.0.helpful_count).unwrap_or(i32::MAX)
     }
 
-    /// Whether the viewer marked it helpful; false without a viewer. (Under `--auth off` the
-    /// viewer is the client's address. A page's comments are looked up in one batched read;
-    /// a comment alone reads its one vote.)
+    /// Whether the viewer marked it helpful; false without a viewer.
+    // Under `--auth off` the viewer is the client's address. A page's comments are looked up in
+    // one batched read, a comment alone reads its one vote (`helpful` says what it costs).
     async fn viewer_found_helpful(
         &self,
         ctx: &async_graphql::Context<'_>,

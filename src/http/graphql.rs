@@ -175,7 +175,8 @@ async fn execute(
     };
     // Under `--auth off` the client's address is the voter: an answer with the viewer's votes
     // is that client's own, like a signed-in one.
-    let own_votes = matches!(app.api.auth, Auth::Off) && request.query.contains(VIEWER_FOUND_HELPFUL);
+    let own_votes =
+        matches!(app.api.auth, Auth::Off) && request.query.contains(VIEWER_FOUND_HELPFUL);
     let authorization = headers.contains_key(header::AUTHORIZATION) || own_votes;
     let asker = Asker::new(over_get, address, &request_id, registration.as_deref());
     let bypass = checked.mutation || own_votes;

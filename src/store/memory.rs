@@ -62,7 +62,9 @@ impl Tables {
 
 impl Tables {
     fn has_vote(&self, id: CommentId, voter: VoterId) -> bool {
-        self.votes.get(&id).is_some_and(|voters| voters.contains(&voter))
+        self.votes
+            .get(&id)
+            .is_some_and(|voters| voters.contains(&voter))
     }
 
     fn set_vote(&mut self, id: CommentId, voter: VoterId, helpful: bool) {

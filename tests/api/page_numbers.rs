@@ -646,6 +646,7 @@ async fn containing_finds_a_comment_the_index_does_not_hold_yet() {
             created_at_ms: middle.created_at_ms,
             updated_at_ms: None,
             version: 1,
+            helpful_count: 0,
         })
         .collect();
     backends.store.put_batch(&unindexed).await.expect("written");

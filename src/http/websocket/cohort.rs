@@ -41,8 +41,8 @@ use tokio_util::task::task_tracker::TaskTrackerToken;
 
 use crate::auth::Viewer;
 use crate::domain::{Access, CommentId};
-use crate::graphql::{ApiSchema, ClientAddress, VIEWER_FOUND_HELPFUL};
 use crate::graphql::cohort::{Delivered, SharedRun};
+use crate::graphql::{ApiSchema, ClientAddress, VIEWER_FOUND_HELPFUL};
 use crate::live::Hub;
 use crate::ratelimit::ClientKey;
 

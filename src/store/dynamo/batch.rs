@@ -78,7 +78,11 @@ pub(super) async fn get_items(
             .iter()
             .filter_map(|c| c.capacity_units())
             .sum();
-        let operation = if ids_only { "helpful_votes" } else { "get_many" };
+        let operation = if ids_only {
+            "helpful_votes"
+        } else {
+            "get_many"
+        };
         metrics::counter!("dynapage_store_read_units_total", "operation" => operation)
             .increment(units.round() as u64);
         found.extend(

@@ -15,11 +15,10 @@ use futures::{StreamExt, TryStreamExt};
 use super::batch::{self, BATCHES_IN_FLIGHT, GET_CHUNK};
 use super::error::{OnConditionFailed, internal};
 use super::item::{
-    ID, SKU, SKU_RATING, SORT_KEY, is_vote_id, key_of, sku_rating, sort_key_from_item,
-    string_value,
+    ID, SKU, SKU_RATING, SORT_KEY, is_vote_id, key_of, sku_rating, sort_key_from_item, string_value,
 };
-use super::votes::comment_of_vote;
 use super::schema::{BY_PRODUCT, BY_PRODUCT_RATING};
+use super::votes::comment_of_vote;
 use super::{DynamoStore, decode};
 use crate::domain::{Comment, CommentId, Order};
 use crate::store::{KeyQuery, Partition, QueryPage, ScanPage, StoreError};

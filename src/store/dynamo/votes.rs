@@ -96,8 +96,10 @@ pub(super) async fn mark_helpful(
         return Ok(Voted { comment, changed });
     }
     Err(StoreError::Unavailable(
-        format!("comment {id} stayed in other transactions during {CONFLICT_ATTEMPTS} vote attempts")
-            .into(),
+        format!(
+            "comment {id} stayed in other transactions during {CONFLICT_ATTEMPTS} vote attempts"
+        )
+        .into(),
     ))
 }
 
@@ -222,7 +224,10 @@ async fn transact(
     if code(0) == Some("ConditionalCheckFailed") {
         return Ok(Outcome::Unchanged);
     }
-    let codes: Vec<&str> = reasons.iter().filter_map(CancellationReason::code).collect();
+    let codes: Vec<&str> = reasons
+        .iter()
+        .filter_map(CancellationReason::code)
+        .collect();
     if codes.contains(&"TransactionConflict") {
         return Ok(Outcome::Conflict);
     }

@@ -97,7 +97,10 @@ pub(super) async fn update(
         tracing::debug!(table = %store.table, comment_id = %id, attempt, "dynamodb update met a vote's transaction, retrying");
     }
     Err(StoreError::Unavailable(
-        format!("comment {id} stayed in other transactions during {CONFLICT_ATTEMPTS} update attempts").into(),
+        format!(
+            "comment {id} stayed in other transactions during {CONFLICT_ATTEMPTS} update attempts"
+        )
+        .into(),
     ))
 }
 
@@ -175,7 +178,10 @@ pub(super) async fn delete(
         tracing::debug!(table = %store.table, comment_id = %id, attempt, "dynamodb delete met a vote's transaction, retrying");
     }
     Err(StoreError::Unavailable(
-        format!("comment {id} stayed in other transactions during {CONFLICT_ATTEMPTS} delete attempts").into(),
+        format!(
+            "comment {id} stayed in other transactions during {CONFLICT_ATTEMPTS} delete attempts"
+        )
+        .into(),
     ))
 }
 
