@@ -173,9 +173,10 @@ pub trait CommentStore: Send + Sync + 'static {
         now_ms: u64,
     ) -> impl Future<Output = Result<Voted, StoreError>> + Send;
 
-    /// For each of `ids`, whether `voter` marked it helpful: one slot per id, in order, `false`
-    /// for an id without a comment. One batched read (in DynamoDB, `BatchGetItem` of the vote
-    /// items, at most 100 ids per call).
+    /// For each of `ids`, whether `voter` marked it helpful: one slot per id, in order. One
+    /// batched read (in DynamoDB, `BatchGetItem` of the vote items, at most 100 ids per call).
+    /// Callers ask about comments they have read: for a deleted comment the embedded stores
+    /// answer `false`, DynamoDB whether the vote item it left behind is there.
     fn helpful_votes(
         &self,
         voter: VoterId,

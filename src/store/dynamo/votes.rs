@@ -16,10 +16,12 @@
 //! own `INSERT`/`REMOVE` records are skipped by `change`), which the index applies and live
 //! subscribers see as an update with the new count.
 //!
-//! What it costs: a transactional write costs two write units per KB of each item written
-//! (AWS pricing), so a vote costs 2 for the vote item plus 2 per KB of the comment (an update
-//! is charged by the larger of the item before and after), then one strongly consistent
-//! `GetItem` of the comment for the answer (1 read unit per 4 KB). Measured in BENCHMARKS.md.
+//! What it costs: a transactional write costs two write units per KB begun of each item it
+//! writes (AWS pricing), and the comment is written three times: in the table and in both GSIs,
+//! which project every attribute (pages read the count from them). So a vote costs
+//! `2 × (1 + 3 × ⌈comment KB⌉)` write units, 8 for a comment under 1 KB (an update is charged
+//! by the larger of the item before and after), then one strongly consistent `GetItem` of the
+//! comment for the answer (1 read unit per 4 KB). Measured in BENCHMARKS.md.
 //!
 //! Vote items of a deleted comment stay in the table (finding them would need a scan or
 //! another index); they are skipped everywhere, and `verify` counts them.
@@ -85,6 +87,7 @@ pub(super) async fn mark_helpful(
             Outcome::Written => true,
             Outcome::Unchanged => false,
             Outcome::Conflict => {
+                metrics::counter!("dynapage_store_transaction_conflicts_total").increment(1);
                 tracing::debug!(table = %store.table, comment_id = %id, attempt, "vote met another transaction, retrying");
                 continue;
             }
@@ -189,7 +192,7 @@ async fn transact(
         .transact_items(vote_write(store, id, voter.id, helpful, now_ms)?)
         .transact_items(count_write(store, id, voter, helpful)?)
         .client_request_token(ulid::Ulid::new().to_string())
-        .return_consumed_capacity(ReturnConsumedCapacity::Total)
+        .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
         .send()
         .await;
     let err = match sent {
