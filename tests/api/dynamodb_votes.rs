@@ -26,7 +26,10 @@ async fn sixty_racing_voters_count_once_each_whatever_the_conflicts() {
     let _recorder = metrics::set_default_local_recorder(&counters);
     let store = dynamo_store().await;
     let comment = generated("RACE", 1, 1).remove(0);
-    store.put_batch(&[comment.clone()]).await.expect("put");
+    store
+        .put_batch(std::slice::from_ref(&comment))
+        .await
+        .expect("put");
     let voters: Vec<Voter> = (0..60)
         .map(|i| Voter::signed_in(&format!("voter-{i}")))
         .collect();
@@ -88,7 +91,10 @@ async fn a_vote_costs_two_write_units_per_kb_of_each_item_it_writes() {
             body: "x".repeat(body_bytes),
             ..generated("COST", body_bytes as u64, 1).remove(0)
         };
-        store.put_batch(&[comment.clone()]).await.expect("put");
+        store
+            .put_batch(std::slice::from_ref(&comment))
+            .await
+            .expect("put");
         let before = counters.get("dynapage_store_write_units_total");
         store
             .mark_helpful(comment.id, &Voter::signed_in("ann"), true, NOW)

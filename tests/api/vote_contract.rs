@@ -44,7 +44,10 @@ fn voter(name: &str) -> Voter {
 
 async fn one<S: CommentStore>(store: &S, sku_name: &str) -> Comment {
     let comment = dataset(sku_name, 3).remove(1);
-    store.put_batch(&[comment.clone()]).await.expect("put");
+    store
+        .put_batch(std::slice::from_ref(&comment))
+        .await
+        .expect("put");
     comment
 }
 
