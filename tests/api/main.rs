@@ -29,6 +29,7 @@ mod faults;
 mod field_errors;
 mod hardening;
 mod helpers;
+mod helpful_votes;
 mod http;
 mod iam;
 mod index_contract;
