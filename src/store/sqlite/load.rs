@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
-use super::rows::{self, COLUMNS};
+use super::rows;
 use super::schema::{self, FormatError};
 use super::{OpenError, RowError};
 use crate::domain::{Comment, CommentId, VoterId};
@@ -128,7 +128,8 @@ fn each_row<E: From<OpenError>>(
     let after = after.map_or_else(Vec::new, |id| id.to_bytes().to_vec());
     let mut statement = conn
         .prepare(&format!(
-            "SELECT {COLUMNS} FROM comments WHERE id > ?1 ORDER BY id"
+            "SELECT {} FROM comments WHERE id > ?1 ORDER BY id",
+            rows::columns(schema::format(conn).map_err(|source| sqlite(path, source))?)
         ))
         .map_err(|source| sqlite(path, source))?;
     let mut rows = statement

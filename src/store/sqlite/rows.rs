@@ -9,6 +9,19 @@ use crate::domain::{Comment, CommentId, Rating, Sku, SortKey, VoterId};
 /// The columns in the order [`decode`] reads them.
 pub const COLUMNS: &str = "id, sku, author, author_sub, body, rating, created_at_ms, \
                            updated_at_ms, version, helpful_count";
+/// The same of a format-1 file (before votes: every count is 0), for readers that take no
+/// lock and so do not upgrade it (`export` beside an older server).
+const COLUMNS_BEFORE_VOTES: &str = "id, sku, author, author_sub, body, rating, created_at_ms, \
+                                    updated_at_ms, version, 0";
+
+/// The columns to select for [`decode`] from a file of `format`.
+pub fn columns(format: i64) -> &'static str {
+    if format < 2 {
+        COLUMNS_BEFORE_VOTES
+    } else {
+        COLUMNS
+    }
+}
 
 /// A row that does not decode into a comment.
 #[derive(Debug, thiserror::Error)]

@@ -6,8 +6,9 @@
 //! and power loss, and a transaction that did not commit is rolled back at the next open.
 //! `application_id` marks the file as dynapage's and `user_version` is its format version:
 //! 2 since helpful votes (a `helpful_count` column and a `votes` table). A format-1 file is
-//! upgraded in place, in one transaction, when it is opened for writing (`serve --data-dir`);
-//! an older dynapage refuses a format-2 file rather than ignore its votes.
+//! upgraded in place, in one transaction, when it is opened for writing (`serve --data-dir`),
+//! and read as it is by readers that take no lock; an older dynapage refuses a format-2 file
+//! rather than ignore its votes.
 
 use std::path::Path;
 
@@ -106,7 +107,14 @@ pub fn open_for_writing(path: &Path) -> Result<Connection, FormatError> {
     Ok(conn)
 }
 
-/// Opens an existing database read-only (export, backup, verify beside a running server).
+/// The format (`user_version`) of an open database.
+pub fn format(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("PRAGMA user_version", [], |row| row.get(0))
+}
+
+/// Opens an existing database read-only (export, backup, verify beside a running server), in
+/// this format or the one before votes (read as comments without votes: nothing upgrades it
+/// without the directory's lock).
 pub fn open_for_reading(path: &Path) -> Result<Connection, FormatError> {
     let conn = Connection::open_with_flags(
         path,
@@ -115,7 +123,7 @@ pub fn open_for_reading(path: &Path) -> Result<Connection, FormatError> {
     .map_err(|e| classify(path, e))?;
     conn.busy_timeout(std::time::Duration::from_secs(5))
         .map_err(|e| sqlite(path, e))?;
-    check(&conn, path, FORMAT_VERSION)?;
+    check(&conn, path, FORMAT_BEFORE_VOTES)?;
     Ok(conn)
 }
 
@@ -184,5 +192,70 @@ fn sqlite(path: &Path, source: rusqlite::Error) -> FormatError {
     FormatError::Sqlite {
         path: path.display().to_string(),
         source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A format-1 file: the comments table before votes, with one comment.
+    fn format_1(path: &Path) {
+        let conn = Connection::open(path).expect("open");
+        conn.execute_batch(&format!(
+            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 1;
+             CREATE TABLE comments (id BLOB PRIMARY KEY NOT NULL, sku TEXT NOT NULL,
+               author TEXT NOT NULL, author_sub TEXT, body TEXT NOT NULL, rating INTEGER NOT NULL,
+               created_at_ms INTEGER NOT NULL, updated_at_ms INTEGER, version INTEGER NOT NULL)
+               WITHOUT ROWID;
+             INSERT INTO comments VALUES (x'0102030405060708090a0b0c0d0e0f10', 'SKU', 'ann',
+               NULL, 'fine', 4, 1700000000000, NULL, 3);"
+        ))
+        .expect("a format-1 file");
+    }
+
+    fn counts(conn: &Connection, format: i64) -> Vec<(i64, i64)> {
+        let columns = super::super::rows::columns(format);
+        let mut statement = conn
+            .prepare(&format!("SELECT {columns} FROM comments"))
+            .expect("select");
+        statement
+            .query_map([], |row| Ok((row.get(8)?, row.get(9)?)))
+            .expect("rows")
+            .collect::<Result<_, _>>()
+            .expect("decoded")
+    }
+
+    #[test]
+    fn a_format_1_file_is_read_as_it_is_and_upgraded_when_opened_for_writing() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let path = dir.path().join("comments.sqlite3");
+        format_1(&path);
+        let reader = open_for_reading(&path).expect("a reader takes format 1");
+        assert_eq!(format(&reader), Ok(1));
+        assert_eq!(counts(&reader, 1), [(3, 0)], "version 3, no votes");
+        drop(reader);
+
+        let writer = open_for_writing(&path).expect("upgraded");
+        assert_eq!(format(&writer), Ok(FORMAT_VERSION));
+        assert_eq!(counts(&writer, FORMAT_VERSION), [(3, 0)]);
+        let votes: i64 = writer
+            .query_row("SELECT count(*) FROM votes", [], |row| row.get(0))
+            .expect("the votes table");
+        assert_eq!(votes, 0);
+        drop(writer);
+        assert!(
+            open_for_writing(&path).is_ok(),
+            "a format-2 file opens again"
+        );
+
+        let conn = Connection::open(&path).expect("open");
+        conn.execute_batch("PRAGMA user_version = 3")
+            .expect("a later format");
+        drop(conn);
+        assert!(matches!(
+            open_for_writing(&path),
+            Err(FormatError::Version { found: 3, .. })
+        ));
     }
 }
