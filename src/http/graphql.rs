@@ -140,11 +140,6 @@ async fn execute(
     address: IpAddr,
 ) -> Response {
     let started = Instant::now();
-    let transport = if over_get {
-        Transport::Get
-    } else {
-        Transport::Post
-    };
     let registration = match persisted::resolve(app, &mut request, media, &request_id).await {
         Ok(registration) => registration,
         Err(refusal) => return refusal,
@@ -155,6 +150,7 @@ async fn execute(
     {
         return refusal;
     }
+    let transport = transport(over_get);
     let checked = match check_request(&mut request, transport, &app.documents, &app.options) {
         Ok(checked) => checked,
         Err(rejection) => {
@@ -173,11 +169,7 @@ async fn execute(
     let Ok(_permit) = app.in_flight.clone().try_acquire_owned() else {
         return shed(app, media, &request_id);
     };
-    // Under `--auth off` the client's address is the voter: an answer with the viewer's votes
-    // is that client's own, like a signed-in one.
-    let own_votes =
-        matches!(app.api.auth, Auth::Off) && request.query.contains(VIEWER_FOUND_HELPFUL);
-    let authorization = headers.contains_key(header::AUTHORIZATION) || own_votes;
+    let (personal, own_votes) = personal(app, headers, &request.query);
     let asker = Asker::new(over_get, address, &request_id, registration.as_deref());
     let bypass = checked.mutation || own_votes;
     let pending = match from_cache(app, headers, &request, media, bypass, asker).await {
@@ -192,19 +184,19 @@ async fn execute(
     if let Some(viewer) = viewer {
         request = request.data(viewer);
     }
-    request = request.data(ClientAddress(address));
     let call = Call {
         app,
         request_id,
         media,
         over_get,
-        authorization,
+        authorization: personal,
         started,
         operation_name: request.operation_name.clone(),
         kind: operation_kind(checked.mutation),
         bytes,
     };
     let meta = Arc::new(RequestMeta::new(call.request_id.clone()));
+    let request = request.data(ClientAddress(address));
     let document = checked.document.as_deref();
     let registration = registration.map(|hash| (hash, request.query.clone()));
     match run(&call, request, &meta, &budget, document).await {
@@ -213,6 +205,26 @@ async fn execute(
             respond(&call, response, &meta, &budget, pending).await
         }
         Err(timed_out) => timed_out,
+    }
+}
+
+/// Whether the answer is one client's own (`caching`): the request carried `Authorization`, or
+/// asks the viewer's votes under `--auth off`, where the client's address is the voter (the
+/// second value: such an answer is also kept out of the response cache).
+fn personal(app: &AppState, headers: &HeaderMap, query: &str) -> (bool, bool) {
+    let own_votes = matches!(app.api.auth, Auth::Off) && query.contains(VIEWER_FOUND_HELPFUL);
+    (
+        headers.contains_key(header::AUTHORIZATION) || own_votes,
+        own_votes,
+    )
+}
+
+/// The transport a request came by, for its checks.
+fn transport(over_get: bool) -> Transport {
+    if over_get {
+        Transport::Get
+    } else {
+        Transport::Post
     }
 }
 
