@@ -11,7 +11,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use dynapage::domain::{Order, RatingSet, Sku, SortKey};
+use dynapage::domain::{CommentOrder, Listing, Order, Position, RatingSet, Sku, SortKey};
 use dynapage::generate::CommentGenerator;
 use dynapage::index::PageIndex;
 use dynapage::index::memory::MemoryIndex;
@@ -104,7 +104,8 @@ fn fixture() -> Fixture {
 fn plan(order: Order, start: Option<SortKey>, skip: u64) -> PagePlan {
     PagePlan {
         order,
-        start,
+        forward: Order::NewestFirst,
+        start: start.map(Position::flat),
         stop: None,
         skip,
         take: PAGE,
@@ -115,7 +116,7 @@ fn plan(order: Order, start: Option<SortKey>, skip: u64) -> PagePlan {
 fn run(f: &Fixture, engine: &MemoryEngine, ratings: RatingSet, plan: &PagePlan) -> usize {
     let page = f
         .runtime
-        .block_on(engine.page(&f.sku, ratings, plan, Want::ALL))
+        .block_on(engine.page(&f.sku, Listing::flat(ratings), plan, Want::ALL))
         .expect("a page");
     assert_eq!(page.items.len(), PAGE);
     page.items.len()
@@ -170,11 +171,13 @@ fn benches(c: &mut Criterion) {
     let scope = CursorScope {
         sku: f.sku.clone(),
         ratings: RatingSet::ALL,
+        order: CommentOrder::Newest,
     };
-    let cursor = codec.seal(&scope, &f.middle_key);
+    let middle = Position::flat(f.middle_key);
+    let cursor = codec.seal(&scope, &middle);
     let mut cursors = c.benchmark_group("cursor");
     cursors.bench_function("seal", |b| {
-        b.iter(|| codec.seal(black_box(&scope), black_box(&f.middle_key)));
+        b.iter(|| codec.seal(black_box(&scope), black_box(&middle)));
     });
     cursors.bench_function("open", |b| {
         b.iter(|| codec.open(black_box(&scope), black_box(&cursor)));

@@ -26,7 +26,9 @@ mod redis_server;
 use redis_server::{Server, start_redis};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use dynapage::domain::{ChangeEvent, IndexEntry, Order, RatingSet, Sku, SortKey};
+use dynapage::domain::{
+    ChangeEvent, IndexEntry, Listing, Order, Position, RatingSet, Sku, SortKey,
+};
 use dynapage::generate::CommentGenerator;
 use dynapage::index::PageIndex;
 use dynapage::index::redis::RedisIndex;
@@ -251,7 +253,7 @@ fn benches(c: &mut Criterion) {
                         .runtime
                         .block_on(f.index.key_at(
                             &f.sku,
-                            ratings,
+                            Listing::flat(ratings),
                             Order::NewestFirst,
                             None,
                             black_box(rank),
@@ -267,9 +269,9 @@ fn benches(c: &mut Criterion) {
                 f.runtime
                     .block_on(f.index.key_at(
                         &f.sku,
-                        ratings,
+                        Listing::flat(ratings),
                         Order::NewestFirst,
-                        Some(black_box(f.middle)),
+                        Some(black_box(Position::flat(f.middle))),
                         1_000,
                     ))
                     .expect("key_at")

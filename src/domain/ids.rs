@@ -199,11 +199,26 @@ impl RatingSet {
     pub fn bits(self) -> u8 {
         self.0
     }
+
+    /// How many comments the set selects from a product's per-rating counts `[ones, …, fives]`
+    /// (a `totalCount` read with other products' counts).
+    pub fn count_in(self, counts: [u64; 5]) -> u64 {
+        self.iter().map(|r| counts[r.index()]).sum()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_set_counts_its_ratings_only() {
+        let counts = [1, 20, 300, 4_000, 50_000];
+        assert_eq!(RatingSet::ALL.count_in(counts), 54_321);
+        let picked = RatingSet::parse(&[5, 2]).expect("a set");
+        assert_eq!(picked.count_in(counts), 50_020);
+        assert_eq!(RatingSet::parse(&[1]).expect("a set").count_in([0; 5]), 0);
+    }
 
     #[test]
     fn comment_id_string_order_equals_value_order() {

@@ -37,8 +37,18 @@ impl Order {
         }
     }
 
-    /// Whether `a` comes strictly before `b` when reading in this order.
-    pub fn precedes(self, a: &SortKey, b: &SortKey) -> bool {
+    /// The key one step from `key` in this order: as the exclusive start of a read in the
+    /// other order, it starts that read at `key` itself. `None` at the end of the key space.
+    pub fn step(self, key: &SortKey) -> Option<SortKey> {
+        match self {
+            Order::NewestFirst => key.predecessor(),
+            Order::OldestFirst => key.successor(),
+        }
+    }
+
+    /// Whether `a` comes strictly before `b` when reading in this order (sort keys, or
+    /// positions in a list: `domain::Position`).
+    pub fn precedes<K: Ord>(self, a: &K, b: &K) -> bool {
         match self {
             Order::NewestFirst => a > b,
             Order::OldestFirst => a < b,
@@ -69,6 +79,23 @@ impl SortKey {
             None if self.millis < Self::MAX_MILLIS => Some(Self {
                 millis: self.millis + 1,
                 id: CommentId::from_bytes([0; 16]),
+            }),
+            None => None,
+        }
+    }
+
+    /// The largest key below this one: as the exclusive start of an oldest-first read, it
+    /// starts the read at this key itself. `None` for the smallest key there is.
+    pub fn predecessor(&self) -> Option<SortKey> {
+        let id = u128::from_be_bytes(self.id.to_bytes());
+        match id.checked_sub(1) {
+            Some(previous) => Some(Self {
+                millis: self.millis,
+                id: CommentId::from_bytes(previous.to_be_bytes()),
+            }),
+            None if self.millis > 0 => Some(Self {
+                millis: self.millis - 1,
+                id: CommentId::from_bytes([0xff; 16]),
             }),
             None => None,
         }
@@ -150,6 +177,21 @@ mod tests {
         let max =
             SortKey::new(SortKey::MAX_MILLIS, CommentId::from_bytes([0xff; 16])).expect("valid");
         assert_eq!(max.successor(), None);
+    }
+
+    #[test]
+    fn the_predecessor_is_the_next_key_down_and_step_follows_the_order() {
+        let k = key(5, 7);
+        assert_eq!(k.predecessor(), Some(key(5, 6)));
+        let first_id = SortKey::new(6, CommentId::from_bytes([0; 16])).expect("valid");
+        assert_eq!(
+            first_id.predecessor(),
+            Some(SortKey::new(5, CommentId::from_bytes([0xff; 16])).expect("valid"))
+        );
+        let min = SortKey::new(0, CommentId::from_bytes([0; 16])).expect("valid");
+        assert_eq!(min.predecessor(), None);
+        assert_eq!(Order::NewestFirst.step(&k), k.predecessor());
+        assert_eq!(Order::OldestFirst.step(&k), k.successor());
     }
 
     proptest! {

@@ -46,7 +46,7 @@ macro_rules! object_with_comments {
 
             $(#[$field_attr])*
             #[graphql(
-                complexity = "crate::graphql::pricing::connection(first, last, offset, &ratings, &containing, child_complexity)"
+                complexity = "crate::graphql::pricing::connection(first, last, offset, &ratings, &containing, &order_by, child_complexity)"
             )]
             #[expect(
                 clippy::too_many_arguments,
@@ -82,9 +82,15 @@ macro_rules! object_with_comments {
                 containing: Option<::async_graphql::ID>,
                 #[graphql(
                     desc = "Which end pages are counted from, for `containing`.",
-                    default_with = "Some(crate::graphql::pages::PageNumbering::FromNewest)"
+                    default_with = "Some(crate::graphql::pages::PageNumbering::FromStart)"
                 )]
                 numbering: Option<crate::graphql::pages::PageNumbering>,
+                #[graphql(
+                    name = "orderBy",
+                    desc = "The order of the list. Every order pages alike; a cursor belongs to its order (with another, `BAD_CURSOR`).",
+                    default_with = "Some(crate::graphql::order::CommentOrder::Newest)"
+                )]
+                order_by: Option<crate::graphql::order::CommentOrder>,
             ) -> ::async_graphql::Result<crate::graphql::connection::CommentConnection> {
                 let $input = crate::graphql::connection::ConnectionInput {
                     ratings,
@@ -95,6 +101,7 @@ macro_rules! object_with_comments {
                     offset,
                     containing,
                     numbering: numbering.unwrap_or_default(),
+                    order: order_by.unwrap_or_default().into(),
                 };
                 $body
             }
@@ -166,11 +173,18 @@ mod tests {
                 "before",
                 "offset",
                 "containing",
-                "numbering"
+                "numbering",
+                "orderBy"
             ]
         );
-        let numbering = product.last().expect("numbering");
-        assert_eq!(numbering.2.as_deref(), Some("FROM_NEWEST"));
+        let default_of = |name: &str| {
+            product
+                .iter()
+                .find(|(n, ..)| n == name)
+                .and_then(|(.., default)| default.clone())
+        };
+        assert_eq!(default_of("numbering").as_deref(), Some("FROM_START"));
+        assert_eq!(default_of("orderBy").as_deref(), Some("NEWEST"));
 
         let settings = PagingSettings::default();
         let description = |name: &str| {

@@ -16,7 +16,7 @@ use super::global_id::GlobalId;
 use super::pages::{PageCursors, PageNumbering};
 use super::pricing::ConnectionShape;
 use super::types::{Comment, CommentEdge, PageInfo};
-use crate::domain::{self, PageLayout, RatingSet, Sku, SortKey};
+use crate::domain::{self, PageLayout, Position, RatingSet, Sku};
 use crate::pagination::{
     self, ANCHOR_ONLY, ConnectionArgs, ConnectionRequest, CursorScope, DEFAULT_AROUND,
     IndexSelection, Page, PagePlan, PageTarget, PagerLinks, PagingSettings, Prefetched, Want,
@@ -33,6 +33,7 @@ pub(super) struct ConnectionInput {
     pub offset: Option<i32>,
     pub containing: Option<ID>,
     pub numbering: PageNumbering,
+    pub order: domain::CommentOrder,
 }
 
 /// The `ratings:` argument of a connection or subscription: all ratings when omitted.
@@ -50,7 +51,9 @@ pub(super) fn edge_of(
     comment: domain::Comment,
 ) -> CommentEdge {
     CommentEdge {
-        cursor: state.codec.seal(scope, &comment.sort_key()),
+        cursor: state
+            .codec
+            .seal(scope, &scope.listing().position_of(&comment)),
         node: Comment(comment),
     }
 }
@@ -76,8 +79,13 @@ pub(super) async fn resolve_connection(
         offset: input.offset,
         ratings: input.ratings.as_ref().map(Vec::len),
         containing: input.containing.is_some(),
+        grouped: input.order.grouping() != domain::Grouping::Flat,
     };
-    let scope = CursorScope { sku, ratings };
+    let scope = CursorScope {
+        sku,
+        ratings,
+        order: input.order,
+    };
     let args = ConnectionArgs {
         first: input.first,
         after: input.after,
@@ -90,15 +98,24 @@ pub(super) async fn resolve_connection(
     let page_size = plan.page_size();
     let target = match input.containing {
         None => PageTarget::Window(plan),
-        Some(id) => containing(&args, &plan, &id, input.numbering).map_err(fail)?,
+        Some(id) => {
+            containing(&args, &plan, &id, input.numbering.in_order(scope.order)).map_err(fail)?
+        }
     };
     let look = ctx.look_ahead();
+    let index = selected_index_parts(&look, scope.order, page_size, settings);
     let request = ConnectionRequest {
         scope,
         target,
         want: selected_page_parts(&look),
-        index: selected_index_parts(&look, page_size, settings),
+        index,
     };
+    if request.total_only() {
+        if let Some(meta) = meta {
+            meta.read_product(&request.scope.sku);
+        }
+        return Ok(CommentConnection::total_only(request.scope, page_size));
+    }
     let reserved = super::reserve_items(meta, state, shape.max_reads(settings))?;
     let connection = state
         .engine
@@ -128,9 +145,9 @@ fn containing(
     args: &ConnectionArgs,
     plan: &PagePlan,
     id: &ID,
-    numbering: PageNumbering,
+    numbering: domain::Numbering,
 ) -> Result<PageTarget, ApiError> {
-    let layout = pagination::containing_layout(args, plan, numbering.into())?;
+    let layout = pagination::containing_layout(args, plan, numbering)?;
     let comment = GlobalId::comment(id).map_err(|e| domain::InvalidInput {
         field: "containing",
         ..e
@@ -156,13 +173,14 @@ fn selected_page_parts(look: &async_graphql::Lookahead<'_>) -> Want {
 /// The parts of the connection the selection reads from the index.
 fn selected_index_parts(
     look: &async_graphql::Lookahead<'_>,
+    order: domain::CommentOrder,
     page_size: u64,
     settings: &PagingSettings,
 ) -> IndexSelection {
     IndexSelection {
         total_count: look.field("totalCount").exists(),
         positions: look.field("pageCursors").exists() || look.field("startOffset").exists(),
-        pager: selected_pager_layout(look, page_size, settings),
+        pager: selected_pager_layout(look, order, page_size, settings),
     }
 }
 
@@ -187,6 +205,7 @@ fn record_cost(meta: Option<&super::RequestMeta>, sku: &Sku, page: &Page) {
 /// one is selected and its arguments are valid (if not, its resolver says why).
 fn selected_pager_layout(
     look: &async_graphql::Lookahead<'_>,
+    order: domain::CommentOrder,
     page_size: u64,
     settings: &PagingSettings,
 ) -> Option<PageLayout> {
@@ -209,10 +228,11 @@ fn selected_pager_layout(
     let numbering = <Option<PageNumbering> as InputType>::parse(argument("numbering"))
         .ok()?
         .unwrap_or_default();
-    pagination::pager_layout(size, around, numbering.into(), page_size, settings).ok()
+    let numbering = numbering.in_order(order);
+    pagination::pager_layout(size, around, numbering, page_size, settings).ok()
 }
 
-/// A page of a product's comments, newest first.
+/// A page of a product's comments, in the connection's order (`orderBy`).
 #[derive(Debug)]
 pub struct CommentConnection {
     scope: CursorScope,
@@ -223,22 +243,39 @@ pub struct CommentConnection {
     page_size: u64,
     /// The first edge's sort key, where `pageCursors` and `startOffset` look from (kept when
     /// only they were selected and the edges are not served).
-    anchor: Option<SortKey>,
+    anchor: Option<Position>,
     /// The one index call of `totalCount`, `pageCursors` and `startOffset`, made with the page,
     /// its failure converted (and logged) once.
     prefetched: Option<Prefetched<async_graphql::Error>>,
 }
 
 impl CommentConnection {
+    /// A connection whose client selected only `totalCount`: nothing is read now, and the total
+    /// is read with the request's other counts when its field resolves (`batch`).
+    fn total_only(scope: CursorScope, page_size: u64) -> Self {
+        Self {
+            scope,
+            items: Vec::new(),
+            has_next_page: false,
+            has_previous_page: false,
+            page_size,
+            anchor: None,
+            prefetched: None,
+        }
+    }
+
     fn cursor(&self, state: &ApiState, comment: &domain::Comment) -> String {
-        state.codec.seal(&self.scope, &comment.sort_key())
+        state
+            .codec
+            .seal(&self.scope, &self.scope.listing().position_of(comment))
     }
 }
 
-/// A page of a product's comments, newest first (a Relay connection).
+/// A page of a product's comments in the order asked (`orderBy`, newest first by default): a
+/// Relay connection.
 #[Object]
 impl CommentConnection {
-    /// The page's comments with their cursors, newest first.
+    /// The page's comments with their cursors, in the connection's order.
     async fn edges(&self, ctx: &Context<'_>) -> async_graphql::Result<Vec<CommentEdge>> {
         let state = state(ctx)?;
         Ok(self
@@ -248,7 +285,7 @@ impl CommentConnection {
             .collect())
     }
 
-    /// The page's comments, newest first (the edges without cursors).
+    /// The page's comments, in the connection's order (the edges without cursors).
     async fn nodes(&self) -> Vec<Comment> {
         self.items.iter().cloned().map(Comment).collect()
     }
@@ -266,22 +303,13 @@ impl CommentConnection {
 
     /// How many comments the whole connection has (ignoring cursors and offset), from the page
     /// index. Null with an `INDEX_UNAVAILABLE` error when the index cannot be reached; the
-    /// index follows writes within the stream's delay.
+    /// index follows writes within the stream's delay. Selected alone (no edges, flags or
+    /// pager), it is read with every other product's counts the request asks for: many
+    /// connections' totals make one index call (one per hash slot on a Redis Cluster).
     async fn total_count(&self, ctx: &Context<'_>) -> async_graphql::Result<Option<i32>> {
-        let state = state(ctx)?;
-        let meta = super::meta(ctx);
         let count = match &self.prefetched {
             Some(prefetched) => prefetched.total()?,
-            None => {
-                if let Some(meta) = meta {
-                    meta.add_index_call();
-                }
-                state
-                    .engine
-                    .total_count(&self.scope.sku, self.scope.ratings)
-                    .await
-                    .map_err(|e| ApiError::from(e).into_graphql(meta))?
-            }
+            None => super::batch::total(ctx, &self.scope.sku, self.scope.ratings).await?,
         };
         Ok(Some(i32::try_from(count).unwrap_or(i32::MAX)))
     }
@@ -306,7 +334,7 @@ impl CommentConnection {
         around: Option<i32>,
         #[graphql(
             desc = "Which end page 1 is at.",
-            default_with = "Some(PageNumbering::FromNewest)"
+            default_with = "Some(PageNumbering::FromStart)"
         )]
         numbering: Option<PageNumbering>,
     ) -> async_graphql::Result<Option<PageCursors>> {
@@ -316,7 +344,7 @@ impl CommentConnection {
         let layout = pagination::pager_layout(
             size,
             around.unwrap_or(DEFAULT_AROUND),
-            numbering.unwrap_or_default().into(),
+            numbering.unwrap_or_default().in_order(self.scope.order),
             self.page_size,
             state.engine.settings(),
         )
@@ -339,7 +367,7 @@ impl CommentConnection {
     }
 
     /// Zero-based position of the first edge in the whole list (with its rating filter),
-    /// newest first; null for an empty page. `first: n, offset: startOffset` serves this page
+    /// in its order; null for an empty page. `first: n, offset: startOffset` serves this page
     /// again while no comment above it arrives or goes. From the page index (one call, shared
     /// with `pageCursors`); null with `INDEX_UNAVAILABLE` when it is down.
     async fn start_offset(&self, ctx: &Context<'_>) -> async_graphql::Result<Option<i32>> {
@@ -361,6 +389,7 @@ impl CommentConnection {
                     .map_err(|e| ApiError::from(e).into_graphql(meta))?
             }
         };
-        Ok(pagination::start_offset(&positions).map(|n| i32::try_from(n).unwrap_or(i32::MAX)))
+        Ok(pagination::start_offset(&positions, self.scope.order)
+            .map(|n| i32::try_from(n).unwrap_or(i32::MAX)))
     }
 }

@@ -14,10 +14,12 @@
 //! registers its page ([`expect_votes`]) when its selection asks for the field, and the first
 //! of the page's comments to resolve it reads the viewer's votes on the whole page in one
 //! batched store read (DynamoDB: one `BatchGetItem` of the page's vote keys, at most 100 a
-//! call), which the others await. A comment reached any other way (`node`, `nodes`, a
-//! subscription's event) reads its own vote: one item. The field is priced 1 per comment (its
-//! complexity), which covers the item it may read, and `extensions.cost` counts every key
-//! asked, found or not. `markHelpful`'s answer knows the viewer's vote without reading it.
+//! call), which the others await. Comments reached any other way (`node`, `nodes`) are read
+//! together by the request's loader (`batch`: one batched read per tick); a subscription's
+//! event, which has no loader, reads its comment's vote alone. The field is priced 1 per
+//! comment (its complexity), which covers the item it may read, and `extensions.cost` counts
+//! every key asked, found or not. `markHelpful`'s answer knows the viewer's vote without
+//! reading it.
 //!
 //! Votes are the viewer's own: a response that asks `viewerFoundHelpful` under `--auth off`
 //! depends on the client's address, so the transport treats it as a signed-in response
@@ -27,8 +29,10 @@ use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::{Arc, Mutex};
 
+use async_graphql::dataloader::Loader;
 use async_graphql::{Context, ID, InputObject, SimpleObject};
 
+use super::batch::{BatchReads, RequestLoader};
 use super::connection::state;
 use super::error::ApiError;
 use super::global_id::GlobalId;
@@ -222,15 +226,54 @@ pub(super) async fn viewer_found_helpful(
     if let Some(known) = meta.votes.known(comment.id) {
         return Ok(known);
     }
-    let voted = match meta.votes.page_of(comment.id) {
-        Some(page) => page
+    if let Some(page) = meta.votes.page_of(comment.id) {
+        let voted = page
             .voted
             .get_or_init(|| read(state, Some(meta), voter.id, &page.ids))
             .await
-            .clone()?,
-        None => read(state, Some(meta), voter.id, &[comment.id]).await?,
+            .clone()?;
+        return Ok(voted.contains(&comment.id));
+    }
+    let vote = VoteOf {
+        voter: voter.id,
+        comment: comment.id,
     };
-    Ok(voted.contains(&comment.id))
+    match ctx.data_opt::<RequestLoader>() {
+        Some(loader) => Ok(loader.load_one(vote).await?.unwrap_or(false)),
+        None => Ok(read(state, Some(meta), voter.id, &[comment.id])
+            .await?
+            .contains(&comment.id)),
+    }
+}
+
+/// A voter's vote on a comment, as the request's loader reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct VoteOf {
+    voter: VoterId,
+    comment: CommentId,
+}
+
+/// The votes asked in one tick of the request's loader, in one read per voter (a request has
+/// one).
+impl Loader<VoteOf> for BatchReads {
+    type Value = bool;
+    type Error = async_graphql::Error;
+
+    async fn load(&self, keys: &[VoteOf]) -> Result<HashMap<VoteOf, bool>, Self::Error> {
+        let mut by_voter: HashMap<VoterId, Vec<CommentId>> = HashMap::new();
+        for key in keys {
+            by_voter.entry(key.voter).or_default().push(key.comment);
+        }
+        let mut answers = HashMap::with_capacity(keys.len());
+        for (voter, ids) in by_voter {
+            let voted = read(&self.state, Some(&self.meta), voter, &ids).await?;
+            answers.extend(ids.into_iter().map(|comment| {
+                let vote = VoteOf { voter, comment };
+                (vote, voted.contains(&comment))
+            }));
+        }
+        Ok(answers)
+    }
 }
 
 /// One batched read of `voter`'s votes on `ids`, reserved against `--max-items-per-request`

@@ -4,6 +4,7 @@
 //! rules live in `pagination`. The schema can be built without any backend, so `export-schema`
 //! and the SDL drift test need no services.
 
+mod batch;
 mod budget;
 mod comments_field;
 mod connection;
@@ -13,6 +14,7 @@ mod global_id;
 mod helpful;
 mod hooks;
 mod mutation;
+mod order;
 mod pages;
 pub mod pricing;
 mod product;
@@ -29,11 +31,13 @@ use std::sync::{Arc, Mutex};
 
 use async_graphql::Schema;
 
+pub use batch::{BatchReads, RequestLoader};
 pub use budget::{Budget, CACHED_ANSWER_POINTS, Checked, failure_floor, retry_after_seconds};
 pub use error::{ApiError, ErrorCode};
 pub use global_id::GlobalId;
 pub use helpful::{ClientAddress, VIEWER_FOUND_HELPFUL};
 pub use mutation::MutationRoot;
+pub use order::CommentOrder;
 pub use query::QueryRoot;
 pub use scalars::DateTime;
 pub use subscription::{OpenSubscriptions, SubscriptionRoot, cohort};
@@ -113,7 +117,7 @@ impl RequestMeta {
         *self.cost.lock().unwrap_or_else(|p| p.into_inner()) += stats;
     }
 
-    /// Counts one index call made outside a page (`totalCount`, `ratingSummary`).
+    /// Counts one index call made outside a page (a second `pageCursors` layout).
     pub fn add_index_call(&self) {
         self.add_cost(PageStats {
             index_calls: 1,

@@ -9,7 +9,7 @@ use super::helpful::{MarkHelpfulInput, MarkHelpfulPayload};
 use super::types::{Comment, CommentEdge};
 use super::viewer::writer;
 use crate::auth::Viewer;
-use crate::domain::{CommentDraft, CommentPatch, InvalidInput, RatingSet};
+use crate::domain::{CommentDraft, CommentOrder, CommentPatch, InvalidInput, Position, RatingSet};
 use crate::graphql::ApiState;
 use crate::pagination::CursorScope;
 use crate::store::CommentStore;
@@ -154,8 +154,11 @@ impl MutationRoot {
         let scope = CursorScope {
             sku: comment.sku.clone(),
             ratings: RatingSet::ALL,
+            order: CommentOrder::Newest,
         };
-        let cursor = state.codec.seal(&scope, &comment.sort_key());
+        let cursor = state
+            .codec
+            .seal(&scope, &Position::flat(comment.sort_key()));
         Ok(AddCommentPayload {
             comment_edge: CommentEdge {
                 cursor,

@@ -7,27 +7,47 @@
 
 use async_graphql::{Enum, SimpleObject};
 
-use crate::domain::Numbering;
+use crate::domain::{self, Numbering, Order};
 use crate::pagination::{CursorCodec, CursorScope, PageLink, PagerLinks};
 
 /// Which end of the list page 1 is at.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Enum)]
+#[expect(
+    clippy::enum_variant_names,
+    reason = "the GraphQL values are FROM_START, FROM_END, ..."
+)]
 pub enum PageNumbering {
-    /// Page 1 holds the newest comments. Every page shifts by one comment per new comment, so a
-    /// page's content changes while its number stays.
+    /// Page 1 holds the list's first comments in its order (`orderBy`): the newest under
+    /// NEWEST, the oldest under OLDEST. Read a page with `first: size, after: cursor`.
     #[default]
-    FromNewest,
-    /// Page 1 holds the oldest comments; a full page never changes when comments are added (the
-    /// newest page fills up, then a new page number appears). For page numbers in URLs that
+    FromStart,
+    /// Page 1 holds the list's last comments in its order; read a page with `last: size,
+    /// before: cursor`. Under NEWEST, a full page never changes when comments are added (the
+    /// newest page fills up, then a new page number appears): for page numbers in URLs that
     /// search engines index.
+    FromEnd,
+    /// Page 1 holds the newest comments (FROM_START under NEWEST, FROM_END under OLDEST; in an
+    /// order by rating, FROM_START).
+    #[graphql(deprecation = "Use FROM_START (or FROM_END under OLDEST).")]
+    FromNewest,
+    /// Page 1 holds the oldest comments (FROM_END under NEWEST, FROM_START under OLDEST; in an
+    /// order by rating, FROM_END).
+    #[graphql(deprecation = "Use FROM_END (or FROM_START under OLDEST).")]
     FromOldest,
 }
 
-impl From<PageNumbering> for Numbering {
-    fn from(numbering: PageNumbering) -> Self {
-        match numbering {
-            PageNumbering::FromNewest => Numbering::FromNewest,
-            PageNumbering::FromOldest => Numbering::FromOldest,
+impl PageNumbering {
+    /// Which end of the list, in sort-key terms, page 1 is at in a list of `order`.
+    pub fn in_order(self, order: domain::CommentOrder) -> Numbering {
+        let end = match self {
+            PageNumbering::FromStart => order.forward(),
+            PageNumbering::FromEnd => order.forward().reverse(),
+            PageNumbering::FromNewest => Order::NewestFirst,
+            PageNumbering::FromOldest => Order::OldestFirst,
+        };
+        match end {
+            Order::NewestFirst => Numbering::FromNewest,
+            Order::OldestFirst => Numbering::FromOldest,
         }
     }
 }
@@ -38,12 +58,12 @@ pub struct PageCursor {
     /// The page number, from 1.
     pub page: i32,
     /// Where this page starts: the exclusive bound for `first: size, after: cursor`
-    /// (FROM_NEWEST) or `last: size, before: cursor` (FROM_OLDEST); null for page 1, which
-    /// starts at its end of the list (`first: size` or `last: size` alone). A cursor of this
-    /// connection, valid for the same product and rating filter.
+    /// (FROM_START) or `last: size, before: cursor` (FROM_END); null for page 1, which starts
+    /// at its end of the list (`first: size` or `last: size` alone). A cursor of this
+    /// connection, valid for the same product, rating filter and order.
     pub cursor: Option<String>,
-    /// The page's offset for `first: size, offset:` (FROM_NEWEST) or `last: size, offset:`
-    /// (FROM_OLDEST): `(page - 1) * size`.
+    /// The page's offset for `first: size, offset:` (FROM_START) or `last: size, offset:`
+    /// (FROM_END): `(page - 1) * size`.
     pub offset: i32,
     /// Whether this is the page that holds the connection's first edge.
     pub is_current: bool,

@@ -9,6 +9,15 @@
 //! the offset when the offset is skipped in the store (offsets up to the index threshold), plus
 //! one for a boundary query; `containing:` reads its comment and may read a second page.
 //!
+//! Batched reads keep their price. `product { ratingSummary }`, a connection's lone
+//! `totalCount`, `node` and `nodes` are read with the request's other lookups (`graphql::batch`:
+//! one index call, or one store query, for all of them), and each product and each id is still
+//! priced as a read of its own: a batch saves round trips, not reads (every product's counts
+//! are still read, every id still takes its read capacity from DynamoDB), and the price is fixed
+//! before anything runs, when nobody knows which lookups will share a batch. So a client cannot
+//! buy work cheaper by aliasing it; `extensions.cost` shows what the batch really read, which
+//! only makes `itemsRead ≤ cost` easier to keep.
+//!
 //! Complexity is counted while async-graphql validates, before any resolver runs, so it cannot
 //! read the server's settings from the schema's data. The HTTP handler runs each request inside
 //! [`with_settings`], and the WebSocket path polls each subscription inside
@@ -21,6 +30,7 @@ use std::task::{Context, Poll};
 
 use futures::Stream;
 
+use crate::domain::Grouping;
 use crate::pagination::PagingSettings;
 
 tokio::task_local! {
@@ -80,6 +90,8 @@ pub struct ConnectionShape {
     pub ratings: Option<usize>,
     /// Whether `containing:` is given.
     pub containing: bool,
+    /// Whether `orderBy` groups the list by rating (`HIGHEST_RATED`, `LOWEST_RATED`).
+    pub grouped: bool,
 }
 
 impl ConnectionShape {
@@ -116,20 +128,28 @@ impl ConnectionShape {
     /// The most items the connection may read from the store under `settings`.
     pub fn max_reads(&self, settings: &PagingSettings) -> u64 {
         let size = self.size(settings);
-        let partitions = self.partitions();
-        // Per partition: the offset, the page, one more to know whether more exist, and one
-        // for the boundary query ("is there anything before the page").
-        let page = partitions.saturating_mul(
-            self.store_offset(settings)
-                .saturating_add(size)
-                .saturating_add(2),
-        );
+        let page = self.page_reads(self.store_offset(settings), size);
         if self.containing {
             // The comment itself, and a second page when the index lags around it.
-            let second = partitions.saturating_mul(size.saturating_add(2));
-            page.saturating_add(1).saturating_add(second)
+            page.saturating_add(1)
+                .saturating_add(self.page_reads(0, size))
         } else {
             page
+        }
+    }
+
+    /// The most items one page read with `skip` skipped in the store may read. A list by time
+    /// reads each partition up to the offset, the page, one more to know whether more exist,
+    /// and one for the boundary query ("is there anything before the page"). A list by rating
+    /// reads its groups one after another, so the offset, the page and the one more once, plus
+    /// at most one item per group (a group past the window's end is asked whether it holds
+    /// anything) and one for the boundary query.
+    fn page_reads(&self, skip: u64, size: u64) -> u64 {
+        let once = skip.saturating_add(size).saturating_add(2);
+        if self.grouped {
+            once.saturating_add(self.ratings.map_or(5, |n| n.clamp(1, 5) as u64))
+        } else {
+            self.partitions().saturating_mul(once)
         }
     }
 }
@@ -162,6 +182,7 @@ pub(super) fn connection(
     offset: Option<i32>,
     ratings: &Option<Vec<i32>>,
     containing: &Option<async_graphql::ID>,
+    order_by: &Option<super::order::CommentOrder>,
     child: usize,
 ) -> usize {
     let shape = ConnectionShape {
@@ -170,12 +191,14 @@ pub(super) fn connection(
         offset,
         ratings: ratings.as_ref().map(Vec::len),
         containing: containing.is_some(),
+        grouped: order_by
+            .is_some_and(|o| crate::domain::CommentOrder::from(o).grouping() != Grouping::Flat),
     };
     connection_complexity(shape, child)
 }
 
 /// Complexity of `nodes(ids:)`: each id is one item read (a comment) or none (a product), and
-/// each answers the selection once.
+/// each answers the selection once; read in a batch with other fields' ids or not (above).
 pub(super) fn nodes(ids: &[async_graphql::ID], child: usize) -> usize {
     nodes_complexity(ids.len(), child)
 }
@@ -290,12 +313,15 @@ mod tests {
         for first in [None, Some(0), Some(1), Some(20), Some(100)] {
             for offset in [None, Some(0), Some(1), Some(100), Some(101)] {
                 for ratings in [None, Some(1), Some(3), Some(5)] {
-                    for containing in [false, true] {
+                    for (containing, grouped) in
+                        [(false, false), (true, false), (false, true), (true, true)]
+                    {
                         let shape = ConnectionShape {
                             first,
                             offset,
                             ratings,
                             containing,
+                            grouped,
                             ..ConnectionShape::default()
                         };
                         for child in 2..5 {

@@ -5,8 +5,7 @@
 use async_graphql::{Context, ID, Object};
 
 use super::comments_field::object_with_comments;
-use super::connection::{resolve_connection, state};
-use super::error::ApiError;
+use super::connection::resolve_connection;
 use super::global_id::GlobalId;
 use super::types::{Product, RatingSummary};
 
@@ -26,28 +25,25 @@ object_with_comments! {
         }
 
         /// How the product's comments are rated: the total, the average, and the count of each
-        /// rating (what a rating filter shows beside its checkboxes). One index call (the counts
-        /// follow the index, like `totalCount`); null with `INDEX_UNAVAILABLE` when it is down.
+        /// rating (what a rating filter shows beside its checkboxes). From the index (the counts
+        /// follow it, like `totalCount`), read with every other product's counts the request
+        /// asks for: a category page's `product(sku:) { ratingSummary }` aliases make one index
+        /// call (one per hash slot on a Redis Cluster), as `ratingSummaries` does. Null with
+        /// `INDEX_UNAVAILABLE` when the index is down.
         async fn rating_summary(
             &self,
             ctx: &Context<'_>,
         ) -> async_graphql::Result<Option<RatingSummary>> {
-            let state = state(ctx)?;
-            let meta = super::meta(ctx);
-            let counts = state
-                .engine
-                .rating_counts(&self.sku)
-                .await
-                .map_err(|e| ApiError::from(e).into_graphql(meta))?;
-            if let Some(meta) = meta {
-                meta.add_index_call();
+            let counts = super::batch::rating_counts(ctx, &self.sku).await?;
+            if let Some(meta) = super::meta(ctx) {
                 meta.read_product(&self.sku);
             }
             Ok(Some(RatingSummary::from_counts(counts)))
         }
     }
 
-    /// The product's comments, newest first, as a Relay connection.
+    /// The product's comments as a Relay connection, in the order asked (`orderBy`, newest
+    /// first by default).
     async fn comments(&self, ctx) -> |input| {
         resolve_connection(ctx, self.sku.clone(), input).await
     }

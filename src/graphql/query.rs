@@ -1,6 +1,8 @@
 //! `Query`: products, their comments, Relay's `node`/`nodes`, and `ratingSummaries`
 //! (`summaries`).
 
+use std::collections::HashMap;
+
 use async_graphql::{Context, ID, MergedObject, Object};
 
 use super::comments_field::object_with_comments;
@@ -10,12 +12,7 @@ use super::global_id::GlobalId;
 use super::summaries::SummariesQuery;
 use super::types::{Comment, Node, Product};
 use crate::domain::{CommentId, Sku};
-use crate::pagination::PageStats;
-use crate::store::{CommentStore, StoreError};
-
-/// Ids one store call of `get_many` fetches at most (DynamoDB's `BatchGetItem` takes 100), for
-/// `storeQueries`.
-const GET_MANY_BATCH: u64 = 100;
+use crate::store::StoreError;
 
 /// Reads: products, their comments, and Relay object refetching.
 #[derive(Debug, Default, MergedObject)]
@@ -31,7 +28,8 @@ pub struct NodeQuery;
 #[Object]
 impl NodeQuery {
     /// Any object by its global id (Relay refetching). Null, with a `NOT_FOUND` error, when the
-    /// id names a comment that does not exist.
+    /// id names a comment that does not exist. A comment is read with the request's other
+    /// `node` and `nodes` ids, in one store call for all.
     async fn node(
         &self,
         ctx: &Context<'_>,
@@ -50,7 +48,8 @@ impl NodeQuery {
     }
 
     /// Several objects by global id, in the same order; null for ids that name nothing.
-    /// Each id is priced as one item read.
+    /// Each id is priced as one item read. Comments are read with the request's other `node`
+    /// and `nodes` ids (aliases included), each id once, in one store call for all.
     #[graphql(complexity = "super::pricing::nodes(&ids, child_complexity)")]
     async fn nodes(
         &self,
@@ -92,8 +91,8 @@ object_with_comments! {
         }
     }
 
-    /// A product's comments, newest first, as a Relay connection (the same as
-    /// `product(sku:) { comments }`).
+    /// A product's comments as a Relay connection, in the order asked (`orderBy`, newest first
+    /// by default); the same as `product(sku:) { comments }`.
     async fn comments(
         &self,
         ctx,
@@ -105,7 +104,8 @@ object_with_comments! {
     }
 }
 
-/// Resolves ids with one batched store read for all comments.
+/// Resolves ids: every comment among them is read with the request's other ids (`batch`: one
+/// `get_many` for all the `node` and `nodes` fields that resolve together).
 async fn fetch_nodes(
     ctx: &Context<'_>,
     ids: &[GlobalId],
@@ -121,39 +121,31 @@ async fn fetch_nodes(
             }
         })
         .collect();
-    let mut comments = if comment_ids.is_empty() {
-        Vec::new()
+    let found = if comment_ids.is_empty() {
+        HashMap::new()
     } else {
-        let state = state(ctx)?;
+        // Each field holds its ids against the items cap, read with others' or not.
         let items = comment_ids.len() as u64;
-        let reserved = super::reserve_items(meta, state, items)?;
-        let read = state.engine.store().get_many(&comment_ids).await;
-        // What `get_many` asked the store for, found or not: `nodes` reads are reads too.
-        let stats = PageStats {
-            items_read: items,
-            store_queries: items.div_ceil(GET_MANY_BATCH),
-            index_calls: 0,
-        };
+        let reserved = super::reserve_items(meta, state(ctx)?, items)?;
+        let read = super::batch::comments(ctx, &comment_ids).await;
         if let Some(meta) = meta {
-            meta.add_cost(stats);
             meta.settle_items(reserved, items);
         }
-        let read = read.map_err(|e| ApiError::from(e).into_graphql(meta))?;
+        let read = read?;
         // A comment's changes change its product's version; an id that names nothing keeps
         // naming nothing (ids are never reused), so only found comments tie the response.
         if let Some(meta) = meta {
-            for comment in read.iter().flatten() {
+            for comment in read.values() {
                 meta.read_product(&comment.sku);
             }
         }
         read
-    }
-    .into_iter();
+    };
     Ok(ids
         .iter()
         .map(|id| match id {
             GlobalId::Product(sku) => Some(Node::Product(Product { sku: sku.clone() })),
-            GlobalId::Comment(_) => comments.next().flatten().map(|c| Node::Comment(Comment(c))),
+            GlobalId::Comment(c) => found.get(c).cloned().map(|c| Node::Comment(Comment(c))),
         })
         .collect())
 }

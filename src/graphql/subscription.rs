@@ -134,12 +134,23 @@ impl SubscriptionRoot {
         let fail = |e: ApiError| e.into_graphql(None);
         let sku = Sku::parse(&sku).map_err(|e| fail(e.into()))?;
         let ratings = rating_set(ratings.as_deref()).map_err(|e| fail(e.into()))?;
-        let scope = CursorScope { sku, ratings };
+        let scope = CursorScope {
+            sku,
+            ratings,
+            order: domain::CommentOrder::Newest,
+        };
         let after = after
             .map(|cursor| {
-                state.codec.open(&scope, &cursor).map_err(|_| {
-                    fail(crate::pagination::PaginationError::BadCursor { argument: "after" }.into())
-                })
+                state
+                    .codec
+                    .open(&scope, &cursor)
+                    .map(|at| at.key)
+                    .map_err(|_| {
+                        fail(
+                            crate::pagination::PaginationError::BadCursor { argument: "after" }
+                                .into(),
+                        )
+                    })
             })
             .transpose()?;
         if let Some(shared) = ctx.data_opt::<Arc<SharedRun>>() {

@@ -1,6 +1,7 @@
 //! `Query.ratingSummaries`: the stars under every product of a category page, up to
 //! [`MAX_SKUS`] products in one index round trip (Redis: five `ZCARD`s per product in one
-//! pipeline), instead of one `product { ratingSummary }` lookup, and one round trip, each.
+//! pipeline; on a Cluster one per hash slot), in one field. (Aliased `product { ratingSummary }`
+//! lookups batch the same read: `batch`.)
 
 use async_graphql::{Context, Object, SimpleObject};
 
@@ -30,7 +31,8 @@ pub struct SummariesQuery;
 #[Object]
 impl SummariesQuery {
     /// Rating summaries of up to 100 products in one call (a category page's stars), in the
-    /// order asked. One index call for all of them; each SKU is priced as one item.
+    /// order asked. One index call for all of them (one per hash slot on a Redis Cluster); each
+    /// SKU is priced as one item.
     #[graphql(complexity = "super::pricing::rating_summaries(&skus, child_complexity)")]
     async fn rating_summaries(
         &self,
@@ -52,13 +54,8 @@ impl SummariesQuery {
         if parsed.is_empty() {
             return Ok(Vec::new());
         }
-        let counts = state(ctx)?
-            .engine
-            .rating_counts_many(&parsed)
-            .await
-            .map_err(|e| ApiError::from(e).into_graphql(meta))?;
+        let counts = super::batch::read_counts(state(ctx)?, meta, &parsed).await?;
         if let Some(meta) = meta {
-            meta.add_index_call();
             for sku in &parsed {
                 meta.read_product(sku);
             }

@@ -55,7 +55,7 @@ impl Comment {
     }
 
     /// When the comment was written (UTC, millisecond precision). Comments are ordered by it,
-    /// newest first; equal times are ordered by id.
+    /// newest first unless `orderBy` says otherwise; equal times are ordered by id.
     async fn created_at(&self) -> DateTime {
         DateTime(self.0.created_at())
     }
@@ -157,9 +157,11 @@ pub struct CommentEdge {
 /// Where the page sits in the whole list.
 #[derive(Clone, Debug, SimpleObject)]
 pub struct PageInfo {
-    /// Whether any comment comes after the page's last edge (older), in the whole list.
+    /// Whether any comment comes after the page's last edge in the connection's order (older,
+    /// newest first), in the whole list.
     pub has_next_page: bool,
-    /// Whether any comment comes before the page's first edge (newer), in the whole list.
+    /// Whether any comment comes before the page's first edge in the connection's order
+    /// (newer, newest first), in the whole list.
     pub has_previous_page: bool,
     /// The first edge's cursor; null when the page is empty.
     pub start_cursor: Option<String>,

@@ -22,7 +22,7 @@ use super::{AppState, REQUEST_ID, client_address};
 use super::{cost, failures, persisted};
 use crate::auth::Auth;
 use crate::graphql::{
-    Budget, ClientAddress, RequestMeta, VIEWER_FOUND_HELPFUL, field_errors, pricing,
+    BatchReads, Budget, ClientAddress, RequestMeta, VIEWER_FOUND_HELPFUL, field_errors, pricing,
     retry_after_seconds,
 };
 use crate::pagination::PageStats;
@@ -30,7 +30,7 @@ use crate::ratelimit::Refused;
 
 /// The peer's address, as `serve` records it for each connection (`None` when the router is
 /// served some other way: such requests share the budget of `0.0.0.0`).
-type Peer = Option<Extension<ConnectInfo<SocketAddr>>>;
+pub(super) type Peer = Option<Extension<ConnectInfo<SocketAddr>>>;
 
 fn request_id(headers: &HeaderMap) -> String {
     headers
@@ -91,6 +91,26 @@ pub(super) async fn get(
         }
         Err(refusal) => transport::refusal(media, &refusal, &request_id),
     }
+}
+
+/// A query the server asks of itself to draw a page (`demo`), run exactly as the same query
+/// sent over `GET /graphql` by the page's client would be: the client's address pays (its
+/// budgets, the complexity price, the failure floor), under the same limits, concurrency cap,
+/// timeout and response cache, so a page costs what its query costs and no less. Only the
+/// headers in `forwarded` reach the request (the page's own are not the API's: no
+/// `Authorization`, and an `If-None-Match` only as the page translated it). Answers in
+/// `application/json`.
+pub(super) async fn on_behalf_of(
+    app: &AppState,
+    peer: Peer,
+    headers: &HeaderMap,
+    forwarded: &HeaderMap,
+    request: async_graphql::Request,
+) -> Response {
+    let request_id = request_id(headers);
+    let address = client_ip(app, peer, headers);
+    let media = MediaType::Json;
+    execute(app, forwarded, request_id, media, request, true, address).await
 }
 
 /// A refusal before execution, in the GraphQL response shape.
@@ -263,12 +283,11 @@ async fn run(
     document: Option<&ExecutableDocument>,
 ) -> Result<async_graphql::Response, Response> {
     let app = call.app;
+    // The request's lookups batch their reads in its own loader, which reports to its `meta`.
+    let loader = BatchReads::loader(app.api.clone(), meta.clone());
+    let request = request.data(meta.clone()).data(budget.clone()).data(loader);
     // The complexity count prices reads with this server's page sizes and offset threshold.
-    let execution = pricing::with_settings(
-        *app.api.engine.settings(),
-        app.schema
-            .execute(request.data(meta.clone()).data(budget.clone())),
-    );
+    let execution = pricing::with_settings(*app.api.engine.settings(), app.schema.execute(request));
     let Ok(mut response) = tokio::time::timeout(app.options.request_timeout, execution).await
     else {
         return Err(timed_out(call));

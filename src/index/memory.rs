@@ -6,13 +6,15 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
+use super::listed::Listed;
 use super::treap::Treap;
 use super::{
     Held, IndexError, PageIndex, Positions, Repair, Stale, Start, TOMBSTONE_TTL, View, ViewAnchor,
     ViewRequest,
 };
 use crate::domain::{
-    AnchorRank, ChangeEvent, CommentId, IndexEntry, Order, PageLayout, RatingSet, Sku, SortKey,
+    AnchorRank, ChangeEvent, CommentId, IndexEntry, Listing, Order, PageLayout, Position,
+    RatingSet, Sku, SortKey,
 };
 
 /// The embedded index. Cloning shares the same data.
@@ -49,6 +51,14 @@ struct Product {
 }
 
 impl State {
+    /// `sku`'s list as `listing` makes it; `None` for a product without comments.
+    fn listed(&self, sku: &Sku, listing: Listing) -> Option<Listed<'_>> {
+        self.products.get(sku).map(|p| Listed {
+            treap: &p.treap,
+            listing,
+        })
+    }
+
     fn held(&self, sku: &Sku, key: &SortKey) -> Held {
         if let Some((version, _)) = self.tombstones.get(&(sku.clone(), key.id())) {
             return Held::Deleted { version: *version };
@@ -145,26 +155,21 @@ impl MemoryIndex {
     }
 }
 
-/// The list of `treap`'s members with a rating in `ratings`, seen from `anchor` under `layout`
-/// (`PageIndex::positions`); a product without comments has no treap.
-fn positions(
-    treap: Option<&Treap>,
-    ratings: RatingSet,
-    anchor: Option<SortKey>,
-    layout: PageLayout,
-) -> Positions {
-    let Some(treap) = treap else {
+/// `list` seen from `anchor` under `layout` (`PageIndex::positions`); a product without
+/// comments has no list.
+fn positions(list: Option<Listed<'_>>, anchor: Option<Position>, layout: PageLayout) -> Positions {
+    let Some(list) = list else {
         return Positions {
             anchor: anchor.map(|_| AnchorRank { newer: 0, older: 0 }),
             ..Positions::default()
         };
     };
-    let total = treap.count(ratings);
-    let anchor = anchor.map(|key| {
-        let member = u64::from(treap.rating_of(&key).is_some_and(|r| ratings.contains(r)));
+    let total = list.count();
+    let anchor = anchor.map(|position| {
+        let member = u64::from(list.holds(&position));
         AnchorRank {
-            newer: treap.count_through(&key, Order::NewestFirst, ratings) - member,
-            older: treap.count_through(&key, Order::OldestFirst, ratings) - member,
+            newer: list.count_through(&position, Order::NewestFirst) - member,
+            older: list.count_through(&position, Order::OldestFirst) - member,
         }
     });
     let order = layout.numbering.order();
@@ -173,7 +178,7 @@ fn positions(
         .into_iter()
         .filter_map(|page| {
             let rank = layout.bound_rank(page)?;
-            Some((page, treap.select(rank, order, ratings)?))
+            Some((page, list.select(rank, order)?))
         })
         .collect();
     Positions {
@@ -201,49 +206,33 @@ impl PageIndex for MemoryIndex {
     async fn key_at(
         &self,
         sku: &Sku,
-        ratings: RatingSet,
+        listing: Listing,
         order: Order,
-        after: Option<SortKey>,
+        after: Option<Position>,
         rank: u64,
-    ) -> Result<Option<SortKey>, IndexError> {
-        Ok(self.read(|s| {
-            let treap = &s.products.get(sku)?.treap;
-            let skipped = after.map_or(0, |key| treap.count_through(&key, order, ratings));
-            treap.select(skipped.checked_add(rank)?, order, ratings)
-        }))
+    ) -> Result<Option<Position>, IndexError> {
+        Ok(self.read(|s| s.listed(sku, listing)?.select_after(after, rank, order)))
     }
 
     async fn positions(
         &self,
         sku: &Sku,
-        ratings: RatingSet,
-        anchor: Option<SortKey>,
+        listing: Listing,
+        anchor: Option<Position>,
         layout: PageLayout,
     ) -> Result<Positions, IndexError> {
-        Ok(self.read(|s| {
-            positions(
-                s.products.get(sku).map(|p| &p.treap),
-                ratings,
-                anchor,
-                layout,
-            )
-        }))
+        Ok(self.read(|s| positions(s.listed(sku, listing), anchor, layout)))
     }
 
     async fn view(
         &self,
         sku: &Sku,
-        ratings: RatingSet,
+        listing: Listing,
         request: ViewRequest,
     ) -> Result<View, IndexError> {
         Ok(self.read(|s| {
-            let treap = s.products.get(sku).map(|p| &p.treap);
             let Start { order, after } = request.start;
-            let at = |rank: u64| {
-                let treap = treap?;
-                let skipped = after.map_or(0, |key| treap.count_through(&key, order, ratings));
-                treap.select(skipped.checked_add(rank)?, order, ratings)
-            };
+            let at = |rank: u64| s.listed(sku, listing)?.select_after(after, rank, order);
             let anchor = match request.anchor {
                 ViewAnchor::None => None,
                 ViewAnchor::Key(key) => Some(key),
@@ -252,7 +241,7 @@ impl PageIndex for MemoryIndex {
             View {
                 bound: request.bound.and_then(at),
                 anchor,
-                positions: positions(treap, ratings, anchor, request.layout),
+                positions: positions(s.listed(sku, listing), anchor, request.layout),
             }
         }))
     }

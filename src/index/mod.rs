@@ -1,6 +1,8 @@
 //! The page index: each product's comments in sort-key order, per rating, answering counts and
 //! "which sort key sits at rank k" of any union of ratings in O(log n), so `totalCount` and page
-//! jumps cost the same at page 50,000 as at page 1 (in Redis: five sorted sets per product, one
+//! jumps cost the same at page 50,000 as at page 1. A list by rating (`domain::Listing` with a
+//! grouping) is its ratings' sets one after another, so its ranks are the same questions asked
+//! of one set, after the counts of the groups ahead (in Redis: five sorted sets per product, one
 //! per rating, `redis::keys`; embedded: one treap with per-rating counts).
 //!
 //! The index is derived from the store and eventually consistent with it (DESIGN §6). Its rank
@@ -28,6 +30,7 @@
 //!
 //! This layer knows nothing of DynamoDB or GraphQL.
 
+mod listed;
 pub mod memory;
 pub mod redis;
 mod treap;
@@ -37,7 +40,8 @@ use std::future::Future;
 use std::time::Duration;
 
 use crate::domain::{
-    AnchorRank, ChangeEvent, IndexEntry, Order, PageLayout, Rating, RatingSet, Sku, SortKey,
+    AnchorRank, ChangeEvent, IndexEntry, Listing, Order, PageLayout, Position, Rating, RatingSet,
+    Sku, SortKey,
 };
 use crate::error::BoxError;
 
@@ -89,7 +93,7 @@ pub struct Positions {
     /// The anchor's rank, when an anchor was given.
     pub anchor: Option<AnchorRank>,
     /// The bound of each page in [`PageLayout::pages_to_bound`], by page number.
-    pub bounds: BTreeMap<u64, SortKey>,
+    pub bounds: BTreeMap<u64, Position>,
 }
 
 /// Where a view counts ranks from: the items strictly beyond `after` (member or not: a cursor's
@@ -97,7 +101,7 @@ pub struct Positions {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Start {
     pub order: Order,
-    pub after: Option<SortKey>,
+    pub after: Option<Position>,
 }
 
 /// The item a view ranks the list from (`Positions::anchor`).
@@ -105,8 +109,8 @@ pub struct Start {
 pub enum ViewAnchor {
     /// None: the view has no anchor rank (an empty page, or `totalCount` alone).
     None,
-    /// This sort key, member or not (a page's first edge, read already).
-    Key(SortKey),
+    /// This position, member or not (a page's first edge, read already).
+    Key(Position),
     /// The item at this 0-based rank from the view's [`Start`] (the first edge a page will
     /// have, when the index and the store agree); no anchor when the list is shorter.
     Rank(u64),
@@ -126,10 +130,10 @@ pub struct ViewRequest {
 /// The index's answer to a [`ViewRequest`]: one consistent view of the list.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct View {
-    /// The sort key at the `bound` rank; `None` when not asked or past the list's end.
-    pub bound: Option<SortKey>,
-    /// The anchor's sort key: the one asked, or the one found at the asked rank.
-    pub anchor: Option<SortKey>,
+    /// The position at the `bound` rank; `None` when not asked or past the list's end.
+    pub bound: Option<Position>,
+    /// The anchor's position: the one asked, or the one found at the asked rank.
+    pub anchor: Option<Position>,
     /// The total, the anchor's rank and the layout's bounds.
     pub positions: Positions,
 }
@@ -184,28 +188,35 @@ pub trait PageIndex: Send + Sync + 'static {
         }
     }
 
-    /// The sort key `rank` places (0-based) into the list of `sku`'s comments with a rating in
-    /// `ratings`, read in `order`, counting only items strictly beyond `after` in that order
-    /// (whether or not `after` is itself a member: a cursor's comment may have been deleted).
-    /// `None` when the list is shorter. One round trip.
+    /// How many round trips [`Self::rating_counts_many`] makes for `skus`, for `indexCalls`: one
+    /// where the index reads them together (none for no product); on a Redis Cluster one per
+    /// hash slot the products' keys occupy (its pipelines may not cross slots).
+    fn rating_counts_calls(&self, skus: &[Sku]) -> u64 {
+        u64::from(!skus.is_empty())
+    }
+
+    /// The position `rank` places (0-based) into `listing` (a list of `sku`'s comments), read
+    /// in `order`, counting only items strictly beyond `after` in that order (whether or not
+    /// `after` is itself a member: a cursor's comment may have been deleted). `None` when the
+    /// list is shorter. One round trip.
     fn key_at(
         &self,
         sku: &Sku,
-        ratings: RatingSet,
+        listing: Listing,
         order: Order,
-        after: Option<SortKey>,
+        after: Option<Position>,
         rank: u64,
-    ) -> impl Future<Output = Result<Option<SortKey>, IndexError>> + Send;
+    ) -> impl Future<Output = Result<Option<Position>, IndexError>> + Send;
 
-    /// The list of `sku`'s comments with a rating in `ratings`, seen from `anchor` under
-    /// `layout`: its total, the anchor's rank, and the bound of every page the layout links
-    /// (`domain::pages`). The anchor need not be a member. One round trip, and one consistent
-    /// view of the list: counts and bounds never disagree.
+    /// `listing` (a list of `sku`'s comments) seen from `anchor` under `layout`: its total,
+    /// the anchor's rank, and the bound of every page the layout links (`domain::pages`). The
+    /// anchor need not be a member. One round trip, and one consistent view of the list:
+    /// counts and bounds never disagree.
     fn positions(
         &self,
         sku: &Sku,
-        ratings: RatingSet,
-        anchor: Option<SortKey>,
+        listing: Listing,
+        anchor: Option<Position>,
         layout: PageLayout,
     ) -> impl Future<Output = Result<Positions, IndexError>> + Send;
 
@@ -215,7 +226,7 @@ pub trait PageIndex: Send + Sync + 'static {
     fn view(
         &self,
         sku: &Sku,
-        ratings: RatingSet,
+        listing: Listing,
         request: ViewRequest,
     ) -> impl Future<Output = Result<View, IndexError>> + Send;
 
@@ -293,34 +304,38 @@ impl PageIndex for AnyIndex {
         dispatch_index!(self, i => i.rating_counts_many(skus).await)
     }
 
+    fn rating_counts_calls(&self, skus: &[Sku]) -> u64 {
+        dispatch_index!(self, i => i.rating_counts_calls(skus))
+    }
+
     async fn key_at(
         &self,
         sku: &Sku,
-        ratings: RatingSet,
+        listing: Listing,
         order: Order,
-        after: Option<SortKey>,
+        after: Option<Position>,
         rank: u64,
-    ) -> Result<Option<SortKey>, IndexError> {
-        dispatch_index!(self, i => i.key_at(sku, ratings, order, after, rank).await)
+    ) -> Result<Option<Position>, IndexError> {
+        dispatch_index!(self, i => i.key_at(sku, listing, order, after, rank).await)
     }
 
     async fn positions(
         &self,
         sku: &Sku,
-        ratings: RatingSet,
-        anchor: Option<SortKey>,
+        listing: Listing,
+        anchor: Option<Position>,
         layout: PageLayout,
     ) -> Result<Positions, IndexError> {
-        dispatch_index!(self, i => i.positions(sku, ratings, anchor, layout).await)
+        dispatch_index!(self, i => i.positions(sku, listing, anchor, layout).await)
     }
 
     async fn view(
         &self,
         sku: &Sku,
-        ratings: RatingSet,
+        listing: Listing,
         request: ViewRequest,
     ) -> Result<View, IndexError> {
-        dispatch_index!(self, i => i.view(sku, ratings, request).await)
+        dispatch_index!(self, i => i.view(sku, listing, request).await)
     }
 
     async fn apply(&self, events: &[ChangeEvent]) -> Result<Vec<Stale>, IndexError> {

@@ -18,9 +18,11 @@
 //!
 //! [`MemoryIndex`]: crate::index::memory::MemoryIndex
 
+mod groups;
 mod keys;
 mod needs;
 mod replies;
+mod view;
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -28,14 +30,14 @@ use std::time::Duration;
 use self::keys::Keys;
 pub(crate) use self::keys::{member, sort_key_of};
 pub use self::needs::{needs_to_read, needs_to_scan, needs_to_write};
-use self::replies::{Change, held_arg, held_of, per_product, sort_key, view_of};
+use self::replies::{Change, held_arg, held_of, sort_key, view_of};
 use super::{
     Held, IndexError, PageIndex, Positions, Repair, Stale, Start, TOMBSTONE_TTL, View, ViewAnchor,
     ViewRequest,
 };
 use crate::domain::{
-    ChangeEvent, IndexEntry, Numbering, Order, PageLayout, PageLinks, Rating, RatingSet, Sku,
-    SortKey,
+    ChangeEvent, Grouping, IndexEntry, Listing, Numbering, Order, PageLayout, PageLinks, Position,
+    Rating, RatingSet, Sku,
 };
 use crate::redis::{CallError, LuaScript, RedisConfig, RedisHandle};
 
@@ -61,6 +63,14 @@ const READ: &str = concat!(
     include_str!("redis/pick.lua"),
     include_str!("redis/read.lua")
 );
+/// `read.lua` for a list by rating: `concat.lua` replaces the union's search with the one-set
+/// search of the set that holds each rank.
+const READ_GROUPED: &str = concat!(
+    include_str!("redis/select.lua"),
+    include_str!("redis/pick.lua"),
+    include_str!("redis/concat.lua"),
+    include_str!("redis/read.lua")
+);
 /// `apply.lua`: changes and repairs, versions and tombstones, atomically per product.
 const APPLY: &str = include_str!("redis/apply.lua");
 
@@ -81,6 +91,7 @@ pub struct RedisIndex {
     redis: RedisHandle,
     keys: Keys,
     read: LuaScript,
+    read_grouped: LuaScript,
     apply: LuaScript,
     tombstone_ttl: Duration,
 }
@@ -93,6 +104,7 @@ impl RedisIndex {
             redis: redis.clone(),
             keys: Keys::new(redis.prefix()),
             read: LuaScript::new(READ),
+            read_grouped: LuaScript::new(READ_GROUPED),
             apply: LuaScript::new(APPLY),
             tombstone_ttl: TOMBSTONE_TTL,
         }
@@ -242,42 +254,37 @@ impl PageIndex for RedisIndex {
             .ok_or_else(|| IndexError::Internal("no counts".into()))
     }
 
-    /// Five `ZCARD`s per product: one pipeline on one node; on a Cluster one per slot, sent at
-    /// once (`RedisHandle::query_groups`; a product's sets share one slot).
+    /// Five `ZCARD`s per product (`groups`).
     async fn rating_counts_many(&self, skus: &[Sku]) -> Result<Vec<[u64; 5]>, IndexError> {
-        let groups: Vec<(String, Vec<redis::Cmd>)> = skus
-            .iter()
-            .map(|sku| {
-                let sets = self.sets(sku, RatingSet::ALL);
-                let zcards = sets.iter().map(redis::Cmd::zcard).collect();
-                (sets[0].clone(), zcards)
-            })
-            .collect();
-        per_product(self.redis.query_groups(&groups).await?, skus.len())
+        self.counts_of(skus).await
+    }
+
+    fn rating_counts_calls(&self, skus: &[Sku]) -> u64 {
+        self.counts_round_trips(skus)
     }
 
     async fn key_at(
         &self,
         sku: &Sku,
-        ratings: RatingSet,
+        listing: Listing,
         order: Order,
-        after: Option<SortKey>,
+        after: Option<Position>,
         rank: u64,
-    ) -> Result<Option<SortKey>, IndexError> {
+    ) -> Result<Option<Position>, IndexError> {
         let request = ViewRequest {
             start: Start { order, after },
             bound: Some(rank),
             anchor: ViewAnchor::None,
             layout: TOTAL_ONLY,
         };
-        Ok(self.view(sku, ratings, request).await?.bound)
+        Ok(self.view(sku, listing, request).await?.bound)
     }
 
     async fn positions(
         &self,
         sku: &Sku,
-        ratings: RatingSet,
-        anchor: Option<SortKey>,
+        listing: Listing,
+        anchor: Option<Position>,
         layout: PageLayout,
     ) -> Result<Positions, IndexError> {
         let request = ViewRequest {
@@ -289,55 +296,28 @@ impl PageIndex for RedisIndex {
             anchor: anchor.map_or(ViewAnchor::None, ViewAnchor::Key),
             layout,
         };
-        Ok(self.view(sku, ratings, request).await?.positions)
+        Ok(self.view(sku, listing, request).await?.positions)
     }
 
     async fn view(
         &self,
         sku: &Sku,
-        ratings: RatingSet,
+        listing: Listing,
         request: ViewRequest,
     ) -> Result<View, IndexError> {
-        let mut call = self.read.call();
-        for key in self.sets(sku, ratings) {
-            call.key(key);
+        let script = match listing.grouping {
+            Grouping::Flat => &self.read,
+            Grouping::HighestFirst | Grouping::LowestFirst => &self.read_grouped,
+        };
+        let mut call = script.call();
+        for (_, rating) in view::sets(listing) {
+            call.key(self.keys.rating(sku, rating));
         }
-        let ViewRequest {
-            start,
-            bound,
-            anchor,
-            layout,
-        } = request;
-        call.arg(match start.order {
-            Order::NewestFirst => "desc",
-            Order::OldestFirst => "asc",
-        });
-        match start.after {
-            Some(after) => call.arg(after.millis()).arg(member(&after)),
-            None => call.arg("").arg(""),
-        };
-        match bound {
-            Some(rank) => call.arg(rank),
-            None => call.arg(""),
-        };
-        match anchor {
-            ViewAnchor::None => call.arg("none").arg("").arg(""),
-            ViewAnchor::Key(key) => call.arg("key").arg(key.millis()).arg(member(&key)),
-            ViewAnchor::Rank(rank) => call.arg("rank").arg(rank).arg(""),
-        };
-        call.arg(layout.size).arg(match layout.numbering {
-            Numbering::FromNewest => "newest",
-            Numbering::FromOldest => "oldest",
-        });
-        match layout.links {
-            PageLinks::None => call.arg("none").arg(0),
-            PageLinks::Current => call.arg("current").arg(0),
-            PageLinks::Pager { around } => call.arg("pager").arg(around),
-        };
+        view::add_args(&mut call, listing, &request);
         let reply: Vec<redis::Value> = call.invoke(&self.redis).await?;
         let mut view = view_of(&reply)
             .ok_or_else(|| IndexError::Internal(format!("read.lua answered {reply:?}").into()))?;
-        if let ViewAnchor::Key(key) = anchor {
+        if let ViewAnchor::Key(key) = request.anchor {
             view.anchor = Some(key);
         }
         Ok(view)
@@ -429,18 +409,8 @@ impl PageIndex for RedisIndex {
         Ok(self.redis.query::<()>(&redis::cmd("PING")).await?)
     }
 
-    /// One `GET` per product: one pipeline on one node; on a Cluster one per slot, sent at once
-    /// (`RedisHandle::query_groups`: a pipeline, like an `MGET`, may not cross slots there).
+    /// One `GET` per product (`groups`).
     async fn product_versions(&self, skus: &[Sku]) -> Result<Vec<u64>, IndexError> {
-        let groups: Vec<(String, Vec<redis::Cmd>)> = skus
-            .iter()
-            .map(|sku| {
-                let key = self.keys.product_version(sku);
-                let get = redis::Cmd::get(&key);
-                (key, vec![get])
-            })
-            .collect();
-        let versions: Vec<Option<u64>> = self.redis.query_groups(&groups).await?;
-        Ok(versions.into_iter().map(|v| v.unwrap_or(0)).collect())
+        self.versions_of(skus).await
     }
 }

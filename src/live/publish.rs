@@ -17,7 +17,7 @@
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::redis_log::RedisLog;
-use crate::domain::{ChangeEvent, IndexEntry, PageLayout, RatingSet, Sku, SortKey};
+use crate::domain::{ChangeEvent, IndexEntry, Listing, PageLayout, Position, RatingSet, Sku};
 use crate::index::{Held, IndexError, PageIndex, Positions, Repair, Stale, View, ViewRequest};
 use crate::purge::Purger;
 
@@ -82,31 +82,31 @@ impl<I: PageIndex> PageIndex for Publishing<I> {
     async fn key_at(
         &self,
         sku: &Sku,
-        ratings: RatingSet,
+        listing: Listing,
         order: crate::domain::Order,
-        after: Option<SortKey>,
+        after: Option<Position>,
         rank: u64,
-    ) -> Result<Option<SortKey>, IndexError> {
-        self.inner.key_at(sku, ratings, order, after, rank).await
+    ) -> Result<Option<Position>, IndexError> {
+        self.inner.key_at(sku, listing, order, after, rank).await
     }
 
     async fn positions(
         &self,
         sku: &Sku,
-        ratings: RatingSet,
-        anchor: Option<SortKey>,
+        listing: Listing,
+        anchor: Option<Position>,
         layout: PageLayout,
     ) -> Result<Positions, IndexError> {
-        self.inner.positions(sku, ratings, anchor, layout).await
+        self.inner.positions(sku, listing, anchor, layout).await
     }
 
     async fn view(
         &self,
         sku: &Sku,
-        ratings: RatingSet,
+        listing: Listing,
         request: ViewRequest,
     ) -> Result<View, IndexError> {
-        self.inner.view(sku, ratings, request).await
+        self.inner.view(sku, listing, request).await
     }
 
     async fn apply(&self, events: &[ChangeEvent]) -> Result<Vec<Stale>, IndexError> {

@@ -2,7 +2,7 @@
 
 use super::PaginationError;
 use super::cursor::{CursorCodec, CursorScope};
-use crate::domain::{Order, SortKey};
+use crate::domain::{Order, Position};
 
 /// Limits that apply to every connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,16 +38,20 @@ pub struct ConnectionArgs {
 
 /// A validated request, expressed in the order the store is read in.
 ///
-/// `first` reads newest first from `after` towards `before`; `last` reads oldest first from
-/// `before` towards `after`. Writing both as "read in `order` from `start`, stop at `stop`"
+/// `first` reads in the list's own order (`forward`: newest first for `NEWEST`) from `after`
+/// towards `before`; `last` reads the other way from `before` towards `after`. Writing both as "read in `order` from `start`, stop at `stop`"
 /// lets one algorithm serve both and keeps the two directions from drifting apart.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PagePlan {
+    /// The direction this page is read in.
     pub order: Order,
-    /// Reading starts strictly beyond this key.
-    pub start: Option<SortKey>,
-    /// The window ends strictly before this key.
-    pub stop: Option<SortKey>,
+    /// The list's own direction (its first edge first): `order` for a `first` page, its
+    /// reverse for a `last` page. Pages are served in this direction.
+    pub forward: Order,
+    /// Reading starts strictly beyond this position.
+    pub start: Option<Position>,
+    /// The window ends strictly before this position.
+    pub stop: Option<Position>,
     /// Items to skip at the start of the window (`offset`).
     pub skip: u64,
     /// Items to take after skipping.
@@ -108,7 +112,8 @@ impl PagePlan {
         let before = open("before", &args.before)?;
         Ok(match (first, last) {
             (None, Some(last)) => Self {
-                order: Order::OldestFirst,
+                order: scope.order.forward().reverse(),
+                forward: scope.order.forward(),
                 start: before,
                 stop: after,
                 skip,
@@ -116,7 +121,8 @@ impl PagePlan {
                 keep_last: None,
             },
             (first, keep_last) => Self {
-                order: Order::NewestFirst,
+                order: scope.order.forward(),
+                forward: scope.order.forward(),
                 start: after,
                 stop: before,
                 skip,
@@ -130,12 +136,13 @@ impl PagePlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{RatingSet, Sku};
+    use crate::domain::{CommentOrder, RatingSet, Sku};
 
     fn plan(args: ConnectionArgs) -> Result<PagePlan, PaginationError> {
         let scope = CursorScope {
             sku: Sku::parse("S").expect("sku"),
             ratings: RatingSet::ALL,
+            order: CommentOrder::Newest,
         };
         PagePlan::new(
             &args,

@@ -1,11 +1,13 @@
 //! Opaque, sealed, deterministic cursors (DESIGN §4 "Cursors").
 //!
-//! A cursor is `base64url(version ‖ AES-256-GCM-SIV(position; aad = scope))`, 55 characters:
+//! A cursor is `base64url(version ‖ AES-256-GCM-SIV(position; aad = scope))`, 55 characters (56
+//! in an order by rating, whose positions carry their group as one more byte):
 //!
 //! * **Opaque and tamper-proof**: the position is encrypted and authenticated, so clients cannot
 //!   read, forge or edit it; any change fails the tag check.
-//! * **Bound to the query**: the scope (product and rating filter) is the associated data, so a
-//!   cursor from another product or filter fails the tag check too, without spending bytes on it.
+//! * **Bound to the query**: the scope (product, rating filter and order) is the associated data,
+//!   so a cursor from another product, filter or order fails the tag check too, without spending
+//!   bytes on it.
 //! * **Deterministic**: AES-GCM-SIV derives its IV from the key, plaintext and associated data,
 //!   so a fixed nonce is safe (nonce-misuse resistance) and the same position in the same query
 //!   always yields the same string; `endCursor` equals the last edge's cursor and caches can
@@ -18,10 +20,21 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest, Sha256};
 
-use crate::domain::{RatingSet, Sku, SortKey};
+use crate::domain::{CommentOrder, Grouping, Listing, Position, RatingSet, Sku, SortKey};
 
 const VERSION: u8 = 1;
-const SEALED_LEN: usize = 1 + 24 + 16;
+/// A sealed cursor's bytes: the version, the sort key, the group in a grouped list, the tag.
+fn sealed_len(grouping: Grouping) -> usize {
+    1 + plain_len(grouping) + 16
+}
+
+/// A position's bytes: its sort key's 24, and its group's one in a grouped list.
+fn plain_len(grouping: Grouping) -> usize {
+    match grouping {
+        Grouping::Flat => 24,
+        Grouping::HighestFirst | Grouping::LowestFirst => 25,
+    }
+}
 /// The longest string a cursor can be; anything longer is refused before decoding.
 pub const MAX_CURSOR_CHARS: usize = 64;
 /// Shortest secret accepted; shorter ones are guessable.
@@ -30,18 +43,29 @@ pub const MIN_SECRET_CHARS: usize = 16;
 /// anyone can read this source and forge cursors (they still cannot read other products).
 const DEVELOPMENT_SECRET: &str = "dynapage-development-cursor-secret";
 
-/// What a cursor is bound to: the product and the rating filter of the connection.
+/// What a cursor is bound to: the product, the rating filter and the order of the connection.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct CursorScope {
     pub sku: Sku,
     pub ratings: RatingSet,
+    pub order: CommentOrder,
 }
 
 impl CursorScope {
+    /// The list the connection pages through.
+    pub fn listing(&self) -> Listing {
+        Listing {
+            ratings: self.ratings,
+            grouping: self.order.grouping(),
+        }
+    }
+
     fn associated_data(&self) -> Vec<u8> {
         let mut aad = Vec::with_capacity(16 + self.sku.as_str().len());
         aad.extend_from_slice(b"dynapage/cursor");
         aad.push(self.ratings.bits());
+        // Newest first adds nothing: cursors sealed before orders existed stay valid.
+        aad.extend(self.order.cursor_tag());
         aad.extend_from_slice(self.sku.as_str().as_bytes());
         aad
     }
@@ -103,32 +127,38 @@ impl CursorCodec {
     }
 
     /// The cursor for `position` within `scope`.
-    pub fn seal(&self, scope: &CursorScope, position: &SortKey) -> String {
+    pub fn seal(&self, scope: &CursorScope, position: &Position) -> String {
         let aad = scope.associated_data();
+        let grouping = scope.order.grouping();
+        let mut plain = position.key.to_bytes().to_vec();
+        if grouping != Grouping::Flat {
+            plain.push(position.group);
+        }
         let sealed = self.ciphers[0]
             .encrypt(
                 &Nonce::default(),
                 Payload {
-                    msg: &position.to_bytes(),
+                    msg: &plain,
                     aad: &aad,
                 },
             )
             .unwrap_or_else(|_| {
-                unreachable!("24-byte messages are far below AES-GCM-SIV's limits")
+                unreachable!("25-byte messages are far below AES-GCM-SIV's limits")
             });
-        let mut bytes = Vec::with_capacity(SEALED_LEN);
+        let mut bytes = Vec::with_capacity(sealed_len(grouping));
         bytes.push(VERSION);
         bytes.extend_from_slice(&sealed);
         URL_SAFE_NO_PAD.encode(bytes)
     }
 
     /// The position a cursor holds, if it was sealed by one of our keys for this `scope`.
-    pub fn open(&self, scope: &CursorScope, cursor: &str) -> Result<SortKey, BadCursor> {
+    pub fn open(&self, scope: &CursorScope, cursor: &str) -> Result<Position, BadCursor> {
         if cursor.len() > MAX_CURSOR_CHARS {
             return Err(BadCursor);
         }
+        let grouping = scope.order.grouping();
         let bytes = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| BadCursor)?;
-        if bytes.len() != SEALED_LEN || bytes[0] != VERSION {
+        if bytes.len() != sealed_len(grouping) || bytes[0] != VERSION {
             return Err(BadCursor);
         }
         let aad = scope.associated_data();
@@ -147,8 +177,19 @@ impl CursorCodec {
                     .ok()
             })
             .ok_or(BadCursor)?;
-        let plain: [u8; 24] = plain.try_into().map_err(|_| BadCursor)?;
-        SortKey::from_bytes(&plain).map_err(|_| BadCursor)
+        if plain.len() != plain_len(grouping) {
+            return Err(BadCursor);
+        }
+        let key: [u8; 24] = plain[..24].try_into().map_err(|_| BadCursor)?;
+        let key = SortKey::from_bytes(&key).map_err(|_| BadCursor)?;
+        let group = match plain.get(24) {
+            None => 0,
+            // Only our keys seal, so a group that names no rating is never met; refuse it all
+            // the same rather than trust it.
+            Some(&group) if grouping.rating_of(group).is_some() => group,
+            Some(_) => return Err(BadCursor),
+        };
+        Ok(Position { group, key })
     }
 }
 
@@ -161,15 +202,18 @@ mod tests {
         CursorScope {
             sku: Sku::parse(sku).expect("sku"),
             ratings: RatingSet::parse(ratings).expect("ratings"),
+            order: CommentOrder::Newest,
         }
     }
 
-    fn position() -> SortKey {
-        SortKey::new(
-            1_700_000_000_123,
-            CommentId::from_parts(1_700_000_000_123, 42),
+    fn position() -> Position {
+        Position::flat(
+            SortKey::new(
+                1_700_000_000_123,
+                CommentId::from_parts(1_700_000_000_123, 42),
+            )
+            .expect("key"),
         )
-        .expect("key")
     }
 
     #[test]
@@ -180,6 +224,55 @@ mod tests {
         assert_eq!(cursor, codec.seal(&s, &position()));
         assert!(cursor.len() <= MAX_CURSOR_CHARS, "{} chars", cursor.len());
         assert_eq!(codec.open(&s, &cursor), Ok(position()));
+    }
+
+    #[test]
+    fn refuses_cursors_of_another_order_and_keeps_newest_first_cursors_as_they_were() {
+        let codec = CursorCodec::development();
+        let newest = scope("SKU-1", &[1, 2, 3, 4, 5]);
+        let oldest = CursorScope {
+            order: CommentOrder::Oldest,
+            ..newest.clone()
+        };
+        let cursor = codec.seal(&oldest, &position());
+        assert_eq!(codec.open(&oldest, &cursor), Ok(position()));
+        assert_eq!(codec.open(&newest, &cursor), Err(BadCursor));
+        assert_eq!(
+            codec.open(&oldest, &codec.seal(&newest, &position())),
+            Err(BadCursor)
+        );
+        // The cursor the development key sealed for this position before orders existed
+        // (computed outside this code base, from the format in the module paragraph).
+        let before_orders = "AW-_wTKqSesJAffAi516u6raeHz9g7-SG_I6BLMrCDcVPnIpWWDMhlQ";
+        assert_eq!(codec.seal(&newest, &position()), before_orders);
+    }
+
+    #[test]
+    fn a_cursor_of_an_order_by_rating_carries_its_group() {
+        let codec = CursorCodec::development();
+        let highest = CursorScope {
+            order: CommentOrder::HighestRated,
+            ..scope("SKU-1", &[1, 2, 3, 4, 5])
+        };
+        let lowest = CursorScope {
+            order: CommentOrder::LowestRated,
+            ..highest.clone()
+        };
+        let at = Position {
+            group: 4,
+            ..position()
+        };
+        let cursor = codec.seal(&highest, &at);
+        assert_eq!(cursor.len(), 56);
+        assert_eq!(codec.open(&highest, &cursor), Ok(at));
+        assert_eq!(codec.open(&lowest, &cursor), Err(BadCursor));
+        assert_eq!(
+            codec.open(&scope("SKU-1", &[1, 2, 3, 4, 5]), &cursor),
+            Err(BadCursor)
+        );
+        // A group that names no rating is refused even under a valid seal.
+        let nowhere = codec.seal(&highest, &Position { group: 9, ..at });
+        assert_eq!(codec.open(&highest, &nowhere), Err(BadCursor));
     }
 
     #[test]
@@ -254,7 +347,7 @@ mod tests {
             ) {
                 let codec = CursorCodec::development();
                 let own = scope("SKU-1", &[3, 5]);
-                let position = key(millis, random);
+                let position = Position::flat(key(millis, random));
                 let cursor = codec.seal(&own, &position);
                 let mut bytes = URL_SAFE_NO_PAD.decode(&cursor).expect("our own cursor decodes");
                 for (at, mask) in &flips {

@@ -11,6 +11,8 @@
 //! the page from the store after it: the cost of page 5,000 is the cost of page 1 plus one index
 //! call. A rating filter reads each rating partition concurrently and merges them by sort key;
 //! since sort keys are unique across partitions, one key is enough to resume every partition.
+//! An order by rating (`domain::Listing` with a grouping) reads its ratings' partitions one
+//! after another instead; its positions carry their group, so one position resumes the read.
 
 mod read;
 
@@ -18,12 +20,14 @@ use std::ops::Bound;
 
 use futures::future::OptionFuture;
 
-use self::read::{Read, partitions};
+use self::read::{Partitions, Read};
 use super::PaginationError;
 use super::args::{PagePlan, PagingSettings};
-use crate::domain::{Comment, Numbering, Order, PageLayout, PageLinks, RatingSet, Sku, SortKey};
+use crate::domain::{
+    Comment, Listing, Numbering, PageLayout, PageLinks, Position, RatingSet, Sku, SortKey,
+};
 use crate::index::PageIndex;
-use crate::store::{CommentStore, Partition, StoreError};
+use crate::store::{CommentStore, StoreError};
 
 /// Which parts of the connection the client selected; the rest is not computed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,7 +61,7 @@ impl std::ops::AddAssign for PageStats {
     }
 }
 
-/// One page of a connection, newest first. Flags are `None` when not requested.
+/// One page of a connection, in its list's own order (`PagePlan::forward`). Flags are `None` when not requested.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Page {
     pub items: Vec<Comment>,
@@ -128,20 +132,25 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
         };
         let positions = self
             .index
-            .positions(sku, ratings, Some(after), layout)
+            .positions(
+                sku,
+                Listing::flat(ratings),
+                Some(Position::flat(after)),
+                layout,
+            )
             .await?;
         Ok(positions.anchor.map_or(positions.total, |rank| rank.newer))
     }
 
-    /// Serves one page of `sku`'s comments with a rating in `ratings`.
+    /// Serves one page of `listing`, the list of some of `sku`'s comments.
     pub async fn page(
         &self,
         sku: &Sku,
-        ratings: RatingSet,
+        listing: Listing,
         plan: &PagePlan,
         want: Want,
     ) -> Result<Page, PaginationError> {
-        self.page_with(sku, ratings, plan, want, None).await
+        self.page_with(sku, listing, plan, want, None).await
     }
 
     /// Whether `plan`'s offset is skipped through the index (else it is read from the store).
@@ -150,20 +159,20 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
     }
 
     /// [`Self::page`], with the deep offset's bound already asked of the index when `bound` is
-    /// `Some` (the sort key at rank `skip - 1` from the plan's start, or `None` past the end).
+    /// `Some` (the position at rank `skip - 1` from the plan's start, or `None` past the end).
     pub(super) async fn page_with(
         &self,
         sku: &Sku,
-        ratings: RatingSet,
+        listing: Listing,
         plan: &PagePlan,
         want: Want,
-        bound: Option<Option<SortKey>>,
+        bound: Option<Option<Position>>,
     ) -> Result<Page, PaginationError> {
         if !(want.edges || want.has_next_page || want.has_previous_page) {
             return Ok(Page::default());
         }
-        let partitions = partitions(sku, ratings);
-        let sides = Sides::of(plan.order, want);
+        let partitions = Partitions::of(sku, listing);
+        let sides = Sides::of(plan, want);
         let mut plan = within_window(plan);
         let mut stats = PageStats::default();
         let mut skipped_by_index = false;
@@ -174,7 +183,7 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
                 None => {
                     stats.index_calls += 1;
                     self.index
-                        .key_at(sku, ratings, order, plan.start, plan.skip - 1)
+                        .key_at(sku, listing, order, plan.start, plan.skip - 1)
                         .await?
                 }
             };
@@ -203,7 +212,7 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
     /// and answers the flags `sides` asks for.
     async fn read_page(
         &self,
-        partitions: &[Partition],
+        partitions: &Partitions,
         plan: &PagePlan,
         skipped_by_index: bool,
         sides: Sides,
@@ -253,12 +262,12 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
         };
         let beyond = sides.beyond.then_some(beyond);
 
-        if order == Order::OldestFirst {
+        let before = before.filter(|_| sides.before);
+        let (has_next_page, has_previous_page) = if order == plan.forward {
+            (beyond, before)
+        } else {
             items.reverse();
-        }
-        let (has_next_page, has_previous_page) = match order {
-            Order::NewestFirst => (beyond, before.filter(|_| sides.before)),
-            Order::OldestFirst => (before.filter(|_| sides.before), beyond),
+            (before, beyond)
         };
         Ok(Page {
             items,
@@ -271,7 +280,7 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
     /// The page when the offset reaches past the window's end: empty, positioned at the end.
     async fn empty_past_window(
         &self,
-        partitions: &[Partition],
+        partitions: &Partitions,
         plan: &PagePlan,
         sides: Sides,
         mut stats: PageStats,
@@ -301,9 +310,10 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
         };
         let before = flag(before, want_before)?;
         let beyond = flag(beyond, want_beyond)?;
-        let (has_next_page, has_previous_page) = match plan.order {
-            Order::NewestFirst => (beyond, before),
-            Order::OldestFirst => (before, beyond),
+        let (has_next_page, has_previous_page) = if plan.order == plan.forward {
+            (beyond, before)
+        } else {
+            (before, beyond)
         };
         Ok(Page {
             items: Vec::new(),
@@ -323,10 +333,11 @@ struct Sides {
 }
 
 impl Sides {
-    fn of(order: Order, want: Want) -> Self {
-        let (beyond, before) = match order {
-            Order::NewestFirst => (want.has_next_page, want.has_previous_page),
-            Order::OldestFirst => (want.has_previous_page, want.has_next_page),
+    fn of(plan: &PagePlan, want: Want) -> Self {
+        let (beyond, before) = if plan.order == plan.forward {
+            (want.has_next_page, want.has_previous_page)
+        } else {
+            (want.has_previous_page, want.has_next_page)
         };
         Self { beyond, before }
     }

@@ -17,7 +17,7 @@
 use super::engine::{Page, Want};
 use super::pages::{Connection, IndexSelection, Prefetched};
 use super::{CursorScope, Engine, PagePlan, PaginationError};
-use crate::domain::{Comment, Numbering, Order, PageLayout, PageLinks, SortKey};
+use crate::domain::{Numbering, Order, PageLayout, PageLinks, Position};
 use crate::index::{PageIndex, Start, View, ViewAnchor, ViewRequest};
 use crate::store::CommentStore;
 
@@ -31,13 +31,11 @@ fn view_layout(selection: &IndexSelection, page_size: u64) -> PageLayout {
     })
 }
 
-/// Whether the page's first edge is the item at rank `skip` from its start: a page read newest
-/// first, with nothing cut at its far end, that has room for an edge.
+/// Whether the page's first edge is the item at rank `skip` from its start: a page read in its
+/// list's own order (a `first` page), with nothing cut at its far end, that has room for an
+/// edge.
 fn predictable(plan: &PagePlan) -> bool {
-    plan.order == Order::NewestFirst
-        && plan.stop.is_none()
-        && plan.keep_last.is_none()
-        && plan.take > 0
+    plan.order == plan.forward && plan.stop.is_none() && plan.keep_last.is_none() && plan.take > 0
 }
 
 impl<S: CommentStore, I: PageIndex> Engine<S, I> {
@@ -63,8 +61,8 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
             layout,
         };
         let (mut page, view) = if !predictable(plan) {
-            let page = self.page(&scope.sku, scope.ratings, plan, want).await?;
-            let anchor = page.items.first().map(Comment::sort_key);
+            let page = self.page(&scope.sku, scope.listing(), plan, want).await?;
+            let anchor = page.items.first().map(|c| scope.listing().position_of(c));
             let view = self
                 .view(
                     scope,
@@ -76,19 +74,19 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
             let request = request(Some(plan.skip - 1), ViewAnchor::Rank(plan.skip));
             let view = self.view(scope, request).await?;
             let page = self
-                .page_with(&scope.sku, scope.ratings, plan, want, Some(view.bound))
+                .page_with(&scope.sku, scope.listing(), plan, want, Some(view.bound))
                 .await?;
             (page, Ok(view))
         } else {
             let request = request(None, ViewAnchor::Rank(plan.skip));
             let (page, view) = futures::join!(
-                self.page(&scope.sku, scope.ratings, plan, want),
+                self.page(&scope.sku, scope.listing(), plan, want),
                 self.view(scope, request)
             );
             (page?, view)
         };
         page.stats.index_calls += 1;
-        let anchor = page.items.first().map(Comment::sort_key);
+        let anchor = page.items.first().map(|c| scope.listing().position_of(c));
         let view = match view {
             Ok(view) if anchored && view.anchor != anchor => {
                 // The index lags the store near the page: view it again from the real edge.
@@ -105,7 +103,7 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
     pub(super) async fn view_from(
         &self,
         scope: &CursorScope,
-        anchor: Option<SortKey>,
+        anchor: Option<Position>,
         selection: &IndexSelection,
         page_size: u64,
     ) -> Prefetched<PaginationError> {
@@ -134,7 +132,7 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
     ) -> Result<View, PaginationError> {
         Ok(self
             .index()
-            .view(&scope.sku, scope.ratings, request)
+            .view(&scope.sku, scope.listing(), request)
             .await?)
     }
 }
@@ -142,7 +140,7 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
 /// A connection whose index answers are the one view's.
 fn memoized(
     page: Page,
-    anchor: Option<SortKey>,
+    anchor: Option<Position>,
     layout: Option<PageLayout>,
     view: Result<View, PaginationError>,
 ) -> Connection {

@@ -6,38 +6,50 @@ use crate::domain::SortKey;
 
 /// Arguments with cursors already opened.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct OracleArgs {
+pub struct OracleArgs<P = SortKey> {
     pub first: Option<usize>,
-    pub after: Option<SortKey>,
+    pub after: Option<P>,
     pub last: Option<usize>,
-    pub before: Option<SortKey>,
+    pub before: Option<P>,
     pub offset: usize,
 }
 
 /// The page the engine must serve.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OraclePage {
-    pub keys: Vec<SortKey>,
+pub struct OraclePage<P = SortKey> {
+    pub keys: Vec<P>,
     pub has_previous_page: bool,
     pub has_next_page: bool,
 }
 
 /// Slices `newest_first` (the whole filtered list, newest first) as the specification says.
+pub fn slice(newest_first: &[SortKey], args: &OracleArgs, default_first: usize) -> OraclePage {
+    slice_in(newest_first, true, args, default_first)
+}
+
+/// Slices `list` (the whole filtered list in its own order: descending positions when
+/// `descending`, else ascending) as the specification says.
 ///
 /// The window is the list after `after` and before `before` (a missing cursor's comment still
 /// marks its place). `first` (default `default_first` when neither size is given) takes from the
 /// window's top after skipping `offset`; `last` alone takes from its bottom after skipping
 /// `offset`; `first` and `last` together keep the last `last` of the first `first`. An empty page
 /// sits where reading stopped, so its flags still say whether anything lies on either side.
-pub fn slice(newest_first: &[SortKey], args: &OracleArgs, default_first: usize) -> OraclePage {
-    let len = newest_first.len();
+pub fn slice_in<P: Ord + Copy>(
+    list: &[P],
+    descending: bool,
+    args: &OracleArgs<P>,
+    default_first: usize,
+) -> OraclePage<P> {
+    let len = list.len();
+    let precedes = |a: &P, b: &P| if descending { a > b } else { a < b };
     // Positions: lo is the first index after `after`; hi is one past the last before `before`.
     let lo = args
         .after
-        .map_or(0, |a| newest_first.iter().filter(|k| **k >= a).count());
+        .map_or(0, |a| list.iter().filter(|k| !precedes(&a, k)).count());
     let hi = args
         .before
-        .map_or(len, |b| newest_first.iter().filter(|k| **k > b).count());
+        .map_or(len, |b| list.iter().filter(|k| precedes(k, &b)).count());
     let (start, end) = match (args.first, args.last) {
         (None, Some(last)) => {
             if hi < lo {
@@ -58,7 +70,7 @@ pub fn slice(newest_first: &[SortKey], args: &OracleArgs, default_first: usize) 
         }
     };
     OraclePage {
-        keys: newest_first[start..end].to_vec(),
+        keys: list[start..end].to_vec(),
         has_previous_page: start > 0,
         has_next_page: end < len,
     }

@@ -4,7 +4,7 @@
 //! ([`PageIndex::positions`](crate::index::PageIndex::positions)).
 
 use super::{PaginationError, PagingSettings};
-use crate::domain::{Numbering, PageLayout, PageLinks, SortKey};
+use crate::domain::{CommentOrder, Numbering, Order, PageLayout, PageLinks, Position};
 use crate::index::{IndexError, Positions};
 
 /// The most pages a pager's `around` may ask for.
@@ -25,7 +25,7 @@ pub struct PageLink {
     /// The page number, from 1.
     pub page: u64,
     /// The exclusive bound the page starts after; `None` for page 1.
-    pub bound: Option<SortKey>,
+    pub bound: Option<Position>,
     /// The page's offset: `(page - 1) * size`.
     pub offset: u64,
     /// Whether this page holds the connection's first edge.
@@ -75,9 +75,12 @@ impl PagerLinks {
     }
 }
 
-/// Zero-based position of the anchor (the first edge) in the whole list, newest first.
-pub fn start_offset(positions: &Positions) -> Option<u64> {
-    positions.anchor.map(|a| a.newer)
+/// Zero-based position of the anchor (the first edge) in the whole list, in its `order`.
+pub fn start_offset(positions: &Positions, order: CommentOrder) -> Option<u64> {
+    positions.anchor.map(|a| match order.forward() {
+        Order::NewestFirst => a.newer,
+        Order::OldestFirst => a.older,
+    })
 }
 
 /// The layout `pageCursors(size:, around:, numbering:)` asks for, checked: `size` defaults to
@@ -115,10 +118,12 @@ pub fn pager_layout(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{AnchorRank, CommentId};
+    use crate::domain::{AnchorRank, CommentId, SortKey};
 
-    fn key(millis: u64) -> SortKey {
-        SortKey::new(millis, CommentId::from_parts(millis, 0)).expect("a valid sort key")
+    fn key(millis: u64) -> Position {
+        Position::flat(
+            SortKey::new(millis, CommentId::from_parts(millis, 0)).expect("a valid sort key"),
+        )
     }
 
     #[test]
@@ -198,7 +203,12 @@ mod tests {
         );
         assert_eq!(links.next.map(|l| l.page), Some(5));
         assert_eq!(links.last.bound, Some(key(10)));
-        assert_eq!(start_offset(&positions), Some(37));
+        assert_eq!(start_offset(&positions, CommentOrder::Newest), Some(37));
+        let anchor = positions.anchor.expect("an anchor");
+        assert_eq!(
+            start_offset(&positions, CommentOrder::Oldest),
+            Some(anchor.older)
+        );
 
         let missing = Positions {
             bounds: Default::default(),

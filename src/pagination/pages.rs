@@ -16,9 +16,7 @@
 
 use super::engine::{Page, PageStats, Want};
 use super::{ConnectionArgs, CursorScope, Engine, PagePlan, PaginationError};
-use crate::domain::{
-    AnchorRank, Comment, CommentId, Numbering, Order, PageLayout, PageLinks, SortKey,
-};
+use crate::domain::{AnchorRank, CommentId, Numbering, PageLayout, PageLinks, Position};
 use crate::index::{IndexError, PageIndex, Positions};
 use crate::store::CommentStore;
 
@@ -64,13 +62,33 @@ pub struct ConnectionRequest {
     pub index: IndexSelection,
 }
 
+impl ConnectionRequest {
+    /// Whether the client selected nothing of the connection but its `totalCount`: no edge, no
+    /// flag, no position, no `containing` page. Its answer is then the count of the scope alone
+    /// (cursors and an offset do not change a total), which a caller may read with other
+    /// products' counts ([`PageIndex::rating_counts_many`], one round trip for all) instead of
+    /// through [`Engine::connection`]'s view (one each).
+    pub fn total_only(&self) -> bool {
+        let Want {
+            edges,
+            has_next_page,
+            has_previous_page,
+        } = self.want;
+        matches!(self.target, PageTarget::Window(_))
+            && !(edges || has_next_page || has_previous_page)
+            && self.index.total_count
+            && !self.index.positions
+            && self.index.pager.is_none()
+    }
+}
+
 /// A connection's page and what was fetched with it.
 #[derive(Debug)]
 pub struct Connection {
     /// The page; its stats include every call made for the connection.
     pub page: Page,
-    /// The first edge's sort key, where `pageCursors` and `startOffset` look from.
-    pub anchor: Option<SortKey>,
+    /// The first edge's position, where `pageCursors` and `startOffset` look from.
+    pub anchor: Option<Position>,
     /// The view `totalCount`, `startOffset` and the first `pageCursors` read, when selected. A
     /// failure here is theirs alone: the page is still served.
     pub prefetched: Option<Prefetched<PaginationError>>,
@@ -120,8 +138,8 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
                 self.window_with_view(scope, plan, *want, index).await
             }
             PageTarget::Window(plan) => {
-                let page = self.page(&scope.sku, scope.ratings, plan, *want).await?;
-                let anchor = page.items.first().map(Comment::sort_key);
+                let page = self.page(&scope.sku, scope.listing(), plan, *want).await?;
+                let anchor = page.items.first().map(|c| scope.listing().position_of(c));
                 Ok(Connection {
                     page,
                     anchor,
@@ -132,7 +150,7 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
                 let mut page = self
                     .page_containing(scope, *comment, *layout, *want)
                     .await?;
-                let anchor = page.items.first().map(Comment::sort_key);
+                let anchor = page.items.first().map(|c| scope.listing().position_of(c));
                 let prefetched = if wants_view {
                     page.stats.index_calls += 1;
                     Some(self.view_from(scope, anchor, index, layout.size).await)
@@ -152,12 +170,12 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
     pub async fn positions(
         &self,
         scope: &CursorScope,
-        anchor: Option<SortKey>,
+        anchor: Option<Position>,
         layout: PageLayout,
     ) -> Result<Positions, PaginationError> {
         Ok(self
             .index()
-            .positions(&scope.sku, scope.ratings, anchor, layout)
+            .positions(&scope.sku, scope.listing(), anchor, layout)
             .await?)
     }
 
@@ -179,14 +197,15 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
             .flatten()
             .filter(|c| c.sku == scope.sku && scope.ratings.contains(c.rating))
             .ok_or(PaginationError::NotInConnection(comment))?;
-        let key = found.sort_key();
-        let positions = self.positions(scope, Some(key), layout).await?;
+        let at = scope.listing().position_of(&found);
+        let positions = self.positions(scope, Some(at), layout).await?;
         let anchor: AnchorRank = positions.anchor.ok_or_else(|| {
             IndexError::Internal("the index answered no rank for the anchor".into())
         })?;
         let current = layout.page_of(positions.total, anchor);
         let plan = PagePlan {
             order: layout.numbering.order(),
+            forward: scope.order.forward(),
             start: positions.bounds.get(&current).copied(),
             stop: None,
             skip: 0,
@@ -197,7 +216,7 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
             edges: true,
             ..want
         };
-        let mut page = self.page(&scope.sku, scope.ratings, &plan, want).await?;
+        let mut page = self.page(&scope.sku, scope.listing(), &plan, want).await?;
         page.stats += PageStats {
             store_queries: 1,
             items_read: 1,
@@ -213,13 +232,17 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
                 "the aligned page missed the comment it should hold; serving the page that starts at it"
             );
             let from_the_comment = PagePlan {
-                order: Order::NewestFirst,
-                start: key.successor(),
+                order: plan.forward,
+                start: plan
+                    .forward
+                    .reverse()
+                    .step(&at.key)
+                    .map(|key| Position { key, ..at }),
                 ..plan
             };
             let stats = page.stats;
             page = self
-                .page(&scope.sku, scope.ratings, &from_the_comment, want)
+                .page(&scope.sku, scope.listing(), &from_the_comment, want)
                 .await?;
             page.stats += stats;
         }
@@ -231,13 +254,81 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
 mod tests {
     use super::super::{CursorCodec, PagingSettings};
     use super::*;
-    use crate::domain::{RatingSet, Sku};
+    use crate::domain::{CommentOrder, RatingSet, Sku};
+
+    #[test]
+    fn only_a_window_that_selects_its_total_alone_is_total_only() {
+        let scope = CursorScope {
+            sku: Sku::parse("S").expect("sku"),
+            ratings: RatingSet::ALL,
+            order: CommentOrder::Oldest,
+        };
+        let codec = CursorCodec::development();
+        let args = ConnectionArgs::default();
+        let plan = PagePlan::new(&args, &PagingSettings::default(), &codec, &scope).expect("plan");
+        let nothing = Want {
+            edges: false,
+            has_next_page: false,
+            has_previous_page: false,
+        };
+        let total = IndexSelection {
+            total_count: true,
+            ..IndexSelection::default()
+        };
+        let request = ConnectionRequest {
+            scope,
+            target: PageTarget::Window(plan),
+            want: nothing,
+            index: total,
+        };
+        assert!(request.total_only());
+        for want in [
+            Want::ALL,
+            Want {
+                has_previous_page: true,
+                ..nothing
+            },
+        ] {
+            let paged = ConnectionRequest {
+                want,
+                ..request.clone()
+            };
+            assert!(!paged.total_only(), "{want:?}");
+        }
+        let pager = IndexSelection {
+            positions: true,
+            ..total
+        };
+        let untotalled = IndexSelection::default();
+        for index in [pager, untotalled] {
+            let other = ConnectionRequest {
+                index,
+                ..request.clone()
+            };
+            assert!(!other.total_only(), "{index:?}");
+        }
+        let containing = ConnectionRequest {
+            target: PageTarget::Containing {
+                comment: CommentId::from_parts(1, 1),
+                layout: containing_layout(
+                    &args,
+                    &PagePlan::new(&args, &PagingSettings::default(), &codec, &request.scope)
+                        .expect("plan"),
+                    Numbering::FromNewest,
+                )
+                .expect("layout"),
+            },
+            ..request
+        };
+        assert!(!containing.total_only(), "containing reads its comment");
+    }
 
     #[test]
     fn containing_takes_one_size_and_no_window() {
         let scope = CursorScope {
             sku: Sku::parse("S").expect("sku"),
             ratings: RatingSet::ALL,
+            order: CommentOrder::Newest,
         };
         let layout = |args: ConnectionArgs| {
             let codec = CursorCodec::development();

@@ -36,9 +36,9 @@ pub use self::error::CallError;
 use self::error::classify;
 pub use self::need::{DRYRUN_RULE, Need, own_needs};
 pub use self::prefix::KeyPrefix;
-pub(crate) use self::script::LuaScript;
 #[cfg(test)]
 pub(crate) use self::script::commands_called;
+pub(crate) use self::script::{LuaScript, ScriptCall};
 pub use self::tls::{CaFileError, TrustedCa};
 
 /// The user a URL without `user:` logs in as.
@@ -172,6 +172,23 @@ impl RedisHandle {
             }
         }
         Ok(per_group.into_iter().flatten().collect())
+    }
+
+    /// How many round trips [`Self::query_groups`] makes for groups with these keys: one on a
+    /// single node (none for no group), one per slot on a Cluster.
+    pub(crate) fn group_round_trips<K: AsRef<[u8]>>(
+        &self,
+        keys: impl IntoIterator<Item = K>,
+    ) -> u64 {
+        let mut keys = keys.into_iter().peekable();
+        if keys.peek().is_none() {
+            return 0;
+        }
+        if !self.is_cluster() {
+            return 1;
+        }
+        let slots: std::collections::HashSet<Slot> = keys.map(Slot::for_key).collect();
+        slots.len() as u64
     }
 
     /// Runs `call` on the connection, and once more if it failed on a connection that had

@@ -1,10 +1,11 @@
 //! The storefront demo (`/demo`) as a shopper uses it: headless Chromium, driven by
 //! playwright-core (`tests/clients/browse-demo.mjs`) and unable to resolve any host but
 //! 127.0.0.1, opens a page, clicks "Next", "Last", a rating checkbox and a permalink. Every view
-//! it draws is compared with what `/graphql` answers for the same URL, asked here with plain
+//! it shows is compared with what `/graphql` answers for the same URL, asked here with plain
 //! `first`/`last` and `offset` pages (page `p` of `n` is `offset: (p - 1) * n`), so the page's
 //! own query (`pageCursors`, `containing`) is checked against the simplest one. Errors must show
-//! a message, never a blank page; the page and its files name no other origin.
+//! a message and answer their HTTP status, never a blank page; the page and its files name no
+//! other origin. `demo_pages` reads the same pages as search engines do (no JavaScript).
 //!
 //! Chromium is required, as for the GraphiQL test (`browser`); so is `npm ci` in
 //! `tests/clients` (playwright-core). Without either the tests fail, saying what to install.
@@ -20,26 +21,30 @@ use crate::browser::{
 use crate::helpers::{DEMO_SKU, TestApp};
 
 /// The demo product's comments in these tests: 24 pages of 10, the last one holding 7.
-const COMMENTS: u64 = 237;
+pub(crate) const COMMENTS: u64 = 237;
 /// The demo's page size when the URL gives none.
 const SIZE: i64 = 10;
 
 /// What a demo URL asks for, by the parameters `demo.js` documents.
 #[derive(Debug)]
-struct View {
-    sku: String,
-    page: i64,
-    from_oldest: bool,
-    ratings: Vec<i64>,
-    size: i64,
-    comment: Option<String>,
+pub(crate) struct View {
+    pub sku: String,
+    /// The `CommentOrder` value `sort` names (`sort=oldest` is `OLDEST`).
+    pub order: String,
+    pub page: i64,
+    pub from_oldest: bool,
+    /// Ascending, without repeats (`ratings=5&ratings=2`, what the rating form sends, is 2, 5).
+    pub ratings: Vec<i64>,
+    pub size: i64,
+    pub comment: Option<String>,
 }
 
-fn view(url: &str) -> View {
+pub(crate) fn view(url: &str) -> View {
     let url = reqwest::Url::parse(&format!("http://demo{url}")).expect("a URL");
     assert_eq!(url.path(), "/demo");
     let mut view = View {
         sku: DEMO_SKU.to_owned(),
+        order: "NEWEST".to_owned(),
         page: 1,
         from_oldest: false,
         ratings: vec![],
@@ -49,19 +54,23 @@ fn view(url: &str) -> View {
     for (key, value) in url.query_pairs() {
         match &*key {
             "sku" => view.sku = value.into_owned(),
+            "sort" => view.order = value.to_uppercase(),
             "page" => view.page = value.parse().expect("a page number"),
             "numbering" => view.from_oldest = value == "oldest",
-            "ratings" => {
-                view.ratings = value
+            "ratings" => view.ratings.extend(
+                value
                     .split(',')
-                    .map(|r| r.parse().expect("a rating"))
-                    .collect();
-            }
+                    .map(|r| r.parse::<i64>().expect("a rating")),
+            ),
             "size" => view.size = value.parse().expect("a size"),
             "comment" => view.comment = Some(value.into_owned()),
             other => panic!("unexpected parameter {other} in {url}"),
         }
     }
+    view.ratings.sort_unstable();
+    view.ratings.dedup();
+    // Other orders number their pages from their start.
+    view.from_oldest &= view.order == "NEWEST";
     view
 }
 
@@ -75,13 +84,14 @@ async fn expected(app: &TestApp, view: &View) -> (Vec<String>, i64) {
     };
     let data = app
         .data(
-            "query($sku: String!, $ratings: [Int!], $first: Int, $last: Int, $offset: Int) {
-               comments(sku: $sku, ratings: $ratings, first: $first, last: $last, offset: $offset) {
+            "query($sku: String!, $orderBy: CommentOrder, $ratings: [Int!], $first: Int, $last: Int, $offset: Int) {
+               comments(sku: $sku, orderBy: $orderBy, ratings: $ratings, first: $first, last: $last, offset: $offset) {
                  totalCount nodes { id }
                }
              }",
             json!({
                 "sku": view.sku,
+                "orderBy": view.order,
                 "ratings": (!view.ratings.is_empty()).then_some(&view.ratings),
                 "first": first,
                 "last": last,
@@ -94,7 +104,7 @@ async fn expected(app: &TestApp, view: &View) -> (Vec<String>, i64) {
     (ids(&comments["nodes"]), (total + view.size - 1) / view.size)
 }
 
-fn ids(nodes: &Value) -> Vec<String> {
+pub(crate) fn ids(nodes: &Value) -> Vec<String> {
     nodes
         .as_array()
         .expect("a list")
@@ -107,6 +117,11 @@ fn ids(nodes: &Value) -> Vec<String> {
 /// after each (see `browse-demo.mjs`); fails the test if the script fails, if the page threw,
 /// or if the browser asked anything of another origin.
 async fn browse(app: &TestApp, steps: Value) -> Vec<Value> {
+    browse_with(app, steps, true).await
+}
+
+/// [`browse`], with JavaScript on or off (`javascript`).
+pub(crate) async fn browse_with(app: &TestApp, steps: Value, javascript: bool) -> Vec<Value> {
     let mut args = vec!["--disable-gpu"];
     args.extend(OFFLINE_FLAGS);
     let config = json!({
@@ -114,6 +129,7 @@ async fn browse(app: &TestApp, steps: Value) -> Vec<Value> {
         "args": args,
         "base": app.address,
         "steps": steps,
+        "javaScript": javascript,
     });
     let (success, output) = crate::clients::node("browse-demo.mjs", &[&config.to_string()]).await;
     assert!(success, "browse-demo.mjs failed:\n{output}");
@@ -134,6 +150,19 @@ async fn browse(app: &TestApp, steps: Value) -> Vec<Value> {
 /// same order, the current page marked in the pager, "Page X of Y", and the permalinked comment
 /// (if any) highlighted and focused. Returns the view.
 async fn assert_shows_the_api_page(app: &TestApp, snapshot: &Value) -> View {
+    let view = assert_shows_the_api_list(app, snapshot).await;
+    if let Some(comment) = &view.comment {
+        assert_eq!(
+            snapshot["focused"],
+            json!(comment),
+            "the linked comment has focus"
+        );
+    }
+    view
+}
+
+/// [`assert_shows_the_api_page`] but for focus, which is the script's.
+pub(crate) async fn assert_shows_the_api_list(app: &TestApp, snapshot: &Value) -> View {
     let view = view(snapshot["url"].as_str().expect("url"));
     assert_eq!(snapshot["state"], "ready", "{snapshot:#}");
     let (ids, pages) = expected(app, &view).await;
@@ -155,21 +184,12 @@ async fn assert_shows_the_api_page(app: &TestApp, snapshot: &Value) -> View {
     assert_eq!(checked, ratings, "the checked ratings of {view:?}");
     let highlighted = view.comment.iter().cloned().collect::<Vec<_>>();
     assert_eq!(snapshot["highlighted"], json!(highlighted), "{view:?}");
-    if let Some(comment) = &view.comment {
-        assert_eq!(
-            snapshot["focused"],
-            json!(comment),
-            "the linked comment has focus"
-        );
-    }
     view
 }
 
 /// The URL of a pager link in a snapshot, as `view` parses it.
-fn link(snapshot: &Value, kind: &str) -> Option<View> {
-    snapshot["links"][kind]
-        .as_str()
-        .map(|href| view(&format!("/demo{href}")))
+pub(crate) fn link(snapshot: &Value, kind: &str) -> Option<View> {
+    snapshot["links"][kind].as_str().map(view)
 }
 
 #[tokio::test]
@@ -336,41 +356,124 @@ async fn the_demo_numbers_pages_from_the_oldest_when_asked() {
 }
 
 #[tokio::test]
-async fn the_demo_says_what_went_wrong_instead_of_a_blank_page() {
+async fn the_demo_sorts_with_its_selector() {
+    let app = TestApp::embedded(COMMENTS).await;
+    let run = browse(
+        &app,
+        json!([
+            { "goto": "/demo?ratings=4,5&page=3&numbering=oldest" },
+            { "select": "#sort", "value": "oldest" },
+            { "click": "#pager a[data-page-link=next]" },
+            { "click": "#rating-5" },
+            { "click": "#comments > li:nth-child(2) a.permalink" },
+            { "select": "#sort", "value": "newest" },
+        ]),
+    )
+    .await;
+    let s = &run;
+    let mut views = vec![];
+    for snapshot in s {
+        views.push(assert_shows_the_api_page(&app, snapshot).await);
+    }
+    let seen: Vec<(&str, i64, &[i64])> = views
+        .iter()
+        .map(|v| (v.order.as_str(), v.page, v.ratings.as_slice()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("NEWEST", 3, &[4, 5][..]),
+            ("OLDEST", 1, &[4, 5][..]),
+            ("OLDEST", 2, &[4, 5][..]),
+            ("OLDEST", 1, &[4][..]),
+            ("OLDEST", 1, &[4][..]),
+            ("NEWEST", 1, &[4][..]),
+        ]
+    );
+    assert!(
+        !views[1].from_oldest,
+        "another order numbers its pages from its start"
+    );
+    assert_eq!(
+        s[4]["ids"], s[3]["ids"],
+        "a permalink in an order opens its page in that order"
+    );
+    assert_eq!(
+        s[1]["status"]
+            .as_str()
+            .map(|t| t.ends_with("oldest first.")),
+        Some(true),
+        "{}",
+        s[1]["status"]
+    );
+}
+
+#[tokio::test]
+async fn the_demo_says_what_went_wrong_with_its_http_status_instead_of_a_blank_page() {
     let app = TestApp::embedded(COMMENTS).await;
     let deleted = app.deleted_comment_id().await;
     let cases = [
-        ("/demo?page=999".to_owned(), "There is no page 999"),
-        ("/demo?page=0".to_owned(), "is not a page number"),
-        ("/demo?page=two".to_owned(), "is not a page number"),
-        ("/demo?ratings=6".to_owned(), "is not a rating"),
-        ("/demo?size=1000".to_owned(), "is not a page size"),
-        ("/demo?numbering=sideways".to_owned(), "is not a numbering"),
+        ("/demo?page=999".to_owned(), 404, "There is no page 999"),
+        (
+            "/demo?page=999999999&size=100".to_owned(),
+            404,
+            "There is no page 999999999",
+        ),
+        ("/demo?page=0".to_owned(), 400, "is not a page number"),
+        ("/demo?page=two".to_owned(), 400, "is not a page number"),
+        ("/demo?ratings=6".to_owned(), 400, "is not a rating"),
+        ("/demo?size=1000".to_owned(), 400, "is not a page size"),
+        (
+            "/demo?numbering=sideways".to_owned(),
+            400,
+            "is not a numbering",
+        ),
+        ("/demo?sort=sideways".to_owned(), 400, "is not an order"),
         (
             "/demo?sku=no%20spaces".to_owned(),
+            400,
             "This link does not work",
         ),
         (
             format!("/demo?comment={deleted}"),
+            404,
             "This comment is not here",
         ),
         (
             format!("/demo?comment={deleted}&ratings=5"),
+            404,
             "Look for it among all ratings",
         ),
+        (
+            "/demo?comment=not-an-id".to_owned(),
+            400,
+            "This link does not work",
+        ),
     ];
-    let mut steps: Vec<Value> = cases
+    for (url, status, _) in &cases {
+        let response = app
+            .client
+            .get(format!("{}{url}", app.address))
+            .send()
+            .await
+            .expect("sent");
+        assert_eq!(response.status().as_u16(), *status, "{url}");
+        let content_type = response.headers()["content-type"].to_str().ok();
+        assert_eq!(content_type, Some("text/html; charset=utf-8"), "{url}");
+        let html = response.text().await.expect("a page");
+        assert!(
+            html.contains(r#"<meta name="robots" content="noindex">"#),
+            "{url}"
+        );
+        assert!(!html.contains("rel=\"canonical\""), "{url}");
+    }
+    let steps: Vec<Value> = cases
         .iter()
-        .map(|(url, _)| json!({ "goto": url }))
+        .map(|(url, _, _)| json!({ "goto": url }))
         .collect();
-    steps.push(json!({ "block": "/graphql" }));
-    steps.push(json!({ "goto": "/demo?page=2" }));
     let run = browse(&app, Value::from(steps)).await;
-
-    let mut expected: Vec<&str> = cases.iter().map(|(_, text)| *text).collect();
-    expected.push("The comments could not be loaded");
-    assert_eq!(run.len(), expected.len());
-    for (snapshot, text) in run.iter().zip(expected) {
+    assert_eq!(run.len(), cases.len());
+    for (snapshot, (_, _, text)) in run.iter().zip(&cases) {
         assert_eq!(snapshot["state"], "error", "{snapshot:#}");
         assert_eq!(snapshot["ids"], json!([]));
         let error = snapshot["error"].as_str().unwrap_or_default();
@@ -380,7 +483,7 @@ async fn the_demo_says_what_went_wrong_instead_of_a_blank_page() {
 
 #[tokio::test]
 async fn the_demo_and_its_files_load_nothing_from_another_origin() {
-    let app = TestApp::embedded(0).await;
+    let app = TestApp::embedded(30).await;
     let response = app
         .client
         .get(format!("{}/demo", app.address))
@@ -407,6 +510,10 @@ async fn the_demo_and_its_files_load_nothing_from_another_origin() {
         "no inline script or style: {policy:?}"
     );
     let html = response.text().await.expect("the page");
+    // The one absolute URL is JSON-LD's vocabulary, a name that nothing loads.
+    let context = r#""@context":"https://schema.org""#;
+    assert_eq!(html.matches(context).count(), 1, "{html}");
+    let html = html.replace(context, "");
 
     let mut references = attribute_values(&html, "src");
     references.extend(attribute_values(&html, "href"));

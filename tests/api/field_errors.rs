@@ -14,7 +14,7 @@ use crate::helpers::TestApp;
 use crate::support::redis_server::RedisServer;
 
 /// The body's raw text and its parsed form.
-async fn raw(app: &TestApp, query: &str, variables: Value) -> (String, Value) {
+pub(crate) async fn raw(app: &TestApp, query: &str, variables: Value) -> (String, Value) {
     let response = app
         .client
         .post(format!("{}/graphql", app.address))
@@ -31,7 +31,7 @@ async fn raw(app: &TestApp, query: &str, variables: Value) -> (String, Value) {
 /// Asserts the body starts with exactly `{"data":<data>,"errors":` and that its errors have
 /// these codes and paths.
 #[track_caller]
-fn assert_partial(body: &(String, Value), data: &str, errors: &[(&str, Value)]) {
+pub(crate) fn assert_partial(body: &(String, Value), data: &str, errors: &[(&str, Value)]) {
     let (text, parsed) = body;
     let prefix = format!("{{\"data\":{data},\"errors\":");
     assert!(

@@ -1,7 +1,8 @@
 //! Helpful votes through the API (`markHelpful`, `helpfulCount`, `viewerFoundHelpful`): one
 //! vote per viewer, taken back with `helpful: false`; the client address as the voter under
 //! `--auth off` and the token's subject under `--auth jwt`, where an author may not mark their
-//! own comment; a vote spends a write of the budget; a page's votes are one batched read; the
+//! own comment; a vote spends a write of the budget; a page's votes are one batched read (and
+//! so are the votes of comments read by id); the
 //! answers that depend on the voter are never shared, and a cached page never shows an old
 //! count; the mutation's bytes; live subscribers see a vote as `UPDATED` with the new count.
 
@@ -275,7 +276,7 @@ async fn cost(app: &TestApp, query: &str, variables: Value) -> (i64, i64) {
 }
 
 #[tokio::test]
-async fn a_page_reads_the_viewer_s_votes_in_one_batched_read_and_a_comment_alone_its_own() {
+async fn a_page_reads_the_viewer_s_votes_in_one_batched_read_and_so_do_comments_by_id() {
     let app = TestApp::embedded(30).await;
     let plain =
         "{ comments(sku: \"DAFT_PUNK_TSHIRT\", first: 10) { edges { node { id helpfulCount } } } }";
@@ -298,8 +299,8 @@ async fn a_page_reads_the_viewer_s_votes_in_one_batched_read_and_a_comment_alone
     let (items, queries) = cost(&app, nodes, json!({ "ids": ids })).await;
     assert_eq!(
         (items, queries),
-        (3 + 3, 1 + 3),
-        "each comment alone reads its own vote"
+        (3 + 3, 1 + 1),
+        "the comments, then their votes, each in one batched read of the request's loader"
     );
 }
 

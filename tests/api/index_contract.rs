@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use dynapage::domain::{
-    AnchorRank, ChangeEvent, IndexEntry, Numbering, Order, PageLayout, PageLinks, Rating,
-    RatingSet, Sku, SortKey,
+    AnchorRank, ChangeEvent, Grouping, IndexEntry, Listing, Numbering, Order, PageLayout,
+    PageLinks, Position, Rating, RatingSet, Sku, SortKey,
 };
 use dynapage::index::memory::MemoryIndex;
 use dynapage::index::redis::RedisIndex;
@@ -40,6 +40,7 @@ contract_suite! {
         key_at_counts_only_items_beyond_the_cursor_member_or_not,
         key_at_agrees_with_the_model_for_all_31_rating_subsets,
         positions_rank_the_anchor_and_bound_every_linked_page,
+        lists_by_rating_rank_like_the_model_for_every_subset_and_position,
         a_view_answers_a_bound_an_anchor_and_positions_in_one_call_like_the_model,
         a_union_rank_deep_into_fifty_thousand_members_is_exact,
         a_union_rank_is_exact_when_ratings_cluster_in_time,
@@ -211,11 +212,25 @@ async fn key_at_reads_every_rank_in_both_orders_ties_included<I: PageIndex>(inde
         set(&[1, 2, 3, 4]),
     ] {
         for order in [Order::NewestFirst, Order::OldestFirst] {
-            check_every_rank(&index, &model, &product, ratings, order, None).await;
+            check_every_rank(
+                &index,
+                &model,
+                &product,
+                Listing::flat(ratings),
+                order,
+                flat(None),
+            )
+            .await;
         }
     }
     let none = index
-        .key_at(&sku("NOBODY"), RatingSet::ALL, Order::NewestFirst, None, 0)
+        .key_at(
+            &sku("NOBODY"),
+            Listing::flat(RatingSet::ALL),
+            Order::NewestFirst,
+            None,
+            0,
+        )
         .await;
     assert_eq!(
         none.expect("key_at"),
@@ -249,7 +264,15 @@ async fn key_at_counts_only_items_beyond_the_cursor_member_or_not<I: PageIndex>(
             set(&[1, 3, 5]),
         ] {
             for order in [Order::NewestFirst, Order::OldestFirst] {
-                check_every_rank(&index, &model, &product, ratings, order, Some(after)).await;
+                check_every_rank(
+                    &index,
+                    &model,
+                    &product,
+                    Listing::flat(ratings),
+                    order,
+                    flat(Some(after)),
+                )
+                .await;
             }
         }
     }
@@ -276,7 +299,76 @@ async fn key_at_agrees_with_the_model_for_all_31_rating_subsets<I: PageIndex>(in
         for ratings in all_rating_subsets() {
             for order in [Order::NewestFirst, Order::OldestFirst] {
                 for after in &afters {
-                    check_every_rank(&index, &model, &product, ratings, order, *after).await;
+                    check_every_rank(
+                        &index,
+                        &model,
+                        &product,
+                        Listing::flat(ratings),
+                        order,
+                        flat(*after),
+                    )
+                    .await;
+                }
+            }
+        }
+    }
+}
+
+/// Lists by rating (`orderBy: HIGHEST_RATED`, `LOWEST_RATED`): each rating's members one group
+/// after another. Every rank from every kind of position (a member; a key tied with one, in its
+/// group and in others; positions before and beyond everything) in both directions, and views
+/// with anchors and pagers, for all 31 rating subsets, equal the model's.
+async fn lists_by_rating_rank_like_the_model_for_every_subset_and_position<I: PageIndex>(index: I) {
+    let mut rng = Rng::new(47);
+    let product = sku("BY-RATING");
+    let data = dataset(&mut rng, &product, 60, 9);
+    index.apply(&upserts(&data)).await.expect("apply");
+    let model = Model::of(&data);
+    for grouping in [Grouping::HighestFirst, Grouping::LowestFirst] {
+        let member = data[rng.below(60) as usize].clone();
+        let at = |group: u8, key: SortKey| Some(Position { group, key });
+        let own = grouping.group_of(member.rating);
+        let tied = key(member.key.millis(), rng.next());
+        let afters = [
+            None,
+            at(own, member.key),
+            at(own, tied),
+            at(grouping.group_of(other_rating(member.rating)), member.key),
+            at(1, key(1, 0)),
+            at(5, key(SortKey::MAX_MILLIS, u128::MAX)),
+        ];
+        for ratings in all_rating_subsets() {
+            let listing = Listing { ratings, grouping };
+            for order in [Order::NewestFirst, Order::OldestFirst] {
+                for after in afters {
+                    check_every_rank(&index, &model, &product, listing, order, after).await;
+                }
+            }
+            for anchor in afters {
+                for numbering in [Numbering::FromNewest, Numbering::FromOldest] {
+                    let layout = PageLayout {
+                        size: 7,
+                        numbering,
+                        links: PageLinks::Pager { around: 3 },
+                    };
+                    let request = ViewRequest {
+                        start: Start {
+                            order: Order::NewestFirst,
+                            after: anchor,
+                        },
+                        bound: Some(3),
+                        anchor: anchor.map_or(ViewAnchor::Rank(4), ViewAnchor::Key),
+                        layout,
+                    };
+                    let view = index.view(&product, listing, request).await.expect("view");
+                    let anchor =
+                        anchor.or_else(|| model.key_at(listing, Order::NewestFirst, None, 4));
+                    let expected = View {
+                        bound: model.key_at(listing, Order::NewestFirst, request.start.after, 3),
+                        anchor,
+                        positions: model_positions(&model, listing, anchor, layout),
+                    };
+                    assert_eq!(view, expected, "{listing:?} {request:?}");
                 }
             }
         }
@@ -324,17 +416,16 @@ async fn positions_rank_the_anchor_and_bound_every_linked_page<I: PageIndex>(ind
             }
         }
     }
-    let answers: Vec<_> = futures::stream::iter(
-        asks.iter()
-            .map(|&(ratings, anchor, layout)| index.positions(&product, ratings, anchor, layout)),
-    )
+    let answers: Vec<_> = futures::stream::iter(asks.iter().map(|&(ratings, anchor, layout)| {
+        index.positions(&product, Listing::flat(ratings), flat(anchor), layout)
+    }))
     .buffered(IN_FLIGHT)
     .collect()
     .await;
     for ((ratings, anchor, layout), answer) in asks.iter().zip(answers) {
         assert_eq!(
             answer.expect("positions"),
-            model_positions(&model, *ratings, *anchor, *layout),
+            model_positions(&model, Listing::flat(*ratings), flat(*anchor), *layout),
             "{ratings:?} anchor {anchor:?} {layout:?}"
         );
     }
@@ -345,7 +436,12 @@ async fn positions_rank_the_anchor_and_bound_every_linked_page<I: PageIndex>(ind
         links: PageLinks::Pager { around: 5 },
     };
     let nobody = index
-        .positions(&sku("NOBODY"), RatingSet::ALL, Some(member), empty)
+        .positions(
+            &sku("NOBODY"),
+            Listing::flat(RatingSet::ALL),
+            flat(Some(member)),
+            empty,
+        )
         .await
         .expect("positions");
     assert_eq!(
@@ -385,11 +481,14 @@ async fn a_view_answers_a_bound_an_anchor_and_positions_in_one_call_like_the_mod
                                 numbering,
                                 links: PageLinks::Pager { around },
                             };
-                            let start = Start { order, after };
+                            let start = Start {
+                                order,
+                                after: flat(after),
+                            };
                             let (bound, anchor) = match rng.below(4) {
                                 0 => (Some(rank), ViewAnchor::Rank(rank + 1)),
                                 1 => (None, ViewAnchor::Rank(rank)),
-                                2 => (rank.checked_sub(1), ViewAnchor::Key(member)),
+                                2 => (rank.checked_sub(1), ViewAnchor::Key(Position::flat(member))),
                                 _ => (Some(rank), ViewAnchor::None),
                             };
                             let request = ViewRequest {
@@ -407,7 +506,7 @@ async fn a_view_answers_a_bound_an_anchor_and_positions_in_one_call_like_the_mod
     }
     let answers: Vec<_> = futures::stream::iter(
         asks.iter()
-            .map(|&(ratings, request)| index.view(&product, ratings, request)),
+            .map(|&(ratings, request)| index.view(&product, Listing::flat(ratings), request)),
     )
     .buffered(IN_FLIGHT)
     .collect()
@@ -417,14 +516,14 @@ async fn a_view_answers_a_bound_an_anchor_and_positions_in_one_call_like_the_mod
         let anchor = match request.anchor {
             ViewAnchor::None => None,
             ViewAnchor::Key(key) => Some(key),
-            ViewAnchor::Rank(rank) => model.key_at(*ratings, order, after, rank),
+            ViewAnchor::Rank(rank) => model.key_at(Listing::flat(*ratings), order, after, rank),
         };
         let expected = View {
             bound: request
                 .bound
-                .and_then(|rank| model.key_at(*ratings, order, after, rank)),
+                .and_then(|rank| model.key_at(Listing::flat(*ratings), order, after, rank)),
             anchor,
-            positions: model_positions(&model, *ratings, anchor, request.layout),
+            positions: model_positions(&model, Listing::flat(*ratings), anchor, request.layout),
         };
         assert_eq!(answer.expect("view"), expected, "{ratings:?} {request:?}");
     }
@@ -447,7 +546,15 @@ async fn a_union_rank_deep_into_fifty_thousand_members_is_exact<I: PageIndex>(in
         set(&[1, 3, 4, 5]),
     ] {
         for order in [Order::NewestFirst, Order::OldestFirst] {
-            check_random_ranks(&index, &model, &mut rng, &product, ratings, order).await;
+            check_random_ranks(
+                &index,
+                &model,
+                &mut rng,
+                &product,
+                Listing::flat(ratings),
+                order,
+            )
+            .await;
         }
     }
 }
@@ -470,7 +577,15 @@ async fn a_union_rank_is_exact_when_ratings_cluster_in_time<I: PageIndex>(index:
 
     for ratings in [RatingSet::ALL, set(&[1, 5]), set(&[2, 3, 4]), set(&[1, 4])] {
         for order in [Order::NewestFirst, Order::OldestFirst] {
-            check_random_ranks(&index, &model, &mut rng, &product, ratings, order).await;
+            check_random_ranks(
+                &index,
+                &model,
+                &mut rng,
+                &product,
+                Listing::flat(ratings),
+                order,
+            )
+            .await;
         }
     }
     // A pager's bounds are read below its first one, each set for its share of the list: here
@@ -484,7 +599,7 @@ async fn a_union_rank_is_exact_when_ratings_cluster_in_time<I: PageIndex>(index:
                 links: PageLinks::Pager { around: 7 },
             };
             for rank in (0..model.count(ratings)).step_by(293) {
-                let anchor = model.key_at(ratings, Order::NewestFirst, None, rank);
+                let anchor = model.key_at(Listing::flat(ratings), Order::NewestFirst, None, rank);
                 let request = ViewRequest {
                     start: Start {
                         order: Order::NewestFirst,
@@ -497,9 +612,12 @@ async fn a_union_rank_is_exact_when_ratings_cluster_in_time<I: PageIndex>(index:
                 let expected = View {
                     bound: None,
                     anchor,
-                    positions: model_positions(&model, ratings, anchor, pager),
+                    positions: model_positions(&model, Listing::flat(ratings), anchor, pager),
                 };
-                let view = index.view(&product, ratings, request).await.expect("view");
+                let view = index
+                    .view(&product, Listing::flat(ratings), request)
+                    .await
+                    .expect("view");
                 assert_eq!(view, expected, "{ratings:?} {numbering:?} rank {rank}");
             }
         }
@@ -519,7 +637,15 @@ async fn a_union_rank_inside_a_tie_wider_than_the_search_window_is_exact<I: Page
     for ratings in [RatingSet::ALL, set(&[2, 4]), set(&[1, 3, 5])] {
         for order in [Order::NewestFirst, Order::OldestFirst] {
             for after in [None, Some(inside_the_tie)] {
-                check_every_rank(&index, &model, &product, ratings, order, after).await;
+                check_every_rank(
+                    &index,
+                    &model,
+                    &product,
+                    Listing::flat(ratings),
+                    order,
+                    flat(after),
+                )
+                .await;
             }
         }
     }
@@ -541,15 +667,18 @@ async fn a_union_rank_inside_a_tie_wider_than_the_search_window_is_exact<I: Page
                 anchor: ViewAnchor::Rank(rank),
                 layout: pager,
             };
-            let anchor = model.key_at(ratings, Order::NewestFirst, None, rank);
+            let anchor = model.key_at(Listing::flat(ratings), Order::NewestFirst, None, rank);
             let expected = View {
-                bound: rank
-                    .checked_sub(1)
-                    .and_then(|r| model.key_at(ratings, Order::NewestFirst, None, r)),
+                bound: rank.checked_sub(1).and_then(|r| {
+                    model.key_at(Listing::flat(ratings), Order::NewestFirst, None, r)
+                }),
                 anchor,
-                positions: model_positions(&model, ratings, anchor, pager),
+                positions: model_positions(&model, Listing::flat(ratings), anchor, pager),
             };
-            let view = index.view(&product, ratings, request).await.expect("view");
+            let view = index
+                .view(&product, Listing::flat(ratings), request)
+                .await
+                .expect("view");
             assert_eq!(view, expected, "{ratings:?} rank {rank}");
         }
     }
@@ -581,7 +710,15 @@ async fn ids_whose_time_part_is_not_their_created_at_keep_their_place<I: PageInd
     for ratings in [RatingSet::ALL, set(&[2]), set(&[1, 3, 5])] {
         for order in [Order::NewestFirst, Order::OldestFirst] {
             for after in [None, Some(data[0].key), Some(data[1].key)] {
-                check_every_rank(&index, &model, &product, ratings, order, after).await;
+                check_every_rank(
+                    &index,
+                    &model,
+                    &product,
+                    Listing::flat(ratings),
+                    order,
+                    flat(after),
+                )
+                .await;
             }
         }
     }
@@ -1063,14 +1200,15 @@ impl Model {
             .count() as u64
     }
 
-    /// The list read in `order`, restricted to `ratings`.
-    fn list(&self, ratings: RatingSet, order: Order) -> Vec<SortKey> {
-        let mut list: Vec<SortKey> = self
+    /// The list `listing` makes, read in `order`.
+    fn list(&self, listing: Listing, order: Order) -> Vec<Position> {
+        let mut list: Vec<Position> = self
             .keys
             .iter()
-            .filter(|(_, r)| ratings.contains(*r))
-            .map(|(k, _)| *k)
+            .filter(|(_, r)| listing.ratings.contains(*r))
+            .map(|(k, r)| listing.position(*r, *k))
             .collect();
+        list.sort_unstable();
         if order == Order::NewestFirst {
             list.reverse();
         }
@@ -1079,12 +1217,12 @@ impl Model {
 
     fn key_at(
         &self,
-        ratings: RatingSet,
+        listing: Listing,
         order: Order,
-        after: Option<SortKey>,
+        after: Option<Position>,
         rank: u64,
-    ) -> Option<SortKey> {
-        self.list(ratings, order)
+    ) -> Option<Position> {
+        self.list(listing, order)
             .into_iter()
             .filter(|k| after.is_none_or(|a| order.precedes(&a, k)))
             .nth(usize::try_from(rank).ok()?)
@@ -1104,6 +1242,11 @@ impl Model {
     }
 }
 
+/// A sort key as a position in a list by time.
+fn flat(key: Option<SortKey>) -> Option<Position> {
+    key.map(Position::flat)
+}
+
 /// How many `key_at` calls the checks keep in flight: enough to be quick, few enough that a
 /// loaded machine answers each within the index's response timeout.
 const IN_FLIGHT: usize = 16;
@@ -1113,25 +1256,27 @@ async fn check_every_rank<I: PageIndex>(
     index: &I,
     model: &Model,
     product: &Sku,
-    ratings: RatingSet,
+    listing: Listing,
     order: Order,
-    after: Option<SortKey>,
+    after: Option<Position>,
 ) {
-    let ranks: Vec<u64> = (0..model.count(ratings) + 2).chain([u64::MAX]).collect();
+    let ranks: Vec<u64> = (0..model.count(listing.ratings) + 2)
+        .chain([u64::MAX])
+        .collect();
     let answers: Vec<_> = futures::stream::iter(
         ranks
             .iter()
-            .map(|&rank| index.key_at(product, ratings, order, after, rank)),
+            .map(|&rank| index.key_at(product, listing, order, after, rank)),
     )
     .buffered(IN_FLIGHT)
     .collect()
     .await;
     for (rank, answer) in ranks.iter().zip(answers) {
-        let expected = model.key_at(ratings, order, after, *rank);
+        let expected = model.key_at(listing, order, after, *rank);
         assert_eq!(
             answer.expect("key_at"),
             expected,
-            "{ratings:?} {order:?} after {after:?} rank {rank}"
+            "{listing:?} {order:?} after {after:?} rank {rank}"
         );
     }
 }
@@ -1140,17 +1285,17 @@ async fn check_every_rank<I: PageIndex>(
 /// page's bound by reading the list at the bound's rank.
 fn model_positions(
     model: &Model,
-    ratings: RatingSet,
-    anchor: Option<SortKey>,
+    listing: Listing,
+    anchor: Option<Position>,
     layout: PageLayout,
 ) -> Positions {
-    let newest_first = model.list(ratings, Order::NewestFirst);
+    let newest_first = model.list(listing, Order::NewestFirst);
     let total = newest_first.len() as u64;
     let anchor = anchor.map(|a| AnchorRank {
         newer: newest_first.iter().filter(|k| **k > a).count() as u64,
         older: newest_first.iter().filter(|k| **k < a).count() as u64,
     });
-    let list = model.list(ratings, layout.numbering.order());
+    let list = model.list(listing, layout.numbering.order());
     let bounds = layout
         .pages_to_bound(total, anchor)
         .into_iter()
@@ -1176,33 +1321,37 @@ async fn check_random_ranks<I: PageIndex>(
     model: &Model,
     rng: &mut Rng,
     product: &Sku,
-    ratings: RatingSet,
+    listing: Listing,
     order: Order,
 ) {
-    let list = model.list(ratings, order);
+    let list = model.list(listing, order);
     let len = list.len() as u64;
-    let mut probes: Vec<(Option<SortKey>, u64)> = vec![(None, 0), (None, len - 1), (None, len)];
+    let mut probes: Vec<(Option<Position>, u64)> = vec![(None, 0), (None, len - 1), (None, len)];
     for _ in 0..15 {
         probes.push((None, rng.below(len)));
         let after = list[rng.below(len) as usize];
         probes.push((Some(after), rng.below(len / 2)));
         let near = model.keys[rng.below(model.keys.len() as u64) as usize].0;
-        probes.push((Some(key(near.millis(), rng.next())), rng.below(len / 2)));
+        let beside = Position {
+            key: key(near.millis(), rng.next()),
+            ..after
+        };
+        probes.push((Some(beside), rng.below(len / 2)));
     }
     let answers: Vec<_> = futures::stream::iter(
         probes
             .iter()
-            .map(|&(after, rank)| index.key_at(product, ratings, order, after, rank)),
+            .map(|&(after, rank)| index.key_at(product, listing, order, after, rank)),
     )
     .buffered(IN_FLIGHT)
     .collect()
     .await;
     for ((after, rank), answer) in probes.iter().zip(answers) {
-        let expected = model.key_at(ratings, order, *after, *rank);
+        let expected = model.key_at(listing, order, *after, *rank);
         assert_eq!(
             answer.expect("key_at"),
             expected,
-            "{ratings:?} {order:?} after {after:?} rank {rank}"
+            "{listing:?} {order:?} after {after:?} rank {rank}"
         );
     }
 }

@@ -8,6 +8,7 @@
 mod support;
 
 mod auth;
+mod batched_lookups;
 mod browser;
 mod caching;
 mod clients;
@@ -20,6 +21,7 @@ mod cors;
 mod cursor_fuzz;
 mod degradation;
 mod demo;
+mod demo_pages;
 mod dynamodb_api;
 mod dynamodb_store;
 mod dynamodb_votes;
@@ -40,6 +42,7 @@ mod live_resume;
 mod mutations;
 mod one_box;
 mod one_box_crash;
+mod orders;
 mod page_numbers;
 mod persisted;
 mod playground;

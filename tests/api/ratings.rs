@@ -4,7 +4,10 @@
 //! offset page reads at most (ratings) × (n + 1) items and makes one index call; cursors stay
 //! within 64 characters.
 
-use dynapage::domain::{ChangeEvent, Comment, IndexEntry, Rating, RatingSet, Sku, SortKey};
+use dynapage::domain::{
+    ChangeEvent, Comment, CommentOrder, IndexEntry, Listing, Position, Rating, RatingSet, Sku,
+    SortKey,
+};
 use dynapage::generate::CommentGenerator;
 use dynapage::index::PageIndex;
 use dynapage::index::redis::RedisIndex;
@@ -96,12 +99,13 @@ impl Fixture {
         let scope = CursorScope {
             sku: self.sku.clone(),
             ratings,
+            order: CommentOrder::Newest,
         };
         let plan = PagePlan::new(&args, self.engine.settings(), &self.codec, &scope)
             .expect("valid arguments");
         let page = self
             .engine
-            .page(&self.sku, ratings, &plan, Want::ALL)
+            .page(&self.sku, Listing::flat(ratings), &plan, Want::ALL)
             .await
             .expect("a page");
         (page.items.iter().map(Comment::sort_key).collect(), page)
@@ -112,8 +116,9 @@ impl Fixture {
             &CursorScope {
                 sku: self.sku.clone(),
                 ratings,
+                order: CommentOrder::Newest,
             },
-            key,
+            &Position::flat(*key),
         )
     }
 

@@ -261,7 +261,7 @@ async fn a_master_killed_during_a_walk_fails_over_and_counts_and_deep_offsets_co
 /// answer at once.
 #[tokio::test]
 async fn scripts_missing_on_the_nodes_are_loaded_where_the_keys_live_even_with_a_node_down() {
-    use dynapage::domain::{ChangeEvent, IndexEntry, Order, RatingSet, Sku};
+    use dynapage::domain::{ChangeEvent, IndexEntry, Listing, Order, RatingSet, Sku};
 
     let mut cluster = RedisCluster::start();
     let prefix = crate::support::redis_server::unique_prefix();
@@ -278,7 +278,13 @@ async fn scripts_missing_on_the_nodes_are_loaded_where_the_keys_live_even_with_a
         .collect();
     index.apply(&events).await.expect("apply");
     let expected = index
-        .key_at(&sku, RatingSet::ALL, Order::NewestFirst, None, 123)
+        .key_at(
+            &sku,
+            Listing::flat(RatingSet::ALL),
+            Order::NewestFirst,
+            None,
+            123,
+        )
         .await
         .expect("key_at");
 
@@ -295,7 +301,13 @@ async fn scripts_missing_on_the_nodes_are_loaded_where_the_keys_live_even_with_a
     }
     assert_eq!(
         index
-            .key_at(&sku, RatingSet::ALL, Order::NewestFirst, None, 123)
+            .key_at(
+                &sku,
+                Listing::flat(RatingSet::ALL),
+                Order::NewestFirst,
+                None,
+                123
+            )
             .await
             .expect("key_at with the scripts gone and a node down"),
         expected
@@ -304,4 +316,38 @@ async fn scripts_missing_on_the_nodes_are_loaded_where_the_keys_live_even_with_a
         index.apply(&events).await.expect("apply").is_empty(),
         "and the apply script too"
     );
+}
+
+/// A category page's 48 aliased `product(sku:) { ratingSummary }` (and 48 lone totals) on the
+/// Cluster: the products' keys live in many slots, so their counts are one pipeline per slot,
+/// all sent at once, and `indexCalls` counts each; the answers are each product's own.
+#[tokio::test]
+async fn aliased_lookups_on_a_cluster_make_one_index_call_per_slot() {
+    use crate::batched_lookups::{
+        MANY_ALIASES, aliased_lookups_answer_as_alone_in_one_batch, shelf,
+    };
+    use redis::cluster_routing::Slot;
+
+    let slots: std::collections::HashSet<Slot> = shelf()
+        .iter()
+        .map(|sku| Slot::for_key(format!("{{{sku}}}")))
+        .collect();
+    assert!(slots.len() > 1, "the shelf spans several slots");
+    let (urls, prefix) = (
+        shared_cluster_urls(),
+        crate::support::redis_server::unique_prefix(),
+    );
+    let mut args = vec![
+        "--demo-comments",
+        "0",
+        "--index",
+        "redis",
+        "--redis-url",
+        &urls,
+    ];
+    args.extend(["--redis-prefix", &prefix]);
+    args.extend(MANY_ALIASES);
+    let app = TestApp::spawn(&args).await;
+    aliased_lookups_answer_as_alone_in_one_batch(&app, slots.len() as u64).await;
+    app.stop().await.expect("stops");
 }

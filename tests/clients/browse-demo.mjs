@@ -4,10 +4,14 @@
 //
 //   node browse-demo.mjs '<json>'
 //
-// where the JSON is { chromium, args, base, steps }: the browser binary and its extra flags,
-// the server's address, and steps, each { goto: "/demo?page=3" }, { click: "<CSS selector>" }
-// (which must open another page), { block: "/graphql" } (later requests to that path fail as
-// if the network were down), { waitFor: "<CSS selector>" } (on the page as it is), or
+// where the JSON is { chromium, args, base, steps, javaScript }: the browser binary and its extra
+// flags, the server's address, steps, and whether pages may run scripts (default true; false is
+// how a crawler without JavaScript sees the demo). Steps, each { goto: "/demo?page=3" },
+// { click: "<CSS selector>" } (which must open another page), { check: "<CSS selector>" } (ticks
+// or unticks a checkbox, which need not open another page), { select: "<CSS selector>", value }
+// (chooses an option; with scripts on, the demo opens another page), { block: "/graphql" } (later
+// requests to that path fail as if the network were down), { waitFor: "<CSS selector>" } (on
+// the page as it is), or
 // { post: { query, variables }, waitFor: "<CSS selector>" } (a GraphQL request sent by this
 // script, as another client would, then the wait). After each step it waits for the page to be drawn
 // (<main data-state="ready"> or "error") and takes a snapshot of it. It prints one JSON object:
@@ -15,13 +19,14 @@
 // exception of the page.
 import { chromium } from 'playwright-core';
 
-const { chromium: executablePath, args, base, steps } = JSON.parse(process.argv[2]);
+const { chromium: executablePath, args, base, steps, javaScript = true } = JSON.parse(process.argv[2]);
 const browser = await chromium.launch({ executablePath, args });
 const requests = [];
 const pageErrors = [];
 const snapshots = [];
 try {
-  const page = await browser.newPage();
+  const context = await browser.newContext({ javaScriptEnabled: javaScript });
+  const page = await context.newPage();
   page.setDefaultTimeout(20_000);
   page.on('request', (request) => requests.push(request.url()));
   page.on('pageerror', (error) => pageErrors.push(String(error)));
@@ -44,6 +49,15 @@ try {
       await page.waitForSelector(step.waitFor);
     } else if (step.goto) {
       await page.goto(new URL(step.goto, base).href);
+    } else if (step.select) {
+      const before = page.url();
+      await page.selectOption(step.select, step.value);
+      if (javaScript) {
+        await page.waitForURL((url) => url.href !== before);
+        await page.waitForLoadState('load');
+      }
+    } else if (step.check) {
+      await page.locator(step.check).setChecked(!(await page.locator(step.check).isChecked()));
     } else if (step.click) {
       const before = page.url();
       const target = page.locator(step.click);

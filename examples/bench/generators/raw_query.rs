@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
-use dynapage::domain::{Order, RatingSet, Sku};
+use dynapage::domain::{Listing, Order, RatingSet, Sku};
 use dynapage::index::PageIndex;
 use dynapage::index::redis::RedisIndex;
 use dynapage::redis::RedisConfig;
@@ -131,11 +131,17 @@ async fn page(
     };
     let sku = Sku::parse(&args.sku)?;
     let found = redis
-        .key_at(&sku, RatingSet::ALL, Order::NewestFirst, None, rank - 1)
+        .key_at(
+            &sku,
+            Listing::flat(RatingSet::ALL),
+            Order::NewestFirst,
+            None,
+            rank - 1,
+        )
         .await?
         .with_context(|| format!("{sku} has no comment at rank {}", rank - 1))?;
     // The sort key as the table stores it (`SortKey`'s Display): 13-digit milliseconds, '#', id.
-    query(client, args, Some(&found.to_string())).await
+    query(client, args, Some(&found.key.to_string())).await
 }
 
 /// One query; returns the items it read and the capacity DynamoDB says it consumed.

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use futures::Stream;
 
 use super::{CommentEvent, CommentEventKind, EventResult, MAX_REPLAY, event_for};
-use crate::domain::{self, ChangeEvent, Order, Sku, SortKey};
+use crate::domain::{self, ChangeEvent, Order, Position, Sku, SortKey};
 use crate::graphql::connection::edge_of;
 use crate::graphql::error::{ApiError, ErrorCode};
 use crate::graphql::{ApiState, Budget};
@@ -119,7 +119,8 @@ fn replay<'a>(
         loop {
             let plan = PagePlan {
                 order: Order::OldestFirst,
-                start: Some(start),
+                forward: Order::NewestFirst,
+                start: Some(Position::flat(start)),
                 stop: None,
                 skip: 0,
                 take: REPLAY_PAGE,
@@ -127,7 +128,7 @@ fn replay<'a>(
             };
             // Read oldest first: "previous" is what lies beyond the page.
             let want = Want { edges: true, has_next_page: false, has_previous_page: true };
-            let page = match state.engine.page(&scope.sku, scope.ratings, &plan, want).await {
+            let page = match state.engine.page(&scope.sku, scope.listing(), &plan, want).await {
                 Ok(page) => page,
                 Err(error) => {
                     yield Err(ApiError::from(error).into_graphql(None));

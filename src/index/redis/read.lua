@@ -5,7 +5,8 @@
 -- say what KEYS are.)
 --
 -- ARGV[1]  "desc" (newest first) or "asc" (oldest first): the order ranks are counted in
--- ARGV[2]  the start cursor's score (integer milliseconds), or "" to count from the list's end
+-- ARGV[2]  the start cursor's score (integer milliseconds; in a list by rating, "group:score"),
+--          or "" to count from the list's end
 -- ARGV[3]  the start cursor's member; ranks count only members strictly beyond the cursor,
 --          which need not be a member
 -- ARGV[4]  the bound's rank from the start, or "" for no bound
@@ -15,10 +16,11 @@
 -- ARGV[9]  "newest" or "oldest": which end page 1 sits at
 -- ARGV[10] "none", "current" or "pager": which pages to bound
 -- ARGV[11] for "pager", how many pages around the current one
+-- ARGV[12] in a list by rating only (concat.lua): the group of each set in KEYS
 -- Returns {total, newer, older, bound member, bound score, anchor member, anchor score,
 -- page, member, score, page, member, score, ...}: newer and older count the list's members
 -- strictly newer and older than the anchor (-1 without an anchor); an absent bound or anchor
--- (or an anchor given by key) is nil, nil.
+-- (or an anchor given by key) is nil, nil. In a list by rating, scores are "group:score".
 --
 -- The choice of pages repeats `PageLayout::pages_to_bound`; the index contract tests hold the
 -- two to the same answers.
@@ -46,7 +48,7 @@ local function index_from_start(rank)
   local idx
   if ARGV[2] ~= '' then
     if start_below == nil then
-      start_below, start_present = position_of(tonumber(ARGV[2]), ARGV[3])
+      start_below, start_present = position_of(ARGV[2], ARGV[3])
     end
     if desc then
       idx = start_below - 1 - rank
@@ -76,7 +78,7 @@ end
 local newer, older = -1, -1
 local anchor_idx
 if anchor_mode == 'key' then
-  local below, present = position_of(tonumber(ARGV[6]), ARGV[7])
+  local below, present = position_of(ARGV[6], ARGV[7])
   older = below
   newer = total - below - present
 elseif anchor_mode == 'rank' then

@@ -3,7 +3,7 @@
 //! could have produced becomes an internal error.
 
 use super::keys::sort_key_of;
-use crate::domain::{AnchorRank, Rating, Sku, SortKey};
+use crate::domain::{AnchorRank, Position, Rating, Sku, SortKey};
 use crate::index::{Held, IndexError, Positions, View};
 
 /// One change for `apply.lua`: its kind (`u`, `d`, `r`, `x`), the comment, the version it
@@ -86,13 +86,21 @@ pub(super) fn view_of(reply: &[redis::Value]) -> Option<View> {
     Some(view)
 }
 
-/// A `(member, score)` pair of a reply: `Some(None)` for two nils, `None` for a bad shape.
-fn optional_key(member: &redis::Value, score: &redis::Value) -> Option<Option<SortKey>> {
+/// A `(member, score)` pair of a reply: `Some(None)` for two nils, `None` for a bad shape. The
+/// score is `group:score` in a list by rating (`concat.lua`), a plain score (group 0) in a list
+/// by time.
+fn optional_key(member: &redis::Value, score: &redis::Value) -> Option<Option<Position>> {
     match (member, score) {
         (redis::Value::Nil, redis::Value::Nil) => Some(None),
         (redis::Value::BulkString(member), redis::Value::BulkString(score)) => {
-            let score: f64 = std::str::from_utf8(score).ok()?.parse().ok()?;
-            Some(Some(sort_key(member, score).ok()?))
+            let score = std::str::from_utf8(score).ok()?;
+            let (group, score) = match score.split_once(':') {
+                Some((group, score)) => (group.parse().ok()?, score),
+                None => (0, score),
+            };
+            let score: f64 = score.parse().ok()?;
+            let key = sort_key(member, score).ok()?;
+            Some(Some(Position { group, key }))
         }
         _ => None,
     }

@@ -78,8 +78,10 @@ local function sizes_of()
   return sizes, total
 end
 
--- How many members of the union sort below (score, member), and whether it is one of them.
+-- How many members of the union sort below (score, member), and whether it is one of them
+-- (the score as ARGV spells it: integer milliseconds).
 local function position_of(score, m)
+  score = tonumber(score)
   local below, present = 0, 0
   for i = 1, #KEYS do
     local lo, cnt = tie_group(KEYS[i], score)

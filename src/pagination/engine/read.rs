@@ -1,12 +1,15 @@
-//! Reading the store for the engine: one key query per partition, concurrently, continued
-//! over short responses, merged by sort key and cut at the window's end.
+//! Reading the store for the engine: one key query per partition, continued over short
+//! responses, cut at the window's end. A list by time reads its partitions concurrently and
+//! merges them by sort key; a list by rating reads its groups' partitions one after another, in
+//! the list's order, and only as far as the read needs (a page that does not cross a rating is
+//! one query, as in a list by time).
 
 use std::ops::Bound;
 
 use futures::future::try_join_all;
 
 use super::{Engine, PageStats};
-use crate::domain::{Comment, Order, RatingSet, Sku, SortKey};
+use crate::domain::{Comment, Grouping, Listing, Order, Position, Sku, SortKey};
 use crate::index::PageIndex;
 use crate::store::{CommentStore, KeyQuery, Partition, StoreError};
 
@@ -18,34 +21,87 @@ pub(super) struct Read {
     pub(super) stats: PageStats,
 }
 
+/// The store partitions of one list, each with the group its comments take in the list.
+#[derive(Clone, Debug)]
+pub(super) struct Partitions {
+    listing: Listing,
+    /// In descending group order (one group, 0, for a list by time).
+    parts: Vec<(u8, Partition)>,
+}
+
+impl Partitions {
+    /// The store partitions that hold `listing`'s comments of `sku`: the product's own
+    /// partition for all ratings by time, else one partition per rating.
+    pub(super) fn of(sku: &Sku, listing: Listing) -> Self {
+        let parts = if listing.ratings.is_all() && listing.grouping == Grouping::Flat {
+            vec![(0, Partition::Product(sku.clone()))]
+        } else {
+            let mut parts: Vec<(u8, Partition)> = listing
+                .ratings
+                .iter()
+                .map(|rating| {
+                    (
+                        listing.grouping.group_of(rating),
+                        Partition::ProductRating(sku.clone(), rating),
+                    )
+                })
+                .collect();
+            parts.sort_unstable_by_key(|(group, _)| std::cmp::Reverse(*group));
+            parts
+        };
+        Self { listing, parts }
+    }
+
+    /// The position of `comment` in the list.
+    fn position_of(&self, comment: &Comment) -> Position {
+        self.listing.position_of(comment)
+    }
+}
+
 impl<S: CommentStore, I: PageIndex> Engine<S, I> {
-    /// Whether any item lies at `from` or beyond in `order`: a `Limit 1` read per partition.
+    /// Whether any item lies at `from` or beyond in `order`: a `Limit 1` read per partition
+    /// (per partition until one answers, in a list by rating).
     pub(super) async fn exists(
         &self,
-        partitions: &[Partition],
+        partitions: &Partitions,
         order: Order,
-        from: Bound<SortKey>,
+        from: Bound<Position>,
     ) -> Result<(bool, PageStats), StoreError> {
         let read = self.read(partitions, order, from, None, 1).await?;
         Ok((!read.items.is_empty(), read.stats))
     }
 
-    /// Reads up to `limit` items in `order` from `from`, merged across `partitions` and cut at
-    /// `stop`. Each partition is read concurrently and independently until it has `limit` items,
-    /// reaches `stop`, or ends; short responses (DynamoDB's 1 MB cut) are continued.
+    /// Reads up to `limit` items in `order` from `from`, across `partitions`, cut at `stop`.
     pub(super) async fn read(
         &self,
-        partitions: &[Partition],
+        partitions: &Partitions,
         order: Order,
-        from: Bound<SortKey>,
-        stop: Option<SortKey>,
+        from: Bound<Position>,
+        stop: Option<Position>,
         limit: usize,
     ) -> Result<Read, StoreError> {
-        let reads = try_join_all(
-            partitions
-                .iter()
-                .map(|p| self.read_partition(p.clone(), order, from, stop, limit)),
-        )
+        if partitions.listing.grouping == Grouping::Flat {
+            self.read_merged(partitions, order, from, stop, limit).await
+        } else {
+            self.read_in_turn(partitions, order, from, stop, limit)
+                .await
+        }
+    }
+
+    /// A list by time: each partition read concurrently and independently until it has
+    /// `limit` items, reaches `stop`, or ends; the reads merged by sort key.
+    async fn read_merged(
+        &self,
+        partitions: &Partitions,
+        order: Order,
+        from: Bound<Position>,
+        stop: Option<Position>,
+        limit: usize,
+    ) -> Result<Read, StoreError> {
+        let from = from.map(|p| p.key);
+        let reads = try_join_all(partitions.parts.iter().map(|(_, partition)| {
+            self.read_partition(partitions, partition.clone(), order, from, stop, limit)
+        }))
         .await?;
         let mut stats = PageStats::default();
         let mut crossed_stop = false;
@@ -55,7 +111,7 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
             crossed_stop |= read.crossed_stop;
             items.extend(read.items);
         }
-        if partitions.len() > 1 {
+        if partitions.parts.len() > 1 {
             items.sort_unstable_by(|a, b| {
                 let (a, b) = (a.sort_key(), b.sort_key());
                 if order == Order::NewestFirst {
@@ -75,12 +131,67 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
         })
     }
 
+    /// A list by rating: its groups' partitions read one after another in `order`, each from
+    /// where `from` falls in it (or from its start, for a group wholly beyond `from`), until
+    /// `limit` items are read or `stop` is crossed. A group wholly beyond `stop` is only asked
+    /// whether it holds anything (`Limit 1`), which is all "beyond the window" needs.
+    async fn read_in_turn(
+        &self,
+        partitions: &Partitions,
+        order: Order,
+        from: Bound<Position>,
+        stop: Option<Position>,
+        limit: usize,
+    ) -> Result<Read, StoreError> {
+        let mut parts: Vec<&(u8, Partition)> = partitions.parts.iter().collect();
+        if order == Order::OldestFirst {
+            parts.reverse();
+        }
+        let mut out = Read {
+            items: Vec::new(),
+            crossed_stop: false,
+            stats: PageStats::default(),
+        };
+        for (group, partition) in parts {
+            if out.items.len() >= limit || out.crossed_stop {
+                break;
+            }
+            let (start_group, from_key) = match from {
+                Bound::Unbounded => (None, Bound::Unbounded),
+                Bound::Excluded(p) => (Some(p.group), Bound::Excluded(p.key)),
+                Bound::Included(p) => (Some(p.group), Bound::Included(p.key)),
+            };
+            let from_key = match start_group {
+                // A group read wholly before `from`: nothing of it lies beyond.
+                Some(g) if order.precedes(group, &g) => continue,
+                Some(g) if g == *group => from_key,
+                _ => Bound::Unbounded,
+            };
+            let past_stop = stop.is_some_and(|s| order.precedes(&s.group, group));
+            let wanted = if past_stop {
+                1
+            } else {
+                limit - out.items.len()
+            };
+            let read = self
+                .read_partition(partitions, partition.clone(), order, from_key, stop, wanted)
+                .await?;
+            out.stats += read.stats;
+            out.crossed_stop |= read.crossed_stop;
+            out.items.extend(read.items);
+        }
+        Ok(out)
+    }
+
+    /// One partition read in `order` from `from` until it has `limit` items, reaches `stop`
+    /// (a position in the list), or ends.
     async fn read_partition(
         &self,
+        partitions: &Partitions,
         partition: Partition,
         order: Order,
         mut from: Bound<SortKey>,
-        stop: Option<SortKey>,
+        stop: Option<Position>,
         limit: usize,
     ) -> Result<Read, StoreError> {
         let mut stats = PageStats::default();
@@ -98,7 +209,8 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
             stats.store_queries += 1;
             stats.items_read += page.items.len() as u64;
             for item in page.items {
-                if stop.is_some_and(|stop| !order.precedes(&item.sort_key(), &stop)) {
+                let position = partitions.position_of(&item);
+                if stop.is_some_and(|stop| !order.precedes(&position, &stop)) {
                     return Ok(Read {
                         items,
                         crossed_stop: true,
@@ -118,18 +230,5 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
             crossed_stop: false,
             stats,
         })
-    }
-}
-
-/// The store partitions that hold `sku`'s comments with a rating in `ratings`: the product's
-/// own partition when unfiltered, one partition per rating otherwise.
-pub(super) fn partitions(sku: &Sku, ratings: RatingSet) -> Vec<Partition> {
-    if ratings.is_all() {
-        vec![Partition::Product(sku.clone())]
-    } else {
-        ratings
-            .iter()
-            .map(|rating| Partition::ProductRating(sku.clone(), rating))
-            .collect()
     }
 }

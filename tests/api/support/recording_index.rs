@@ -4,7 +4,9 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use dynapage::domain::{ChangeEvent, IndexEntry, Order, PageLayout, RatingSet, Sku, SortKey};
+use dynapage::domain::{
+    ChangeEvent, IndexEntry, Listing, Order, PageLayout, Position, RatingSet, Sku,
+};
 use dynapage::index::memory::MemoryIndex;
 use dynapage::index::{IndexError, PageIndex, Positions, Repair, Stale, View, ViewRequest};
 use dynapage::sync::Checkpoints;
@@ -79,31 +81,31 @@ impl PageIndex for RecordingIndex {
     async fn key_at(
         &self,
         sku: &Sku,
-        ratings: RatingSet,
+        listing: Listing,
         order: Order,
-        after: Option<SortKey>,
+        after: Option<Position>,
         rank: u64,
-    ) -> Result<Option<SortKey>, IndexError> {
-        self.inner.key_at(sku, ratings, order, after, rank).await
+    ) -> Result<Option<Position>, IndexError> {
+        self.inner.key_at(sku, listing, order, after, rank).await
     }
 
     async fn positions(
         &self,
         sku: &Sku,
-        ratings: RatingSet,
-        anchor: Option<SortKey>,
+        listing: Listing,
+        anchor: Option<Position>,
         layout: PageLayout,
     ) -> Result<Positions, IndexError> {
-        self.inner.positions(sku, ratings, anchor, layout).await
+        self.inner.positions(sku, listing, anchor, layout).await
     }
 
     async fn view(
         &self,
         sku: &Sku,
-        ratings: RatingSet,
+        listing: Listing,
         request: ViewRequest,
     ) -> Result<View, IndexError> {
-        self.inner.view(sku, ratings, request).await
+        self.inner.view(sku, listing, request).await
     }
 
     async fn apply(&self, events: &[ChangeEvent]) -> Result<Vec<Stale>, IndexError> {

@@ -1,0 +1,190 @@
+//! The orders a connection can list a product's comments in (GraphQL `CommentOrder`), and the
+//! positions comments take in them.
+//!
+//! Every list is descending [`Position`] in its [`Order::NewestFirst`] direction: a position is
+//! a group, then a sort key. Lists by time have one group (0), so a position is its sort key;
+//! lists by rating put each rating in a group of its own (`HighestFirst`: group = rating, so
+//! five stars come first; `LowestFirst`: group = 6 - rating), newest first within a group. So
+//! one engine, one cursor format and one index contract serve every order: "strictly beyond a
+//! position" is the same question whether the list is grouped or not.
+
+use super::{Comment, Order, Rating, RatingSet, SortKey};
+
+/// The order of a connection's list: what its first edge is and what `first` reads towards.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CommentOrder {
+    /// Newest first: descending sort key (the default, and the order of every cursor sealed
+    /// before orders existed).
+    #[default]
+    Newest,
+    /// Oldest first: the same list read from its other end.
+    Oldest,
+    /// Highest rating first; newest first within a rating.
+    HighestRated,
+    /// Lowest rating first; newest first within a rating.
+    LowestRated,
+}
+
+impl CommentOrder {
+    /// The direction the list is read in by `first`: its own order, in position terms.
+    pub fn forward(self) -> Order {
+        match self {
+            CommentOrder::Oldest => Order::OldestFirst,
+            CommentOrder::Newest | CommentOrder::HighestRated | CommentOrder::LowestRated => {
+                Order::NewestFirst
+            }
+        }
+    }
+
+    /// How the list groups its comments.
+    pub fn grouping(self) -> Grouping {
+        match self {
+            CommentOrder::Newest | CommentOrder::Oldest => Grouping::Flat,
+            CommentOrder::HighestRated => Grouping::HighestFirst,
+            CommentOrder::LowestRated => Grouping::LowestFirst,
+        }
+    }
+
+    /// The byte a cursor's sealing binds it to its order with; `None` for newest first, so
+    /// that every cursor sealed before orders existed stays valid. Not ASCII, so it can never
+    /// be read as a SKU's character.
+    pub fn cursor_tag(self) -> Option<u8> {
+        match self {
+            CommentOrder::Newest => None,
+            CommentOrder::Oldest => Some(0x81),
+            CommentOrder::HighestRated => Some(0x82),
+            CommentOrder::LowestRated => Some(0x83),
+        }
+    }
+}
+
+/// How a list groups its comments ahead of their sort keys.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Grouping {
+    /// One group: the list is by sort key alone.
+    #[default]
+    Flat,
+    /// By rating, five stars first.
+    HighestFirst,
+    /// By rating, one star first.
+    LowestFirst,
+}
+
+impl Grouping {
+    /// The group of a comment of `rating`.
+    pub fn group_of(self, rating: Rating) -> u8 {
+        match self {
+            Grouping::Flat => 0,
+            Grouping::HighestFirst => rating.get(),
+            Grouping::LowestFirst => 6 - rating.get(),
+        }
+    }
+
+    /// The rating whose comments make up `group`, in a grouped list.
+    pub fn rating_of(self, group: u8) -> Option<Rating> {
+        let rating = match self {
+            Grouping::Flat => return None,
+            Grouping::HighestFirst => i64::from(group),
+            Grouping::LowestFirst => 6 - i64::from(group),
+        };
+        Rating::new(rating).ok()
+    }
+}
+
+/// A comment's place in a list: its group (0 in a list by time), then its sort key. Lists are
+/// descending positions in their newest-first direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Position {
+    pub group: u8,
+    pub key: SortKey,
+}
+
+impl Position {
+    /// The position of `key` in a list by time.
+    pub fn flat(key: SortKey) -> Self {
+        Self { group: 0, key }
+    }
+}
+
+/// A list of one product's comments: the ratings it holds and how it groups them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Listing {
+    pub ratings: RatingSet,
+    pub grouping: Grouping,
+}
+
+impl Listing {
+    /// The list by time of the comments with a rating in `ratings`.
+    pub fn flat(ratings: RatingSet) -> Self {
+        Self {
+            ratings,
+            grouping: Grouping::Flat,
+        }
+    }
+
+    /// Where a comment of `rating` at `key` sits in this list (in it or not).
+    pub fn position(&self, rating: Rating, key: SortKey) -> Position {
+        Position {
+            group: self.grouping.group_of(rating),
+            key,
+        }
+    }
+
+    /// Where `comment` sits in this list.
+    pub fn position_of(&self, comment: &Comment) -> Position {
+        self.position(comment.rating, comment.sort_key())
+    }
+
+    /// The list's groups, each with the ratings it holds, in descending group order (one
+    /// group, all the list's ratings, when it is flat).
+    pub fn groups(&self) -> Vec<(u8, RatingSet)> {
+        match self.grouping {
+            Grouping::Flat => vec![(0, self.ratings)],
+            grouping => {
+                let mut groups: Vec<(u8, RatingSet)> = self
+                    .ratings
+                    .iter()
+                    .map(|r| (grouping.group_of(r), RatingSet::from_ratings([r])))
+                    .collect();
+                groups.sort_unstable_by_key(|(group, _)| std::cmp::Reverse(*group));
+                groups
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_put_the_first_rating_of_the_order_at_the_top_of_the_list() {
+        let all = Listing {
+            ratings: RatingSet::ALL,
+            grouping: Grouping::HighestFirst,
+        };
+        let ratings = |listing: Listing| -> Vec<u8> {
+            listing
+                .groups()
+                .iter()
+                .map(|(g, _)| listing.grouping.rating_of(*g).expect("a rating").get())
+                .collect()
+        };
+        assert_eq!(ratings(all), [5, 4, 3, 2, 1]);
+        let lowest = Listing {
+            grouping: Grouping::LowestFirst,
+            ratings: RatingSet::parse(&[4, 1, 2]).expect("ratings"),
+        };
+        assert_eq!(ratings(lowest), [1, 2, 4]);
+        assert_eq!(
+            Listing::flat(RatingSet::ALL).groups(),
+            [(0, RatingSet::ALL)]
+        );
+        for grouping in [Grouping::HighestFirst, Grouping::LowestFirst] {
+            for rating in RatingSet::ALL.iter() {
+                assert_eq!(grouping.rating_of(grouping.group_of(rating)), Some(rating));
+            }
+            assert_eq!(grouping.rating_of(0), None);
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! A [`Listing`] over one product's [`Treap`]: the embedded index's ranks of a list by time (the
+//! treap's own, over its ratings) or by rating (its groups one after another, each group one
+//! rating's members by time).
+
+use super::treap::Treap;
+use crate::domain::{Listing, Order, Position, RatingSet};
+
+/// One product's list as `listing` makes it of `treap`.
+pub(super) struct Listed<'a> {
+    pub(super) treap: &'a Treap,
+    pub(super) listing: Listing,
+}
+
+impl Listed<'_> {
+    /// The list's groups with their ratings, in `order`.
+    fn groups(&self, order: Order) -> Vec<(u8, RatingSet)> {
+        let mut groups = self.listing.groups();
+        if order == Order::OldestFirst {
+            groups.reverse();
+        }
+        groups
+    }
+
+    /// How many members the list has.
+    pub(super) fn count(&self) -> u64 {
+        self.treap.count(self.listing.ratings)
+    }
+
+    /// Whether `position` is a member of the list.
+    pub(super) fn holds(&self, position: &Position) -> bool {
+        self.treap.rating_of(&position.key).is_some_and(|rating| {
+            self.listing.ratings.contains(rating)
+                && self.listing.grouping.group_of(rating) == position.group
+        })
+    }
+
+    /// How many members come at or before `position` when reading in `order` (`position`
+    /// itself counted if it is a member).
+    pub(super) fn count_through(&self, position: &Position, order: Order) -> u64 {
+        self.groups(order)
+            .into_iter()
+            .map(|(group, ratings)| {
+                if order.precedes(&group, &position.group) {
+                    self.treap.count(ratings)
+                } else if group == position.group {
+                    self.treap.count_through(&position.key, order, ratings)
+                } else {
+                    0
+                }
+            })
+            .sum()
+    }
+
+    /// The member at 0-based `rank`, read in `order`.
+    pub(super) fn select(&self, mut rank: u64, order: Order) -> Option<Position> {
+        for (group, ratings) in self.groups(order) {
+            let count = self.treap.count(ratings);
+            if rank < count {
+                let key = self.treap.select(rank, order, ratings)?;
+                return Some(Position { group, key });
+            }
+            rank -= count;
+        }
+        None
+    }
+
+    /// The member `rank` places beyond `after` (or from the list's start), read in `order`.
+    pub(super) fn select_after(
+        &self,
+        after: Option<Position>,
+        rank: u64,
+        order: Order,
+    ) -> Option<Position> {
+        let skipped = after.map_or(0, |p| self.count_through(&p, order));
+        self.select(skipped.checked_add(rank)?, order)
+    }
+}

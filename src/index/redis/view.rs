@@ -1,0 +1,78 @@
+//! The call of `read.lua` for one view (`PageIndex::view`), for a list by time (the union of its
+//! rating sets) or by rating (its sets one after another, `concat.lua`), and the positions it is
+//! sent and answers: a list by time sends and reads plain scores, a list by rating
+//! "group:score", so a position keeps its group on the wire.
+
+use super::keys::member;
+use crate::domain::{Grouping, Listing, Numbering, Order, PageLinks, Position};
+use crate::index::{ViewAnchor, ViewRequest};
+use crate::redis::ScriptCall;
+
+/// The score argument of `position`: its milliseconds, with its group in a list by rating.
+fn score_arg(listing: Listing, position: &Position) -> String {
+    match listing.grouping {
+        Grouping::Flat => position.key.millis().to_string(),
+        _ => format!("{}:{}", position.group, position.key.millis()),
+    }
+}
+
+/// The sets a view reads, in the order the script takes them, with each set's group: a list by
+/// time, its ratings' sets (their union); a list by rating, one set per group, ascending.
+pub(super) fn sets(listing: Listing) -> Vec<(u8, crate::domain::Rating)> {
+    match listing.grouping {
+        Grouping::Flat => listing.ratings.iter().map(|r| (0, r)).collect(),
+        _ => {
+            let mut groups: Vec<(u8, crate::domain::Rating)> = listing
+                .ratings
+                .iter()
+                .map(|r| (listing.grouping.group_of(r), r))
+                .collect();
+            groups.sort_unstable_by_key(|(group, _)| *group);
+            groups
+        }
+    }
+}
+
+/// Adds `request`'s arguments (ARGV of `read.lua`, and of `concat.lua` for a list by rating)
+/// to `call`, whose keys are `sets(listing)`'s.
+pub(super) fn add_args(call: &mut ScriptCall<'_>, listing: Listing, request: &ViewRequest) {
+    let ViewRequest {
+        start,
+        bound,
+        anchor,
+        layout,
+    } = request;
+    call.arg(match start.order {
+        Order::NewestFirst => "desc",
+        Order::OldestFirst => "asc",
+    });
+    match &start.after {
+        Some(after) => call.arg(score_arg(listing, after)).arg(member(&after.key)),
+        None => call.arg("").arg(""),
+    };
+    match bound {
+        Some(rank) => call.arg(*rank),
+        None => call.arg(""),
+    };
+    match anchor {
+        ViewAnchor::None => call.arg("none").arg("").arg(""),
+        ViewAnchor::Key(position) => call
+            .arg("key")
+            .arg(score_arg(listing, position))
+            .arg(member(&position.key)),
+        ViewAnchor::Rank(rank) => call.arg("rank").arg(*rank).arg(""),
+    };
+    call.arg(layout.size).arg(match layout.numbering {
+        Numbering::FromNewest => "newest",
+        Numbering::FromOldest => "oldest",
+    });
+    match layout.links {
+        PageLinks::None => call.arg("none").arg(0),
+        PageLinks::Current => call.arg("current").arg(0),
+        PageLinks::Pager { around } => call.arg("pager").arg(around),
+    };
+    if listing.grouping != Grouping::Flat {
+        let groups: Vec<String> = sets(listing).iter().map(|(g, _)| g.to_string()).collect();
+        call.arg(groups.join(","));
+    }
+}

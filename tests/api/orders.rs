@@ -1,0 +1,316 @@
+//! Every order is a first-class connection (`orderBy`): for each order, on the embedded server
+//! and on DynamoDB Local with Redis, a cursor walk both ways, offsets on both sides of the index
+//! threshold, `totalCount`, `startOffset`, `pageCursors` under both numberings and `containing`
+//! must all agree with the list the order's rule makes of the product's comments (read newest
+//! first, with ties on the timestamp), with and without a rating filter. A cursor of one order
+//! is `BAD_CURSOR` in another.
+
+use serde_json::{Value, json};
+
+use crate::helpers::{DEMO_SKU, TestApp, edge_ids as ids, error_codes};
+
+/// Every order, by its GraphQL name.
+const ORDERS: [&str; 4] = ["NEWEST", "OLDEST", "HIGHEST_RATED", "LOWEST_RATED"];
+const COMMENTS: u64 = 160;
+
+const QUERY: &str = r#"
+query Ordered($sku: String!, $order: CommentOrder!, $ratings: [Int!], $first: Int, $last: Int,
+              $offset: Int, $after: String, $before: String, $containing: ID,
+              $numbering: PageNumbering = FROM_START, $pager: PageNumbering = FROM_START) {
+  comments(sku: $sku, orderBy: $order, ratings: $ratings, first: $first, last: $last,
+           offset: $offset, after: $after, before: $before, containing: $containing,
+           numbering: $numbering) {
+    edges { cursor node { id } }
+    pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+    totalCount
+    startOffset
+    pageCursors(size: 10, around: 3, numbering: $pager) {
+      pageCount
+      first { ...Link } last { ...Link } previous { ...Link } next { ...Link } around { ...Link }
+    }
+  }
+}
+fragment Link on PageCursor { page cursor offset }"#;
+
+/// One comment as the order rules need it.
+#[derive(Clone, Debug)]
+struct Row {
+    id: String,
+    rating: i64,
+}
+
+/// The product's comments with a rating in `ratings`, newest first (the walk every other test
+/// file checks).
+async fn newest_first(app: &TestApp, ratings: &Value) -> Vec<Row> {
+    let mut rows = Vec::new();
+    let mut after = Value::Null;
+    loop {
+        let page = app
+            .data(
+                "query($sku: String!, $ratings: [Int!], $after: String) { comments(sku: $sku, ratings: $ratings, first: 100, after: $after) { edges { node { id rating } } pageInfo { hasNextPage endCursor } } }",
+                json!({ "sku": DEMO_SKU, "ratings": ratings, "after": after }),
+            )
+            .await;
+        let connection = &page["comments"];
+        for edge in connection["edges"].as_array().expect("edges") {
+            rows.push(Row {
+                id: edge["node"]["id"].as_str().expect("an id").to_owned(),
+                rating: edge["node"]["rating"].as_i64().expect("a rating"),
+            });
+        }
+        if connection["pageInfo"]["hasNextPage"] != true {
+            return rows;
+        }
+        after = connection["pageInfo"]["endCursor"].clone();
+    }
+}
+
+/// The list `order` makes of `newest` (newest first), by the order's rule as the schema states it.
+fn expected(order: &str, newest: &[Row]) -> Vec<String> {
+    let mut rows = newest.to_vec();
+    match order {
+        "NEWEST" => {}
+        "OLDEST" => rows.reverse(),
+        "HIGHEST_RATED" => rows.sort_by_key(|r| std::cmp::Reverse(r.rating)),
+        "LOWEST_RATED" => rows.sort_by_key(|r| r.rating),
+        other => panic!("no rule for {other}"),
+    }
+    rows.into_iter().map(|r| r.id).collect()
+}
+
+/// The connection `QUERY` answers in `order` for `args`.
+async fn connection(app: &TestApp, order: &str, ratings: &Value, args: Value) -> Value {
+    let mut variables = json!({ "sku": DEMO_SKU, "order": order, "ratings": ratings });
+    for (k, v) in args.as_object().expect("an object").clone() {
+        variables[k] = v;
+    }
+    let response = app.graphql(QUERY, variables.clone()).await;
+    assert!(response.get("errors").is_none(), "{variables}: {response}");
+    response["data"]["comments"].clone()
+}
+
+/// Walks the whole list with `size` pages, forwards (`first`/`after`) or backwards
+/// (`last`/`before`), checking each page's flags; returns the ids in list order.
+async fn walk(app: &TestApp, order: &str, ratings: &Value, forwards: bool) -> Vec<String> {
+    let (size, cursor, end) = if forwards {
+        ("first", "after", "endCursor")
+    } else {
+        ("last", "before", "startCursor")
+    };
+    let mut pages: Vec<Vec<String>> = Vec::new();
+    let mut at = Value::Null;
+    loop {
+        let page = connection(app, order, ratings, json!({ size: 7, cursor: at })).await;
+        let info = &page["pageInfo"];
+        let (more, behind) = if forwards {
+            (&info["hasNextPage"], &info["hasPreviousPage"])
+        } else {
+            (&info["hasPreviousPage"], &info["hasNextPage"])
+        };
+        assert_eq!(
+            behind,
+            &json!(!pages.is_empty()),
+            "{order} {ratings}: {page}"
+        );
+        pages.push(ids(&page));
+        if more != true {
+            break;
+        }
+        at = info[end].clone();
+    }
+    if !forwards {
+        pages.reverse();
+    }
+    pages.concat()
+}
+
+/// Everything this file checks, for one order and filter, against `list` (the order's list).
+async fn check_order(app: &TestApp, order: &str, ratings: &Value, list: &[String]) {
+    let n = list.len();
+    let what = format!("{order} {ratings}");
+    assert_eq!(
+        walk(app, order, ratings, true).await,
+        list,
+        "{what} forwards"
+    );
+    assert_eq!(
+        walk(app, order, ratings, false).await,
+        list,
+        "{what} backwards"
+    );
+
+    // Offsets below and above the index threshold (100), from both ends.
+    for offset in [0, 3, 57, 101, 130, n.saturating_sub(2), n + 5] {
+        let page = connection(app, order, ratings, json!({ "first": 5, "offset": offset })).await;
+        let want: Vec<String> = list.iter().skip(offset).take(5).cloned().collect();
+        assert_eq!(ids(&page), want, "{what} first 5 offset {offset}");
+        assert_eq!(page["totalCount"], json!(n), "{what}");
+        let start = if want.is_empty() {
+            Value::Null
+        } else {
+            json!(offset)
+        };
+        assert_eq!(page["startOffset"], start, "{what} startOffset at {offset}");
+        assert_eq!(
+            page["pageInfo"]["hasPreviousPage"],
+            json!(offset > 0 && n > 0),
+            "{what}"
+        );
+        assert_eq!(
+            page["pageInfo"]["hasNextPage"],
+            json!(offset + 5 < n),
+            "{what}"
+        );
+
+        let page = connection(app, order, ratings, json!({ "last": 5, "offset": offset })).await;
+        let end = n.saturating_sub(offset);
+        let want = list[end.saturating_sub(5)..end].to_vec();
+        assert_eq!(ids(&page), want, "{what} last 5 offset {offset}");
+    }
+
+    // Every page a pager links, under both numberings, fetched by its cursor.
+    for (numbering, size_arg, cursor_arg) in [
+        ("FROM_START", "first", "after"),
+        ("FROM_END", "last", "before"),
+    ] {
+        let page = connection(
+            app,
+            order,
+            ratings,
+            json!({ "first": 10, "offset": 40, "pager": numbering }),
+        )
+        .await;
+        let pager = &page["pageCursors"];
+        assert_eq!(pager["pageCount"], json!(n.div_ceil(10).max(1)), "{what}");
+        let mut links: Vec<&Value> = pager["around"].as_array().expect("around").iter().collect();
+        links.extend([
+            &pager["first"],
+            &pager["last"],
+            &pager["previous"],
+            &pager["next"],
+        ]);
+        for link in links.into_iter().filter(|l| !l.is_null()) {
+            let number = link["page"].as_u64().expect("a page number") as usize;
+            let got = connection(
+                app,
+                order,
+                ratings,
+                json!({ size_arg: 10, cursor_arg: link["cursor"] }),
+            )
+            .await;
+            let want = if numbering == "FROM_START" {
+                list.iter()
+                    .skip((number - 1) * 10)
+                    .take(10)
+                    .cloned()
+                    .collect()
+            } else {
+                let end = n - (number - 1) * 10;
+                list[end.saturating_sub(10)..end].to_vec()
+            };
+            assert_eq!(ids(&got), want, "{what} {numbering} page {number}");
+        }
+    }
+
+    // `containing` serves the aligned page that holds a comment, counted from either end.
+    for at in [0, n / 2, n - 1] {
+        let page = connection(
+            app,
+            order,
+            ratings,
+            json!({ "first": 10, "containing": list[at] }),
+        )
+        .await;
+        let want: Vec<String> = list.iter().skip(at / 10 * 10).take(10).cloned().collect();
+        assert_eq!(ids(&page), want, "{what} containing #{at}");
+        let page = connection(
+            app,
+            order,
+            ratings,
+            json!({ "last": 10, "containing": list[at], "numbering": "FROM_END" }),
+        )
+        .await;
+        let end = n - (n - 1 - at) / 10 * 10;
+        assert_eq!(
+            ids(&page),
+            list[end.saturating_sub(10)..end].to_vec(),
+            "{what} containing #{at} from the end"
+        );
+    }
+}
+
+/// Checks every order, with and without a filter, on `app`.
+async fn check_every_order(app: &TestApp) {
+    for ratings in [Value::Null, json!([2, 4, 5])] {
+        let newest = newest_first(app, &ratings).await;
+        assert!(
+            newest.len() > 100,
+            "enough comments to cross the index threshold"
+        );
+        for order in ORDERS {
+            check_order(app, order, &ratings, &expected(order, &newest)).await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn every_order_pages_like_its_rule_says_on_the_embedded_server() {
+    let app = TestApp::embedded(COMMENTS).await;
+    check_every_order(&app).await;
+    app.stop().await.expect("clean stop");
+}
+
+#[tokio::test]
+async fn every_order_pages_like_its_rule_says_on_dynamodb_local_with_redis() {
+    let backends = crate::sync::Backends::on(&crate::support::redis_server::shared_url()).await;
+    crate::helpers::seed_demo(&backends.store, COMMENTS).await;
+    let reindexed = backends.run("reindex", &[]).await;
+    assert_eq!(
+        crate::sync::exit_code(&reindexed),
+        Some(0),
+        "{}",
+        crate::sync::stdout(&reindexed)
+    );
+    let args: Vec<&str> = backends.args.iter().map(String::as_str).collect();
+    let app = TestApp::spawn(&args).await;
+    check_every_order(&app).await;
+    app.stop().await.expect("clean stop");
+}
+
+#[tokio::test]
+async fn a_cursor_belongs_to_its_order() {
+    let app = TestApp::embedded(30).await;
+    for (sealed_in, used_in) in [
+        ("NEWEST", "OLDEST"),
+        ("OLDEST", "NEWEST"),
+        ("HIGHEST_RATED", "LOWEST_RATED"),
+        ("LOWEST_RATED", "NEWEST"),
+        ("NEWEST", "HIGHEST_RATED"),
+    ] {
+        let page = connection(&app, sealed_in, &Value::Null, json!({ "first": 3 })).await;
+        let cursor = page["pageInfo"]["endCursor"].clone();
+        for argument in ["after", "before"] {
+            let response = app
+                .graphql(
+                    QUERY,
+                    json!({ "sku": DEMO_SKU, "order": used_in, "first": 3, argument: cursor }),
+                )
+                .await;
+            assert_eq!(error_codes(&response), ["BAD_CURSOR"], "{response}");
+        }
+    }
+    let response = app
+        .graphql(
+            "{ comments(sku: \"X\", orderBy: SIDEWAYS) { totalCount } }",
+            json!({}),
+        )
+        .await;
+    // async-graphql reports a bad argument twice (validation, and the complexity count that
+    // parses it again), as for every argument: both are validation errors.
+    let codes = error_codes(&response);
+    assert!(
+        !codes.is_empty() && codes.iter().all(|c| c == "GRAPHQL_VALIDATION_FAILED"),
+        "{response}"
+    );
+    app.stop().await.expect("clean stop");
+}
