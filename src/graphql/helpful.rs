@@ -218,32 +218,28 @@ pub(super) async fn viewer_found_helpful(
         return Ok(false);
     };
     let meta = super::meta(ctx);
-    let Some(meta) = meta else {
-        return Ok(read(state, None, voter.id, &[comment.id])
-            .await?
-            .contains(&comment.id));
-    };
-    if let Some(known) = meta.votes.known(comment.id) {
-        return Ok(known);
+    if let Some(meta) = meta {
+        if let Some(known) = meta.votes.known(comment.id) {
+            return Ok(known);
+        }
+        if let Some(page) = meta.votes.page_of(comment.id) {
+            let voted = page
+                .voted
+                .get_or_init(|| read(state, Some(meta), voter.id, &page.ids))
+                .await
+                .clone()?;
+            return Ok(voted.contains(&comment.id));
+        }
     }
-    if let Some(page) = meta.votes.page_of(comment.id) {
-        let voted = page
-            .voted
-            .get_or_init(|| read(state, Some(meta), voter.id, &page.ids))
-            .await
-            .clone()?;
-        return Ok(voted.contains(&comment.id));
+    if let Some(loader) = ctx.data_opt::<RequestLoader>() {
+        let vote = VoteOf {
+            voter: voter.id,
+            comment: comment.id,
+        };
+        return Ok(loader.load_one(vote).await?.unwrap_or(false));
     }
-    let vote = VoteOf {
-        voter: voter.id,
-        comment: comment.id,
-    };
-    match ctx.data_opt::<RequestLoader>() {
-        Some(loader) => Ok(loader.load_one(vote).await?.unwrap_or(false)),
-        None => Ok(read(state, Some(meta), voter.id, &[comment.id])
-            .await?
-            .contains(&comment.id)),
-    }
+    let voted = read(state, meta, voter.id, &[comment.id]).await?;
+    Ok(voted.contains(&comment.id))
 }
 
 /// A voter's vote on a comment, as the request's loader reads it.
