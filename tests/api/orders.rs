@@ -314,3 +314,35 @@ async fn a_cursor_belongs_to_its_order() {
     );
     app.stop().await.expect("clean stop");
 }
+
+/// The bytes a client receives for a page of an order by rating: the demo data and the
+/// development cursor key are fixed, so the page, its 56-character cursors and its positions
+/// are too.
+#[tokio::test]
+async fn a_page_of_an_order_by_rating_as_raw_bytes() {
+    let app = TestApp::embedded(8).await;
+    let body = r#"{"query":"{ comments(sku: \"DAFT_PUNK_TSHIRT\", orderBy: HIGHEST_RATED, first: 3, offset: 1) { edges { cursor node { id rating } } pageInfo { hasNextPage hasPreviousPage } totalCount startOffset } }"}"#;
+    let response = app
+        .client
+        .post(format!("{}/graphql", app.address))
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(response.status(), 200);
+    let bytes = response.text().await.expect("a body");
+    let expected = concat!(
+        r#"{"data":{"comments":{"edges":["#,
+        r#"{"cursor":"AeFvfbnaGNBvgWRuqRqFop9B-jkb5Wn9U42jSCbU_XEg65wMG5yZtDqE","node":{"id":"Q29tbWVudDowMUtEVkRLQlNKWDFaSkZBUzJZWEE2MktGMw","rating":5}},"#,
+        r#"{"cursor":"AYk-Dmx1VGc2GZqtJJvp9bbRfzvV7vVdoB0bC46uSEfBXbyF0c0GEZbA","node":{"id":"Q29tbWVudDowMUtEVkRLQlNKNVFIMlBLVkFTRlE5SkE2Qw","rating":5}},"#,
+        r#"{"cursor":"AXp8gIV7YmSHAGbwrZ7UYjUAmUwoP2OOiqBbqrFR-RhAI0T1c5wQ5ftT","node":{"id":"Q29tbWVudDowMUtEVkRINlMwQTAzSDVTUlpEMTdCOUhTTQ","rating":5}}],"#,
+        r#""pageInfo":{"hasNextPage":true,"hasPreviousPage":true},"totalCount":8,"startOffset":1}},"#,
+        // The page ends where the five-star comments do: one query of rating 5 and one of
+        // rating 4, the offset, the page and the one more read (5 items).
+        r#""extensions":{"cost":{"requestedQueryCost":37,"actualQueryCost":37,"throttleStatus":null,"#,
+        r#""itemsRead":5,"storeQueries":2,"indexCalls":1}}}"#,
+    );
+    assert_eq!(bytes, expected);
+    app.stop().await.expect("clean stop");
+}
