@@ -42,27 +42,14 @@ struct Row {
 /// The product's comments with a rating in `ratings`, newest first (the walk every other test
 /// file checks).
 async fn newest_first(app: &TestApp, ratings: &Value) -> Vec<Row> {
-    let mut rows = Vec::new();
-    let mut after = Value::Null;
-    loop {
-        let page = app
-            .data(
-                "query($sku: String!, $ratings: [Int!], $after: String) { comments(sku: $sku, ratings: $ratings, first: 100, after: $after) { edges { node { id rating } } pageInfo { hasNextPage endCursor } } }",
-                json!({ "sku": DEMO_SKU, "ratings": ratings, "after": after }),
-            )
-            .await;
-        let connection = &page["comments"];
-        for edge in connection["edges"].as_array().expect("edges") {
-            rows.push(Row {
-                id: edge["node"]["id"].as_str().expect("an id").to_owned(),
-                rating: edge["node"]["rating"].as_i64().expect("a rating"),
-            });
-        }
-        if connection["pageInfo"]["hasNextPage"] != true {
-            return rows;
-        }
-        after = connection["pageInfo"]["endCursor"].clone();
-    }
+    let nodes = crate::helpers::walk_nodes(app, DEMO_SKU, ratings).await;
+    nodes
+        .iter()
+        .map(|node| Row {
+            id: node["id"].as_str().expect("an id").to_owned(),
+            rating: node["rating"].as_i64().expect("a rating"),
+        })
+        .collect()
 }
 
 /// The list `order` makes of `newest` (newest first), by the order's rule as the schema states it.
@@ -262,17 +249,7 @@ async fn every_order_pages_like_its_rule_says_on_the_embedded_server() {
 
 #[tokio::test]
 async fn every_order_pages_like_its_rule_says_on_dynamodb_local_with_redis() {
-    let backends = crate::sync::Backends::on(&crate::support::redis_server::shared_url()).await;
-    crate::helpers::seed_demo(&backends.store, COMMENTS).await;
-    let reindexed = backends.run("reindex", &[]).await;
-    assert_eq!(
-        crate::sync::exit_code(&reindexed),
-        Some(0),
-        "{}",
-        crate::sync::stdout(&reindexed)
-    );
-    let args: Vec<&str> = backends.args.iter().map(String::as_str).collect();
-    let app = TestApp::spawn(&args).await;
+    let (_backends, app) = crate::sync::Backends::serving_demo(COMMENTS).await;
     check_every_order(&app).await;
     app.stop().await.expect("clean stop");
 }
