@@ -114,8 +114,8 @@ pub enum StoreError {
 /// The system of record for comments.
 ///
 /// Writes are conditional: `create` refuses an existing id, `update` and `delete` a missing one,
-/// and a comment their [`Access`] does not cover ([`StoreError::Forbidden`], checked in the same
-/// conditional write, so nothing is written on a refusal).
+/// and a comment their [`Access`] does not cover ([`StoreError::Forbidden`]: nothing is written
+/// on a refusal; a comment's owner never changes, so the check may read it before the write).
 /// Every write gives the comment its next version ([`Comment::version`]): `create` writes
 /// version 1; `update` and a vote ([`CommentStore::mark_helpful`]) one more than the version
 /// the comment is at when they write, in one atomic step (a lock, a transaction, an increment
