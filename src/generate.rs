@@ -109,6 +109,7 @@ impl Iterator for CommentGenerator {
             created_at_ms: self.millis,
             updated_at_ms: None,
             version: 1,
+            helpful_count: 0,
         })
     }
 }

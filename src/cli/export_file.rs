@@ -220,6 +220,7 @@ mod tests {
                 created_at_ms: 1_700_000_000_000 + i,
                 updated_at_ms: None,
                 version: 1,
+                helpful_count: 0,
             })
             .collect()
     }

@@ -1,8 +1,10 @@
 //! The JSON Lines form `export` writes and `import` reads: one comment per line, every field
 //! a store keeps (ids, authors and their `sub`, `createdAt`/`updatedAt` in epoch
 //! milliseconds, the version), in id order, so an export of the same comments is the same
-//! bytes whichever store it came from. Votes do not exist yet; a line with a field this
-//! version does not know is refused rather than half-read.
+//! bytes whichever store it came from. Helpful votes are not carried: an imported comment
+//! starts with no votes and a `helpfulCount` of 0, so the count and the votes the target
+//! store holds agree (`verify` checks them). A line with a field this version does not know is
+//! refused rather than half-read.
 
 use serde::{Deserialize, Serialize};
 
@@ -73,6 +75,7 @@ pub fn decode(text: &str) -> Result<Comment, String> {
             .map(|ms| millis(ms, "updatedAtMs"))
             .transpose()?,
         version: line.version,
+        helpful_count: 0,
     })
 }
 
@@ -92,6 +95,7 @@ mod tests {
             created_at_ms: 1_700_000_000_000,
             updated_at_ms: Some(1_700_000_000_500),
             version: 3,
+            helpful_count: 0,
         };
         let text = encode(&comment);
         assert!(!text.contains('\n'));

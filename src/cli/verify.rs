@@ -1,5 +1,6 @@
 //! `dynapage verify [--sku S]`: compares the table with the Redis index and prints the drift;
-//! exits 1 when there is any, 0 when there is none. With `--data-dir`, it checks the durable
+//! without `--sku`, also each comment's helpful count with the votes the table holds for it;
+//! exits 1 when there is any drift or a count that disagrees, 0 when there is none. With `--data-dir`, it checks the durable
 //! embedded store's database file and compares the store with the index built from it.
 
 use std::process::ExitCode;
@@ -11,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::BackendArgs;
 use crate::domain::{IndexEntry, Rating, Sku};
 use crate::startup::{Process, open_backends};
-use crate::sync::{DriftReport, ProductDrift};
+use crate::sync::{DriftReport, HelpfulCheck, ProductDrift};
 
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
@@ -70,6 +71,7 @@ pub fn render(report: &DriftReport, examples: usize) -> String {
     for drift in &report.drifted {
         render_product(&mut out, drift, examples);
     }
+    render_helpful(&mut out, report.helpful.as_ref(), examples);
     if report.is_clean() {
         out.push_str(&format!(
             "no drift: {} products, {} comments\n",
@@ -84,6 +86,29 @@ pub fn render(report: &DriftReport, examples: usize) -> String {
         ));
     }
     out
+}
+
+/// The helpful counts' line, and a few comments whose count disagrees with their votes.
+fn render_helpful(out: &mut String, check: Option<&HelpfulCheck>, examples: usize) {
+    let Some(check) = check else {
+        out.push_str("helpful counts: not checked (a full verify, without --sku, checks them)\n");
+        return;
+    };
+    let verdict = if check.is_clean() {
+        "every count equals its votes".to_owned()
+    } else {
+        format!("{} counts differ from their votes", check.mismatched.len())
+    };
+    out.push_str(&format!(
+        "helpful counts: {verdict} ({} comments, {} votes; {} votes of deleted comments)\n",
+        check.comments, check.votes, check.orphan_votes
+    ));
+    for mismatch in check.mismatched.iter().take(examples) {
+        out.push_str(&format!(
+            "  HELPFUL COUNT {} {}: helpfulCount={} votes={}\n",
+            mismatch.sku, mismatch.id, mismatch.count, mismatch.votes
+        ));
+    }
 }
 
 fn render_product(out: &mut String, drift: &ProductDrift, examples: usize) {

@@ -1,5 +1,5 @@
 //! The vocabulary of the product: comments, their ids, the total order they are paged in, and
-//! the change events that keep the page index in step with the store.
+//! the change events that keep the page index in step with the store, and helpful votes.
 //!
 //! Nothing here knows about DynamoDB, Redis or GraphQL; every other layer speaks these types.
 
@@ -11,6 +11,7 @@ mod order;
 mod pages;
 mod sort_key;
 pub mod text;
+mod vote;
 
 pub use change::{ChangeEvent, IndexEntry};
 pub use comment::{Access, Comment, CommentDraft, CommentPatch, MAX_AUTHOR_CHARS, MAX_BODY_CHARS};
@@ -20,3 +21,4 @@ pub use invalid::InvalidInput;
 pub use order::{CommentOrder, Grouping, Listing, Position};
 pub use pages::{AnchorRank, Numbering, PageLayout, PageLinks, Pager};
 pub use sort_key::{Order, SortKey};
+pub use vote::{BadVoterId, Voted, Voter, VoterId};

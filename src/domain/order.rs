@@ -135,20 +135,28 @@ impl Listing {
         self.position(comment.rating, comment.sort_key())
     }
 
+    /// Each of the list's ratings with its group, in ascending group order.
+    pub fn ratings_by_group(&self) -> Vec<(u8, Rating)> {
+        let mut ratings: Vec<(u8, Rating)> = self
+            .ratings
+            .iter()
+            .map(|r| (self.grouping.group_of(r), r))
+            .collect();
+        ratings.sort_unstable_by_key(|(group, rating)| (*group, rating.get()));
+        ratings
+    }
+
     /// The list's groups, each with the ratings it holds, in descending group order (one
     /// group, all the list's ratings, when it is flat).
     pub fn groups(&self) -> Vec<(u8, RatingSet)> {
         match self.grouping {
             Grouping::Flat => vec![(0, self.ratings)],
-            grouping => {
-                let mut groups: Vec<(u8, RatingSet)> = self
-                    .ratings
-                    .iter()
-                    .map(|r| (grouping.group_of(r), RatingSet::from_ratings([r])))
-                    .collect();
-                groups.sort_unstable_by_key(|(group, _)| std::cmp::Reverse(*group));
-                groups
-            }
+            Grouping::HighestFirst | Grouping::LowestFirst => self
+                .ratings_by_group()
+                .into_iter()
+                .rev()
+                .map(|(group, rating)| (group, RatingSet::from_ratings([rating])))
+                .collect(),
         }
     }
 }

@@ -9,7 +9,9 @@
 //!   sent at once). A `totalCount` is the sum of its filter's counts ([`RatingSet::count_in`]),
 //!   so a category page's stars and its products' totals share the call;
 //! * every comment asked by id in one [`CommentStore::get_many`] (DynamoDB `BatchGetItem`, 100
-//!   ids a call), each id read once however many fields ask for it.
+//!   ids a call), each id read once however many fields ask for it;
+//! * the viewer's helpful votes on comments read one at a time (`helpful`, whose loader reads
+//!   them with one [`CommentStore::helpful_votes`]).
 //!
 //! The loader is the request's own (the HTTP layer makes one with the request's
 //! [`RequestMeta`]): each batch adds what it read to the request's `extensions.cost` (its real
@@ -24,6 +26,7 @@
 //!
 //! [`PageIndex::rating_counts_many`]: crate::index::PageIndex::rating_counts_many
 //! [`CommentStore::get_many`]: crate::store::CommentStore::get_many
+//! [`CommentStore::helpful_votes`]: crate::store::CommentStore::helpful_votes
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -49,8 +52,8 @@ pub type RequestLoader = DataLoader<BatchReads>;
 /// each batch reports its cost to.
 #[derive(Debug)]
 pub struct BatchReads {
-    state: Arc<ApiState>,
-    meta: Arc<RequestMeta>,
+    pub(super) state: Arc<ApiState>,
+    pub(super) meta: Arc<RequestMeta>,
 }
 
 impl BatchReads {

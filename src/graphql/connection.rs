@@ -127,6 +127,7 @@ pub(super) async fn resolve_connection(
     }
     let scope = request.scope;
     record_cost(meta, &scope.sku, &connection.page);
+    super::helpful::expect_votes(ctx, &look, &connection.page.items);
     Ok(CommentConnection {
         scope,
         items: connection.page.items,

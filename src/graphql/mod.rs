@@ -11,6 +11,7 @@ mod connection;
 mod error;
 pub mod field_errors;
 mod global_id;
+mod helpful;
 mod hooks;
 mod mutation;
 mod order;
@@ -34,6 +35,7 @@ pub use batch::{BatchReads, RequestLoader};
 pub use budget::{Budget, CACHED_ANSWER_POINTS, Checked, failure_floor, retry_after_seconds};
 pub use error::{ApiError, ErrorCode};
 pub use global_id::GlobalId;
+pub use helpful::{ClientAddress, VIEWER_FOUND_HELPFUL};
 pub use mutation::MutationRoot;
 pub use order::CommentOrder;
 pub use query::QueryRoot;
@@ -80,6 +82,8 @@ pub struct RequestMeta {
     /// The products whose comments the request read, each once: what a cached copy of the
     /// response depends on (`http::response_cache`) and the tags a CDN purges it by.
     products: Mutex<Vec<crate::domain::Sku>>,
+    /// The viewer's helpful votes the request knows or reads a page at a time (`helpful`).
+    votes: helpful::VoteLookups,
 }
 
 impl RequestMeta {
@@ -89,6 +93,7 @@ impl RequestMeta {
             cost: Mutex::default(),
             items_reserved: AtomicU64::new(0),
             products: Mutex::default(),
+            votes: helpful::VoteLookups::default(),
         }
     }
 

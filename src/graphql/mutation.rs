@@ -5,6 +5,7 @@ use async_graphql::{Context, ID, InputObject, Object, SimpleObject};
 use super::connection::state;
 use super::error::ApiError;
 use super::global_id::GlobalId;
+use super::helpful::{MarkHelpfulInput, MarkHelpfulPayload};
 use super::types::{Comment, CommentEdge};
 use super::viewer::writer;
 use crate::auth::Viewer;
@@ -193,6 +194,18 @@ impl MutationRoot {
             comment: Comment(comment),
             client_mutation_id: input.client_mutation_id,
         })
+    }
+
+    /// Marks a comment helpful for the viewer, or (`helpful: false`) takes that back. One vote
+    /// per viewer and comment: marking it twice counts once. With `--auth jwt` it needs a
+    /// bearer token (`UNAUTHENTICATED` without one) and the author may not mark their own
+    /// comment (`FORBIDDEN`); with `--auth off` the client's address is the voter.
+    async fn mark_helpful(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(desc = "The comment and the vote.")] input: MarkHelpfulInput,
+    ) -> async_graphql::Result<MarkHelpfulPayload> {
+        super::helpful::mark_helpful(ctx, input).await
     }
 
     /// Deletes a comment. With `--auth jwt` only its author or a moderator may (`FORBIDDEN`

@@ -65,6 +65,21 @@ impl Comment {
         self.0.updated_at().map(DateTime)
     }
 
+    /// How many people marked this comment helpful.
+    async fn helpful_count(&self) -> i32 {
+        i32::try_from(self.0.helpful_count).unwrap_or(i32::MAX)
+    }
+
+    /// Whether the viewer marked it helpful; false without a viewer.
+    // Under `--auth off` the viewer is the client's address. A page's comments are looked up in
+    // one batched read, a comment alone reads its one vote (`helpful` says what it costs).
+    async fn viewer_found_helpful(
+        &self,
+        ctx: &async_graphql::Context<'_>,
+    ) -> async_graphql::Result<bool> {
+        super::helpful::viewer_found_helpful(ctx, &self.0).await
+    }
+
     /// Whether the viewer may edit this comment: its author or a moderator when the server
     /// verifies tokens, anyone when it does not. Show or hide an edit button with it.
     async fn viewer_can_update(&self, ctx: &async_graphql::Context<'_>) -> bool {

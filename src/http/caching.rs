@@ -4,10 +4,11 @@
 //!
 //! A shared cache (a CDN) may keep a response only when it is the same for every client
 //! (RFC 9111 §3.5). Two things make a response one client's own: the request carried
-//! `Authorization` (a verified viewer decides `viewerCanUpdate` and `viewerCanDelete`, and
-//! under `--auth jwt` the viewer is the only thing that does, so a request without the header
-//! gets the same answer as every other anonymous one), and the body shows the client's
-//! `throttleStatus`. So an error-free anonymous GET is answered `public` *without*
+//! `Authorization` (a verified viewer decides `viewerCanUpdate`, `viewerCanDelete` and
+//! `viewerFoundHelpful`, and under `--auth jwt` the viewer is the only thing that does, so a
+//! request without the header gets the same answer as every other anonymous one) or, under
+//! `--auth off`, asked `viewerFoundHelpful` (the client's address is the voter: the handler
+//! counts it as `authorization`), and the body shows the client's `throttleStatus`. So an error-free anonymous GET is answered `public` *without*
 //! `throttleStatus` in its body (the budget is in its headers instead); a GET with
 //! `Authorization` keeps `throttleStatus` and is `private`: a browser may keep it, a CDN never.
 //! POST responses and responses with errors stay `no-store` and keep `throttleStatus`.

@@ -20,7 +20,11 @@ use super::response_cache::{self, Asker, Pending, from_cache};
 use super::transport::{self, MediaType, Refusal};
 use super::{AppState, REQUEST_ID, client_address};
 use super::{cost, failures, persisted};
-use crate::graphql::{BatchReads, Budget, RequestMeta, field_errors, pricing, retry_after_seconds};
+use crate::auth::Auth;
+use crate::graphql::{
+    BatchReads, Budget, ClientAddress, RequestMeta, VIEWER_FOUND_HELPFUL, field_errors, pricing,
+    retry_after_seconds,
+};
 use crate::pagination::PageStats;
 use crate::ratelimit::Refused;
 
@@ -132,7 +136,8 @@ struct Call<'a> {
     request_id: String,
     media: MediaType,
     over_get: bool,
-    /// The request carried `Authorization`: its response is never public (`caching`).
+    /// The request carried `Authorization`, or asked the votes of its address (`--auth off`):
+    /// its response is never public (`caching`).
     authorization: bool,
     started: Instant,
     operation_name: Option<String>,
@@ -155,11 +160,6 @@ async fn execute(
     address: IpAddr,
 ) -> Response {
     let started = Instant::now();
-    let transport = if over_get {
-        Transport::Get
-    } else {
-        Transport::Post
-    };
     let registration = match persisted::resolve(app, &mut request, media, &request_id).await {
         Ok(registration) => registration,
         Err(refusal) => return refusal,
@@ -170,6 +170,7 @@ async fn execute(
     {
         return refusal;
     }
+    let transport = transport(over_get);
     let checked = match check_request(&mut request, transport, &app.documents, &app.options) {
         Ok(checked) => checked,
         Err(rejection) => {
@@ -188,8 +189,10 @@ async fn execute(
     let Ok(_permit) = app.in_flight.clone().try_acquire_owned() else {
         return shed(app, media, &request_id);
     };
+    let (personal, own_votes) = personal(app, headers, &request.query);
     let asker = Asker::new(over_get, address, &request_id, registration.as_deref());
-    let pending = match from_cache(app, headers, &request, media, checked.mutation, asker).await {
+    let bypass = checked.mutation || own_votes;
+    let pending = match from_cache(app, headers, &request, media, bypass, asker).await {
         Ok(pending) => pending,
         Err(hit) => return hit,
     };
@@ -206,13 +209,14 @@ async fn execute(
         request_id,
         media,
         over_get,
-        authorization: headers.contains_key(header::AUTHORIZATION),
+        authorization: personal,
         started,
         operation_name: request.operation_name.clone(),
         kind: operation_kind(checked.mutation),
         bytes,
     };
     let meta = Arc::new(RequestMeta::new(call.request_id.clone()));
+    let request = request.data(ClientAddress(address));
     let document = checked.document.as_deref();
     let registration = registration.map(|hash| (hash, request.query.clone()));
     match run(&call, request, &meta, &budget, document).await {
@@ -221,6 +225,26 @@ async fn execute(
             respond(&call, response, &meta, &budget, pending).await
         }
         Err(timed_out) => timed_out,
+    }
+}
+
+/// Whether the answer is one client's own (`caching`): the request carried `Authorization`, or
+/// asks the viewer's votes under `--auth off`, where the client's address is the voter (the
+/// second value: such an answer is also kept out of the response cache).
+fn personal(app: &AppState, headers: &HeaderMap, query: &str) -> (bool, bool) {
+    let own_votes = matches!(app.api.auth, Auth::Off) && query.contains(VIEWER_FOUND_HELPFUL);
+    (
+        headers.contains_key(header::AUTHORIZATION) || own_votes,
+        own_votes,
+    )
+}
+
+/// The transport a request came by, for its checks.
+fn transport(over_get: bool) -> Transport {
+    if over_get {
+        Transport::Get
+    } else {
+        Transport::Post
     }
 }
 

@@ -38,7 +38,7 @@ use futures::stream::{BoxStream, StreamExt};
 use tokio_util::sync::CancellationToken;
 
 pub use self::cohort::Cohorts;
-use self::cohort::{Ended, Key, Live, Members};
+use self::cohort::{Asking, Ended, Key, Live, Members};
 use self::init::{Connection, Init};
 pub use self::socket::SLOW_SUBSCRIBER_CLOSE;
 use super::check::{Rejection, Transport, check_request};
@@ -46,7 +46,7 @@ use super::documents::DocumentCache;
 use super::transport::{self, MediaType, Refusal};
 use super::{AppState, HttpOptions};
 use crate::graphql::cohort::Member;
-use crate::graphql::{ApiSchema, Budget, pricing};
+use crate::graphql::{ApiSchema, Budget, ClientAddress, pricing};
 use crate::live::shares::{Kind, Share, Shares};
 use crate::pagination::PagingSettings;
 use crate::ratelimit::{Charge, ClientKey, RateLimiter};
@@ -135,7 +135,10 @@ impl Executor for SubscriptionsOnly {
         };
         let budget = Budget::new(self.options.rate_limiter.clone(), client.clone(), 0);
         let (member, joined) = self.member(&request);
-        let request = request.data(Arc::new(budget)).data(member.clone());
+        let request = request
+            .data(Arc::new(budget))
+            .data(member.clone())
+            .data(ClientAddress(self.connection.address()));
         let limiter = self.options.websocket.subscribe_limiter.clone();
         let schema = self.schema.clone();
         let members = self.members.clone();
@@ -241,7 +244,11 @@ impl SubscriptionsOnly {
     /// and where the joined cohort is left.
     fn member(&self, request: &Request) -> (Arc<Member>, Joining) {
         let viewer = self.connection.viewer();
-        let key = Key::of(request, viewer.as_ref());
+        let key = Key::of(request, viewer.as_ref(), &self.connection.client());
+        let asking = Asking {
+            viewer,
+            address: self.connection.address(),
+        };
         let variables = request.variables.clone();
         let joining = Joining::default();
         let (cohorts, schema, hub) = (
@@ -251,7 +258,7 @@ impl SubscriptionsOnly {
         );
         let left = joining.clone();
         let member = Member::new(move || {
-            let joined = cohorts.join(&key, &schema, &hub, variables.clone(), viewer.clone());
+            let joined = cohorts.join(&key, &schema, &hub, variables.clone(), asking.clone());
             *left.lock().unwrap_or_else(|p| p.into_inner()) = Some(joined);
         });
         (member, joining)

@@ -3,7 +3,8 @@
 //!
 //! It owns the wire: attribute and index names, `AttributeValue` mapping (`item`), table
 //! creation (`schema`), the classification of SDK errors (`error`), the reads (`reads`: GSI
-//! queries, gets, scans) and the conditional writes (`writes`), batching (`batch`), the table's
+//! queries, gets, scans) and the conditional writes (`writes`; helpful votes, which write two
+//! items in one transaction, in `votes`), batching (`batch`), the table's
 //! stream (`stream`, a [`ChangeSource`](super::change_source::ChangeSource)) and its records as
 //! AWS Lambda delivers them (`lambda`) live under this module and nowhere else. It answers
 //! exactly like [`MemoryStore`](super::memory::MemoryStore) (one contract test list runs
@@ -22,6 +23,7 @@ mod lambda;
 mod reads;
 mod schema;
 mod stream;
+mod votes;
 mod writes;
 
 use std::collections::HashMap;
@@ -32,11 +34,13 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 use self::error::{OnConditionFailed, classify, internal};
 use super::{CommentStore, KeyQuery, QueryPage, ScanPage, StoreError};
-use crate::domain::{Access, Comment, CommentId, CommentPatch};
+use crate::domain::{Access, Comment, CommentId, CommentPatch, Voted, Voter, VoterId};
 
 pub use self::change::{RecordDecodeError, change_from_record};
 pub use self::client::DynamoConfig;
-pub use self::item::{ItemAttribute, ItemDecodeError, comment_from_item, sort_key_from_item};
+pub use self::item::{
+    ItemAttribute, ItemDecodeError, comment_from_item, is_vote_id, sort_key_from_item,
+};
 pub use self::lambda::{change_from_lambda_record, lambda_sequence_number};
 pub use self::stream::DynamoChangeSource;
 
@@ -159,6 +163,24 @@ impl CommentStore for DynamoStore {
 
     async fn delete(&self, id: CommentId, access: &Access) -> Result<Comment, StoreError> {
         writes::delete(self, id, access).await
+    }
+
+    async fn mark_helpful(
+        &self,
+        id: CommentId,
+        voter: &Voter,
+        helpful: bool,
+        now_ms: u64,
+    ) -> Result<Voted, StoreError> {
+        votes::mark_helpful(self, id, voter, helpful, now_ms).await
+    }
+
+    async fn helpful_votes(
+        &self,
+        voter: VoterId,
+        ids: &[CommentId],
+    ) -> Result<Vec<bool>, StoreError> {
+        votes::helpful_votes(self, voter, ids).await
     }
 
     async fn put_batch(&self, comments: &[Comment]) -> Result<(), StoreError> {

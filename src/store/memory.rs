@@ -4,15 +4,17 @@
 //! response (`max_items_per_response`) that makes it stop early with a last-evaluated key, so
 //! the engine's short-read loop is exercised without DynamoDB's 1 MB cut. Every write is
 //! reported, in order, as a [`ChangeEvent`] to an optional sink, the embedded stand-in for
-//! DynamoDB Streams.
+//! DynamoDB Streams. Helpful votes are kept beside the comments, a set of voters per comment,
+//! and leave with their comment when it is deleted.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ops::Bound;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use super::{ChangeSink, CommentStore, KeyQuery, Partition, QueryPage, ScanPage, StoreError};
 use crate::domain::{
-    Access, ChangeEvent, Comment, CommentId, CommentPatch, IndexEntry, Order, SortKey,
+    Access, ChangeEvent, Comment, CommentId, CommentPatch, IndexEntry, Order, SortKey, Voted,
+    Voter, VoterId,
 };
 
 /// Items a scan page holds, like a DynamoDB `Scan` page.
@@ -30,6 +32,8 @@ pub struct MemoryStore {
 struct Tables {
     comments: BTreeMap<CommentId, Comment>,
     partitions: HashMap<Partition, BTreeSet<SortKey>>,
+    /// Who marked each comment helpful (comments without votes have no entry).
+    votes: HashMap<CommentId, HashSet<VoterId>>,
 }
 
 impl Tables {
@@ -53,6 +57,25 @@ impl Tables {
             }
         }
         Some(comment)
+    }
+}
+
+impl Tables {
+    fn has_vote(&self, id: CommentId, voter: VoterId) -> bool {
+        self.votes
+            .get(&id)
+            .is_some_and(|voters| voters.contains(&voter))
+    }
+
+    fn set_vote(&mut self, id: CommentId, voter: VoterId, helpful: bool) {
+        if helpful {
+            self.votes.entry(id).or_default().insert(voter);
+        } else if let Some(voters) = self.votes.get_mut(&id) {
+            voters.remove(&voter);
+            if voters.is_empty() {
+                self.votes.remove(&id);
+            }
+        }
     }
 }
 
@@ -125,11 +148,34 @@ impl MemoryStore {
         }
     }
 
-    /// Removes a comment without checks and reports the removal (the durable store's writer,
-    /// applying a deletion it committed).
+    /// Records a vote (or its withdrawal) the durable store's writer committed, with the
+    /// comment as the same commit left it, and reports the change.
+    pub(crate) fn vote_now(&self, comment: &Comment, voter: VoterId, helpful: bool) {
+        let mut tables = self.write();
+        tables.set_vote(comment.id, voter, helpful);
+        let old = tables.remove(comment.id);
+        tables.insert(comment.clone());
+        self.emit(ChangeEvent::Upsert {
+            old: old.as_ref().map(IndexEntry::from),
+            new: IndexEntry::from(comment),
+        });
+    }
+
+    /// Holds the votes the durable store loaded, without reporting anything (its comments are
+    /// loaded with their counts).
+    pub(crate) fn load_votes(&self, votes: impl IntoIterator<Item = (CommentId, VoterId)>) {
+        let mut tables = self.write();
+        for (id, voter) in votes {
+            tables.set_vote(id, voter, true);
+        }
+    }
+
+    /// Removes a comment and its votes without checks and reports the removal (the durable
+    /// store's writer, applying a deletion it committed).
     pub(crate) fn remove_now(&self, id: CommentId) -> Option<Comment> {
         let mut tables = self.write();
         let old = tables.remove(id)?;
+        tables.votes.remove(&id);
         self.emit(ChangeEvent::removal(IndexEntry::from(&old)));
         Some(old)
     }
@@ -227,8 +273,54 @@ impl CommentStore for MemoryStore {
             tables.insert(old);
             return Err(StoreError::Forbidden(id));
         }
+        tables.votes.remove(&id);
         self.emit(ChangeEvent::removal(IndexEntry::from(&old)));
         Ok(old)
+    }
+
+    async fn mark_helpful(
+        &self,
+        id: CommentId,
+        voter: &Voter,
+        helpful: bool,
+        _now_ms: u64,
+    ) -> Result<Voted, StoreError> {
+        let mut tables = self.write();
+        let old = tables
+            .comments
+            .get(&id)
+            .cloned()
+            .ok_or(StoreError::NotFound(id))?;
+        if helpful && voter.wrote(&old) {
+            return Err(StoreError::OwnComment(id));
+        }
+        if tables.has_vote(id, voter.id) == helpful {
+            return Ok(Voted {
+                comment: old,
+                changed: false,
+            });
+        }
+        let new = old.after_vote(helpful);
+        tables.set_vote(id, voter.id, helpful);
+        // The comment keeps its place (product, time, rating): only the map entry changes.
+        tables.comments.insert(id, new.clone());
+        self.emit(ChangeEvent::Upsert {
+            old: Some(IndexEntry::from(&old)),
+            new: IndexEntry::from(&new),
+        });
+        Ok(Voted {
+            comment: new,
+            changed: true,
+        })
+    }
+
+    async fn helpful_votes(
+        &self,
+        voter: VoterId,
+        ids: &[CommentId],
+    ) -> Result<Vec<bool>, StoreError> {
+        let tables = self.read();
+        Ok(ids.iter().map(|id| tables.has_vote(*id, voter)).collect())
     }
 
     async fn put_batch(&self, comments: &[Comment]) -> Result<(), StoreError> {
@@ -253,11 +345,15 @@ impl CommentStore for MemoryStore {
         };
         let tables = self.read();
         let mut items = Vec::new();
+        let mut votes = Vec::new();
         let mut last = None;
         for (id, comment) in tables.comments.range((start, Bound::Unbounded)) {
             last = Some(*id);
             if u128::from_be_bytes(id.to_bytes()) % total == u128::from(segment) {
                 items.push(comment.clone());
+                if let Some(voters) = tables.votes.get(id) {
+                    votes.push((*id, voters.len() as u64));
+                }
                 if items.len() == SCAN_PAGE {
                     break;
                 }
@@ -272,6 +368,7 @@ impl CommentStore for MemoryStore {
         });
         Ok(ScanPage {
             items,
+            votes,
             resume: if more {
                 last.map(|id| id.to_string())
             } else {

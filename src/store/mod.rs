@@ -24,7 +24,8 @@ use std::future::Future;
 use std::ops::Bound;
 
 use crate::domain::{
-    Access, ChangeEvent, Comment, CommentId, CommentPatch, Order, Rating, Sku, SortKey,
+    Access, ChangeEvent, Comment, CommentId, CommentPatch, Order, Rating, Sku, SortKey, Voted,
+    Voter, VoterId,
 };
 use crate::error::BoxError;
 
@@ -74,10 +75,15 @@ pub struct QueryPage {
     pub last_evaluated: Option<SortKey>,
 }
 
-/// One response of a full-table scan segment (for `reindex` and `verify`).
+/// One response of a full-table scan segment (for `reindex`, `verify` and `export`).
 #[derive(Clone, Debug, Default)]
 pub struct ScanPage {
     pub items: Vec<Comment>,
+    /// The helpful votes this page came across, as `(comment, how many)`: `verify` adds them
+    /// up over the whole scan and compares each comment's tally with its `helpful_count`. A
+    /// store that keeps votes apart from comments (DynamoDB: an item per vote, anywhere in the
+    /// scan) reports them where it meets them; the embedded store with their comment.
+    pub votes: Vec<(CommentId, u64)>,
     /// Resume token for the next call of the same segment; `None` when the segment is done.
     pub resume: Option<String>,
 }
@@ -90,6 +96,9 @@ pub enum StoreError {
     /// The caller's [`Access`] does not cover the comment: someone else's.
     #[error("comment {0} belongs to someone else")]
     Forbidden(CommentId),
+    /// A voter's helpful vote for a comment they wrote (the own-comment rule, [`Voter::wrote`]).
+    #[error("comment {0} is your own: its author cannot mark it helpful")]
+    OwnComment(CommentId),
     #[error("comment {0} already exists")]
     AlreadyExists(CommentId),
     /// Throttling, timeouts and connection failures that outlasted the client's retries.
@@ -105,12 +114,13 @@ pub enum StoreError {
 /// The system of record for comments.
 ///
 /// Writes are conditional: `create` refuses an existing id, `update` and `delete` a missing one,
-/// and a comment their [`Access`] does not cover ([`StoreError::Forbidden`], checked in the same
-/// conditional write, so nothing is written on a refusal).
+/// and a comment their [`Access`] does not cover ([`StoreError::Forbidden`]: nothing is written
+/// on a refusal; a comment's owner never changes, so the check may read it before the write).
 /// Every write gives the comment its next version ([`Comment::version`]): `create` writes
-/// version 1, `update` one more than the version it read, and only if the comment is still at
-/// that version (optimistic concurrency); a deletion's change carries one more than the deleted
-/// comment's.
+/// version 1; `update` and a vote ([`CommentStore::mark_helpful`]) one more than the version
+/// the comment is at when they write, in one atomic step (a lock, a transaction, an increment
+/// in an update expression), so racing writes each get a version of their own and none puts
+/// back what another changed; a deletion's change carries one more than the deleted comment's.
 pub trait CommentStore: Send + Sync + 'static {
     /// Reads one partition in sort-key order (see [`KeyQuery`]).
     fn query(&self, query: &KeyQuery)
@@ -144,6 +154,34 @@ pub trait CommentStore: Send + Sync + 'static {
         id: CommentId,
         access: &Access,
     ) -> impl Future<Output = Result<Comment, StoreError>> + Send;
+
+    /// Records `voter`'s helpful vote on comment `id` (`helpful: true`) or takes it back
+    /// (`false`), and answers the comment as it now is.
+    ///
+    /// One vote per voter and comment: the vote and the comment's `helpful_count` change in one
+    /// atomic write (in DynamoDB, one transaction, conditional on the vote's presence), so a
+    /// retried or concurrent call never counts twice. A call that changes something gives the
+    /// comment its next version (and reports the change, like an edit, though `updated_at`
+    /// stays: a vote is not an edit); one that changes nothing (a second `true`, a `false`
+    /// without a vote) writes nothing. [`StoreError::NotFound`] if the comment is absent,
+    /// [`StoreError::OwnComment`] for `true` from its author ([`Voter::wrote`]).
+    fn mark_helpful(
+        &self,
+        id: CommentId,
+        voter: &Voter,
+        helpful: bool,
+        now_ms: u64,
+    ) -> impl Future<Output = Result<Voted, StoreError>> + Send;
+
+    /// For each of `ids`, whether `voter` marked it helpful: one slot per id, in order. One
+    /// batched read (in DynamoDB, `BatchGetItem` of the vote items, at most 100 ids per call).
+    /// Callers ask about comments they have read: for a deleted comment the embedded stores
+    /// answer `false`, DynamoDB whether the vote item it left behind is there.
+    fn helpful_votes(
+        &self,
+        voter: VoterId,
+        ids: &[CommentId],
+    ) -> impl Future<Output = Result<Vec<bool>, StoreError>> + Send;
 
     /// Bulk-writes new comments (seeding), with the versions they carry. Not conditional;
     /// callers supply fresh ids.
@@ -210,6 +248,24 @@ impl CommentStore for AnyStore {
 
     async fn delete(&self, id: CommentId, access: &Access) -> Result<Comment, StoreError> {
         dispatch_store!(self, s => s.delete(id, access).await)
+    }
+
+    async fn mark_helpful(
+        &self,
+        id: CommentId,
+        voter: &Voter,
+        helpful: bool,
+        now_ms: u64,
+    ) -> Result<Voted, StoreError> {
+        dispatch_store!(self, s => s.mark_helpful(id, voter, helpful, now_ms).await)
+    }
+
+    async fn helpful_votes(
+        &self,
+        voter: VoterId,
+        ids: &[CommentId],
+    ) -> Result<Vec<bool>, StoreError> {
+        dispatch_store!(self, s => s.helpful_votes(voter, ids).await)
     }
 
     async fn put_batch(&self, comments: &[Comment]) -> Result<(), StoreError> {

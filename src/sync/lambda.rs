@@ -36,6 +36,8 @@ pub async fn apply_lambda_batch<I: PageIndex>(
     for (i, record) in records.iter().enumerate() {
         match change_from_lambda_record(record) {
             Ok(Some(event)) => events.push(event),
+            // A vote item's record: its comment's `MODIFY` carries the change.
+            Ok(None) if matches!(record.event_name.as_str(), "INSERT" | "MODIFY" | "REMOVE") => {}
             Ok(None) => tracing::warn!(
                 record = i,
                 event_name = record.event_name.as_str(),

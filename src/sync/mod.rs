@@ -2,7 +2,8 @@
 //! in order, idempotently. The embedded store's feed and the DynamoDB Streams consumer
 //! ([`stream`], reading the store's [`ChangeSource`] port) both end in [`apply`], so there is
 //! one code path from a write to the index.
-//! [`reindex()`] rebuilds the index from the table and [`verify()`] reports where they differ.
+//! [`reindex()`] rebuilds the index from the table and [`verify()`] reports where they differ
+//! (and where a comment's helpful count differs from its votes).
 //!
 //! This layer knows nothing of GraphQL; the streams SDK appears only behind [`ChangeSource`]
 //! (in the DynamoDB adapter), and Redis only behind [`Checkpoints`].
@@ -11,6 +12,7 @@
 
 pub(crate) mod backoff;
 mod checkpoint;
+pub mod helpful_counts;
 pub mod lambda;
 pub mod reindex;
 mod scan;
@@ -29,6 +31,7 @@ use crate::store::StoreError;
 use crate::store::change_source::SourceError;
 
 pub use self::checkpoint::Checkpoints;
+pub use self::helpful_counts::{CountMismatch, HelpfulCheck};
 pub use self::lambda::apply_lambda_batch;
 pub use self::reindex::{ReindexReport, reindex};
 pub use self::stream::{StreamConsumer, StreamOptions};

@@ -162,8 +162,8 @@ pub async fn reindex<S: CommentStore, I: PageIndex>(
     let tally = Tally::new();
     {
         let tally = &tally;
-        parallel_scan(store, segments, move |items| async move {
-            tally.absorb(index, only, &items, progress).await
+        parallel_scan(store, segments, move |page| async move {
+            tally.absorb(index, only, &page.items, progress).await
         })
         .await?;
     }

@@ -1,13 +1,12 @@
 //! A parallel full-table scan for `reindex` and `verify`: `segments` segments read
-//! concurrently, each page handed to a visitor as it arrives, so the table never sits in
-//! memory at once (unless the visitor keeps it).
+//! concurrently, each page (its comments, and the helpful votes it met) handed to a visitor as
+//! it arrives, so the table never sits in memory at once (unless the visitor keeps it).
 
 use std::future::Future;
 use std::time::Duration;
 
 use super::SyncError;
-use crate::domain::Comment;
-use crate::store::{CommentStore, StoreError};
+use crate::store::{CommentStore, ScanPage, StoreError};
 
 /// Attempts per scan page while the store reports itself unavailable (throttling).
 const PAGE_ATTEMPTS: u32 = 6;
@@ -20,7 +19,7 @@ pub(super) async fn parallel_scan<S, F, Fut>(
 ) -> Result<(), SyncError>
 where
     S: CommentStore,
-    F: Fn(Vec<Comment>) -> Fut,
+    F: Fn(ScanPage) -> Fut,
     Fut: Future<Output = Result<(), SyncError>>,
 {
     let segments = segments.max(1);
@@ -28,9 +27,10 @@ where
     futures::future::try_join_all((0..segments).map(|segment| async move {
         let mut resume = None;
         loop {
-            let page = scan_page(store, segment, segments, resume.take()).await?;
-            visit(page.items).await?;
-            match page.resume {
+            let mut page = scan_page(store, segment, segments, resume.take()).await?;
+            let next = page.resume.take();
+            visit(page).await?;
+            match next {
                 Some(token) => resume = Some(token),
                 None => return Ok::<(), SyncError>(()),
             }
@@ -47,7 +47,7 @@ async fn scan_page<S: CommentStore>(
     segment: u32,
     segments: u32,
     resume: Option<String>,
-) -> Result<crate::store::ScanPage, SyncError> {
+) -> Result<ScanPage, SyncError> {
     let mut pause = Duration::from_millis(100);
     let mut attempt = 1;
     loop {

@@ -7,12 +7,16 @@
 //! written within the stream delay show up as drift; verify again to tell lag from loss.
 //!
 //! The table's entries of the checked products are held in memory (about 60 bytes a comment).
+//!
+//! A full verification also holds each comment's helpful count to the votes the table has for
+//! it (`helpful_counts`); with a SKU it does not (no vote is in a product's partition).
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::sync::Mutex;
 
 use super::SyncError;
+use super::helpful_counts::{HelpfulCheck, HelpfulTally};
 use super::scan::parallel_scan;
 use crate::domain::{CommentId, IndexEntry, Order, Rating, Sku};
 use crate::index::PageIndex;
@@ -58,11 +62,13 @@ pub struct DriftReport {
     pub comments: u64,
     /// The products that drifted, by SKU.
     pub drifted: Vec<ProductDrift>,
+    /// Helpful counts against votes; `None` when not checked (a verification of one SKU).
+    pub helpful: Option<HelpfulCheck>,
 }
 
 impl DriftReport {
     pub fn is_clean(&self) -> bool {
-        self.drifted.is_empty()
+        self.drifted.is_empty() && self.helpful.as_ref().is_none_or(HelpfulCheck::is_clean)
     }
 }
 
@@ -74,16 +80,19 @@ pub async fn verify<S: CommentStore, I: PageIndex>(
     segments: u32,
 ) -> Result<DriftReport, SyncError> {
     let mut table: BTreeMap<Sku, Vec<IndexEntry>> = BTreeMap::new();
+    let mut helpful = None;
     match only {
         Some(sku) => {
             table.insert(sku.clone(), product_entries(store, sku).await?);
         }
         None => {
             let collected: Mutex<BTreeMap<Sku, Vec<IndexEntry>>> = Mutex::default();
-            let collected_ref = &collected;
-            parallel_scan(store, segments, move |items| async move {
+            let tally = HelpfulTally::default();
+            let (collected_ref, tally_ref) = (&collected, &tally);
+            parallel_scan(store, segments, move |page| async move {
+                tally_ref.absorb(&page);
                 let mut map = collected_ref.lock().unwrap_or_else(|p| p.into_inner());
-                for comment in &items {
+                for comment in &page.items {
                     map.entry(comment.sku.clone())
                         .or_default()
                         .push(IndexEntry::from(comment));
@@ -92,6 +101,7 @@ pub async fn verify<S: CommentStore, I: PageIndex>(
             })
             .await?;
             table = collected.into_inner().unwrap_or_else(|p| p.into_inner());
+            helpful = Some(tally.check(&table));
             for sku in index.products().await? {
                 table.entry(sku).or_default();
             }
@@ -99,6 +109,7 @@ pub async fn verify<S: CommentStore, I: PageIndex>(
     }
     let mut report = DriftReport {
         products: table.len(),
+        helpful,
         ..DriftReport::default()
     };
     for (sku, entries) in table {

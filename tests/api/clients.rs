@@ -159,7 +159,7 @@ async fn graphql_js_introspection_of_a_running_server_rebuilds_the_committed_sch
 async fn apollo_client_merges_pages_keeps_partial_results_and_inserts_new_comments_silently() {
     let (success, output) = client_checks("apollo.mjs").await;
     assert!(
-        success && output.contains("apollo: 5 checks passed, 0 failed, 0 warnings"),
+        success && output.contains("apollo: 6 checks passed, 0 failed, 0 warnings"),
         "{output}"
     );
 }

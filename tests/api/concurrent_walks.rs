@@ -105,6 +105,7 @@ async fn a_cursor_walk_under_concurrent_writes_sees_every_lasting_comment_once_i
                     created_at_ms: millis,
                     updated_at_ms: None,
                     version: 1,
+                    helpful_count: 0,
                 };
                 store.create(&comment).await.expect("created");
                 let victim = victims.swap_remove(rng.below(victims.len() as u64) as usize);

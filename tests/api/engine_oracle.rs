@@ -112,6 +112,7 @@ fn build_comments(case: &Case, sku: &Sku) -> Vec<Comment> {
                 created_at_ms: millis,
                 updated_at_ms: None,
                 version: 1,
+                helpful_count: 0,
             }
         })
         .collect()

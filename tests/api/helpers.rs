@@ -253,6 +253,28 @@ impl Page {
     }
 }
 
+/// Every comment of `sku` with a rating in `ratings` (all when `null`), newest first, as
+/// `{ id rating }` nodes, by walking with cursors in pages of 100.
+pub async fn walk_nodes(app: &TestApp, sku: &str, ratings: &Value) -> Vec<Value> {
+    let mut nodes = Vec::new();
+    let mut after = Value::Null;
+    loop {
+        let page = app
+            .data(
+                "query($sku: String!, $ratings: [Int!], $after: String) { comments(sku: $sku, ratings: $ratings, first: 100, after: $after) { edges { node { id rating } } pageInfo { hasNextPage endCursor } } }",
+                json!({ "sku": sku, "ratings": ratings, "after": after }),
+            )
+            .await;
+        let connection = &page["comments"];
+        let edges = connection["edges"].as_array().expect("edges");
+        nodes.extend(edges.iter().map(|edge| edge["node"].clone()));
+        if connection["pageInfo"]["hasNextPage"] != true {
+            return nodes;
+        }
+        after = connection["pageInfo"]["endCursor"].clone();
+    }
+}
+
 /// The ids of a connection's edges (`edges { node { id } }`), in order.
 pub fn edge_ids(connection: &Value) -> Vec<String> {
     connection["edges"]

@@ -190,14 +190,24 @@ fn the_readme_policy_grants_the_table_s_actions_each_on_its_resource_and_nothing
 }
 
 /// Runs everything a server offers that reads or writes the table: a mutation of each kind,
-/// a page with `totalCount`, `nodes`, and `/readyz`.
+/// a page with `totalCount` and the viewer's votes, `nodes`, and `/readyz`.
 async fn use_every_feature(app: &TestApp, sku: &str) {
     let input = json!({ "sku": sku, "author": "iam", "body": "checked", "rating": 4 });
     let added = app.data(ADD, json!({ "input": input })).await;
     let id = added["addComment"]["comment"]["id"].clone();
+    let voted = app
+        .data(
+            "mutation($id: ID!) { markHelpful(input: { commentId: $id }) { comment { helpfulCount } } }",
+            json!({ "id": id }),
+        )
+        .await;
+    assert_eq!(
+        voted["markHelpful"]["comment"]["helpfulCount"], 1,
+        "{voted}"
+    );
     let page = app
         .data(
-            "query($sku: String!) { comments(sku: $sku, first: 5) { totalCount edges { node { id } } } }",
+            "query($sku: String!) { comments(sku: $sku, first: 5) { totalCount edges { node { id viewerFoundHelpful } } } }",
             json!({ "sku": sku }),
         )
         .await;

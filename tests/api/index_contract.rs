@@ -212,15 +212,7 @@ async fn key_at_reads_every_rank_in_both_orders_ties_included<I: PageIndex>(inde
         set(&[1, 2, 3, 4]),
     ] {
         for order in [Order::NewestFirst, Order::OldestFirst] {
-            check_every_rank(
-                &index,
-                &model,
-                &product,
-                Listing::flat(ratings),
-                order,
-                flat(None),
-            )
-            .await;
+            check_flat_ranks(&index, &model, &product, ratings, order, None).await;
         }
     }
     let none = index
@@ -264,15 +256,7 @@ async fn key_at_counts_only_items_beyond_the_cursor_member_or_not<I: PageIndex>(
             set(&[1, 3, 5]),
         ] {
             for order in [Order::NewestFirst, Order::OldestFirst] {
-                check_every_rank(
-                    &index,
-                    &model,
-                    &product,
-                    Listing::flat(ratings),
-                    order,
-                    flat(Some(after)),
-                )
-                .await;
+                check_flat_ranks(&index, &model, &product, ratings, order, Some(after)).await;
             }
         }
     }
@@ -299,15 +283,7 @@ async fn key_at_agrees_with_the_model_for_all_31_rating_subsets<I: PageIndex>(in
         for ratings in all_rating_subsets() {
             for order in [Order::NewestFirst, Order::OldestFirst] {
                 for after in &afters {
-                    check_every_rank(
-                        &index,
-                        &model,
-                        &product,
-                        Listing::flat(ratings),
-                        order,
-                        flat(*after),
-                    )
-                    .await;
+                    check_flat_ranks(&index, &model, &product, ratings, order, *after).await;
                 }
             }
         }
@@ -546,15 +522,8 @@ async fn a_union_rank_deep_into_fifty_thousand_members_is_exact<I: PageIndex>(in
         set(&[1, 3, 4, 5]),
     ] {
         for order in [Order::NewestFirst, Order::OldestFirst] {
-            check_random_ranks(
-                &index,
-                &model,
-                &mut rng,
-                &product,
-                Listing::flat(ratings),
-                order,
-            )
-            .await;
+            let listing = Listing::flat(ratings);
+            check_random_ranks(&index, &model, &mut rng, &product, listing, order).await;
         }
     }
 }
@@ -577,15 +546,8 @@ async fn a_union_rank_is_exact_when_ratings_cluster_in_time<I: PageIndex>(index:
 
     for ratings in [RatingSet::ALL, set(&[1, 5]), set(&[2, 3, 4]), set(&[1, 4])] {
         for order in [Order::NewestFirst, Order::OldestFirst] {
-            check_random_ranks(
-                &index,
-                &model,
-                &mut rng,
-                &product,
-                Listing::flat(ratings),
-                order,
-            )
-            .await;
+            let listing = Listing::flat(ratings);
+            check_random_ranks(&index, &model, &mut rng, &product, listing, order).await;
         }
     }
     // A pager's bounds are read below its first one, each set for its share of the list: here
@@ -637,15 +599,7 @@ async fn a_union_rank_inside_a_tie_wider_than_the_search_window_is_exact<I: Page
     for ratings in [RatingSet::ALL, set(&[2, 4]), set(&[1, 3, 5])] {
         for order in [Order::NewestFirst, Order::OldestFirst] {
             for after in [None, Some(inside_the_tie)] {
-                check_every_rank(
-                    &index,
-                    &model,
-                    &product,
-                    Listing::flat(ratings),
-                    order,
-                    flat(after),
-                )
-                .await;
+                check_flat_ranks(&index, &model, &product, ratings, order, after).await;
             }
         }
     }
@@ -710,15 +664,7 @@ async fn ids_whose_time_part_is_not_their_created_at_keep_their_place<I: PageInd
     for ratings in [RatingSet::ALL, set(&[2]), set(&[1, 3, 5])] {
         for order in [Order::NewestFirst, Order::OldestFirst] {
             for after in [None, Some(data[0].key), Some(data[1].key)] {
-                check_every_rank(
-                    &index,
-                    &model,
-                    &product,
-                    Listing::flat(ratings),
-                    order,
-                    flat(after),
-                )
-                .await;
+                check_flat_ranks(&index, &model, &product, ratings, order, after).await;
             }
         }
     }
@@ -1279,6 +1225,19 @@ async fn check_every_rank<I: PageIndex>(
             "{listing:?} {order:?} after {after:?} rank {rank}"
         );
     }
+}
+
+/// [`check_every_rank`] of the list by time of `ratings`, after a sort key.
+async fn check_flat_ranks<I: PageIndex>(
+    index: &I,
+    model: &Model,
+    product: &Sku,
+    ratings: RatingSet,
+    order: Order,
+    after: Option<SortKey>,
+) {
+    let listing = Listing::flat(ratings);
+    check_every_rank(index, model, product, listing, order, flat(after)).await;
 }
 
 /// What `positions` should answer, from the model: the anchor's rank by counting, and each

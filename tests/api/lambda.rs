@@ -15,7 +15,7 @@ use aws_sdk_dynamodbstreams::types::{AttributeValue, Record, ShardIteratorType};
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::routing::{get, post};
-use dynapage::domain::{Access, CommentDraft, CommentPatch, Sku};
+use dynapage::domain::{Access, CommentDraft, CommentPatch, Sku, Voter};
 use dynapage::index::PageIndex;
 use dynapage::store::CommentStore;
 use serde_json::{Value, json};
@@ -432,6 +432,62 @@ async fn batches_from_the_stream_with_duplicates_and_late_retries_leave_the_inde
         Answer::Error(body) => assert!(body.to_string().contains("no sequence number"), "{body}"),
         other => panic!("expected an invocation error, got {other:?}"),
     }
+    function.kill().await.expect("the function stops");
+}
+
+/// Helpful votes on the stream: each vote is two records, its vote item's `INSERT` (or
+/// `REMOVE`) and its comment's `MODIFY`. The function passes over the first and applies the
+/// second: no record is named as failed, and the index holds the comment at its last version.
+#[tokio::test]
+async fn a_vote_s_item_records_are_passed_over_and_its_comment_s_change_applied() {
+    let backends = Backends::on(&shared_url()).await;
+    let comment = CommentDraft::new("LAMBDA_VOTES", "lambda", "vote for me", 4)
+        .expect("a draft")
+        .into_comment(1_767_225_600_000);
+    backends.store.create(&comment).await.expect("create");
+    for (voter, helpful) in [("a", true), ("b", true), ("c", true), ("a", false)] {
+        backends
+            .store
+            .mark_helpful(
+                comment.id,
+                &Voter::signed_in(voter),
+                helpful,
+                1_767_225_700_000,
+            )
+            .await
+            .expect("a vote");
+    }
+    let records: Vec<Value> = stream_records(backends.store.table())
+        .await
+        .iter()
+        .map(lambda_record)
+        .collect();
+    let votes = records
+        .iter()
+        .filter(|r| {
+            r["dynamodb"]["Keys"]["id"]["S"]
+                .as_str()
+                .is_some_and(|id| id.starts_with("vote#"))
+        })
+        .count();
+    assert_eq!(
+        (records.len(), votes),
+        (1 + 4 + 4, 4),
+        "the comment's and the votes' records"
+    );
+
+    let mut api = RuntimeApi::start().await;
+    let mut function = spawn_function(&api.address, &backends.args);
+    assert_eq!(failures(&api.invoke(&records).await), Vec::<String>::new());
+    backends.until_no_drift("after the votes' records").await;
+    let sku = Sku::parse("LAMBDA_VOTES").expect("a sku");
+    let held = backends.index.entries(&sku).await.expect("entries");
+    assert_eq!(held.len(), 1);
+    assert_eq!(
+        held[0].version,
+        1 + 4,
+        "every vote's version, and no vote item as a comment"
+    );
     function.kill().await.expect("the function stops");
 }
 

@@ -42,27 +42,14 @@ struct Row {
 /// The product's comments with a rating in `ratings`, newest first (the walk every other test
 /// file checks).
 async fn newest_first(app: &TestApp, ratings: &Value) -> Vec<Row> {
-    let mut rows = Vec::new();
-    let mut after = Value::Null;
-    loop {
-        let page = app
-            .data(
-                "query($sku: String!, $ratings: [Int!], $after: String) { comments(sku: $sku, ratings: $ratings, first: 100, after: $after) { edges { node { id rating } } pageInfo { hasNextPage endCursor } } }",
-                json!({ "sku": DEMO_SKU, "ratings": ratings, "after": after }),
-            )
-            .await;
-        let connection = &page["comments"];
-        for edge in connection["edges"].as_array().expect("edges") {
-            rows.push(Row {
-                id: edge["node"]["id"].as_str().expect("an id").to_owned(),
-                rating: edge["node"]["rating"].as_i64().expect("a rating"),
-            });
-        }
-        if connection["pageInfo"]["hasNextPage"] != true {
-            return rows;
-        }
-        after = connection["pageInfo"]["endCursor"].clone();
-    }
+    let nodes = crate::helpers::walk_nodes(app, DEMO_SKU, ratings).await;
+    nodes
+        .iter()
+        .map(|node| Row {
+            id: node["id"].as_str().expect("an id").to_owned(),
+            rating: node["rating"].as_i64().expect("a rating"),
+        })
+        .collect()
 }
 
 /// The list `order` makes of `newest` (newest first), by the order's rule as the schema states it.
@@ -262,17 +249,7 @@ async fn every_order_pages_like_its_rule_says_on_the_embedded_server() {
 
 #[tokio::test]
 async fn every_order_pages_like_its_rule_says_on_dynamodb_local_with_redis() {
-    let backends = crate::sync::Backends::on(&crate::support::redis_server::shared_url()).await;
-    crate::helpers::seed_demo(&backends.store, COMMENTS).await;
-    let reindexed = backends.run("reindex", &[]).await;
-    assert_eq!(
-        crate::sync::exit_code(&reindexed),
-        Some(0),
-        "{}",
-        crate::sync::stdout(&reindexed)
-    );
-    let args: Vec<&str> = backends.args.iter().map(String::as_str).collect();
-    let app = TestApp::spawn(&args).await;
+    let (_backends, app) = crate::sync::Backends::serving_demo(COMMENTS).await;
     check_every_order(&app).await;
     app.stop().await.expect("clean stop");
 }
@@ -312,5 +289,37 @@ async fn a_cursor_belongs_to_its_order() {
         !codes.is_empty() && codes.iter().all(|c| c == "GRAPHQL_VALIDATION_FAILED"),
         "{response}"
     );
+    app.stop().await.expect("clean stop");
+}
+
+/// The bytes a client receives for a page of an order by rating: the demo data and the
+/// development cursor key are fixed, so the page, its 56-character cursors and its positions
+/// are too.
+#[tokio::test]
+async fn a_page_of_an_order_by_rating_as_raw_bytes() {
+    let app = TestApp::embedded(8).await;
+    let body = r#"{"query":"{ comments(sku: \"DAFT_PUNK_TSHIRT\", orderBy: HIGHEST_RATED, first: 3, offset: 1) { edges { cursor node { id rating } } pageInfo { hasNextPage hasPreviousPage } totalCount startOffset } }"}"#;
+    let response = app
+        .client
+        .post(format!("{}/graphql", app.address))
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(response.status(), 200);
+    let bytes = response.text().await.expect("a body");
+    let expected = concat!(
+        r#"{"data":{"comments":{"edges":["#,
+        r#"{"cursor":"AeFvfbnaGNBvgWRuqRqFop9B-jkb5Wn9U42jSCbU_XEg65wMG5yZtDqE","node":{"id":"Q29tbWVudDowMUtEVkRLQlNKWDFaSkZBUzJZWEE2MktGMw","rating":5}},"#,
+        r#"{"cursor":"AYk-Dmx1VGc2GZqtJJvp9bbRfzvV7vVdoB0bC46uSEfBXbyF0c0GEZbA","node":{"id":"Q29tbWVudDowMUtEVkRLQlNKNVFIMlBLVkFTRlE5SkE2Qw","rating":5}},"#,
+        r#"{"cursor":"AXp8gIV7YmSHAGbwrZ7UYjUAmUwoP2OOiqBbqrFR-RhAI0T1c5wQ5ftT","node":{"id":"Q29tbWVudDowMUtEVkRINlMwQTAzSDVTUlpEMTdCOUhTTQ","rating":5}}],"#,
+        r#""pageInfo":{"hasNextPage":true,"hasPreviousPage":true},"totalCount":8,"startOffset":1}},"#,
+        // The page ends where the five-star comments do: one query of rating 5 and one of
+        // rating 4, the offset, the page and the one more read (5 items).
+        r#""extensions":{"cost":{"requestedQueryCost":37,"actualQueryCost":37,"throttleStatus":null,"#,
+        r#""itemsRead":5,"storeQueries":2,"indexCalls":1}}}"#,
+    );
+    assert_eq!(bytes, expected);
     app.stop().await.expect("clean stop");
 }

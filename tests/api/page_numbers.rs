@@ -40,22 +40,11 @@ async fn connection(app: &TestApp, args: Value) -> Value {
 /// Every comment of the demo product with a rating in `ratings` (all when `null`), newest
 /// first, by walking with cursors.
 async fn whole_list(app: &TestApp, ratings: &Value) -> Vec<String> {
-    let mut all = Vec::new();
-    let mut after = Value::Null;
-    loop {
-        let page = app
-            .data(
-                "query($sku: String!, $ratings: [Int!], $after: String) { comments(sku: $sku, ratings: $ratings, first: 100, after: $after) { edges { node { id } } pageInfo { hasNextPage endCursor } } }",
-                json!({ "sku": DEMO_SKU, "ratings": ratings, "after": after }),
-            )
-            .await;
-        let connection = &page["comments"];
-        all.extend(ids(connection));
-        if connection["pageInfo"]["hasNextPage"] != true {
-            return all;
-        }
-        after = connection["pageInfo"]["endCursor"].clone();
-    }
+    let nodes = crate::helpers::walk_nodes(app, DEMO_SKU, ratings).await;
+    nodes
+        .iter()
+        .map(|node| node["id"].as_str().expect("an id").to_owned())
+        .collect()
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -571,17 +560,7 @@ async fn pages_numbered_from_the_oldest_keep_their_content_when_comments_arrive_
 #[tokio::test]
 async fn dynamodb_local_with_redis_serves_the_same_pagers_and_containing_pages_as_the_embedded_server()
  {
-    let backends = crate::sync::Backends::on(&crate::support::redis_server::shared_url()).await;
-    crate::helpers::seed_demo(&backends.store, 250).await;
-    let reindexed = backends.run("reindex", &[]).await;
-    assert_eq!(
-        crate::sync::exit_code(&reindexed),
-        Some(0),
-        "{}",
-        crate::sync::stdout(&reindexed)
-    );
-    let args: Vec<&str> = backends.args.iter().map(String::as_str).collect();
-    let dynamo = TestApp::spawn(&args).await;
+    let (_backends, dynamo) = crate::sync::Backends::serving_demo(250).await;
     let embedded = TestApp::embedded_like_dynamodb(250).await;
 
     let list = whole_list(&embedded, &Value::Null).await;
@@ -646,6 +625,7 @@ async fn containing_finds_a_comment_the_index_does_not_hold_yet() {
             created_at_ms: middle.created_at_ms,
             updated_at_ms: None,
             version: 1,
+            helpful_count: 0,
         })
         .collect();
     backends.store.put_batch(&unindexed).await.expect("written");

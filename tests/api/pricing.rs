@@ -286,6 +286,8 @@ fn random_field(ids: Vec<String>) -> impl Strategy<Value = String> {
         vec![
             "edges { cursor node { id } }",
             "nodes { id body }",
+            "edges { node { id viewerFoundHelpful } }",
+            "nodes { viewerFoundHelpful helpfulCount }",
             "pageInfo { hasNextPage hasPreviousPage startCursor }",
             "totalCount",
             "startOffset",
@@ -319,7 +321,7 @@ fn random_field(ids: Vec<String>) -> impl Strategy<Value = String> {
     );
     let nodes = proptest::sample::subsequence(ids.clone(), 0..=ids.len().min(40)).prop_map(|ids| {
         format!(
-            "nodes(ids: {}) {{ id ... on Comment {{ product {{ comments(first: 2) {{ nodes {{ id }} }} }} }} }}",
+            "nodes(ids: {}) {{ id ... on Comment {{ viewerFoundHelpful product {{ comments(first: 2) {{ nodes {{ id viewerFoundHelpful }} }} }} }} }}",
             serde_json::to_string(&ids).expect("JSON")
         )
     });
@@ -334,7 +336,9 @@ fn random_field(ids: Vec<String>) -> impl Strategy<Value = String> {
                 "comments(sku: \"{DEMO_SKU}\", first: {size}, containing: \"{id}\"{ratings}) {{ nodes {{ id }} pageInfo {{ hasPreviousPage hasNextPage }} }}"
             )
         });
-    let node = proptest::sample::select(ids).prop_map(|id| format!("node(id: \"{id}\") {{ id }}"));
+    let node = proptest::sample::select(ids).prop_map(|id| {
+        format!("node(id: \"{id}\") {{ id ... on Comment {{ viewerFoundHelpful }} }}")
+    });
     prop_oneof![4 => connection, 1 => containing, 1 => nodes, 1 => node]
 }
 

@@ -395,6 +395,7 @@ async fn items_written_straight_into_dynamodb_reach_a_subscriber_through_the_str
         created_at_ms: now,
         updated_at_ms: None,
         version: 1,
+        helpful_count: 0,
     };
     let id = GlobalId::Comment(comment.id).encode();
     let started = Instant::now();
@@ -475,6 +476,7 @@ async fn two_servers_and_one_sync_give_a_client_on_each_every_event_exactly_once
         created_at_ms: now,
         updated_at_ms: None,
         version: 1,
+        helpful_count: 0,
     };
     let direct_id = GlobalId::Comment(direct.id).encode();
     backends.store.create(&direct).await.expect("written");

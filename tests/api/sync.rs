@@ -40,6 +40,18 @@ impl Backends {
         Self::on(&shared_url()).await
     }
 
+    /// A fresh table seeded with `comments` demo comments, reindexed into a fresh prefix of
+    /// the shared Redis, and a server on both.
+    pub async fn serving_demo(comments: u64) -> (Self, crate::helpers::TestApp) {
+        let backends = Self::new().await;
+        crate::helpers::seed_demo(&backends.store, comments).await;
+        let reindexed = backends.run("reindex", &[]).await;
+        assert_eq!(exit_code(&reindexed), Some(0), "{}", stdout(&reindexed));
+        let args: Vec<&str> = backends.args.iter().map(String::as_str).collect();
+        let app = crate::helpers::TestApp::spawn(&args).await;
+        (backends, app)
+    }
+
     /// A fresh table and a fresh prefix in the Redis at `redis_url` (several comma-separated
     /// URLs: a Redis Cluster, passed without `--redis-cluster`).
     pub async fn on(redis_url: &str) -> Self {

@@ -35,8 +35,8 @@ function newClient(uri) {
     link: new HttpLink({ uri }),
     cache: new InMemoryCache({
       typePolicies: {
-        Product: { fields: { comments: relayStylePagination(['ratings']) } },
-        Query: { fields: { comments: relayStylePagination(['sku', 'ratings']) } },
+        Product: { fields: { comments: relayStylePagination(['ratings', 'orderBy']) } },
+        Query: { fields: { comments: relayStylePagination(['sku', 'ratings', 'orderBy']) } },
       },
     }),
   });
@@ -44,16 +44,18 @@ function newClient(uri) {
 
 /**
  * The README's `update` for addComment: puts `commentEdge` at the top of every cached
- * connection of the product (on Product and on Query) that is unfiltered and holds the top of
- * the list. Filtered connections are left alone: the edge's cursor belongs to the unfiltered one.
+ * connection of the product (on Product and on Query) that is unfiltered, newest first, and
+ * holds the top of the list. Other connections are left alone: the edge's cursor belongs to the
+ * unfiltered newest-first one.
  */
 function insertCommentEdge(cache, { data: { addComment } }) {
   const { comment, commentEdge } = addComment;
   const prepend = (existing, { storeFieldName, readField, toReference }) => {
     // The connection's key arguments: 'comments:{"sku":"A","ratings":[5]}'.
     const key = JSON.parse(storeFieldName.slice(storeFieldName.indexOf(':') + 1));
-    const { sku = comment.product.sku, ratings } = key;
-    if (sku !== comment.product.sku || ratings || existing.pageInfo?.hasPreviousPage) return existing;
+    const { sku = comment.product.sku, ratings, orderBy = 'NEWEST' } = key;
+    if (sku !== comment.product.sku || ratings || orderBy !== 'NEWEST') return existing;
+    if (existing.pageInfo?.hasPreviousPage) return existing;
     if (existing.edges.some((edge) => readField('id', edge.node) === comment.id)) return existing;
     const edge = { ...commentEdge, node: toReference(commentEdge.node) };
     const pageInfo = { ...existing.pageInfo, startCursor: edge.cursor };
@@ -132,6 +134,19 @@ await run(
       // The server takes [5, 4] as the same filter; the cache keys it as given.
       const unsorted = client.readQuery({ query: PRODUCT_COMMENTS, variables: { sku: SKU, ratings: [5, 4], first: PAGE } });
       assertEqual(unsorted, null, 'the cache entry of ratings [5, 4]');
+    }],
+    ['walks in other orders (orderBy) merge into entries of their own in one cache', async () => {
+      const shared = newClient(url);
+      for (const orderBy of ['HIGHEST_RATED', 'OLDEST', 'LOWEST_RATED']) {
+        const expected = await plainWalk(url, SKU, [2, 5], orderBy);
+        const walked = await fetchMoreWalk(shared, PRODUCT_COMMENTS, { sku: SKU, ratings: [2, 5], orderBy, first: PAGE }, true);
+        assertEqual(idsOf(walked.connection), expected, `the ${orderBy} entry`);
+      }
+      const newest = await fetchMoreWalk(shared, COMMENTS, { sku: SKU, ratings: [2, 5], first: PAGE }, true);
+      assertEqual(idsOf(newest.connection), await plainWalk(url, SKU, [2, 5]), 'the newest-first entry');
+      const highest = shared.readQuery({ query: PRODUCT_COMMENTS, variables: { sku: SKU, ratings: [2, 5], orderBy: 'HIGHEST_RATED', first: PAGE } });
+      const ratings = highest.product.comments.edges.map((edge) => edge.node.rating);
+      assertEqual(ratings, [...ratings].sort((a, b) => b - a), 'the cached HIGHEST_RATED list, highest first');
     }],
     ['with the index down, errorPolicy "all" gives the page with totalCount null and the error', async () => {
       const down = newClient(downUrl);

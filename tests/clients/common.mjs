@@ -23,10 +23,10 @@ const CONNECTION_FIELDS = `
 `;
 export const DOCUMENTS = {
   productComments: `
-    query ProductComments($sku: String!, $ratings: [Int!], $first: Int, $after: String, $last: Int, $before: String) {
+    query ProductComments($sku: String!, $ratings: [Int!], $orderBy: CommentOrder, $first: Int, $after: String, $last: Int, $before: String) {
       product(sku: $sku) {
         id
-        comments(ratings: $ratings, first: $first, after: $after, last: $last, before: $before) {
+        comments(ratings: $ratings, orderBy: $orderBy, first: $first, after: $after, last: $last, before: $before) {
           ...ConnectionFields
         }
       }
@@ -34,8 +34,8 @@ export const DOCUMENTS = {
     ${CONNECTION_FIELDS}
   `,
   comments: `
-    query Comments($sku: String!, $ratings: [Int!], $first: Int, $after: String, $last: Int, $before: String) {
-      comments(sku: $sku, ratings: $ratings, first: $first, after: $after, last: $last, before: $before) {
+    query Comments($sku: String!, $ratings: [Int!], $orderBy: CommentOrder, $first: Int, $after: String, $last: Int, $before: String) {
+      comments(sku: $sku, ratings: $ratings, orderBy: $orderBy, first: $first, after: $after, last: $last, before: $before) {
         ...ConnectionFields
       }
     }
@@ -66,14 +66,14 @@ export async function post(url, query, variables = {}) {
  * The ids of a connection, newest first, walked with `first/after` pages of 100 over plain
  * fetch (no client library). `ratings` filters as the API does.
  */
-export async function plainWalk(url, sku, ratings) {
-  const query = `query($sku: String!, $ratings: [Int!], $after: String) {
-    comments(sku: $sku, ratings: $ratings, first: 100, after: $after) {
+export async function plainWalk(url, sku, ratings, orderBy) {
+  const query = `query($sku: String!, $ratings: [Int!], $orderBy: CommentOrder, $after: String) {
+    comments(sku: $sku, ratings: $ratings, orderBy: $orderBy, first: 100, after: $after) {
       edges { node { id } } pageInfo { hasNextPage endCursor } } }`;
   const ids = [];
   let after = null;
   for (;;) {
-    const body = await post(url, query, { sku, ratings, after });
+    const body = await post(url, query, { sku, ratings, orderBy, after });
     if (body.errors) throw new Error(`plain walk failed: ${JSON.stringify(body.errors)}`);
     const { edges, pageInfo } = body.data.comments;
     ids.push(...edges.map((edge) => edge.node.id));

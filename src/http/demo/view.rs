@@ -224,13 +224,16 @@ fn order(sort: &str) -> Result<&'static str, BadLink> {
     orders()
         .find(|order| order.to_lowercase() == sort)
         .ok_or_else(|| {
-            let known: Vec<String> = orders()
+            let mut known: Vec<String> = orders()
                 .map(|o| format!("“{}”", o.to_lowercase()))
                 .collect();
-            BadLink(format!(
-                "“{sort}” is not an order: use {}.",
-                known.join(" or ")
-            ))
+            let last = known.pop().unwrap_or_default();
+            let known = if known.is_empty() {
+                last
+            } else {
+                format!("{} or {last}", known.join(", "))
+            };
+            BadLink(format!("“{sort}” is not an order: use {known}."))
         })
 }
 
@@ -340,7 +343,7 @@ mod tests {
             ),
             (
                 "sort=NEWEST",
-                "“NEWEST” is not an order: use “newest” or “oldest”.",
+                "“NEWEST” is not an order: use “newest”, “oldest”, “highest_rated” or “lowest_rated”.",
             ),
         ];
         for (query, message) in cases {

@@ -38,7 +38,8 @@ impl<'a> Asker<'a> {
     }
 }
 
-/// Asks the response cache (when on) for `request`: `Err` with the answer on a hit (charged
+/// Asks the response cache (when on) for `request` (unless `bypass`: a mutation, or one
+/// client's own answer): `Err` with the answer on a hit (charged
 /// `failures::charge_cached`, or its 429), else the entry to keep the answer in (`None` when
 /// the request is not for the cache). A hit of a request that sends an automatic persisted
 /// query's text registers it: the text passed validation, and its answer was paid for when it
@@ -49,13 +50,13 @@ pub(in crate::http) async fn from_cache(
     headers: &HeaderMap,
     request: &async_graphql::Request,
     media: MediaType,
-    mutation: bool,
+    bypass: bool,
     asker: Asker<'_>,
 ) -> Result<Option<Pending>, Response> {
     let Some(cache) = &app.response_cache else {
         return Ok(None);
     };
-    match cache.lookup(headers, request, media, mutation).await {
+    match cache.lookup(headers, request, media, bypass).await {
         Lookup::Bypass => Ok(None),
         Lookup::Run(pending) => Ok(Some(pending)),
         Lookup::Answer(mut hit) => {

@@ -4,7 +4,10 @@
 //! (`PageIndex::product_versions`). An answer is kept with the versions of the products it
 //! read, and served again only when one index read shows them unchanged, so a cached answer is
 //! never staler than the index. Only anonymous (no `Authorization`), error-free queries are
-//! kept: their answer is the same for every client. The key is a hash of the document,
+//! kept: their answer is the same for every client (so not one that asks
+//! `viewerFoundHelpful` under `--auth off`, whose voter is the client's address). A helpful
+//! vote is a write of its comment like an edit: it changes the product's version, so no
+//! kept answer shows an old `helpfulCount`. The key is a hash of the document,
 //! operation name, variables and media type (`entry::key`); the body is kept uncompressed and
 //! the compression layer encodes it per client, so one entry serves every `Accept-Encoding`.
 //!
@@ -105,15 +108,16 @@ impl ResponseCache {
     }
 
     /// Looks `request` up: a hit is answered (`304` when `If-None-Match` names its `ETag`),
-    /// anything else is run.
+    /// anything else is run. `bypass`: a mutation, or a response that is one client's own
+    /// (`viewerFoundHelpful` under `--auth off`, which depends on the client's address).
     pub(super) async fn lookup(
         &self,
         headers: &HeaderMap,
         request: &async_graphql::Request,
         media: MediaType,
-        mutation: bool,
+        bypass: bool,
     ) -> Lookup {
-        if mutation || headers.contains_key(header::AUTHORIZATION) {
+        if bypass || headers.contains_key(header::AUTHORIZATION) {
             count("bypass");
             return Lookup::Bypass;
         }

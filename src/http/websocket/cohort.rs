@@ -4,7 +4,9 @@
 //! Two subscriptions are in one cohort when their document, operation name and variables are
 //! equal (a resume cursor in the variables too: the replay, which the cursor decides, stays
 //! each subscriber's own) and, when the document asks `viewerCanUpdate` or `viewerCanDelete`,
-//! when their viewers may change the same comments (the one answer that depends on who asks).
+//! when their viewers may change the same comments, and, when it asks `viewerFoundHelpful`,
+//! when they are the same voter (their token's subject, else their address): the answers
+//! that depend on who asks.
 //!
 //! A cohort is one task ([`Cohorts::join`]) running the subscription once through the schema
 //! (`graphql::subscription::cohort::SharedRun`), serializing each response once, and
@@ -25,6 +27,7 @@
 //! write buffer again anyway, so the payload is copied twice per subscriber but serialized once.
 
 use std::collections::{HashMap, HashSet};
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 
 use async_graphql::http::WebSocketProtocols;
@@ -38,9 +41,10 @@ use tokio_util::task::task_tracker::TaskTrackerToken;
 
 use crate::auth::Viewer;
 use crate::domain::{Access, CommentId};
-use crate::graphql::ApiSchema;
 use crate::graphql::cohort::{Delivered, SharedRun};
+use crate::graphql::{ApiSchema, ClientAddress, VIEWER_FOUND_HELPFUL};
 use crate::live::Hub;
+use crate::ratelimit::ClientKey;
 
 /// The extension of the marker response a member yields when it goes live.
 pub(super) const JOIN_MARKER: &str = "dynapageCohortJoin";
@@ -53,11 +57,25 @@ pub(super) struct Key {
     variables: String,
     /// Who may change what, when the document asks (`viewerCan…`); `None` otherwise.
     viewer: Option<String>,
+    /// Who votes (the client's key), when the document asks `viewerFoundHelpful`.
+    voter: Option<String>,
+}
+
+/// Who a subscription's connection is: its viewer, if signed in, and its address.
+#[derive(Clone, Debug)]
+pub(super) struct Asking {
+    pub(super) viewer: Option<Viewer>,
+    pub(super) address: IpAddr,
 }
 
 impl Key {
-    /// The cohort of `request`, from a connection signed in as `viewer`.
-    pub(super) fn of(request: &Request, viewer: Option<&Viewer>) -> Self {
+    /// The cohort of `request`, from a connection signed in as `viewer` whose budgets are
+    /// `client`'s.
+    pub(super) fn of(request: &Request, viewer: Option<&Viewer>, client: &ClientKey) -> Self {
+        let voter = request
+            .query
+            .contains(VIEWER_FOUND_HELPFUL)
+            .then(|| client.to_string());
         let viewer = request.query.contains("viewerCan").then(|| match viewer {
             None => "anonymous".to_owned(),
             Some(viewer) => match viewer.access() {
@@ -70,21 +88,27 @@ impl Key {
             operation_name: request.operation_name.clone(),
             variables: serde_json::to_string(&request.variables).unwrap_or_default(),
             viewer,
+            voter,
         }
     }
 
-    /// The cohort's own request, and the session data it runs with (the viewer only when the
-    /// answer depends on it).
+    /// The cohort's own request, and the session data it runs with (the viewer and the
+    /// address only when the answer depends on them).
     fn request(
         &self,
         request_variables: async_graphql::Variables,
-        viewer: Option<Viewer>,
+        asking: Asking,
     ) -> (Request, Data) {
         let mut request = Request::new(self.query.clone()).variables(request_variables);
         request.operation_name = self.operation_name.clone();
         let mut data = Data::default();
-        if let (Some(_), Some(viewer)) = (&self.viewer, viewer) {
-            data.insert(viewer);
+        if self.viewer.is_some() || self.voter.is_some() {
+            if let Some(viewer) = asking.viewer {
+                data.insert(viewer);
+            }
+        }
+        if self.voter.is_some() {
+            data.insert(ClientAddress(asking.address));
         }
         (request, data)
     }
@@ -127,7 +151,7 @@ impl Cohorts {
         schema: &ApiSchema,
         hub: &Hub,
         variables: async_graphql::Variables,
-        viewer: Option<Viewer>,
+        asking: Asking,
     ) -> Joined {
         let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
         // Frames first, then the seq: every change from `from_seq` on is broadcast by the hub
@@ -146,7 +170,7 @@ impl Cohorts {
         drop(running);
         metrics::gauge!("dynapage_subscription_cohorts").increment(1.0);
         let shared = SharedRun::new(live);
-        let (request, data) = key.request(variables, viewer);
+        let (request, data) = key.request(variables, asking);
         let responses =
             schema.execute_stream_with_session_data(request.data(shared.clone()), Arc::new(data));
         self.tasks

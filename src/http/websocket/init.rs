@@ -102,6 +102,11 @@ impl Connection {
         self.who().expires
     }
 
+    /// The client's address (the voter under `--auth off`).
+    pub(super) fn address(&self) -> IpAddr {
+        self.address
+    }
+
     /// Who the connection is signed in as, if anyone.
     pub(super) fn viewer(&self) -> Option<Viewer> {
         self.who().viewer.clone()

@@ -31,15 +31,8 @@ local function position_of(arg, m)
     if groups[i] < g then
       below = below + redis.call('ZCARD', KEYS[i])
     elseif groups[i] == g then
-      local lo, cnt = tie_group(KEYS[i], score)
-      below = below + lo
-      if cnt > 0 then
-        below = below + tied_below(KEYS[i], lo, cnt, m)
-        local s = redis.call('ZSCORE', KEYS[i], m)
-        if s and tonumber(s) == score then
-          present = 1
-        end
-      end
+      local b, p = position_in(KEYS[i], score, m)
+      below, present = below + b, p
     end
   end
   return below, present

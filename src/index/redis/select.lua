@@ -78,21 +78,29 @@ local function sizes_of()
   return sizes, total
 end
 
+-- How many members of `key` sort below (score, member), and whether it is one of them.
+local function position_in(key, score, m)
+  local lo, cnt = tie_group(key, score)
+  local below, present = lo, 0
+  if cnt > 0 then
+    below = below + tied_below(key, lo, cnt, m)
+    local s = redis.call('ZSCORE', key, m)
+    if s and tonumber(s) == score then
+      present = 1
+    end
+  end
+  return below, present
+end
+
 -- How many members of the union sort below (score, member), and whether it is one of them
 -- (the score as ARGV spells it: integer milliseconds).
 local function position_of(score, m)
   score = tonumber(score)
   local below, present = 0, 0
   for i = 1, #KEYS do
-    local lo, cnt = tie_group(KEYS[i], score)
-    below = below + lo
-    if cnt > 0 then
-      below = below + tied_below(KEYS[i], lo, cnt, m)
-      local s = redis.call('ZSCORE', KEYS[i], m)
-      if s and tonumber(s) == score then
-        present = 1
-      end
-    end
+    local b, p = position_in(KEYS[i], score, m)
+    below = below + b
+    present = math.max(present, p)
   end
   return below, present
 end

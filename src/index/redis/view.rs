@@ -21,15 +21,7 @@ fn score_arg(listing: Listing, position: &Position) -> String {
 pub(super) fn sets(listing: Listing) -> Vec<(u8, crate::domain::Rating)> {
     match listing.grouping {
         Grouping::Flat => listing.ratings.iter().map(|r| (0, r)).collect(),
-        _ => {
-            let mut groups: Vec<(u8, crate::domain::Rating)> = listing
-                .ratings
-                .iter()
-                .map(|r| (listing.grouping.group_of(r), r))
-                .collect();
-            groups.sort_unstable_by_key(|(group, _)| *group);
-            groups
-        }
+        Grouping::HighestFirst | Grouping::LowestFirst => listing.ratings_by_group(),
     }
 }
 

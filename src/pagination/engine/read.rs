@@ -36,18 +36,12 @@ impl Partitions {
         let parts = if listing.ratings.is_all() && listing.grouping == Grouping::Flat {
             vec![(0, Partition::Product(sku.clone()))]
         } else {
-            let mut parts: Vec<(u8, Partition)> = listing
-                .ratings
-                .iter()
-                .map(|rating| {
-                    (
-                        listing.grouping.group_of(rating),
-                        Partition::ProductRating(sku.clone(), rating),
-                    )
-                })
-                .collect();
-            parts.sort_unstable_by_key(|(group, _)| std::cmp::Reverse(*group));
-            parts
+            listing
+                .ratings_by_group()
+                .into_iter()
+                .rev()
+                .map(|(group, rating)| (group, Partition::ProductRating(sku.clone(), rating)))
+                .collect()
         };
         Self { listing, parts }
     }

@@ -11,11 +11,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::Client;
-use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, WriteRequest};
+use aws_sdk_dynamodb::types::{
+    AttributeValue, KeysAndAttributes, ReturnConsumedCapacity, WriteRequest,
+};
 
 use super::decode;
 use super::error::{OnConditionFailed, classify};
-use super::item::key_of;
+use super::item::{ID, key_of};
 use crate::domain::{Comment, CommentId};
 use crate::store::StoreError;
 
@@ -34,31 +36,62 @@ pub(super) async fn get_chunk(
     table: Arc<str>,
     ids: Vec<CommentId>,
 ) -> Result<Vec<Comment>, StoreError> {
-    let mut keys: Vec<HashMap<String, AttributeValue>> = ids.into_iter().map(key_of).collect();
+    let keys = ids.into_iter().map(key_of).collect();
+    let items = get_items(&client, &table, keys, false).await?;
+    items.iter().map(decode).collect()
+}
+
+/// One BatchGetItem of at most 100 distinct keys, read consistently, retrying unprocessed
+/// keys: the items found, whole or (`ids_only`) with only their `id`. Counts the read
+/// capacity DynamoDB says it consumed in `dynapage_store_read_units_total`.
+pub(super) async fn get_items(
+    client: &Client,
+    table: &Arc<str>,
+    mut keys: Vec<HashMap<String, AttributeValue>>,
+    ids_only: bool,
+) -> Result<Vec<HashMap<String, AttributeValue>>, StoreError> {
     let mut found = Vec::with_capacity(keys.len());
     for attempt in 0..UNPROCESSED_ATTEMPTS {
         if attempt > 0 {
             tokio::time::sleep(backoff(attempt)).await;
         }
-        let request = KeysAndAttributes::builder()
+        let mut request = KeysAndAttributes::builder()
             .set_keys(Some(std::mem::take(&mut keys)))
-            .consistent_read(true)
+            .consistent_read(true);
+        if ids_only {
+            request = request
+                .projection_expression("#id")
+                .expression_attribute_names("#id", ID);
+        }
+        let request = request
             .build()
             .map_err(|err| StoreError::Internal(err.into()))?;
         let mut output = client
             .batch_get_item()
             .request_items(table.as_ref(), request)
+            .return_consumed_capacity(ReturnConsumedCapacity::Total)
             .send()
             .await
-            .map_err(|err| classify(&table, err, OnConditionFailed::Unexpected))?;
-        let items = output
-            .responses
-            .as_mut()
-            .and_then(|r| r.remove(table.as_ref()))
-            .unwrap_or_default();
-        for item in &items {
-            found.push(decode(item)?);
-        }
+            .map_err(|err| classify(table, err, OnConditionFailed::Unexpected))?;
+        let units: f64 = output
+            .consumed_capacity()
+            .iter()
+            .filter_map(|c| c.capacity_units())
+            .sum();
+        let operation = if ids_only {
+            "helpful_votes"
+        } else {
+            "get_many"
+        };
+        metrics::counter!("dynapage_store_read_units_total", "operation" => operation)
+            .increment(units.round() as u64);
+        found.extend(
+            output
+                .responses
+                .as_mut()
+                .and_then(|r| r.remove(table.as_ref()))
+                .unwrap_or_default(),
+        );
         keys = output
             .unprocessed_keys
             .and_then(|mut u| u.remove(table.as_ref()))

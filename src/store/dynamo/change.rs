@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use aws_sdk_dynamodbstreams::types::{OperationType, Record};
 
-use super::item::{ItemAttribute, ItemDecodeError, comment_from_item};
+use super::item::{ID, ItemAttribute, ItemDecodeError, comment_from_item, is_vote_id};
 use crate::domain::{ChangeEvent, IndexEntry};
 
 /// Why a record could not become a change event.
@@ -25,8 +25,9 @@ pub enum RecordDecodeError {
     Image(#[from] ItemDecodeError),
 }
 
-/// The change a record stands for; `Ok(None)` for an event kind this version does not know
-/// (a future SDK variant), which the caller logs and skips.
+/// The change a record stands for; `Ok(None)` for a vote item's record (the comment's own
+/// `MODIFY` in the same transaction carries the new count) and for an event kind this version
+/// does not know (a future SDK variant), which the caller skips.
 ///
 /// INSERT and MODIFY are upserts carrying the new image's version (with the old image when
 /// there is one); REMOVE is the deletion of what the old image was, one version after it.
@@ -38,7 +39,7 @@ pub fn change_from_record(record: &Record) -> Result<Option<ChangeEvent>, Record
         Some(OperationType::Remove) => RecordKind::Remove,
         _ => return Ok(None),
     };
-    change_from_images(kind, stream_record.old_image(), stream_record.new_image()).map(Some)
+    change_from_images(kind, stream_record.old_image(), stream_record.new_image())
 }
 
 /// What a stream record says happened to its item.
@@ -50,12 +51,21 @@ pub enum RecordKind {
 }
 
 /// The change a record of `kind` with these images stands for, whichever client delivered it
-/// (the Streams API here, AWS Lambda in `lambda.rs`).
+/// (the Streams API here, AWS Lambda in `lambda.rs`); `None` for a vote item's record.
 pub fn change_from_images<A: ItemAttribute>(
     kind: RecordKind,
     old: Option<&HashMap<String, A>>,
     new: Option<&HashMap<String, A>>,
-) -> Result<ChangeEvent, RecordDecodeError> {
+) -> Result<Option<ChangeEvent>, RecordDecodeError> {
+    let vote = |image: Option<&HashMap<String, A>>| {
+        image
+            .and_then(|item| item.get(ID))
+            .and_then(ItemAttribute::as_string)
+            .is_some_and(is_vote_id)
+    };
+    if vote(old) || vote(new) {
+        return Ok(None);
+    }
     let entry = |image: Option<&HashMap<String, A>>| {
         image
             .map(|item| comment_from_item(item).map(|c| IndexEntry::from(&c)))
@@ -67,11 +77,11 @@ pub fn change_from_images<A: ItemAttribute>(
         RecordKind::Insert | RecordKind::Modify => {
             let kind = if old.is_some() { "MODIFY" } else { "INSERT" };
             let new = new.ok_or(RecordDecodeError::MissingImage(kind, "new"))?;
-            Ok(ChangeEvent::Upsert { old, new })
+            Ok(Some(ChangeEvent::Upsert { old, new }))
         }
         RecordKind::Remove => {
             let old = old.ok_or(RecordDecodeError::MissingImage("REMOVE", "old"))?;
-            Ok(ChangeEvent::removal(old))
+            Ok(Some(ChangeEvent::removal(old)))
         }
     }
 }
@@ -98,6 +108,7 @@ mod tests {
             created_at_ms: 1_700_000_000_000,
             updated_at_ms: None,
             version: 1,
+            helpful_count: 0,
         }
     }
 
@@ -153,6 +164,45 @@ mod tests {
             Ok(Some(ChangeEvent::Remove {
                 old: IndexEntry::from(&five),
                 version: 3
+            }))
+        );
+    }
+
+    #[test]
+    fn a_vote_item_s_records_are_skipped_and_the_comment_s_modify_carries_the_count() {
+        let vote = HashMap::from([
+            (
+                "id".to_owned(),
+                StreamValue::S(format!("vote#{}#AAAAAAAAAAAAAAAAAAAAAA", comment(3).id)),
+            ),
+            ("votedAt".to_owned(), StreamValue::N("1".to_owned())),
+        ]);
+        let record = |kind, old: Option<_>, new: Option<_>| {
+            let stream_record = StreamRecord::builder()
+                .set_old_image(old)
+                .set_new_image(new)
+                .build();
+            Record::builder()
+                .event_name(kind)
+                .dynamodb(stream_record)
+                .build()
+        };
+        for (kind, old, new) in [
+            (OperationType::Insert, None, Some(vote.clone())),
+            (OperationType::Remove, Some(vote.clone()), None),
+        ] {
+            assert_eq!(change_from_record(&record(kind, old, new)), Ok(None));
+        }
+        let voted = comment(3).after_vote(true);
+        assert_eq!(
+            change_from_record(&record(
+                OperationType::Modify,
+                Some(image(&comment(3))),
+                Some(image(&voted))
+            )),
+            Ok(Some(ChangeEvent::Upsert {
+                old: Some(IndexEntry::from(&comment(3))),
+                new: IndexEntry::from(&voted)
             }))
         );
     }

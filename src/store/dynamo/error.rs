@@ -36,11 +36,15 @@ pub(super) const THROTTLING: &[&str] = &[
 ];
 
 const CONDITION_FAILED: &str = "ConditionalCheckFailedException";
+/// A write to an item that a transaction in flight holds (a vote, `super::votes`), or a
+/// transaction that met another: nothing was written, and the same call may be sent again.
+const TRANSACTION_CONFLICT: &str = "TransactionConflictException";
 const MISSING_TABLE: &str = "ResourceNotFoundException";
 
-/// Whether `err` is a failed write condition (used where a lost race is retried).
-pub(super) fn is_condition_failure(err: &impl ProvideErrorMetadata) -> bool {
-    err.code() == Some(CONDITION_FAILED)
+/// Whether `err` is a write refused because a transaction held its item (an edit or a
+/// deletion racing a vote): retried by the callers, as it wrote nothing.
+pub(super) fn is_transaction_conflict(err: &impl ProvideErrorMetadata) -> bool {
+    err.code() == Some(TRANSACTION_CONFLICT)
 }
 
 /// Whether `err` says the table does not exist.

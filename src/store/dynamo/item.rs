@@ -3,6 +3,10 @@
 //! Attribute names live here and nowhere else. The decoder is generic over [`ItemAttribute`]
 //! because DynamoDB Streams' SDK has its own `AttributeValue` type: the stream consumer decodes
 //! its old and new images with the same function the store uses, so both read one format.
+//!
+//! The table also holds one item per helpful vote (`votes`), keyed `vote#<comment>#<voter>`:
+//! no comment id can start so (they are ULIDs), and a vote item has none of the GSI keys, so
+//! it never appears in a page. Scans and the stream tell the two kinds apart by [`is_vote_id`].
 
 use std::collections::HashMap;
 
@@ -21,6 +25,15 @@ pub(super) const RATING: &str = "rating";
 pub(super) const CREATED_AT: &str = "createdAt";
 pub(super) const UPDATED_AT: &str = "updatedAt";
 pub(super) const VERSION: &str = "version";
+pub(super) const HELPFUL_COUNT: &str = "helpfulCount";
+
+/// The start of every vote item's `id`.
+pub(super) const VOTE_PREFIX: &str = "vote#";
+
+/// Whether an item's `id` is a vote's rather than a comment's.
+pub fn is_vote_id(id: &str) -> bool {
+    id.starts_with(VOTE_PREFIX)
+}
 
 /// The partition key of GSI `byProductRating`: `sku#rating`. SKUs cannot contain `#`
 /// ([`Sku::parse`]), so the value is unambiguous.
@@ -57,6 +70,10 @@ pub(super) fn item_from_comment(comment: &Comment) -> HashMap<String, AttributeV
     }
     if let Some(sub) = &comment.author_sub {
         item.insert(AUTHOR_SUB.to_owned(), s(sub.as_str()));
+    }
+    // Absent means 0: a comment nobody voted for carries no count, and no bytes for one.
+    if comment.helpful_count > 0 {
+        item.insert(HELPFUL_COUNT.to_owned(), n(comment.helpful_count));
     }
     item
 }
@@ -144,7 +161,7 @@ fn number<A: ItemAttribute>(
 /// The stored `sortKey` must agree with `createdAt` and `id`: both GSIs order by it, so an item
 /// where they disagree would be paged in the wrong place, and is refused rather than served.
 /// An item without `version` (written before versions existed) is at version 1: as far as
-/// anyone can tell, it was written once.
+/// anyone can tell, it was written once. One without `helpfulCount` has no votes.
 pub fn comment_from_item<A: ItemAttribute>(
     item: &HashMap<String, A>,
 ) -> Result<Comment, ItemDecodeError> {
@@ -181,6 +198,7 @@ pub fn comment_from_item<A: ItemAttribute>(
         created_at_ms,
         updated_at_ms: number(item, UPDATED_AT)?,
         version: number(item, VERSION)?.unwrap_or(1),
+        helpful_count: number(item, HELPFUL_COUNT)?.unwrap_or(0),
     })
 }
 
@@ -200,6 +218,8 @@ mod tests {
     fn sample(updated: Option<u64>) -> Comment {
         Comment {
             version: if updated.is_some() { 2 } else { 1 },
+            // The edited sample has votes too: both shapes of the count round-trip.
+            helpful_count: if updated.is_some() { 7 } else { 0 },
             id: CommentId::from_parts(1_700_000_000_123, 42),
             sku: Sku::parse("DAFT_PUNK_TSHIRT").expect("valid sku"),
             author: "ann".to_owned(),
@@ -222,8 +242,13 @@ mod tests {
     }
 
     #[test]
-    fn the_item_carries_both_gsi_keys() {
+    fn the_item_carries_both_gsi_keys_and_a_count_only_when_voted_for() {
         let item = item_from_comment(&sample(None));
+        assert!(!item.contains_key(HELPFUL_COUNT), "no votes, no attribute");
+        assert_eq!(
+            item_from_comment(&sample(Some(1)))[HELPFUL_COUNT].as_number(),
+            Some("7")
+        );
         assert_eq!(item[SKU_RATING].as_string(), Some("DAFT_PUNK_TSHIRT#4"));
         assert_eq!(
             item[SORT_KEY].as_string(),

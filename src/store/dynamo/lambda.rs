@@ -38,8 +38,8 @@ fn image(item: &serde_dynamo::Item) -> Option<&HashMap<String, serde_dynamo::Att
     (!map.is_empty()).then_some(map)
 }
 
-/// The change a Lambda-delivered record stands for; `Ok(None)` for an event name this version
-/// does not know, which the caller logs and skips.
+/// The change a Lambda-delivered record stands for; `Ok(None)` for a vote item's record and
+/// for an event name this version does not know, which the caller skips.
 pub fn change_from_lambda_record(
     record: &EventRecord,
 ) -> Result<Option<ChangeEvent>, RecordDecodeError> {
@@ -53,5 +53,5 @@ pub fn change_from_lambda_record(
         image(&record.change.old_image),
         image(&record.change.new_image),
     );
-    change_from_images(kind, old, new).map(Some)
+    change_from_images(kind, old, new)
 }

@@ -1,5 +1,6 @@
 //! The adapter's reads: a partition in sort-key order (`Query` on a GSI), comments by id
-//! (`GetItem`, `BatchGetItem`) and the table in parallel segments (`Scan`).
+//! (`GetItem`, `BatchGetItem`) and the table in parallel segments (`Scan`, which meets vote
+//! items too: they are tallied, never decoded as comments).
 //!
 //! Every read is one call (or one batch of calls) and reports what it read in
 //! `dynapage_store_items_read_total`; none loops over `LastEvaluatedKey`, since the pagination
@@ -14,9 +15,10 @@ use futures::{StreamExt, TryStreamExt};
 use super::batch::{self, BATCHES_IN_FLIGHT, GET_CHUNK};
 use super::error::{OnConditionFailed, internal};
 use super::item::{
-    ID, SKU, SKU_RATING, SORT_KEY, key_of, sku_rating, sort_key_from_item, string_value,
+    ID, SKU, SKU_RATING, SORT_KEY, is_vote_id, key_of, sku_rating, sort_key_from_item, string_value,
 };
 use super::schema::{BY_PRODUCT, BY_PRODUCT_RATING};
+use super::votes::comment_of_vote;
 use super::{DynamoStore, decode};
 use crate::domain::{Comment, CommentId, Order};
 use crate::store::{KeyQuery, Partition, QueryPage, ScanPage, StoreError};
@@ -151,18 +153,16 @@ pub(super) async fn get_many(
     Ok(ids.iter().map(|id| by_id.get(id).cloned()).collect())
 }
 
-/// One page of a parallel scan segment. The table key is only `id`, so the resume token is
-/// the last evaluated id.
+/// One page of a parallel scan segment: its comments, and the comments its vote items name
+/// (see [`ScanPage::votes`]). The table key is only `id`, so the resume token is the last
+/// evaluated `id`, a comment's or a vote's.
 pub(super) async fn scan(
     store: &DynamoStore,
     segment: u32,
     total_segments: u32,
     resume: Option<String>,
 ) -> Result<ScanPage, StoreError> {
-    let start = resume
-        .map(|token| token.parse::<CommentId>().map(key_of))
-        .transpose()
-        .map_err(|err| StoreError::Internal(err.into()))?;
+    let start = resume.map(|token| HashMap::from([(ID.to_owned(), string_value(token))]));
     let to_i32 = |n: u32| i32::try_from(n).map_err(|err| StoreError::Internal(err.into()));
     let output = store
         .client
@@ -176,21 +176,30 @@ pub(super) async fn scan(
         .send()
         .await
         .map_err(|err| store.classify(err, OnConditionFailed::Unexpected))?;
-    let items = output
-        .items()
-        .iter()
-        .map(decode)
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut items = Vec::with_capacity(output.items().len());
+    let mut votes: HashMap<CommentId, u64> = HashMap::new();
+    for item in output.items() {
+        let id = item.get(ID).and_then(|id| id.as_s().ok());
+        match id.filter(|id| is_vote_id(id)) {
+            Some(vote) => {
+                let comment = comment_of_vote(vote)
+                    .ok_or_else(|| internal(format!("vote item `{vote}` names no comment")))?;
+                *votes.entry(comment).or_default() += 1;
+            }
+            None => items.push(decode(item)?),
+        }
+    }
     let consumed_rcu = capacity_units(output.consumed_capacity());
     tracing::debug!(
         table = %store.table,
         segment,
         items = items.len(),
+        votes = votes.values().sum::<u64>(),
         consumed_rcu,
         "dynamodb scan"
     );
     metrics::counter!("dynapage_store_items_read_total", "operation" => "scan")
-        .increment(items.len() as u64);
+        .increment(output.items().len() as u64);
     let resume = output
         .last_evaluated_key()
         .map(|key| match key.get(ID).map(AttributeValue::as_s) {
@@ -198,5 +207,9 @@ pub(super) async fn scan(
             _ => Err(internal("scan LastEvaluatedKey has no string `id`")),
         })
         .transpose()?;
-    Ok(ScanPage { items, resume })
+    Ok(ScanPage {
+        items,
+        votes: votes.into_iter().collect(),
+        resume,
+    })
 }

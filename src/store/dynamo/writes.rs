@@ -1,10 +1,13 @@
 //! The adapter's writes, each conditional as [`CommentStore`](crate::store::CommentStore)
-//! requires: `create` (`PutItem` unless the id exists), `update` (read, change, put back unless
-//! the item changed meanwhile), `delete` (`DeleteItem` if it exists, and is the author's when
-//! the caller is one), and the unconditional bulk `put_batch` for seeding.
+//! requires: `create` (`PutItem` unless the id exists), `update` (read and check, then an
+//! `UpdateItem` of what changes, if the item still exists), `delete` (`DeleteItem` if it
+//! exists, and is the author's when the caller is one), and the unconditional bulk
+//! `put_batch` for seeding. Votes, which write two items at once, are in `votes`.
 //!
-//! An edit is a read-check-write round, not an `UpdateExpression`: `skuRating` must be
-//! recomputed from the new rating, which an update expression cannot concatenate.
+//! An edit reads first: the access check needs the author, and `skuRating` (the product and
+//! the new rating) needs the product, which an update expression cannot concatenate. Its write
+//! then names only what it changes, so it commutes with votes (which move only the count and
+//! the version): neither can undo the other, and neither fails because of the other.
 
 use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
 use aws_sdk_dynamodb::types::{
@@ -13,17 +16,18 @@ use aws_sdk_dynamodb::types::{
 use futures::{StreamExt, TryStreamExt};
 
 use super::batch::{self, BATCHES_IN_FLIGHT, WRITE_CHUNK, backoff};
-use super::error::{OnConditionFailed, internal, is_condition_failure};
+use super::error::{OnConditionFailed, internal, is_transaction_conflict};
 use super::item::{
-    AUTHOR_SUB, BODY, CREATED_AT, ID, RATING, UPDATED_AT, VERSION, item_from_comment, key_of,
-    number_value, string_value,
+    AUTHOR_SUB, BODY, ID, RATING, SKU_RATING, UPDATED_AT, VERSION, item_from_comment, key_of,
+    number_value, sku_rating, string_value,
 };
 use super::{DynamoStore, decode, reads};
 use crate::domain::{Access, Comment, CommentId, CommentPatch};
 use crate::store::StoreError;
 
-/// Read-check-write rounds an `update` tries before a lost race is reported.
-const UPDATE_ATTEMPTS: u32 = 5;
+/// Attempts of an edit or a deletion while a vote's transaction holds the comment
+/// (`TransactionConflictException`: nothing was written, so sending it again is safe).
+const CONFLICT_ATTEMPTS: u32 = 8;
 
 /// One `PutItem` at version 1, conditional on the id being free.
 ///
@@ -62,8 +66,12 @@ pub(super) async fn create(store: &DynamoStore, comment: &Comment) -> Result<(),
     }
 }
 
-/// Read, check access, change and put back under [`replace_if_unchanged`]'s condition; a lost
-/// race is retried with backoff, [`UPDATE_ATTEMPTS`] rounds in all.
+/// Read (for the product and the author), check access, then one `UpdateItem` that sets
+/// what the patch changes and adds one to the version, returning the new item. It is not
+/// conditional on the version read: a vote moving the count and the version meanwhile
+/// (`super::votes`) must not fail the edit, and an update expression changes only what it
+/// names, so nothing a concurrent write changed is put back. A conflict with a vote's
+/// transaction in flight is sent again, [`CONFLICT_ATTEMPTS`] times in all.
 pub(super) async fn update(
     store: &DynamoStore,
     id: CommentId,
@@ -71,86 +79,118 @@ pub(super) async fn update(
     now_ms: u64,
     access: &Access,
 ) -> Result<Comment, StoreError> {
-    for attempt in 0..UPDATE_ATTEMPTS {
+    let old = reads::get(store, id)
+        .await?
+        .ok_or(StoreError::NotFound(id))?;
+    // A comment's `authorSub` and `sku` never change, so checking the item read is checking
+    // the item written (and `skuRating` can be computed here from the new rating).
+    if !access.allows(&old) {
+        return Err(StoreError::Forbidden(id));
+    }
+    for attempt in 0..CONFLICT_ATTEMPTS {
         if attempt > 0 {
             tokio::time::sleep(backoff(attempt)).await;
         }
-        let old = reads::get(store, id)
-            .await?
-            .ok_or(StoreError::NotFound(id))?;
-        // A comment's `authorSub` never changes, and the write below is conditional on the
-        // version read, so checking the item read is checking the item written.
-        if !access.allows(&old) {
-            return Err(StoreError::Forbidden(id));
-        }
-        let new = patch.apply(&old, now_ms);
-        if replace_if_unchanged(store, &old, &new).await? {
+        if let Some(new) = apply_patch(store, &old, patch, now_ms).await? {
             return Ok(new);
         }
-        tracing::debug!(table = %store.table, comment_id = %id, attempt, "dynamodb update lost a race, retrying");
+        tracing::debug!(table = %store.table, comment_id = %id, attempt, "dynamodb update met a vote's transaction, retrying");
     }
     Err(StoreError::Unavailable(
-        format!("comment {id} kept changing during {UPDATE_ATTEMPTS} update attempts").into(),
+        format!(
+            "comment {id} stayed in other transactions during {CONFLICT_ATTEMPTS} update attempts"
+        )
+        .into(),
     ))
 }
 
-/// Writes `new` over `old` only if the stored item is still `old` (optimistic concurrency:
-/// `skuRating` must be recomputed from the new rating, which an `UpdateExpression` cannot
-/// concatenate, so the item is read, changed here and put back under a condition).
-/// `Ok(false)` means another writer got there first.
-///
-/// The condition is the version read (an item without one, written before versions, is at
-/// version 1), and also the content, so that a writer of an older release, which leaves the
-/// version alone, cannot slip in between either.
-async fn replace_if_unchanged(
+/// One `UpdateItem` of the patch's attributes, `updatedAt` and the version; `Ok(None)` when a
+/// transaction held the item.
+async fn apply_patch(
     store: &DynamoStore,
     old: &Comment,
-    new: &Comment,
-) -> Result<bool, StoreError> {
-    let mut condition = "attribute_exists(#id) AND #rating = :oldRating AND #body = :oldBody \
-                         AND #createdAt = :oldCreatedAt"
-        .to_owned();
-    condition.push_str(if old.version == 1 {
-        " AND (attribute_not_exists(#version) OR #version = :oldVersion)"
-    } else {
-        " AND #version = :oldVersion"
-    });
+    patch: &CommentPatch,
+    now_ms: u64,
+) -> Result<Option<Comment>, StoreError> {
+    let mut sets = vec![
+        "#updatedAt = :now",
+        "#version = if_not_exists(#version, :one) + :one",
+    ];
     let mut request = store
         .client
-        .put_item()
+        .update_item()
         .table_name(store.table.as_ref())
-        .set_item(Some(item_from_comment(new)))
+        .set_key(Some(key_of(old.id)))
+        .condition_expression("attribute_exists(#id)")
         .expression_attribute_names("#id", ID)
-        .expression_attribute_names("#rating", RATING)
-        .expression_attribute_names("#body", BODY)
-        .expression_attribute_names("#createdAt", CREATED_AT)
         .expression_attribute_names("#updatedAt", UPDATED_AT)
         .expression_attribute_names("#version", VERSION)
-        .expression_attribute_values(":oldVersion", number_value(old.version))
-        .expression_attribute_values(":oldRating", number_value(old.rating.get()))
-        .expression_attribute_values(":oldBody", string_value(old.body.as_str()))
-        .expression_attribute_values(":oldCreatedAt", number_value(old.created_at_ms));
-    match old.updated_at_ms {
-        Some(updated) => {
-            condition.push_str(" AND #updatedAt = :oldUpdatedAt");
-            request = request.expression_attribute_values(":oldUpdatedAt", number_value(updated));
-        }
-        None => condition.push_str(" AND attribute_not_exists(#updatedAt)"),
+        .expression_attribute_values(":now", number_value(now_ms))
+        .expression_attribute_values(":one", number_value(1))
+        .return_values(ReturnValue::AllNew);
+    if let Some(body) = &patch.body {
+        sets.push("#body = :body");
+        request = request
+            .expression_attribute_names("#body", BODY)
+            .expression_attribute_values(":body", string_value(body.as_str()));
     }
-    match request.condition_expression(condition).send().await {
-        Ok(_) => Ok(true),
-        Err(err) if is_condition_failure(&err) => Ok(false),
+    if let Some(rating) = patch.rating {
+        sets.push("#rating = :rating");
+        sets.push("#skuRating = :skuRating");
+        request = request
+            .expression_attribute_names("#rating", RATING)
+            .expression_attribute_names("#skuRating", SKU_RATING)
+            .expression_attribute_values(":rating", number_value(rating.get()))
+            .expression_attribute_values(":skuRating", string_value(sku_rating(&old.sku, rating)));
+    }
+    let sent = request
+        .update_expression(format!("SET {}", sets.join(", ")))
+        .send()
+        .await;
+    match sent {
+        Ok(output) => {
+            let new = output
+                .attributes
+                .ok_or_else(|| internal("UpdateItem with ALL_NEW returned no attributes"))?;
+            decode(&new).map(Some)
+        }
+        Err(err) if is_transaction_conflict(&err) => Ok(None),
         Err(err) => Err(store.classify(err, OnConditionFailed::NotFound(old.id))),
     }
 }
-/// One conditional `DeleteItem`. For an author, the condition also names their `sub`; when
-/// it fails, the item DynamoDB returns with the failure tells someone else's comment
-/// (`Forbidden`) from a missing one (`NotFound`), without a second read.
+
+/// One conditional `DeleteItem` (sent again while a vote's transaction holds the comment). For
+/// an author, the condition also names their `sub`; when it fails, the item DynamoDB returns
+/// with the failure tells someone else's comment (`Forbidden`) from a missing one
+/// (`NotFound`), without a second read. The comment's vote items stay (see `super::votes`).
 pub(super) async fn delete(
     store: &DynamoStore,
     id: CommentId,
     access: &Access,
 ) -> Result<Comment, StoreError> {
+    for attempt in 0..CONFLICT_ATTEMPTS {
+        if attempt > 0 {
+            tokio::time::sleep(backoff(attempt)).await;
+        }
+        if let Some(old) = delete_once(store, id, access).await? {
+            return Ok(old);
+        }
+        tracing::debug!(table = %store.table, comment_id = %id, attempt, "dynamodb delete met a vote's transaction, retrying");
+    }
+    Err(StoreError::Unavailable(
+        format!(
+            "comment {id} stayed in other transactions during {CONFLICT_ATTEMPTS} delete attempts"
+        )
+        .into(),
+    ))
+}
+
+/// One `DeleteItem`; `Ok(None)` when a transaction held the item.
+async fn delete_once(
+    store: &DynamoStore,
+    id: CommentId,
+    access: &Access,
+) -> Result<Option<Comment>, StoreError> {
     let mut request = store
         .client
         .delete_item()
@@ -166,21 +206,25 @@ pub(super) async fn delete(
             .expression_attribute_values(":sub", string_value(sub.as_str()))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld),
     };
-    let output = request.send().await.map_err(|err| {
-        let someone_elses = matches!(
-            err.as_service_error(),
-            Some(DeleteItemError::ConditionalCheckFailedException(failed)) if failed.item.is_some()
-        );
-        if someone_elses {
-            StoreError::Forbidden(id)
-        } else {
-            store.classify(err, OnConditionFailed::NotFound(id))
+    let output = match request.send().await {
+        Ok(output) => output,
+        Err(err) if is_transaction_conflict(&err) => return Ok(None),
+        Err(err) => {
+            let someone_elses = matches!(
+                err.as_service_error(),
+                Some(DeleteItemError::ConditionalCheckFailedException(failed)) if failed.item.is_some()
+            );
+            return Err(if someone_elses {
+                StoreError::Forbidden(id)
+            } else {
+                store.classify(err, OnConditionFailed::NotFound(id))
+            });
         }
-    })?;
+    };
     let old = output
         .attributes
         .ok_or_else(|| internal("DeleteItem with ALL_OLD returned no attributes"))?;
-    decode(&old)
+    decode(&old).map(Some)
 }
 
 /// BatchWriteItem in chunks of 25, eight in flight. BatchWriteItem refuses two writes of

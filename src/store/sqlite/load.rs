@@ -6,10 +6,10 @@ use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
-use super::rows::{self, COLUMNS};
+use super::rows;
 use super::schema::{self, FormatError};
 use super::{OpenError, RowError};
-use crate::domain::{Comment, CommentId};
+use crate::domain::{Comment, CommentId, VoterId};
 use crate::store::memory::MemoryStore;
 
 /// Comments put into memory per step of the load.
@@ -59,6 +59,7 @@ pub fn load(conn: &Connection, path: &Path, memory: &MemoryStore) -> Result<Load
     })?;
     memory.put_now(&chunk);
     loaded += chunk.len() as u64;
+    load_votes(conn, path, memory)?;
     let report = LoadReport {
         comments: loaded,
         elapsed: started.elapsed(),
@@ -70,6 +71,39 @@ pub fn load(conn: &Connection, path: &Path, memory: &MemoryStore) -> Result<Load
         "embedded store loaded"
     );
     Ok(report)
+}
+
+/// Loads every helpful vote into `memory` (the comments came with their counts).
+fn load_votes(conn: &Connection, path: &Path, memory: &MemoryStore) -> Result<(), OpenError> {
+    let mut statement = conn
+        .prepare("SELECT comment, voter FROM votes")
+        .map_err(|source| sqlite::<OpenError>(path, source))?;
+    let votes = statement
+        .query_map([], |row| {
+            Ok((row.get::<_, Vec<u8>>(0)?, row.get::<_, Vec<u8>>(1)?))
+        })
+        .map_err(|source| sqlite::<OpenError>(path, source))?;
+    let mut held = Vec::new();
+    for vote in votes {
+        let (comment, voter) = vote.map_err(|source| sqlite::<OpenError>(path, source))?;
+        match (<[u8; 16]>::try_from(comment), <[u8; 16]>::try_from(voter)) {
+            (Ok(comment), Ok(voter)) => {
+                held.push((CommentId::from_bytes(comment), VoterId::from_bytes(voter)));
+            }
+            _ => {
+                return Err(OpenError::Row {
+                    path: path.display().to_string(),
+                    source: RowError {
+                        row: "votes".to_owned(),
+                        reason: "a vote's comment or voter is not 16 bytes".to_owned(),
+                    },
+                });
+            }
+        }
+    }
+    tracing::info!(votes = held.len(), "helpful votes loaded");
+    memory.load_votes(held);
+    Ok(())
 }
 
 /// Calls `each` with every comment of the data directory `data_dir` whose id is above `after`,
@@ -94,7 +128,8 @@ fn each_row<E: From<OpenError>>(
     let after = after.map_or_else(Vec::new, |id| id.to_bytes().to_vec());
     let mut statement = conn
         .prepare(&format!(
-            "SELECT {COLUMNS} FROM comments WHERE id > ?1 ORDER BY id"
+            "SELECT {} FROM comments WHERE id > ?1 ORDER BY id",
+            rows::columns(schema::format(conn).map_err(|source| sqlite(path, source))?)
         ))
         .map_err(|source| sqlite(path, source))?;
     let mut rows = statement

@@ -32,7 +32,7 @@ use std::thread::JoinHandle;
 use self::writer::{Op, Reply, Request};
 use super::memory::MemoryStore;
 use super::{ChangeSink, CommentStore, KeyQuery, QueryPage, ScanPage, StoreError};
-use crate::domain::{Access, Comment, CommentId, CommentPatch};
+use crate::domain::{Access, Comment, CommentId, CommentPatch, Voted, Voter, VoterId};
 
 /// Why the durable store cannot be opened.
 #[derive(Debug, thiserror::Error)]
@@ -197,7 +197,7 @@ impl CommentStore for SqliteStore {
         };
         match self.call(op).await? {
             Reply::Comment(comment) => Ok(comment),
-            Reply::Done => Err(StoreError::Internal("an update answered no comment".into())),
+            _ => Err(StoreError::Internal("an update answered no comment".into())),
         }
     }
 
@@ -208,10 +208,37 @@ impl CommentStore for SqliteStore {
         };
         match self.call(op).await? {
             Reply::Comment(comment) => Ok(comment),
-            Reply::Done => Err(StoreError::Internal(
+            _ => Err(StoreError::Internal(
                 "a deletion answered no comment".into(),
             )),
         }
+    }
+
+    async fn mark_helpful(
+        &self,
+        id: CommentId,
+        voter: &Voter,
+        helpful: bool,
+        now_ms: u64,
+    ) -> Result<Voted, StoreError> {
+        let op = Op::Vote {
+            id,
+            voter: voter.clone(),
+            helpful,
+            now_ms,
+        };
+        match self.call(op).await? {
+            Reply::Voted(voted) => Ok(voted),
+            _ => Err(StoreError::Internal("a vote answered no comment".into())),
+        }
+    }
+
+    async fn helpful_votes(
+        &self,
+        voter: VoterId,
+        ids: &[CommentId],
+    ) -> Result<Vec<bool>, StoreError> {
+        self.memory.helpful_votes(voter, ids).await
     }
 
     async fn put_batch(&self, comments: &[Comment]) -> Result<(), StoreError> {

@@ -1,14 +1,27 @@
 //! A comment as a row of the `comments` table, and back. Decoding validates every column the
 //! way the DynamoDB adapter validates an item, so a damaged row is an error naming the row,
-//! never a panic or a silently wrong comment.
+//! never a panic or a silently wrong comment. Also a helpful vote as a row of `votes`.
 
-use rusqlite::{Row, Transaction, params};
+use rusqlite::{OptionalExtension, Row, Transaction, params};
 
-use crate::domain::{Comment, CommentId, Rating, Sku, SortKey};
+use crate::domain::{Comment, CommentId, Rating, Sku, SortKey, VoterId};
 
 /// The columns in the order [`decode`] reads them.
-pub const COLUMNS: &str =
-    "id, sku, author, author_sub, body, rating, created_at_ms, updated_at_ms, version";
+pub const COLUMNS: &str = "id, sku, author, author_sub, body, rating, created_at_ms, \
+                           updated_at_ms, version, helpful_count";
+/// The same of a format-1 file (before votes: every count is 0), for readers that take no
+/// lock and so do not upgrade it (`export` beside an older server).
+const COLUMNS_BEFORE_VOTES: &str = "id, sku, author, author_sub, body, rating, created_at_ms, \
+                                    updated_at_ms, version, 0";
+
+/// The columns to select for [`decode`] from a file of `format`.
+pub fn columns(format: i64) -> &'static str {
+    if format < 2 {
+        COLUMNS_BEFORE_VOTES
+    } else {
+        COLUMNS
+    }
+}
 
 /// A row that does not decode into a comment.
 #[derive(Debug, thiserror::Error)]
@@ -29,6 +42,7 @@ pub fn decode(row: &Row<'_>) -> rusqlite::Result<Result<Comment, RowError>> {
     let created_at_ms: i64 = row.get(6)?;
     let updated_at_ms: Option<i64> = row.get(7)?;
     let version: i64 = row.get(8)?;
+    let helpful_count: i64 = row.get(9)?;
     let shown = hex(&id);
     let bad = |reason: &str| RowError {
         row: shown.clone(),
@@ -55,6 +69,9 @@ pub fn decode(row: &Row<'_>) -> rusqlite::Result<Result<Comment, RowError>> {
     let Some(version) = u64::try_from(version).ok().filter(|v| *v >= 1) else {
         return Ok(Err(bad("the version is not positive")));
     };
+    let Ok(helpful_count) = u64::try_from(helpful_count) else {
+        return Ok(Err(bad("the helpful count is negative")));
+    };
     Ok(Ok(Comment {
         id: CommentId::from_bytes(bytes),
         sku,
@@ -65,13 +82,14 @@ pub fn decode(row: &Row<'_>) -> rusqlite::Result<Result<Comment, RowError>> {
         created_at_ms,
         updated_at_ms,
         version,
+        helpful_count,
     }))
 }
 
 /// Inserts or replaces `comment`.
 pub fn put(tx: &Transaction<'_>, comment: &Comment) -> rusqlite::Result<()> {
     let mut statement = tx.prepare_cached(&format!(
-        "INSERT OR REPLACE INTO comments ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+        "INSERT OR REPLACE INTO comments ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
     ))?;
     statement.execute(params![
         comment.id.to_bytes().as_slice(),
@@ -83,6 +101,7 @@ pub fn put(tx: &Transaction<'_>, comment: &Comment) -> rusqlite::Result<()> {
         comment.created_at_ms as i64,
         comment.updated_at_ms.map(|ms| ms as i64),
         comment.version as i64,
+        comment.helpful_count as i64,
     ])?;
     Ok(())
 }
@@ -101,10 +120,47 @@ pub fn get(
     }
 }
 
-/// Deletes one comment by id.
+/// Deletes one comment by id, and its votes.
 pub fn remove(tx: &Transaction<'_>, id: CommentId) -> rusqlite::Result<()> {
     let mut statement = tx.prepare_cached("DELETE FROM comments WHERE id = ?1")?;
     statement.execute([id.to_bytes().as_slice()])?;
+    let mut statement = tx.prepare_cached("DELETE FROM votes WHERE comment = ?1")?;
+    statement.execute([id.to_bytes().as_slice()])?;
+    Ok(())
+}
+
+/// Whether `voter` has a vote on comment `id`.
+pub fn has_vote(tx: &Transaction<'_>, id: CommentId, voter: VoterId) -> rusqlite::Result<bool> {
+    let mut statement =
+        tx.prepare_cached("SELECT 1 FROM votes WHERE comment = ?1 AND voter = ?2")?;
+    let found: Option<i64> = statement
+        .query_row(
+            params![id.to_bytes().as_slice(), voter.to_bytes().as_slice()],
+            |row| row.get(0),
+        )
+        .optional()?;
+    Ok(found.is_some())
+}
+
+/// Records (`helpful`) or removes `voter`'s vote on comment `id`.
+pub fn set_vote(
+    tx: &Transaction<'_>,
+    id: CommentId,
+    voter: VoterId,
+    helpful: bool,
+    now_ms: u64,
+) -> rusqlite::Result<()> {
+    let (id, voter) = (id.to_bytes(), voter.to_bytes());
+    if helpful {
+        let mut statement = tx.prepare_cached(
+            "INSERT OR IGNORE INTO votes (comment, voter, voted_at_ms) VALUES (?1, ?2, ?3)",
+        )?;
+        statement.execute(params![id.as_slice(), voter.as_slice(), now_ms as i64])?;
+    } else {
+        let mut statement =
+            tx.prepare_cached("DELETE FROM votes WHERE comment = ?1 AND voter = ?2")?;
+        statement.execute(params![id.as_slice(), voter.as_slice()])?;
+    }
     Ok(())
 }
 

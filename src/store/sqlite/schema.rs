@@ -4,7 +4,11 @@
 //! Durability comes from SQLite's write-ahead log with `synchronous=FULL`: a transaction is
 //! in the log and the log is fsynced before `COMMIT` returns, so a commit survives `SIGKILL`
 //! and power loss, and a transaction that did not commit is rolled back at the next open.
-//! `application_id` marks the file as dynapage's and `user_version` is its format version.
+//! `application_id` marks the file as dynapage's and `user_version` is its format version:
+//! 2 since helpful votes (a `helpful_count` column and a `votes` table). A format-1 file is
+//! upgraded in place, in one transaction, when it is opened for writing (`serve --data-dir`),
+//! and read as it is by readers that take no lock; an older dynapage refuses a format-2 file
+//! rather than ignore its votes.
 
 use std::path::Path;
 
@@ -13,7 +17,9 @@ use rusqlite::{Connection, OpenFlags};
 /// `application_id` of a dynapage database: "dyna" in ASCII.
 pub const APPLICATION_ID: i64 = 0x6479_6e61;
 /// `user_version`: the format this code reads and writes.
-pub const FORMAT_VERSION: i64 = 1;
+pub const FORMAT_VERSION: i64 = 2;
+/// The format before votes, which opening for writing upgrades.
+const FORMAT_BEFORE_VOTES: i64 = 1;
 
 /// Why the database file cannot be opened. Each message names the file.
 #[derive(Debug, thiserror::Error)]
@@ -31,7 +37,7 @@ pub enum FormatError {
     )]
     Foreign { path: String, found: i64 },
     #[error(
-        "{path} has format {found}; this dynapage reads format {FORMAT_VERSION}: use a matching dynapage"
+        "{path} has format {found}; this dynapage reads format {FORMAT_VERSION} (and upgrades format 1 when `serve --data-dir` opens it): use a matching dynapage"
     )]
     Version { path: String, found: i64 },
     #[error("{path}: SQLite integrity check failed: {detail}")]
@@ -53,19 +59,44 @@ const CREATE: &str = "CREATE TABLE IF NOT EXISTS comments (
     rating INTEGER NOT NULL,
     created_at_ms INTEGER NOT NULL,
     updated_at_ms INTEGER,
-    version INTEGER NOT NULL
+    version INTEGER NOT NULL,
+    helpful_count INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS votes (
+    comment BLOB NOT NULL,
+    voter BLOB NOT NULL,
+    voted_at_ms INTEGER NOT NULL,
+    PRIMARY KEY (comment, voter)
 ) WITHOUT ROWID";
+
+/// Format 1 to 2: the count column (every comment at 0: there were no votes) and the table.
+const UPGRADE_FROM_1: &str = "BEGIN IMMEDIATE;
+ALTER TABLE comments ADD COLUMN helpful_count INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE votes (
+    comment BLOB NOT NULL,
+    voter BLOB NOT NULL,
+    voted_at_ms INTEGER NOT NULL,
+    PRIMARY KEY (comment, voter)
+) WITHOUT ROWID;
+PRAGMA user_version = 2;
+COMMIT;";
 
 /// Opens (creating if missing) the database for writing: WAL, `synchronous=FULL`, checked.
 pub fn open_for_writing(path: &Path) -> Result<Connection, FormatError> {
     let conn = Connection::open(path).map_err(|e| sqlite(path, e))?;
     conn.busy_timeout(std::time::Duration::from_secs(5))
         .map_err(|e| sqlite(path, e))?;
-    let fresh = check(&conn, path)?;
+    let found = check(&conn, path, FORMAT_BEFORE_VOTES)?;
+    let fresh = found.is_none();
     conn.pragma_update(None, "journal_mode", "WAL")
         .map_err(|e| classify(path, e))?;
     conn.pragma_update(None, "synchronous", "FULL")
         .map_err(|e| sqlite(path, e))?;
+    if found == Some(FORMAT_BEFORE_VOTES) {
+        conn.execute_batch(UPGRADE_FROM_1)
+            .map_err(|e| sqlite(path, e))?;
+        tracing::info!(data = %path.display(), "database upgraded to format 2 (helpful votes)");
+    }
     if fresh {
         conn.execute_batch(&format!(
             "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {FORMAT_VERSION};"
@@ -76,7 +107,14 @@ pub fn open_for_writing(path: &Path) -> Result<Connection, FormatError> {
     Ok(conn)
 }
 
-/// Opens an existing database read-only (export, backup, verify beside a running server).
+/// The format (`user_version`) of an open database.
+pub fn format(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("PRAGMA user_version", [], |row| row.get(0))
+}
+
+/// Opens an existing database read-only (export, backup, verify beside a running server), in
+/// this format or the one before votes (read as comments without votes: nothing upgrades it
+/// without the directory's lock).
 pub fn open_for_reading(path: &Path) -> Result<Connection, FormatError> {
     let conn = Connection::open_with_flags(
         path,
@@ -85,7 +123,7 @@ pub fn open_for_reading(path: &Path) -> Result<Connection, FormatError> {
     .map_err(|e| classify(path, e))?;
     conn.busy_timeout(std::time::Duration::from_secs(5))
         .map_err(|e| sqlite(path, e))?;
-    check(&conn, path)?;
+    check(&conn, path, FORMAT_BEFORE_VOTES)?;
     Ok(conn)
 }
 
@@ -104,8 +142,9 @@ pub fn quick_check(conn: &Connection, path: &Path) -> Result<(), FormatError> {
     }
 }
 
-/// Checks the file is ours (or empty); `true` for a fresh file that still needs its marks.
-fn check(conn: &Connection, path: &Path) -> Result<bool, FormatError> {
+/// Checks the file is ours (or empty), in a format from `oldest` to [`FORMAT_VERSION`]: that
+/// format, or `None` for a fresh file that still needs its marks.
+fn check(conn: &Connection, path: &Path, oldest: i64) -> Result<Option<i64>, FormatError> {
     let pragma = |name: &str| -> Result<i64, FormatError> {
         conn.query_row(&format!("PRAGMA {name}"), [], |row| row.get(0))
             .map_err(|e| classify(path, e))
@@ -117,7 +156,7 @@ fn check(conn: &Connection, path: &Path) -> Result<bool, FormatError> {
         .map_err(|e| classify(path, e))?;
     let shown = || path.display().to_string();
     if application_id == 0 && version == 0 && tables == 0 {
-        return Ok(true);
+        return Ok(None);
     }
     if application_id != APPLICATION_ID {
         return Err(FormatError::Foreign {
@@ -125,13 +164,13 @@ fn check(conn: &Connection, path: &Path) -> Result<bool, FormatError> {
             found: application_id,
         });
     }
-    if version != FORMAT_VERSION {
+    if !(oldest..=FORMAT_VERSION).contains(&version) {
         return Err(FormatError::Version {
             path: shown(),
             found: version,
         });
     }
-    Ok(false)
+    Ok(Some(version))
 }
 
 fn classify(path: &Path, err: rusqlite::Error) -> FormatError {
@@ -153,5 +192,70 @@ fn sqlite(path: &Path, source: rusqlite::Error) -> FormatError {
     FormatError::Sqlite {
         path: path.display().to_string(),
         source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A format-1 file: the comments table before votes, with one comment.
+    fn format_1(path: &Path) {
+        let conn = Connection::open(path).expect("open");
+        conn.execute_batch(&format!(
+            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 1;
+             CREATE TABLE comments (id BLOB PRIMARY KEY NOT NULL, sku TEXT NOT NULL,
+               author TEXT NOT NULL, author_sub TEXT, body TEXT NOT NULL, rating INTEGER NOT NULL,
+               created_at_ms INTEGER NOT NULL, updated_at_ms INTEGER, version INTEGER NOT NULL)
+               WITHOUT ROWID;
+             INSERT INTO comments VALUES (x'0102030405060708090a0b0c0d0e0f10', 'SKU', 'ann',
+               NULL, 'fine', 4, 1700000000000, NULL, 3);"
+        ))
+        .expect("a format-1 file");
+    }
+
+    fn counts(conn: &Connection, format: i64) -> Vec<(i64, i64)> {
+        let columns = super::super::rows::columns(format);
+        let mut statement = conn
+            .prepare(&format!("SELECT {columns} FROM comments"))
+            .expect("select");
+        statement
+            .query_map([], |row| Ok((row.get(8)?, row.get(9)?)))
+            .expect("rows")
+            .collect::<Result<_, _>>()
+            .expect("decoded")
+    }
+
+    #[test]
+    fn a_format_1_file_is_read_as_it_is_and_upgraded_when_opened_for_writing() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let path = dir.path().join("comments.sqlite3");
+        format_1(&path);
+        let reader = open_for_reading(&path).expect("a reader takes format 1");
+        assert_eq!(format(&reader), Ok(1));
+        assert_eq!(counts(&reader, 1), [(3, 0)], "version 3, no votes");
+        drop(reader);
+
+        let writer = open_for_writing(&path).expect("upgraded");
+        assert_eq!(format(&writer), Ok(FORMAT_VERSION));
+        assert_eq!(counts(&writer, FORMAT_VERSION), [(3, 0)]);
+        let votes: i64 = writer
+            .query_row("SELECT count(*) FROM votes", [], |row| row.get(0))
+            .expect("the votes table");
+        assert_eq!(votes, 0);
+        drop(writer);
+        assert!(
+            open_for_writing(&path).is_ok(),
+            "a format-2 file opens again"
+        );
+
+        let conn = Connection::open(&path).expect("open");
+        conn.execute_batch("PRAGMA user_version = 3")
+            .expect("a later format");
+        drop(conn);
+        assert!(matches!(
+            open_for_writing(&path),
+            Err(FormatError::Version { found: 3, .. })
+        ));
     }
 }

@@ -20,7 +20,7 @@ use tokio::sync::oneshot;
 
 use super::dir::DataDir;
 use super::rows;
-use crate::domain::{Access, Comment, CommentId, CommentPatch};
+use crate::domain::{Access, Comment, CommentId, CommentPatch, Voted, Voter, VoterId};
 use crate::store::StoreError;
 use crate::store::memory::MemoryStore;
 
@@ -42,6 +42,12 @@ pub enum Op {
         access: Access,
     },
     PutBatch(Vec<Comment>),
+    Vote {
+        id: CommentId,
+        voter: Voter,
+        helpful: bool,
+        now_ms: u64,
+    },
 }
 
 /// A committed write's answer.
@@ -49,6 +55,7 @@ pub enum Op {
 pub enum Reply {
     Done,
     Comment(Comment),
+    Voted(Voted),
 }
 
 /// What a committed write changes in the in-memory copy.
@@ -56,6 +63,11 @@ enum Effect {
     None,
     Put(Vec<Comment>),
     Remove(CommentId),
+    Vote {
+        comment: Comment,
+        voter: VoterId,
+        helpful: bool,
+    },
 }
 
 #[derive(Debug)]
@@ -113,6 +125,11 @@ fn commit_group(conn: &mut Connection, batch: Vec<Request>, memory: &MemoryStore
                         Effect::Remove(id) => {
                             memory.remove_now(id);
                         }
+                        Effect::Vote {
+                            comment,
+                            voter,
+                            helpful,
+                        } => memory.vote_now(&comment, voter, helpful),
                     }
                     reply
                 });
@@ -181,7 +198,51 @@ fn execute(
             }
             Ok(Ok((Reply::Done, Effect::Put(comments.clone()))))
         }
+        Op::Vote {
+            id,
+            voter,
+            helpful,
+            now_ms,
+        } => vote(tx, *id, voter, *helpful, *now_ms),
     }
+}
+
+/// A helpful vote or its withdrawal: the vote row and the comment's count and version, in the
+/// group's transaction; nothing when it changes nothing.
+fn vote(
+    tx: &rusqlite::Transaction<'_>,
+    id: CommentId,
+    voter: &Voter,
+    helpful: bool,
+    now_ms: u64,
+) -> rusqlite::Result<Result<(Reply, Effect), StoreError>> {
+    let old = match read_allowed(tx, id, &Access::Any)? {
+        Ok(old) => old,
+        Err(refused) => return Ok(Err(refused)),
+    };
+    if helpful && voter.wrote(&old) {
+        return Ok(Err(StoreError::OwnComment(id)));
+    }
+    if rows::has_vote(tx, id, voter.id)? == helpful {
+        let unchanged = Voted {
+            comment: old,
+            changed: false,
+        };
+        return Ok(Ok((Reply::Voted(unchanged), Effect::None)));
+    }
+    let new = old.after_vote(helpful);
+    rows::set_vote(tx, id, voter.id, helpful, now_ms)?;
+    rows::put(tx, &new)?;
+    let voted = Voted {
+        comment: new.clone(),
+        changed: true,
+    };
+    let effect = Effect::Vote {
+        comment: new,
+        voter: voter.id,
+        helpful,
+    };
+    Ok(Ok((Reply::Voted(voted), effect)))
 }
 
 /// The comment `id` if it exists and `access` covers it.

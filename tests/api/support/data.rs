@@ -69,6 +69,7 @@ pub fn comments(rng: &mut Rng, sku: &Sku, n: usize, spread: u64) -> Vec<Comment>
             created_at_ms: millis,
             updated_at_ms: None,
             version: 1,
+            helpful_count: 0,
         });
     }
     out

@@ -1,7 +1,7 @@
 //! The durable embedded store in a temporary data directory that is removed with it, for the
 //! contract suites and the engine's oracle test.
 
-use dynapage::domain::{Access, Comment, CommentId, CommentPatch};
+use dynapage::domain::{Access, Comment, CommentId, CommentPatch, Voted, Voter, VoterId};
 use dynapage::store::sqlite::SqliteStore;
 use dynapage::store::{CommentStore, KeyQuery, QueryPage, ScanPage, StoreError};
 use tempfile::TempDir;
@@ -47,6 +47,24 @@ impl CommentStore for TempSqliteStore {
 
     async fn delete(&self, id: CommentId, access: &Access) -> Result<Comment, StoreError> {
         self.store.delete(id, access).await
+    }
+
+    async fn mark_helpful(
+        &self,
+        id: CommentId,
+        voter: &Voter,
+        helpful: bool,
+        now_ms: u64,
+    ) -> Result<Voted, StoreError> {
+        self.store.mark_helpful(id, voter, helpful, now_ms).await
+    }
+
+    async fn helpful_votes(
+        &self,
+        voter: VoterId,
+        ids: &[CommentId],
+    ) -> Result<Vec<bool>, StoreError> {
+        self.store.helpful_votes(voter, ids).await
     }
 
     async fn put_batch(&self, comments: &[Comment]) -> Result<(), StoreError> {

@@ -1,0 +1,299 @@
+//! Helpful votes in the table: an item per vote, `id` = `vote#<comment>#<voter>` (and
+//! `votedAt`), beside the comment's `helpfulCount`.
+//!
+//! A vote and the count move together in one `TransactWriteItems`: a `Put` of the vote item
+//! on condition that it is absent (a `Delete` on condition that it is present, to take the vote
+//! back) and an `Update` of the comment that adds one to (or takes one from) `helpfulCount`
+//! and one to `version`, on condition that the comment exists (and, for a vote, that the voter
+//! did not write it). Either both are written or neither, so the count is the number of vote
+//! items whatever is retried or raced: a second vote fails its own condition and writes
+//! nothing, and is answered as the no-op it is. A transaction that meets another one on the
+//! same comment is cancelled (`TransactionConflict`) and sent again with backoff; the SDK's
+//! own retries reuse the attempt's `ClientRequestToken`, so a retry of a transaction that was
+//! written is answered as written rather than applied twice.
+//!
+//! The comment's new version makes the write a stream `MODIFY` of the comment (the vote item's
+//! own `INSERT`/`REMOVE` records are skipped by `change`), which the index applies and live
+//! subscribers see as an update with the new count.
+//!
+//! What it costs: a transactional write costs two write units per KB begun of each item it
+//! writes (AWS pricing), and the comment is written three times: in the table and in both GSIs,
+//! which project every attribute (pages read the count from them). So a vote costs
+//! `2 × (1 + 3 × ⌈comment KB⌉)` write units, 8 for a comment under 1 KB (an update is charged
+//! by the larger of the item before and after), then one strongly consistent `GetItem` of the
+//! comment for the answer (1 read unit per 4 KB). Measured in BENCHMARKS.md.
+//!
+//! Vote items of a deleted comment stay in the table (finding them would need a scan or
+//! another index); they are skipped everywhere, and `verify` counts them.
+
+use std::collections::{HashMap, HashSet};
+
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{
+    CancellationReason, Delete, Put, ReturnConsumedCapacity, ReturnValuesOnConditionCheckFailure,
+    TransactWriteItem, Update,
+};
+use futures::{StreamExt, TryStreamExt};
+
+use super::batch::{self, BATCHES_IN_FLIGHT, GET_CHUNK, backoff};
+use super::error::{OnConditionFailed, THROTTLING};
+use super::item::{
+    AUTHOR_SUB, HELPFUL_COUNT, ID, VERSION, VOTE_PREFIX, is_vote_id, key_of, number_value,
+    string_value,
+};
+use super::{DynamoStore, reads};
+use crate::domain::{CommentId, Voted, Voter, VoterId};
+use crate::store::StoreError;
+
+/// Attempts of a vote while other votes' transactions hold its comment.
+const CONFLICT_ATTEMPTS: u32 = 10;
+
+const VOTED_AT: &str = "votedAt";
+
+/// The `id` of `voter`'s vote item on comment `comment`.
+pub(super) fn vote_id(comment: CommentId, voter: VoterId) -> String {
+    format!("{VOTE_PREFIX}{comment}#{voter}")
+}
+
+/// The comment a vote item's `id` names; `None` when `id` is no vote's.
+pub(super) fn comment_of_vote(id: &str) -> Option<CommentId> {
+    let rest = id.strip_prefix(VOTE_PREFIX)?;
+    let (comment, _voter) = rest.split_once('#')?;
+    comment.parse().ok()
+}
+
+/// What one transaction did.
+enum Outcome {
+    Written,
+    /// A condition on the vote item failed: the vote was already as asked.
+    Unchanged,
+    /// Another transaction held the comment: send again.
+    Conflict,
+}
+
+/// See the module documentation.
+pub(super) async fn mark_helpful(
+    store: &DynamoStore,
+    id: CommentId,
+    voter: &Voter,
+    helpful: bool,
+    now_ms: u64,
+) -> Result<Voted, StoreError> {
+    for attempt in 0..CONFLICT_ATTEMPTS {
+        if attempt > 0 {
+            tokio::time::sleep(backoff(attempt)).await;
+        }
+        let changed = match transact(store, id, voter, helpful, now_ms).await? {
+            Outcome::Written => true,
+            Outcome::Unchanged => false,
+            Outcome::Conflict => {
+                metrics::counter!("dynapage_store_transaction_conflicts_total").increment(1);
+                tracing::debug!(table = %store.table, comment_id = %id, attempt, "vote met another transaction, retrying");
+                continue;
+            }
+        };
+        // The comment as it is now: this vote's count, or a later one's.
+        let comment = reads::get(store, id)
+            .await?
+            .ok_or(StoreError::NotFound(id))?;
+        return Ok(Voted { comment, changed });
+    }
+    Err(StoreError::Unavailable(
+        format!(
+            "comment {id} stayed in other transactions during {CONFLICT_ATTEMPTS} vote attempts"
+        )
+        .into(),
+    ))
+}
+
+fn build_error(err: aws_sdk_dynamodb::error::BuildError) -> StoreError {
+    StoreError::Internal(err.into())
+}
+
+/// The `Put` or `Delete` of the vote item, conditional on its absence or presence.
+fn vote_write(
+    store: &DynamoStore,
+    id: CommentId,
+    voter: VoterId,
+    helpful: bool,
+    now_ms: u64,
+) -> Result<TransactWriteItem, StoreError> {
+    let vote = vote_id(id, voter);
+    let item = TransactWriteItem::builder();
+    Ok(if helpful {
+        let put = Put::builder()
+            .table_name(store.table.as_ref())
+            .item(ID, string_value(vote))
+            .item(VOTED_AT, number_value(now_ms))
+            .condition_expression("attribute_not_exists(#id)")
+            .expression_attribute_names("#id", ID)
+            .build()
+            .map_err(build_error)?;
+        item.put(put).build()
+    } else {
+        let delete = Delete::builder()
+            .table_name(store.table.as_ref())
+            .key(ID, string_value(vote))
+            .condition_expression("attribute_exists(#id)")
+            .expression_attribute_names("#id", ID)
+            .build()
+            .map_err(build_error)?;
+        item.delete(delete).build()
+    })
+}
+
+/// The `Update` of the comment's count and version, conditional on the comment (and, for a
+/// vote of a signed-in voter, on someone else having written it).
+fn count_write(
+    store: &DynamoStore,
+    id: CommentId,
+    voter: &Voter,
+    helpful: bool,
+) -> Result<TransactWriteItem, StoreError> {
+    let mut update = Update::builder()
+        .table_name(store.table.as_ref())
+        .set_key(Some(key_of(id)))
+        .update_expression(
+            "SET #count = if_not_exists(#count, :zero) + :delta, \
+             #version = if_not_exists(#version, :one) + :one",
+        )
+        .expression_attribute_names("#id", ID)
+        .expression_attribute_names("#count", HELPFUL_COUNT)
+        .expression_attribute_names("#version", VERSION)
+        .expression_attribute_values(":zero", number_value(0))
+        .expression_attribute_values(":one", number_value(1))
+        .expression_attribute_values(":delta", number_value(if helpful { 1 } else { -1 }))
+        // The item comes back with a failed condition: present means the voter's own comment.
+        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
+    update = match (&voter.sub, helpful) {
+        (Some(sub), true) => update
+            .condition_expression(
+                "attribute_exists(#id) AND (attribute_not_exists(#authorSub) OR #authorSub <> :sub)",
+            )
+            .expression_attribute_names("#authorSub", AUTHOR_SUB)
+            .expression_attribute_values(":sub", string_value(sub.as_str())),
+        _ => update.condition_expression("attribute_exists(#id)"),
+    };
+    Ok(TransactWriteItem::builder()
+        .update(update.build().map_err(build_error)?)
+        .build())
+}
+
+async fn transact(
+    store: &DynamoStore,
+    id: CommentId,
+    voter: &Voter,
+    helpful: bool,
+    now_ms: u64,
+) -> Result<Outcome, StoreError> {
+    let sent = store
+        .client
+        .transact_write_items()
+        .transact_items(vote_write(store, id, voter.id, helpful, now_ms)?)
+        .transact_items(count_write(store, id, voter, helpful)?)
+        .client_request_token(ulid::Ulid::new().to_string())
+        .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+        .send()
+        .await;
+    let err = match sent {
+        Ok(output) => {
+            let units: f64 = output
+                .consumed_capacity()
+                .iter()
+                .filter_map(|c| c.capacity_units())
+                .sum();
+            metrics::counter!("dynapage_store_write_units_total", "operation" => "mark_helpful")
+                .increment(units.round() as u64);
+            tracing::debug!(table = %store.table, comment_id = %id, helpful, consumed_wcu = units, "dynamodb vote written");
+            return Ok(Outcome::Written);
+        }
+        Err(err) => err,
+    };
+    let Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) =
+        err.as_service_error()
+    else {
+        return Err(store.classify(err, OnConditionFailed::Unexpected));
+    };
+    let reasons = cancelled.cancellation_reasons();
+    let code = |i: usize| reasons.get(i).and_then(CancellationReason::code);
+    if code(1) == Some("ConditionalCheckFailed") {
+        let own = reasons[1].item().is_some_and(|item| !item.is_empty());
+        return Err(if own {
+            StoreError::OwnComment(id)
+        } else {
+            StoreError::NotFound(id)
+        });
+    }
+    if code(0) == Some("ConditionalCheckFailed") {
+        return Ok(Outcome::Unchanged);
+    }
+    let codes: Vec<&str> = reasons
+        .iter()
+        .filter_map(CancellationReason::code)
+        .collect();
+    if codes.contains(&"TransactionConflict") {
+        return Ok(Outcome::Conflict);
+    }
+    let throttled = codes.iter().any(|code| {
+        matches!(*code, "ThrottlingError" | "ProvisionedThroughputExceeded")
+            || THROTTLING.contains(code)
+    });
+    Err(if throttled {
+        StoreError::Unavailable(err.into())
+    } else {
+        store.classify(err, OnConditionFailed::Unexpected)
+    })
+}
+
+/// `BatchGetItem` of `voter`'s vote items for `ids` (distinct ids, 100 a call, eight calls in
+/// flight; only the `id` attribute is read), strongly consistent, so a vote shows at once.
+pub(super) async fn helpful_votes(
+    store: &DynamoStore,
+    voter: VoterId,
+    ids: &[CommentId],
+) -> Result<Vec<bool>, StoreError> {
+    let mut distinct = ids.to_vec();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let chunks: Vec<Vec<_>> = distinct
+        .chunks(GET_CHUNK)
+        .map(|chunk| {
+            chunk
+                .iter()
+                .map(|id| HashMap::from([(ID.to_owned(), string_value(vote_id(*id, voter)))]))
+                .collect()
+        })
+        .collect();
+    let found: Vec<Vec<_>> = futures::stream::iter(chunks)
+        .map(|keys| batch::get_items(&store.client, &store.table, keys, true))
+        .buffer_unordered(BATCHES_IN_FLIGHT)
+        .try_collect()
+        .await?;
+    let voted: HashSet<CommentId> = found
+        .iter()
+        .flatten()
+        .filter_map(|item| item.get(ID)?.as_s().ok())
+        .filter(|id| is_vote_id(id))
+        .filter_map(|id| comment_of_vote(id))
+        .collect();
+    metrics::counter!("dynapage_store_items_read_total", "operation" => "helpful_votes")
+        .increment(voted.len() as u64);
+    Ok(ids.iter().map(|id| voted.contains(id)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_vote_id_names_its_comment_and_is_never_a_comment_id() {
+        let comment = CommentId::from_parts(1_700_000_000_000, 9);
+        let id = vote_id(comment, VoterId::of("sub:ann"));
+        assert!(is_vote_id(&id));
+        assert_eq!(comment_of_vote(&id), Some(comment));
+        assert!(id.parse::<CommentId>().is_err());
+        assert!(!is_vote_id(&comment.to_string()));
+        assert_eq!(comment_of_vote(&comment.to_string()), None);
+        assert_eq!(comment_of_vote("vote#nonsense"), None);
+    }
+}
