@@ -55,7 +55,10 @@ pub trait Plan {
 }
 
 /// The options every round-based benchmark takes.
+// Its own group id: flattened into a command whose own `Args` group has the default id, clap's
+// debug assertions refuse two groups named `Args`.
 #[derive(clap::Args, Debug)]
+#[group(id = "round_options")]
 pub struct Args {
     #[arg(value_enum, default_value_t = Backends::All)]
     pub backends: Backends,
