@@ -26,6 +26,9 @@ pub(super) const CREATED_AT: &str = "createdAt";
 pub(super) const UPDATED_AT: &str = "updatedAt";
 pub(super) const VERSION: &str = "version";
 pub(super) const HELPFUL_COUNT: &str = "helpfulCount";
+/// The token of the last edit written (`writes::update`): a retried edit finds it and knows
+/// its first attempt was written.
+pub(super) const LAST_EDIT: &str = "lastEdit";
 
 /// The start of every vote item's `id`.
 pub(super) const VOTE_PREFIX: &str = "vote#";

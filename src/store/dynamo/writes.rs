@@ -10,6 +10,7 @@
 //! the version): neither can undo the other, and neither fails because of the other.
 
 use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
     PutRequest, ReturnValue, ReturnValuesOnConditionCheckFailure, WriteRequest,
 };
@@ -18,8 +19,8 @@ use futures::{StreamExt, TryStreamExt};
 use super::batch::{self, BATCHES_IN_FLIGHT, WRITE_CHUNK, backoff};
 use super::error::{OnConditionFailed, internal, is_transaction_conflict};
 use super::item::{
-    AUTHOR_SUB, BODY, ID, RATING, SKU_RATING, UPDATED_AT, VERSION, item_from_comment, key_of,
-    number_value, sku_rating, string_value,
+    AUTHOR_SUB, BODY, ID, LAST_EDIT, RATING, SKU_RATING, UPDATED_AT, VERSION, item_from_comment,
+    key_of, number_value, sku_rating, string_value,
 };
 use super::{DynamoStore, decode, reads};
 use crate::domain::{Access, Comment, CommentId, CommentPatch};
@@ -106,28 +107,41 @@ pub(super) async fn update(
 
 /// One `UpdateItem` of the patch's attributes, `updatedAt` and the version; `Ok(None)` when a
 /// transaction held the item.
+///
+/// The version is an increment, which a replay would apply twice: the SDK sends an attempt
+/// again after a timeout, and the first may have been written. So the edit also writes a
+/// token of its own (`lastEdit`) on the condition that the item does not hold it yet; a replay
+/// fails that condition, finds its token in the item DynamoDB returns with the failure, and
+/// answers that item, written once.
 async fn apply_patch(
     store: &DynamoStore,
     old: &Comment,
     patch: &CommentPatch,
     now_ms: u64,
 ) -> Result<Option<Comment>, StoreError> {
+    let token = ulid::Ulid::new().to_string();
     let mut sets = vec![
         "#updatedAt = :now",
         "#version = if_not_exists(#version, :one) + :one",
+        "#lastEdit = :token",
     ];
     let mut request = store
         .client
         .update_item()
         .table_name(store.table.as_ref())
         .set_key(Some(key_of(old.id)))
-        .condition_expression("attribute_exists(#id)")
+        .condition_expression(
+            "attribute_exists(#id) AND (attribute_not_exists(#lastEdit) OR #lastEdit <> :token)",
+        )
         .expression_attribute_names("#id", ID)
         .expression_attribute_names("#updatedAt", UPDATED_AT)
         .expression_attribute_names("#version", VERSION)
+        .expression_attribute_names("#lastEdit", LAST_EDIT)
         .expression_attribute_values(":now", number_value(now_ms))
         .expression_attribute_values(":one", number_value(1))
-        .return_values(ReturnValue::AllNew);
+        .expression_attribute_values(":token", string_value(token.clone()))
+        .return_values(ReturnValue::AllNew)
+        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
     if let Some(body) = &patch.body {
         sets.push("#body = :body");
         request = request
@@ -155,7 +169,19 @@ async fn apply_patch(
             decode(&new).map(Some)
         }
         Err(err) if is_transaction_conflict(&err) => Ok(None),
-        Err(err) => Err(store.classify(err, OnConditionFailed::NotFound(old.id))),
+        Err(err) => {
+            let written = match err.as_service_error() {
+                Some(UpdateItemError::ConditionalCheckFailedException(failed)) => failed
+                    .item
+                    .as_ref()
+                    .filter(|item| item.get(LAST_EDIT).and_then(|v| v.as_s().ok()) == Some(&token)),
+                _ => None,
+            };
+            match written {
+                Some(item) => decode(item).map(Some),
+                None => Err(store.classify(err, OnConditionFailed::NotFound(old.id))),
+            }
+        }
     }
 }
 
