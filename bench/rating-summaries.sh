@@ -22,20 +22,8 @@ WRK=${WRK:-1}
 REQUESTS=${REQUESTS:-1000}
 PRODUCTS=48
 PER_PRODUCT=${PER_PRODUCT:-1000}
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
-rport=$(free_port)
-redis-server --port "$rport" --save "" --appendonly no >"$work/redis.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 1 50); do redis-cli -p "$rport" ping >/dev/null 2>&1 && break; sleep 0.1; done
+source bench/lib.sh
+start_redis
 port=$(free_port)
 url="http://127.0.0.1:$port"
 RUST_LOG=warn "$BIN" serve --listen "127.0.0.1:$port" --demo-comments 0 --index redis \

@@ -15,20 +15,8 @@ BIN=${BIN:-target/debug/dynapage}
 N=${N:-100000}
 VOTED=${VOTED:-20000}
 SKU=DAFT_PUNK_TSHIRT
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
-rport=$(free_port)
-redis-server --port "$rport" --save "" --appendonly no >"$work/redis.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 1 50); do redis-cli -p "$rport" ping >/dev/null 2>&1 && break; sleep 0.1; done
+source bench/lib.sh
+start_redis
 used() { redis-cli -p "$rport" info memory | awk -F: '/^used_memory:/ {print $2+0}'; }
 keys_bytes() {
   local total=0
