@@ -67,6 +67,28 @@ pub fn require() -> anyhow::Result<()> {
 }
 
 /// One wrk run; its whole output is kept in `<raw>/wrk-last.txt`.
+impl<'a> Load<'a> {
+    /// A lean load (one prebuilt body, no header) of `connections` for `seconds`, on `cpus`
+    /// when given.
+    pub fn lean(
+        api: &'a Api,
+        bodies: &'a Path,
+        connections: u32,
+        seconds: u64,
+        cpus: Option<&'a str>,
+    ) -> Self {
+        Self {
+            api,
+            bodies,
+            connections,
+            seconds,
+            header: None,
+            lean: true,
+            cpus,
+        }
+    }
+}
+
 pub async fn run(ctx: &Context, load: &Load<'_>) -> anyhow::Result<Outcome> {
     let before = if load.lean {
         Some(load.api.graphql_failures().await?)

@@ -344,15 +344,7 @@ impl Load<'_> {
         connections: u32,
         seconds: u64,
     ) -> anyhow::Result<wrk::Outcome> {
-        let load = wrk::Load {
-            api,
-            bodies,
-            connections,
-            seconds,
-            header: None,
-            lean: true,
-            cpus: self.cpus,
-        };
+        let load = wrk::Load::lean(api, bodies, connections, seconds, self.cpus);
         wrk::run(self.ctx, &load).await
     }
 

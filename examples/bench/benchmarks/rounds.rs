@@ -324,15 +324,7 @@ impl<P: Plan> Bench<'_, P> {
         connections: u32,
         seconds: u64,
     ) -> anyhow::Result<wrk::Outcome> {
-        let load = wrk::Load {
-            api,
-            bodies,
-            connections,
-            seconds,
-            header: None,
-            lean: true,
-            cpus: None,
-        };
+        let load = wrk::Load::lean(api, bodies, connections, seconds, None);
         wrk::run(self.ctx, &load).await
     }
 
