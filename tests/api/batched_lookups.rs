@@ -9,7 +9,7 @@
 use serde_json::{Value, json};
 
 use crate::field_errors::{assert_partial, raw};
-use crate::helpers::{DEMO_SKU, TestApp, eventually};
+use crate::helpers::{TestApp, eventually};
 
 /// Products a category page shows: more than the default 30 aliases, so the servers here run
 /// with `--max-aliases 64`.
@@ -128,26 +128,10 @@ async fn on_redis_48_aliased_lookups_make_one_index_call() {
     app.stop().await.expect("clean stop");
 }
 
-/// The newest `count` comments' global ids.
-async fn newest_ids(app: &TestApp, count: usize) -> Vec<String> {
-    let page = app
-        .data(
-            &format!(r#"{{ comments(sku: "{DEMO_SKU}", first: {count}) {{ nodes {{ id }} }} }}"#),
-            json!({}),
-        )
-        .await;
-    page["comments"]["nodes"]
-        .as_array()
-        .expect("nodes")
-        .iter()
-        .map(|n| n["id"].as_str().expect("an id").to_owned())
-        .collect()
-}
-
 /// Ten aliased `nodes` of five ids each (overlapping: 20 ids in all) and ten aliased `node`
 /// read the 20 comments once, in one store query, and answer what they answer alone.
 async fn aliased_nodes_read_each_comment_once_in_one_store_query(app: &TestApp) {
-    let ids = newest_ids(app, 20).await;
+    let ids = crate::helpers::newest_ids(app, 20).await;
     let gone = app.deleted_comment_id().await;
     let mut fields = String::new();
     for i in 0..10 {
@@ -263,7 +247,7 @@ async fn without_the_index_each_batched_field_is_null_with_its_code() {
 #[tokio::test]
 async fn without_the_store_each_batched_node_is_null_with_its_code() {
     let (app, proxy) = crate::faults::app_on_proxied_dynamodb(&[]).await;
-    let ids = newest_ids(&app, 3).await;
+    let ids = crate::helpers::newest_ids(&app, 3).await;
     let product = app.data(r#"{ product(sku: "X") { id } }"#, json!({})).await;
     let product = product["product"]["id"].clone();
     proxy.set(crate::support::fault_proxy::Fault::Refuse);

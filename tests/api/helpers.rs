@@ -253,6 +253,19 @@ impl Page {
     }
 }
 
+/// The global ids of the newest `count` comments of [`DEMO_SKU`].
+pub async fn newest_ids(app: &TestApp, count: usize) -> Vec<String> {
+    let query =
+        format!(r#"{{ comments(sku: "{DEMO_SKU}", first: {count}) {{ nodes {{ id }} }} }}"#);
+    let page = app.data(&query, json!({})).await;
+    page["comments"]["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .map(|n| n["id"].as_str().expect("an id").to_owned())
+        .collect()
+}
+
 /// Every comment of `sku` with a rating in `ratings` (all when `null`), newest first, as
 /// `{ id rating }` nodes, by walking with cursors in pages of 100.
 pub async fn walk_nodes(app: &TestApp, sku: &str, ratings: &Value) -> Vec<Value> {

@@ -115,7 +115,7 @@ async fn an_offset_read_from_the_store_over_four_ratings_costs_every_item_it_rea
 #[tokio::test]
 async fn nodes_cost_per_id_and_report_what_they_read() {
     let app = TestApp::embedded(200).await;
-    let ids = newest_ids(&app, 100).await;
+    let ids = crate::helpers::newest_ids(&app, 100).await;
     assert_eq!(ids.len(), 100);
     // Issue 22, item 6: thirty aliases of `nodes` over 100 ids served 3,000 comments for 90
     // points and reported `itemsRead: 0`. They are priced per id, 30 × 101 points; since issue
@@ -345,7 +345,7 @@ fn random_field(ids: Vec<String>) -> impl Strategy<Value = String> {
 #[tokio::test]
 async fn no_response_reads_more_items_than_it_was_priced() {
     let app = TestApp::embedded(1_000).await;
-    let ids = newest_ids(&app, 60).await;
+    let ids = crate::helpers::newest_ids(&app, 60).await;
     let documents = proptest::collection::vec(random_field(ids), 1..=3).prop_map(|fields| {
         let aliased: String = fields
             .iter()
@@ -385,24 +385,6 @@ async fn no_response_reads_more_items_than_it_was_priced() {
         "most documents are answered: {answered} of 120"
     );
     assert_normal_page_works(&app, None).await;
-}
-
-/// The ids of the newest `count` demo comments.
-async fn newest_ids(app: &TestApp, count: u32) -> Vec<String> {
-    let page = app
-        .data(
-            &format!(
-                r#"{{ comments(sku: "DAFT_PUNK_TSHIRT", first: {count}) {{ nodes {{ id }} }} }}"#
-            ),
-            json!({}),
-        )
-        .await;
-    page["comments"]["nodes"]
-        .as_array()
-        .expect("nodes")
-        .iter()
-        .map(|n| n["id"].as_str().expect("an id").to_owned())
-        .collect()
 }
 
 /// What is left of 127.0.0.1's cost budget, as a cheap query reports it.
