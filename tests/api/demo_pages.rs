@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use crate::demo::{COMMENTS, assert_shows_the_api_list, browse_with, ids, link, view};
+use crate::demo::{COMMENTS, assert_shows_the_api_list, browse_with, link, view};
 use crate::helpers::{DEMO_SKU, TestApp};
 
 /// The query every demo page is drawn from.
@@ -192,13 +192,7 @@ async fn chromium_without_javascript_reads_the_comments_and_follows_the_pager_an
 #[tokio::test]
 async fn every_page_equals_the_apis_answer_for_the_same_url() {
     let app = TestApp::embedded(COMMENTS).await;
-    let all = app
-        .data(
-            "query($sku: String!) { comments(sku: $sku, first: 100) { nodes { id } } }",
-            json!({ "sku": DEMO_SKU }),
-        )
-        .await;
-    let deep = ids(&all["comments"]["nodes"])[57].clone();
+    let deep = crate::helpers::newest_ids(&app, 100).await[57].clone();
     let summary = app
         .data(
             "query($sku: String!) { product(sku: $sku) { ratingSummary { total average } } }",
