@@ -100,11 +100,37 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Serves on `listener` until `shutdown` fires; in-flight requests finish, background tasks stop.
+/// Serves on `listener` until `shutdown` fires; in-flight requests finish, background tasks
+/// stop, and a `--data-dir` store is closed (its directory free for another server) before
+/// this returns.
 pub async fn run_with(
     args: ServeArgs,
     listener: TcpListener,
     shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let mut closed = None;
+    let served = serve_on(args, listener, shutdown, &mut closed).await;
+    // Every handle of the store went with `serve_on`'s state; its writer thread ends a moment
+    // later. Why wait: a server stopped in-process and started again on the same directory
+    // (tests, an embedding program) was refused the lock the old thread still held (a
+    // fresh-clone CI run).
+    if let Some(closed) = closed {
+        if tokio::time::timeout(Duration::from_secs(5), closed.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!("the embedded store did not close within 5 s: a task still holds it");
+        }
+    }
+    served
+}
+
+/// [`run_with`]'s work; sets `closed` once a durable store is open.
+async fn serve_on(
+    args: ServeArgs,
+    listener: TcpListener,
+    shutdown: CancellationToken,
+    closed: &mut Option<crate::store::sqlite::Closed>,
 ) -> anyhow::Result<()> {
     let settings = args.paging.settings()?;
     // Flags that contradict each other are named before what a store would require.
@@ -136,6 +162,7 @@ pub async fn run_with(
         purger.as_ref(),
     )
     .await?;
+    *closed = store.closed();
     let durable = args.backend.data_dir()?.is_some();
     if args.backend.store == StoreKind::Memory && !durable && args.demo_comments > 0 {
         seed_demo(&store, &index, args.demo_comments).await?;

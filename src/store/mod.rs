@@ -213,6 +213,17 @@ pub enum AnyStore {
     Dynamo(dynamo::DynamoStore),
 }
 
+impl AnyStore {
+    /// For the durable embedded store, what resolves once its last handle is dropped and its
+    /// directory released ([`sqlite::SqliteStore::closed`]); the other stores hold no lock.
+    pub fn closed(&self) -> Option<sqlite::Closed> {
+        match self {
+            AnyStore::Sqlite(store) => Some(store.closed()),
+            AnyStore::Memory(_) | AnyStore::Dynamo(_) => None,
+        }
+    }
+}
+
 macro_rules! dispatch_store {
     ($self:ident, $store:ident => $call:expr) => {
         match $self {

@@ -57,7 +57,22 @@ pub struct SqliteStore {
     memory: MemoryStore,
     writer: Sender<Request>,
     thread: Arc<JoinHandle<()>>,
+    closed: tokio::sync::watch::Receiver<bool>,
     path: Arc<Path>,
+}
+
+/// The end of a durable store's writer thread, awaited by whoever must know the directory is
+/// free again ([`SqliteStore::closed`]).
+#[derive(Debug)]
+pub struct Closed(tokio::sync::watch::Receiver<bool>);
+
+impl Closed {
+    /// Resolves once the writer thread has ended: the database closed and the directory's
+    /// lock released. The thread ends when the last handle of the store is dropped.
+    pub async fn wait(mut self) {
+        // An error means the thread is gone without saying so (a panic): the lock is free too.
+        let _ = self.0.wait_for(|closed| *closed).await;
+    }
 }
 
 impl SqliteStore {
@@ -75,13 +90,14 @@ impl SqliteStore {
             Some(sink) => memory.with_change_sink(sink),
             None => memory,
         };
-        let (writer, thread) =
+        let (writer, thread, closed) =
             writer::start(conn, memory.clone(), dir).map_err(OpenError::Thread)?;
         Ok((
             Self {
                 memory,
                 writer,
                 thread: Arc::new(thread),
+                closed,
                 path: Arc::from(path),
             },
             report,
@@ -101,6 +117,13 @@ impl SqliteStore {
         if let Ok(thread) = Arc::try_unwrap(thread) {
             let _ = thread.join();
         }
+    }
+
+    /// What resolves once every handle is dropped and the directory released: a process that
+    /// stops serving and may open the directory again (tests, an embedding program) waits for
+    /// it, since the writer thread ends a moment after the last handle goes.
+    pub fn closed(&self) -> Closed {
+        Closed(self.closed.clone())
     }
 
     /// The data directory.

@@ -16,7 +16,7 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use rusqlite::{Connection, TransactionBehavior};
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
 
 use super::dir::DataDir;
 use super::rows;
@@ -77,17 +77,21 @@ pub struct Request {
 }
 
 /// Starts the writer thread; it ends (closing the database and releasing the directory's
-/// lock) when every sender is dropped.
+/// lock) when every sender is dropped, and then says so on the returned receiver.
 pub fn start(
     conn: Connection,
     memory: MemoryStore,
     dir: DataDir,
-) -> std::io::Result<(Sender<Request>, JoinHandle<()>)> {
+) -> std::io::Result<(Sender<Request>, JoinHandle<()>, watch::Receiver<bool>)> {
     let (sender, receiver) = std::sync::mpsc::channel();
+    let (closed, on_closed) = watch::channel(false);
     let handle = std::thread::Builder::new()
         .name("dynapage-writer".into())
-        .spawn(move || run(conn, &receiver, &memory, dir))?;
-    Ok((sender, handle))
+        .spawn(move || {
+            run(conn, &receiver, &memory, dir);
+            let _ = closed.send(true);
+        })?;
+    Ok((sender, handle, on_closed))
 }
 
 fn run(mut conn: Connection, receiver: &Receiver<Request>, memory: &MemoryStore, dir: DataDir) {
