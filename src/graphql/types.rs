@@ -77,7 +77,11 @@ impl Comment {
         &self,
         ctx: &async_graphql::Context<'_>,
     ) -> async_graphql::Result<bool> {
-        super::helpful::viewer_found_helpful(ctx, &self.0).await
+        // Boxed: the read's future (a DynamoDB `BatchGetItem` among its states) is kilobytes,
+        // and unboxed it sizes the future of every field of `Comment`, which async-graphql
+        // boxes and copies for each field it resolves: about 40,000 instructions of `memcpy` on
+        // a page of 20 that never asks this field (BENCHMARKS.md, "Cost of the abuse checks").
+        Box::pin(super::helpful::viewer_found_helpful(ctx, &self.0)).await
     }
 
     /// Whether the viewer may edit this comment: its author or a moderator when the server
