@@ -5,7 +5,9 @@ SKU=DAFT_PUNK_TSHIRT
 PAGE='edges { cursor node { id author body rating createdAt } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor }'
 PAGER='totalCount startOffset pageCursors(around: 5) { pageCount first { page cursor offset } last { page cursor offset } previous { page cursor offset } next { page cursor offset } around { page cursor offset isCurrent } }'
 DEEP=199000
-CASES=(page-0 pager-0 pager-deep page-deep)
+# CASES_ONLY="page-0 pager-deep" runs a subset.
+# shellcheck disable=SC2206
+CASES=(${CASES_ONLY:-page-0 pager-0 pager-deep page-deep})
 
 # write_bodies DIR: DIR/<case>.json for every case.
 write_bodies() {

@@ -7,6 +7,7 @@
 # Load on a shared machine stretches req/s far more than CPU per request.
 #
 #   bench/ab/run.sh OLD_BINARY NEW_BINARY [ROUNDS=4] [SECONDS=10]
+#   CASES_ONLY="page-0 pager-deep" bench/ab/run.sh ...     only those shapes
 #
 # Prints one line per run and a table of medians (µs of server CPU per request, req/s). Needs
 # wrk and curl. Build each side with
