@@ -160,13 +160,23 @@ async fn execute(
     address: IpAddr,
 ) -> Response {
     let started = Instant::now();
-    let registration = match persisted::resolve(app, &mut request, media, &request_id).await {
+    // Each step that may wait is boxed (`boxed`): their futures (Redis calls, the JWKS fetch,
+    // the execution) would otherwise all size this one, which axum and tower copy whole.
+    let registration = match boxed(persisted::resolve(app, &mut request, media, &request_id)).await
+    {
         Ok(registration) => registration,
         Err(refusal) => return refusal,
     };
     let bytes = request.query.len();
-    if let Some(refusal) =
-        failures::refuse_unaffordable(app, headers, media, &request_id, address, bytes).await
+    if let Some(refusal) = boxed(failures::refuse_unaffordable(
+        app,
+        headers,
+        media,
+        &request_id,
+        address,
+        bytes,
+    ))
+    .await
     {
         return refusal;
     }
@@ -174,7 +184,7 @@ async fn execute(
     let checked = match check_request(&mut request, transport, &app.documents, &app.options) {
         Ok(checked) => checked,
         Err(rejection) => {
-            return failures::charge_rejection(
+            return boxed(failures::charge_rejection(
                 app,
                 headers,
                 media,
@@ -182,7 +192,7 @@ async fn execute(
                 &request_id,
                 address,
                 bytes,
-            )
+            ))
             .await;
         }
     };
@@ -192,11 +202,11 @@ async fn execute(
     let (personal, own_votes) = personal(app, headers, &request.query);
     let asker = Asker::new(over_get, address, &request_id, registration.as_deref());
     let bypass = checked.mutation || own_votes;
-    let pending = match from_cache(app, headers, &request, media, bypass, asker).await {
+    let pending = match boxed(from_cache(app, headers, &request, media, bypass, asker)).await {
         Ok(pending) => pending,
         Err(hit) => return hit,
     };
-    let viewer = match viewer(app, headers, media, &request_id).await {
+    let viewer = match boxed(viewer(app, headers, media, &request_id)).await {
         Ok(viewer) => viewer,
         Err(refusal) => return refusal,
     };
@@ -219,10 +229,10 @@ async fn execute(
     let request = request.data(ClientAddress(address));
     let document = checked.document.as_deref();
     let registration = registration.map(|hash| (hash, request.query.clone()));
-    match run(&call, request, &meta, &budget, document).await {
+    match boxed(run(&call, request, &meta, &budget, document)).await {
         Ok(response) => {
-            persisted::register(app, registration, &budget).await;
-            respond(&call, response, &meta, &budget, pending).await
+            boxed(persisted::register(app, registration, &budget)).await;
+            boxed(respond(&call, response, &meta, &budget, pending)).await
         }
         Err(timed_out) => timed_out,
     }
@@ -336,6 +346,15 @@ fn timed_out(call: &Call<'_>) -> Response {
         message,
         &call.request_id,
     )
+}
+
+/// `future` on the heap. Why: a future is as large as the largest of the futures it awaits,
+/// and axum and tower move a handler's future whole (twice a request); [`execute`]'s steps
+/// await Redis, the JWKS and async-graphql's execution, kilobytes each. Boxed, each is
+/// allocated only while it runs and the handler's future stays small (BENCHMARKS.md, "Cost
+/// of the abuse checks").
+fn boxed<F: std::future::Future>(future: F) -> std::pin::Pin<Box<F>> {
+    Box::pin(future)
 }
 
 /// The HTTP response to a request that ran: the `cost` extension, its metrics and log line,
