@@ -162,38 +162,25 @@ async fn execute(
     let started = Instant::now();
     // Each step that may wait is boxed (`boxed`): their futures (Redis calls, the JWKS fetch,
     // the execution) would otherwise all size this one, which axum and tower copy whole.
-    let registration = match boxed(persisted::resolve(app, &mut request, media, &request_id)).await
-    {
+    let resolved = persisted::resolve(app, &mut request, media, &request_id);
+    let registration = match boxed(resolved).await {
         Ok(registration) => registration,
         Err(refusal) => return refusal,
     };
     let bytes = request.query.len();
-    if let Some(refusal) = boxed(failures::refuse_unaffordable(
-        app,
-        headers,
-        media,
-        &request_id,
-        address,
-        bytes,
-    ))
-    .await
-    {
+    let unaffordable =
+        failures::refuse_unaffordable(app, headers, media, &request_id, address, bytes);
+    if let Some(refusal) = boxed(unaffordable).await {
         return refusal;
     }
     let transport = transport(over_get);
     let checked = match check_request(&mut request, transport, &app.documents, &app.options) {
         Ok(checked) => checked,
         Err(rejection) => {
-            return boxed(failures::charge_rejection(
-                app,
-                headers,
-                media,
-                &rejection,
-                &request_id,
-                address,
-                bytes,
-            ))
-            .await;
+            let (id, rejected) = (&request_id, &rejection);
+            let charge =
+                failures::charge_rejection(app, headers, media, rejected, id, address, bytes);
+            return boxed(charge).await;
         }
     };
     let Ok(_permit) = app.in_flight.clone().try_acquire_owned() else {
