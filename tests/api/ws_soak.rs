@@ -62,10 +62,16 @@ fn subscribe(id: usize) -> Message {
 /// One hostile socket's behaviour, by its number: silent, slow reader, or churner.
 async fn hostile(address: String, n: usize, until: Instant) {
     let from = format!("203.0.113.{}", n % 40);
-    let Some(mut socket) = socket(&address, &from, n % 3 != 2).await else {
+    // `SOAK_ONLY=0`, `1` or `2` makes every socket of one kind, to see which costs the p99.
+    let kind = std::env::var("SOAK_ONLY")
+        .ok()
+        .and_then(|k| k.parse::<usize>().ok())
+        .filter(|&k| k < 3)
+        .unwrap_or(n % 3);
+    let Some(mut socket) = socket(&address, &from, kind != 2).await else {
         return;
     };
-    match n % 3 {
+    match kind {
         0 => {
             for id in 0..4 {
                 let _ = socket.send(subscribe(id)).await;
