@@ -144,6 +144,22 @@ fn p99(latencies: &mut [Duration]) -> Duration {
     latencies[(latencies.len() * 99 / 100).min(latencies.len() - 1)]
 }
 
+/// The ten slowest of paced `latencies`, each with when it was sent (its place times the
+/// pace), in the order sent: whether the slow writes cluster (sockets closing together) or
+/// spread over the run.
+fn slowest(latencies: &[Duration]) -> String {
+    let mut by_latency: Vec<(usize, Duration)> = latencies.iter().copied().enumerate().collect();
+    by_latency.sort_by_key(|&(_, latency)| std::cmp::Reverse(latency));
+    by_latency.truncate(10);
+    by_latency.sort_unstable();
+    let pace = 1.0 / f64::from(WRITES_PER_SECOND);
+    by_latency
+        .iter()
+        .map(|&(i, latency)| format!("{:.2} s: {latency:.1?}", i as f64 * pace))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The CPU time (user and system) process `pid` has used, in seconds.
 fn cpu_seconds(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("a process");
@@ -237,6 +253,10 @@ async fn two_hundred_hostile_sockets_beside_normal_traffic_bound_memory_and_lose
     let elapsed = busy_started.elapsed().as_secs_f64();
     let server_cores = (cpu_seconds(pid) - server_before) / elapsed;
     let clients_cores = (cpu_seconds(std::process::id()) - clients_before) / elapsed;
+    eprintln!(
+        "soak: the slowest writes beside them, by when: {}",
+        slowest(&busy)
+    );
     let (quiet, busy) = (p99(&mut quiet), p99(&mut busy));
     eprintln!(
         "soak: RSS {baseline:.1} MiB before, {peak:.1} MiB at the peak; p99 of {writes} writes quiet {quiet:?}, beside 200 hostile sockets {busy:?}; over the busy {elapsed:.1} s the server used {server_cores:.2} cores and this test process (the attackers and the normal clients) {clients_cores:.2}, of 2"
