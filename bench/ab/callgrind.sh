@@ -22,7 +22,7 @@ url="http://127.0.0.1:$port"
 valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out/callgrind.out.%p" \
   "$binary" "${SERVER_ARGS[@]}" --listen "127.0.0.1:$port" >"$out/server.log" 2>&1 &
 server=$!
-trap 'kill $server 2>/dev/null || true; wait $server 2>/dev/null || true' EXIT
+pids+=("$server")
 wait_ready "$url" 900
 vpid=$server
 
@@ -44,6 +44,9 @@ for case in "${CASES[@]}"; do
 done
 for case in "${CASES[@]}"; do
   file=$(grep -lx "desc: Trigger: .* $case" "$out"/callgrind.out.* | head -1)
-  total=$(callgrind_annotate "$file" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }')
+  # awk reads to the end: an early `exit` would cut callgrind_annotate off (SIGPIPE), and under
+  # pipefail that ended the script before it printed anything.
+  total=$(callgrind_annotate "$file" 2>/dev/null |
+    awk '/PROGRAM TOTALS/ && total == "" { gsub(",", "", $1); total = $1 } END { print total }')
   echo "$case $((total / n)) $file"
 done

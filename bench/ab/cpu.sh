@@ -9,24 +9,19 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/bodies.sh"
-work=$(mktemp -d)
 write_bodies "$work"
 port=$(free_port)
 "$1" "${SERVER_ARGS[@]}" --listen "127.0.0.1:$port" >"$work/server.log" 2>&1 &
-pid=$!
-trap 'kill $pid 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
-wait_ready "http://127.0.0.1:$port" 120
+pids+=("$!")
+url="http://127.0.0.1:$port"
+wait_ready "$url" 120
 tick=$(getconf CLK_TCK)
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$pid/stat"; }
 # one SECONDS: µs of CPU per request over a wrk run of SECONDS
 one() {
-  local before after out requests
-  before=$(cpu_ticks)
-  out=$(BENCH_LEAN=1 BENCH_BODIES="$work/${CASE:-page-0}.json" wrk -t1 -c4 -d"$1"s \
-    -s "$here/../wrk/post.lua" "http://127.0.0.1:$port/graphql")
-  after=$(cpu_ticks)
-  requests=$(sed -n 's/.*RESULT requests=\([0-9]*\).*/\1/p' <<<"$out")
-  awk -v n="$requests" -v t=$((after - before)) -v hz="$tick" 'BEGIN { printf "%.2f\n", t * 1e6 / hz / n }'
+  local measured requests ticks
+  measured=$(wrk_cpu "${pids[0]}" "$url" "${CASE:-page-0}" "$1")
+  read -r requests ticks <<<"$measured"
+  awk -v n="$requests" -v t="$ticks" -v hz="$tick" 'BEGIN { printf "%.2f\n", t * 1e6 / hz / n }'
 }
 one 2 >/dev/null
 for _ in 1 2 3; do one 5; done | sort -n | sed -n 2p

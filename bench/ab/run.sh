@@ -16,14 +16,6 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/bodies.sh"
 old=$1 new=$2 rounds=${3:-4} seconds=${4:-10}
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
 write_bodies "$work"
 tick=$(getconf CLK_TCK)
 
@@ -39,24 +31,8 @@ for side in old new; do
 done
 for side in old new; do wait_ready "${url[$side]}" 120; done
 
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-
 # run SIDE CASE SECONDS: prints "requests ticks"
-run() {
-  local before after out
-  before=$(cpu_ticks "${pid[$1]}")
-  out=$(BENCH_LEAN=1 BENCH_BODIES="$work/$2.json" wrk -t1 -c4 -d"$3"s --timeout 30s \
-    -s "$here/../wrk/post.lua" "${url[$1]}/graphql")
-  after=$(cpu_ticks "${pid[$1]}")
-  local requests non2xx
-  requests=$(sed -n 's/.*RESULT requests=\([0-9]*\).*/\1/p' <<<"$out")
-  non2xx=$(sed -n 's/.* non2xx=\([0-9]*\).*/\1/p' <<<"$out")
-  if [[ -z $requests || $non2xx != 0 ]]; then
-    echo "wrk failed on $1 $2: $out" >&2
-    exit 1
-  fi
-  echo "$requests $((after - before))"
-}
+run() { wrk_cpu "${pid[$1]}" "${url[$1]}" "$2" "$3"; }
 
 # One short warm-up per side and case (page caches, allocator), not counted.
 for case in "${CASES[@]}"; do
