@@ -91,6 +91,37 @@ async fn a_second_server_on_the_same_data_dir_is_refused_and_the_first_keeps_ser
     app.stop().await.expect("a clean stop");
 }
 
+#[tokio::test]
+async fn the_store_is_closed_once_its_last_handle_is_dropped_and_its_directory_opens_again() {
+    use dynapage::store::CommentStore as _;
+    use dynapage::store::sqlite::SqliteStore;
+    use std::time::Duration;
+
+    let dir = tempfile::tempdir().expect("a data directory");
+    let (store, _) = SqliteStore::open(dir.path(), None).expect("open");
+    let other = store.clone();
+    let closed = store.closed();
+    drop(store);
+    other
+        .ping()
+        .await
+        .expect("the writer runs while a handle is left");
+    let mut waiting = Box::pin(closed.wait());
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), &mut waiting)
+            .await
+            .is_err(),
+        "not closed while a handle is left"
+    );
+    assert!(SqliteStore::open(dir.path(), None).is_err(), "still locked");
+    drop(other);
+    tokio::time::timeout(Duration::from_secs(5), waiting)
+        .await
+        .expect("closed once the last handle is gone");
+    let (reopened, _) = SqliteStore::open(dir.path(), None).expect("the directory is free");
+    reopened.close().await;
+}
+
 /// What `serve --data-dir dir` says when it refuses to start; never a panic.
 async fn refused(dir: &Path) -> String {
     let stderr = serve_fails_to_start(&["--data-dir", dir.to_str().expect("UTF-8")]).await;

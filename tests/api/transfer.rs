@@ -68,7 +68,7 @@ async fn source(dir: &Path) -> usize {
             .expect("delete");
     }
     let left = store.len();
-    store.close();
+    store.close().await;
     left
 }
 
@@ -166,7 +166,7 @@ async fn an_interrupted_import_of_a_zst_file_resumes_after_its_last_batch_withou
         .put_batch(&dataset("RESUME", 3_000))
         .await
         .expect("put");
-    store.close();
+    store.close().await;
     // Compressed: the import counts decompressed lines, and resumes by them.
     let (file, back) = (
         work.path().join("e.jsonl.zst"),
@@ -276,7 +276,7 @@ async fn larger_source(dir: &Path, n: usize) -> usize {
     let before = source(dir).await;
     let (store, _) = SqliteStore::open(dir, None).expect("open");
     store.put_batch(&dataset("MOVE-C", n)).await.expect("put");
-    store.close();
+    store.close().await;
     before + n
 }
 

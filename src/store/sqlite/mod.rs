@@ -27,7 +27,6 @@ pub use self::schema::FormatError;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::Sender;
-use std::thread::JoinHandle;
 
 use self::writer::{Op, Reply, Request};
 use super::memory::MemoryStore;
@@ -56,22 +55,22 @@ pub enum OpenError {
 pub struct SqliteStore {
     memory: MemoryStore,
     writer: Sender<Request>,
-    thread: Arc<JoinHandle<()>>,
-    closed: tokio::sync::watch::Receiver<bool>,
+    /// Closed when the writer thread has ended ([`writer::start`]).
+    ended: tokio::sync::watch::Receiver<()>,
     path: Arc<Path>,
 }
 
 /// The end of a durable store's writer thread, awaited by whoever must know the directory is
 /// free again ([`SqliteStore::closed`]).
 #[derive(Debug)]
-pub struct Closed(tokio::sync::watch::Receiver<bool>);
+pub struct Closed(tokio::sync::watch::Receiver<()>);
 
 impl Closed {
     /// Resolves once the writer thread has ended: the database closed and the directory's
     /// lock released. The thread ends when the last handle of the store is dropped.
     pub async fn wait(mut self) {
-        // An error means the thread is gone without saying so (a panic): the lock is free too.
-        let _ = self.0.wait_for(|closed| *closed).await;
+        // Nothing is ever sent: `changed` fails once the thread has dropped the sender.
+        while self.0.changed().await.is_ok() {}
     }
 }
 
@@ -90,40 +89,33 @@ impl SqliteStore {
             Some(sink) => memory.with_change_sink(sink),
             None => memory,
         };
-        let (writer, thread, closed) =
+        let (writer, ended) =
             writer::start(conn, memory.clone(), dir).map_err(OpenError::Thread)?;
         Ok((
             Self {
                 memory,
                 writer,
-                thread: Arc::new(thread),
-                closed,
+                ended,
                 path: Arc::from(path),
             },
             report,
         ))
     }
 
-    /// Closes this handle; if it was the last, waits until the writer thread has ended, the
-    /// database is closed and the directory's lock released (tests, tools that reopen it).
-    pub fn close(self) {
-        let Self {
-            memory,
-            writer,
-            thread,
-            ..
-        } = self;
-        drop((memory, writer));
-        if let Ok(thread) = Arc::try_unwrap(thread) {
-            let _ = thread.join();
-        }
+    /// Drops this handle and waits until the store is closed: the writer thread ended, the
+    /// database closed and the directory's lock released (tests, tools that reopen it). Every
+    /// other handle must be dropped too; this waits for them.
+    pub async fn close(self) {
+        let closed = self.closed();
+        drop(self);
+        closed.wait().await;
     }
 
     /// What resolves once every handle is dropped and the directory released: a process that
     /// stops serving and may open the directory again (tests, an embedding program) waits for
     /// it, since the writer thread ends a moment after the last handle goes.
     pub fn closed(&self) -> Closed {
-        Closed(self.closed.clone())
+        Closed(self.ended.clone())
     }
 
     /// The data directory.
@@ -281,7 +273,8 @@ impl CommentStore for SqliteStore {
     }
 
     async fn ping(&self) -> Result<(), StoreError> {
-        if self.thread.is_finished() {
+        // The thread has ended when its sender is gone.
+        if self.ended.has_changed().is_err() {
             Err(stopped())
         } else {
             Ok(())

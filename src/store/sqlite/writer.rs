@@ -12,7 +12,6 @@
 //! others; a failed commit fails the whole group, and nothing of it is applied or published.
 
 use std::sync::mpsc::{Receiver, Sender};
-use std::thread::JoinHandle;
 use std::time::Instant;
 
 use rusqlite::{Connection, TransactionBehavior};
@@ -77,21 +76,23 @@ pub struct Request {
 }
 
 /// Starts the writer thread; it ends (closing the database and releasing the directory's
-/// lock) when every sender is dropped, and then says so on the returned receiver.
+/// lock) when every sender is dropped. The returned receiver sees its channel close when the
+/// thread has ended, normally or by a panic: the thread holds the channel's sender, which it
+/// drops last, after the database and the lock.
 pub fn start(
     conn: Connection,
     memory: MemoryStore,
     dir: DataDir,
-) -> std::io::Result<(Sender<Request>, JoinHandle<()>, watch::Receiver<bool>)> {
+) -> std::io::Result<(Sender<Request>, watch::Receiver<()>)> {
     let (sender, receiver) = std::sync::mpsc::channel();
-    let (closed, on_closed) = watch::channel(false);
-    let handle = std::thread::Builder::new()
+    let (alive, ended) = watch::channel(());
+    std::thread::Builder::new()
         .name("dynapage-writer".into())
         .spawn(move || {
             run(conn, &receiver, &memory, dir);
-            let _ = closed.send(true);
+            drop(alive);
         })?;
-    Ok((sender, handle, on_closed))
+    Ok((sender, ended))
 }
 
 fn run(mut conn: Connection, receiver: &Receiver<Request>, memory: &MemoryStore, dir: DataDir) {
