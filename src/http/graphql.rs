@@ -160,27 +160,35 @@ async fn execute(
     address: IpAddr,
 ) -> Response {
     let started = Instant::now();
-    // Each step that may wait is boxed (`boxed`): their futures (Redis calls, the JWKS fetch,
-    // the execution) would otherwise all size this one, which axum and tower copy whole.
+    // Each step that may wait is boxed. Why: a future is as large as the largest future it
+    // awaits, and axum and tower move a handler's future whole, twice a request; these steps
+    // await Redis, the JWKS and async-graphql's execution, kilobytes each. Boxed, each is
+    // allocated only while it runs (BENCHMARKS.md, "Cost of the abuse checks").
     let resolved = persisted::resolve(app, &mut request, media, &request_id);
-    let registration = match boxed(resolved).await {
+    let registration = match Box::pin(resolved).await {
         Ok(registration) => registration,
         Err(refusal) => return refusal,
     };
     let bytes = request.query.len();
     let unaffordable =
         failures::refuse_unaffordable(app, headers, media, &request_id, address, bytes);
-    if let Some(refusal) = boxed(unaffordable).await {
+    if let Some(refusal) = Box::pin(unaffordable).await {
         return refusal;
     }
     let transport = transport(over_get);
     let checked = match check_request(&mut request, transport, &app.documents, &app.options) {
         Ok(checked) => checked,
         Err(rejection) => {
-            let (id, rejected) = (&request_id, &rejection);
-            let charge =
-                failures::charge_rejection(app, headers, media, rejected, id, address, bytes);
-            return boxed(charge).await;
+            return Box::pin(failures::charge_rejection(
+                app,
+                headers,
+                media,
+                &rejection,
+                &request_id,
+                address,
+                bytes,
+            ))
+            .await;
         }
     };
     let Ok(_permit) = app.in_flight.clone().try_acquire_owned() else {
@@ -189,11 +197,11 @@ async fn execute(
     let (personal, own_votes) = personal(app, headers, &request.query);
     let asker = Asker::new(over_get, address, &request_id, registration.as_deref());
     let bypass = checked.mutation || own_votes;
-    let pending = match boxed(from_cache(app, headers, &request, media, bypass, asker)).await {
+    let pending = match Box::pin(from_cache(app, headers, &request, media, bypass, asker)).await {
         Ok(pending) => pending,
         Err(hit) => return hit,
     };
-    let viewer = match boxed(viewer(app, headers, media, &request_id)).await {
+    let viewer = match Box::pin(viewer(app, headers, media, &request_id)).await {
         Ok(viewer) => viewer,
         Err(refusal) => return refusal,
     };
@@ -216,10 +224,10 @@ async fn execute(
     let request = request.data(ClientAddress(address));
     let document = checked.document.as_deref();
     let registration = registration.map(|hash| (hash, request.query.clone()));
-    match boxed(run(&call, request, &meta, &budget, document)).await {
+    match Box::pin(run(&call, request, &meta, &budget, document)).await {
         Ok(response) => {
-            boxed(persisted::register(app, registration, &budget)).await;
-            boxed(respond(&call, response, &meta, &budget, pending)).await
+            Box::pin(persisted::register(app, registration, &budget)).await;
+            Box::pin(respond(&call, response, &meta, &budget, pending)).await
         }
         Err(timed_out) => timed_out,
     }
@@ -333,15 +341,6 @@ fn timed_out(call: &Call<'_>) -> Response {
         message,
         &call.request_id,
     )
-}
-
-/// `future` on the heap. Why: a future is as large as the largest of the futures it awaits,
-/// and axum and tower move a handler's future whole (twice a request); [`execute`]'s steps
-/// await Redis, the JWKS and async-graphql's execution, kilobytes each. Boxed, each is
-/// allocated only while it runs and the handler's future stays small (BENCHMARKS.md, "Cost
-/// of the abuse checks").
-fn boxed<F: std::future::Future>(future: F) -> std::pin::Pin<Box<F>> {
-    Box::pin(future)
 }
 
 /// The HTTP response to a request that ran: the `cost` extension, its metrics and log line,
