@@ -16,6 +16,8 @@ pub struct IndexEntry {
     pub rating: Rating,
     /// The comment's [`Comment::version`].
     pub version: u64,
+    /// Its [`Comment::helpful_count`]: where it sits in the list by helpful votes.
+    pub helpful: u64,
 }
 
 impl From<&Comment> for IndexEntry {
@@ -25,6 +27,7 @@ impl From<&Comment> for IndexEntry {
             key: comment.sort_key(),
             rating: comment.rating,
             version: comment.version,
+            helpful: comment.helpful_count,
         }
     }
 }

@@ -18,7 +18,7 @@ pub use comment::{Access, Comment, CommentDraft, CommentPatch, MAX_AUTHOR_CHARS,
 pub(crate) use ids::splitmix;
 pub use ids::{CommentId, Rating, RatingSet, Sku};
 pub use invalid::InvalidInput;
-pub use order::{CommentOrder, Grouping, Listing, Position};
+pub use order::{CommentOrder, Grouping, Listing, Position, helpful_group};
 pub use pages::{AnchorRank, Numbering, PageLayout, PageLinks, Pager};
 pub use sort_key::{Order, SortKey};
 pub use vote::{BadVoterId, Voted, Voter, VoterId};

@@ -4,9 +4,10 @@
 //! Every list is descending [`Position`] in its [`Order::NewestFirst`] direction: a position is
 //! a group, then a sort key. Lists by time have one group (0), so a position is its sort key;
 //! lists by rating put each rating in a group of its own (`HighestFirst`: group = rating, so
-//! five stars come first; `LowestFirst`: group = 6 - rating), newest first within a group. So
-//! one engine, one cursor format and one index contract serve every order: "strictly beyond a
-//! position" is the same question whether the list is grouped or not.
+//! five stars come first; `LowestFirst`: group = 6 - rating), newest first within a group; the
+//! list by helpful votes groups by count (`MostHelpful`: group = `helpfulCount`), so the most
+//! voted come first. So one engine, one cursor format and one index contract serve every
+//! order: "strictly beyond a position" is the same question whether the list is grouped or not.
 
 use super::{Comment, Order, Rating, RatingSet, SortKey};
 
@@ -23,6 +24,8 @@ pub enum CommentOrder {
     HighestRated,
     /// Lowest rating first; newest first within a rating.
     LowestRated,
+    /// Most helpful votes first; newest first among equal counts.
+    MostHelpful,
 }
 
 impl CommentOrder {
@@ -30,9 +33,10 @@ impl CommentOrder {
     pub fn forward(self) -> Order {
         match self {
             CommentOrder::Oldest => Order::OldestFirst,
-            CommentOrder::Newest | CommentOrder::HighestRated | CommentOrder::LowestRated => {
-                Order::NewestFirst
-            }
+            CommentOrder::Newest
+            | CommentOrder::HighestRated
+            | CommentOrder::LowestRated
+            | CommentOrder::MostHelpful => Order::NewestFirst,
         }
     }
 
@@ -42,6 +46,7 @@ impl CommentOrder {
             CommentOrder::Newest | CommentOrder::Oldest => Grouping::Flat,
             CommentOrder::HighestRated => Grouping::HighestFirst,
             CommentOrder::LowestRated => Grouping::LowestFirst,
+            CommentOrder::MostHelpful => Grouping::MostHelpful,
         }
     }
 
@@ -54,6 +59,7 @@ impl CommentOrder {
             CommentOrder::Oldest => Some(0x81),
             CommentOrder::HighestRated => Some(0x82),
             CommentOrder::LowestRated => Some(0x83),
+            CommentOrder::MostHelpful => Some(0x84),
         }
     }
 }
@@ -68,22 +74,40 @@ pub enum Grouping {
     HighestFirst,
     /// By rating, one star first.
     LowestFirst,
+    /// By helpful votes, the most first: one group per count, the count itself.
+    MostHelpful,
 }
 
 impl Grouping {
-    /// The group of a comment of `rating`.
-    pub fn group_of(self, rating: Rating) -> u8 {
+    /// The group of a comment of `rating` that `helpful` people marked helpful.
+    pub fn group_of(self, rating: Rating, helpful: u64) -> u32 {
         match self {
             Grouping::Flat => 0,
-            Grouping::HighestFirst => rating.get(),
-            Grouping::LowestFirst => 6 - rating.get(),
+            Grouping::HighestFirst => u32::from(rating.get()),
+            Grouping::LowestFirst => 6 - u32::from(rating.get()),
+            Grouping::MostHelpful => helpful_group(helpful),
         }
     }
 
-    /// The rating whose comments make up `group`, in a grouped list.
-    pub fn rating_of(self, group: u8) -> Option<Rating> {
+    /// Whether the list groups by rating (one group per rating, read partition by partition).
+    pub fn by_rating(self) -> bool {
+        matches!(self, Grouping::HighestFirst | Grouping::LowestFirst)
+    }
+
+    /// Whether `group` is one this grouping can give: a rating's, 0 in a flat list, any
+    /// count in a list by helpful votes.
+    pub fn admits(self, group: u32) -> bool {
+        match self {
+            Grouping::Flat => group == 0,
+            Grouping::HighestFirst | Grouping::LowestFirst => self.rating_of(group).is_some(),
+            Grouping::MostHelpful => true,
+        }
+    }
+
+    /// The rating whose comments make up `group`, in a list by rating.
+    pub fn rating_of(self, group: u32) -> Option<Rating> {
         let rating = match self {
-            Grouping::Flat => return None,
+            Grouping::Flat | Grouping::MostHelpful => return None,
             Grouping::HighestFirst => i64::from(group),
             Grouping::LowestFirst => 6 - i64::from(group),
         };
@@ -91,11 +115,18 @@ impl Grouping {
     }
 }
 
+/// The group of a comment with `helpful` votes in a list by helpful votes: the count, held
+/// to `u32` (four billion votes on one comment are not met; beyond, comments tie on the cap
+/// and stay newest first among themselves).
+pub fn helpful_group(helpful: u64) -> u32 {
+    u32::try_from(helpful).unwrap_or(u32::MAX)
+}
+
 /// A comment's place in a list: its group (0 in a list by time), then its sort key. Lists are
 /// descending positions in their newest-first direction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Position {
-    pub group: u8,
+    pub group: u32,
     pub key: SortKey,
 }
 
@@ -122,35 +153,37 @@ impl Listing {
         }
     }
 
-    /// Where a comment of `rating` at `key` sits in this list (in it or not).
-    pub fn position(&self, rating: Rating, key: SortKey) -> Position {
+    /// Where a comment of `rating` with `helpful` votes at `key` sits in this list (in it or
+    /// not).
+    pub fn position(&self, rating: Rating, helpful: u64, key: SortKey) -> Position {
         Position {
-            group: self.grouping.group_of(rating),
+            group: self.grouping.group_of(rating, helpful),
             key,
         }
     }
 
     /// Where `comment` sits in this list.
     pub fn position_of(&self, comment: &Comment) -> Position {
-        self.position(comment.rating, comment.sort_key())
+        self.position(comment.rating, comment.helpful_count, comment.sort_key())
     }
 
-    /// Each of the list's ratings with its group, in ascending group order.
-    pub fn ratings_by_group(&self) -> Vec<(u8, Rating)> {
-        let mut ratings: Vec<(u8, Rating)> = self
+    /// Each of the list's ratings with its group, in ascending group order (a list by rating).
+    pub fn ratings_by_group(&self) -> Vec<(u32, Rating)> {
+        let mut ratings: Vec<(u32, Rating)> = self
             .ratings
             .iter()
-            .map(|r| (self.grouping.group_of(r), r))
+            .map(|r| (self.grouping.group_of(r, 0), r))
             .collect();
         ratings.sort_unstable_by_key(|(group, rating)| (*group, rating.get()));
         ratings
     }
 
     /// The list's groups, each with the ratings it holds, in descending group order (one
-    /// group, all the list's ratings, when it is flat).
-    pub fn groups(&self) -> Vec<(u8, RatingSet)> {
+    /// group, all the list's ratings, when it is flat). A list by helpful votes has a group
+    /// per count its comments have, which only the index knows: it is given as one group, 0.
+    pub fn groups(&self) -> Vec<(u32, RatingSet)> {
         match self.grouping {
-            Grouping::Flat => vec![(0, self.ratings)],
+            Grouping::Flat | Grouping::MostHelpful => vec![(0, self.ratings)],
             Grouping::HighestFirst | Grouping::LowestFirst => self
                 .ratings_by_group()
                 .into_iter()
@@ -190,7 +223,10 @@ mod tests {
         );
         for grouping in [Grouping::HighestFirst, Grouping::LowestFirst] {
             for rating in RatingSet::ALL.iter() {
-                assert_eq!(grouping.rating_of(grouping.group_of(rating)), Some(rating));
+                assert_eq!(
+                    grouping.rating_of(grouping.group_of(rating, 7)),
+                    Some(rating)
+                );
             }
             assert_eq!(grouping.rating_of(0), None);
         }

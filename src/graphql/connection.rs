@@ -79,7 +79,7 @@ pub(super) async fn resolve_connection(
         offset: input.offset,
         ratings: input.ratings.as_ref().map(Vec::len),
         containing: input.containing.is_some(),
-        grouped: input.order.grouping() != domain::Grouping::Flat,
+        grouped: input.order.grouping().by_rating(),
     };
     let scope = CursorScope {
         sku,

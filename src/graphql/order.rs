@@ -19,6 +19,11 @@ pub enum CommentOrder {
     HighestRated,
     /// Lowest rating first; newest first within a rating.
     LowestRated,
+    /// Most helpful votes first; newest first among equal counts. Counts move while a client
+    /// pages: a cursor continues from the place it names (a count and a time) in the order as
+    /// it is now, so every comment whose count does not change during the walk is seen exactly
+    /// once, in order; one that gains or loses votes meanwhile may be seen twice or not at all.
+    MostHelpful,
 }
 
 impl From<CommentOrder> for domain::CommentOrder {
@@ -28,6 +33,7 @@ impl From<CommentOrder> for domain::CommentOrder {
             CommentOrder::Oldest => domain::CommentOrder::Oldest,
             CommentOrder::HighestRated => domain::CommentOrder::HighestRated,
             CommentOrder::LowestRated => domain::CommentOrder::LowestRated,
+            CommentOrder::MostHelpful => domain::CommentOrder::MostHelpful,
         }
     }
 }

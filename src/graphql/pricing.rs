@@ -30,7 +30,6 @@ use std::task::{Context, Poll};
 
 use futures::Stream;
 
-use crate::domain::Grouping;
 use crate::pagination::PagingSettings;
 
 tokio::task_local! {
@@ -192,7 +191,7 @@ pub(super) fn connection(
         ratings: ratings.as_ref().map(Vec::len),
         containing: containing.is_some(),
         grouped: order_by
-            .is_some_and(|o| crate::domain::CommentOrder::from(o).grouping() != Grouping::Flat),
+            .is_some_and(|o| crate::domain::CommentOrder::from(o).grouping().by_rating()),
     };
     connection_complexity(shape, child)
 }

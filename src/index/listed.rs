@@ -1,19 +1,20 @@
-//! A [`Listing`] over one product's [`Treap`]: the embedded index's ranks of a list by time (the
-//! treap's own, over its ratings) or by rating (its groups one after another, each group one
-//! rating's members by time).
+//! A [`Listing`] over one product's [`Treap`]s: the embedded index's ranks of a list by time (the
+//! treap's own, over its ratings), by rating (its groups one after another, each group one
+//! rating's members by time) or by helpful votes (the treap of positions by helpful votes).
 
 use super::treap::Treap;
-use crate::domain::{Listing, Order, Position, RatingSet};
+use crate::domain::{Grouping, Listing, Order, Position, RatingSet};
 
-/// One product's list as `listing` makes it of `treap`.
+/// One product's list as `listing` makes it of `treap` (or of `helpful`, by helpful votes).
 pub(super) struct Listed<'a> {
     pub(super) treap: &'a Treap,
+    pub(super) helpful: &'a Treap<Position>,
     pub(super) listing: Listing,
 }
 
 impl Listed<'_> {
     /// The list's groups with their ratings, in `order`.
-    fn groups(&self, order: Order) -> Vec<(u8, RatingSet)> {
+    fn groups(&self, order: Order) -> Vec<(u32, RatingSet)> {
         let mut groups = self.listing.groups();
         if order == Order::OldestFirst {
             groups.reverse();
@@ -26,17 +27,32 @@ impl Listed<'_> {
         self.treap.count(self.listing.ratings)
     }
 
+    fn by_helpful(&self) -> bool {
+        self.listing.grouping == Grouping::MostHelpful
+    }
+
     /// Whether `position` is a member of the list.
     pub(super) fn holds(&self, position: &Position) -> bool {
+        if self.by_helpful() {
+            return self
+                .helpful
+                .rating_of(position)
+                .is_some_and(|rating| self.listing.ratings.contains(rating));
+        }
         self.treap.rating_of(&position.key).is_some_and(|rating| {
             self.listing.ratings.contains(rating)
-                && self.listing.grouping.group_of(rating) == position.group
+                && self.listing.grouping.group_of(rating, 0) == position.group
         })
     }
 
     /// How many members come at or before `position` when reading in `order` (`position`
     /// itself counted if it is a member).
     pub(super) fn count_through(&self, position: &Position, order: Order) -> u64 {
+        if self.by_helpful() {
+            return self
+                .helpful
+                .count_through(position, order, self.listing.ratings);
+        }
         self.groups(order)
             .into_iter()
             .map(|(group, ratings)| {
@@ -53,6 +69,9 @@ impl Listed<'_> {
 
     /// The member at 0-based `rank`, read in `order`.
     pub(super) fn select(&self, mut rank: u64, order: Order) -> Option<Position> {
+        if self.by_helpful() {
+            return self.helpful.select(rank, order, self.listing.ratings);
+        }
         for (group, ratings) in self.groups(order) {
             let count = self.treap.count(ratings);
             if rank < count {

@@ -14,7 +14,7 @@ use super::{
 };
 use crate::domain::{
     AnchorRank, ChangeEvent, CommentId, IndexEntry, Listing, Order, PageLayout, Position,
-    RatingSet, Sku, SortKey,
+    RatingSet, Sku, SortKey, helpful_group,
 };
 
 /// The embedded index. Cloning shares the same data.
@@ -46,8 +46,23 @@ struct State {
 #[derive(Debug, Default)]
 struct Product {
     treap: Treap,
+    /// The same comments by helpful votes (positions of the list by helpful votes).
+    helpful: Treap<Position>,
     /// Versions of the comments at version 2 or more (the others are at version 1).
     versions: HashMap<CommentId, u64>,
+    /// Helpful counts of the comments with votes (the others have none).
+    counts: HashMap<CommentId, u64>,
+}
+
+impl Product {
+    /// The position of the comment at `key` in the list by helpful votes.
+    fn helpful_position(&self, key: &SortKey) -> Position {
+        let count = self.counts.get(&key.id()).copied().unwrap_or(0);
+        Position {
+            group: helpful_group(count),
+            key: *key,
+        }
+    }
 }
 
 impl State {
@@ -55,6 +70,7 @@ impl State {
     fn listed(&self, sku: &Sku, listing: Listing) -> Option<Listed<'_>> {
         self.products.get(sku).map(|p| Listed {
             treap: &p.treap,
+            helpful: &p.helpful,
             listing,
         })
     }
@@ -75,7 +91,16 @@ impl State {
     fn put(&mut self, entry: &IndexEntry) {
         self.tombstones.remove(&(entry.sku.clone(), entry.key.id()));
         let product = self.products.entry(entry.sku.clone()).or_default();
+        let old = product.helpful_position(&entry.key);
+        product.helpful.remove(&old);
         product.treap.insert(entry.key, entry.rating);
+        if entry.helpful > 0 {
+            product.counts.insert(entry.key.id(), entry.helpful);
+        } else {
+            product.counts.remove(&entry.key.id());
+        }
+        let new = product.helpful_position(&entry.key);
+        product.helpful.insert(new, entry.rating);
         if entry.version > 1 {
             product.versions.insert(entry.key.id(), entry.version);
         } else {
@@ -87,6 +112,9 @@ impl State {
     fn forget(&mut self, sku: &Sku, key: &SortKey) {
         self.tombstones.remove(&(sku.clone(), key.id()));
         if let Some(product) = self.products.get_mut(sku) {
+            let position = product.helpful_position(key);
+            product.helpful.remove(&position);
+            product.counts.remove(&key.id());
             product.treap.remove(key);
             product.versions.remove(&key.id());
             if product.treap.count(RatingSet::ALL) == 0 {
@@ -292,8 +320,11 @@ impl PageIndex for MemoryIndex {
             s.products
                 .get(sku)
                 .map(|p| {
-                    p.treap
-                        .entries(sku, |key| p.versions.get(&key.id()).copied().unwrap_or(1))
+                    p.treap.entries(
+                        sku,
+                        |key| p.versions.get(&key.id()).copied().unwrap_or(1),
+                        |key| p.counts.get(&key.id()).copied().unwrap_or(0),
+                    )
                 })
                 .unwrap_or_default()
         }))

@@ -18,6 +18,7 @@
 //!
 //! [`MemoryIndex`]: crate::index::memory::MemoryIndex
 
+mod entries;
 mod groups;
 mod keys;
 mod needs;
@@ -25,12 +26,13 @@ mod replies;
 mod view;
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use std::time::Duration;
 
 use self::keys::Keys;
 pub(crate) use self::keys::{member, sort_key_of};
 pub use self::needs::{needs_to_read, needs_to_scan, needs_to_write};
-use self::replies::{Change, held_arg, held_of, sort_key, view_of};
+use self::replies::{Change, held_arg, held_of, view_of};
 use super::{
     Held, IndexError, PageIndex, Positions, Repair, Stale, Start, TOMBSTONE_TTL, View, ViewAnchor,
     ViewRequest,
@@ -71,6 +73,14 @@ const READ_GROUPED: &str = concat!(
     include_str!("redis/concat.lua"),
     include_str!("redis/read.lua")
 );
+/// `read.lua` for the list by helpful votes: `helpful.lua` makes it the union of the sets
+/// without votes followed by the union of the sets by count.
+const READ_HELPFUL: &str = concat!(
+    include_str!("redis/select.lua"),
+    include_str!("redis/pick.lua"),
+    include_str!("redis/helpful.lua"),
+    include_str!("redis/read.lua")
+);
 /// `apply.lua`: changes and repairs, versions and tombstones, atomically per product.
 const APPLY: &str = include_str!("redis/apply.lua");
 
@@ -90,10 +100,17 @@ impl From<CallError> for IndexError {
 pub struct RedisIndex {
     redis: RedisHandle,
     keys: Keys,
+    scripts: Arc<Scripts>,
+    tombstone_ttl: Duration,
+}
+
+/// The index's scripts (shared by clones: each holds its text and hash).
+#[derive(Debug)]
+struct Scripts {
     read: LuaScript,
     read_grouped: LuaScript,
+    read_helpful: LuaScript,
     apply: LuaScript,
-    tombstone_ttl: Duration,
 }
 
 impl RedisIndex {
@@ -103,9 +120,12 @@ impl RedisIndex {
         Self {
             redis: redis.clone(),
             keys: Keys::new(redis.prefix()),
-            read: LuaScript::new(READ),
-            read_grouped: LuaScript::new(READ_GROUPED),
-            apply: LuaScript::new(APPLY),
+            scripts: Arc::new(Scripts {
+                read: LuaScript::new(READ),
+                read_grouped: LuaScript::new(READ_GROUPED),
+                read_helpful: LuaScript::new(READ_HELPFUL),
+                apply: LuaScript::new(APPLY),
+            }),
             tombstone_ttl: TOMBSTONE_TTL,
         }
     }
@@ -130,10 +150,13 @@ impl RedisIndex {
         &self.redis
     }
 
-    /// The keys `key_at` and `count` read for `ratings`: the selected rating sets (all five for
-    /// the unfiltered list).
+    /// The keys `count` reads for `ratings`: the selected ratings' two sets by time each
+    /// (without votes, with votes), rating 1 first.
     fn sets(&self, sku: &Sku, ratings: RatingSet) -> Vec<String> {
-        ratings.iter().map(|r| self.keys.rating(sku, r)).collect()
+        ratings
+            .iter()
+            .flat_map(|r| [self.keys.rating(sku, r), self.keys.voted(sku, r)])
+            .collect()
     }
 
     /// Runs `changes` through `apply.lua`, in order per product: one script call per product
@@ -153,8 +176,8 @@ impl RedisIndex {
             |(sku, changes)| async move {
                 let mut refused = Vec::new();
                 for chunk in changes.chunks(APPLY_CHUNK) {
-                    let mut call = self.apply.call();
-                    for key in self.keys.ratings(sku) {
+                    let mut call = self.scripts.apply.call();
+                    for key in self.keys.all_sets(sku) {
                         call.key(key);
                     }
                     call.key(self.keys.versions(sku));
@@ -168,7 +191,8 @@ impl RedisIndex {
                             .arg(change.rating.map_or(0, Rating::get))
                             .arg(change.version)
                             .arg(expected)
-                            .arg(expected_version);
+                            .arg(expected_version)
+                            .arg(change.helpful);
                     }
                     call.key(self.keys.product_version(sku));
                     let reply: Vec<(usize, String, u64)> = call.invoke(&self.redis).await?;
@@ -306,12 +330,13 @@ impl PageIndex for RedisIndex {
         request: ViewRequest,
     ) -> Result<View, IndexError> {
         let script = match listing.grouping {
-            Grouping::Flat => &self.read,
-            Grouping::HighestFirst | Grouping::LowestFirst => &self.read_grouped,
+            Grouping::Flat => &self.scripts.read,
+            Grouping::HighestFirst | Grouping::LowestFirst => &self.scripts.read_grouped,
+            Grouping::MostHelpful => &self.scripts.read_helpful,
         };
         let mut call = script.call();
-        for (_, rating) in view::sets(listing) {
-            call.key(self.keys.rating(sku, rating));
+        for key in view::keys(&self.keys, sku, listing) {
+            call.key(key);
         }
         view::add_args(&mut call, listing, &request);
         let reply: Vec<redis::Value> = call.invoke(&self.redis).await?;
@@ -334,6 +359,7 @@ impl PageIndex for RedisIndex {
                     rating: Some(new.rating),
                     version: new.version,
                     expected: Held::Nothing,
+                    helpful: new.helpful,
                 },
                 ChangeEvent::Remove { old, version } => Change {
                     kind: "d",
@@ -342,6 +368,7 @@ impl PageIndex for RedisIndex {
                     rating: None,
                     version: *version,
                     expected: Held::Nothing,
+                    helpful: 0,
                 },
             })
             .collect();
@@ -363,6 +390,7 @@ impl PageIndex for RedisIndex {
                 rating: repair.state.as_ref().map(|e| e.rating),
                 version: repair.state.as_ref().map_or(0, |e| e.version),
                 expected: repair.expected,
+                helpful: repair.state.as_ref().map_or(0, |e| e.helpful),
             })
             .collect();
         Ok(self
@@ -374,21 +402,7 @@ impl PageIndex for RedisIndex {
     }
 
     async fn entries(&self, sku: &Sku) -> Result<Vec<IndexEntry>, IndexError> {
-        let versions = self.versions(sku).await?;
-        let mut entries = Vec::new();
-        for rating in Rating::ALL {
-            for (member, score) in self.read_all(&self.keys.rating(sku, rating)).await? {
-                let version = versions.get(&member).copied().unwrap_or(1);
-                entries.push(IndexEntry {
-                    sku: sku.clone(),
-                    key: sort_key(&member, score)?,
-                    rating,
-                    version,
-                });
-            }
-        }
-        entries.sort_by_key(|e| std::cmp::Reverse(e.key));
-        Ok(entries)
+        self.entries_of(sku).await
     }
 
     async fn products(&self) -> Result<Vec<Sku>, IndexError> {

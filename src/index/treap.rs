@@ -1,4 +1,5 @@
-//! An order-statistic treap over sort keys, with per-rating subtree counts.
+//! An order-statistic treap over sort keys (or over positions in the list by helpful votes),
+//! with per-rating subtree counts.
 //!
 //! Each node counts the comments of each rating in its subtree, so "how many comments with a
 //! rating in R sort above k" and "which key is the r-th among ratings R" are one descent from
@@ -11,8 +12,8 @@ use crate::domain::{IndexEntry, Order, Rating, RatingSet, Sku, SortKey};
 const NIL: u32 = u32::MAX;
 
 #[derive(Debug, Clone)]
-struct Node {
-    key: SortKey,
+struct Node<K> {
+    key: K,
     rating: Rating,
     priority: u32,
     left: u32,
@@ -20,16 +21,17 @@ struct Node {
     counts: [u32; 5],
 }
 
-/// A sorted set of `(sort key, rating)` with ranks in O(log n).
+/// A sorted set of `(key, rating)` with ranks in O(log n): keys are sort keys, or positions
+/// in the list by helpful votes.
 #[derive(Debug, Clone)]
-pub(super) struct Treap {
-    nodes: Vec<Node>,
+pub(super) struct Treap<K = SortKey> {
+    nodes: Vec<Node<K>>,
     free: Vec<u32>,
     root: u32,
     seed: u64,
 }
 
-impl Default for Treap {
+impl<K> Default for Treap<K> {
     fn default() -> Self {
         Self {
             nodes: Vec::new(),
@@ -40,14 +42,14 @@ impl Default for Treap {
     }
 }
 
-impl Treap {
+impl<K: Ord + Copy> Treap<K> {
     /// Number of members with a rating in `ratings`.
     pub fn count(&self, ratings: RatingSet) -> u64 {
         self.masked(self.root, ratings)
     }
 
     /// The rating stored for `key`, if it is a member.
-    pub fn rating_of(&self, key: &SortKey) -> Option<Rating> {
+    pub fn rating_of(&self, key: &K) -> Option<Rating> {
         let mut t = self.root;
         while t != NIL {
             let node = &self.nodes[t as usize];
@@ -61,7 +63,7 @@ impl Treap {
     }
 
     /// Adds `key` with `rating`, or changes its rating. Idempotent.
-    pub fn insert(&mut self, key: SortKey, rating: Rating) {
+    pub fn insert(&mut self, key: K, rating: Rating) {
         match self.rating_of(&key) {
             Some(existing) if existing == rating => return,
             Some(_) => self.remove(&key),
@@ -74,7 +76,7 @@ impl Treap {
     }
 
     /// Removes `key` if it is a member. Idempotent.
-    pub fn remove(&mut self, key: &SortKey) {
+    pub fn remove(&mut self, key: &K) {
         if self.rating_of(key).is_none() {
             return;
         }
@@ -89,7 +91,7 @@ impl Treap {
 
     /// How many members with a rating in `ratings` come at or before `key` when reading in
     /// `order` (`key` itself counted if it is a member).
-    pub fn count_through(&self, key: &SortKey, order: Order, ratings: RatingSet) -> u64 {
+    pub fn count_through(&self, key: &K, order: Order, ratings: RatingSet) -> u64 {
         let mut total = 0;
         let mut t = self.root;
         while t != NIL {
@@ -112,7 +114,7 @@ impl Treap {
     }
 
     /// The member at 0-based `rank` among those with a rating in `ratings`, read in `order`.
-    pub fn select(&self, mut rank: u64, order: Order, ratings: RatingSet) -> Option<SortKey> {
+    pub fn select(&self, mut rank: u64, order: Order, ratings: RatingSet) -> Option<K> {
         let mut t = self.root;
         while t != NIL {
             let (near, far) = self.sides(t, order);
@@ -134,29 +136,6 @@ impl Treap {
         None
     }
 
-    /// Every member, newest first, with the version `version_of` tells.
-    pub fn entries(&self, sku: &Sku, version_of: impl Fn(&SortKey) -> u64) -> Vec<IndexEntry> {
-        let mut out = Vec::with_capacity(self.count(RatingSet::ALL) as usize);
-        let mut stack = Vec::new();
-        let mut t = self.root;
-        while t != NIL || !stack.is_empty() {
-            while t != NIL {
-                stack.push(t);
-                t = self.nodes[t as usize].right;
-            }
-            let Some(top) = stack.pop() else { break };
-            let node = &self.nodes[top as usize];
-            out.push(IndexEntry {
-                sku: sku.clone(),
-                key: node.key,
-                rating: node.rating,
-                version: version_of(&node.key),
-            });
-            t = node.left;
-        }
-        out
-    }
-
     /// The child read first and the child read last in `order`.
     fn sides(&self, t: u32, order: Order) -> (u32, u32) {
         let node = &self.nodes[t as usize];
@@ -174,7 +153,7 @@ impl Treap {
         ratings.iter().map(|r| u64::from(counts[r.index()])).sum()
     }
 
-    fn alloc(&mut self, key: SortKey, rating: Rating) -> u32 {
+    fn alloc(&mut self, key: K, rating: Rating) -> u32 {
         self.seed = crate::domain::splitmix(self.seed);
         let mut counts = [0; 5];
         counts[rating.index()] = 1;
@@ -213,7 +192,7 @@ impl Treap {
     }
 
     /// Splits `t` into keys `< key` and `>= key` (or `<= key` and `> key` when `inclusive`).
-    fn split(&mut self, t: u32, key: &SortKey, inclusive: bool) -> (u32, u32) {
+    fn split(&mut self, t: u32, key: &K, inclusive: bool) -> (u32, u32) {
         if t == NIL {
             return (NIL, NIL);
         }
@@ -255,6 +234,38 @@ impl Treap {
             self.update(b);
             b
         }
+    }
+}
+
+impl Treap<SortKey> {
+    /// Every member, newest first, with the version `version_of` tells.
+    /// (and the helpful count `helpful_of` tells).
+    pub fn entries(
+        &self,
+        sku: &Sku,
+        version_of: impl Fn(&SortKey) -> u64,
+        helpful_of: impl Fn(&SortKey) -> u64,
+    ) -> Vec<IndexEntry> {
+        let mut out = Vec::with_capacity(self.count(RatingSet::ALL) as usize);
+        let mut stack = Vec::new();
+        let mut t = self.root;
+        while t != NIL || !stack.is_empty() {
+            while t != NIL {
+                stack.push(t);
+                t = self.nodes[t as usize].right;
+            }
+            let Some(top) = stack.pop() else { break };
+            let node = &self.nodes[top as usize];
+            out.push(IndexEntry {
+                sku: sku.clone(),
+                key: node.key,
+                rating: node.rating,
+                version: version_of(&node.key),
+                helpful: helpful_of(&node.key),
+            });
+            t = node.left;
+        }
+        out
     }
 }
 
@@ -302,7 +313,7 @@ mod tests {
             let p = key(probe.0, probe.1);
             prop_assert_eq!(treap.count_through(&p, Order::NewestFirst, ratings), desc.iter().filter(|k| **k >= p).count() as u64);
             prop_assert_eq!(treap.count_through(&p, Order::OldestFirst, ratings), desc.iter().filter(|k| **k <= p).count() as u64);
-            let all: Vec<SortKey> = treap.entries(&Sku::parse("S").expect("sku"), |_| 1).into_iter().map(|e| e.key).collect();
+            let all: Vec<SortKey> = treap.entries(&Sku::parse("S").expect("sku"), |_| 1, |_| 0).into_iter().map(|e| e.key).collect();
             prop_assert_eq!(all, model.keys().rev().copied().collect::<Vec<_>>());
         }
     }

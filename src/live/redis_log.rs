@@ -249,8 +249,9 @@ impl LogReader {
 }
 
 /// A change as the fields of its log entry: kind (`u`, `d`), product, member, score, rating,
-/// the previous rating of an edit (0: none), version.
-fn fields_of(event: &ChangeEvent) -> [(&'static str, Vec<u8>); 7] {
+/// the previous rating of an edit (0: none), version, helpful count (`h`; absent from entries
+/// written before votes moved lists, and read as 0).
+fn fields_of(event: &ChangeEvent) -> [(&'static str, Vec<u8>); 8] {
     let (kind, entry, old_rating, version) = match event {
         ChangeEvent::Upsert { old, new } => (
             "u",
@@ -268,6 +269,7 @@ fn fields_of(event: &ChangeEvent) -> [(&'static str, Vec<u8>); 7] {
         ("r", entry.rating.get().to_string().into_bytes()),
         ("o", old_rating.to_string().into_bytes()),
         ("v", version.to_string().into_bytes()),
+        ("h", entry.helpful.to_string().into_bytes()),
     ]
 }
 
@@ -318,11 +320,17 @@ fn change_of(fields: &[(Vec<u8>, Vec<u8>)]) -> Option<ChangeEvent> {
     let sku = Sku::parse(text(b"p")?).ok()?;
     let key = sort_key_of(field(b"m")?, number(b"s")?)?;
     let version = number(b"v")?;
+    let helpful = if field(b"h").is_some() {
+        number(b"h")?
+    } else {
+        0
+    };
     let entry = |rating: Rating, version: u64| IndexEntry {
         sku: sku.clone(),
         key,
         rating,
         version,
+        helpful,
     };
     match text(b"t")? {
         "u" => {
@@ -368,6 +376,7 @@ mod tests {
             key,
             rating: Rating::new(rating).expect("rating"),
             version,
+            helpful: 3,
         };
         for event in [
             ChangeEvent::Upsert {

@@ -1,7 +1,8 @@
 //! Opaque, sealed, deterministic cursors (DESIGN §4 "Cursors").
 //!
 //! A cursor is `base64url(version ‖ AES-256-GCM-SIV(position; aad = scope))`, 55 characters (56
-//! in an order by rating, whose positions carry their group as one more byte):
+//! in an order by rating, whose positions carry their group as one more byte; 60 in the order by
+//! helpful votes, whose group is the count in four bytes):
 //!
 //! * **Opaque and tamper-proof**: the position is encrypted and authenticated, so clients cannot
 //!   read, forge or edit it; any change fails the tag check.
@@ -28,11 +29,17 @@ fn sealed_len(grouping: Grouping) -> usize {
     1 + plain_len(grouping) + 16
 }
 
-/// A position's bytes: its sort key's 24, and its group's one in a grouped list.
+/// A position's bytes: its sort key's 24, and its group's: one in a list by rating, four
+/// (big-endian) in the list by helpful votes.
 fn plain_len(grouping: Grouping) -> usize {
+    24 + group_len(grouping)
+}
+
+fn group_len(grouping: Grouping) -> usize {
     match grouping {
-        Grouping::Flat => 24,
-        Grouping::HighestFirst | Grouping::LowestFirst => 25,
+        Grouping::Flat => 0,
+        Grouping::HighestFirst | Grouping::LowestFirst => 1,
+        Grouping::MostHelpful => 4,
     }
 }
 /// The longest string a cursor can be; anything longer is refused before decoding.
@@ -131,9 +138,8 @@ impl CursorCodec {
         let aad = scope.associated_data();
         let grouping = scope.order.grouping();
         let mut plain = position.key.to_bytes().to_vec();
-        if grouping != Grouping::Flat {
-            plain.push(position.group);
-        }
+        let group = position.group.to_be_bytes();
+        plain.extend_from_slice(&group[4 - group_len(grouping)..]);
         let sealed = self.ciphers[0]
             .encrypt(
                 &Nonce::default(),
@@ -143,7 +149,7 @@ impl CursorCodec {
                 },
             )
             .unwrap_or_else(|_| {
-                unreachable!("25-byte messages are far below AES-GCM-SIV's limits")
+                unreachable!("28-byte messages are far below AES-GCM-SIV's limits")
             });
         let mut bytes = Vec::with_capacity(sealed_len(grouping));
         bytes.push(VERSION);
@@ -182,13 +188,14 @@ impl CursorCodec {
         }
         let key: [u8; 24] = plain[..24].try_into().map_err(|_| BadCursor)?;
         let key = SortKey::from_bytes(&key).map_err(|_| BadCursor)?;
-        let group = match plain.get(24) {
-            None => 0,
-            // Only our keys seal, so a group that names no rating is never met; refuse it all
-            // the same rather than trust it.
-            Some(&group) if grouping.rating_of(group).is_some() => group,
-            Some(_) => return Err(BadCursor),
-        };
+        let group = plain[24..]
+            .iter()
+            .fold(0u32, |group, byte| group << 8 | u32::from(*byte));
+        // Only our keys seal, so a group that names no rating is never met; refuse it all the
+        // same rather than trust it.
+        if !grouping.admits(group) {
+            return Err(BadCursor);
+        }
         Ok(Position { group, key })
     }
 }
@@ -273,6 +280,34 @@ mod tests {
         // A group that names no rating is refused even under a valid seal.
         let nowhere = codec.seal(&highest, &Position { group: 9, ..at });
         assert_eq!(codec.open(&highest, &nowhere), Err(BadCursor));
+    }
+
+    #[test]
+    fn a_cursor_of_the_order_by_helpful_votes_carries_the_whole_count() {
+        let codec = CursorCodec::development();
+        let helpful = CursorScope {
+            order: CommentOrder::MostHelpful,
+            ..scope("SKU-1", &[1, 2, 3, 4, 5])
+        };
+        for group in [0, 1, 255, 256, 70_000, u32::MAX] {
+            let at = Position {
+                group,
+                ..position()
+            };
+            let cursor = codec.seal(&helpful, &at);
+            assert_eq!(cursor.len(), 60);
+            assert!(cursor.len() <= MAX_CURSOR_CHARS);
+            assert_eq!(codec.open(&helpful, &cursor), Ok(at));
+            let highest = CursorScope {
+                order: CommentOrder::HighestRated,
+                ..helpful.clone()
+            };
+            assert_eq!(codec.open(&highest, &cursor), Err(BadCursor));
+            assert_eq!(
+                codec.open(&scope("SKU-1", &[1, 2, 3, 4, 5]), &cursor),
+                Err(BadCursor)
+            );
+        }
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use super::{ChangeSink, CommentStore, KeyQuery, Partition, QueryPage, ScanPage, StoreError};
 use crate::domain::{
-    Access, ChangeEvent, Comment, CommentId, CommentPatch, IndexEntry, Order, SortKey, Voted,
+    Access, ChangeEvent, Comment, CommentId, CommentPatch, IndexEntry, Order, Position, Voted,
     Voter, VoterId,
 };
 
@@ -31,26 +31,30 @@ pub struct MemoryStore {
 #[derive(Debug, Default)]
 struct Tables {
     comments: BTreeMap<CommentId, Comment>,
-    partitions: HashMap<Partition, BTreeSet<SortKey>>,
+    /// Each partition's positions ([`Partition::position_of`]).
+    partitions: HashMap<Partition, BTreeSet<Position>>,
     /// Who marked each comment helpful (comments without votes have no entry).
     votes: HashMap<CommentId, HashSet<VoterId>>,
 }
 
 impl Tables {
     fn insert(&mut self, comment: Comment) {
-        let key = comment.sort_key();
-        for partition in partitions_of(&comment) {
-            self.partitions.entry(partition).or_default().insert(key);
+        for partition in Partition::all_of(&comment) {
+            let position = partition.position_of(&comment);
+            self.partitions
+                .entry(partition)
+                .or_default()
+                .insert(position);
         }
         self.comments.insert(comment.id, comment);
     }
 
     fn remove(&mut self, id: CommentId) -> Option<Comment> {
         let comment = self.comments.remove(&id)?;
-        let key = comment.sort_key();
-        for partition in partitions_of(&comment) {
+        for partition in Partition::all_of(&comment) {
+            let position = partition.position_of(&comment);
             if let Some(set) = self.partitions.get_mut(&partition) {
-                set.remove(&key);
+                set.remove(&position);
                 if set.is_empty() {
                     self.partitions.remove(&partition);
                 }
@@ -77,13 +81,6 @@ impl Tables {
             }
         }
     }
-}
-
-fn partitions_of(comment: &Comment) -> [Partition; 2] {
-    [
-        Partition::Product(comment.sku.clone()),
-        Partition::ProductRating(comment.sku.clone(), comment.rating),
-    ]
 }
 
 impl MemoryStore {
@@ -193,13 +190,13 @@ impl MemoryStore {
             Order::OldestFirst => (query.from, Bound::Unbounded),
         };
         let keys = set.range(range);
-        let keys: Vec<&SortKey> = match query.order {
+        let keys: Vec<&Position> = match query.order {
             Order::NewestFirst => keys.rev().take(cap).collect(),
             Order::OldestFirst => keys.take(cap).collect(),
         };
         let items: Vec<Comment> = keys
             .iter()
-            .filter_map(|key| tables.comments.get(&key.id()).cloned())
+            .filter_map(|key| tables.comments.get(&key.key.id()).cloned())
             .collect();
         // DynamoDB sets LastEvaluatedKey whenever it stopped because of Limit or the size cap,
         // even if nothing follows; mirror that so callers handle it.
@@ -302,8 +299,10 @@ impl CommentStore for MemoryStore {
         }
         let new = old.after_vote(helpful);
         tables.set_vote(id, voter.id, helpful);
-        // The comment keeps its place (product, time, rating): only the map entry changes.
-        tables.comments.insert(id, new.clone());
+        // The comment keeps its place by time and rating, and moves in the partitions by
+        // helpful votes.
+        tables.remove(id);
+        tables.insert(new.clone());
         self.emit(ChangeEvent::Upsert {
             old: Some(IndexEntry::from(&old)),
             new: IndexEntry::from(&new),

@@ -24,8 +24,8 @@ use std::future::Future;
 use std::ops::Bound;
 
 use crate::domain::{
-    Access, ChangeEvent, Comment, CommentId, CommentPatch, Order, Rating, Sku, SortKey, Voted,
-    Voter, VoterId,
+    Access, ChangeEvent, Comment, CommentId, CommentPatch, Order, Position, Rating, Sku, Voted,
+    Voter, VoterId, helpful_group,
 };
 use crate::error::BoxError;
 
@@ -36,6 +36,46 @@ pub enum Partition {
     Product(Sku),
     /// A product's comments of one rating (GSI `byProductRating`, partition key `sku#rating`).
     ProductRating(Sku, Rating),
+    /// A product's comments by helpful votes, then time (GSI `byProductHelpful`, partition key
+    /// `sku`, sort key `helpfulKey`: the count, then the sort key).
+    ProductHelpful(Sku),
+    /// A product's comments of one rating by helpful votes, then time (GSI
+    /// `byProductRatingHelpful`, partition key `sku#rating`, sort key `helpfulKey`).
+    ProductRatingHelpful(Sku, Rating),
+}
+
+impl Partition {
+    /// Whether the partition is sorted by helpful votes first (its positions carry a count).
+    pub fn by_helpful(&self) -> bool {
+        matches!(
+            self,
+            Partition::ProductHelpful(_) | Partition::ProductRatingHelpful(..)
+        )
+    }
+
+    /// Where `comment` sits in this partition's order: its sort key alone (group 0) in a
+    /// partition by time, its helpful count then its sort key in one by helpful votes.
+    pub fn position_of(&self, comment: &Comment) -> Position {
+        Position {
+            group: if self.by_helpful() {
+                helpful_group(comment.helpful_count)
+            } else {
+                0
+            },
+            key: comment.sort_key(),
+        }
+    }
+
+    /// The partitions `comment` belongs to.
+    pub fn all_of(comment: &Comment) -> [Partition; 4] {
+        let sku = &comment.sku;
+        [
+            Partition::Product(sku.clone()),
+            Partition::ProductRating(sku.clone(), comment.rating),
+            Partition::ProductHelpful(sku.clone()),
+            Partition::ProductRatingHelpful(sku.clone(), comment.rating),
+        ]
+    }
 }
 
 /// A key-conditioned read of one partition.
@@ -45,16 +85,18 @@ pub struct KeyQuery {
     pub order: Order,
     /// Where reading starts, on the near side of `order`: for [`Order::NewestFirst`] an upper
     /// bound (`sortKey < k` or `<= k`), for [`Order::OldestFirst`] a lower bound. A key condition
-    /// rather than a start key, so it works when the comment at `k` no longer exists.
-    pub from: Bound<SortKey>,
+    /// rather than a start key, so it works when the comment at `k` no longer exists. A
+    /// position in the partition's order ([`Partition::position_of`]): its group is 0 in a
+    /// partition by time.
+    pub from: Bound<Position>,
     /// At most this many items come back (DynamoDB's `Limit`); fewer may come with
     /// `last_evaluated` set.
     pub limit: usize,
 }
 
 impl KeyQuery {
-    /// Whether `key` satisfies the `from` condition.
-    pub fn admits(&self, key: &SortKey) -> bool {
+    /// Whether `key` (a position in the partition's order) satisfies the `from` condition.
+    pub fn admits(&self, key: &Position) -> bool {
         match (&self.from, self.order) {
             (Bound::Unbounded, _) => true,
             (Bound::Excluded(k), Order::NewestFirst) => key < k,
@@ -70,9 +112,10 @@ impl KeyQuery {
 pub struct QueryPage {
     /// Items in the query's order.
     pub items: Vec<Comment>,
-    /// Set when the store stopped early (limit or size cap): more items *may* follow this key.
-    /// Like DynamoDB, it can be set even when nothing follows.
-    pub last_evaluated: Option<SortKey>,
+    /// Set when the store stopped early (limit or size cap): more items *may* follow this
+    /// position (in the partition's order). Like DynamoDB, it can be set even when nothing
+    /// follows.
+    pub last_evaluated: Option<Position>,
 }
 
 /// One response of a full-table scan segment (for `reindex`, `verify` and `export`).

@@ -202,6 +202,7 @@ mod tests {
             key: SortKey::new(millis, id).expect("valid key"),
             rating: Rating::new(rating).expect("valid rating"),
             version: 1,
+            helpful: 0,
         }
     }
 

@@ -7,8 +7,8 @@
 use std::collections::BTreeSet;
 
 use dynapage::domain::{
-    Access, ChangeEvent, Comment, CommentId, CommentOrder, Grouping, IndexEntry, Listing, Order,
-    Position, Rating, RatingSet, Sku, SortKey,
+    Access, ChangeEvent, Comment, CommentId, CommentOrder, IndexEntry, Listing, Order, Position,
+    Rating, RatingSet, Sku, SortKey,
 };
 use dynapage::index::PageIndex;
 use dynapage::index::memory::MemoryIndex;
@@ -90,11 +90,12 @@ pub fn cases(max_comments: usize) -> impl Strategy<Value = Case> {
 const BASE_MILLIS: u64 = 1_700_000_000_000;
 
 /// Every order a connection can list comments in.
-const ORDERS: [CommentOrder; 4] = [
+const ORDERS: [CommentOrder; 5] = [
     CommentOrder::Newest,
     CommentOrder::Oldest,
     CommentOrder::HighestRated,
     CommentOrder::LowestRated,
+    CommentOrder::MostHelpful,
 ];
 
 fn build_comments(case: &Case, sku: &Sku) -> Vec<Comment> {
@@ -112,7 +113,9 @@ fn build_comments(case: &Case, sku: &Sku) -> Vec<Comment> {
                 created_at_ms: millis,
                 updated_at_ms: None,
                 version: 1,
-                helpful_count: 0,
+                // A few counts, so that the list by helpful votes has ties on a count (and
+                // across counts, ties on time).
+                helpful_count: *random % 3,
             }
         })
         .collect()
@@ -272,7 +275,8 @@ pub async fn check_case<S: CommentStore, I: PageIndex>(
     // A list by rating reads its groups one after another, only as far as the page needs: the
     // same items as one partition, plus at most one per group wholly past the window's end
     // (the bound `graphql::pricing` prices).
-    let most = if case.order.grouping() == Grouping::Flat {
+    // The list by helpful votes merges its partitions like a list by time.
+    let most = if !case.order.grouping().by_rating() {
         partitions * (direct_skip + n + 1 + 2)
     } else {
         direct_skip + n + 2 + ratings.iter().count() as u64

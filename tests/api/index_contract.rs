@@ -41,6 +41,7 @@ contract_suite! {
         key_at_agrees_with_the_model_for_all_31_rating_subsets,
         positions_rank_the_anchor_and_bound_every_linked_page,
         lists_by_rating_rank_like_the_model_for_every_subset_and_position,
+        votes_move_comments_in_the_list_by_helpful_votes_and_keep_their_place_by_time,
         a_view_answers_a_bound_an_anchor_and_positions_in_one_call_like_the_model,
         a_union_rank_deep_into_fifty_thousand_members_is_exact,
         a_union_rank_is_exact_when_ratings_cluster_in_time,
@@ -297,21 +298,27 @@ async fn key_at_agrees_with_the_model_for_all_31_rating_subsets<I: PageIndex>(in
 async fn lists_by_rating_rank_like_the_model_for_every_subset_and_position<I: PageIndex>(index: I) {
     let mut rng = Rng::new(47);
     let product = sku("BY-RATING");
-    let data = dataset(&mut rng, &product, 60, 9);
+    let data = voted_dataset(&mut rng, &product, 60, 9);
     index.apply(&upserts(&data)).await.expect("apply");
     let model = Model::of(&data);
-    for grouping in [Grouping::HighestFirst, Grouping::LowestFirst] {
+    for grouping in [
+        Grouping::HighestFirst,
+        Grouping::LowestFirst,
+        Grouping::MostHelpful,
+    ] {
         let member = data[rng.below(60) as usize].clone();
-        let at = |group: u8, key: SortKey| Some(Position { group, key });
-        let own = grouping.group_of(member.rating);
+        let at = |group: u32, key: SortKey| Some(Position { group, key });
+        let own = grouping.group_of(member.rating, member.helpful);
         let tied = key(member.key.millis(), rng.next());
+        let other = grouping.group_of(other_rating(member.rating), member.helpful + 1);
         let afters = [
             None,
             at(own, member.key),
             at(own, tied),
-            at(grouping.group_of(other_rating(member.rating)), member.key),
+            at(other, member.key),
             at(1, key(1, 0)),
             at(5, key(SortKey::MAX_MILLIS, u128::MAX)),
+            at(0, key(1, 0)),
         ];
         for ratings in all_rating_subsets() {
             let listing = Listing { ratings, grouping };
@@ -346,6 +353,64 @@ async fn lists_by_rating_rank_like_the_model_for_every_subset_and_position<I: Pa
                     };
                     assert_eq!(view, expected, "{listing:?} {request:?}");
                 }
+            }
+        }
+    }
+}
+
+/// Votes arriving (counts up, down, back to 0, a rating change of a voted comment, a deletion
+/// of one) move comments in the list by helpful votes and nowhere else: every rank of every
+/// list (by time, by rating, by helpful votes) of every rating subset equals the model's, and
+/// `entries` reports the counts.
+async fn votes_move_comments_in_the_list_by_helpful_votes_and_keep_their_place_by_time<
+    I: PageIndex,
+>(
+    index: I,
+) {
+    let mut rng = Rng::new(53);
+    let product = sku("VOTES-MOVE");
+    let mut data = voted_dataset(&mut rng, &product, 48, 6);
+    index.apply(&upserts(&data)).await.expect("apply");
+    let mut changes = Vec::new();
+    for (i, entry) in data.iter_mut().enumerate() {
+        let helpful = match i % 4 {
+            0 => entry.helpful + 1,
+            1 => entry.helpful.saturating_sub(1),
+            2 => 0,
+            _ => continue,
+        };
+        let old = entry.clone();
+        entry.helpful = helpful;
+        entry.version += 1;
+        if i % 8 == 2 {
+            entry.rating = other_rating(entry.rating);
+        }
+        changes.push(ChangeEvent::Upsert {
+            old: Some(old),
+            new: entry.clone(),
+        });
+    }
+    let gone = data.remove(5);
+    changes.push(ChangeEvent::removal(gone));
+    assert_eq!(index.apply(&changes).await.expect("apply"), []);
+    let model = Model::of(&data);
+    assert_eq!(
+        index.entries(&product).await.expect("entries"),
+        model.entries(&product)
+    );
+    for grouping in [
+        Grouping::Flat,
+        Grouping::HighestFirst,
+        Grouping::MostHelpful,
+    ] {
+        for ratings in all_rating_subsets() {
+            let listing = Listing { ratings, grouping };
+            assert_eq!(
+                index.count(&product, ratings).await.expect("count"),
+                model.count(ratings)
+            );
+            for order in [Order::NewestFirst, Order::OldestFirst] {
+                check_every_rank(&index, &model, &product, listing, order, None).await;
             }
         }
     }
@@ -719,6 +784,7 @@ async fn a_rating_change_moves_the_member_between_rating_sets<I: PageIndex>(inde
         key: key(1_000, 7),
         rating: rating(2),
         version: 1,
+        helpful: 0,
     };
     let after = IndexEntry {
         rating: rating(5),
@@ -778,12 +844,14 @@ async fn removing_a_missing_member_is_harmless<I: PageIndex>(index: I) {
         key: key(2_000, 1),
         rating: rating(4),
         version: 1,
+        helpful: 0,
     };
     let ghost = IndexEntry {
         sku: product.clone(),
         key: key(2_000, 2),
         rating: rating(4),
         version: 1,
+        helpful: 0,
     };
     let elsewhere = IndexEntry {
         sku: sku("NEVER-SEEN"),
@@ -933,6 +1001,7 @@ async fn apply_reports_the_changes_it_refused_and_what_the_index_holds<I: PageIn
         key: key(3_000, 1),
         rating: rating(2),
         version: 1,
+        helpful: 0,
     };
     let v2 = IndexEntry {
         rating: rating(4),
@@ -994,6 +1063,7 @@ async fn a_tombstone_refuses_older_changes_until_it_expires<I: PageIndex>(index:
         key: key(4_000, 1),
         rating: rating(3),
         version: 1,
+        helpful: 0,
     };
     let creation = ChangeEvent::Upsert {
         old: None,
@@ -1039,6 +1109,7 @@ async fn repairs_are_made_only_where_the_index_still_holds_what_was_read<I: Page
         key: key(5_000, n),
         rating: rating(rating_value),
         version,
+        helpful: 0,
     };
     let (ahead, deleted, moved_on) = (entry(1, 5, 4), entry(2, 1, 1), entry(3, 2, 2));
     index
@@ -1116,6 +1187,8 @@ struct Model {
     keys: Vec<(SortKey, Rating)>,
     /// Versions other than 1.
     versions: HashMap<SortKey, u64>,
+    /// Helpful counts other than 0.
+    helpful: HashMap<SortKey, u64>,
 }
 
 impl Model {
@@ -1127,7 +1200,20 @@ impl Model {
             .filter(|e| e.version != 1)
             .map(|e| (e.key, e.version))
             .collect();
-        Self { keys, versions }
+        let helpful = entries
+            .iter()
+            .filter(|e| e.helpful != 0)
+            .map(|e| (e.key, e.helpful))
+            .collect();
+        Self {
+            keys,
+            versions,
+            helpful,
+        }
+    }
+
+    fn helpful_of(&self, key: &SortKey) -> u64 {
+        self.helpful.get(key).copied().unwrap_or(0)
     }
 
     fn set(&mut self, key: SortKey, rating: Rating, version: u64) {
@@ -1152,7 +1238,7 @@ impl Model {
             .keys
             .iter()
             .filter(|(_, r)| listing.ratings.contains(*r))
-            .map(|(k, r)| listing.position(*r, *k))
+            .map(|(k, r)| listing.position(*r, self.helpful_of(k), *k))
             .collect();
         list.sort_unstable();
         if order == Order::NewestFirst {
@@ -1183,6 +1269,7 @@ impl Model {
                 key: *key,
                 rating: *rating,
                 version: self.versions.get(key).copied().unwrap_or(1),
+                helpful: self.helpful_of(key),
             })
             .collect()
     }
@@ -1329,6 +1416,19 @@ fn dataset(rng: &mut Rng, product: &Sku, n: usize, spread: u64) -> Vec<IndexEntr
         .iter()
         .map(IndexEntry::from)
         .collect()
+}
+
+/// [`dataset`] where about half the comments have helpful votes, few counts so that ties on a
+/// count are common (and some counts past one byte).
+fn voted_dataset(rng: &mut Rng, product: &Sku, n: usize, spread: u64) -> Vec<IndexEntry> {
+    let mut entries = dataset(rng, product, n, spread);
+    for entry in &mut entries {
+        entry.helpful = [0, 0, 0, 1, 1, 2, 3, 300][rng.below(8) as usize];
+        if entry.helpful > 0 {
+            entry.version = 1 + entry.helpful;
+        }
+    }
+    entries
 }
 
 pub fn upserts(entries: &[IndexEntry]) -> Vec<ChangeEvent> {

@@ -24,6 +24,7 @@ async fn a_redis_outage_is_reported_unavailable_within_seconds_and_heals_on_retu
         key: key(5_000, 1),
         rating: rating(3),
         version: 1,
+        helpful: 0,
     };
     index
         .apply(&upserts(std::slice::from_ref(&entry)))

@@ -9,7 +9,9 @@
 use std::collections::HashSet;
 use std::ops::Bound;
 
-use dynapage::domain::{Access, Comment, CommentId, CommentPatch, Order, SortKey};
+use dynapage::domain::{
+    Access, Comment, CommentId, CommentPatch, Order, Position, SortKey, Voter, helpful_group,
+};
 use dynapage::store::memory::MemoryStore;
 use dynapage::store::{CommentStore, KeyQuery, Partition, StoreError};
 
@@ -46,6 +48,7 @@ contract_suite! {
         put_batch_then_a_four_segment_scan_visits_each_comment_once,
         put_batch_with_a_repeated_id_keeps_the_last_comment,
         an_unknown_partition_reads_empty,
+        the_partitions_by_helpful_votes_order_by_count_then_time_and_follow_votes,
     ],
 }
 
@@ -96,8 +99,20 @@ pub async fn read_all<S: CommentStore>(
     from: Bound<SortKey>,
     limit: usize,
 ) -> Vec<Comment> {
+    read_all_from(store, partition, order, from.map(Position::flat), limit).await
+}
+
+/// [`read_all`] from a position in the partition's order (a count and a sort key, in a
+/// partition by helpful votes).
+pub async fn read_all_from<S: CommentStore>(
+    store: &S,
+    partition: Partition,
+    order: Order,
+    from: Bound<Position>,
+    limit: usize,
+) -> Vec<Comment> {
     let mut query = KeyQuery {
-        partition,
+        partition: partition.clone(),
         order,
         from,
         limit,
@@ -111,7 +126,7 @@ pub async fn read_all<S: CommentStore>(
         );
         for item in &page.items {
             assert!(
-                query.admits(&item.sort_key()),
+                query.admits(&partition.position_of(item)),
                 "{:?} violates {:?}",
                 item.sort_key(),
                 query.from
@@ -123,7 +138,7 @@ pub async fn read_all<S: CommentStore>(
                 if let Some(last) = page.items.last() {
                     assert_eq!(
                         key,
-                        last.sort_key(),
+                        partition.position_of(last),
                         "last_evaluated is the last item's key"
                     );
                 }
@@ -207,12 +222,12 @@ pub async fn every_bound_admits_exactly_the_keys_on_its_side<S: CommentStore>(st
                 let query = KeyQuery {
                     partition: product("BOUNDS"),
                     order,
-                    from,
+                    from: from.map(Position::flat),
                     limit: 100,
                 };
                 let expected: Vec<SortKey> = sorted_keys(&comments, order)
                     .into_iter()
-                    .filter(|k| query.admits(k))
+                    .filter(|k| query.admits(&Position::flat(*k)))
                     .collect();
                 let read = read_keys(&store, product("BOUNDS"), order, from).await;
                 assert_eq!(read, expected, "{order:?} from {from:?}");
@@ -234,12 +249,12 @@ pub async fn a_bound_on_a_deleted_comment_still_positions_the_read<S: CommentSto
             let query = KeyQuery {
                 partition: product("DELETED"),
                 order,
-                from,
+                from: from.map(Position::flat),
                 limit: 100,
             };
             let expected: Vec<SortKey> = sorted_keys(remaining.iter().copied(), order)
                 .into_iter()
-                .filter(|k| query.admits(k))
+                .filter(|k| query.admits(&Position::flat(*k)))
                 .collect();
             assert!(!expected.is_empty());
             assert_eq!(
@@ -274,7 +289,7 @@ pub async fn limit_and_last_evaluated_visit_every_item_exactly_once<S: CommentSt
     assert!(!page.items.is_empty() && page.items.len() <= 2);
     assert_eq!(
         page.last_evaluated,
-        page.items.last().map(Comment::sort_key)
+        page.items.last().map(|c| Position::flat(c.sort_key()))
     );
 }
 
@@ -760,4 +775,105 @@ pub async fn an_unknown_partition_reads_empty<S: CommentStore>(store: S) {
             );
         }
     }
+}
+
+/// Votes (several voters on one comment, a vote taken back) move comments in the partitions by
+/// helpful votes: each reads by count, then time, in both orders, cut by any limit and resumed
+/// from its last evaluated position (or from a position between counts), per product and per
+/// rating; the partitions by time are unchanged.
+pub async fn the_partitions_by_helpful_votes_order_by_count_then_time_and_follow_votes<
+    S: CommentStore,
+>(
+    store: S,
+) {
+    let name = "HELPFUL-ORDER";
+    let comments = stored(&store, name, 30).await;
+    let voters: Vec<Voter> = (0..3)
+        .map(|i| Voter::signed_in(&format!("voter-{i}")))
+        .collect();
+    for (i, comment) in comments.iter().enumerate() {
+        for voter in voters.iter().take(i % 4) {
+            store
+                .mark_helpful(comment.id, voter, true, BASE_MILLIS)
+                .await
+                .expect("vote");
+        }
+        if i % 8 == 3 {
+            store
+                .mark_helpful(comment.id, &voters[0], false, BASE_MILLIS)
+                .await
+                .expect("take back");
+        }
+    }
+    let now = store
+        .get_many(&comments.iter().map(|c| c.id).collect::<Vec<_>>())
+        .await
+        .expect("get_many");
+    let now: Vec<Comment> = now.into_iter().map(|c| c.expect("present")).collect();
+    assert!(now.iter().any(|c| c.helpful_count == 3));
+    assert!(now.iter().any(|c| c.helpful_count == 0));
+    let position = |c: &Comment| Position {
+        group: helpful_group(c.helpful_count),
+        key: c.sort_key(),
+    };
+    let sku = sku(name);
+    let mut partitions = vec![(Partition::ProductHelpful(sku.clone()), None)];
+    for r in [rating(2), rating(5)] {
+        partitions.push((Partition::ProductRatingHelpful(sku.clone(), r), Some(r)));
+    }
+    for (partition, only) in partitions {
+        let mut expected: Vec<Position> = now
+            .iter()
+            .filter(|c| only.is_none_or(|r| c.rating == r))
+            .map(position)
+            .collect();
+        expected.sort();
+        for order in [Order::OldestFirst, Order::NewestFirst] {
+            if order == Order::NewestFirst {
+                expected.reverse();
+            }
+            for limit in [1, 4, 50] {
+                let read =
+                    read_all_from(&store, partition.clone(), order, Bound::Unbounded, limit).await;
+                let got: Vec<Position> = read.iter().map(position).collect();
+                assert_eq!(got, expected, "{partition:?} {order:?} limit {limit}");
+            }
+            // From a position between counts: exactly the items beyond it.
+            let between = Position {
+                group: 1,
+                key: SortKey::new(BASE_MILLIS + 5, CommentId::from_parts(BASE_MILLIS + 5, 0))
+                    .expect("a key"),
+            };
+            let query = KeyQuery {
+                partition: partition.clone(),
+                order,
+                from: Bound::Excluded(between),
+                limit: 50,
+            };
+            let beyond: Vec<Position> = expected
+                .iter()
+                .copied()
+                .filter(|p| query.admits(p))
+                .collect();
+            let read = read_all_from(
+                &store,
+                partition.clone(),
+                order,
+                Bound::Excluded(between),
+                3,
+            )
+            .await;
+            assert_eq!(read.iter().map(position).collect::<Vec<_>>(), beyond);
+        }
+    }
+    // The list by time is the same comments in time order, votes or not.
+    let read = read_all(
+        &store,
+        product(name),
+        Order::NewestFirst,
+        Bound::Unbounded,
+        50,
+    )
+    .await;
+    assert_eq!(keys_of(&read), sorted_keys(&comments, Order::NewestFirst));
 }

@@ -30,6 +30,7 @@ fn change(comment: u64, version: u64, stars: i64) -> ChangeEvent {
             key: key(1_700_000_000_000 + comment, u128::from(comment)),
             rating: rating(stars),
             version,
+            helpful: 0,
         },
     }
 }

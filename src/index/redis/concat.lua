@@ -1,19 +1,43 @@
--- concat.lua: a list by rating (`domain::Listing` with a grouping). Its sets in KEYS each hold
--- one rating, in ascending group order, and the list is those sets one after another, not their
--- union: ascending index idx runs through KEYS[1]'s members by time, then KEYS[2]'s, and so on.
--- Placed after select.lua and pick.lua, it replaces the two functions read.lua asks of them,
--- `position_of` and `members_at`, with their one-set forms; read.lua is the same for both kinds
--- of list.
+-- concat.lua: a list by rating (`domain::Listing` with a grouping by rating). Each rating is a
+-- group: the union of its two sets in KEYS (its comments without votes and with votes, by
+-- time), and the list is the groups one after another in ascending group order, not their
+-- union: ascending index idx runs through the lowest group's members by time, then the next
+-- group's, and so on. Placed after select.lua and pick.lua, it replaces the three functions
+-- read.lua asks of them, `sizes_of`, `position_of` and `members_at`, with forms for groups;
+-- read.lua is the same for every kind of list.
 --
--- ARGV[12] the group of each set in KEYS, comma-separated ("1,2,3,4,5"); a position in ARGV
---          and in the reply is "group:score".
+-- ARGV[12] the group of each set in KEYS, comma-separated and ascending ("1,1,2,2,5,5"); a
+--          position in ARGV and in the reply is "group:score".
 --
--- Cost: a position is a ZCARD per set ahead of its group and the one-set search of select.lua
--- (two ZCOUNTs and a binary search in a tie); a member is one ZRANGE of the set that holds it.
+-- Cost: a position is the sizes of the groups ahead of its group and the union search of
+-- select.lua in its group (one set's search when the rating has no comments with votes); a
+-- member is one search in the group that holds it.
 
+-- The groups in ascending order: {group, keys, sizes, total}, only the sets with members.
 local groups = {}
-for g in string.gmatch(ARGV[12], '%d+') do
-  groups[#groups + 1] = tonumber(g)
+do
+  local i = 0
+  for g in string.gmatch(ARGV[12], '%d+') do
+    i = i + 1
+    g = tonumber(g)
+    local last = groups[#groups]
+    if last == nil or last.group ~= g then
+      last = {group = g, indexes = {}}
+      groups[#groups + 1] = last
+    end
+    last.indexes[#last.indexes + 1] = i
+  end
+  for _, group in ipairs(groups) do
+    group.keys, group.sizes, group.total = nonempty(group.indexes)
+  end
+end
+
+local function sizes_of()
+  local total = 0
+  for _, group in ipairs(groups) do
+    total = total + group.total
+  end
+  return nil, total
 end
 
 -- A "group:score" argument as its two numbers.
@@ -27,11 +51,11 @@ end
 local function position_of(arg, m)
   local g, score = group_and_score(arg)
   local below, present = 0, 0
-  for i = 1, #KEYS do
-    if groups[i] < g then
-      below = below + redis.call('ZCARD', KEYS[i])
-    elseif groups[i] == g then
-      local b, p = position_in(KEYS[i], score, m)
+  for _, group in ipairs(groups) do
+    if group.group < g then
+      below = below + group.total
+    elseif group.group == g then
+      local b, p = union_position(group.keys, score, m)
       below, present = below + b, p
     end
   end
@@ -39,19 +63,25 @@ local function position_of(arg, m)
 end
 
 -- The members at each ascending index of `wanted` (0 <= idx < total), as idx -> {member,
--- "group:score"}: the set that holds idx is found from the sizes, then one ZRANGE.
-local function members_at(sizes, total, wanted)
+-- "group:score"}: the group that holds each idx is found from the totals, then the indexes of
+-- one group are found together (`union_members_at`).
+local function members_at(_, _, wanted)
   local out = {}
-  for _, idx in ipairs(wanted) do
-    if out[idx] == nil and idx >= 0 and idx < total then
-      local rest, i = idx, 1
-      while rest >= sizes[i] do
-        rest = rest - sizes[i]
-        i = i + 1
+  local start = 0
+  for _, group in ipairs(groups) do
+    local mine = {}
+    for _, idx in ipairs(wanted) do
+      if idx >= start and idx < start + group.total then
+        mine[#mine + 1] = idx - start
       end
-      local f = redis.call('ZRANGE', KEYS[i], rest, rest, 'WITHSCORES')
-      out[idx] = {f[1], groups[i] .. ':' .. f[2]}
     end
+    if #mine > 0 then
+      local found = union_members_at(group.keys, group.sizes, group.total, mine)
+      for rest, f in pairs(found) do
+        out[rest + start] = {f[1], group.group .. ':' .. f[2]}
+      end
+    end
+    start = start + group.total
   end
   return out
 end

@@ -5,7 +5,9 @@
 //!
 //! | key | type | holds |
 //! |---|---|---|
-//! | `<prefix>idx:{<sku>}:r<1..5>` | sorted set | one per rating: member = the comment id, compacted ([`member`]), score = `createdAt` in epoch milliseconds |
+//! | `<prefix>idx:{<sku>}:r<1..5>` | sorted set | one per rating, the comments nobody marked helpful: member = the comment id, compacted ([`member`]), score = `createdAt` in epoch milliseconds |
+//! | `<prefix>idx:{<sku>}:w<1..5>` | sorted set | one per rating, the comments with helpful votes, by time: member and score as in `r` |
+//! | `<prefix>idx:{<sku>}:h<1..5>` | sorted set | the same comments by helpful votes: member = `createdAt` in 6 big-endian bytes then the member ([`by_count`]), score = the helpful count |
 //! | `<prefix>idx:{<sku>}:v` | hash | member -> version, for the comments at version 2 or more (the others are at version 1) |
 //! | `<prefix>idx:{<sku>}:n` | string | the product's version: replaced by every applied change (`apply.lua`), read by the response cache |
 //! | `<prefix>idx:{<sku>}:d:<id>` | string | a deleted comment's tombstone: the deletion's version; expires after the tombstone lifetime |
@@ -15,10 +17,14 @@
 //! themselves; nothing here reads or scans them. The change log names a comment by its
 //! [`member`], so that its entries and the index agree on what a member is.
 //!
-//! **Only the five rating sets.** A comment is in exactly one of them. The product's whole
-//! list is their union: its count is the sum of five `ZCARD`s, and the member at rank `k` is
-//! found inside Redis by the same O(log n) union search the `ratings` filter uses
-//! (`read.lua`). An earlier layout also kept a sixth set with every comment of the product,
+//! **Only the rating sets.** A comment is in exactly one set by time: `r<k>` if nobody marked
+//! it helpful, `w<k>` if someone did (and then also in `h<k>`). The product's whole list by
+//! time is the union of the ten: its count is the sum of their `ZCARD`s, and the member at
+//! rank `k` is found inside Redis by the same O(log n) union search the `ratings` filter uses
+//! (`read.lua`, which leaves empty sets out). The list by helpful votes is the union of the
+//! `r` sets (count 0, by time) followed by the union of the `h` sets (`helpful.lua`). So a
+//! comment nobody voted for costs one member, as before votes moved lists; one with votes
+//! costs two. An earlier layout also kept a sixth set with every comment of the product,
 //! which doubled the memory for an unfiltered rank (BENCHMARKS.md, "Redis index").
 //!
 //! **Compact members.** A member is the comment id in 11 bytes, not its 26-character string:
@@ -80,6 +86,26 @@ impl Keys {
         Rating::ALL.map(|rating| self.rating(sku, rating))
     }
 
+    /// `<prefix>idx:{<sku>}:w<rating>`: the product's comments with one rating and helpful
+    /// votes, by time.
+    pub(super) fn voted(&self, sku: &Sku, rating: Rating) -> String {
+        format!("{}:w{}", self.product(sku), rating.get())
+    }
+
+    /// `<prefix>idx:{<sku>}:h<rating>`: the same comments by helpful count.
+    pub(super) fn by_count(&self, sku: &Sku, rating: Rating) -> String {
+        format!("{}:h{}", self.product(sku), rating.get())
+    }
+
+    /// The fifteen sets `apply.lua` writes, in its KEYS order: by time without votes, by time
+    /// with votes, by count, each rating 1 first.
+    pub(super) fn all_sets(&self, sku: &Sku) -> Vec<String> {
+        let mut sets = self.ratings(sku).to_vec();
+        sets.extend(Rating::ALL.map(|rating| self.voted(sku, rating)));
+        sets.extend(Rating::ALL.map(|rating| self.by_count(sku, rating)));
+        sets
+    }
+
     /// `<prefix>idx:{<sku>}:v`: the versions of the product's edited comments.
     pub(super) fn versions(&self, sku: &Sku) -> String {
         format!("{}:v", self.product(sku))
@@ -95,17 +121,20 @@ impl Keys {
         format!("{}:d:{}", self.product(sku), id)
     }
 
-    /// The `SCAN MATCH` pattern that finds the rating sets (and any foreign key that happens to
-    /// match, which [`Keys::sku_of_rating_key`] then sets aside).
+    /// The `SCAN MATCH` pattern that finds the sets by time (and any foreign key that happens
+    /// to match, which [`Keys::sku_of_rating_key`] then sets aside).
     pub(super) fn rating_pattern(&self) -> String {
-        self.prefix.pattern("idx:{*}:r[1-5]")
+        self.prefix.pattern("idx:{*}:[rw][1-5]")
     }
 
-    /// The SKU of a rating set's key, `None` for any other key.
+    /// The SKU of a set by time's key, `None` for any other key.
     pub(super) fn sku_of_rating_key(&self, key: &str) -> Option<Sku> {
         let tagged = self.prefix.strip(key)?.strip_prefix("idx:{")?;
-        let (sku, rating) = tagged.rsplit_once("}:r")?;
-        if !matches!(rating, "1" | "2" | "3" | "4" | "5") {
+        let (sku, set) = tagged.rsplit_once("}:")?;
+        if !matches!(
+            set,
+            "r1" | "r2" | "r3" | "r4" | "r5" | "w1" | "w2" | "w3" | "w4" | "w5"
+        ) {
             return None;
         }
         Sku::parse(sku).ok()
@@ -131,6 +160,24 @@ pub(crate) fn member(key: &SortKey) -> Vec<u8> {
         }
     }
     member
+}
+
+/// The member of the comment at `key` in a set by count: its `createdAt` in 6 big-endian
+/// bytes, then its [`member`], so that equal counts order by time (`apply.lua` builds it).
+#[cfg(test)]
+fn by_count(key: &SortKey) -> Vec<u8> {
+    let mut out = key.millis().to_be_bytes()[2..].to_vec();
+    out.extend(member(key));
+    out
+}
+
+/// The sort key a member of a set by count stands for.
+pub(crate) fn sort_key_of_by_count(member: &[u8]) -> Option<SortKey> {
+    let (millis, rest) = member.split_at_checked(6)?;
+    let millis = millis
+        .iter()
+        .fold(0, |millis, byte| millis << 8 | u64::from(*byte));
+    sort_key_of(rest, millis)
 }
 
 /// The sort key a member with score `millis` stands for; `None` for a malformed member (or
@@ -191,6 +238,8 @@ mod tests {
         let keys = Keys::new(&KeyPrefix::new("p:"));
         assert_eq!(keys.sku_of_rating_key("p:idx:{A-1}:r3"), Some(sku("A-1")));
         assert_eq!(keys.sku_of_rating_key("p:idx:{A-1}:r6"), None);
+        assert_eq!(keys.sku_of_rating_key("p:idx:{A-1}:w2"), Some(sku("A-1")));
+        assert_eq!(keys.sku_of_rating_key("p:idx:{A-1}:h2"), None);
         assert_eq!(keys.sku_of_rating_key("p:idx:{A-1}:rebuild:x:r3"), None);
         assert_eq!(keys.sku_of_rating_key("q:idx:{A-1}:r3"), None);
         assert_eq!(keys.sku_of_rating_key("p:idx:{}:r3"), None);
@@ -201,7 +250,7 @@ mod tests {
     fn the_scan_pattern_escapes_glob_characters_of_the_prefix() {
         assert_eq!(
             Keys::new(&KeyPrefix::new("t[1]*:")).rating_pattern(),
-            "t\\[1\\]\\*:idx:{*}:r[1-5]"
+            "t\\[1\\]\\*:idx:{*}:[rw][1-5]"
         );
     }
 
@@ -222,6 +271,7 @@ mod tests {
         }
         for key in keys {
             assert_eq!(sort_key_of(&member(&key), millis), Some(key));
+            assert_eq!(sort_key_of_by_count(&by_count(&key)), Some(key));
         }
         assert_eq!(member(&keys[1]).len(), 11, "the usual case is compact");
         assert_eq!(member(&keys[0]).len(), 17);

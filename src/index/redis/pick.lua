@@ -15,8 +15,8 @@
 -- further by that square root and the merge goes on. Cost: one member read with its score
 -- (~9 k instructions with its `tonumber` and keeping it) per member read, ~5 k for the merge
 -- per member passed, and a ZRANGE (~10 k) per set and read.
-local function picker(sizes, pos, dir, depth)
-  local n = #KEYS
+local function picker(keys, sizes, pos, dir, depth)
+  local n = #keys
   local total = 0
   for i = 1, n do
     total = total + sizes[i]
@@ -42,7 +42,7 @@ local function picker(sizes, pos, dir, depth)
     if hi < lo then
       return
     end
-    local g = redis.call('ZRANGE', KEYS[i], lo, hi, 'WITHSCORES')
+    local g = redis.call('ZRANGE', keys[i], lo, hi, 'WITHSCORES')
     local m, raw, s = ms[i], raws[i], sc[i]
     local c, at = #g / 2, #s
     for k = 1, c do
@@ -158,7 +158,7 @@ end
 -- a pager's consecutive pages cost one search and one read below it, not a search each. One set: a ZRANGE
 -- per index.
 local GAP = 64
-local function members_at(sizes, total, wanted)
+local function union_members_at(keys, sizes, total, wanted)
   local list, seen = {}, {}
   for _, idx in ipairs(wanted) do
     if not seen[idx] then
@@ -168,7 +168,7 @@ local function members_at(sizes, total, wanted)
   end
   table.sort(list, function(a, b) return a > b end)
   local out = {}
-  local n = #KEYS
+  local n = #keys
   local i = 1
   while i <= #list do
     local j = i
@@ -178,7 +178,7 @@ local function members_at(sizes, total, wanted)
     local top, bottom = list[i], list[j]
     if n == 1 then
       for k = i, j do
-        local f = redis.call('ZRANGE', KEYS[1], list[k], list[k], 'WITHSCORES')
+        local f = redis.call('ZRANGE', keys[1], list[k], list[k], 'WITHSCORES')
         out[list[k]] = {f[1], f[2]}
       end
     elseif top < GAP then
@@ -187,21 +187,21 @@ local function members_at(sizes, total, wanted)
       for k = 1, n do
         zeros[k] = 0
       end
-      local pick = picker(sizes, zeros, 1, top + 1)
+      local pick = picker(keys, sizes, zeros, 1, top + 1)
       for k = j, i, -1 do
         out[list[k]] = {pick(list[k] + 1)}
       end
     elseif total - 1 - top < GAP then
       -- Near the newest end: count down from the top.
-      local pick = picker(sizes, sizes, -1, total - bottom)
+      local pick = picker(keys, sizes, sizes, -1, total - bottom)
       for k = i, j do
         out[list[k]] = {pick(total - list[k])}
       end
     else
-      local f = select_at(sizes, total, top)
+      local f = select_at(keys, sizes, total, top)
       out[top] = {f[1], f[2]}
       if top > bottom then
-        local pick = picker(sizes, f[3], -1, top - bottom)
+        local pick = picker(keys, sizes, f[3], -1, top - bottom)
         for k = i + 1, j do
           out[list[k]] = {pick(top - list[k])}
         end
@@ -210,4 +210,29 @@ local function members_at(sizes, total, wanted)
     i = j + 1
   end
   return out
+end
+
+-- A list by time: the union of the non-empty sets of KEYS. (concat.lua and helpful.lua, placed
+-- after this file, replace these three with their lists' own.)
+local function all_sets()
+  local indexes = {}
+  for i = 1, #KEYS do
+    indexes[i] = i
+  end
+  return indexes
+end
+local list_keys, list_sizes, list_total = nonempty(all_sets())
+
+local function sizes_of()
+  return list_sizes, list_total
+end
+
+-- How many members of the list sort below (score, member) (the score as ARGV spells it:
+-- integer milliseconds), and whether it is one of them.
+local function position_of(score, m)
+  return union_position(list_keys, tonumber(score), m)
+end
+
+local function members_at(sizes, total, wanted)
+  return union_members_at(list_keys, sizes, total, wanted)
 end

@@ -15,6 +15,8 @@ pub(super) struct Change<'a> {
     pub(super) rating: Option<Rating>,
     pub(super) version: u64,
     pub(super) expected: Held,
+    /// The helpful count the change leaves (0 for a deletion).
+    pub(super) helpful: u64,
 }
 
 /// `apply.lua`'s spelling of a held state: `n`, `l` or `d`, and its version.
@@ -121,13 +123,14 @@ enum WireError {
 /// a product in rating order; any other number of replies is an internal error, not a short
 /// answer.
 pub(super) fn per_product(counts: Vec<u64>, products: usize) -> Result<Vec<[u64; 5]>, IndexError> {
-    if counts.len() != 5 * products {
+    if counts.len() != 10 * products {
         let message = format!("{} counts for {products} products", counts.len());
         return Err(IndexError::Internal(message.into()));
     }
+    // Per product, each rating's two sets by time (without votes, with votes), rating 1 first.
     Ok(counts
-        .chunks_exact(5)
-        .map(|c| [c[0], c[1], c[2], c[3], c[4]])
+        .chunks_exact(10)
+        .map(|c| std::array::from_fn(|r| c[2 * r] + c[2 * r + 1]))
         .collect())
 }
 

@@ -2,9 +2,11 @@
 -- pick.lua and read.lua into one script (`concat!`), since Redis scripts cannot load one
 -- another.
 --
--- KEYS are always the sets to read: one rating set, or 2 to 5 rating sets (their union; all
--- five for the product's whole list). All carry the product's {sku} hash tag, so the scripts
--- run in Redis Cluster.
+-- KEYS are the sets to read: in a list by time, the union of the selected ratings' sets (each
+-- rating's comments without votes and its comments with votes, by time); in a list by rating
+-- (concat.lua) or by helpful votes (helpful.lua) those sets in groups. The functions here take
+-- the sets of one union as `keys`. All carry the product's {sku} hash tag, so the scripts run
+-- in Redis Cluster.
 --
 -- Positions are ascending indexes `idx` into the (union) list. `position_of` finds how many
 -- members sort below a (score, member) pair, the pair need not be a member: per set, ZCOUNT
@@ -68,14 +70,24 @@ local function tie_group(key, s)
   return lo, cnt
 end
 
--- The size of each set in KEYS, and their total.
-local function sizes_of()
-  local sizes, total = {}, 0
-  for i = 1, #KEYS do
-    sizes[i] = redis.call('ZCARD', KEYS[i])
-    total = total + sizes[i]
+-- The size of each set in KEYS (one ZCARD each, read once per call).
+local key_sizes = {}
+for i = 1, #KEYS do
+  key_sizes[i] = redis.call('ZCARD', KEYS[i])
+end
+
+-- The sets of KEYS at `indexes` that have members, their sizes and their total: a union is
+-- searched over these only (an empty set adds nothing but calls).
+local function nonempty(indexes)
+  local keys, sizes, total = {}, {}, 0
+  for _, i in ipairs(indexes) do
+    if key_sizes[i] > 0 then
+      keys[#keys + 1] = KEYS[i]
+      sizes[#sizes + 1] = key_sizes[i]
+      total = total + key_sizes[i]
+    end
   end
-  return sizes, total
+  return keys, sizes, total
 end
 
 -- How many members of `key` sort below (score, member), and whether it is one of them.
@@ -92,13 +104,12 @@ local function position_in(key, score, m)
   return below, present
 end
 
--- How many members of the union sort below (score, member), and whether it is one of them
--- (the score as ARGV spells it: integer milliseconds).
-local function position_of(score, m)
-  score = tonumber(score)
+-- How many members of the union of `keys` sort below (score, member), and whether it is one
+-- of them.
+local function union_position(keys, score, m)
   local below, present = 0, 0
-  for i = 1, #KEYS do
-    local b, p = position_in(KEYS[i], score, m)
+  for i = 1, #keys do
+    local b, p = position_in(keys[i], score, m)
     below = below + b
     present = math.max(present, p)
   end
@@ -108,9 +119,9 @@ end
 -- The member at ascending index `idx` (0 <= idx < total) of the union, as {member, score,
 -- pos}: pos[i] is how many members of KEYS[i] sort below it (their sum is idx), where a
 -- `picker` from it starts.
-local function select_at(sizes, total, idx)
-  if #KEYS == 1 then
-    local found = redis.call('ZRANGE', KEYS[1], idx, idx, 'WITHSCORES')
+local function select_at(keys, sizes, total, idx)
+  if #keys == 1 then
+    local found = redis.call('ZRANGE', keys[1], idx, idx, 'WITHSCORES')
     return {found[1], found[2], {idx}}
   end
 
@@ -134,7 +145,7 @@ local function select_at(sizes, total, idx)
   -- and closes a bracket of 64 to a handful (one fewer probe, 48 more members read, cost a
   -- bare jump ~25% more; BENCHMARKS.md).
   local WINDOW = 16
-  local n = #KEYS
+  local n = #keys
 
   -- Per-set counts of members with a score <= s, and their sum, for an s inside the bracket: a
   -- set without members inside it has the same count at s as at its bounds.
@@ -142,7 +153,7 @@ local function select_at(sizes, total, idx)
     local c, t = {}, 0
     for i = 1, n do
       if chi[i] > clo[i] then
-        c[i] = redis.call('ZCOUNT', KEYS[i], '-inf', fmt(s))
+        c[i] = redis.call('ZCOUNT', keys[i], '-inf', fmt(s))
       else
         c[i] = clo[i]
       end
@@ -164,8 +175,8 @@ local function select_at(sizes, total, idx)
     local min_s, max_s
     for i = 1, n do
       if chi[i] > 0 then
-        local first = tonumber(redis.call('ZRANGE', KEYS[i], 0, 0, 'WITHSCORES')[2])
-        local last = tonumber(redis.call('ZRANGE', KEYS[i], -1, -1, 'WITHSCORES')[2])
+        local first = tonumber(redis.call('ZRANGE', keys[i], 0, 0, 'WITHSCORES')[2])
+        local last = tonumber(redis.call('ZRANGE', keys[i], -1, -1, 'WITHSCORES')[2])
         if min_s == nil or first < min_s then min_s = first end
         if max_s == nil or last > max_s then max_s = last end
       end
@@ -199,7 +210,7 @@ local function select_at(sizes, total, idx)
       aim = math.max(tlo, math.min(thi - 1, aim))
       local r = clo[g] + math.floor((aim - tlo + 0.5) * most / (thi - tlo))
       r = math.max(clo[g], math.min(chi[g] - 1, r))
-      probe = tonumber(redis.call('ZRANGE', KEYS[g], r, r, 'WITHSCORES')[2])
+      probe = tonumber(redis.call('ZRANGE', keys[g], r, r, 'WITHSCORES')[2])
       if hi and probe >= hi then
         probe = hi - 1
       end
@@ -224,7 +235,7 @@ local function select_at(sizes, total, idx)
     local items = {}
     for i = 1, n do
       if chi[i] > clo[i] then
-        local found = redis.call('ZRANGE', KEYS[i], clo[i], chi[i] - 1, 'WITHSCORES')
+        local found = redis.call('ZRANGE', keys[i], clo[i], chi[i] - 1, 'WITHSCORES')
         for k = 1, #found, 2 do
           items[#items + 1] = {m = found[k], s = tonumber(found[k + 1]), raw = found[k + 1], set = i}
         end
@@ -254,7 +265,7 @@ local function select_at(sizes, total, idx)
   for i = 1, n do
     pos[i] = clo[i]
     if chi[i] > clo[i] then
-      groups[#groups + 1] = {key = KEYS[i], lo = clo[i], cnt = chi[i] - clo[i], set = i}
+      groups[#groups + 1] = {key = keys[i], lo = clo[i], cnt = chi[i] - clo[i], set = i}
     end
   end
   local s = fmt(hi)

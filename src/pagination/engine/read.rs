@@ -1,15 +1,16 @@
 //! Reading the store for the engine: one key query per partition, continued over short
 //! responses, cut at the window's end. A list by time reads its partitions concurrently and
-//! merges them by sort key; a list by rating reads its groups' partitions one after another, in
-//! the list's order, and only as far as the read needs (a page that does not cross a rating is
-//! one query, as in a list by time).
+//! merges them by sort key, and so does the list by helpful votes (its partitions are sorted by
+//! count, then time, and merged by position); a list by rating reads its groups' partitions one
+//! after another, in the list's order, and only as far as the read needs (a page that does not
+//! cross a rating is one query, as in a list by time).
 
 use std::ops::Bound;
 
 use futures::future::try_join_all;
 
 use super::{Engine, PageStats};
-use crate::domain::{Comment, Grouping, Listing, Order, Position, Sku, SortKey};
+use crate::domain::{Comment, Grouping, Listing, Order, Position, Sku};
 use crate::index::PageIndex;
 use crate::store::{CommentStore, KeyQuery, Partition, StoreError};
 
@@ -25,23 +26,29 @@ pub(super) struct Read {
 #[derive(Clone, Debug)]
 pub(super) struct Partitions {
     listing: Listing,
-    /// In descending group order (one group, 0, for a list by time).
-    parts: Vec<(u8, Partition)>,
+    /// In descending group order (one group, 0, for a list by time or by helpful votes,
+    /// whose partitions are merged).
+    parts: Vec<(u32, Partition)>,
 }
 
 impl Partitions {
     /// The store partitions that hold `listing`'s comments of `sku`: the product's own
-    /// partition for all ratings by time, else one partition per rating.
+    /// partition for all ratings (by time, or by helpful votes), else one partition per rating.
     pub(super) fn of(sku: &Sku, listing: Listing) -> Self {
-        let parts = if listing.ratings.is_all() && listing.grouping == Grouping::Flat {
-            vec![(0, Partition::Product(sku.clone()))]
-        } else {
-            listing
+        let sku = sku.clone();
+        let helpful = listing.grouping == Grouping::MostHelpful;
+        let parts = match (listing.ratings.is_all(), listing.grouping) {
+            (true, Grouping::Flat) => vec![(0, Partition::Product(sku))],
+            (true, Grouping::MostHelpful) => vec![(0, Partition::ProductHelpful(sku))],
+            _ => listing
                 .ratings_by_group()
                 .into_iter()
                 .rev()
-                .map(|(group, rating)| (group, Partition::ProductRating(sku.clone(), rating)))
-                .collect()
+                .map(|(group, rating)| match helpful {
+                    true => (0, Partition::ProductRatingHelpful(sku.clone(), rating)),
+                    false => (group, Partition::ProductRating(sku.clone(), rating)),
+                })
+                .collect(),
         };
         Self { listing, parts }
     }
@@ -74,7 +81,7 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
         stop: Option<Position>,
         limit: usize,
     ) -> Result<Read, StoreError> {
-        if partitions.listing.grouping == Grouping::Flat {
+        if !partitions.listing.grouping.by_rating() {
             self.read_merged(partitions, order, from, stop, limit).await
         } else {
             self.read_in_turn(partitions, order, from, stop, limit)
@@ -82,8 +89,9 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
         }
     }
 
-    /// A list by time: each partition read concurrently and independently until it has
-    /// `limit` items, reaches `stop`, or ends; the reads merged by sort key.
+    /// A list by time or by helpful votes: each partition read concurrently and independently
+    /// until it has `limit` items, reaches `stop`, or ends; the reads merged by position (a
+    /// position in the list is one in each of its partitions).
     async fn read_merged(
         &self,
         partitions: &Partitions,
@@ -92,7 +100,6 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
         stop: Option<Position>,
         limit: usize,
     ) -> Result<Read, StoreError> {
-        let from = from.map(|p| p.key);
         let reads = try_join_all(partitions.parts.iter().map(|(_, partition)| {
             self.read_partition(partitions, partition.clone(), order, from, stop, limit)
         }))
@@ -107,7 +114,7 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
         }
         if partitions.parts.len() > 1 {
             items.sort_unstable_by(|a, b| {
-                let (a, b) = (a.sort_key(), b.sort_key());
+                let (a, b) = (partitions.position_of(a), partitions.position_of(b));
                 if order == Order::NewestFirst {
                     b.cmp(&a)
                 } else {
@@ -137,7 +144,7 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
         stop: Option<Position>,
         limit: usize,
     ) -> Result<Read, StoreError> {
-        let mut parts: Vec<&(u8, Partition)> = partitions.parts.iter().collect();
+        let mut parts: Vec<&(u32, Partition)> = partitions.parts.iter().collect();
         if order == Order::OldestFirst {
             parts.reverse();
         }
@@ -150,10 +157,11 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
             if out.items.len() >= limit || out.crossed_stop {
                 break;
             }
+            // A partition by rating is by time: its positions are flat.
             let (start_group, from_key) = match from {
                 Bound::Unbounded => (None, Bound::Unbounded),
-                Bound::Excluded(p) => (Some(p.group), Bound::Excluded(p.key)),
-                Bound::Included(p) => (Some(p.group), Bound::Included(p.key)),
+                Bound::Excluded(p) => (Some(p.group), Bound::Excluded(Position::flat(p.key))),
+                Bound::Included(p) => (Some(p.group), Bound::Included(Position::flat(p.key))),
             };
             let from_key = match start_group {
                 // A group read wholly before `from`: nothing of it lies beyond.
@@ -177,14 +185,14 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
         Ok(out)
     }
 
-    /// One partition read in `order` from `from` until it has `limit` items, reaches `stop`
-    /// (a position in the list), or ends.
+    /// One partition read in `order` from `from` (a position in the partition) until it has
+    /// `limit` items, reaches `stop` (a position in the list), or ends.
     async fn read_partition(
         &self,
         partitions: &Partitions,
         partition: Partition,
         order: Order,
-        mut from: Bound<SortKey>,
+        mut from: Bound<Position>,
         stop: Option<Position>,
         limit: usize,
     ) -> Result<Read, StoreError> {

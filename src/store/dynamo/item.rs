@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
-use crate::domain::{Comment, CommentId, Rating, Sku, SortKey};
+use crate::domain::{Comment, CommentId, Position, Rating, Sku, SortKey, helpful_group};
 
 pub(super) const ID: &str = "id";
 pub(super) const SKU: &str = "sku";
@@ -26,6 +26,8 @@ pub(super) const CREATED_AT: &str = "createdAt";
 pub(super) const UPDATED_AT: &str = "updatedAt";
 pub(super) const VERSION: &str = "version";
 pub(super) const HELPFUL_COUNT: &str = "helpfulCount";
+/// The sort key of the GSIs by helpful votes: [`helpful_rank`].
+pub(super) const HELPFUL_RANK: &str = "helpfulRank";
 /// The token of the last edit written (`writes::update`): a retried edit finds it and knows
 /// its first attempt was written.
 pub(super) const LAST_EDIT: &str = "lastEdit";
@@ -42,6 +44,52 @@ pub fn is_vote_id(id: &str) -> bool {
 /// ([`Sku::parse`]), so the value is unambiguous.
 pub(super) fn sku_rating(sku: &Sku, rating: Rating) -> String {
     format!("{sku}#{}", rating.get())
+}
+
+/// The place of a comment in the GSIs by helpful votes (`byProductHelpful`,
+/// `byProductRatingHelpful`), one number that orders like [`Position`] in the list by helpful
+/// votes: `count · 10^28 + createdAt · 10^15 + r`, where `r` is the first 49 of the id's 80
+/// random bits (below 10^15). A number, not a string, so that a vote moves it with `ADD` in the
+/// same transaction as the count, without reading the comment first: one vote is `± 10^28`.
+/// At most 38 digits (a count up to `u32::MAX`, `createdAt` below 10^13), DynamoDB's precision.
+///
+/// Two comments of one product created in the same millisecond whose ids share their first 49
+/// random bits (one chance in 5.6·10^14 for such a pair) get one number; DynamoDB then orders
+/// them arbitrarily, and a page boundary between them may repeat or skip one in this order.
+pub fn helpful_rank(count: u64, key: &SortKey) -> u128 {
+    let random = u128::from_be_bytes(key.id().to_bytes()) & ((1 << 80) - 1);
+    u128::from(helpful_group(count)) * RANK_COUNT
+        + u128::from(key.millis()) * RANK_MILLIS
+        + (random >> 31)
+}
+
+/// One helpful vote in [`helpful_rank`].
+pub(super) const RANK_COUNT: u128 = 10u128.pow(28);
+const RANK_MILLIS: u128 = 10u128.pow(15);
+
+/// The position a [`helpful_rank`] and the comment's id name (from a `LastEvaluatedKey`).
+pub(super) fn position_of_rank(rank: u128, id: CommentId) -> Result<Position, ItemDecodeError> {
+    let group = u32::try_from(rank / RANK_COUNT).map_err(|_| bad(HELPFUL_RANK, "is too large"))?;
+    let millis = u64::try_from(rank % RANK_COUNT / RANK_MILLIS)
+        .map_err(|_| bad(HELPFUL_RANK, "is out of range"))?;
+    let key = SortKey::new(millis, id).map_err(|_| bad(HELPFUL_RANK, "is out of range"))?;
+    Ok(Position { group, key })
+}
+
+/// The position of a `LastEvaluatedKey` of a query on a GSI by helpful votes.
+pub fn helpful_position_from_item<A: ItemAttribute>(
+    item: &HashMap<String, A>,
+) -> Result<Position, ItemDecodeError> {
+    let id: CommentId = string(item, ID)?
+        .parse()
+        .map_err(|_| bad(ID, "is not a comment id"))?;
+    let rank = item
+        .get(HELPFUL_RANK)
+        .and_then(|rank| rank.as_number())
+        .ok_or_else(|| bad(HELPFUL_RANK, "is missing"))?
+        .parse()
+        .map_err(|_| bad(HELPFUL_RANK, "is not a non-negative integer"))?;
+    position_of_rank(rank, id)
 }
 
 fn s(value: impl Into<String>) -> AttributeValue {
@@ -67,6 +115,10 @@ pub(super) fn item_from_comment(comment: &Comment) -> HashMap<String, AttributeV
         (RATING.to_owned(), n(comment.rating.get())),
         (CREATED_AT.to_owned(), n(comment.created_at_ms)),
         (VERSION.to_owned(), n(comment.version)),
+        (
+            HELPFUL_RANK.to_owned(),
+            n(helpful_rank(comment.helpful_count, &comment.sort_key())),
+        ),
     ]);
     if let Some(updated) = comment.updated_at_ms {
         item.insert(UPDATED_AT.to_owned(), n(updated));
@@ -256,6 +308,42 @@ mod tests {
         assert_eq!(
             item[SORT_KEY].as_string(),
             Some(format!("1700000000123#{}", sample(None).id).as_str())
+        );
+    }
+
+    #[test]
+    fn the_helpful_rank_orders_like_the_position_and_names_it_back() {
+        use crate::domain::helpful_group;
+        let mut seed = 7u64;
+        let mut next = || {
+            seed = crate::domain::splitmix(seed);
+            seed
+        };
+        let mut keyed: Vec<(Position, u128)> = (0..2_000)
+            .map(|_| {
+                // Few counts and few milliseconds, so ties on both are common.
+                let count = [0, 1, 2, 3, 1_000, u64::from(u32::MAX), u64::MAX][next() as usize % 7];
+                let millis = 1_700_000_000_000 + next() % 4;
+                let random = u128::from(next()) << 16 | u128::from(next() & 0xffff);
+                let key = SortKey::new(millis, CommentId::from_parts(millis, random))
+                    .expect("a sort key");
+                let rank = helpful_rank(count, &key);
+                assert!(rank < 10u128.pow(38), "38 digits at most");
+                let position = Position {
+                    group: helpful_group(count),
+                    key,
+                };
+                assert_eq!(position_of_rank(rank, key.id()), Ok(position));
+                (position, rank)
+            })
+            .collect();
+        keyed.sort();
+        assert!(keyed.windows(2).all(|w| w[0].1 <= w[1].1));
+        let comment = sample(Some(1));
+        let rank = helpful_rank(comment.helpful_count, &comment.sort_key());
+        assert_eq!(
+            item_from_comment(&comment)[HELPFUL_RANK].as_number(),
+            Some(rank.to_string().as_str())
         );
     }
 

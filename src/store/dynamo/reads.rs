@@ -15,12 +15,13 @@ use futures::{StreamExt, TryStreamExt};
 use super::batch::{self, BATCHES_IN_FLIGHT, GET_CHUNK};
 use super::error::{OnConditionFailed, internal};
 use super::item::{
-    ID, SKU, SKU_RATING, SORT_KEY, is_vote_id, key_of, sku_rating, sort_key_from_item, string_value,
+    HELPFUL_RANK, ID, SKU, SKU_RATING, SORT_KEY, helpful_position_from_item, helpful_rank,
+    is_vote_id, key_of, number_value, sku_rating, sort_key_from_item, string_value,
 };
-use super::schema::{BY_PRODUCT, BY_PRODUCT_RATING};
+use super::schema::{BY_PRODUCT, BY_PRODUCT_HELPFUL, BY_PRODUCT_RATING, BY_PRODUCT_RATING_HELPFUL};
 use super::votes::comment_of_vote;
 use super::{DynamoStore, decode};
-use crate::domain::{Comment, CommentId, Order};
+use crate::domain::{Comment, CommentId, Order, Position};
 use crate::store::{KeyQuery, Partition, QueryPage, ScanPage, StoreError};
 
 /// Items per scan page, like the embedded store's (DynamoDB may still cut at 1 MB).
@@ -54,19 +55,44 @@ fn partition_key(partition: &Partition) -> (&'static str, &'static str, String) 
         Partition::ProductRating(sku, rating) => {
             (BY_PRODUCT_RATING, SKU_RATING, sku_rating(sku, *rating))
         }
+        Partition::ProductHelpful(sku) => (BY_PRODUCT_HELPFUL, SKU, sku.as_str().to_owned()),
+        Partition::ProductRatingHelpful(sku, rating) => (
+            BY_PRODUCT_RATING_HELPFUL,
+            SKU_RATING,
+            sku_rating(sku, *rating),
+        ),
     }
 }
 
-/// The key condition operator of `KeyQuery::from` (see [`KeyQuery::admits`]).
-fn bound_operator(query: &KeyQuery) -> Option<(&'static str, String)> {
-    let (op, key) = match (&query.from, query.order) {
+/// The key condition of `KeyQuery::from` (see [`KeyQuery::admits`]): the operator, the sort
+/// key attribute and its value (`sortKey`, or `helpfulRank` in a partition by helpful votes).
+fn bound_condition(query: &KeyQuery) -> Option<(&'static str, &'static str, AttributeValue)> {
+    let (op, position) = match (&query.from, query.order) {
         (Bound::Unbounded, _) => return None,
-        (Bound::Excluded(k), Order::NewestFirst) => ("<", k),
-        (Bound::Included(k), Order::NewestFirst) => ("<=", k),
-        (Bound::Excluded(k), Order::OldestFirst) => (">", k),
-        (Bound::Included(k), Order::OldestFirst) => (">=", k),
+        (Bound::Excluded(p), Order::NewestFirst) => ("<", p),
+        (Bound::Included(p), Order::NewestFirst) => ("<=", p),
+        (Bound::Excluded(p), Order::OldestFirst) => (">", p),
+        (Bound::Included(p), Order::OldestFirst) => (">=", p),
     };
-    Some((op, key.to_string()))
+    Some(if query.partition.by_helpful() {
+        let rank = helpful_rank(u64::from(position.group), &position.key);
+        (op, HELPFUL_RANK, number_value(rank))
+    } else {
+        (op, SORT_KEY, string_value(position.key.to_string()))
+    })
+}
+
+/// The position a query's `LastEvaluatedKey` names, in its partition's order.
+fn last_position(
+    partition: &Partition,
+    key: &HashMap<String, AttributeValue>,
+) -> Result<Position, StoreError> {
+    let position = if partition.by_helpful() {
+        helpful_position_from_item(key)
+    } else {
+        sort_key_from_item(key).map(Position::flat)
+    };
+    position.map_err(|err| StoreError::Internal(err.into()))
 }
 
 /// One `Query` on the partition's GSI. The bound is a key condition (never a filter), so
@@ -89,11 +115,11 @@ pub(super) async fn query(store: &DynamoStore, query: &KeyQuery) -> Result<Query
         .scan_index_forward(query.order == Order::OldestFirst)
         .limit(i32::try_from(query.limit).unwrap_or(i32::MAX))
         .return_consumed_capacity(ReturnConsumedCapacity::Total);
-    if let Some((op, key)) = bound_operator(query) {
+    if let Some((op, attribute, value)) = bound_condition(query) {
         condition.push_str(&format!(" AND #sk {op} :sk"));
         request = request
-            .expression_attribute_names("#sk", SORT_KEY)
-            .expression_attribute_values(":sk", string_value(key));
+            .expression_attribute_names("#sk", attribute)
+            .expression_attribute_values(":sk", value);
     }
     let output = request
         .key_condition_expression(condition)
@@ -107,9 +133,8 @@ pub(super) async fn query(store: &DynamoStore, query: &KeyQuery) -> Result<Query
         .collect::<Result<Vec<_>, _>>()?;
     let last_evaluated = output
         .last_evaluated_key()
-        .map(sort_key_from_item)
-        .transpose()
-        .map_err(|err| StoreError::Internal(err.into()))?;
+        .map(|key| last_position(&query.partition, key))
+        .transpose()?;
     let consumed_rcu = capacity_units(output.consumed_capacity());
     tracing::debug!(
         table = %store.table,

@@ -2,25 +2,41 @@
 //! tests.
 //!
 //! Table key `id`; GSIs `byProduct` (`sku`, `sortKey`) and `byProductRating` (`skuRating`,
-//! `sortKey`), both projecting every attribute so a page needs no second read; a stream with
+//! `sortKey`) for the lists by time and by rating, and `byProductHelpful` (`sku`,
+//! `helpfulRank`) and `byProductRatingHelpful` (`skuRating`, `helpfulRank`) for the list by
+//! helpful votes, all projecting every attribute so a page needs no second read; a stream with
 //! new and old images for the sync worker; on-demand billing so nobody sizes capacity.
+//!
+//! A table made before the GSIs by helpful votes existed gets them from `--create-tables`
+//! (`UpdateTable`, one index at a time, as DynamoDB allows); `dynapage reindex` then writes
+//! `helpfulRank` on the comments written before (README, "Upgrading").
 
 use std::time::Duration;
 
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::error::ProvideErrorMetadata as _;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, GlobalSecondaryIndex, IndexStatus, KeySchemaElement, KeyType,
-    Projection, ProjectionType, ScalarAttributeType, StreamSpecification, StreamViewType,
-    TableDescription, TableStatus,
+    AttributeDefinition, BillingMode, CreateGlobalSecondaryIndexAction, GlobalSecondaryIndex,
+    GlobalSecondaryIndexUpdate, IndexStatus, KeySchemaElement, KeyType, Projection, ProjectionType,
+    ScalarAttributeType, StreamSpecification, StreamViewType, TableDescription, TableStatus,
 };
 
 use super::error::{OnConditionFailed, classify, internal, is_missing_table};
-use super::item::{ID, SKU, SKU_RATING, SORT_KEY};
+use super::item::{HELPFUL_RANK, ID, SKU, SKU_RATING, SORT_KEY};
 use crate::store::StoreError;
 
 pub(super) const BY_PRODUCT: &str = "byProduct";
 pub(super) const BY_PRODUCT_RATING: &str = "byProductRating";
+pub(super) const BY_PRODUCT_HELPFUL: &str = "byProductHelpful";
+pub(super) const BY_PRODUCT_RATING_HELPFUL: &str = "byProductRatingHelpful";
+
+/// Every GSI: its name, partition key and sort key (a number for `helpfulRank`).
+const INDEXES: [(&str, &str, &str); 4] = [
+    (BY_PRODUCT, SKU, SORT_KEY),
+    (BY_PRODUCT_RATING, SKU_RATING, SORT_KEY),
+    (BY_PRODUCT_HELPFUL, SKU, HELPFUL_RANK),
+    (BY_PRODUCT_RATING_HELPFUL, SKU_RATING, HELPFUL_RANK),
+];
 
 /// How long `create_tables` waits for the table and its indexes to become ACTIVE. Real
 /// DynamoDB usually needs seconds for a new, empty table; DynamoDB Local is immediate.
@@ -38,19 +54,29 @@ fn key(name: &str, key_type: KeyType) -> Result<KeySchemaElement, StoreError> {
         .map_err(build_error)
 }
 
-fn string_attribute(name: &str) -> Result<AttributeDefinition, StoreError> {
+/// The attribute's definition: `helpfulRank` is a number, every other key a string.
+fn attribute(name: &str) -> Result<AttributeDefinition, StoreError> {
+    let kind = if name == HELPFUL_RANK {
+        ScalarAttributeType::N
+    } else {
+        ScalarAttributeType::S
+    };
     AttributeDefinition::builder()
         .attribute_name(name)
-        .attribute_type(ScalarAttributeType::S)
+        .attribute_type(kind)
         .build()
         .map_err(build_error)
 }
 
-fn index(name: &str, partition_key: &str) -> Result<GlobalSecondaryIndex, StoreError> {
+fn index(
+    name: &str,
+    partition_key: &str,
+    sort_key: &str,
+) -> Result<GlobalSecondaryIndex, StoreError> {
     GlobalSecondaryIndex::builder()
         .index_name(name)
         .key_schema(key(partition_key, KeyType::Hash)?)
-        .key_schema(key(SORT_KEY, KeyType::Range)?)
+        .key_schema(key(sort_key, KeyType::Range)?)
         .projection(
             Projection::builder()
                 .projection_type(ProjectionType::All)
@@ -69,7 +95,22 @@ async fn describe(client: &Client, table: &str) -> Result<Option<TableDescriptio
     }
 }
 
-/// Fails unless the table exists with both GSIs, so a half-made table is reported at start-up
+/// The GSIs of [`INDEXES`] the table lacks.
+fn missing_indexes(
+    description: &TableDescription,
+) -> Vec<(&'static str, &'static str, &'static str)> {
+    INDEXES
+        .into_iter()
+        .filter(|(wanted, _, _)| {
+            !description
+                .global_secondary_indexes()
+                .iter()
+                .any(|index| index.index_name() == Some(*wanted))
+        })
+        .collect()
+}
+
+/// Fails unless the table exists with every GSI, so a half-made table is reported at start-up
 /// rather than as a query error on the first request.
 pub(super) async fn check_table(client: &Client, table: &str) -> Result<(), StoreError> {
     let description = describe(client, table)
@@ -77,16 +118,54 @@ pub(super) async fn check_table(client: &Client, table: &str) -> Result<(), Stor
         .ok_or_else(|| StoreError::MissingTable {
             table: table.to_owned(),
         })?;
-    for wanted in [BY_PRODUCT, BY_PRODUCT_RATING] {
-        let present = description
-            .global_secondary_indexes()
-            .iter()
-            .any(|index| index.index_name() == Some(wanted));
-        if !present {
-            return Err(internal(format!(
-                "table `{table}` has no global secondary index `{wanted}`"
-            )));
+    if let Some((wanted, _, _)) = missing_indexes(&description).first() {
+        return Err(internal(format!(
+            "table `{table}` has no global secondary index `{wanted}` (start once with \
+             --create-tables to add it, then run `dynapage reindex`; README, \"Upgrading\")"
+        )));
+    }
+    Ok(())
+}
+
+/// Adds the GSIs an existing table lacks (one `UpdateTable` each, waiting for each to become
+/// ACTIVE, as DynamoDB creates one index at a time).
+async fn add_missing_indexes(client: &Client, table: &str) -> Result<(), StoreError> {
+    let Some(description) = describe(client, table).await? else {
+        return Ok(());
+    };
+    for (name, partition_key, sort_key) in missing_indexes(&description) {
+        let created = client
+            .update_table()
+            .table_name(table)
+            .attribute_definitions(attribute(partition_key)?)
+            .attribute_definitions(attribute(sort_key)?)
+            .global_secondary_index_updates(
+                GlobalSecondaryIndexUpdate::builder()
+                    .create(
+                        CreateGlobalSecondaryIndexAction::builder()
+                            .index_name(name)
+                            .key_schema(key(partition_key, KeyType::Hash)?)
+                            .key_schema(key(sort_key, KeyType::Range)?)
+                            .projection(
+                                Projection::builder()
+                                    .projection_type(ProjectionType::All)
+                                    .build(),
+                            )
+                            .build()
+                            .map_err(build_error)?,
+                    )
+                    .build(),
+            )
+            .send()
+            .await;
+        match created {
+            Ok(_) => tracing::info!(table, index = name, "dynamodb index added"),
+            // Another process is adding it: wait for it like for our own.
+            Err(err) if err.code() == Some("ResourceInUseException") => {}
+            Err(err) if err.message().is_some_and(|m| m.contains("already exists")) => {}
+            Err(err) => return Err(classify(table, err, OnConditionFailed::Unexpected)),
         }
+        wait_until_active(client, table).await?;
     }
     Ok(())
 }
@@ -98,13 +177,18 @@ pub(super) async fn create_tables(client: &Client, table: &str) -> Result<(), St
         let created = client
             .create_table()
             .table_name(table)
-            .attribute_definitions(string_attribute(ID)?)
-            .attribute_definitions(string_attribute(SKU)?)
-            .attribute_definitions(string_attribute(SORT_KEY)?)
-            .attribute_definitions(string_attribute(SKU_RATING)?)
+            .attribute_definitions(attribute(ID)?)
+            .attribute_definitions(attribute(SKU)?)
+            .attribute_definitions(attribute(SORT_KEY)?)
+            .attribute_definitions(attribute(SKU_RATING)?)
+            .attribute_definitions(attribute(HELPFUL_RANK)?)
             .key_schema(key(ID, KeyType::Hash)?)
-            .global_secondary_indexes(index(BY_PRODUCT, SKU)?)
-            .global_secondary_indexes(index(BY_PRODUCT_RATING, SKU_RATING)?)
+            .set_global_secondary_indexes(Some(
+                INDEXES
+                    .iter()
+                    .map(|(name, pk, sk)| index(name, pk, sk))
+                    .collect::<Result<Vec<_>, _>>()?,
+            ))
             .billing_mode(BillingMode::PayPerRequest)
             .stream_specification(
                 StreamSpecification::builder()
@@ -123,6 +207,7 @@ pub(super) async fn create_tables(client: &Client, table: &str) -> Result<(), St
         }
     }
     wait_until_active(client, table).await?;
+    add_missing_indexes(client, table).await?;
     check_table(client, table).await
 }
 

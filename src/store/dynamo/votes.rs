@@ -16,10 +16,14 @@
 //! own `INSERT`/`REMOVE` records are skipped by `change`), which the index applies and live
 //! subscribers see as an update with the new count.
 //!
+//! The same `Update` moves the comment's `helpfulRank` (its place in the GSIs by helpful
+//! votes, `item::helpful_rank`) by one vote's step, so the list by helpful votes changes in
+//! the same transaction as the count.
+//!
 //! What it costs: a transactional write costs two write units per KB begun of each item it
-//! writes (AWS pricing), and the comment is written three times: in the table and in both GSIs,
-//! which project every attribute (pages read the count from them). So a vote costs
-//! `2 × (1 + 3 × ⌈comment KB⌉)` write units, 8 for a comment under 1 KB (an update is charged
+//! writes (AWS pricing), and the comment is written five times: in the table and in its four
+//! GSIs, which project every attribute (pages read the count from them). So a vote costs
+//! `2 × (1 + 5 × ⌈comment KB⌉)` write units, 12 for a comment under 1 KB (an update is charged
 //! by the larger of the item before and after), then one strongly consistent `GetItem` of the
 //! comment for the answer (1 read unit per 4 KB). Measured in BENCHMARKS.md.
 //!
@@ -38,8 +42,8 @@ use futures::{StreamExt, TryStreamExt};
 use super::batch::{self, BATCHES_IN_FLIGHT, GET_CHUNK, backoff};
 use super::error::{OnConditionFailed, THROTTLING};
 use super::item::{
-    AUTHOR_SUB, HELPFUL_COUNT, ID, VERSION, VOTE_PREFIX, is_vote_id, key_of, number_value,
-    string_value,
+    AUTHOR_SUB, HELPFUL_COUNT, HELPFUL_RANK, ID, RANK_COUNT, VERSION, VOTE_PREFIX, is_vote_id,
+    key_of, number_value, string_value,
 };
 use super::{DynamoStore, reads};
 use crate::domain::{CommentId, Voted, Voter, VoterId};
@@ -153,12 +157,25 @@ fn count_write(
     let mut update = Update::builder()
         .table_name(store.table.as_ref())
         .set_key(Some(key_of(id)))
+        // The rank moves with the count, one vote's step (`item::helpful_rank`). A comment
+        // written before ranks existed has none until `reindex` writes it; here it would start
+        // from 0, a wrong rank that `verify` reports and `reindex` puts right.
         .update_expression(
             "SET #count = if_not_exists(#count, :zero) + :delta, \
+             #rank = if_not_exists(#rank, :zero) + :step, \
              #version = if_not_exists(#version, :one) + :one",
         )
         .expression_attribute_names("#id", ID)
         .expression_attribute_names("#count", HELPFUL_COUNT)
+        .expression_attribute_names("#rank", HELPFUL_RANK)
+        .expression_attribute_values(
+            ":step",
+            number_value(if helpful {
+                RANK_COUNT.to_string()
+            } else {
+                format!("-{RANK_COUNT}")
+            }),
+        )
         .expression_attribute_names("#version", VERSION)
         .expression_attribute_values(":zero", number_value(0))
         .expression_attribute_values(":one", number_value(1))

@@ -1,0 +1,89 @@
+-- helpful.lua: the list by helpful votes (`domain::Grouping::MostHelpful`). Its comments
+-- without votes (count 0, group 0) come lowest, by time: the union of the selected ratings'
+-- sets of comments without votes (KEYS[1 .. ARGV[12]]). Above them come the comments with
+-- votes: the union of the selected ratings' sets by count (the rest of KEYS), where a member's
+-- score is its count and the member is its `createdAt` in 6 big-endian bytes, then its member
+-- by time, so that equal counts order by time, like the list's positions (count, sort key).
+-- Placed after select.lua and pick.lua, it replaces `sizes_of`, `position_of` and `members_at`
+-- like concat.lua does; a position in ARGV and in the reply is "count:score" (score =
+-- `createdAt`), the member the one by time.
+--
+-- ARGV[12] how many of KEYS, from the first, hold the comments without votes.
+--
+-- Cost: a position or a member is one union search, in one of the two unions: a product
+-- nobody voted for costs what its list by time costs, plus a ZCARD per set by count.
+
+local unvoted, voted
+do
+  local low, high = {}, {}
+  local n = tonumber(ARGV[12])
+  for i = 1, #KEYS do
+    if i <= n then
+      low[#low + 1] = i
+    else
+      high[#high + 1] = i
+    end
+  end
+  unvoted, voted = {}, {}
+  unvoted.keys, unvoted.sizes, unvoted.total = nonempty(low)
+  voted.keys, voted.sizes, voted.total = nonempty(high)
+end
+
+local function sizes_of()
+  return nil, unvoted.total + voted.total
+end
+
+-- The member of a set by count: `createdAt` (integer milliseconds) in 6 big-endian bytes,
+-- then the member by time.
+local function by_count(millis, m)
+  local bytes = {}
+  for k = 6, 1, -1 do
+    bytes[k] = millis % 256
+    millis = math.floor(millis / 256)
+  end
+  return string.char(unpack(bytes)) .. m
+end
+
+-- A member of a set by count as its `createdAt` and its member by time.
+local function by_time(member)
+  local millis = 0
+  for k = 1, 6 do
+    millis = millis * 256 + string.byte(member, k)
+  end
+  return millis, string.sub(member, 7)
+end
+
+local function position_of(arg, m)
+  local sep = string.find(arg, ':', 1, true)
+  local count = tonumber(string.sub(arg, 1, sep - 1))
+  local millis = tonumber(string.sub(arg, sep + 1))
+  if count == 0 then
+    return union_position(unvoted.keys, millis, m)
+  end
+  local below, present = union_position(voted.keys, count, by_count(millis, m))
+  return unvoted.total + below, present
+end
+
+local function members_at(_, _, wanted)
+  local low, high = {}, {}
+  for _, idx in ipairs(wanted) do
+    if idx < unvoted.total then
+      low[#low + 1] = idx
+    else
+      high[#high + 1] = idx - unvoted.total
+    end
+  end
+  local out = {}
+  if #low > 0 then
+    for idx, f in pairs(union_members_at(unvoted.keys, unvoted.sizes, unvoted.total, low)) do
+      out[idx] = {f[1], '0:' .. f[2]}
+    end
+  end
+  if #high > 0 then
+    for rest, f in pairs(union_members_at(voted.keys, voted.sizes, voted.total, high)) do
+      local millis, m = by_time(f[1])
+      out[unvoted.total + rest] = {m, f[2] .. ':' .. string.format('%.0f', millis)}
+    end
+  end
+  return out
+end
