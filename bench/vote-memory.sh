@@ -20,7 +20,7 @@ start_redis
 used() { redis-cli -p "$rport" info memory | awk -F: '/^used_memory:/ {print $2+0}'; }
 keys_bytes() {
   local total=0
-  for key in r1 r2 r3 r4 r5 v n; do
+  for key in r1 r2 r3 r4 r5 w1 w2 w3 w4 w5 h1 h2 h3 h4 h5 v n; do
     bytes=$(redis-cli -p "$rport" memory usage "dynapage:idx:{$SKU}:$key" samples 0)
     total=$((total + ${bytes:-0}))
   done

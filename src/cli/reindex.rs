@@ -58,6 +58,12 @@ pub async fn run(args: ReindexArgs) -> anyhow::Result<()> {
         "{} older than what the index held; read again: {} removed, {} repaired",
         report.stale, report.removed, report.repaired
     );
+    if report.reranked > 0 {
+        println!(
+            "{} comments placed in the table's list by helpful votes (written before it existed)",
+            report.reranked
+        );
+    }
     Ok(())
 }
 

@@ -94,7 +94,7 @@ fn render_helpful(out: &mut String, check: Option<&HelpfulCheck>, examples: usiz
         out.push_str("helpful counts: not checked (a full verify, without --sku, checks them)\n");
         return;
     };
-    let verdict = if check.is_clean() {
+    let verdict = if check.mismatched.is_empty() {
         "every count equals its votes".to_owned()
     } else {
         format!("{} counts differ from their votes", check.mismatched.len())
@@ -108,6 +108,16 @@ fn render_helpful(out: &mut String, check: Option<&HelpfulCheck>, examples: usiz
             "  HELPFUL COUNT {} {}: helpfulCount={} votes={}\n",
             mismatch.sku, mismatch.id, mismatch.count, mismatch.votes
         ));
+    }
+    if !check.unranked.is_empty() {
+        out.push_str(&format!(
+            "helpful ranks: {} comments out of place in the list by helpful votes \
+             (written before it existed, or by another tool): run `dynapage reindex`\n",
+            check.unranked.len()
+        ));
+        for (sku, id) in check.unranked.iter().take(examples) {
+            out.push_str(&format!("  HELPFUL RANK {sku} {id}\n"));
+        }
     }
 }
 

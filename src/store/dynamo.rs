@@ -20,6 +20,7 @@ mod client;
 mod error;
 mod item;
 mod lambda;
+mod ranks;
 mod reads;
 mod schema;
 mod stream;
@@ -163,6 +164,10 @@ impl CommentStore for DynamoStore {
 
     async fn delete(&self, id: CommentId, access: &Access) -> Result<Comment, StoreError> {
         writes::delete(self, id, access).await
+    }
+
+    async fn rerank(&self, comments: &[Comment]) -> Result<u64, StoreError> {
+        ranks::rerank(self, comments).await
     }
 
     async fn mark_helpful(

@@ -368,6 +368,7 @@ impl CommentStore for MemoryStore {
         Ok(ScanPage {
             items,
             votes,
+            unranked: Vec::new(),
             resume: if more {
                 last.map(|id| id.to_string())
             } else {

@@ -127,6 +127,12 @@ pub struct ScanPage {
     /// store that keeps votes apart from comments (DynamoDB: an item per vote, anywhere in the
     /// scan) reports them where it meets them; the embedded store with their comment.
     pub votes: Vec<(CommentId, u64)>,
+    /// Comments of this page out of place in the partitions by helpful votes: a store that
+    /// keeps that place apart from the count (DynamoDB: `helpfulRank`) reports the items whose
+    /// place is missing (written before those partitions existed) or not their count's (written
+    /// by another tool). `reindex` puts them right ([`CommentStore::rerank`]) and `verify`
+    /// reports them. The embedded stores derive the place from the count: never any.
+    pub unranked: Vec<Comment>,
     /// Resume token for the next call of the same segment; `None` when the segment is done.
     pub resume: Option<String>,
 }
@@ -243,6 +249,15 @@ pub trait CommentStore: Send + Sync + 'static {
 
     /// A cheap call that fails when the store cannot be reached (readiness).
     fn ping(&self) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Puts `comments` (as a scan reported them in [`ScanPage::unranked`]) in their count's
+    /// place in the partitions by helpful votes, each only while it is at the version scanned
+    /// (a comment written meanwhile is read again and placed by what it now is); returns how
+    /// many it wrote. A store that derives the place from the count has nothing to do.
+    fn rerank(&self, comments: &[Comment]) -> impl Future<Output = Result<u64, StoreError>> + Send {
+        let _ = comments;
+        async { Ok(0) }
+    }
 }
 
 /// Something that learns about every write the embedded store makes, in order.
@@ -337,5 +352,9 @@ impl CommentStore for AnyStore {
 
     async fn ping(&self) -> Result<(), StoreError> {
         dispatch_store!(self, s => s.ping().await)
+    }
+
+    async fn rerank(&self, comments: &[Comment]) -> Result<u64, StoreError> {
+        dispatch_store!(self, s => s.rerank(comments).await)
     }
 }

@@ -39,11 +39,14 @@ pub struct HelpfulCheck {
     /// Votes for comments that no longer exist: a deleted comment's vote items stay in a
     /// DynamoDB table (nothing reads them; they cost storage only). Not drift.
     pub orphan_votes: u64,
+    /// Comments out of place in the table's GSIs by helpful votes (`ScanPage::unranked`), newest
+    /// first: `reindex` puts them right.
+    pub unranked: Vec<(Sku, CommentId)>,
 }
 
 impl HelpfulCheck {
     pub fn is_clean(&self) -> bool {
-        self.mismatched.is_empty()
+        self.mismatched.is_empty() && self.unranked.is_empty()
     }
 }
 
@@ -59,6 +62,8 @@ struct Gathered {
     counts: HashMap<CommentId, u64>,
     /// Votes per comment.
     votes: HashMap<CommentId, u64>,
+    /// Comments out of place by helpful votes.
+    unranked: Vec<(Sku, CommentId)>,
 }
 
 impl HelpfulTally {
@@ -70,13 +75,22 @@ impl HelpfulTally {
         for (id, votes) in &page.votes {
             *gathered.votes.entry(*id).or_default() += votes;
         }
+        let unranked = page.unranked.iter().map(|c| (c.sku.clone(), c.id));
+        gathered.unranked.extend(unranked);
     }
 
     /// Compares each comment of `table` (every comment the scan found) with its votes.
     pub(super) fn check(self, table: &BTreeMap<Sku, Vec<IndexEntry>>) -> HelpfulCheck {
-        let Gathered { counts, mut votes } =
-            self.inner.into_inner().unwrap_or_else(|p| p.into_inner());
-        let mut check = HelpfulCheck::default();
+        let Gathered {
+            counts,
+            mut votes,
+            mut unranked,
+        } = self.inner.into_inner().unwrap_or_else(|p| p.into_inner());
+        unranked.sort_by_key(|(_, id)| std::cmp::Reverse(*id));
+        let mut check = HelpfulCheck {
+            unranked,
+            ..HelpfulCheck::default()
+        };
         for (sku, entries) in table {
             for entry in entries {
                 let id = entry.key.id();
@@ -124,11 +138,13 @@ mod tests {
         tally.absorb(&ScanPage {
             items: vec![agrees.clone(), drifted.clone()],
             votes: vec![(agrees.id, 1), (gone, 2)],
+            unranked: vec![drifted.clone()],
             resume: None,
         });
         tally.absorb(&ScanPage {
             items: vec![unvoted.clone(), counted_only.clone()],
             votes: vec![(agrees.id, 1), (drifted.id, 3)],
+            unranked: Vec::new(),
             resume: None,
         });
         let sku = Sku::parse("A").expect("sku");
@@ -158,6 +174,7 @@ mod tests {
             ]
         );
         assert_eq!((check.comments, check.votes, check.orphan_votes), (4, 5, 2));
+        assert_eq!(check.unranked, vec![(drifted.sku.clone(), drifted.id)]);
         assert!(!check.is_clean());
     }
 }

@@ -59,6 +59,9 @@ pub struct ReindexReport {
     pub removed: u64,
     /// Comments set to the table's state although the index held a newer version.
     pub repaired: u64,
+    /// Comments the store put in their count's place by helpful votes (DynamoDB: items
+    /// without the right `helpfulRank`, `CommentStore::rerank`).
+    pub reranked: u64,
     /// Products confirmed (including ones the index had and the table no longer has).
     pub products: usize,
     pub elapsed: Duration,
@@ -78,6 +81,7 @@ struct Tally {
     refused: Mutex<Vec<Doubt>>,
     scanned: AtomicU64,
     indexed: AtomicU64,
+    reranked: AtomicU64,
     started: Instant,
     last_log: Mutex<Instant>,
 }
@@ -89,6 +93,7 @@ impl Tally {
             refused: Mutex::default(),
             scanned: AtomicU64::new(0),
             indexed: AtomicU64::new(0),
+            reranked: AtomicU64::new(0),
             started: Instant::now(),
             last_log: Mutex::new(Instant::now()),
         }
@@ -163,6 +168,13 @@ pub async fn reindex<S: CommentStore, I: PageIndex>(
     {
         let tally = &tally;
         parallel_scan(store, segments, move |page| async move {
+            let unranked: Vec<Comment> = page
+                .unranked
+                .into_iter()
+                .filter(|c| only.is_none_or(|sku| &c.sku == sku))
+                .collect();
+            let reranked = store.rerank(&unranked).await?;
+            tally.reranked.fetch_add(reranked, Ordering::Relaxed);
             tally.absorb(index, only, &page.items, progress).await
         })
         .await?;
@@ -174,6 +186,7 @@ pub async fn reindex<S: CommentStore, I: PageIndex>(
         stale = report.stale,
         removed = report.removed,
         repaired = report.repaired,
+        reranked = report.reranked,
         products = report.products,
         elapsed_ms = report.elapsed.as_millis() as u64,
         "reindex done"
@@ -216,6 +229,7 @@ async fn confirm_all<S: CommentStore, I: PageIndex>(
         scanned: tally.scanned.into_inner(),
         indexed: tally.indexed.into_inner(),
         stale,
+        reranked: tally.reranked.into_inner(),
         products: skus.len(),
         ..ReindexReport::default()
     };

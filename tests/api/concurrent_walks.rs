@@ -3,12 +3,13 @@
 //! the product forward and backward, unfiltered and through a rating filter. Every comment that
 //! is there from the walk's start to its end is seen exactly once, in order; nothing is seen
 //! twice. (Comments added or deleted during the walk may or may not be seen, as a cursor walk
-//! promises no more.)
+//! promises no more.) The same holds for `MOST_HELPFUL` walks while votes arrive, for every
+//! comment whose count does not change during the walk.
 
 use std::collections::{BTreeSet, HashSet};
 use std::sync::{Arc, Mutex};
 
-use dynapage::domain::{Access, Comment, CommentId, Rating, Sku};
+use dynapage::domain::{Access, Comment, CommentId, Rating, Sku, Voter};
 use dynapage::graphql::GlobalId;
 use dynapage::store::CommentStore;
 use serde_json::{Value, json};
@@ -146,4 +147,126 @@ async fn a_cursor_walk_under_concurrent_writes_sees_every_lasting_comment_once_i
     stop.cancel();
     let writes = writer.await.expect("the writer");
     assert!(writes >= 20, "the walks ran beside real writes ({writes})");
+}
+
+const HELPFUL_SKU: &str = "WALKED_WHILE_VOTED";
+
+const HELPFUL_PAGE_QUERY: &str = r#"
+query Page($sku: String!, $ratings: [Int!], $first: Int, $after: String, $last: Int, $before: String) {
+  comments(sku: $sku, orderBy: MOST_HELPFUL, ratings: $ratings, first: $first, after: $after, last: $last, before: $before) {
+    edges { cursor node { id rating createdAt helpfulCount } }
+    pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+  }
+}"#;
+
+/// Walks the whole `MOST_HELPFUL` list forward or backward and returns every comment seen,
+/// first to last of the list.
+async fn walk_most_helpful(app: &TestApp, ratings: &Value, forward: bool) -> Vec<CommentId> {
+    let (size, bound) = if forward {
+        ("first", "after")
+    } else {
+        ("last", "before")
+    };
+    let mut seen = Vec::new();
+    let mut cursor = Value::Null;
+    for _ in 0..1_000 {
+        let vars = json!({ "sku": HELPFUL_SKU, size: PAGE, bound: cursor, "ratings": ratings });
+        let data = app.data(HELPFUL_PAGE_QUERY, vars).await;
+        let p = Page::from_connection(&data["comments"]);
+        let mut keys = ids(&p);
+        let more = if forward {
+            cursor = json!(p.end_cursor);
+            p.has_next_page
+        } else {
+            cursor = json!(p.start_cursor);
+            keys.reverse();
+            p.has_previous_page
+        };
+        seen.extend(keys);
+        if !more {
+            if !forward {
+                seen.reverse();
+            }
+            return seen;
+        }
+    }
+    panic!("the walk does not end");
+}
+
+/// `MOST_HELPFUL` walks while votes arrive (and are taken back) on DynamoDB Local and Redis:
+/// every comment whose count does not change during a walk is seen exactly once, and those
+/// comments come in the order of their (unchanged) counts, newest first among equal counts. A
+/// comment whose count changes may be seen twice or not at all (README, "Orders").
+#[tokio::test]
+async fn a_most_helpful_walk_while_votes_arrive_sees_every_unchanged_comment_once_in_order() {
+    let store = dynamodb_local::dynamo_store().await;
+    let sku = Sku::parse(HELPFUL_SKU).expect("sku");
+    let mut rng = Rng::new(2027);
+    let mut initial = data::comments(&mut rng, &sku, 300, 100);
+    for comment in &mut initial {
+        // Few counts, so that ties on a count are long and cross pages.
+        comment.helpful_count = rng.below(4);
+        comment.version = 1;
+    }
+    store.put_batch(&initial).await.expect("seeded");
+    let app = TestApp::on_dynamodb(store.table(), &[]).await;
+
+    // The voter: votes for a random comment (or takes a vote back), recording it as changed
+    // before the vote is sent, until the walks are done.
+    let changed: Arc<Mutex<HashSet<CommentId>>> = Arc::default();
+    let stop = CancellationToken::new();
+    let voter = {
+        let (store, changed, stop) = (store.clone(), changed.clone(), stop.clone());
+        let ids: Vec<CommentId> = initial.iter().map(|c| c.id).collect();
+        tokio::spawn(async move {
+            let mut rng = Rng::new(11);
+            let voters: Vec<Voter> = (0..4)
+                .map(|i| Voter::signed_in(&format!("walk-voter-{i}")))
+                .collect();
+            let mut votes = 0u64;
+            while !stop.is_cancelled() {
+                let id = ids[rng.below(ids.len() as u64) as usize];
+                let voter = &voters[rng.below(voters.len() as u64) as usize];
+                changed.lock().expect("lock").insert(id);
+                let helpful = rng.below(3) > 0;
+                store
+                    .mark_helpful(id, voter, helpful, BASE_MILLIS)
+                    .await
+                    .expect("voted");
+                votes += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+            votes
+        })
+    };
+
+    let place = |c: &Comment| (c.helpful_count, c.created_at_ms, c.id);
+    for ratings in [Value::Null, json!([2, 4])] {
+        for forward in [true, false] {
+            let seen = walk_most_helpful(&app, &ratings, forward).await;
+            let what = format!("ratings {ratings}, forward {forward}");
+            let changed = changed.lock().expect("lock").clone();
+            let unchanged: Vec<&Comment> = initial
+                .iter()
+                .filter(|c| ratings.is_null() || [2, 4].contains(&c.rating.get()))
+                .filter(|c| !changed.contains(&c.id))
+                .collect();
+            assert!(
+                unchanged.len() > 50,
+                "{what}: enough comments kept their count"
+            );
+            let mut expected: Vec<&Comment> = unchanged.clone();
+            expected.sort_by_key(|c| std::cmp::Reverse(place(c)));
+            let keep: HashSet<CommentId> = unchanged.iter().map(|c| c.id).collect();
+            let got: Vec<CommentId> = seen.into_iter().filter(|id| keep.contains(id)).collect();
+            let expected: Vec<CommentId> = expected.iter().map(|c| c.id).collect();
+            assert_eq!(
+                got, expected,
+                "{what}: the unchanged comments, once each, in order"
+            );
+        }
+    }
+    stop.cancel();
+    let votes = voter.await.expect("the voter");
+    assert!(votes >= 20, "the walks ran beside real votes ({votes})");
 }

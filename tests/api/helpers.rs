@@ -274,7 +274,7 @@ pub async fn walk_nodes(app: &TestApp, sku: &str, ratings: &Value) -> Vec<Value>
     loop {
         let page = app
             .data(
-                "query($sku: String!, $ratings: [Int!], $after: String) { comments(sku: $sku, ratings: $ratings, first: 100, after: $after) { edges { node { id rating } } pageInfo { hasNextPage endCursor } } }",
+                "query($sku: String!, $ratings: [Int!], $after: String) { comments(sku: $sku, ratings: $ratings, first: 100, after: $after) { edges { node { id rating helpfulCount } } pageInfo { hasNextPage endCursor } } }",
                 json!({ "sku": sku, "ratings": ratings, "after": after }),
             )
             .await;

@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
+use aws_sdk_dynamodb::types::AttributeValue;
 use dynapage::domain::{ChangeEvent, IndexEntry};
 use dynapage::index::PageIndex;
 use dynapage::store::CommentStore;
@@ -13,7 +14,7 @@ use serde_json::{Value, json};
 
 use crate::compose::repo_file;
 use crate::helpers::{TestApp, terminate};
-use crate::support::dynamodb_local::endpoint;
+use crate::support::dynamodb_local::{endpoint, sdk_client};
 use crate::support::fault_proxy::FaultProxy;
 use crate::support::redis_server::shared_url;
 use crate::sync::{ADD, Backends, DELETE, UPDATE, exit_code, generated, stdout};
@@ -287,10 +288,26 @@ async fn every_command_calls_exactly_the_dynamodb_actions_its_readme_row_lists()
         new: IndexEntry::from(&ghost),
     };
     backends.index.apply(&[ghost]).await.expect("apply");
+    // A comment as a release before the indexes by helpful votes wrote it: reindex places it.
+    let seeded = backends.store.scan(0, 1, None).await.expect("a scan");
+    let unranked = seeded.items.first().expect("a seeded comment").id;
+    sdk_client(&endpoint().await)
+        .update_item()
+        .table_name(backends.store.table())
+        .key("id", AttributeValue::S(unranked.to_string()))
+        .update_expression("REMOVE helpfulRank")
+        .send()
+        .await
+        .expect("the rank removed");
     let rebuilt = backends.run("reindex", &[]).await;
     assert_eq!(exit_code(&rebuilt), Some(0), "{rebuilt:?}");
     assert!(
         stdout(&rebuilt).contains("read again: 1 removed"),
+        "{}",
+        stdout(&rebuilt)
+    );
+    assert!(
+        stdout(&rebuilt).contains("1 comments placed in the table's list by helpful votes"),
         "{}",
         stdout(&rebuilt)
     );
@@ -344,10 +361,14 @@ async fn every_command_calls_exactly_the_dynamodb_actions_its_readme_row_lists()
     let missing_table = format!("{}_created", backends.store.table());
     let mut create = backends.args_with("--dynamodb-table", &missing_table);
     create.push("--create-tables".into());
-    seen.insert(
-        "serve --create-tables".into(),
-        serve_and_use(&proxy, &create, None).await,
-    );
+    let mut created = serve_and_use(&proxy, &create, None).await;
+    // A table made before the indexes by helpful votes: `--create-tables` adds them.
+    let older_table = format!("{}_older", backends.store.table());
+    create_table_without_helpful_indexes(&older_table).await;
+    let mut upgrade = backends.args_with("--dynamodb-table", &older_table);
+    upgrade.push("--create-tables".into());
+    created.extend(serve_and_use(&proxy, &upgrade, None).await);
+    seen.insert("serve --create-tables".into(), created);
 
     // `lambda-sync` is not run here: it opens only the index (`src/cli/lambda_sync.rs`), and
     // its row, Lambda's reads as its role, is held to the template by the test above.
@@ -364,4 +385,61 @@ async fn every_command_calls_exactly_the_dynamodb_actions_its_readme_row_lists()
             "`{row}`: called (left) and listed (right)"
         );
     }
+}
+
+/// A table with the layout of a release before the list by helpful votes: its two GSIs by
+/// time, no `helpfulRank` index.
+async fn create_table_without_helpful_indexes(table: &str) {
+    use aws_sdk_dynamodb::types::{
+        AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType,
+        Projection, ProjectionType, ScalarAttributeType, StreamSpecification, StreamViewType,
+    };
+    let string = |name: &str| {
+        AttributeDefinition::builder()
+            .attribute_name(name)
+            .attribute_type(ScalarAttributeType::S)
+            .build()
+            .expect("an attribute")
+    };
+    let key = |name: &str, key_type: KeyType| {
+        KeySchemaElement::builder()
+            .attribute_name(name)
+            .key_type(key_type)
+            .build()
+            .expect("a key")
+    };
+    let index = |name: &str, partition: &str| {
+        GlobalSecondaryIndex::builder()
+            .index_name(name)
+            .key_schema(key(partition, KeyType::Hash))
+            .key_schema(key("sortKey", KeyType::Range))
+            .projection(
+                Projection::builder()
+                    .projection_type(ProjectionType::All)
+                    .build(),
+            )
+            .build()
+            .expect("an index")
+    };
+    sdk_client(&endpoint().await)
+        .create_table()
+        .table_name(table)
+        .attribute_definitions(string("id"))
+        .attribute_definitions(string("sku"))
+        .attribute_definitions(string("sortKey"))
+        .attribute_definitions(string("skuRating"))
+        .key_schema(key("id", KeyType::Hash))
+        .global_secondary_indexes(index("byProduct", "sku"))
+        .global_secondary_indexes(index("byProductRating", "skuRating"))
+        .billing_mode(BillingMode::PayPerRequest)
+        .stream_specification(
+            StreamSpecification::builder()
+                .stream_enabled(true)
+                .stream_view_type(StreamViewType::NewAndOldImages)
+                .build()
+                .expect("a stream"),
+        )
+        .send()
+        .await
+        .expect("the older table created");
 }

@@ -5,12 +5,20 @@
 //! first, with ties on the timestamp), with and without a rating filter. A cursor of one order
 //! is `BAD_CURSOR` in another.
 
+use std::time::Duration;
+
 use serde_json::{Value, json};
 
 use crate::helpers::{DEMO_SKU, TestApp, edge_ids as ids, error_codes};
 
 /// Every order, by its GraphQL name.
-const ORDERS: [&str; 4] = ["NEWEST", "OLDEST", "HIGHEST_RATED", "LOWEST_RATED"];
+const ORDERS: [&str; 5] = [
+    "NEWEST",
+    "OLDEST",
+    "HIGHEST_RATED",
+    "LOWEST_RATED",
+    "MOST_HELPFUL",
+];
 const COMMENTS: u64 = 160;
 
 const QUERY: &str = r#"
@@ -37,6 +45,7 @@ fragment Link on PageCursor { page cursor offset }"#;
 struct Row {
     id: String,
     rating: i64,
+    helpful: i64,
 }
 
 /// The product's comments with a rating in `ratings`, newest first (the walk every other test
@@ -48,6 +57,7 @@ async fn newest_first(app: &TestApp, ratings: &Value) -> Vec<Row> {
         .map(|node| Row {
             id: node["id"].as_str().expect("an id").to_owned(),
             rating: node["rating"].as_i64().expect("a rating"),
+            helpful: node["helpfulCount"].as_i64().expect("a count"),
         })
         .collect()
 }
@@ -60,6 +70,7 @@ fn expected(order: &str, newest: &[Row]) -> Vec<String> {
         "OLDEST" => rows.reverse(),
         "HIGHEST_RATED" => rows.sort_by_key(|r| std::cmp::Reverse(r.rating)),
         "LOWEST_RATED" => rows.sort_by_key(|r| r.rating),
+        "MOST_HELPFUL" => rows.sort_by_key(|r| std::cmp::Reverse(r.helpful)),
         other => panic!("no rule for {other}"),
     }
     rows.into_iter().map(|r| r.id).collect()
@@ -226,8 +237,51 @@ async fn check_order(app: &TestApp, order: &str, ratings: &Value, list: &[String
     }
 }
 
+/// Marks every third comment helpful (the one voter of these requests, the client's address),
+/// then waits until the index ranks every comment where its count puts it in `MOST_HELPFUL`
+/// (a server on DynamoDB learns of votes from the stream): so `MOST_HELPFUL` has two counts
+/// with long ties in each, and a boundary between them that pages, offsets and pagers cross.
+async fn vote_for_every_third(app: &TestApp) {
+    let newest = newest_first(app, &Value::Null).await;
+    for row in newest.iter().step_by(3) {
+        let response = app
+            .graphql(
+                "mutation($id: ID!) { markHelpful(input: { commentId: $id }) { comment { helpfulCount } } }",
+                json!({ "id": row.id }),
+            )
+            .await;
+        assert_eq!(
+            response["data"]["markHelpful"]["comment"]["helpfulCount"],
+            json!(row.helpful + 1),
+            "{response}"
+        );
+    }
+    let list = expected("MOST_HELPFUL", &newest_first(app, &Value::Null).await);
+    for (at, id) in list.iter().enumerate().step_by(7) {
+        let placed = async {
+            loop {
+                let page = connection(
+                    app,
+                    "MOST_HELPFUL",
+                    &Value::Null,
+                    json!({ "first": 1, "containing": id }),
+                )
+                .await;
+                if page["startOffset"] == json!(at) {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(30), placed)
+            .await
+            .expect("the index places every vote");
+    }
+}
+
 /// Checks every order, with and without a filter, on `app`.
 async fn check_every_order(app: &TestApp) {
+    vote_for_every_third(app).await;
     for ratings in [Value::Null, json!([2, 4, 5])] {
         let newest = newest_first(app, &ratings).await;
         assert!(
@@ -249,7 +303,10 @@ async fn every_order_pages_like_its_rule_says_on_the_embedded_server() {
 
 #[tokio::test]
 async fn every_order_pages_like_its_rule_says_on_dynamodb_local_with_redis() {
-    let (_backends, app) = crate::sync::Backends::serving_demo(COMMENTS).await;
+    // The server follows the stream itself, so that the index learns of the votes.
+    let (_backends, app) =
+        crate::sync::Backends::serving_demo_with(COMMENTS, &["--sync", "--sync-poll-ms", "50"])
+            .await;
     check_every_order(&app).await;
     app.stop().await.expect("clean stop");
 }
@@ -263,6 +320,8 @@ async fn a_cursor_belongs_to_its_order() {
         ("HIGHEST_RATED", "LOWEST_RATED"),
         ("LOWEST_RATED", "NEWEST"),
         ("NEWEST", "HIGHEST_RATED"),
+        ("MOST_HELPFUL", "NEWEST"),
+        ("HIGHEST_RATED", "MOST_HELPFUL"),
     ] {
         let page = connection(&app, sealed_in, &Value::Null, json!({ "first": 3 })).await;
         let cursor = page["pageInfo"]["endCursor"].clone();

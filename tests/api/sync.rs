@@ -43,11 +43,20 @@ impl Backends {
     /// A fresh table seeded with `comments` demo comments, reindexed into a fresh prefix of
     /// the shared Redis, and a server on both.
     pub async fn serving_demo(comments: u64) -> (Self, crate::helpers::TestApp) {
+        Self::serving_demo_with(comments, &[]).await
+    }
+
+    /// [`Self::serving_demo`], the server started with `extra` flags too.
+    pub async fn serving_demo_with(
+        comments: u64,
+        extra: &[&str],
+    ) -> (Self, crate::helpers::TestApp) {
         let backends = Self::new().await;
         crate::helpers::seed_demo(&backends.store, comments).await;
         let reindexed = backends.run("reindex", &[]).await;
         assert_eq!(exit_code(&reindexed), Some(0), "{}", stdout(&reindexed));
-        let args: Vec<&str> = backends.args.iter().map(String::as_str).collect();
+        let mut args: Vec<&str> = backends.args.iter().map(String::as_str).collect();
+        args.extend(extra);
         let app = crate::helpers::TestApp::spawn(&args).await;
         (backends, app)
     }

@@ -8,14 +8,18 @@ use anyhow::{Context as _, ensure};
 use chrono::{DateTime, FixedOffset};
 use serde_json::Value;
 
+use super::SKU;
 use super::rounds::{self, Plan};
 use super::rounds_table::Case;
-use super::{PAGE_SELECTION, SKU};
 use crate::context::Context;
+
+/// What each page selects: the benchmarks' page, and `helpfulCount` (which `MOST_HELPFUL`
+/// pages are checked by), in every order alike.
+const PAGE_SELECTION: &str = "edges { cursor node { id author body rating createdAt helpfulCount } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor }";
 
 /// The orders, `NEWEST` (the default, the baseline) first; a case's name is its `orderBy`
 /// value in lower case with dashes.
-const CASES: [Case; 4] = [
+const CASES: [Case; 5] = [
     Case {
         name: "newest",
         label: "NEWEST",
@@ -31,6 +35,10 @@ const CASES: [Case; 4] = [
     Case {
         name: "lowest-rated",
         label: "LOWEST_RATED",
+    },
+    Case {
+        name: "most-helpful",
+        label: "MOST_HELPFUL",
     },
 ];
 
@@ -116,8 +124,8 @@ fn page(case: Case, offset: u64, selection: &str) -> String {
 }
 
 /// A comment's place in the case's order as a key that does not grow along the page: the
-/// rating (negated from the lowest) and then the time, in milliseconds (negated for oldest
-/// first).
+/// rating (negated from the lowest) or the helpful count, and then the time, in milliseconds
+/// (negated for oldest first).
 fn sort_key(case: Case, node: &Value) -> anyhow::Result<(i64, i64)> {
     let rating = node["rating"].as_i64().context("a rating")?;
     let created: DateTime<FixedOffset> = node["createdAt"]
@@ -130,6 +138,7 @@ fn sort_key(case: Case, node: &Value) -> anyhow::Result<(i64, i64)> {
         "OLDEST" => (0, -time),
         "HIGHEST_RATED" => (rating, time),
         "LOWEST_RATED" => (-rating, time),
+        "MOST_HELPFUL" => (node["helpfulCount"].as_i64().context("a count")?, time),
         _ => (0, time),
     })
 }

@@ -343,7 +343,7 @@ mod tests {
             ),
             (
                 "sort=NEWEST",
-                "“NEWEST” is not an order: use “newest”, “oldest”, “highest_rated” or “lowest_rated”.",
+                "“NEWEST” is not an order: use “newest”, “oldest”, “highest_rated”, “lowest_rated” or “most_helpful”.",
             ),
         ];
         for (query, message) in cases {

@@ -16,7 +16,8 @@ use super::batch::{self, BATCHES_IN_FLIGHT, GET_CHUNK};
 use super::error::{OnConditionFailed, internal};
 use super::item::{
     HELPFUL_RANK, ID, SKU, SKU_RATING, SORT_KEY, helpful_position_from_item, helpful_rank,
-    is_vote_id, key_of, number_value, sku_rating, sort_key_from_item, string_value,
+    is_vote_id, key_of, number_value, rank_is_current, sku_rating, sort_key_from_item,
+    string_value,
 };
 use super::schema::{BY_PRODUCT, BY_PRODUCT_HELPFUL, BY_PRODUCT_RATING, BY_PRODUCT_RATING_HELPFUL};
 use super::votes::comment_of_vote;
@@ -202,6 +203,7 @@ pub(super) async fn scan(
         .await
         .map_err(|err| store.classify(err, OnConditionFailed::Unexpected))?;
     let mut items = Vec::with_capacity(output.items().len());
+    let mut unranked = Vec::new();
     let mut votes: HashMap<CommentId, u64> = HashMap::new();
     for item in output.items() {
         let id = item.get(ID).and_then(|id| id.as_s().ok());
@@ -211,7 +213,13 @@ pub(super) async fn scan(
                     .ok_or_else(|| internal(format!("vote item `{vote}` names no comment")))?;
                 *votes.entry(comment).or_default() += 1;
             }
-            None => items.push(decode(item)?),
+            None => {
+                let comment = decode(item)?;
+                if !rank_is_current(item, &comment) {
+                    unranked.push(comment.clone());
+                }
+                items.push(comment);
+            }
         }
     }
     let consumed_rcu = capacity_units(output.consumed_capacity());
@@ -235,6 +243,7 @@ pub(super) async fn scan(
     Ok(ScanPage {
         items,
         votes: votes.into_iter().collect(),
+        unranked,
         resume,
     })
 }
