@@ -78,11 +78,15 @@ const READ_GROUPED: &str = concat!(
 const READ_HELPFUL: &str = concat!(
     include_str!("redis/select.lua"),
     include_str!("redis/pick.lua"),
+    include_str!("redis/by_count.lua"),
     include_str!("redis/helpful.lua"),
     include_str!("redis/read.lua")
 );
 /// `apply.lua`: changes and repairs, versions and tombstones, atomically per product.
-const APPLY: &str = include_str!("redis/apply.lua");
+const APPLY: &str = concat!(
+    include_str!("redis/by_count.lua"),
+    include_str!("redis/apply.lua")
+);
 
 /// The one place Redis errors become [`IndexError`]s: `CallError::Unavailable` is the index
 /// down (`INDEX_UNAVAILABLE`), anything else an internal error.

@@ -15,7 +15,7 @@ use dynapage::store::CommentStore;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::helpers::{Page, TestApp};
+use crate::helpers::{PAGE_QUERY, Page, TestApp};
 use crate::support::data::{self, BASE_MILLIS, Rng};
 use crate::support::dynamodb_local;
 
@@ -36,9 +36,15 @@ fn ids(page: &Page) -> Vec<CommentId> {
         .collect()
 }
 
-/// Walks the whole list, forward (`first`/`after`) or backward (`last`/`before`), and returns
-/// every comment seen, newest first.
-async fn walk(app: &TestApp, ratings: &Value, forward: bool) -> Vec<CommentId> {
+/// Walks the whole list `query` pages through, forward (`first`/`after`) or backward
+/// (`last`/`before`), and returns every comment seen, from the list's first to its last.
+async fn walk(
+    app: &TestApp,
+    query: &str,
+    sku: &str,
+    ratings: &Value,
+    forward: bool,
+) -> Vec<CommentId> {
     let (size, bound) = if forward {
         ("first", "after")
     } else {
@@ -47,12 +53,9 @@ async fn walk(app: &TestApp, ratings: &Value, forward: bool) -> Vec<CommentId> {
     let mut seen = Vec::new();
     let mut cursor = Value::Null;
     for _ in 0..1_000 {
-        let p = app
-            .page(
-                SKU,
-                json!({ size: PAGE, bound: cursor, "ratings": ratings }),
-            )
-            .await;
+        let vars = json!({ "sku": sku, size: PAGE, bound: cursor, "ratings": ratings });
+        let data = app.data(query, vars).await;
+        let p = Page::from_connection(&data["comments"]);
         let mut keys = ids(&p);
         let more = if forward {
             cursor = json!(p.end_cursor);
@@ -123,7 +126,7 @@ async fn a_cursor_walk_under_concurrent_writes_sees_every_lasting_comment_once_i
 
     for ratings in [Value::Null, json!([2, 4])] {
         for forward in [true, false] {
-            let seen = walk(&app, &ratings, forward).await;
+            let seen = walk(&app, PAGE_QUERY, SKU, &ratings, forward).await;
             let what = format!("ratings {ratings}, forward {forward}");
             let unique: HashSet<&CommentId> = seen.iter().collect();
             assert_eq!(unique.len(), seen.len(), "{what}: a comment seen twice");
@@ -158,40 +161,6 @@ query Page($sku: String!, $ratings: [Int!], $first: Int, $after: String, $last: 
     pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
   }
 }"#;
-
-/// Walks the whole `MOST_HELPFUL` list forward or backward and returns every comment seen,
-/// first to last of the list.
-async fn walk_most_helpful(app: &TestApp, ratings: &Value, forward: bool) -> Vec<CommentId> {
-    let (size, bound) = if forward {
-        ("first", "after")
-    } else {
-        ("last", "before")
-    };
-    let mut seen = Vec::new();
-    let mut cursor = Value::Null;
-    for _ in 0..1_000 {
-        let vars = json!({ "sku": HELPFUL_SKU, size: PAGE, bound: cursor, "ratings": ratings });
-        let data = app.data(HELPFUL_PAGE_QUERY, vars).await;
-        let p = Page::from_connection(&data["comments"]);
-        let mut keys = ids(&p);
-        let more = if forward {
-            cursor = json!(p.end_cursor);
-            p.has_next_page
-        } else {
-            cursor = json!(p.start_cursor);
-            keys.reverse();
-            p.has_previous_page
-        };
-        seen.extend(keys);
-        if !more {
-            if !forward {
-                seen.reverse();
-            }
-            return seen;
-        }
-    }
-    panic!("the walk does not end");
-}
 
 /// `MOST_HELPFUL` walks while votes arrive (and are taken back) on DynamoDB Local and Redis:
 /// every comment whose count does not change during a walk is seen exactly once, and those
@@ -243,7 +212,7 @@ async fn a_most_helpful_walk_while_votes_arrive_sees_every_unchanged_comment_onc
     let place = |c: &Comment| (c.helpful_count, c.created_at_ms, c.id);
     for ratings in [Value::Null, json!([2, 4])] {
         for forward in [true, false] {
-            let seen = walk_most_helpful(&app, &ratings, forward).await;
+            let seen = walk(&app, HELPFUL_PAGE_QUERY, HELPFUL_SKU, &ratings, forward).await;
             let what = format!("ratings {ratings}, forward {forward}");
             let changed = changed.lock().expect("lock").clone();
             let unchanged: Vec<&Comment> = initial

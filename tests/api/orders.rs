@@ -351,6 +351,20 @@ async fn a_cursor_belongs_to_its_order() {
     app.stop().await.expect("clean stop");
 }
 
+/// The body of the answer to a `POST /graphql` of `body`, as the client receives it.
+async fn raw_answer(app: &TestApp, body: &str) -> String {
+    let response = app
+        .client
+        .post(format!("{}/graphql", app.address))
+        .header("content-type", "application/json")
+        .body(body.to_owned())
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(response.status(), 200);
+    response.text().await.expect("a body")
+}
+
 /// The bytes a client receives for a page of an order by rating: the demo data and the
 /// development cursor key are fixed, so the page, its 56-character cursors and its positions
 /// are too.
@@ -358,16 +372,7 @@ async fn a_cursor_belongs_to_its_order() {
 async fn a_page_of_an_order_by_rating_as_raw_bytes() {
     let app = TestApp::embedded(8).await;
     let body = r#"{"query":"{ comments(sku: \"DAFT_PUNK_TSHIRT\", orderBy: HIGHEST_RATED, first: 3, offset: 1) { edges { cursor node { id rating } } pageInfo { hasNextPage hasPreviousPage } totalCount startOffset } }"}"#;
-    let response = app
-        .client
-        .post(format!("{}/graphql", app.address))
-        .header("content-type", "application/json")
-        .body(body)
-        .send()
-        .await
-        .expect("the server answers");
-    assert_eq!(response.status(), 200);
-    let bytes = response.text().await.expect("a body");
+    let bytes = raw_answer(&app, body).await;
     let expected = concat!(
         r#"{"data":{"comments":{"edges":["#,
         r#"{"cursor":"AeFvfbnaGNBvgWRuqRqFop9B-jkb5Wn9U42jSCbU_XEg65wMG5yZtDqE","node":{"id":"Q29tbWVudDowMUtEVkRLQlNKWDFaSkZBUzJZWEE2MktGMw","rating":5}},"#,
@@ -378,6 +383,46 @@ async fn a_page_of_an_order_by_rating_as_raw_bytes() {
         // rating 4, the offset, the page and the one more read (5 items).
         r#""extensions":{"cost":{"requestedQueryCost":37,"actualQueryCost":37,"throttleStatus":null,"#,
         r#""itemsRead":5,"storeQueries":2,"indexCalls":1}}}"#,
+    );
+    assert_eq!(bytes, expected);
+    app.stop().await.expect("clean stop");
+}
+
+/// The bytes a client receives for a page of `MOST_HELPFUL` after one vote: the voted comment
+/// first, the others newest first; a cursor of this order carries the count in four bytes (60
+/// characters), and the store read one partition (`byProductHelpful`).
+#[tokio::test]
+async fn a_page_of_the_most_helpful_order_as_raw_bytes() {
+    let app = TestApp::embedded(8).await;
+    let oldest = connection(&app, "OLDEST", &Value::Null, json!({ "first": 1 })).await;
+    let voted = ids(&oldest).remove(0);
+    let response = app
+        .graphql(
+            "mutation($id: ID!) { markHelpful(input: { commentId: $id }) { comment { helpfulCount } } }",
+            json!({ "id": voted }),
+        )
+        .await;
+    assert_eq!(
+        response["data"]["markHelpful"]["comment"]["helpfulCount"],
+        1
+    );
+    let body = r#"{"query":"{ comments(sku: \"DAFT_PUNK_TSHIRT\", orderBy: MOST_HELPFUL, first: 2) { edges { cursor node { id helpfulCount } } pageInfo { hasNextPage hasPreviousPage } totalCount startOffset } }"}"#;
+    let bytes = raw_answer(&app, body).await;
+    let cursors: Vec<&str> = bytes
+        .split(r#""cursor":""#)
+        .skip(1)
+        .map(|c| &c[..c.find('"').expect("a cursor's end")])
+        .collect();
+    assert!(cursors.iter().all(|c| c.len() == 60), "{cursors:?}");
+    let expected = concat!(
+        r#"{"data":{"comments":{"edges":["#,
+        r#"{"cursor":"AQYHgkyiNYWp8SyBfsgoAZUmcETmVc88-e_3KIOA3lyhJum-uc0HHn99VQnw","node":{"id":"Q29tbWVudDowMUtEVkRFOUg3V0RXRkJIU05UOUZWWFJCNg","helpfulCount":1}},"#,
+        r#"{"cursor":"AXwcvhcLDFo12vn-tE9BqWfa808q3yChO0BLAU3-fO1bFa48Lb2I3k1KBTqw","node":{"id":"Q29tbWVudDowMUtEVkRLQlNKWTZFUEI0NzY0SzBTVzAxQQ","helpfulCount":0}}],"#,
+        r#""pageInfo":{"hasNextPage":true,"hasPreviousPage":false},"totalCount":8,"startOffset":0}},"#,
+        // One query of `byProductHelpful` (the page and the one more read: 3 items), one index
+        // call for `totalCount` and `startOffset`.
+        r#""extensions":{"cost":{"requestedQueryCost":21,"actualQueryCost":21,"throttleStatus":null,"#,
+        r#""itemsRead":3,"storeQueries":1,"indexCalls":1}}}"#,
     );
     assert_eq!(bytes, expected);
     app.stop().await.expect("clean stop");

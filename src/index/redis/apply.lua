@@ -22,7 +22,8 @@
 -- Returns {i, state, version} for each change that was not applied (i is 0-based), with
 -- what the index held for its comment.
 --
--- All keys carry the product's {sku} hash tag, so this runs in Redis Cluster.
+-- All keys carry the product's {sku} hash tag, so this runs in Redis Cluster. (by_count.lua,
+-- prepended, spells the members of the sets by count.)
 
 local ttl = ARGV[1]
 local hash = KEYS[16]
@@ -47,16 +48,6 @@ local function held(m, tomb, first)
     end
   end
   return 'n', 0, nil
-end
-
--- A member of a set by count: `createdAt` in 6 big-endian bytes, then the member.
-local function by_count(millis, m)
-  local bytes = {}
-  for k = 6, 1, -1 do
-    bytes[k] = millis % 256
-    millis = math.floor(millis / 256)
-  end
-  return string.char(unpack(bytes)) .. m
 end
 
 for i = 0, (#ARGV - 2) / 8 - 1 do

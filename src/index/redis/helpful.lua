@@ -10,6 +10,8 @@
 --
 -- ARGV[12] how many of KEYS, from the first, hold the comments without votes.
 --
+-- (by_count.lua, prepended, spells the members of the sets by count.)
+--
 -- Cost: a position or a member is one union search, in one of the two unions: a product
 -- nobody voted for costs what its list by time costs, plus a ZCARD per set by count.
 
@@ -31,26 +33,6 @@ end
 
 local function sizes_of()
   return nil, unvoted.total + voted.total
-end
-
--- The member of a set by count: `createdAt` (integer milliseconds) in 6 big-endian bytes,
--- then the member by time.
-local function by_count(millis, m)
-  local bytes = {}
-  for k = 6, 1, -1 do
-    bytes[k] = millis % 256
-    millis = math.floor(millis / 256)
-  end
-  return string.char(unpack(bytes)) .. m
-end
-
--- A member of a set by count as its `createdAt` and its member by time.
-local function by_time(member)
-  local millis = 0
-  for k = 1, 6 do
-    millis = millis * 256 + string.byte(member, k)
-  end
-  return millis, string.sub(member, 7)
 end
 
 local function position_of(arg, m)

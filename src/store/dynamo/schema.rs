@@ -68,6 +68,21 @@ fn attribute(name: &str) -> Result<AttributeDefinition, StoreError> {
         .map_err(build_error)
 }
 
+/// A GSI's key schema: its partition key, then its sort key.
+fn index_keys(partition_key: &str, sort_key: &str) -> Result<Vec<KeySchemaElement>, StoreError> {
+    Ok(vec![
+        key(partition_key, KeyType::Hash)?,
+        key(sort_key, KeyType::Range)?,
+    ])
+}
+
+/// Every GSI projects every attribute: a page is one query, with no second read.
+fn every_attribute() -> Projection {
+    Projection::builder()
+        .projection_type(ProjectionType::All)
+        .build()
+}
+
 fn index(
     name: &str,
     partition_key: &str,
@@ -75,13 +90,8 @@ fn index(
 ) -> Result<GlobalSecondaryIndex, StoreError> {
     GlobalSecondaryIndex::builder()
         .index_name(name)
-        .key_schema(key(partition_key, KeyType::Hash)?)
-        .key_schema(key(sort_key, KeyType::Range)?)
-        .projection(
-            Projection::builder()
-                .projection_type(ProjectionType::All)
-                .build(),
-        )
+        .set_key_schema(Some(index_keys(partition_key, sort_key)?))
+        .projection(every_attribute())
         .build()
         .map_err(build_error)
 }
@@ -144,13 +154,8 @@ async fn add_missing_indexes(client: &Client, table: &str) -> Result<(), StoreEr
                     .create(
                         CreateGlobalSecondaryIndexAction::builder()
                             .index_name(name)
-                            .key_schema(key(partition_key, KeyType::Hash)?)
-                            .key_schema(key(sort_key, KeyType::Range)?)
-                            .projection(
-                                Projection::builder()
-                                    .projection_type(ProjectionType::All)
-                                    .build(),
-                            )
+                            .set_key_schema(Some(index_keys(partition_key, sort_key)?))
+                            .projection(every_attribute())
                             .build()
                             .map_err(build_error)?,
                     )
