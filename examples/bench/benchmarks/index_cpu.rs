@@ -6,7 +6,9 @@
 //! loaded machine every figure grows), and the time Redis's clock gives the scripts. Then raw
 //! `ZRANK` and `ZRANGE` on one sorted set of the same size, sent the same way (one at a time
 //! from one connection), for the physical limit; and the index's memory per comment
-//! (`MEMORY USAGE` of the product's rating sets).
+//! (`MEMORY USAGE` of the product's sets). With `--voted`, the newest comments get helpful
+//! votes first, and the `MOST_HELPFUL` cases run too (the script alone, back to back, still
+//! reads the five sets without votes).
 
 use anyhow::Context as _;
 use redis::aio::MultiplexedConnection;
@@ -28,16 +30,22 @@ pub struct Args {
     /// Requests per case, after 20 to warm up
     #[arg(long, default_value_t = 400)]
     requests: u64,
+    /// Comments given helpful votes before the cases (the newest ones, 1 to 3 votes each, from
+    /// three client addresses): adds the `MOST_HELPFUL` cases, inside the voted comments and
+    /// beyond them
+    #[arg(long, default_value_t = 0)]
+    voted: u64,
 }
 
 const PAGER: &str = "totalCount startOffset pageCursors(size: 20, around: 5) { pageCount first { cursor } last { cursor } previous { cursor } next { cursor } around { page cursor offset isCurrent } }";
 const EDGES: &str = "edges { cursor node { id } }";
 
-/// The cases: a name, the connection's arguments, and whether the pager is selected.
-fn cases(n: u64) -> Vec<(String, String, bool)> {
+/// The cases: a name, the connection's arguments, and whether the pager is selected; with
+/// `voted` comments voted for, the `MOST_HELPFUL` ones too.
+fn cases(n: u64, voted: u64) -> Vec<(String, String, bool)> {
     let deep = n * 3 / 4;
     let filtered = n / 4;
-    vec![
+    let mut cases = vec![
         ("pager, offset 0".into(), "first: 20".into(), true),
         (
             format!("pager, offset {deep}"),
@@ -70,7 +78,71 @@ fn cases(n: u64) -> Vec<(String, String, bool)> {
             false,
         ),
         ("totalCount alone".into(), "first: 0".into(), false),
-    ]
+    ];
+    if voted > 0 {
+        let inside = voted / 2;
+        for (pager, kind) in [(true, "pager"), (false, "bare jump")] {
+            for offset in [inside, deep] {
+                cases.push((
+                    format!("{kind}, MOST_HELPFUL, offset {offset}"),
+                    format!("first: 20, offset: {offset}, orderBy: MOST_HELPFUL"),
+                    pager,
+                ));
+            }
+        }
+        cases.push((
+            "pager, MOST_HELPFUL, offset 0".into(),
+            "first: 20, orderBy: MOST_HELPFUL".into(),
+            true,
+        ));
+    }
+    cases
+}
+
+/// Gives the `voted` newest comments 1 to 3 helpful votes each (`markHelpful` from the client
+/// addresses 192.0.2.1 to .3, through `--trusted-proxies`), then waits until the index holds
+/// them among the comments with votes.
+async fn vote(server: &Server, conn: &mut MultiplexedConnection, voted: u64) -> anyhow::Result<()> {
+    use futures::{StreamExt, TryStreamExt};
+    let mut ids: Vec<String> = Vec::new();
+    let mut after = String::new();
+    while (ids.len() as u64) < voted {
+        let query = format!(
+            "{{ comments(sku: \"{SKU}\", first: 100{after}) {{ edges {{ cursor node {{ id }} }} }} }}"
+        );
+        let (page, _) = server.api.query(&query).await?;
+        let edges = page["data"]["comments"]["edges"]
+            .as_array()
+            .context("edges")?;
+        ids.extend(
+            edges
+                .iter()
+                .filter_map(|e| e["node"]["id"].as_str().map(str::to_owned)),
+        );
+        let last = edges.last().context("a comment")?["cursor"]
+            .as_str()
+            .context("a cursor")?;
+        after = format!(", after: \"{last}\"");
+    }
+    ids.truncate(voted as usize);
+    let votes: Vec<(String, usize)> = ids
+        .iter()
+        .enumerate()
+        .flat_map(|(i, id)| (1..=1 + i % 3).map(move |voter| (id.clone(), voter)))
+        .collect();
+    futures::stream::iter(votes)
+        .map(|(id, voter)| async move {
+            let query = format!(
+                "mutation {{ markHelpful(input: {{ commentId: \"{id}\" }}) {{ comment {{ helpfulCount }} }} }}"
+            );
+            let header = format!("X-Forwarded-For: 192.0.2.{voter}");
+            server.api.post(&crate::graphql::body(&query), Some(&header)).await
+        })
+        .buffer_unordered(16)
+        .try_collect::<Vec<_>>()
+        .await?;
+    let keys: Vec<String> = (1..=5).map(|r| format!("idx:idx:{{{SKU}}}:h{r}")).collect();
+    await_indexed(conn, &keys, voted).await
 }
 
 pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
@@ -87,6 +159,14 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         "--demo-comments",
         &n,
     ]);
+    // The response cache would answer the repeated pages without the index (issue 24).
+    let mut server_args = server_args;
+    server_args.extend(strings(&[
+        "--trusted-proxies",
+        "127.0.0.1",
+        "--response-cache-bytes",
+        "0",
+    ]));
     let server = Server::start(ctx, "index-cpu", &server_args).await?;
     // A connection of its own with a long response timeout: a pipeline of pager scripts on a
     // loaded machine outlasts the default.
@@ -97,19 +177,23 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         .await?;
     let keys: Vec<String> = (1..=5).map(|r| format!("idx:idx:{{{SKU}}}:r{r}")).collect();
     await_indexed(&mut conn, &keys, args.demo_comments).await?;
+    if args.voted > 0 {
+        vote(&server, &mut conn, args.voted).await?;
+    }
 
     let mut out = Summary::create(&ctx.result("index-cpu.txt"))?;
     for line in Machine::describe(ctx).header("index-cpu") {
         out.line(&line)?;
     }
     out.line(&format!(
-        "# serve --index redis --demo-comments {n}; {} sequential requests per case; load before: {}",
+        "# serve --index redis --demo-comments {n}; {} voted for (1 to 3 votes each); {} sequential requests per case; load before: {}",
+        args.voted,
         args.requests,
         loadavg()
     ))?;
     out.line("| case | Redis CPU per page (µs) | of which in scripts (µs) | Redis commands per page | indexCalls |")?;
     out.line("|---|---|---|---|---|")?;
-    for (name, connection, pager) in cases(args.demo_comments) {
+    for (name, connection, pager) in cases(args.demo_comments, args.voted) {
         let line = page_cost(&server, &mut conn, &name, &connection, pager, args.requests).await?;
         log(&line);
         out.line(&line)?;
@@ -324,7 +408,12 @@ async fn raw_and_memory(
         out.line(&line)?;
     }
     let mut bytes = 0u64;
-    for key in keys {
+    // The sets without votes (`keys`), and those of the comments with votes, by time and by
+    // count (empty without `--voted`).
+    let voted_sets = ["w", "h"]
+        .into_iter()
+        .flat_map(|set| (1..=5).map(move |r| format!("idx:idx:{{{SKU}}}:{set}{r}")));
+    for key in keys.iter().cloned().chain(voted_sets) {
         let usage: Option<u64> = redis::cmd("MEMORY")
             .arg("USAGE")
             .arg(key)
@@ -335,7 +424,7 @@ async fn raw_and_memory(
         bytes += usage.unwrap_or(0);
     }
     let line = format!(
-        "# index memory: {bytes} B in the five rating sets for {n} comments = {:.1} B per comment (MEMORY USAGE … SAMPLES 0)",
+        "# index memory: {bytes} B in the product's sets for {n} comments = {:.1} B per comment (MEMORY USAGE … SAMPLES 0)",
         bytes as f64 / n as f64
     );
     log(&line);

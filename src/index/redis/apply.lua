@@ -84,7 +84,8 @@ for i = 0, (#ARGV - 2) / 8 - 1 do
     if live then
       redis.call('ZADD', KEYS[target], s, m)
       if count > 0 then
-        redis.call('ZADD', KEYS[target + 5], count, by_count(tonumber(s), m))
+        local millis = tonumber(s)
+        redis.call('ZADD', KEYS[target + 5], helpful_score(count, millis), by_count(millis, m))
       end
     end
     if live and v > 1 then

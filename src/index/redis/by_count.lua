@@ -13,6 +13,24 @@ local function by_count(millis, m)
   return string.char(unpack(bytes)) .. m
 end
 
+-- The score of a member of a set by count: the count, then the second of `createdAt` (its
+-- milliseconds over 1,024), as `count * 2^31 + second`, an integer like every score the union
+-- search (select.lua) works with. With the count alone, the members of one count would all tie,
+-- and a search inside a tie of thousands costs thousands of calls; now only the members of one
+-- count within one second tie, and their members (which start with `createdAt`) order them.
+-- Exact below 2^22 votes on one comment; beyond, scores round (monotonically), ties grow, and
+-- the order stays right.
+local SECOND = 1024
+local COUNT_STEP = 2147483648
+local function helpful_score(count, millis)
+  return count * COUNT_STEP + math.floor(millis / SECOND)
+end
+
+-- The count a score by count stands for, given the member's `createdAt`.
+local function count_of(score, millis)
+  return math.floor((score - math.floor(millis / SECOND)) / COUNT_STEP + 0.5)
+end
+
 -- A member of a set by count as its `createdAt` and its member by time.
 local function by_time(member)
   local millis = 0

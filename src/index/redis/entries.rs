@@ -19,8 +19,7 @@ impl RedisIndex {
                 let key = sort_key_of_by_count(&member).ok_or_else(|| {
                     IndexError::Internal(format!("a malformed member by count {member:?}").into())
                 })?;
-                // Counts are whole numbers well inside f64's integers.
-                counts.insert(key, score as u64);
+                counts.insert(key, count_of(score, key.millis()));
             }
         }
         let mut entries = Vec::new();
@@ -43,4 +42,11 @@ impl RedisIndex {
         entries.sort_by_key(|e| std::cmp::Reverse(e.key));
         Ok(entries)
     }
+}
+
+/// The count a score of a set by count stands for (`by_count.lua`'s `count_of`): the score is
+/// `count * 2^31 + createdAt / 1024` (whole seconds of 1,024 ms), exact below 2^22 votes.
+fn count_of(score: f64, millis: u64) -> u64 {
+    let second = (millis / 1024) as f64;
+    ((score - second) / 2_147_483_648.0).round().max(0.0) as u64
 }

@@ -2,8 +2,9 @@
 -- without votes (count 0, group 0) come lowest, by time: the union of the selected ratings'
 -- sets of comments without votes (KEYS[1 .. ARGV[12]]). Above them come the comments with
 -- votes: the union of the selected ratings' sets by count (the rest of KEYS), where a member's
--- score is its count and the member is its `createdAt` in 6 big-endian bytes, then its member
--- by time, so that equal counts order by time, like the list's positions (count, sort key).
+-- score is its count and its second (`helpful_score`, by_count.lua) and the member is its
+-- `createdAt` in 6 big-endian bytes, then its member by time, so that they order like the
+-- list's positions (count, sort key).
 -- Placed after select.lua and pick.lua, it replaces `sizes_of`, `position_of` and `members_at`
 -- like concat.lua does; a position in ARGV and in the reply is "count:score" (score =
 -- `createdAt`), the member the one by time.
@@ -42,7 +43,8 @@ local function position_of(arg, m)
   if count == 0 then
     return union_position(unvoted.keys, millis, m)
   end
-  local below, present = union_position(voted.keys, count, by_count(millis, m))
+  local below, present =
+    union_position(voted.keys, helpful_score(count, millis), by_count(millis, m))
   return unvoted.total + below, present
 end
 
@@ -64,7 +66,8 @@ local function members_at(_, _, wanted)
   if #high > 0 then
     for rest, f in pairs(union_members_at(voted.keys, voted.sizes, voted.total, high)) do
       local millis, m = by_time(f[1])
-      out[unvoted.total + rest] = {m, f[2] .. ':' .. string.format('%.0f', millis)}
+      local count = count_of(tonumber(f[2]), millis)
+      out[unvoted.total + rest] = {m, string.format('%.0f:%.0f', count, millis)}
     end
   end
   return out

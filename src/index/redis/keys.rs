@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | `<prefix>idx:{<sku>}:r<1..5>` | sorted set | one per rating, the comments nobody marked helpful: member = the comment id, compacted ([`member`]), score = `createdAt` in epoch milliseconds |
 //! | `<prefix>idx:{<sku>}:w<1..5>` | sorted set | one per rating, the comments with helpful votes, by time: member and score as in `r` |
-//! | `<prefix>idx:{<sku>}:h<1..5>` | sorted set | the same comments by helpful votes: member = `createdAt` in 6 big-endian bytes then the member ([`by_count`]), score = the helpful count |
+//! | `<prefix>idx:{<sku>}:h<1..5>` | sorted set | the same comments by helpful votes: member = `createdAt` in 6 big-endian bytes then the member ([`by_count`]), score = `count × 2^31 + createdAt / 1024` (the count, then the second: `by_count.lua`) |
 //! | `<prefix>idx:{<sku>}:v` | hash | member -> version, for the comments at version 2 or more (the others are at version 1) |
 //! | `<prefix>idx:{<sku>}:n` | string | the product's version: replaced by every applied change (`apply.lua`), read by the response cache |
 //! | `<prefix>idx:{<sku>}:d:<id>` | string | a deleted comment's tombstone: the deletion's version; expires after the tombstone lifetime |
