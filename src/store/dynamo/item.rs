@@ -56,6 +56,9 @@ pub(super) fn sku_rating(sku: &Sku, rating: Rating) -> String {
 /// Two comments of one product created in the same millisecond whose ids share their first 49
 /// random bits (one chance in 5.6·10^14 for such a pair) get one number; DynamoDB then orders
 /// them arbitrarily, and a page boundary between them may repeat or skip one in this order.
+/// The same holds, in a rarer case, for ids whose time part is not their `createdAt` (written
+/// by another tool): within one millisecond they order here by their random bits, where the
+/// sort key orders them by the whole id.
 pub fn helpful_rank(count: u64, key: &SortKey) -> u128 {
     let random = u128::from_be_bytes(key.id().to_bytes()) & ((1 << 80) - 1);
     u128::from(helpful_group(count)) * RANK_COUNT
