@@ -369,6 +369,10 @@ async fn a_bad_subscription_is_refused_with_a_code() {
 
 #[tokio::test]
 async fn items_written_straight_into_dynamodb_reach_a_subscriber_through_the_stream() {
+    // How long an event may take to arrive here: a bound on arrival, not a latency target (the
+    // stream's lag is measured by `cargo bench-tool sync-lag`, BENCHMARKS.md). It was one
+    // second, which a loaded CI machine overran (1.014 s).
+    const ARRIVAL: Duration = Duration::from_secs(10);
     use dynapage::domain::{Access, Comment, CommentId, CommentPatch, Rating, Sku};
     use dynapage::graphql::GlobalId;
     use dynapage::store::CommentStore;
@@ -401,11 +405,7 @@ async fn items_written_straight_into_dynamodb_reach_a_subscriber_through_the_str
     let started = Instant::now();
     backends.store.create(&comment).await.expect("written");
     let added = client.event().await;
-    assert!(
-        started.elapsed() < Duration::from_secs(1),
-        "{:?}",
-        started.elapsed()
-    );
+    assert!(started.elapsed() < ARRIVAL, "{:?}", started.elapsed());
     assert_eq!(added["kind"], "ADDED");
     assert_eq!(added["edge"]["node"]["id"], id);
     assert_eq!(added["totalCount"], 1);
@@ -418,7 +418,7 @@ async fn items_written_straight_into_dynamodb_reach_a_subscriber_through_the_str
         .await
         .expect("edited");
     let updated = client.event().await;
-    assert!(started.elapsed() < Duration::from_secs(1));
+    assert!(started.elapsed() < ARRIVAL);
     assert_eq!(updated["kind"], "UPDATED");
     assert_eq!(updated["edge"]["node"]["body"], "edited by another tool");
 
@@ -429,7 +429,7 @@ async fn items_written_straight_into_dynamodb_reach_a_subscriber_through_the_str
         .await
         .expect("deleted");
     let deleted = client.event().await;
-    assert!(started.elapsed() < Duration::from_secs(1));
+    assert!(started.elapsed() < ARRIVAL);
     assert_eq!(
         (&deleted["kind"], &deleted["deletedCommentId"]),
         (&json!("DELETED"), &json!(id))
