@@ -13,7 +13,7 @@
 use anyhow::Context as _;
 use redis::aio::MultiplexedConnection;
 
-use super::SKU;
+use super::{SKU, votes};
 use crate::context::Context;
 use crate::machine::Machine;
 use crate::proc_stat::loadavg;
@@ -99,50 +99,11 @@ fn cases(n: u64, voted: u64) -> Vec<(String, String, bool)> {
     cases
 }
 
-/// Gives the `voted` newest comments 1 to 3 helpful votes each (`markHelpful` from the client
-/// addresses 192.0.2.1 to .3, through `--trusted-proxies`), then waits until the index holds
-/// them among the comments with votes.
+/// Gives the `voted` newest comments 1 to 3 helpful votes each, then waits until the index
+/// holds them among the comments with votes.
 async fn vote(server: &Server, conn: &mut MultiplexedConnection, voted: u64) -> anyhow::Result<()> {
-    use futures::{StreamExt, TryStreamExt};
-    let mut ids: Vec<String> = Vec::new();
-    let mut after = String::new();
-    while (ids.len() as u64) < voted {
-        let query = format!(
-            "{{ comments(sku: \"{SKU}\", first: 100{after}) {{ edges {{ cursor node {{ id }} }} }} }}"
-        );
-        let (page, _) = server.api.query(&query).await?;
-        let edges = page["data"]["comments"]["edges"]
-            .as_array()
-            .context("edges")?;
-        ids.extend(
-            edges
-                .iter()
-                .filter_map(|e| e["node"]["id"].as_str().map(str::to_owned)),
-        );
-        let last = edges.last().context("a comment")?["cursor"]
-            .as_str()
-            .context("a cursor")?;
-        after = format!(", after: \"{last}\"");
-    }
-    ids.truncate(voted as usize);
-    let votes: Vec<(String, usize)> = ids
-        .iter()
-        .enumerate()
-        .flat_map(|(i, id)| (1..=1 + i % 3).map(move |voter| (id.clone(), voter)))
-        .collect();
-    futures::stream::iter(votes)
-        .map(|(id, voter)| async move {
-            let query = format!(
-                "mutation {{ markHelpful(input: {{ commentId: \"{id}\" }}) {{ comment {{ helpfulCount }} }} }}"
-            );
-            let header = format!("X-Forwarded-For: 192.0.2.{voter}");
-            server.api.post(&crate::graphql::body(&query), Some(&header)).await
-        })
-        .buffer_unordered(16)
-        .try_collect::<Vec<_>>()
-        .await?;
-    let keys: Vec<String> = (1..=5).map(|r| format!("idx:idx:{{{SKU}}}:h{r}")).collect();
-    await_indexed(conn, &keys, voted).await
+    votes::cast(&server.api, voted).await?;
+    votes::await_indexed(conn, &votes::voted_keys("idx:"), voted).await
 }
 
 pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
@@ -176,7 +137,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         .get_multiplexed_async_connection_with_config(&config)
         .await?;
     let keys: Vec<String> = (1..=5).map(|r| format!("idx:idx:{{{SKU}}}:r{r}")).collect();
-    await_indexed(&mut conn, &keys, args.demo_comments).await?;
+    votes::await_indexed(&mut conn, &keys, args.demo_comments).await?;
     if args.voted > 0 {
         vote(&server, &mut conn, args.voted).await?;
     }
@@ -429,24 +390,4 @@ async fn raw_and_memory(
     );
     log(&line);
     out.line(&line)
-}
-
-/// Waits until the index holds the `n` demo comments (the embedded store feeds it after start).
-async fn await_indexed(
-    conn: &mut MultiplexedConnection,
-    keys: &[String],
-    n: u64,
-) -> anyhow::Result<()> {
-    for _ in 0..600 {
-        let mut pipe = redis::pipe();
-        for key in keys {
-            pipe.zcard(key);
-        }
-        let counts: Vec<u64> = pipe.query_async(conn).await?;
-        if counts.iter().sum::<u64>() >= n {
-            return Ok(());
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    }
-    Err(anyhow::anyhow!("the index never held {n} comments")).context("index-cpu")
 }

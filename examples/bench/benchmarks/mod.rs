@@ -16,6 +16,7 @@ pub mod rounds;
 pub mod rounds_table;
 pub mod soak;
 pub mod sync_lag;
+pub mod votes;
 
 /// Which backends a benchmark of both runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -19,6 +19,7 @@ use anyhow::{Context as _, bail, ensure};
 use serde_json::Value;
 
 use super::rounds_table::{Case, CostRow, RunRow, write_tables};
+use super::votes::{self, VOTER_PROXIES};
 use super::{Backends, SKU, deep_offset, parse_seconds};
 use crate::context::Context;
 use crate::graphql::{Api, body, write_bodies};
@@ -68,6 +69,10 @@ pub struct Args {
     /// Comments seeded into DynamoDB Local (about 7 minutes for 1.1M)
     #[arg(long, default_value_t = 1_100_000)]
     pub dynamo_comments: u64,
+    /// Comments given helpful votes before the rounds (the newest, 1 to 3 votes each, through
+    /// `markHelpful`; on DynamoDB the server runs `--sync` to index them): 0 for none
+    #[arg(long, default_value_t = 0)]
+    pub voted: u64,
     /// Rounds: each case runs once a round, at 1 and at 16 connections
     #[arg(long, default_value_t = 3)]
     pub rounds: u32,
@@ -180,6 +185,12 @@ impl<P: Plan> Bench<'_, P> {
                 "# dynamodb: {n} seeded comments, deep offset {deep}"
             ));
         }
+        if args.voted > 0 {
+            lines.push(format!(
+                "# voted: the {} newest comments have 1 to 3 helpful votes each (markHelpful)",
+                args.voted
+            ));
+        }
         lines.push(format!("# rounds: {}, {}s per run, wrk with one prebuilt body, cases interleaved (order reversed every other round)", args.rounds, args.duration));
         lines.push(format!("# quiet: waited before a run until others used < {} cores (at most {}s a run, {}s in all; waited {}s in all)", args.quiet_cores, args.quiet_wait, args.quiet_budget, self.quiet_spent));
         lines.push(format!(
@@ -195,11 +206,33 @@ impl<P: Plan> Bench<'_, P> {
         log(&format!("embedded: {n} demo comments"));
         let mut args = strings(&["--demo-comments", &n.to_string()]);
         args.extend(NO_RESPONSE_CACHE.map(str::to_owned));
+        if self.args.voted > 0 {
+            args.extend(VOTER_PROXIES.map(str::to_owned));
+        }
         let server =
             Server::start(self.ctx, &format!("{}-embedded", self.plan.name()), &args).await?;
+        self.cast_votes(&server, None).await?;
         let pids = [server.pid()];
         self.bench("embedded", &server.api, n, &pids, 5).await?;
         server.service.stop();
+        Ok(())
+    }
+
+    /// Casts the `--voted` votes through `server`; with `redis` (the server's index, on its
+    /// default `--redis-prefix`), waits until the stream has brought them there.
+    async fn cast_votes(&self, server: &Server, redis: Option<&Redis>) -> anyhow::Result<()> {
+        let voted = self.args.voted;
+        if voted == 0 {
+            return Ok(());
+        }
+        log(&format!("casting votes for {voted} comments"));
+        votes::cast(&server.api, voted).await?;
+        if let Some(redis) = redis {
+            let mut conn = redis::Client::open(redis.url.as_str())?
+                .get_multiplexed_async_connection()
+                .await?;
+            votes::await_indexed(&mut conn, &votes::voted_keys("dynapage:"), voted).await?;
+        }
         Ok(())
     }
 
@@ -247,8 +280,13 @@ impl<P: Plan> Bench<'_, P> {
             "off",
         ]));
         args.extend(NO_RESPONSE_CACHE.map(str::to_owned));
+        if self.args.voted > 0 {
+            args.extend(VOTER_PROXIES.map(str::to_owned));
+            args.push("--sync".to_owned());
+        }
         let server =
             Server::start(self.ctx, &format!("{}-dynamodb", self.plan.name()), &args).await?;
+        self.cast_votes(&server, Some(&redis)).await?;
         let pids = [server.pid(), dynamo.service.pid(), redis.service.pid()];
         self.bench("dynamodb", &server.api, n, &pids, self.args.warm_up)
             .await?;
