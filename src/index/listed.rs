@@ -1,6 +1,7 @@
 //! A [`Listing`] over one product's [`Treap`]s: the embedded index's ranks of a list by time (the
 //! treap's own, over its ratings), by rating (its groups one after another, each group one
-//! rating's members by time) or by helpful votes (the treap of positions by helpful votes).
+//! rating's members by time) or by helpful votes (the treap of positions by helpful votes, or
+//! the list by time while the product has no votes).
 
 use super::treap::Treap;
 use crate::domain::{Grouping, Listing, Order, Position, RatingSet};
@@ -8,7 +9,9 @@ use crate::domain::{Grouping, Listing, Order, Position, RatingSet};
 /// One product's list as `listing` makes it of `treap` (or of `helpful`, by helpful votes).
 pub(super) struct Listed<'a> {
     pub(super) treap: &'a Treap,
-    pub(super) helpful: &'a Treap<Position>,
+    /// The product's comments by helpful votes; `None` while none has votes, when the list by
+    /// helpful votes is the list by time (one group, 0) and is read from `treap`.
+    pub(super) helpful: Option<&'a Treap<Position>>,
     pub(super) listing: Listing,
 }
 
@@ -27,15 +30,17 @@ impl Listed<'_> {
         self.treap.count(self.listing.ratings)
     }
 
-    fn by_helpful(&self) -> bool {
-        self.listing.grouping == Grouping::MostHelpful
+    /// The treap of positions by helpful votes, when the list is by helpful votes and the
+    /// product has comments with votes.
+    fn by_helpful(&self) -> Option<&Treap<Position>> {
+        self.helpful
+            .filter(|_| self.listing.grouping == Grouping::MostHelpful)
     }
 
     /// Whether `position` is a member of the list.
     pub(super) fn holds(&self, position: &Position) -> bool {
-        if self.by_helpful() {
-            return self
-                .helpful
+        if let Some(helpful) = self.by_helpful() {
+            return helpful
                 .rating_of(position)
                 .is_some_and(|rating| self.listing.ratings.contains(rating));
         }
@@ -48,10 +53,8 @@ impl Listed<'_> {
     /// How many members come at or before `position` when reading in `order` (`position`
     /// itself counted if it is a member).
     pub(super) fn count_through(&self, position: &Position, order: Order) -> u64 {
-        if self.by_helpful() {
-            return self
-                .helpful
-                .count_through(position, order, self.listing.ratings);
+        if let Some(helpful) = self.by_helpful() {
+            return helpful.count_through(position, order, self.listing.ratings);
         }
         self.groups(order)
             .into_iter()
@@ -69,8 +72,8 @@ impl Listed<'_> {
 
     /// The member at 0-based `rank`, read in `order`.
     pub(super) fn select(&self, mut rank: u64, order: Order) -> Option<Position> {
-        if self.by_helpful() {
-            return self.helpful.select(rank, order, self.listing.ratings);
+        if let Some(helpful) = self.by_helpful() {
+            return helpful.select(rank, order, self.listing.ratings);
         }
         for (group, ratings) in self.groups(order) {
             let count = self.treap.count(ratings);

@@ -75,6 +75,28 @@ impl<K: Ord + Copy> Treap<K> {
         self.root = self.merge(left, rest);
     }
 
+    /// The same members under keys mapped by `f`, which must keep their order (sort keys to
+    /// positions in one group, say): shape, priorities and counts carry over, in O(n).
+    pub fn map_keys<L>(&self, f: impl Fn(&K) -> L) -> Treap<L> {
+        Treap {
+            nodes: self
+                .nodes
+                .iter()
+                .map(|node| Node {
+                    key: f(&node.key),
+                    rating: node.rating,
+                    priority: node.priority,
+                    left: node.left,
+                    right: node.right,
+                    counts: node.counts,
+                })
+                .collect(),
+            free: self.free.clone(),
+            root: self.root,
+            seed: self.seed,
+        }
+    }
+
     /// Removes `key` if it is a member. Idempotent.
     pub fn remove(&mut self, key: &K) {
         if self.rating_of(key).is_none() {

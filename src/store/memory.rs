@@ -13,8 +13,8 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use super::{ChangeSink, CommentStore, KeyQuery, Partition, QueryPage, ScanPage, StoreError};
 use crate::domain::{
-    Access, ChangeEvent, Comment, CommentId, CommentPatch, IndexEntry, Order, Position, Voted,
-    Voter, VoterId,
+    Access, ChangeEvent, Comment, CommentId, CommentPatch, IndexEntry, Order, Position, RatingSet,
+    Sku, Voted, Voter, VoterId,
 };
 
 /// Items a scan page holds, like a DynamoDB `Scan` page.
@@ -35,11 +35,66 @@ struct Tables {
     partitions: HashMap<Partition, BTreeSet<Position>>,
     /// Who marked each comment helpful (comments without votes have no entry).
     votes: HashMap<CommentId, HashSet<VoterId>>,
+    /// The products whose partitions by helpful votes are held: those that have had a comment
+    /// with votes. Until then every count is 0, a partition by helpful votes holds the same
+    /// positions as its twin by time, and the twin answers for it ([`Tables::held`]): a product
+    /// without votes holds each comment in two sets, not four. Made once, kept.
+    by_helpful: HashSet<Sku>,
+}
+
+/// The partition by time with the comments of `partition` (itself for one by time).
+fn by_time(partition: &Partition) -> Partition {
+    match partition {
+        Partition::ProductHelpful(sku) => Partition::Product(sku.clone()),
+        Partition::ProductRatingHelpful(sku, rating) => {
+            Partition::ProductRating(sku.clone(), *rating)
+        }
+        other => other.clone(),
+    }
 }
 
 impl Tables {
+    /// The set that answers for `partition`: its own, or its twin by time while its product
+    /// has had no votes.
+    fn held(&self, partition: &Partition) -> Option<&BTreeSet<Position>> {
+        let sku = match partition {
+            Partition::ProductHelpful(sku) | Partition::ProductRatingHelpful(sku, _) => sku,
+            Partition::Product(_) | Partition::ProductRating(..) => {
+                return self.partitions.get(partition);
+            }
+        };
+        if self.by_helpful.contains(sku) {
+            self.partitions.get(partition)
+        } else {
+            self.partitions.get(&by_time(partition))
+        }
+    }
+
+    /// Starts holding `sku`'s partitions by helpful votes: copies of its partitions by time,
+    /// every count being 0 so far.
+    fn hold_by_helpful(&mut self, sku: &Sku) {
+        let partitions = std::iter::once(Partition::ProductHelpful(sku.clone())).chain(
+            RatingSet::ALL
+                .iter()
+                .map(|rating| Partition::ProductRatingHelpful(sku.clone(), rating)),
+        );
+        for partition in partitions {
+            if let Some(set) = self.partitions.get(&by_time(&partition)).cloned() {
+                self.partitions.insert(partition, set);
+            }
+        }
+        self.by_helpful.insert(sku.clone());
+    }
+
     fn insert(&mut self, comment: Comment) {
+        if comment.helpful_count > 0 && !self.by_helpful.contains(&comment.sku) {
+            self.hold_by_helpful(&comment.sku);
+        }
+        let by_helpful = self.by_helpful.contains(&comment.sku);
         for partition in Partition::all_of(&comment) {
+            if partition.by_helpful() && !by_helpful {
+                continue;
+            }
             let position = partition.position_of(&comment);
             self.partitions
                 .entry(partition)
@@ -179,7 +234,7 @@ impl MemoryStore {
 
     fn query_now(&self, query: &KeyQuery) -> QueryPage {
         let tables = self.read();
-        let Some(set) = tables.partitions.get(&query.partition) else {
+        let Some(set) = tables.held(&query.partition) else {
             return QueryPage::default();
         };
         let cap = self

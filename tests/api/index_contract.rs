@@ -42,6 +42,7 @@ contract_suite! {
         positions_rank_the_anchor_and_bound_every_linked_page,
         lists_by_rating_rank_like_the_model_for_every_subset_and_position,
         votes_move_comments_in_the_list_by_helpful_votes_and_keep_their_place_by_time,
+        the_list_by_helpful_votes_is_right_before_at_and_after_a_first_vote,
         a_view_answers_a_bound_an_anchor_and_positions_in_one_call_like_the_model,
         a_union_rank_deep_into_fifty_thousand_members_is_exact,
         a_union_rank_is_exact_when_ratings_cluster_in_time,
@@ -411,6 +412,58 @@ async fn votes_move_comments_in_the_list_by_helpful_votes_and_keep_their_place_b
             );
             for order in [Order::NewestFirst, Order::OldestFirst] {
                 check_every_rank(&index, &model, &product, listing, order, None).await;
+            }
+        }
+    }
+}
+
+/// A product without votes, its first vote, a second, and both taken back: the list by helpful
+/// votes is right at every step (the memory index reads it from the list by time until a
+/// first vote, then from a treap of positions made then and kept).
+async fn the_list_by_helpful_votes_is_right_before_at_and_after_a_first_vote<I: PageIndex>(
+    index: I,
+) {
+    let mut rng = Rng::new(59);
+    let product = sku("FIRST-VOTE");
+    let mut data = dataset(&mut rng, &product, 40, 8);
+    assert!(data.iter().all(|entry| entry.helpful == 0));
+    index.apply(&upserts(&data)).await.expect("apply");
+    for (step, counts) in [[0, 0], [2, 0], [2, 1], [0, 1], [0, 0]]
+        .into_iter()
+        .enumerate()
+    {
+        let mut changes = Vec::new();
+        for (i, count) in [17, 30].into_iter().zip(counts) {
+            if step > 0 && data[i].helpful != count {
+                let old = data[i].clone();
+                data[i].helpful = count;
+                data[i].version += 1;
+                changes.push(ChangeEvent::Upsert {
+                    old: Some(old),
+                    new: data[i].clone(),
+                });
+            }
+        }
+        assert_eq!(index.apply(&changes).await.expect("apply"), []);
+        let model = Model::of(&data);
+        let voted = set(&[i64::from(data[17].rating.get())]);
+        for ratings in [RatingSet::ALL, voted] {
+            let listing = Listing {
+                ratings,
+                grouping: Grouping::MostHelpful,
+            };
+            let member = Position {
+                group: u32::try_from(data[17].helpful).expect("a small count"),
+                key: data[17].key,
+            };
+            let between = Position {
+                group: 1,
+                key: data[30].key,
+            };
+            for order in [Order::NewestFirst, Order::OldestFirst] {
+                for after in [None, Some(member), Some(between)] {
+                    check_every_rank(&index, &model, &product, listing, order, after).await;
+                }
             }
         }
     }

@@ -788,6 +788,38 @@ pub async fn the_partitions_by_helpful_votes_order_by_count_then_time_and_follow
 ) {
     let name = "HELPFUL-ORDER";
     let comments = stored(&store, name, 30).await;
+    let position = |c: &Comment| Position {
+        group: helpful_group(c.helpful_count),
+        key: c.sort_key(),
+    };
+    let sku = sku(name);
+    // Before any vote, the partitions by helpful votes list the comments by time (the
+    // embedded store answers them from its partitions by time until a first vote).
+    for (partition, only) in [
+        (Partition::ProductHelpful(sku.clone()), None),
+        (
+            Partition::ProductRatingHelpful(sku.clone(), rating(5)),
+            Some(rating(5)),
+        ),
+    ] {
+        let mut by_time: Vec<Position> = comments
+            .iter()
+            .filter(|c| only.is_none_or(|r| c.rating == r))
+            .map(|c| Position::flat(c.sort_key()))
+            .collect();
+        by_time.sort();
+        by_time.reverse();
+        let read = read_all_from(
+            &store,
+            partition.clone(),
+            Order::NewestFirst,
+            Bound::Unbounded,
+            4,
+        )
+        .await;
+        let got: Vec<Position> = read.iter().map(position).collect();
+        assert_eq!(got, by_time, "{partition:?} before any vote");
+    }
     let voters: Vec<Voter> = (0..3)
         .map(|i| Voter::signed_in(&format!("voter-{i}")))
         .collect();
@@ -812,11 +844,6 @@ pub async fn the_partitions_by_helpful_votes_order_by_count_then_time_and_follow
     let now: Vec<Comment> = now.into_iter().map(|c| c.expect("present")).collect();
     assert!(now.iter().any(|c| c.helpful_count == 3));
     assert!(now.iter().any(|c| c.helpful_count == 0));
-    let position = |c: &Comment| Position {
-        group: helpful_group(c.helpful_count),
-        key: c.sort_key(),
-    };
-    let sku = sku(name);
     let mut partitions = vec![(Partition::ProductHelpful(sku.clone()), None)];
     for r in [rating(2), rating(5)] {
         partitions.push((Partition::ProductRatingHelpful(sku.clone(), r), Some(r)));
