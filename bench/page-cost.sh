@@ -5,14 +5,20 @@
 # what DynamoDB Local reports in each query's ConsumedCapacity (the server logs it, per query,
 # at debug level); Redis CPU is `INFO cpu` around the requests (nothing else uses that Redis).
 # Neither depends on the server's build, so a debug build will do. Prints one line per case.
+# With WRK_SECONDS=S (and a release build), each case is also run for S seconds by wrk at 16
+# connections (bench/wrk/post.lua) for its pages per second, on the same server and data (which
+# logs every query at debug level for the read units: a line of JSON per query).
 #
 #   cargo build --bin dynapage
 #   bench/page-cost.sh              # BIN=target/debug/dynapage N=100000 REQUESTS=300
+#   cargo build --release --bin dynapage
+#   BIN=target/release/dynapage WRK_SECONDS=10 bench/page-cost.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-target/debug/dynapage}
 N=${N:-100000}
 REQUESTS=${REQUESTS:-300}
+WRK_SECONDS=${WRK_SECONDS:-0}
 SKU=DAFT_PUNK_TSHIRT
 DEEP=$((N * 9 / 10))
 source bench/lib.sh
@@ -53,7 +59,7 @@ cases=(
   "ratings [1, 4, 5]|first: 20, ratings: [1, 4, 5]|$page"
   "backward, last 20|last: 20|$page"
 )
-printf 'case\tread units per page\tstore queries per page\titems per page\tRedis CPU us per page\n'
+printf 'case\tread units per page\tstore queries per page\titems per page\tRedis CPU us per page\tpages/s at 16 connections\n'
 for case in "${cases[@]}"; do
   IFS='|' read -r name args selection <<<"$case"
   query="{ comments(sku: \"$SKU\", $args) { $selection } }"
@@ -71,7 +77,14 @@ for _ in range(n):
 PY
   cpu_after=$(redis_cpu)
   batch=$(( $(batch_units) - batch_before ))
-  tail -n +"$((lines_before + 1))" "$work/server.log" | python3 -c '
+  lines_after=$(wc -l <"$work/server.log")
+  rate=-
+  if [ "$WRK_SECONDS" -gt 0 ]; then
+    python3 -c 'import json, sys; print(json.dumps({"query": sys.argv[1]}))' "$query" >"$work/body.jsonl"
+    rate=$(BENCH_BODIES="$work/body.jsonl" wrk -t2 -c16 -d"${WRK_SECONDS}s" -s bench/wrk/post.lua "$url/graphql" |
+      sed -n 's/^RESULT .*requests_per_s=\([0-9.]*\).*/\1/p')
+  fi
+  sed -n "$((lines_before + 1)),${lines_after}p" "$work/server.log" | python3 -c '
 import json, sys
 name, n, cpu, batch = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
 units, queries, items = batch, 0, 0
@@ -85,6 +98,6 @@ for line in sys.stdin:
         units += float(fields.get("consumed_rcu") or 0)
         queries += 1
         items += int(fields.get("items", 0))
-print(f"{name}\t{units / n:.2f}\t{queries / n:.2f}\t{items / n:.1f}\t{cpu * 1e6 / n:.0f}")
-' "$name" "$REQUESTS" "$(echo "$cpu_after - $cpu_before" | bc)" "$batch"
+print(f"{name}\t{units / n:.2f}\t{queries / n:.2f}\t{items / n:.1f}\t{cpu * 1e6 / n:.0f}\t{sys.argv[5]}")
+' "$name" "$REQUESTS" "$(echo "$cpu_after - $cpu_before" | bc)" "$batch" "$rate"
 done

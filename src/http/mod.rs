@@ -46,6 +46,7 @@ mod graphql;
 mod limits;
 mod payer;
 mod persisted;
+mod readiness;
 mod request_id;
 mod response_cache;
 mod subscription_shape;
@@ -69,10 +70,8 @@ use tower_http::trace::TraceLayer;
 
 use crate::graphql::field_errors::OutputTypes;
 use crate::graphql::{ApiSchema, ApiState};
-use crate::index::PageIndex;
 use crate::persisted::PersistedDocuments;
 use crate::ratelimit::RateLimiter;
-use crate::store::CommentStore;
 
 pub(crate) const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
@@ -180,6 +179,8 @@ struct AppState {
     types: Arc<OutputTypes>,
     /// `None` when `--response-cache-bytes` is 0.
     response_cache: Option<Arc<response_cache::ResponseCache>>,
+    /// `/readyz`'s shared checks.
+    readiness: Arc<readiness::Readiness>,
 }
 
 /// Parsed query documents kept (see `documents`): far more than the distinct queries of an app.
@@ -260,6 +261,7 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
             persisted,
             types: Arc::new(types),
             response_cache,
+            readiness: Arc::default(),
         });
     if let Some(layer) = cors {
         router = router.layer(layer);
@@ -311,13 +313,9 @@ impl MakeRequestId for UlidRequestId {
 
 /// Ready when both backends answer within two seconds.
 async fn readyz(State(app): State<AppState>) -> Response {
-    let timeout = Duration::from_secs(2);
-    let (store, index) = tokio::join!(
-        tokio::time::timeout(timeout, app.api.engine.store().ping()),
-        tokio::time::timeout(timeout, app.api.engine.index().ping()),
-    );
+    let answer = app.readiness.check(&app.api).await;
     let status = |ok: bool| if ok { "ok" } else { "unavailable" };
-    let (store_ok, index_ok) = (matches!(store, Ok(Ok(()))), matches!(index, Ok(Ok(()))));
+    let (store_ok, index_ok) = (answer.store, answer.index);
     let code = if store_ok && index_ok {
         StatusCode::OK
     } else {

@@ -71,13 +71,8 @@ async fn a_walk_survives_redis_going_away_and_counts_come_back_with_it() {
         )
         .await;
     assert_eq!(error_codes(&deep), ["INDEX_UNAVAILABLE"], "{deep:#}");
-    let ready = app
-        .client
-        .get(format!("{}/readyz", app.address))
-        .send()
-        .await
-        .expect("sent");
-    assert_eq!(ready.status(), 503, "not ready without the index");
+    // Not ready without the index.
+    crate::helpers::until_readyz(&app, 503).await;
 
     // Writes while Redis is down are kept by the feed and applied once it is back.
     let add = "mutation { addComment(input: { sku: \"DAFT_PUNK_TSHIRT\", author: \"a\", body: \"while redis slept\", rating: 5 }) { comment { id } } }";
@@ -101,13 +96,7 @@ async fn a_walk_survives_redis_going_away_and_counts_come_back_with_it() {
         count["comments"]["totalCount"], 1,
         "the write made while Redis was down was not lost"
     );
-    let ready = app
-        .client
-        .get(format!("{}/readyz", app.address))
-        .send()
-        .await
-        .expect("sent");
-    assert_eq!(ready.status(), 200);
+    crate::helpers::until_readyz(&app, 200).await;
 }
 
 #[tokio::test]

@@ -61,13 +61,7 @@ async fn a_store_outage_answers_store_unavailable_without_hanging_and_recovers()
         error_codes(&app.graphql(add, json!({})).await),
         ["STORE_UNAVAILABLE"]
     );
-    let ready = app
-        .client
-        .get(format!("{}/readyz", app.address))
-        .send()
-        .await
-        .expect("sent");
-    assert_eq!(ready.status(), 503);
+    crate::helpers::until_readyz(&app, 503).await;
 
     proxy.set(Fault::None);
     let next = app

@@ -357,6 +357,21 @@ where
     panic!("{what} did not happen within 5 s");
 }
 
+/// Waits (up to 5 s) until `/readyz` answers `status`: a check's answer serves probes for a
+/// second after it, so a probe right after an outage began or ended may still tell the last.
+pub async fn until_readyz(app: &TestApp, status: u16) {
+    eventually(&format!("/readyz answering {status}"), || async {
+        let ready = app
+            .client
+            .get(format!("{}/readyz", app.address))
+            .send()
+            .await
+            .expect("sent");
+        (ready.status() == status).then_some(())
+    })
+    .await;
+}
+
 /// Writes the first `count` comments of [`DEMO_SKU`] into `store`: the same comments the
 /// embedded server seeds with `--demo-comments count`, so pages can be compared across backends.
 pub async fn seed_demo<S: dynapage::store::CommentStore>(store: &S, count: u64) {

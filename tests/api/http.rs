@@ -131,6 +131,51 @@ async fn responses_carry_a_request_id_and_are_never_cached() {
     );
 }
 
+/// `/readyz` is public and each check asks the backends, so probes share checks: fifty at
+/// once make one Redis `PING` (two if they straddle the end of a check's second), and a probe a
+/// second later makes another.
+#[tokio::test]
+async fn readiness_probes_share_one_check_a_second() {
+    let (app, redis) = TestApp::on_redis(5, &[]).await;
+    let mut conn = redis::Client::open(redis.url())
+        .expect("a Redis URL")
+        .get_multiplexed_async_connection()
+        .await
+        .expect("connects");
+    let mut pings = async || -> u64 {
+        let stats: String = redis::cmd("INFO")
+            .arg("commandstats")
+            .query_async(&mut conn)
+            .await
+            .expect("INFO");
+        stats
+            .lines()
+            .find_map(|line| line.strip_prefix("cmdstat_ping:calls="))
+            .and_then(|rest| rest.split(',').next())
+            .map_or(0, |calls| calls.parse().expect("a count"))
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
+    let before = pings().await;
+    let probes = (0..50).map(|_| app.client.get(format!("{}/readyz", app.address)).send());
+    for answer in futures::future::join_all(probes).await {
+        assert_eq!(answer.expect("sent").status(), 200);
+    }
+    let during = pings().await - before;
+    assert!((1..=2).contains(&during), "50 probes made {during} PINGs");
+    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
+    let ready = app
+        .client
+        .get(format!("{}/readyz", app.address))
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(ready.status(), 200);
+    assert!(
+        pings().await - before > during,
+        "a later probe checks again"
+    );
+}
+
 #[tokio::test]
 async fn health_readiness_and_graphiql_answer() {
     let app = TestApp::embedded(5).await;
