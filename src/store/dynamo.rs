@@ -210,7 +210,7 @@ impl CommentStore for DynamoStore {
     /// `DescribeTable`: DynamoDB Local answers `DescribeTable` by counting every index's items
     /// (at 1.1 million comments it outlasted `/readyz`'s two seconds, and the probes that
     /// queued behind it kept DynamoDB Local busy for good), and on AWS it is a control-plane
-    /// call with a rate of its own.
+    /// call, not a read of the table that pages read.
     async fn ping(&self) -> Result<(), StoreError> {
         self.client
             .get_item()

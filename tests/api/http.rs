@@ -163,13 +163,7 @@ async fn readiness_probes_share_one_check_a_second() {
     let during = pings().await - before;
     assert!((1..=2).contains(&during), "50 probes made {during} PINGs");
     tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
-    let ready = app
-        .client
-        .get(format!("{}/readyz", app.address))
-        .send()
-        .await
-        .expect("sent");
-    assert_eq!(ready.status(), 200);
+    crate::helpers::until_readyz(&app, 200).await;
     assert!(
         pings().await - before > during,
         "a later probe checks again"

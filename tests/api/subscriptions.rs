@@ -369,10 +369,9 @@ async fn a_bad_subscription_is_refused_with_a_code() {
 
 #[tokio::test]
 async fn items_written_straight_into_dynamodb_reach_a_subscriber_through_the_stream() {
-    // How long an event may take to arrive here: a bound on arrival, not a latency target (the
-    // stream's lag is measured by `cargo bench-tool sync-lag`, BENCHMARKS.md). It was one
-    // second, which a loaded CI machine overran (1.014 s).
-    const ARRIVAL: Duration = Duration::from_secs(10);
+    // Each event must arrive within `Socket::next`'s five-second wait: a bound on arrival, not
+    // a latency target (the stream's lag is measured by `cargo bench-tool sync-lag`,
+    // BENCHMARKS.md). A one-second assertion here failed on a loaded CI machine (1.014 s).
     use dynapage::domain::{Access, Comment, CommentId, CommentPatch, Rating, Sku};
     use dynapage::graphql::GlobalId;
     use dynapage::store::CommentStore;
@@ -402,15 +401,12 @@ async fn items_written_straight_into_dynamodb_reach_a_subscriber_through_the_str
         helpful_count: 0,
     };
     let id = GlobalId::Comment(comment.id).encode();
-    let started = Instant::now();
     backends.store.create(&comment).await.expect("written");
     let added = client.event().await;
-    assert!(started.elapsed() < ARRIVAL, "{:?}", started.elapsed());
     assert_eq!(added["kind"], "ADDED");
     assert_eq!(added["edge"]["node"]["id"], id);
     assert_eq!(added["totalCount"], 1);
 
-    let started = Instant::now();
     let patch = CommentPatch::new(Some("edited by another tool"), None).expect("a patch");
     backends
         .store
@@ -418,18 +414,15 @@ async fn items_written_straight_into_dynamodb_reach_a_subscriber_through_the_str
         .await
         .expect("edited");
     let updated = client.event().await;
-    assert!(started.elapsed() < ARRIVAL);
     assert_eq!(updated["kind"], "UPDATED");
     assert_eq!(updated["edge"]["node"]["body"], "edited by another tool");
 
-    let started = Instant::now();
     backends
         .store
         .delete(comment.id, &Access::Any)
         .await
         .expect("deleted");
     let deleted = client.event().await;
-    assert!(started.elapsed() < ARRIVAL);
     assert_eq!(
         (&deleted["kind"], &deleted["deletedCommentId"]),
         (&json!("DELETED"), &json!(id))

@@ -99,18 +99,11 @@ fn cases(n: u64, voted: u64) -> Vec<(String, String, bool)> {
     cases
 }
 
-/// Gives the `voted` newest comments 1 to 3 helpful votes each, then waits until the index
-/// holds them among the comments with votes.
-async fn vote(server: &Server, conn: &mut MultiplexedConnection, voted: u64) -> anyhow::Result<()> {
-    votes::cast(&server.api, voted).await?;
-    votes::await_indexed(conn, &votes::voted_keys("idx:"), voted).await
-}
-
 pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     ctx.build_dynapage()?;
     let redis = Redis::start(ctx).await?;
     let n = args.demo_comments.to_string();
-    let server_args = strings(&[
+    let mut server_args = strings(&[
         "--index",
         "redis",
         "--redis-url",
@@ -121,13 +114,8 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         &n,
     ]);
     // The response cache would answer the repeated pages without the index (issue 24).
-    let mut server_args = server_args;
-    server_args.extend(strings(&[
-        "--trusted-proxies",
-        "127.0.0.1",
-        "--response-cache-bytes",
-        "0",
-    ]));
+    server_args.extend(strings(&["--response-cache-bytes", "0"]));
+    server_args.extend(votes::VOTER_PROXIES.map(str::to_owned));
     let server = Server::start(ctx, "index-cpu", &server_args).await?;
     // A connection of its own with a long response timeout: a pipeline of pager scripts on a
     // loaded machine outlasts the default.
@@ -139,7 +127,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     let keys: Vec<String> = (1..=5).map(|r| format!("idx:idx:{{{SKU}}}:r{r}")).collect();
     votes::await_indexed(&mut conn, &keys, args.demo_comments).await?;
     if args.voted > 0 {
-        vote(&server, &mut conn, args.voted).await?;
+        votes::cast_and_await_indexed(&server.api, &mut conn, "idx:", args.voted).await?;
     }
 
     let mut out = Summary::create(&ctx.result("index-cpu.txt"))?;

@@ -226,14 +226,13 @@ impl<P: Plan> Bench<'_, P> {
             return Ok(());
         }
         log(&format!("casting votes for {voted} comments"));
-        votes::cast(&server.api, voted).await?;
-        if let Some(redis) = redis {
-            let mut conn = redis::Client::open(redis.url.as_str())?
-                .get_multiplexed_async_connection()
-                .await?;
-            votes::await_indexed(&mut conn, &votes::voted_keys("dynapage:"), voted).await?;
-        }
-        Ok(())
+        let Some(redis) = redis else {
+            return votes::cast(&server.api, voted).await;
+        };
+        let mut conn = redis::Client::open(redis.url.as_str())?
+            .get_multiplexed_async_connection()
+            .await?;
+        votes::cast_and_await_indexed(&server.api, &mut conn, "dynapage:", voted).await
     }
 
     async fn dynamodb(&mut self) -> anyhow::Result<()> {

@@ -56,9 +56,21 @@ pub async fn cast(api: &Api, voted: u64) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// [`cast`], then waits until the Redis index on `conn` (keys under `prefix`, the server's
+/// `--redis-prefix`) holds the `voted` comments among those with votes.
+pub async fn cast_and_await_indexed(
+    api: &Api,
+    conn: &mut MultiplexedConnection,
+    prefix: &str,
+    voted: u64,
+) -> anyhow::Result<()> {
+    cast(api, voted).await?;
+    await_indexed(conn, &voted_keys(prefix), voted).await
+}
+
 /// The Redis keys of the benchmarks' product's comments with votes, by count (`prefix` is
 /// the server's `--redis-prefix`).
-pub fn voted_keys(prefix: &str) -> Vec<String> {
+fn voted_keys(prefix: &str) -> Vec<String> {
     (1..=5)
         .map(|r| format!("{prefix}idx:{{{SKU}}}:h{r}"))
         .collect()
