@@ -7,18 +7,21 @@
 # Neither depends on the server's build, so a debug build will do. Prints one line per case.
 # With WRK_SECONDS=S (and a release build), each case is also run for S seconds by wrk at 16
 # connections (bench/wrk/post.lua) for its pages per second, on the same server and data (which
-# logs every query at debug level for the read units: a line of JSON per query).
+# logs every query at debug level for the read units: a line of JSON per query). BODY_BYTES=B
+# seeds comments whose bodies are B bytes long (`seed --body-bytes`; default: 20 to 60 bytes).
 #
 #   cargo build --bin dynapage
 #   bench/page-cost.sh              # BIN=target/debug/dynapage N=100000 REQUESTS=300
 #   cargo build --release --bin dynapage
 #   BIN=target/release/dynapage WRK_SECONDS=10 bench/page-cost.sh
+#   BIN=target/release/dynapage WRK_SECONDS=10 BODY_BYTES=1024 bench/page-cost.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-target/debug/dynapage}
 N=${N:-100000}
 REQUESTS=${REQUESTS:-300}
 WRK_SECONDS=${WRK_SECONDS:-0}
+BODY_BYTES=${BODY_BYTES:-0}
 SKU=DAFT_PUNK_TSHIRT
 DEEP=$((N * 9 / 10))
 source bench/lib.sh
@@ -33,8 +36,8 @@ for _ in $(seq 1 100); do
   "$BIN" seed --sku WARMUP --count 1 "${store[@]}" --create-tables >/dev/null 2>&1 && break
   sleep 0.5
 done
-echo "seeding $N comments into DynamoDB Local, then reindexing" >&2
-"$BIN" seed --sku "$SKU" --count "$N" "${store[@]}" >/dev/null 2>&1
+echo "seeding $N comments (bodies: ${BODY_BYTES} bytes, 0: short) into DynamoDB Local, then reindexing" >&2
+"$BIN" seed --sku "$SKU" --count "$N" --body-bytes "$BODY_BYTES" "${store[@]}" >/dev/null 2>&1
 "$BIN" reindex --sku "$SKU" "${store[@]}" "${index[@]}" >/dev/null 2>&1
 port=$(free_port)
 url="http://127.0.0.1:$port"
@@ -59,6 +62,14 @@ cases=(
   "ratings [1, 4, 5]|first: 20, ratings: [1, 4, 5]|$page"
   "backward, last 20|last: 20|$page"
 )
+if [ "$WRK_SECONDS" -gt 0 ]; then
+  # DynamoDB Local's JVM compiles its hot code in the first seconds under load: without a
+  # warm-up, the first case measured is the slowest whatever it is.
+  python3 -c 'import json, sys; print(json.dumps({"query": sys.argv[1]}))' \
+    "{ comments(sku: \"$SKU\", first: 20) { $page } }" >"$work/body.jsonl"
+  BENCH_BODIES="$work/body.jsonl" wrk -t2 -c16 -d"${WRK_SECONDS}s" -s bench/wrk/post.lua "$url/graphql" >/dev/null
+  sleep 1 # the server's last log lines of the run, before the first case counts its own
+fi
 printf 'case\tread units per page\tstore queries per page\titems per page\tRedis CPU us per page\tpages/s at 16 connections\n'
 for case in "${cases[@]}"; do
   IFS='|' read -r name args selection <<<"$case"
@@ -83,6 +94,7 @@ PY
     python3 -c 'import json, sys; print(json.dumps({"query": sys.argv[1]}))' "$query" >"$work/body.jsonl"
     rate=$(BENCH_BODIES="$work/body.jsonl" wrk -t2 -c16 -d"${WRK_SECONDS}s" -s bench/wrk/post.lua "$url/graphql" |
       sed -n 's/^RESULT .*requests_per_s=\([0-9.]*\).*/\1/p')
+    sleep 1 # as above: this run's log lines must not fall into the next case's
   fi
   sed -n "$((lines_before + 1)),${lines_after}p" "$work/server.log" | python3 -c '
 import json, sys

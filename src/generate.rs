@@ -4,7 +4,7 @@
 //! Comments are produced lazily, newest first, so `seed` can write millions without holding
 //! them in memory.
 
-use crate::domain::{Comment, CommentId, Rating, Sku, splitmix};
+use crate::domain::{Comment, CommentId, MAX_BODY_CHARS, Rating, Sku, splitmix};
 
 const AUTHORS: &[&str] = &[
     "Thomas",
@@ -57,6 +57,7 @@ pub struct CommentGenerator {
     sku: Sku,
     state: u64,
     millis: u64,
+    body_bytes: usize,
 }
 
 impl CommentGenerator {
@@ -66,7 +67,16 @@ impl CommentGenerator {
             sku,
             state: splitmix(seed ^ 0xD1A7_9A6E),
             millis: newest_millis,
+            body_bytes: 0,
         }
+    }
+
+    /// Bodies of at least `bytes` bytes (at most [`MAX_BODY_CHARS`]): each short body goes on
+    /// with more sentences, picked from the comment's own id, so that ids, ratings, authors and
+    /// times are those of the same seed without it. 0 (the default) keeps the short bodies.
+    pub fn with_body_bytes(mut self, bytes: usize) -> Self {
+        self.body_bytes = bytes.min(MAX_BODY_CHARS);
+        self
     }
 
     fn next_u64(&mut self) -> u64 {
@@ -96,9 +106,10 @@ impl Iterator for CommentGenerator {
             roll < acc
         });
         let rating = Rating::ALL[stars.unwrap_or(4)];
-        let body = format!("{} {}", self.pick(OPENINGS), self.pick(CLOSINGS));
+        let mut body = format!("{} {}", self.pick(OPENINGS), self.pick(CLOSINGS));
         let author = self.pick(AUTHORS).to_owned();
         let random = (u128::from(self.next_u64()) << 64) | u128::from(self.next_u64());
+        lengthen(&mut body, self.body_bytes, random as u64);
         Some(Comment {
             id: CommentId::from_parts(self.millis, random),
             sku: self.sku.clone(),
@@ -112,6 +123,25 @@ impl Iterator for CommentGenerator {
             helpful_count: 0,
         })
     }
+}
+
+/// A `body` shorter than `bytes` goes on with sentences until it holds exactly `bytes` bytes
+/// (the phrases are ASCII, so any cut is a character boundary); `seed` picks the sentences.
+fn lengthen(body: &mut String, bytes: usize, seed: u64) {
+    if body.len() >= bytes {
+        return;
+    }
+    let mut state = seed;
+    while body.len() < bytes {
+        state = splitmix(state);
+        let opening = OPENINGS[(state % OPENINGS.len() as u64) as usize];
+        let closing = CLOSINGS[((state >> 32) % CLOSINGS.len() as u64) as usize];
+        body.push(' ');
+        body.push_str(opening);
+        body.push(' ');
+        body.push_str(closing);
+    }
+    body.truncate(bytes);
 }
 
 #[cfg(test)]
@@ -142,5 +172,27 @@ mod tests {
         for rating in Rating::ALL {
             assert!(a.iter().any(|c| c.rating == rating));
         }
+    }
+
+    #[test]
+    fn long_bodies_keep_everything_else_of_the_seed() {
+        let sku = Sku::parse("S").expect("sku");
+        let short: Vec<Comment> = CommentGenerator::new(sku.clone(), 7, 1_700_000_000_000)
+            .take(500)
+            .collect();
+        let long: Vec<Comment> = CommentGenerator::new(sku, 7, 1_700_000_000_000)
+            .with_body_bytes(1024)
+            .take(500)
+            .collect();
+        for (s, l) in short.iter().zip(&long) {
+            assert_eq!(l.body.len(), 1024);
+            assert!(l.body.starts_with(&s.body), "{:?}", l.body);
+            assert_eq!((&l.id, l.rating, &l.author), (&s.id, s.rating, &s.author));
+            assert_eq!(l.created_at_ms, s.created_at_ms);
+        }
+        assert!(
+            long.windows(2).any(|w| w[0].body[40..] != w[1].body[40..]),
+            "the sentences differ between comments"
+        );
     }
 }

@@ -31,6 +31,11 @@ pub struct SeedArgs {
     /// Fixes the generated sequence; the same seed writes the same comments.
     #[arg(long, env = "DYNAPAGE_SEED", default_value_t = 1)]
     seed: u64,
+    /// Lengthens every body to this many bytes (at most 4,000) with more generated sentences,
+    /// for measuring long comments; 0 keeps the short bodies (20 to 60 bytes). Ids, ratings,
+    /// authors and times stay those of the same `--seed` without it.
+    #[arg(long, env = "DYNAPAGE_SEED_BODY_BYTES", default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=4000))]
+    body_bytes: u16,
     #[command(flatten)]
     backend: BackendArgs,
 }
@@ -48,7 +53,12 @@ pub async fn run(args: SeedArgs) -> anyhow::Result<()> {
         )
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    write_comments(&store, &sku, args.count, args.seed, &progress).await?;
+    let generated = Generated {
+        count: args.count,
+        seed: args.seed,
+        body_bytes: args.body_bytes.into(),
+    };
+    write_comments(&store, &sku, generated, &progress).await?;
     progress.finish();
     Ok(())
 }
@@ -57,18 +67,43 @@ pub async fn run(args: SeedArgs) -> anyhow::Result<()> {
 /// same comments into any store and pages can be compared across backends.
 pub const NEWEST_GENERATED_MS: u64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
 
-/// Writes `count` generated comments of `sku` (newest at [`NEWEST_GENERATED_MS`]), reporting
+/// Which generated comments to write: how many, the generator's seed and the bodies' length
+/// (0: the generator's short ones).
+#[derive(Clone, Copy, Debug)]
+pub struct Generated {
+    pub count: u64,
+    pub seed: u64,
+    pub body_bytes: usize,
+}
+
+impl Generated {
+    /// `count` comments of `seed` with short bodies.
+    pub fn new(count: u64, seed: u64) -> Self {
+        Self {
+            count,
+            seed,
+            body_bytes: 0,
+        }
+    }
+}
+
+/// Writes the `generated` comments of `sku` (newest at [`NEWEST_GENERATED_MS`]), reporting
 /// progress on `progress` and as a log line every 10%.
 pub async fn write_comments<S: CommentStore>(
     store: &S,
     sku: &Sku,
-    count: u64,
-    seed: u64,
+    generated: Generated,
     progress: &ProgressBar,
 ) -> anyhow::Result<()> {
     let started = Instant::now();
-    let mut comments =
-        CommentGenerator::new(sku.clone(), seed, NEWEST_GENERATED_MS).take(usize::try_from(count)?);
+    let Generated {
+        count,
+        seed,
+        body_bytes,
+    } = generated;
+    let mut comments = CommentGenerator::new(sku.clone(), seed, NEWEST_GENERATED_MS)
+        .with_body_bytes(body_bytes)
+        .take(usize::try_from(count)?);
     let mut written = 0u64;
     let mut next_report = count / 10;
     loop {

@@ -425,7 +425,8 @@ async fn seed_demo<I: PageIndex>(
     for (i, (sku, count, seed)) in DEMO_PRODUCTS.into_iter().enumerate() {
         let sku = Sku::parse(sku)?;
         let count = if i == 0 { first_size } else { count };
-        super::seed::write_comments(store, &sku, count, seed, &ProgressBar::hidden()).await?;
+        let generated = super::seed::Generated::new(count, seed);
+        super::seed::write_comments(store, &sku, generated, &ProgressBar::hidden()).await?;
         let deadline = Instant::now() + Duration::from_secs(120);
         while index.count(&sku, RatingSet::ALL).await? < count {
             anyhow::ensure!(

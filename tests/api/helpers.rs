@@ -376,7 +376,8 @@ pub async fn until_readyz(app: &TestApp, status: u16) {
 /// embedded server seeds with `--demo-comments count`, so pages can be compared across backends.
 pub async fn seed_demo<S: dynapage::store::CommentStore>(store: &S, count: u64) {
     let sku = dynapage::domain::Sku::parse(DEMO_SKU).expect("the demo SKU is valid");
-    dynapage::cli::seed::write_comments(store, &sku, count, 1, &indicatif::ProgressBar::hidden())
+    let generated = dynapage::cli::seed::Generated::new(count, 1);
+    dynapage::cli::seed::write_comments(store, &sku, generated, &indicatif::ProgressBar::hidden())
         .await
         .expect("the demo comments are written");
 }

@@ -54,6 +54,15 @@ fn writes_per_run() -> usize {
         .unwrap_or(300)
 }
 
+/// The server's send deadline: 1,000 ms, or `SOAK_SEND_TIMEOUT_MS` for the benchmark (how long
+/// the burst of sends to non-reading sockets lasts depends on it).
+fn send_timeout_ms() -> String {
+    std::env::var("SOAK_SEND_TIMEOUT_MS")
+        .ok()
+        .filter(|ms| ms.parse::<u64>().is_ok_and(|ms| ms > 0))
+        .unwrap_or_else(|| "1000".to_owned())
+}
+
 fn subscribe(id: usize) -> Message {
     let message = json!({ "id": id.to_string(), "type": "subscribe", "payload": { "query": EVENTS, "variables": { "sku": "SOAK" } } });
     Message::Text(message.to_string().into())
@@ -197,7 +206,7 @@ async fn two_hundred_hostile_sockets_beside_normal_traffic_bound_memory_and_lose
         "--trusted-proxies",
         "127.0.0.1",
         "--websocket-send-timeout-ms",
-        "1000",
+        send_timeout_ms().as_str(),
     ])
     .await;
     let pid = server.id().expect("running");
