@@ -3,6 +3,11 @@
 //! The server's memory stays bounded and the normal subscriber hears every comment, once and
 //! in order; the writes' p99 beside them is reported against a quiet run's, with the CPU the
 //! server and the attackers used.
+//!
+//! Knobs for the benchmark (BENCHMARKS.md, "Soak beside hostile sockets"): `SOAK_WRITES` (writes
+//! per phase), `SOAK_ONLY` (one kind of socket only; 3: honest subscribers instead),
+//! `SOAK_SEND_TIMEOUT_MS` (the server's send deadline), `SOAK_ATTACKERS_NICE` (the attackers'
+//! threads' niceness).
 
 use std::time::{Duration, Instant};
 
@@ -54,6 +59,35 @@ fn writes_per_run() -> usize {
         .unwrap_or(300)
 }
 
+/// Where the hostile sockets run: a runtime of their own, whose two threads run at the
+/// niceness `SOAK_ATTACKERS_NICE` (default 0). On these two shared cores the attackers' own CPU
+/// competes with the server and the normal clients, which an attack from other machines would
+/// not; at nice 10 they get the cores mostly when nobody else wants them, which measures the
+/// server beside the attack rather than the cores shared with it (BENCHMARKS.md reports both).
+fn attackers_runtime() -> tokio::runtime::Runtime {
+    let nice = std::env::var("SOAK_ATTACKERS_NICE")
+        .ok()
+        .and_then(|n| n.parse::<i32>().ok())
+        .unwrap_or(0);
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .on_thread_start(move || {
+            if nice != 0 {
+                // On Linux a thread id names one thread to setpriority(PRIO_PROCESS); the
+                // thread's own id is the last part of /proc/thread-self ("<pid>/task/<tid>").
+                let tid = std::fs::read_link("/proc/thread-self")
+                    .ok()
+                    .and_then(|link| link.file_name()?.to_str()?.parse().ok())
+                    .and_then(rustix::process::Pid::from_raw);
+                rustix::process::setpriority_process(tid, nice)
+                    .expect("the attackers' threads take their niceness");
+            }
+        })
+        .build()
+        .expect("a runtime for the attackers")
+}
+
 /// The server's send deadline: 1,000 ms, or `SOAK_SEND_TIMEOUT_MS` for the benchmark (how long
 /// the burst of sends to non-reading sockets lasts depends on it).
 fn send_timeout_ms() -> String {
@@ -71,13 +105,15 @@ fn subscribe(id: usize) -> Message {
 /// One hostile socket's behaviour, by its number: silent, slow reader, or churner.
 async fn hostile(address: String, n: usize, until: Instant) {
     let from = format!("203.0.113.{}", n % 40);
-    // `SOAK_ONLY=0`, `1` or `2` makes every socket of one kind, to see which costs the p99.
+    // `SOAK_ONLY=0`, `1` or `2` makes every socket of one kind, to see which costs the p99;
+    // `SOAK_ONLY=3` makes them all honest subscribers (4 subscriptions each, read at once), to
+    // compare the attack with serving as many subscriptions.
     let kind = std::env::var("SOAK_ONLY")
         .ok()
         .and_then(|k| k.parse::<usize>().ok())
-        .filter(|&k| k < 3)
+        .filter(|&k| k < 4)
         .unwrap_or(n % 3);
-    let Some(mut socket) = socket(&address, &from, kind != 2).await else {
+    let Some(mut socket) = socket(&address, &from, kind < 2).await else {
         return;
     };
     match kind {
@@ -98,6 +134,13 @@ async fn hostile(address: String, n: usize, until: Instant) {
                 {
                     return;
                 }
+            }
+        }
+        3 => {
+            for id in 0..4 {
+                let _ = socket.send(subscribe(id)).await;
+            }
+            while let Ok(Some(Ok(_))) = tokio::time::timeout_at(until.into(), socket.next()).await {
             }
         }
         _ => {
@@ -231,8 +274,9 @@ async fn two_hundred_hostile_sockets_beside_normal_traffic_bound_memory_and_lose
     let writing =
         Duration::from_secs(1) * u32::try_from(writes).expect("a count") / WRITES_PER_SECOND;
     let until = Instant::now() + Duration::from_secs(5) + writing;
+    let attackers = attackers_runtime();
     let hostiles: Vec<_> = (0..200)
-        .map(|n| tokio::spawn(hostile(address.clone(), n, until)))
+        .map(|n| attackers.spawn(hostile(address.clone(), n, until)))
         .collect();
     // Once the sockets are open: the soak is what they do, not the opening storm.
     tokio::time::sleep(Duration::from_millis(1_500)).await;
@@ -259,6 +303,7 @@ async fn two_hundred_hostile_sockets_beside_normal_traffic_bound_memory_and_lose
     for hostile in hostiles {
         hostile.await.expect("a hostile socket");
     }
+    attackers.shutdown_background();
     let elapsed = busy_started.elapsed().as_secs_f64();
     let server_cores = (cpu_seconds(pid) - server_before) / elapsed;
     let clients_cores = (cpu_seconds(std::process::id()) - clients_before) / elapsed;
