@@ -7,14 +7,16 @@
 //! DynamoDB Streams. Helpful votes are kept beside the comments, a set of voters per comment,
 //! and leave with their comment when it is deleted.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+mod tables;
+
 use std::ops::Bound;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use super::{ChangeSink, CommentStore, KeyQuery, Partition, QueryPage, ScanPage, StoreError};
+use self::tables::Tables;
+use super::{ChangeSink, CommentStore, KeyQuery, QueryPage, ScanPage, StoreError};
 use crate::domain::{
-    Access, ChangeEvent, Comment, CommentId, CommentPatch, IndexEntry, Order, Position, RatingSet,
-    Sku, Voted, Voter, VoterId,
+    Access, ChangeEvent, Comment, CommentId, CommentPatch, IndexEntry, Order, Position, Voted,
+    Voter, VoterId,
 };
 
 /// Items a scan page holds, like a DynamoDB `Scan` page.
@@ -26,116 +28,6 @@ pub struct MemoryStore {
     inner: Arc<RwLock<Tables>>,
     max_items_per_response: Option<usize>,
     sink: Option<ChangeSink>,
-}
-
-#[derive(Debug, Default)]
-struct Tables {
-    comments: BTreeMap<CommentId, Comment>,
-    /// Each partition's positions ([`Partition::position_of`]).
-    partitions: HashMap<Partition, BTreeSet<Position>>,
-    /// Who marked each comment helpful (comments without votes have no entry).
-    votes: HashMap<CommentId, HashSet<VoterId>>,
-    /// The products whose partitions by helpful votes are held: those that have had a comment
-    /// with votes. Until then every count is 0, a partition by helpful votes holds the same
-    /// positions as its twin by time, and the twin answers for it ([`Tables::held`]): a product
-    /// without votes holds each comment in two sets, not four. Made once, kept.
-    by_helpful: HashSet<Sku>,
-}
-
-/// The partition by time with the comments of `partition` (itself for one by time).
-fn by_time(partition: &Partition) -> Partition {
-    match partition {
-        Partition::ProductHelpful(sku) => Partition::Product(sku.clone()),
-        Partition::ProductRatingHelpful(sku, rating) => {
-            Partition::ProductRating(sku.clone(), *rating)
-        }
-        other => other.clone(),
-    }
-}
-
-impl Tables {
-    /// The set that answers for `partition`: its own, or its twin by time while its product
-    /// has had no votes.
-    fn held(&self, partition: &Partition) -> Option<&BTreeSet<Position>> {
-        let sku = match partition {
-            Partition::ProductHelpful(sku) | Partition::ProductRatingHelpful(sku, _) => sku,
-            Partition::Product(_) | Partition::ProductRating(..) => {
-                return self.partitions.get(partition);
-            }
-        };
-        if self.by_helpful.contains(sku) {
-            self.partitions.get(partition)
-        } else {
-            self.partitions.get(&by_time(partition))
-        }
-    }
-
-    /// Starts holding `sku`'s partitions by helpful votes: copies of its partitions by time,
-    /// every count being 0 so far.
-    fn hold_by_helpful(&mut self, sku: &Sku) {
-        let partitions = std::iter::once(Partition::ProductHelpful(sku.clone())).chain(
-            RatingSet::ALL
-                .iter()
-                .map(|rating| Partition::ProductRatingHelpful(sku.clone(), rating)),
-        );
-        for partition in partitions {
-            if let Some(set) = self.partitions.get(&by_time(&partition)).cloned() {
-                self.partitions.insert(partition, set);
-            }
-        }
-        self.by_helpful.insert(sku.clone());
-    }
-
-    fn insert(&mut self, comment: Comment) {
-        if comment.helpful_count > 0 && !self.by_helpful.contains(&comment.sku) {
-            self.hold_by_helpful(&comment.sku);
-        }
-        let by_helpful = self.by_helpful.contains(&comment.sku);
-        for partition in Partition::all_of(&comment) {
-            if partition.by_helpful() && !by_helpful {
-                continue;
-            }
-            let position = partition.position_of(&comment);
-            self.partitions
-                .entry(partition)
-                .or_default()
-                .insert(position);
-        }
-        self.comments.insert(comment.id, comment);
-    }
-
-    fn remove(&mut self, id: CommentId) -> Option<Comment> {
-        let comment = self.comments.remove(&id)?;
-        for partition in Partition::all_of(&comment) {
-            let position = partition.position_of(&comment);
-            if let Some(set) = self.partitions.get_mut(&partition) {
-                set.remove(&position);
-                if set.is_empty() {
-                    self.partitions.remove(&partition);
-                }
-            }
-        }
-        Some(comment)
-    }
-}
-
-impl Tables {
-    fn has_vote(&self, id: CommentId, voter: VoterId) -> bool {
-        self.votes
-            .get(&id)
-            .is_some_and(|voters| voters.contains(&voter))
-    }
-
-    fn set_vote(&mut self, id: CommentId, voter: VoterId, helpful: bool) {
-        if helpful {
-            self.votes.entry(id).or_default().insert(voter);
-        } else if let Some(voters) = self.votes.get_mut(&id) {
-            voters.remove(&voter);
-            if voters.is_empty() {
-                self.votes.remove(&id);
-            }
-        }
-    }
 }
 
 impl MemoryStore {
@@ -191,8 +83,7 @@ impl MemoryStore {
     pub(crate) fn put_now(&self, comments: &[Comment]) {
         let mut tables = self.write();
         for comment in comments {
-            let old = tables.remove(comment.id);
-            tables.insert(comment.clone());
+            let old = tables.replace(comment.clone());
             self.emit(ChangeEvent::Upsert {
                 old: old.as_ref().map(IndexEntry::from),
                 new: IndexEntry::from(comment),
@@ -205,8 +96,7 @@ impl MemoryStore {
     pub(crate) fn vote_now(&self, comment: &Comment, voter: VoterId, helpful: bool) {
         let mut tables = self.write();
         tables.set_vote(comment.id, voter, helpful);
-        let old = tables.remove(comment.id);
-        tables.insert(comment.clone());
+        let old = tables.replace(comment.clone());
         self.emit(ChangeEvent::Upsert {
             old: old.as_ref().map(IndexEntry::from),
             new: IndexEntry::from(comment),
@@ -304,13 +194,16 @@ impl CommentStore for MemoryStore {
         access: &Access,
     ) -> Result<Comment, StoreError> {
         let mut tables = self.write();
-        let old = tables.remove(id).ok_or(StoreError::NotFound(id))?;
+        let old = tables
+            .comments
+            .get(&id)
+            .cloned()
+            .ok_or(StoreError::NotFound(id))?;
         if !access.allows(&old) {
-            tables.insert(old);
             return Err(StoreError::Forbidden(id));
         }
         let new = patch.apply(&old, now_ms);
-        tables.insert(new.clone());
+        tables.replace(new.clone());
         self.emit(ChangeEvent::Upsert {
             old: Some(IndexEntry::from(&old)),
             new: IndexEntry::from(&new),
@@ -320,11 +213,11 @@ impl CommentStore for MemoryStore {
 
     async fn delete(&self, id: CommentId, access: &Access) -> Result<Comment, StoreError> {
         let mut tables = self.write();
-        let old = tables.remove(id).ok_or(StoreError::NotFound(id))?;
-        if !access.allows(&old) {
-            tables.insert(old);
+        let stored = tables.comments.get(&id).ok_or(StoreError::NotFound(id))?;
+        if !access.allows(stored) {
             return Err(StoreError::Forbidden(id));
         }
+        let old = tables.remove(id).ok_or(StoreError::NotFound(id))?;
         tables.votes.remove(&id);
         self.emit(ChangeEvent::removal(IndexEntry::from(&old)));
         Ok(old)
@@ -356,8 +249,7 @@ impl CommentStore for MemoryStore {
         tables.set_vote(id, voter.id, helpful);
         // The comment keeps its place by time and rating, and moves in the partitions by
         // helpful votes.
-        tables.remove(id);
-        tables.insert(new.clone());
+        tables.replace(new.clone());
         self.emit(ChangeEvent::Upsert {
             old: Some(IndexEntry::from(&old)),
             new: IndexEntry::from(&new),

@@ -1,0 +1,226 @@
+//! The embedded store's tables: the comments, each partition's positions and the votes,
+//! kept consistent by the few operations here (under the store's lock).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use crate::domain::{Comment, CommentId, Position, RatingSet, Sku, VoterId};
+use crate::store::Partition;
+
+#[derive(Debug, Default)]
+pub(super) struct Tables {
+    pub(super) comments: BTreeMap<CommentId, Comment>,
+    /// Each partition's positions ([`Partition::position_of`]).
+    partitions: HashMap<Partition, BTreeSet<Position>>,
+    /// Who marked each comment helpful (comments without votes have no entry).
+    pub(super) votes: HashMap<CommentId, HashSet<VoterId>>,
+    /// The products whose partitions by helpful votes are held: those that have had a comment
+    /// with votes. Until then every count is 0, a partition by helpful votes holds the same
+    /// positions as its twin by time, and the twin answers for it ([`Tables::held`]): a product
+    /// without votes holds each comment in two sets, not four. Made once, kept.
+    by_helpful: HashSet<Sku>,
+}
+
+/// The partition by time with the comments of `partition` (itself for one by time).
+fn by_time(partition: &Partition) -> Partition {
+    match partition {
+        Partition::ProductHelpful(sku) => Partition::Product(sku.clone()),
+        Partition::ProductRatingHelpful(sku, rating) => {
+            Partition::ProductRating(sku.clone(), *rating)
+        }
+        other => other.clone(),
+    }
+}
+
+impl Tables {
+    /// The set that answers for `partition`: its own, or its twin by time while its product
+    /// has had no votes.
+    pub(super) fn held(&self, partition: &Partition) -> Option<&BTreeSet<Position>> {
+        let sku = match partition {
+            Partition::ProductHelpful(sku) | Partition::ProductRatingHelpful(sku, _) => sku,
+            Partition::Product(_) | Partition::ProductRating(..) => {
+                return self.partitions.get(partition);
+            }
+        };
+        if self.by_helpful.contains(sku) {
+            self.partitions.get(partition)
+        } else {
+            self.partitions.get(&by_time(partition))
+        }
+    }
+
+    /// Starts holding `sku`'s partitions by helpful votes: copies of its partitions by time,
+    /// every count being 0 so far.
+    fn hold_by_helpful(&mut self, sku: &Sku) {
+        let partitions = std::iter::once(Partition::ProductHelpful(sku.clone())).chain(
+            RatingSet::ALL
+                .iter()
+                .map(|rating| Partition::ProductRatingHelpful(sku.clone(), rating)),
+        );
+        for partition in partitions {
+            if let Some(set) = self.partitions.get(&by_time(&partition)).cloned() {
+                self.partitions.insert(partition, set);
+            }
+        }
+        self.by_helpful.insert(sku.clone());
+    }
+
+    pub(super) fn insert(&mut self, comment: Comment) {
+        if comment.helpful_count > 0 && !self.by_helpful.contains(&comment.sku) {
+            self.hold_by_helpful(&comment.sku);
+        }
+        let by_helpful = self.by_helpful.contains(&comment.sku);
+        for partition in Partition::all_of(&comment) {
+            if partition.by_helpful() && !by_helpful {
+                continue;
+            }
+            let position = partition.position_of(&comment);
+            self.partitions
+                .entry(partition)
+                .or_default()
+                .insert(position);
+        }
+        self.comments.insert(comment.id, comment);
+    }
+
+    /// Puts `comment` in place of the one with its id, if any, moving it only in the
+    /// partitions where its position changes: a vote moves it in the lists by helpful votes
+    /// and nowhere else, an edit of its body nowhere. Returns the comment it replaced.
+    pub(super) fn replace(&mut self, comment: Comment) -> Option<Comment> {
+        if !self.comments.contains_key(&comment.id) {
+            self.insert(comment);
+            return None;
+        }
+        if comment.helpful_count > 0 && !self.by_helpful.contains(&comment.sku) {
+            self.hold_by_helpful(&comment.sku);
+        }
+        let old = self.comments.remove(&comment.id)?;
+        let placed = |c: &Comment| Partition::all_of(c).map(|p| (p.position_of(c), p));
+        let (before, after) = (placed(&old), placed(&comment));
+        for (position, partition) in &before {
+            if after.contains(&(*position, partition.clone())) {
+                continue;
+            }
+            if let Some(set) = self.partitions.get_mut(partition) {
+                set.remove(position);
+                if set.is_empty() {
+                    self.partitions.remove(partition);
+                }
+            }
+        }
+        let by_helpful = self.by_helpful.contains(&comment.sku);
+        for (position, partition) in after {
+            if (partition.by_helpful() && !by_helpful)
+                || before.contains(&(position, partition.clone()))
+            {
+                continue;
+            }
+            self.partitions
+                .entry(partition)
+                .or_default()
+                .insert(position);
+        }
+        self.comments.insert(comment.id, comment);
+        Some(old)
+    }
+
+    pub(super) fn remove(&mut self, id: CommentId) -> Option<Comment> {
+        let comment = self.comments.remove(&id)?;
+        for partition in Partition::all_of(&comment) {
+            let position = partition.position_of(&comment);
+            if let Some(set) = self.partitions.get_mut(&partition) {
+                set.remove(&position);
+                if set.is_empty() {
+                    self.partitions.remove(&partition);
+                }
+            }
+        }
+        Some(comment)
+    }
+}
+
+impl Tables {
+    pub(super) fn has_vote(&self, id: CommentId, voter: VoterId) -> bool {
+        self.votes
+            .get(&id)
+            .is_some_and(|voters| voters.contains(&voter))
+    }
+
+    pub(super) fn set_vote(&mut self, id: CommentId, voter: VoterId, helpful: bool) {
+        if helpful {
+            self.votes.entry(id).or_default().insert(voter);
+        } else if let Some(voters) = self.votes.get_mut(&id) {
+            voters.remove(&voter);
+            if voters.is_empty() {
+                self.votes.remove(&id);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{Rating, splitmix};
+    use crate::generate::CommentGenerator;
+
+    /// What every list of `sku` holds, as the store reads it.
+    fn lists(tables: &Tables, sku: &Sku) -> Vec<Vec<Position>> {
+        let mut partitions = vec![
+            Partition::Product(sku.clone()),
+            Partition::ProductHelpful(sku.clone()),
+        ];
+        for rating in Rating::ALL {
+            partitions.push(Partition::ProductRating(sku.clone(), rating));
+            partitions.push(Partition::ProductRatingHelpful(sku.clone(), rating));
+        }
+        partitions
+            .iter()
+            .map(|p| {
+                tables
+                    .held(p)
+                    .map(|set| set.iter().copied().collect())
+                    .unwrap_or_default()
+            })
+            .collect()
+    }
+
+    /// Replacing comments (votes given and withdrawn, ratings and bodies changed, new ones)
+    /// leaves every list as inserting the final comments into empty tables does.
+    #[test]
+    fn replace_agrees_with_building_from_scratch() {
+        let sku = Sku::parse("T").expect("sku");
+        for seed in 0..20 {
+            let mut comments: Vec<Comment> =
+                CommentGenerator::new(sku.clone(), seed, 1_700_000_000_000)
+                    .take(120)
+                    .collect();
+            let mut tables = Tables::default();
+            for comment in &comments[..100] {
+                tables.insert(comment.clone());
+            }
+            let mut present: Vec<bool> = (0..120).map(|i| i < 100).collect();
+            let mut state = splitmix(seed);
+            for _ in 0..400 {
+                state = splitmix(state);
+                let i = (state % 120) as usize;
+                let mut next = comments[i].clone();
+                match (state >> 8) % 4 {
+                    0 => next = next.after_vote(true),
+                    1 => next = next.after_vote(false),
+                    2 => next.rating = Rating::ALL[((state >> 16) % 5) as usize],
+                    _ => next.body.push('!'),
+                }
+                let old = tables.replace(next.clone());
+                assert_eq!(old.as_ref(), present[i].then_some(&comments[i]));
+                present[i] = true;
+                comments[i] = next;
+            }
+            let mut fresh = Tables::default();
+            for (comment, _) in comments.iter().zip(&present).filter(|(_, p)| **p) {
+                fresh.insert(comment.clone());
+            }
+            assert_eq!(lists(&tables, &sku), lists(&fresh, &sku), "seed {seed}");
+            assert_eq!(tables.comments, fresh.comments);
+        }
+    }
+}
