@@ -71,8 +71,8 @@ impl CommentGenerator {
         }
     }
 
-    /// Bodies of at least `bytes` bytes (at most [`MAX_BODY_CHARS`]): each short body goes on
-    /// with more sentences, picked from the comment's own id, so that ids, ratings, authors and
+    /// Bodies of `bytes` bytes (at most [`MAX_BODY_CHARS`]): each shorter body goes on with
+    /// more sentences, picked from the comment's own id, so that ids, ratings, authors and
     /// times are those of the same seed without it. 0 (the default) keeps the short bodies.
     pub fn with_body_bytes(mut self, bytes: usize) -> Self {
         self.body_bytes = bytes.min(MAX_BODY_CHARS);

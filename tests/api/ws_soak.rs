@@ -62,8 +62,7 @@ fn writes_per_run() -> usize {
 /// Where the hostile sockets run: a runtime of their own, whose two threads run at the
 /// niceness `SOAK_ATTACKERS_NICE` (default 0). On these two shared cores the attackers' own CPU
 /// competes with the server and the normal clients, which an attack from other machines would
-/// not; at nice 10 they get the cores mostly when nobody else wants them, which measures the
-/// server beside the attack rather than the cores shared with it (BENCHMARKS.md reports both).
+/// not; at nice 10 they give way to them. (Measured: it did not change the p99, BENCHMARKS.md.)
 fn attackers_runtime() -> tokio::runtime::Runtime {
     let nice = std::env::var("SOAK_ATTACKERS_NICE")
         .ok()
