@@ -62,13 +62,18 @@ cases=(
   "ratings [1, 4, 5]|first: 20, ratings: [1, 4, 5]|$page"
   "backward, last 20|last: 20|$page"
 )
+# Pages per second of QUERY under wrk (16 connections, WRK_SECONDS); then a second's pause, so
+# that the server's last log lines of the run are written before the next case counts its own.
+pages_per_second() {
+  python3 -c 'import json, sys; print(json.dumps({"query": sys.argv[1]}))' "$1" >"$work/body.jsonl"
+  BENCH_BODIES="$work/body.jsonl" wrk -t2 -c16 -d"${WRK_SECONDS}s" -s bench/wrk/post.lua "$url/graphql" |
+    sed -n 's/^RESULT .*requests_per_s=\([0-9.]*\).*/\1/p'
+  sleep 1
+}
 if [ "$WRK_SECONDS" -gt 0 ]; then
   # DynamoDB Local's JVM compiles its hot code in the first seconds under load: without a
   # warm-up, the first case measured is the slowest whatever it is.
-  python3 -c 'import json, sys; print(json.dumps({"query": sys.argv[1]}))' \
-    "{ comments(sku: \"$SKU\", first: 20) { $page } }" >"$work/body.jsonl"
-  BENCH_BODIES="$work/body.jsonl" wrk -t2 -c16 -d"${WRK_SECONDS}s" -s bench/wrk/post.lua "$url/graphql" >/dev/null
-  sleep 1 # the server's last log lines of the run, before the first case counts its own
+  pages_per_second "{ comments(sku: \"$SKU\", first: 20) { $page } }" >/dev/null
 fi
 printf 'case\tread units per page\tstore queries per page\titems per page\tRedis CPU us per page\tpages/s at 16 connections\n'
 for case in "${cases[@]}"; do
@@ -91,10 +96,7 @@ PY
   lines_after=$(wc -l <"$work/server.log")
   rate=-
   if [ "$WRK_SECONDS" -gt 0 ]; then
-    python3 -c 'import json, sys; print(json.dumps({"query": sys.argv[1]}))' "$query" >"$work/body.jsonl"
-    rate=$(BENCH_BODIES="$work/body.jsonl" wrk -t2 -c16 -d"${WRK_SECONDS}s" -s bench/wrk/post.lua "$url/graphql" |
-      sed -n 's/^RESULT .*requests_per_s=\([0-9.]*\).*/\1/p')
-    sleep 1 # as above: this run's log lines must not fall into the next case's
+    rate=$(pages_per_second "$query")
   fi
   sed -n "$((lines_before + 1)),${lines_after}p" "$work/server.log" | python3 -c '
 import json, sys

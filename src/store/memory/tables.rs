@@ -65,20 +65,7 @@ impl Tables {
     }
 
     pub(super) fn insert(&mut self, comment: Comment) {
-        if comment.helpful_count > 0 && !self.by_helpful.contains(&comment.sku) {
-            self.hold_by_helpful(&comment.sku);
-        }
-        let by_helpful = self.by_helpful.contains(&comment.sku);
-        for partition in Partition::all_of(&comment) {
-            if partition.by_helpful() && !by_helpful {
-                continue;
-            }
-            let position = partition.position_of(&comment);
-            self.partitions
-                .entry(partition)
-                .or_default()
-                .insert(position);
-        }
+        self.reposition(None, Some(&comment));
         self.comments.insert(comment.id, comment);
     }
 
@@ -86,20 +73,36 @@ impl Tables {
     /// partitions where its position changes: a vote moves it in the lists by helpful votes
     /// and nowhere else, an edit of its body nowhere. Returns the comment it replaced.
     pub(super) fn replace(&mut self, comment: Comment) -> Option<Comment> {
-        if !self.comments.contains_key(&comment.id) {
-            self.insert(comment);
-            return None;
+        let old = self.comments.remove(&comment.id);
+        self.reposition(old.as_ref(), Some(&comment));
+        self.comments.insert(comment.id, comment);
+        old
+    }
+
+    pub(super) fn remove(&mut self, id: CommentId) -> Option<Comment> {
+        let comment = self.comments.remove(&id)?;
+        self.reposition(Some(&comment), None);
+        Some(comment)
+    }
+
+    /// Moves a comment's positions from where `old` sits to where `new` sits, in the partitions
+    /// where the two differ only (no `old`: an insertion; no `new`: a removal). A partition
+    /// left empty is dropped; one by helpful votes is kept only once its product has had a
+    /// vote ([`Tables::held`]).
+    fn reposition(&mut self, old: Option<&Comment>, new: Option<&Comment>) {
+        if let Some(new) = new
+            && new.helpful_count > 0
+            && !self.by_helpful.contains(&new.sku)
+        {
+            self.hold_by_helpful(&new.sku);
         }
-        if comment.helpful_count > 0 && !self.by_helpful.contains(&comment.sku) {
-            self.hold_by_helpful(&comment.sku);
-        }
-        let old = self.comments.remove(&comment.id)?;
-        let placed = |c: &Comment| Partition::all_of(c).map(|p| (p.position_of(c), p));
-        let (before, after) = (placed(&old), placed(&comment));
-        for (position, partition) in &before {
-            if after.contains(&(*position, partition.clone())) {
-                continue;
-            }
+        let placed = |c: Option<&Comment>| -> Vec<(Position, Partition)> {
+            c.map_or_else(Vec::new, |c| {
+                Partition::all_of(c).map(|p| (p.position_of(c), p)).to_vec()
+            })
+        };
+        let (before, after) = (placed(old), placed(new));
+        for (position, partition) in before.iter().filter(|place| !after.contains(place)) {
             if let Some(set) = self.partitions.get_mut(partition) {
                 set.remove(position);
                 if set.is_empty() {
@@ -107,11 +110,9 @@ impl Tables {
                 }
             }
         }
-        let by_helpful = self.by_helpful.contains(&comment.sku);
-        for (position, partition) in after {
-            if (partition.by_helpful() && !by_helpful)
-                || before.contains(&(position, partition.clone()))
-            {
+        let held = new.is_some_and(|new| self.by_helpful.contains(&new.sku));
+        for (position, partition) in after.into_iter().filter(|place| !before.contains(place)) {
+            if partition.by_helpful() && !held {
                 continue;
             }
             self.partitions
@@ -119,22 +120,6 @@ impl Tables {
                 .or_default()
                 .insert(position);
         }
-        self.comments.insert(comment.id, comment);
-        Some(old)
-    }
-
-    pub(super) fn remove(&mut self, id: CommentId) -> Option<Comment> {
-        let comment = self.comments.remove(&id)?;
-        for partition in Partition::all_of(&comment) {
-            let position = partition.position_of(&comment);
-            if let Some(set) = self.partitions.get_mut(&partition) {
-                set.remove(&position);
-                if set.is_empty() {
-                    self.partitions.remove(&partition);
-                }
-            }
-        }
-        Some(comment)
     }
 }
 
