@@ -108,6 +108,7 @@ fn plan(order: Order, start: Option<SortKey>, skip: u64) -> PagePlan {
         start: start.map(Position::flat),
         stop: None,
         skip,
+        skip_through_index: false,
         take: PAGE,
         keep_last: None,
     }

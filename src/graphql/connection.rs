@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use async_graphql::{Context, ID, InputType, Object};
+use async_graphql::{Context, ID, Object};
 
 use super::ApiState;
 use super::error::ApiError;
@@ -16,10 +16,10 @@ use super::global_id::GlobalId;
 use super::pages::{PageCursors, PageNumbering};
 use super::pricing::ConnectionShape;
 use super::types::{Comment, CommentEdge, PageInfo};
-use crate::domain::{self, PageLayout, Position, RatingSet, Sku};
+use crate::domain::{self, Position, RatingSet, Sku};
 use crate::pagination::{
     self, ANCHOR_ONLY, ConnectionArgs, ConnectionRequest, CursorScope, DEFAULT_AROUND,
-    IndexSelection, Page, PagePlan, PageTarget, PagerLinks, PagingSettings, Prefetched, Want,
+    IndexSelection, Page, PagePlan, PageTarget, PagerLinks, Prefetched, Want,
 };
 
 /// The connection arguments shared by both `comments` fields.
@@ -103,7 +103,7 @@ pub(super) async fn resolve_connection(
         }
     };
     let look = ctx.look_ahead();
-    let index = selected_index_parts(&look, scope.order, page_size, settings);
+    let index = selected_index_parts(&look);
     let request = ConnectionRequest {
         scope,
         target,
@@ -171,16 +171,10 @@ fn selected_page_parts(look: &async_graphql::Lookahead<'_>) -> Want {
 }
 
 /// The parts of the connection the selection reads from the index.
-fn selected_index_parts(
-    look: &async_graphql::Lookahead<'_>,
-    order: domain::CommentOrder,
-    page_size: u64,
-    settings: &PagingSettings,
-) -> IndexSelection {
+fn selected_index_parts(look: &async_graphql::Lookahead<'_>) -> IndexSelection {
     IndexSelection {
         total_count: look.field("totalCount").exists(),
         positions: look.field("pageCursors").exists() || look.field("startOffset").exists(),
-        pager: selected_pager_layout(look, order, page_size, settings),
     }
 }
 
@@ -199,37 +193,6 @@ fn record_cost(meta: Option<&super::RequestMeta>, sku: &Sku, page: &Page) {
         index_calls = page.stats.index_calls,
         "page served"
     );
-}
-
-/// The layout of the first `pageCursors` in the selection, with its arguments' defaults, if
-/// one is selected and its arguments are valid (if not, its resolver says why).
-fn selected_pager_layout(
-    look: &async_graphql::Lookahead<'_>,
-    order: domain::CommentOrder,
-    page_size: u64,
-    settings: &PagingSettings,
-) -> Option<PageLayout> {
-    let field = look
-        .field("pageCursors")
-        .selection_fields()
-        .into_iter()
-        .next()?;
-    let arguments = field.arguments().ok()?;
-    let argument = |name: &str| {
-        arguments
-            .iter()
-            .find(|(n, _)| n.as_str() == name)
-            .map(|(_, v)| v.clone())
-    };
-    let size = <Option<i32> as InputType>::parse(argument("size")).ok()?;
-    let around = <Option<i32> as InputType>::parse(argument("around"))
-        .ok()?
-        .unwrap_or(DEFAULT_AROUND);
-    let numbering = <Option<PageNumbering> as InputType>::parse(argument("numbering"))
-        .ok()?
-        .unwrap_or_default();
-    let numbering = numbering.in_order(order);
-    pagination::pager_layout(size, around, numbering, page_size, settings).ok()
 }
 
 /// A page of a product's comments, in the connection's order (`orderBy`).
@@ -349,7 +312,7 @@ impl CommentConnection {
             state.engine.settings(),
         )
         .map_err(fail)?;
-        let positions = match self.prefetched.as_ref().and_then(|p| p.for_pager(layout)) {
+        let positions = match self.prefetched.as_ref().and_then(|p| p.anchored()) {
             Some(positions) => positions.clone()?,
             None => {
                 if let Some(meta) = meta {
@@ -357,12 +320,12 @@ impl CommentConnection {
                 }
                 state
                     .engine
-                    .positions(&self.scope, self.anchor, layout)
+                    .positions(&self.scope, self.anchor, ANCHOR_ONLY)
                     .await
                     .map_err(fail)?
             }
         };
-        let links = PagerLinks::new(layout, &positions).map_err(fail)?;
+        let links = PagerLinks::new(layout, &positions);
         Ok(Some(PageCursors::sealed(links, &state.codec, &self.scope)))
     }
 
@@ -376,7 +339,7 @@ impl CommentConnection {
         };
         let state = state(ctx)?;
         let meta = super::meta(ctx);
-        let positions = match self.prefetched.as_ref().and_then(|p| p.for_start_offset()) {
+        let positions = match self.prefetched.as_ref().and_then(|p| p.anchored()) {
             Some(positions) => positions.clone()?,
             None => {
                 if let Some(meta) = meta {

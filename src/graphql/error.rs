@@ -112,7 +112,9 @@ impl ApiError {
                 | PaginationError::ContainingEmptyPage => ErrorCode::BadUserInput,
                 PaginationError::NotInConnection(_) => ErrorCode::NotFound,
                 PaginationError::PageSizeExceeded { .. } => ErrorCode::PageSizeExceeded,
-                PaginationError::BadCursor { .. } => ErrorCode::BadCursor,
+                PaginationError::BadCursor { .. } | PaginationError::PageCursorMisplaced { .. } => {
+                    ErrorCode::BadCursor
+                }
                 PaginationError::Store(e) => store_code(e),
                 PaginationError::Index(e) => index_code(e),
             },

@@ -2,8 +2,9 @@
 //! `pageCursors` and `containing:`. Which pages a pager links, and where they start, is the
 //! engine's (`pagination::PagerLinks`); this module only names them for clients.
 //!
-//! A page's `cursor` is sealed like every edge cursor of the connection, so a client that
-//! follows it gets the same cursors, and the same cache entries, as one that walks there.
+//! A page's `cursor` is sealed like every cursor of the connection, but names the page's start
+//! (its offset from the numbering's end), not a comment: a pager costs no index work per link,
+//! and following a link reads its page like `offset:` does.
 
 use async_graphql::{Enum, SimpleObject};
 
@@ -57,10 +58,14 @@ impl PageNumbering {
 pub struct PageCursor {
     /// The page number, from 1.
     pub page: i32,
-    /// Where this page starts: the exclusive bound for `first: size, after: cursor`
-    /// (FROM_START) or `last: size, before: cursor` (FROM_END); null for page 1, which starts
-    /// at its end of the list (`first: size` or `last: size` alone). A cursor of this
-    /// connection, valid for the same product, rating filter and order.
+    /// Where this page starts, for `first: size, after: cursor` (FROM_START) or `last: size,
+    /// before: cursor` (FROM_END); null for page 1, which starts at its end of the list
+    /// (`first: size` or `last: size` alone). A cursor of this connection (same product, rating
+    /// filter and order) that names the page's offset, not a comment: following it serves the
+    /// page at `offset` as the list is then, as `offset:` does (through the page index, so
+    /// `INDEX_UNAVAILABLE` while it is down). To continue exactly where a page ended, use its
+    /// `pageInfo.endCursor`. It starts a page only: as the other bound, or under the other
+    /// numbering, it is refused with `BAD_CURSOR`.
     pub cursor: Option<String>,
     /// The page's offset for `first: size, offset:` (FROM_START) or `last: size, offset:`
     /// (FROM_END): `(page - 1) * size`.
@@ -88,12 +93,13 @@ pub struct PageCursors {
 }
 
 impl PageCursors {
-    /// The pager `links` describes, its bounds sealed as cursors of `scope`.
+    /// The pager `links` describes, its pages' starts sealed as cursors of `scope`.
     pub fn sealed(links: PagerLinks, codec: &CursorCodec, scope: &CursorScope) -> Self {
         let int = |n: u64| i32::try_from(n).unwrap_or(i32::MAX);
+        let numbering = links.numbering;
         let cursor = |link: PageLink| PageCursor {
             page: int(link.page),
-            cursor: link.bound.map(|bound| codec.seal(scope, &bound)),
+            cursor: (link.offset > 0).then(|| codec.seal_offset(scope, numbering, link.offset)),
             offset: int(link.offset),
             is_current: link.is_current,
         };

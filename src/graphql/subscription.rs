@@ -144,8 +144,13 @@ impl SubscriptionRoot {
                 state
                     .codec
                     .open(&scope, &cursor)
-                    .map(|at| at.key)
-                    .map_err(|_| {
+                    .ok()
+                    .and_then(|at| match at {
+                        crate::pagination::CursorAt::Position(at) => Some(at.key),
+                        // A numbered page's cursor names no comment to resume after.
+                        crate::pagination::CursorAt::Offset { .. } => None,
+                    })
+                    .ok_or_else(|| {
                         fail(
                             crate::pagination::PaginationError::BadCursor { argument: "after" }
                                 .into(),

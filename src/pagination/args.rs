@@ -1,7 +1,7 @@
 //! The argument rules of a connection (DESIGN §5), turned into a direction-free [`PagePlan`].
 
 use super::PaginationError;
-use super::cursor::{CursorCodec, CursorScope};
+use super::cursor::{CursorAt, CursorCodec, CursorScope};
 use crate::domain::{Order, Position};
 
 /// Limits that apply to every connection.
@@ -52,8 +52,12 @@ pub struct PagePlan {
     pub start: Option<Position>,
     /// The window ends strictly before this position.
     pub stop: Option<Position>,
-    /// Items to skip at the start of the window (`offset`).
+    /// Items to skip at the start of the window (`offset`, plus a page cursor's offset).
     pub skip: u64,
+    /// The skip comes (in part) from a page cursor: it is skipped through the index whatever
+    /// its size, like a deep `offset`, since a cursor's offset is hidden from the pricing that
+    /// charges offsets read from the store.
+    pub skip_through_index: bool,
     /// Items to take after skipping.
     pub take: usize,
     /// `first` and `last` together: of the `take` items, keep only the last this many.
@@ -110,24 +114,54 @@ impl PagePlan {
         };
         let after = open("after", &args.after)?;
         let before = open("before", &args.before)?;
+        let backward = first.is_none() && last.is_some();
+        let order = if backward {
+            scope.order.forward().reverse()
+        } else {
+            scope.order.forward()
+        };
+        let ((start_arg, start), (stop_arg, stop)) = if backward {
+            (("before", before), ("after", after))
+        } else {
+            (("after", after), ("before", before))
+        };
+        // A page cursor starts a page read from the end its pager counts from; it bounds
+        // nothing else.
+        let (start, cursor_skip) = match start {
+            None => (None, None),
+            Some(CursorAt::Position(at)) => (Some(at), None),
+            Some(CursorAt::Offset { numbering, offset }) if numbering.order() == order => {
+                (None, Some(offset))
+            }
+            Some(CursorAt::Offset { .. }) => {
+                return Err(PaginationError::PageCursorMisplaced {
+                    argument: start_arg,
+                });
+            }
+        };
+        let stop = match stop {
+            None => None,
+            Some(CursorAt::Position(at)) => Some(at),
+            Some(CursorAt::Offset { .. }) => {
+                return Err(PaginationError::PageCursorMisplaced { argument: stop_arg });
+            }
+        };
+        let plan = Self {
+            order,
+            forward: scope.order.forward(),
+            start,
+            stop,
+            skip: skip.saturating_add(cursor_skip.unwrap_or(0)),
+            skip_through_index: cursor_skip.is_some_and(|s| s > 0),
+            take: 0,
+            keep_last: None,
+        };
         Ok(match (first, last) {
-            (None, Some(last)) => Self {
-                order: scope.order.forward().reverse(),
-                forward: scope.order.forward(),
-                start: before,
-                stop: after,
-                skip,
-                take: last,
-                keep_last: None,
-            },
+            (None, Some(last)) => Self { take: last, ..plan },
             (first, keep_last) => Self {
-                order: scope.order.forward(),
-                forward: scope.order.forward(),
-                start: after,
-                stop: before,
-                skip,
                 take: first.unwrap_or(settings.default_page_size),
                 keep_last,
+                ..plan
             },
         })
     }

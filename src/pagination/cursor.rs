@@ -14,6 +14,11 @@
 //!   always yields the same string; `endCursor` equals the last edge's cursor and caches can
 //!   compare cursors. What that reveals, equality of two cursors, is what clients already see.
 //! * **Rotatable**: the first key seals; every configured key is tried when opening.
+//!
+//! A numbered page's cursor (`pageCursors`) holds no comment but the page's start: its offset
+//! counted from one end of the list ([`CursorAt::Offset`]: the end as one byte, the offset as
+//! eight, big-endian), 35 characters. Its plaintext's length (9 bytes, against 24 to 28 for a
+//! position) tells the two kinds apart once the tag has been checked.
 
 use aes_gcm_siv::aead::{Aead, Payload};
 use aes_gcm_siv::{Aes256GcmSiv, Key, KeyInit, Nonce};
@@ -21,13 +26,15 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest, Sha256};
 
-use crate::domain::{CommentOrder, Grouping, Listing, Position, RatingSet, Sku, SortKey};
+use crate::domain::{
+    CommentOrder, Grouping, Listing, Numbering, Position, RatingSet, Sku, SortKey,
+};
 
 const VERSION: u8 = 1;
-/// A sealed cursor's bytes: the version, the sort key, the group in a grouped list, the tag.
-fn sealed_len(grouping: Grouping) -> usize {
-    1 + plain_len(grouping) + 16
-}
+/// A page cursor's plaintext: which end the offset counts from, and the offset.
+const PAGE_PLAIN_LEN: usize = 9;
+/// What the version byte and the tag add to a plaintext.
+const SEALING_LEN: usize = 1 + 16;
 
 /// A position's bytes: its sort key's 24, and its group's: one in a list by rating, four
 /// (big-endian) in the list by helpful votes.
@@ -76,6 +83,16 @@ impl CursorScope {
         aad.extend_from_slice(self.sku.as_str().as_bytes());
         aad
     }
+}
+
+/// Where a cursor says a page starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CursorAt {
+    /// At a comment's position: an edge's cursor (`pageInfo`'s, `edges { cursor }`), exclusive.
+    Position(Position),
+    /// After the first `offset` comments counted from `numbering`'s end of the list: where a
+    /// numbered page starts (`pageCursors`). Followed like `offset:`, through the index.
+    Offset { numbering: Numbering, offset: u64 },
 }
 
 /// The cursor could not be opened; deliberately without detail, so probing learns nothing.
@@ -135,36 +152,54 @@ impl CursorCodec {
 
     /// The cursor for `position` within `scope`.
     pub fn seal(&self, scope: &CursorScope, position: &Position) -> String {
-        let aad = scope.associated_data();
         let grouping = scope.order.grouping();
         let mut plain = position.key.to_bytes().to_vec();
         let group = position.group.to_be_bytes();
         plain.extend_from_slice(&group[4 - group_len(grouping)..]);
+        self.seal_plain(scope, &plain)
+    }
+
+    /// The cursor of the numbered page that starts after the first `offset` comments counted
+    /// from `numbering`'s end, within `scope`.
+    pub fn seal_offset(&self, scope: &CursorScope, numbering: Numbering, offset: u64) -> String {
+        let mut plain = Vec::with_capacity(PAGE_PLAIN_LEN);
+        plain.push(match numbering {
+            Numbering::FromNewest => b'n',
+            Numbering::FromOldest => b'o',
+        });
+        plain.extend_from_slice(&offset.to_be_bytes());
+        self.seal_plain(scope, &plain)
+    }
+
+    fn seal_plain(&self, scope: &CursorScope, plain: &[u8]) -> String {
         let sealed = self.ciphers[0]
             .encrypt(
                 &Nonce::default(),
                 Payload {
-                    msg: &plain,
-                    aad: &aad,
+                    msg: plain,
+                    aad: &scope.associated_data(),
                 },
             )
             .unwrap_or_else(|_| {
                 unreachable!("28-byte messages are far below AES-GCM-SIV's limits")
             });
-        let mut bytes = Vec::with_capacity(sealed_len(grouping));
+        let mut bytes = Vec::with_capacity(SEALING_LEN + plain.len());
         bytes.push(VERSION);
         bytes.extend_from_slice(&sealed);
         URL_SAFE_NO_PAD.encode(bytes)
     }
 
-    /// The position a cursor holds, if it was sealed by one of our keys for this `scope`.
-    pub fn open(&self, scope: &CursorScope, cursor: &str) -> Result<Position, BadCursor> {
+    /// Where a cursor says its page starts, if it was sealed by one of our keys for this
+    /// `scope`.
+    pub fn open(&self, scope: &CursorScope, cursor: &str) -> Result<CursorAt, BadCursor> {
         if cursor.len() > MAX_CURSOR_CHARS {
             return Err(BadCursor);
         }
         let grouping = scope.order.grouping();
+        let position_len = plain_len(grouping);
         let bytes = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| BadCursor)?;
-        if bytes.len() != sealed_len(grouping) || bytes[0] != VERSION {
+        let plain_len = bytes.len().checked_sub(SEALING_LEN).ok_or(BadCursor)?;
+        if ![position_len, PAGE_PLAIN_LEN].contains(&plain_len) || bytes[0] != VERSION {
             return Err(BadCursor);
         }
         let aad = scope.associated_data();
@@ -183,7 +218,16 @@ impl CursorCodec {
                     .ok()
             })
             .ok_or(BadCursor)?;
-        if plain.len() != plain_len(grouping) {
+        if plain.len() == PAGE_PLAIN_LEN {
+            let numbering = match plain[0] {
+                b'n' => Numbering::FromNewest,
+                b'o' => Numbering::FromOldest,
+                _ => return Err(BadCursor),
+            };
+            let offset = u64::from_be_bytes(plain[1..].try_into().map_err(|_| BadCursor)?);
+            return Ok(CursorAt::Offset { numbering, offset });
+        }
+        if plain.len() != position_len {
             return Err(BadCursor);
         }
         let key: [u8; 24] = plain[..24].try_into().map_err(|_| BadCursor)?;
@@ -196,7 +240,7 @@ impl CursorCodec {
         if !grouping.admits(group) {
             return Err(BadCursor);
         }
-        Ok(Position { group, key })
+        Ok(CursorAt::Position(Position { group, key }))
     }
 }
 
@@ -230,7 +274,46 @@ mod tests {
         let cursor = codec.seal(&s, &position());
         assert_eq!(cursor, codec.seal(&s, &position()));
         assert!(cursor.len() <= MAX_CURSOR_CHARS, "{} chars", cursor.len());
-        assert_eq!(codec.open(&s, &cursor), Ok(position()));
+        assert_eq!(codec.open(&s, &cursor), Ok(CursorAt::Position(position())));
+    }
+
+    #[test]
+    fn page_cursors_round_trip_in_their_own_scope_only_and_are_shorter() {
+        let codec = CursorCodec::development();
+        let s = scope("SKU-1", &[3, 5]);
+        for (numbering, offset) in [
+            (Numbering::FromNewest, 20),
+            (Numbering::FromOldest, 20),
+            (Numbering::FromNewest, u64::MAX),
+        ] {
+            let cursor = codec.seal_offset(&s, numbering, offset);
+            assert_eq!(cursor.len(), 35, "{cursor}");
+            assert_eq!(cursor, codec.seal_offset(&s, numbering, offset));
+            assert_eq!(
+                codec.open(&s, &cursor),
+                Ok(CursorAt::Offset { numbering, offset })
+            );
+            assert_eq!(codec.open(&scope("SKU-1", &[3]), &cursor), Err(BadCursor));
+            assert_eq!(
+                codec.open(&scope("SKU-2", &[3, 5]), &cursor),
+                Err(BadCursor)
+            );
+        }
+        assert_ne!(
+            codec.seal_offset(&s, Numbering::FromNewest, 20),
+            codec.seal_offset(&s, Numbering::FromOldest, 20)
+        );
+        // A page cursor of a grouped order opens in that order only.
+        let highest = CursorScope {
+            order: CommentOrder::HighestRated,
+            ..s.clone()
+        };
+        let cursor = codec.seal_offset(&highest, Numbering::FromNewest, 40);
+        assert_eq!(codec.open(&s, &cursor), Err(BadCursor));
+        assert!(matches!(
+            codec.open(&highest, &cursor),
+            Ok(CursorAt::Offset { offset: 40, .. })
+        ));
     }
 
     #[test]
@@ -242,7 +325,10 @@ mod tests {
             ..newest.clone()
         };
         let cursor = codec.seal(&oldest, &position());
-        assert_eq!(codec.open(&oldest, &cursor), Ok(position()));
+        assert_eq!(
+            codec.open(&oldest, &cursor),
+            Ok(CursorAt::Position(position()))
+        );
         assert_eq!(codec.open(&newest, &cursor), Err(BadCursor));
         assert_eq!(
             codec.open(&oldest, &codec.seal(&newest, &position())),
@@ -271,7 +357,7 @@ mod tests {
         };
         let cursor = codec.seal(&highest, &at);
         assert_eq!(cursor.len(), 56);
-        assert_eq!(codec.open(&highest, &cursor), Ok(at));
+        assert_eq!(codec.open(&highest, &cursor), Ok(CursorAt::Position(at)));
         assert_eq!(codec.open(&lowest, &cursor), Err(BadCursor));
         assert_eq!(
             codec.open(&scope("SKU-1", &[1, 2, 3, 4, 5]), &cursor),
@@ -297,7 +383,7 @@ mod tests {
             let cursor = codec.seal(&helpful, &at);
             assert_eq!(cursor.len(), 60);
             assert!(cursor.len() <= MAX_CURSOR_CHARS);
-            assert_eq!(codec.open(&helpful, &cursor), Ok(at));
+            assert_eq!(codec.open(&helpful, &cursor), Ok(CursorAt::Position(at)));
             let highest = CursorScope {
                 order: CommentOrder::HighestRated,
                 ..helpful.clone()
@@ -321,7 +407,7 @@ mod tests {
         assert_eq!(codec.open(&scope("SKU-1", &[3]), &cursor), Err(BadCursor));
         assert_eq!(
             codec.open(&scope("SKU-1", &[5, 3]), &cursor),
-            Ok(position())
+            Ok(CursorAt::Position(position()))
         );
     }
 
@@ -395,7 +481,7 @@ mod tests {
                 bytes.extend_from_slice(&extra);
                 let mutated = URL_SAFE_NO_PAD.encode(&bytes);
                 if mutated == cursor {
-                    prop_assert_eq!(codec.open(&own, &mutated), Ok(position));
+                    prop_assert_eq!(codec.open(&own, &mutated), Ok(CursorAt::Position(position)));
                     prop_assert_eq!(codec.open(&scope(&other_sku, &[3, 5]), &mutated), Err(BadCursor));
                     prop_assert_eq!(codec.open(&scope("SKU-1", &[3]), &mutated), Err(BadCursor));
                 } else {
@@ -412,7 +498,10 @@ mod tests {
             CursorCodec::new(&["the-new-secret-0000", "the-old-secret-0000"]).expect("codec");
         let s = scope("SKU-1", &[2]);
         let cursor = old.seal(&s, &position());
-        assert_eq!(rotated.open(&s, &cursor), Ok(position()));
+        assert_eq!(
+            rotated.open(&s, &cursor),
+            Ok(CursorAt::Position(position()))
+        );
         assert_ne!(rotated.seal(&s, &position()), cursor);
         assert_eq!(CursorCodec::new(&["short"]).err(), Some(WeakSecret));
         assert_eq!(CursorCodec::new::<&str>(&[]).err(), Some(WeakSecret));

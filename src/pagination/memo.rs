@@ -1,6 +1,6 @@
 //! The per-request memo of a connection's index answers: everything the connection derives from
-//! the index (a deep offset's bound, `totalCount`, `startOffset`, every `pageCursors` link) is
-//! asked in one [`PageIndex::view`] call, and the answer is kept with the page
+//! the index (a deep offset's bound, `totalCount`, and the anchor's rank that `startOffset` and
+//! every `pageCursors` read) is asked in one [`PageIndex::view`] call, and the answer is kept with the page
 //! ([`Prefetched`]) for each field that reads it, however many of them (aliases included) the
 //! client selected.
 //!
@@ -15,21 +15,12 @@
 //! their first edge: one call too, after the page. This module knows nothing of GraphQL.
 
 use super::engine::{Page, Want};
+use super::pager::ANCHOR_ONLY;
 use super::pages::{Connection, IndexSelection, Prefetched};
 use super::{CursorScope, Engine, PagePlan, PaginationError};
-use crate::domain::{Numbering, Order, PageLayout, PageLinks, Position};
+use crate::domain::{Order, Position};
 use crate::index::{PageIndex, Start, View, ViewAnchor, ViewRequest};
 use crate::store::CommentStore;
-
-/// The layout a view is asked under: the first `pageCursors`' layout, or, for `startOffset` or
-/// `totalCount` alone, one of the page's size that links nothing.
-fn view_layout(selection: &IndexSelection, page_size: u64) -> PageLayout {
-    selection.pager.unwrap_or(PageLayout {
-        size: page_size.max(1),
-        numbering: Numbering::FromNewest,
-        links: PageLinks::None,
-    })
-}
 
 /// Whether the page's first edge is the item at rank `skip` from its start: a page read in its
 /// list's own order (a `first` page), with nothing cut at its far end, that has room for an
@@ -49,7 +40,7 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
         want: Want,
         selection: &IndexSelection,
     ) -> Result<Connection, PaginationError> {
-        let layout = view_layout(selection, plan.page_size());
+        let layout = ANCHOR_ONLY;
         let anchored = selection.positions;
         let request = |bound: Option<u64>, anchor: ViewAnchor| ViewRequest {
             start: Start {
@@ -96,7 +87,7 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
             }
             view => view,
         };
-        Ok(memoized(page, anchor, anchored.then_some(layout), view))
+        Ok(memoized(page, anchor, anchored, view))
     }
 
     /// Views `scope` from `anchor` after its page was read (`containing`): one more call.
@@ -105,9 +96,7 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
         scope: &CursorScope,
         anchor: Option<Position>,
         selection: &IndexSelection,
-        page_size: u64,
     ) -> Prefetched<PaginationError> {
-        let layout = view_layout(selection, page_size);
         let anchored = selection.positions;
         let anchor = anchor.filter(|_| anchored);
         let request = ViewRequest {
@@ -117,10 +106,10 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
             },
             bound: None,
             anchor: anchor.map_or(ViewAnchor::None, ViewAnchor::Key),
-            layout,
+            layout: ANCHOR_ONLY,
         };
         Prefetched {
-            layout: anchored.then_some(layout),
+            anchored,
             positions: self.view(scope, request).await.map(|v| v.positions),
         }
     }
@@ -141,14 +130,14 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
 fn memoized(
     page: Page,
     anchor: Option<Position>,
-    layout: Option<PageLayout>,
+    anchored: bool,
     view: Result<View, PaginationError>,
 ) -> Connection {
     Connection {
         page,
         anchor,
         prefetched: Some(Prefetched {
-            layout,
+            anchored,
             positions: view.map(|v| v.positions),
         }),
     }
@@ -156,33 +145,25 @@ fn memoized(
 
 #[cfg(test)]
 mod tests {
-    use super::super::pager::ANCHOR_ONLY;
     use super::*;
     use crate::index::Positions;
 
     #[test]
-    fn prefetched_positions_serve_a_pager_of_their_own_layout_and_any_start_offset() {
+    fn prefetched_positions_serve_every_pager_and_start_offset_when_anchored() {
         let prefetched: Prefetched<()> = Prefetched {
-            layout: Some(ANCHOR_ONLY),
+            anchored: true,
             positions: Ok(Positions {
                 total: 7,
                 ..Positions::default()
             }),
         };
-        let pager = PageLayout {
-            links: PageLinks::Pager { around: 5 },
-            ..ANCHOR_ONLY
-        };
-        assert!(prefetched.for_pager(ANCHOR_ONLY).is_some());
-        assert!(prefetched.for_pager(pager).is_none());
-        assert!(prefetched.for_start_offset().is_some());
+        assert!(prefetched.anchored().is_some());
         assert_eq!(prefetched.total(), Ok(7));
         let total_only: Prefetched<()> = Prefetched {
-            layout: None,
+            anchored: false,
             ..prefetched
         };
-        assert!(total_only.for_start_offset().is_none());
-        assert!(total_only.for_pager(ANCHOR_ONLY).is_none());
+        assert!(total_only.anchored().is_none());
         assert_eq!(total_only.total(), Ok(7));
     }
 }

@@ -15,7 +15,7 @@ mod pager;
 mod pages;
 
 pub use args::{ConnectionArgs, PagePlan, PagingSettings};
-pub use cursor::{BadCursor, CursorCodec, CursorScope};
+pub use cursor::{BadCursor, CursorAt, CursorCodec, CursorScope};
 pub use engine::{Engine, Page, PageStats, Want};
 pub use pager::{
     ANCHOR_ONLY, DEFAULT_AROUND, MAX_AROUND, PageLink, PagerLinks, pager_layout, start_offset,
@@ -38,6 +38,14 @@ pub enum PaginationError {
     OffsetNeedsOneDirection,
     #[error("`{argument}` is not a valid cursor for this connection")]
     BadCursor { argument: &'static str },
+    /// A numbered page's cursor names where a page starts, counted from one end: it starts a
+    /// page read from that end and bounds nothing else.
+    #[error(
+        "`{argument}` holds a page cursor (`pageCursors`), which starts a page: pass it as \
+         `after` with `first` when its pager numbers FROM_START, as `before` with `last` when \
+         FROM_END"
+    )]
+    PageCursorMisplaced { argument: &'static str },
     #[error("`{argument}` must be at least 1")]
     BelowOne { argument: &'static str },
     #[error("`around` must be between 0 and {max}")]

@@ -1,11 +1,15 @@
 //! A numbered pager over a connection (`pageCursors`, `startOffset`): the layout its arguments
-//! ask for, and the links the index's positions give. The arithmetic is `domain::pages`; the
-//! positions come from one index call
-//! ([`PageIndex::positions`](crate::index::PageIndex::positions)).
+//! ask for, and its links. The arithmetic is `domain::pages`; the list's total and the anchor's
+//! rank come from one index call
+//! ([`PageIndex::positions`](crate::index::PageIndex::positions)), and nothing else does: a
+//! link is its page's offset, sealed as a page cursor
+//! ([`CursorAt::Offset`](super::CursorAt::Offset)) that is followed like `offset:`. So a pager
+//! costs its page no index work beyond the counts, however many pages it links, and the one
+//! link a reader follows pays for its own bound.
 
 use super::{PaginationError, PagingSettings};
-use crate::domain::{CommentOrder, Numbering, Order, PageLayout, PageLinks, Position};
-use crate::index::{IndexError, Positions};
+use crate::domain::{CommentOrder, Numbering, Order, PageLayout, PageLinks};
+use crate::index::Positions;
 
 /// The most pages a pager's `around` may ask for.
 pub const MAX_AROUND: i32 = 25;
@@ -24,9 +28,7 @@ pub const ANCHOR_ONLY: PageLayout = PageLayout {
 pub struct PageLink {
     /// The page number, from 1.
     pub page: u64,
-    /// The exclusive bound the page starts after; `None` for page 1.
-    pub bound: Option<Position>,
-    /// The page's offset: `(page - 1) * size`.
+    /// The page's offset: `(page - 1) * size`, counted from the numbering's end.
     pub offset: u64,
     /// Whether this page holds the connection's first edge.
     pub is_current: bool,
@@ -36,6 +38,8 @@ pub struct PageLink {
 /// the current one.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PagerLinks {
+    /// Which end the pages (and their offsets) count from.
+    pub numbering: Numbering,
     pub first: PageLink,
     pub last: PageLink,
     pub around: Vec<PageLink>,
@@ -45,33 +49,24 @@ pub struct PagerLinks {
 }
 
 impl PagerLinks {
-    /// The pager `positions` (fetched for `layout`) describes.
-    pub fn new(layout: PageLayout, positions: &Positions) -> Result<Self, PaginationError> {
+    /// The pager of `layout` over the list `positions` counts (its total and the anchor's
+    /// rank).
+    pub fn new(layout: PageLayout, positions: &Positions) -> Self {
         let pager = layout.pager(positions.total, positions.anchor);
-        let link = |page: u64| -> Result<PageLink, PaginationError> {
-            let bound = match layout.bound_rank(page) {
-                None => None,
-                Some(_) => Some(*positions.bounds.get(&page).ok_or_else(|| {
-                    IndexError::Internal(
-                        format!("the index answered no bound for page {page}").into(),
-                    )
-                })?),
-            };
-            Ok(PageLink {
-                page,
-                bound,
-                offset: layout.offset(page),
-                is_current: pager.current == Some(page),
-            })
+        let link = |page: u64| PageLink {
+            page,
+            offset: layout.offset(page),
+            is_current: pager.current == Some(page),
         };
-        Ok(Self {
-            first: link(1)?,
-            last: link(pager.count)?,
-            around: pager.around.clone().map(link).collect::<Result<_, _>>()?,
-            previous: pager.previous().map(link).transpose()?,
-            next: pager.next().map(link).transpose()?,
+        Self {
+            numbering: layout.numbering,
+            first: link(1),
+            last: link(pager.count),
+            around: pager.around.clone().map(link).collect(),
+            previous: pager.previous().map(link),
+            next: pager.next().map(link),
             page_count: pager.count,
-        })
+        }
     }
 }
 
@@ -118,13 +113,7 @@ pub fn pager_layout(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{AnchorRank, CommentId, SortKey};
-
-    fn key(millis: u64) -> Position {
-        Position::flat(
-            SortKey::new(millis, CommentId::from_parts(millis, 0)).expect("a valid sort key"),
-        )
-    }
+    use crate::domain::AnchorRank;
 
     #[test]
     fn pager_layouts_default_to_the_page_size_and_are_limited_like_first() {
@@ -159,7 +148,7 @@ mod tests {
     }
 
     #[test]
-    fn pager_links_name_each_page_s_bound_offset_and_whether_it_is_current() {
+    fn pager_links_name_each_page_s_offset_and_whether_it_is_current() {
         // 95 items in pages of 10 from the newest; the anchor has 37 newer items: page 4.
         let layout = PageLayout {
             size: 10,
@@ -170,23 +159,18 @@ mod tests {
             newer: 37,
             older: 57,
         });
-        let bounds = layout
-            .pages_to_bound(95, anchor)
-            .into_iter()
-            .map(|page| (page, key(page)))
-            .collect();
         let positions = Positions {
             total: 95,
             anchor,
-            bounds,
+            bounds: Default::default(),
         };
-        let links = PagerLinks::new(layout, &positions).expect("every bound answered");
+        let links = PagerLinks::new(layout, &positions);
         assert_eq!(links.page_count, 10);
+        assert_eq!(links.numbering, Numbering::FromNewest);
         assert_eq!(
             links.first,
             PageLink {
                 page: 1,
-                bound: None,
                 offset: 0,
                 is_current: false
             }
@@ -197,26 +181,21 @@ mod tests {
         );
         assert!(links.around[1].is_current);
         let previous = links.previous.expect("page 3");
-        assert_eq!(
-            (previous.page, previous.bound, previous.offset),
-            (3, Some(key(3)), 20)
-        );
+        assert_eq!((previous.page, previous.offset), (3, 20));
         assert_eq!(links.next.map(|l| l.page), Some(5));
-        assert_eq!(links.last.bound, Some(key(10)));
+        assert_eq!((links.last.page, links.last.offset), (10, 90));
         assert_eq!(start_offset(&positions, CommentOrder::Newest), Some(37));
-        let anchor = positions.anchor.expect("an anchor");
-        assert_eq!(
-            start_offset(&positions, CommentOrder::Oldest),
-            Some(anchor.older)
-        );
+        assert_eq!(start_offset(&positions, CommentOrder::Oldest), Some(57));
 
-        let missing = Positions {
-            bounds: Default::default(),
-            ..positions
-        };
-        assert!(matches!(
-            PagerLinks::new(layout, &missing),
-            Err(PaginationError::Index(IndexError::Internal(_)))
-        ));
+        // An empty page past the end of a list that has items: no page is current.
+        let past = PagerLinks::new(
+            layout,
+            &Positions {
+                anchor: None,
+                ..positions
+            },
+        );
+        assert_eq!((past.previous, past.next), (None, None));
+        assert!(past.around.iter().all(|l| !l.is_current));
     }
 }

@@ -47,10 +47,9 @@ impl PageTarget {
 pub struct IndexSelection {
     /// `totalCount` (answered by the view made for the page, however many are selected).
     pub total_count: bool,
-    /// `startOffset`, or a `pageCursors` (whatever its arguments).
+    /// `startOffset`, or a `pageCursors` (whatever its arguments: a pager needs the anchor's
+    /// rank and the total, nothing more).
     pub positions: bool,
-    /// The layout of the first `pageCursors` selected, when its arguments are valid.
-    pub pager: Option<PageLayout>,
 }
 
 /// One connection request: whose comments, which page, and what of it the client selected.
@@ -78,7 +77,6 @@ impl ConnectionRequest {
             && !(edges || has_next_page || has_previous_page)
             && self.index.total_count
             && !self.index.positions
-            && self.index.pager.is_none()
     }
 }
 
@@ -153,7 +151,7 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
                 let anchor = page.items.first().map(|c| scope.listing().position_of(c));
                 let prefetched = if wants_view {
                     page.stats.index_calls += 1;
-                    Some(self.view_from(scope, anchor, index, layout.size).await)
+                    Some(self.view_from(scope, anchor, index).await)
                 } else {
                     None
                 };
@@ -209,6 +207,7 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
             start: positions.bounds.get(&current).copied(),
             stop: None,
             skip: 0,
+            skip_through_index: false,
             take: layout.size as usize,
             keep_last: None,
         };
@@ -375,34 +374,27 @@ mod tests {
     }
 }
 
-/// The index's answers fetched with a page, and the layout they were fetched for. Generic over
-/// the error so that a caller can keep a failure in the form it reports (the GraphQL layer
-/// converts, and logs, it once however many fields read it).
+/// The index's answers fetched with a page. Generic over the error so that a caller can keep a
+/// failure in the form it reports (the GraphQL layer converts, and logs, it once however many
+/// fields read it).
 #[derive(Clone, Debug)]
 pub struct Prefetched<E> {
-    /// The layout the positions were fetched for, with the page's anchor; `None` when only the
-    /// total was asked.
-    pub layout: Option<PageLayout>,
+    /// Whether the positions hold the page's anchor (its rank), or only the total.
+    pub anchored: bool,
     pub positions: Result<Positions, E>,
 }
 
 impl<E> Prefetched<E> {
     pub fn map_err<F>(self, convert: impl FnOnce(E) -> F) -> Prefetched<F> {
         Prefetched {
-            layout: self.layout,
+            anchored: self.anchored,
             positions: self.positions.map_err(convert),
         }
     }
 
-    /// What a pager with `layout` can use: only positions fetched for the same layout carry its
-    /// links.
-    pub fn for_pager(&self, layout: PageLayout) -> Option<&Result<Positions, E>> {
-        (self.layout == Some(layout)).then_some(&self.positions)
-    }
-
-    /// What `startOffset` can use: positions fetched with the anchor, under any layout.
-    pub fn for_start_offset(&self) -> Option<&Result<Positions, E>> {
-        self.layout.is_some().then_some(&self.positions)
+    /// What `startOffset` and every `pageCursors` can use: positions fetched with the anchor.
+    pub fn anchored(&self) -> Option<&Result<Positions, E>> {
+        self.anchored.then_some(&self.positions)
     }
 
     /// What `totalCount` can use: every view has the total.

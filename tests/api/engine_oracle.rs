@@ -1,22 +1,23 @@
 //! The engine against the oracle (DESIGN §8): random datasets full of timestamp ties, random
 //! argument mixes (cursors of live and deleted comments, windows, `first` + `last`, offsets on
-//! both sides of the index threshold, rating filters), stores that answer a few items at a time.
+//! both sides of the index threshold, rating filters, numbered pages' cursors), stores that
+//! answer a few items at a time.
 //! Edges, flags and cursors must equal the specification's slicing of a sorted `Vec`; the count
 //! of comments newer than a cursor (`Engine::count_newer`) must equal the `Vec`'s.
 
 use std::collections::BTreeSet;
 
 use dynapage::domain::{
-    Access, ChangeEvent, Comment, CommentId, CommentOrder, IndexEntry, Listing, Order, Position,
-    Rating, RatingSet, Sku, SortKey,
+    Access, ChangeEvent, Comment, CommentId, CommentOrder, IndexEntry, Listing, Numbering, Order,
+    Position, Rating, RatingSet, Sku, SortKey,
 };
 use dynapage::index::PageIndex;
 use dynapage::index::memory::MemoryIndex;
 use dynapage::index::redis::RedisIndex;
 use dynapage::pagination::oracle::{self, OracleArgs};
 use dynapage::pagination::{
-    ConnectionArgs, CursorCodec, CursorScope, Engine, PagePlan, PaginationError, PagingSettings,
-    Want,
+    ConnectionArgs, CursorAt, CursorCodec, CursorScope, Engine, PagePlan, PaginationError,
+    PagingSettings, Want,
 };
 use dynapage::redis::RedisConfig;
 use dynapage::store::CommentStore;
@@ -39,6 +40,9 @@ pub struct Case {
     threshold: u64,
     cap: Option<usize>,
     order: CommentOrder,
+    /// A numbered page's cursor (`pageCursors`) of this offset in place of the cursor the page
+    /// starts from, or, when the flag is set, misplaced as the other bound.
+    page_cursor: Option<(u64, bool)>,
 }
 
 pub fn cases(max_comments: usize) -> impl Strategy<Value = Case> {
@@ -56,6 +60,7 @@ pub fn cases(max_comments: usize) -> impl Strategy<Value = Case> {
             prop::sample::select(vec![0u64, 3, 100]),
             prop::option::weighted(0.5, 1usize..4),
             prop::sample::select(ORDERS.to_vec()),
+            prop::option::weighted(0.3, (0u64..40, prop::bool::weighted(0.2))),
         )
             .prop_map(
                 |(
@@ -70,6 +75,7 @@ pub fn cases(max_comments: usize) -> impl Strategy<Value = Case> {
                     threshold,
                     cap,
                     order,
+                    page_cursor,
                 )| Case {
                     comments,
                     deleted,
@@ -82,6 +88,7 @@ pub fn cases(max_comments: usize) -> impl Strategy<Value = Case> {
                     threshold,
                     cap,
                     order,
+                    page_cursor,
                 },
             )
     })
@@ -174,7 +181,28 @@ pub async fn check_case<S: CommentStore, I: PageIndex>(
         i.filter(|_| !all_positions.is_empty())
             .map(|i| all_positions[i % all_positions.len()])
     };
-    let (after, before) = (pick(case.after), pick(case.before));
+    let (mut after, mut before) = (pick(case.after), pick(case.before));
+    // A page cursor replaces the cursor the page is read from (`after` unless only `last` is
+    // given) and counts from that end; misplaced, it replaces the other one.
+    let backward = case.first.is_none() && case.last.is_some();
+    let reading = if backward {
+        case.order.forward().reverse()
+    } else {
+        case.order.forward()
+    };
+    let numbering = match reading {
+        Order::NewestFirst => Numbering::FromNewest,
+        Order::OldestFirst => Numbering::FromOldest,
+    };
+    let page_cursor = case.page_cursor.map(|(offset, misplaced)| {
+        if backward != misplaced {
+            before = None;
+            ("before", offset, misplaced)
+        } else {
+            after = None;
+            ("after", offset, misplaced)
+        }
+    });
 
     let settings = PagingSettings {
         default_page_size: 5,
@@ -187,13 +215,38 @@ pub async fn check_case<S: CommentStore, I: PageIndex>(
         ratings,
         order: case.order,
     };
-    let args = ConnectionArgs {
+    let mut args = ConnectionArgs {
         first: case.first,
         after: after.map(|k| codec.seal(&scope, &k)),
         last: case.last,
         before: before.map(|k| codec.seal(&scope, &k)),
         offset: case.offset,
     };
+    let mut cursor_skip = 0;
+    if let Some((argument, offset, misplaced)) = page_cursor {
+        let sealed = codec.seal_offset(&scope, numbering, offset);
+        prop_assert_eq!(
+            codec.open(&scope, &sealed),
+            Ok(CursorAt::Offset { numbering, offset })
+        );
+        match argument {
+            "after" => args.after = Some(sealed),
+            _ => args.before = Some(sealed),
+        }
+        cursor_skip = offset as usize;
+        if misplaced {
+            let plan = PagePlan::new(&args, &settings, &codec, &scope);
+            prop_assert!(
+                matches!(
+                    plan,
+                    Err(PaginationError::OffsetNeedsOneDirection)
+                        | Err(PaginationError::PageCursorMisplaced { .. })
+                ),
+                "{plan:?}"
+            );
+            return Ok(());
+        }
+    }
     let plan = PagePlan::new(&args, &settings, &codec, &scope);
     if case.offset.is_some() && case.first.is_some() == case.last.is_some() {
         prop_assert!(
@@ -228,7 +281,7 @@ pub async fn check_case<S: CommentStore, I: PageIndex>(
             after,
             last: case.last.map(|v| v as usize),
             before,
-            offset: case.offset.unwrap_or(0) as usize,
+            offset: case.offset.unwrap_or(0) as usize + cursor_skip,
         },
         settings.default_page_size,
     );
@@ -245,7 +298,10 @@ pub async fn check_case<S: CommentStore, I: PageIndex>(
         "hasNextPage"
     );
     for key in &got {
-        prop_assert_eq!(codec.open(&scope, &codec.seal(&scope, key)), Ok(*key));
+        prop_assert_eq!(
+            codec.open(&scope, &codec.seal(&scope, key)),
+            Ok(CursorAt::Position(*key))
+        );
     }
     // What a resumed subscription asks before replaying: the comments newer than a cursor,
     // whether its comment is live or deleted.
@@ -264,8 +320,9 @@ pub async fn check_case<S: CommentStore, I: PageIndex>(
     } else {
         ratings.iter().count() as u64
     };
+    // A page cursor's offset, and any `offset` added to it, is skipped through the index.
     let direct_skip = match case.offset {
-        Some(k) if (k as u64) <= case.threshold => k as u64,
+        Some(k) if (k as u64) <= case.threshold && cursor_skip == 0 => k as u64,
         _ => 0,
     };
     let n = case

@@ -344,13 +344,26 @@ async fn subscriptions_are_counted_per_connection_and_only_subscriptions_run_ove
 
 #[tokio::test]
 async fn a_bad_subscription_is_refused_with_a_code() {
-    let app = TestApp::embedded(0).await;
+    let app = TestApp::embedded(30).await;
     let mut client = Client::ready(&app).await;
+    // A numbered page's cursor (`pageCursors`): valid for the product, but naming no comment.
+    let page_cursor = app
+        .data(
+            "query($sku: String!) { comments(sku: $sku, first: 10) { pageCursors { next { cursor } } } }",
+            json!({ "sku": crate::helpers::DEMO_SKU }),
+        )
+        .await["comments"]["pageCursors"]["next"]["cursor"]
+        .clone();
+    assert!(page_cursor.is_string(), "{page_cursor}");
     for (variables, code) in [
         (json!({ "sku": "has spaces" }), "BAD_USER_INPUT"),
         (json!({ "sku": "OK", "ratings": [6] }), "BAD_USER_INPUT"),
         (
             json!({ "sku": "OK", "after": "not-a-cursor" }),
+            "BAD_CURSOR",
+        ),
+        (
+            json!({ "sku": crate::helpers::DEMO_SKU, "after": page_cursor }),
             "BAD_CURSOR",
         ),
     ] {

@@ -123,6 +123,7 @@ fn replay<'a>(
                 start: Some(Position::flat(start)),
                 stop: None,
                 skip: 0,
+                skip_through_index: false,
                 take: REPLAY_PAGE,
                 keep_last: None,
             };
