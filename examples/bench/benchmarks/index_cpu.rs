@@ -35,6 +35,9 @@ pub struct Args {
     /// beyond them
     #[arg(long, default_value_t = 0)]
     voted: u64,
+    /// The result file's name in bench/results, without `.txt`
+    #[arg(long, default_value = "index-cpu")]
+    result_name: String,
 }
 
 const PAGER: &str = "totalCount startOffset pageCursors(size: 20, around: 5) { pageCount first { cursor } last { cursor } previous { cursor } next { cursor } around { page cursor offset isCurrent } }";
@@ -130,7 +133,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         votes::cast_and_await_indexed(&server.api, &mut conn, "idx:", args.voted).await?;
     }
 
-    let mut out = Summary::create(&ctx.result("index-cpu.txt"))?;
+    let mut out = Summary::create(&ctx.result(&format!("{}.txt", args.result_name)))?;
     for line in Machine::describe(ctx).header("index-cpu") {
         out.line(&line)?;
     }
