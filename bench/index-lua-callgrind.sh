@@ -82,7 +82,9 @@ case_row() {
 }
 
 five=(5 "${K}1" "${K}2" "${K}3" "${K}4" "${K}5")
-pager=(20 newest pager 5)
+# A pager page's view, as the server asks it since a pager's links are page cursors: the
+# total and the first edge's rank, no page bounds (before: `20 newest pager 5`, a bound per link).
+pager=(1 newest none)
 for rev in "${revs[@]}"; do
   if [ "$rev" = worktree ]; then
     source=$(cat "$repo"/src/index/redis/{select,pick,read}.lua)
@@ -107,7 +109,7 @@ for rev in "${revs[@]}"; do
   case_row "$sha" 'pager, ratings [3, 5], offset 50000' 2 "${K}3" "${K}5" desc '' '' 49999 rank 50000 '' "${pager[@]}"
   case_row "$sha" 'pager, ratings [1, 4, 5], offset 50000' 3 "${K}1" "${K}4" "${K}5" desc '' '' 49999 rank 50000 '' "${pager[@]}"
   case_row "$sha" 'pager, ratings [4], offset 50000' 1 "${K}4" desc '' '' 49999 rank 50000 '' "${pager[@]}"
-  case_row "$sha" 'bare jump, offset 150000' "${five[@]}" desc '' '' 149999 none '' '' 20 newest none 0
-  case_row "$sha" 'bare jump, ratings [3, 5], offset 50000' 2 "${K}3" "${K}5" desc '' '' 49999 none '' '' 20 newest none 0
-  case_row "$sha" 'totalCount' "${five[@]}" desc '' '' '' none '' '' 1 newest none 0
+  case_row "$sha" 'bare jump, offset 150000' "${five[@]}" desc '' '' 149999 none '' '' 20 newest none
+  case_row "$sha" 'bare jump, ratings [3, 5], offset 50000' 2 "${K}3" "${K}5" desc '' '' 49999 none '' '' 20 newest none
+  case_row "$sha" 'totalCount' "${five[@]}" desc '' '' '' none '' '' 1 newest none
 done

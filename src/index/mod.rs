@@ -84,7 +84,7 @@ pub struct Repair {
     pub state: Option<IndexEntry>,
 }
 
-/// Where an anchor sits in a list and the sort keys that bound the pages a layout links
+/// Where an anchor sits in a list and the sort key that bounds its page, when asked
 /// ([`PageIndex::positions`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Positions {
@@ -209,8 +209,8 @@ pub trait PageIndex: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Option<Position>, IndexError>> + Send;
 
     /// `listing` (a list of `sku`'s comments) seen from `anchor` under `layout`: its total,
-    /// the anchor's rank, and the bound of every page the layout links (`domain::pages`). The
-    /// anchor need not be a member. One round trip, and one consistent view of the list:
+    /// the anchor's rank, and, with `PageLinks::Current`, the bound of the page that holds the
+    /// anchor (`domain::pages`). The anchor need not be a member. One round trip, and one consistent view of the list:
     /// counts and bounds never disagree.
     fn positions(
         &self,
@@ -221,8 +221,8 @@ pub trait PageIndex: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Positions, IndexError>> + Send;
 
     /// Everything a connection derives from the index in one round trip and one consistent
-    /// view of the list: a deep offset's bound, the total, the anchor's rank and the bounds of
-    /// the pages `layout` links (as [`Self::key_at`] and [`Self::positions`] answer them).
+    /// view of the list: a deep offset's bound, the total, the anchor's rank and the bound of
+    /// the page `layout` asks for (as [`Self::key_at`] and [`Self::positions`] answer them).
     fn view(
         &self,
         sku: &Sku,

@@ -18,7 +18,8 @@ pub use args::{ConnectionArgs, PagePlan, PagingSettings};
 pub use cursor::{BadCursor, CursorAt, CursorCodec, CursorScope};
 pub use engine::{Engine, Page, PageStats, Want};
 pub use pager::{
-    ANCHOR_ONLY, DEFAULT_AROUND, MAX_AROUND, PageLink, PagerLinks, pager_layout, start_offset,
+    ANCHOR_ONLY, DEFAULT_AROUND, MAX_AROUND, PageLink, PagerLayout, PagerLinks, pager_layout,
+    start_offset,
 };
 pub use pages::Prefetched;
 pub use pages::{Connection, ConnectionRequest, IndexSelection, PageTarget, containing_layout};

@@ -23,6 +23,15 @@ pub const ANCHOR_ONLY: PageLayout = PageLayout {
     links: PageLinks::None,
 };
 
+/// What `pageCursors(size:, around:, numbering:)` asks for: its pages, and how many of them to
+/// link around the current one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PagerLayout {
+    /// The pages' size and numbering (the index is asked for no bound: `PageLinks::None`).
+    pub pages: PageLayout,
+    pub around: u64,
+}
+
 /// One page of a numbered pager.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PageLink {
@@ -51,8 +60,12 @@ pub struct PagerLinks {
 impl PagerLinks {
     /// The pager of `layout` over the list `positions` counts (its total and the anchor's
     /// rank).
-    pub fn new(layout: PageLayout, positions: &Positions) -> Self {
-        let pager = layout.pager(positions.total, positions.anchor);
+    pub fn new(layout: PagerLayout, positions: &Positions) -> Self {
+        let PagerLayout {
+            pages: layout,
+            around,
+        } = layout;
+        let pager = layout.pager(positions.total, positions.anchor, around);
         let link = |page: u64| PageLink {
             page,
             offset: layout.offset(page),
@@ -86,7 +99,7 @@ pub fn pager_layout(
     numbering: Numbering,
     page_size: u64,
     settings: &PagingSettings,
-) -> Result<PageLayout, PaginationError> {
+) -> Result<PagerLayout, PaginationError> {
     let size = match size {
         None => page_size.max(1),
         Some(n) if n < 1 => return Err(PaginationError::BelowOne { argument: "size" }),
@@ -101,12 +114,13 @@ pub fn pager_layout(
     if !(0..=MAX_AROUND).contains(&around) {
         return Err(PaginationError::AroundOutOfRange { max: MAX_AROUND });
     }
-    Ok(PageLayout {
-        size,
-        numbering,
-        links: PageLinks::Pager {
-            around: around as u64,
+    Ok(PagerLayout {
+        pages: PageLayout {
+            size,
+            numbering,
+            links: PageLinks::None,
         },
+        around: around as u64,
     })
 }
 
@@ -121,10 +135,13 @@ mod tests {
         let layout = pager_layout(None, 5, Numbering::FromOldest, 0, &settings).expect("valid");
         assert_eq!(
             layout,
-            PageLayout {
-                size: 1,
-                numbering: Numbering::FromOldest,
-                links: PageLinks::Pager { around: 5 },
+            PagerLayout {
+                pages: PageLayout {
+                    size: 1,
+                    numbering: Numbering::FromOldest,
+                    links: PageLinks::None,
+                },
+                around: 5,
             }
         );
         let refused = |size, around| {
@@ -150,10 +167,13 @@ mod tests {
     #[test]
     fn pager_links_name_each_page_s_offset_and_whether_it_is_current() {
         // 95 items in pages of 10 from the newest; the anchor has 37 newer items: page 4.
-        let layout = PageLayout {
-            size: 10,
-            numbering: Numbering::FromNewest,
-            links: PageLinks::Pager { around: 3 },
+        let layout = PagerLayout {
+            pages: PageLayout {
+                size: 10,
+                numbering: Numbering::FromNewest,
+                links: PageLinks::None,
+            },
+            around: 3,
         };
         let anchor = Some(AnchorRank {
             newer: 37,

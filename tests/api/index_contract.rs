@@ -39,7 +39,7 @@ contract_suite! {
         key_at_reads_every_rank_in_both_orders_ties_included,
         key_at_counts_only_items_beyond_the_cursor_member_or_not,
         key_at_agrees_with_the_model_for_all_31_rating_subsets,
-        positions_rank_the_anchor_and_bound_every_linked_page,
+        positions_rank_the_anchor_and_bound_its_page,
         lists_by_rating_rank_like_the_model_for_every_subset_and_position,
         votes_move_comments_in_the_list_by_helpful_votes_and_keep_their_place_by_time,
         the_list_by_helpful_votes_is_right_before_at_and_after_a_first_vote,
@@ -295,7 +295,7 @@ async fn key_at_agrees_with_the_model_for_all_31_rating_subsets<I: PageIndex>(in
 /// Lists by rating (`orderBy: HIGHEST_RATED`, `LOWEST_RATED`): each rating's members one group
 /// after another. Every rank from every kind of position (a member; a key tied with one, in its
 /// group and in others; positions before and beyond everything) in both directions, and views
-/// with anchors and pagers, for all 31 rating subsets, equal the model's.
+/// with anchors and page bounds, for all 31 rating subsets, equal the model's.
 async fn lists_by_rating_rank_like_the_model_for_every_subset_and_position<I: PageIndex>(index: I) {
     let mut rng = Rng::new(47);
     let product = sku("BY-RATING");
@@ -333,7 +333,7 @@ async fn lists_by_rating_rank_like_the_model_for_every_subset_and_position<I: Pa
                     let layout = PageLayout {
                         size: 7,
                         numbering,
-                        links: PageLinks::Pager { around: 3 },
+                        links: PageLinks::Current,
                     };
                     let request = ViewRequest {
                         start: Start {
@@ -469,7 +469,7 @@ async fn the_list_by_helpful_votes_is_right_before_at_and_after_a_first_vote<I: 
     }
 }
 
-async fn positions_rank_the_anchor_and_bound_every_linked_page<I: PageIndex>(index: I) {
+async fn positions_rank_the_anchor_and_bound_its_page<I: PageIndex>(index: I) {
     let mut rng = Rng::new(41);
     let product = sku("PAGED");
     let data = dataset(&mut rng, &product, 97, 20);
@@ -491,14 +491,7 @@ async fn positions_rank_the_anchor_and_bound_every_linked_page<I: PageIndex>(ind
         for anchor in anchors {
             for size in [1, 7, 10, 97, 200] {
                 for numbering in [Numbering::FromNewest, Numbering::FromOldest] {
-                    for links in [
-                        PageLinks::None,
-                        PageLinks::Current,
-                        PageLinks::Pager { around: 0 },
-                        PageLinks::Pager { around: 4 },
-                        PageLinks::Pager { around: 5 },
-                        PageLinks::Pager { around: 40 },
-                    ] {
+                    for links in [PageLinks::None, PageLinks::Current] {
                         let layout = PageLayout {
                             size,
                             numbering,
@@ -527,7 +520,7 @@ async fn positions_rank_the_anchor_and_bound_every_linked_page<I: PageIndex>(ind
     let empty = PageLayout {
         size: 10,
         numbering: Numbering::FromOldest,
-        links: PageLinks::Pager { around: 5 },
+        links: PageLinks::Current,
     };
     let nobody = index
         .positions(
@@ -568,12 +561,12 @@ async fn a_view_answers_a_bound_an_anchor_and_positions_in_one_call_like_the_mod
                 let mut ranks = vec![0, 1, 99, 100, total - 1, total, total + 5];
                 ranks.extend((0..4).map(|_| rng.below(total)));
                 for rank in ranks {
-                    for (size, around) in [(20, 5), (7, 25), (1, 3), (100, 5)] {
+                    for size in [20, 7, 1, 100] {
                         for numbering in [Numbering::FromNewest, Numbering::FromOldest] {
                             let layout = PageLayout {
                                 size,
                                 numbering,
-                                links: PageLinks::Pager { around },
+                                links: PageLinks::Current,
                             };
                             let start = Start {
                                 order,
@@ -668,15 +661,15 @@ async fn a_union_rank_is_exact_when_ratings_cluster_in_time<I: PageIndex>(index:
             check_random_ranks(&index, &model, &mut rng, &product, listing, order).await;
         }
     }
-    // A pager's bounds are read below its first one, each set for its share of the list: here
-    // the sets' shares near a page differ from their shares of the whole list, so some run out
-    // and must be read further.
+    // A page's bound and the member beside it are found by one search and a pick below it, each
+    // set read for its share: here the sets' shares near a page differ from their shares of
+    // the whole list, so some run out and must be read further.
     for ratings in [RatingSet::ALL, set(&[1, 5]), set(&[2, 3, 4])] {
         for numbering in [Numbering::FromNewest, Numbering::FromOldest] {
-            let pager = PageLayout {
+            let layout = PageLayout {
                 size: 20,
                 numbering,
-                links: PageLinks::Pager { around: 7 },
+                links: PageLinks::Current,
             };
             for rank in (0..model.count(ratings)).step_by(293) {
                 let anchor = model.key_at(Listing::flat(ratings), Order::NewestFirst, None, rank);
@@ -687,12 +680,12 @@ async fn a_union_rank_is_exact_when_ratings_cluster_in_time<I: PageIndex>(index:
                     },
                     bound: None,
                     anchor: ViewAnchor::Rank(rank),
-                    layout: pager,
+                    layout,
                 };
                 let expected = View {
                     bound: None,
                     anchor,
-                    positions: model_positions(&model, Listing::flat(ratings), anchor, pager),
+                    positions: model_positions(&model, Listing::flat(ratings), anchor, layout),
                 };
                 let view = index
                     .view(&product, Listing::flat(ratings), request)
@@ -721,11 +714,12 @@ async fn a_union_rank_inside_a_tie_wider_than_the_search_window_is_exact<I: Page
             }
         }
     }
-    // A pager's bounds are found by one search and a walk from it: from inside the tie too.
-    let pager = PageLayout {
+    // A bound and the member beside it are found by one search and a pick from it: from inside
+    // the tie too.
+    let layout = PageLayout {
         size: 5,
         numbering: Numbering::FromNewest,
-        links: PageLinks::Pager { around: 9 },
+        links: PageLinks::Current,
     };
     let start = Start {
         order: Order::NewestFirst,
@@ -737,7 +731,7 @@ async fn a_union_rank_inside_a_tie_wider_than_the_search_window_is_exact<I: Page
                 start,
                 bound: rank.checked_sub(1),
                 anchor: ViewAnchor::Rank(rank),
-                layout: pager,
+                layout,
             };
             let anchor = model.key_at(Listing::flat(ratings), Order::NewestFirst, None, rank);
             let expected = View {
@@ -745,7 +739,7 @@ async fn a_union_rank_inside_a_tie_wider_than_the_search_window_is_exact<I: Page
                     model.key_at(Listing::flat(ratings), Order::NewestFirst, None, r)
                 }),
                 anchor,
-                positions: model_positions(&model, Listing::flat(ratings), anchor, pager),
+                positions: model_positions(&model, Listing::flat(ratings), anchor, layout),
             };
             let view = index
                 .view(&product, Listing::flat(ratings), request)

@@ -250,7 +250,7 @@ async fn hot(
     let three_five = vec![keys[2].as_str(), keys[4].as_str()];
     // What the server sends (`ANCHOR_ONLY`): no page is bounded, since a pager's links are
     // page cursors (offsets); a pager page asks for the first edge's rank besides the bound.
-    let pager = ["1", "newest", "none", "0"];
+    let pager = ["1", "newest", "none"];
     let jump = pager;
     let cases: [(&str, &[&str], Vec<&str>); 6] = [
         (

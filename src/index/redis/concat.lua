@@ -6,7 +6,7 @@
 -- read.lua asks of them, `sizes_of`, `position_of` and `members_at`, with forms for groups;
 -- read.lua is the same for every kind of list.
 --
--- ARGV[12] the group of each set in KEYS, comma-separated and ascending ("1,1,2,2,5,5"); a
+-- ARGV[11] the group of each set in KEYS, comma-separated and ascending ("1,1,2,2,5,5"); a
 --          position in ARGV and in the reply is "group:score".
 --
 -- Cost: a position is the sizes of the groups ahead of its group and the union search of
@@ -17,7 +17,7 @@
 local groups = {}
 do
   local i = 0
-  for g in string.gmatch(ARGV[12], '%d+') do
+  for g in string.gmatch(ARGV[11], '%d+') do
     i = i + 1
     g = tonumber(g)
     local last = groups[#groups]

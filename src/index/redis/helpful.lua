@@ -1,6 +1,6 @@
 -- helpful.lua: the list by helpful votes (`domain::Grouping::MostHelpful`). Its comments
 -- without votes (count 0, group 0) come lowest, by time: the union of the selected ratings'
--- sets of comments without votes (KEYS[1 .. ARGV[12]]). Above them come the comments with
+-- sets of comments without votes (KEYS[1 .. ARGV[11]]). Above them come the comments with
 -- votes: the union of the selected ratings' sets by count (the rest of KEYS), where a member's
 -- score is its count and its second (`helpful_score`, by_count.lua) and the member is its
 -- `createdAt` in 6 big-endian bytes, then its member by time, so that they order like the
@@ -9,7 +9,7 @@
 -- like concat.lua does; a position in ARGV and in the reply is "count:score" (score =
 -- `createdAt`), the member the one by time.
 --
--- ARGV[12] how many of KEYS, from the first, hold the comments without votes.
+-- ARGV[11] how many of KEYS, from the first, hold the comments without votes.
 --
 -- (by_count.lua, prepended, spells the members of the sets by count.)
 --
@@ -19,7 +19,7 @@
 local unvoted, voted
 do
   local low, high = {}, {}
-  local n = tonumber(ARGV[12])
+  local n = tonumber(ARGV[11])
   for i = 1, #KEYS do
     if i <= n then
       low[#low + 1] = i

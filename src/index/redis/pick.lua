@@ -8,9 +8,9 @@
 -- descending (dir -1: index sum(pos) - d); nil past the list's end. `depth` is the largest d
 -- the caller will ask for; asking in increasing d costs one pass.
 --
--- Each set is read by rank for its share of `depth` and two more (one ZRANGE per set); the
--- scores are merged as numbers, without the members; only the members tied on a picked score
--- (usually one) are compared, bytewise. A set that runs out before the merge is done with it
+-- Each set is read by rank for its share of `depth` and two more, at most `depth` (one ZRANGE
+-- per set); the scores are merged as numbers, without the members; only the members tied on a
+-- picked score (usually one) are compared, bytewise. A set that runs out before the merge is done with it
 -- (ratings are spread over time alike, so its share misses by about its square root) is read
 -- further by that square root and the merge goes on. Cost: one member read with its score
 -- (~9 k instructions with its `tonumber` and keeping it) per member read, ~5 k for the merge
@@ -62,9 +62,11 @@ local function picker(keys, sizes, pos, dir, depth)
     if dir < 0 then
       nxt[i] = pos[i] - 1
     end
+    -- No set gives more than `depth` members, and a short pick (the member beside a bound:
+    -- depth 1) needs one past it only in the set it came from.
     local e = depth * sizes[i] / math.max(total, 1)
-    more[i] = math.ceil(math.sqrt(e)) + 2
-    read(i, math.ceil(e) + 2)
+    more[i] = math.min(math.ceil(math.sqrt(e)) + 2, depth + 1)
+    read(i, math.min(math.ceil(e) + 2, depth))
   end
 
   -- The merge: how far it is in each set, how many members it passed, the score of the last
@@ -154,9 +156,9 @@ end
 -- The members at each ascending index of `wanted` (0 <= idx < total, any order, repeats
 -- allowed), as a table idx -> {member, score}. Indexes within GAP of the one before them
 -- (descending) form a run, found with one search (select_at at its top) and a picker below
--- it, or with a picker alone when the run starts within GAP of either end of the list. So the bounds of
--- a pager's consecutive pages cost one search and one read below it, not a search each. One set: a ZRANGE
--- per index.
+-- it, or with a picker alone when the run starts within GAP of either end of the list. So a
+-- deep page's bound, its first edge and its page's bound cost one search and one short read
+-- below it, not a search each. One set: a ZRANGE per index.
 local GAP = 64
 local function union_members_at(keys, sizes, total, wanted)
   local list, seen = {}, {}

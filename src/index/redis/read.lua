@@ -1,8 +1,8 @@
 -- read: everything one connection derives from a product's list, in one call and one
 -- consistent view of it (`PageIndex::view`): a deep offset's bound, the list's total, the
--- anchor's rank and the member that bounds each page a layout links (`domain::pages` says what
--- pages and bounds are). Read-only. (select.lua and pick.lua, prepended, have the functions and
--- say what KEYS are.)
+-- anchor's rank and, for `containing`, the member that bounds the anchor's page
+-- (`domain::pages` says what pages and bounds are; a pager's links are offsets and need none).
+-- Read-only. (select.lua and pick.lua, prepended, have the functions and say what KEYS are.)
 --
 -- ARGV[1]  "desc" (newest first) or "asc" (oldest first): the order ranks are counted in
 -- ARGV[2]  the start cursor's score (integer milliseconds; in a list by rating, "group:score"),
@@ -14,9 +14,9 @@
 --          "rank" (the anchor is the member at rank ARGV[6] from the start, if there is one)
 -- ARGV[8]  page size, at least 1
 -- ARGV[9]  "newest" or "oldest": which end page 1 sits at
--- ARGV[10] "none", "current" or "pager": which pages to bound
--- ARGV[11] for "pager", how many pages around the current one
--- ARGV[12] in a list by rating only (concat.lua): the group of each set in KEYS
+-- ARGV[10] "none" or "current": whether to bound the anchor's page
+-- ARGV[11] in a list by rating (concat.lua): the group of each set in KEYS; in the list by
+--          helpful votes (helpful.lua): how many of KEYS hold the comments without votes
 -- Returns {total, newer, older, bound member, bound score, anchor member, anchor score,
 -- page, member, score, page, member, score, ...}: newer and older count the list's members
 -- strictly newer and older than the anchor (-1 without an anchor); an absent bound or anchor
@@ -25,20 +25,18 @@
 -- The choice of pages repeats `PageLayout::pages_to_bound`; the index contract tests hold the
 -- two to the same answers.
 --
--- Cost: five ZCARDs (one per selected set); for a start cursor or an anchor given by key,
--- `position_of` (two ZCOUNTs per set and a binary search in a tie); then one `members_at` for
--- the bound, an anchor given by rank and every page bound together: a pager of 20 around page
--- 7,500 of 10,000 is one union search, a read of ~110 members below it and of ~25 at the
--- oldest end for the last page (~50 calls, ~3.4 M instructions: the ~135 members read with
--- their scores are most of it; BENCHMARKS.md, "Redis index: cheaper union ranks").
--- An anchor given by rank (`first`/`offset` pages) costs nothing beyond its member.
+-- Cost: a ZCARD per set in KEYS; for a start cursor or an anchor given by key, `position_of`
+-- (two ZCOUNTs per set and a binary search in a tie); then one `members_at` for the bound, an
+-- anchor given by rank and the anchor's page bound together: for a deep `first` page with its
+-- `startOffset`, one union search for the bound and a pick of the member below it (~50 calls;
+-- BENCHMARKS.md, "Redis index: pager links as page cursors"). An anchor given by rank costs
+-- little beyond the bound's search.
 
 local desc = ARGV[1] == 'desc'
 local anchor_mode = ARGV[5]
 local size = tonumber(ARGV[8])
 local oldest = ARGV[9] == 'oldest'
 local links = ARGV[10]
-local around = tonumber(ARGV[11])
 
 local sizes, total = sizes_of()
 
@@ -105,23 +103,6 @@ end
 local linked = {}
 if links == 'current' and current then
   linked[current] = true
-elseif links == 'pager' then
-  linked[count] = true
-  if current then
-    linked[current] = true
-    linked[current - 1] = true
-    linked[current + 1] = true
-  end
-  local width = math.min(around, count)
-  if width > 0 then
-    local first = 1
-    if current then
-      first = math.max(1, math.min(current - math.floor((width - 1) / 2), count - width + 1))
-    end
-    for p = first, first + width - 1 do
-      linked[p] = true
-    end
-  end
 end
 
 -- Each linked page past page 1, ascending, with the index of its bound: the member at rank

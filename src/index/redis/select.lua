@@ -13,9 +13,9 @@
 -- for the smaller scores plus a binary search (by rank, with ZRANGE r r) inside the group of
 -- members tied on its score, so it is O(log n) even for a comment that has been deleted.
 -- `select_at` finds the member at an index: one set, ZRANGE idx idx; a union, see there.
--- `members_at` (pick.lua) finds the members at several indexes (a pager's bounds): one `select_at` per
--- run of nearby indexes and a `picker` below it, or a picker alone near either end of the
--- list.
+-- `members_at` (pick.lua) finds the members at several indexes (a deep offset's bound, the
+-- first edge beside it, the bound of the page that holds it): one `select_at` per run of
+-- nearby indexes and a `picker` below it, or a picker alone near either end of the list.
 --
 -- What things cost (Redis 7.0, counted with callgrind, ~10 instructions a nanosecond on the
 -- machine of BENCHMARKS.md): a redis.call ~5 k instructions (~0.5 us) whatever it does, a

@@ -96,11 +96,10 @@ pub(super) fn add_args(call: &mut ScriptCall<'_>, listing: Listing, request: &Vi
         Numbering::FromNewest => "newest",
         Numbering::FromOldest => "oldest",
     });
-    match layout.links {
-        PageLinks::None => call.arg("none").arg(0),
-        PageLinks::Current => call.arg("current").arg(0),
-        PageLinks::Pager { around } => call.arg("pager").arg(around),
-    };
+    call.arg(match layout.links {
+        PageLinks::None => "none",
+        PageLinks::Current => "current",
+    });
     match listing.grouping {
         Grouping::Flat => {}
         Grouping::HighestFirst | Grouping::LowestFirst => {
