@@ -122,6 +122,29 @@ async fn the_playground_examples_page_through_the_demo_product() {
         .collect();
     assert_eq!(current.len(), 1);
     assert_eq!(current[0]["page"], 3, "the third page from the oldest");
+    // What its comment says: one index call for the pager, the start offset and the total,
+    // and a link's cursor that serves the page at its offset.
+    let response = app.graphql(&example("page-cursors"), json!({})).await;
+    assert_eq!(
+        response["extensions"]["cost"]["indexCalls"], 1,
+        "{response:#}"
+    );
+    let next = &connection["pageCursors"]["next"];
+    let by_cursor = app
+        .page(
+            "DAFT_PUNK_TSHIRT",
+            json!({ "last": 10, "before": next["cursor"] }),
+        )
+        .await;
+    let by_offset = app
+        .page(
+            "DAFT_PUNK_TSHIRT",
+            json!({ "last": 10, "offset": next["offset"] }),
+        )
+        .await;
+    assert_eq!(next["offset"], 30);
+    assert_eq!(by_cursor.ids.len(), 10);
+    assert_eq!(by_cursor.ids, by_offset.ids);
 
     let containing = app.data(&example("containing"), json!({})).await;
     let connection = &containing["comments"];
