@@ -52,7 +52,7 @@ fn client_ip(app: &AppState, peer: Peer, headers: &HeaderMap) -> IpAddr {
 }
 
 pub(super) async fn post(
-    State(app): State<AppState>,
+    State(app): State<Arc<AppState>>,
     peer: Peer,
     headers: HeaderMap,
     body: axum::body::Body,
@@ -74,7 +74,7 @@ pub(super) async fn post(
 /// GraphQL over GET, for cacheable queries. Mutations are refused: a GET must not write
 /// (a link or a prefetch could trigger it).
 pub(super) async fn get(
-    State(app): State<AppState>,
+    State(app): State<Arc<AppState>>,
     peer: Peer,
     headers: HeaderMap,
     uri: axum::http::Uri,

@@ -79,7 +79,7 @@ const KEPT_HEADERS: [HeaderName; 5] = [
 
 /// `GET /demo`: the view its query string names (see `view`), drawn from the API's answer.
 pub async fn page(
-    State(app): State<AppState>,
+    State(app): State<std::sync::Arc<AppState>>,
     peer: Peer,
     headers: HeaderMap,
     uri: Uri,
