@@ -16,7 +16,7 @@
 //! Everything here is arithmetic on ranks. A pager's links need nothing more: they are offsets
 //! (sealed as page cursors by `graphql::pages`). Only `containing` needs a page's bound as a
 //! sort key, which the index finds (`PageIndex::positions`) in the same round trip as the
-//! counts. The Redis script `read.lua` repeats [`PageLayout::pages_to_bound`], and the index
+//! counts. The Redis script `read.lua` repeats [`PageLayout::page_to_bound`], and the index
 //! contract tests hold the two to the same answers.
 
 use super::Order;
@@ -146,17 +146,12 @@ impl PageLayout {
         (page - 1) * self.size
     }
 
-    /// The pages whose bound this layout's links need: the current one for `Current`, unless
-    /// it is page 1 (which has no bound); none for `None`.
-    pub fn pages_to_bound(&self, total: u64, anchor: Option<AnchorRank>) -> Vec<u64> {
+    /// The page whose bound this layout asks the index for: with `Current`, the anchor's page,
+    /// unless it is page 1 (which has no bound).
+    pub fn page_to_bound(&self, total: u64, anchor: Option<AnchorRank>) -> Option<u64> {
         match self.links {
-            PageLinks::None => Vec::new(),
-            PageLinks::Current => self
-                .pager(total, anchor, 0)
-                .current
-                .filter(|&p| p > 1)
-                .into_iter()
-                .collect(),
+            PageLinks::None => None,
+            PageLinks::Current => self.pager(total, anchor, 0).current.filter(|&p| p > 1),
         }
     }
 }
@@ -188,7 +183,7 @@ mod tests {
         let pager = l.pager(0, None, 5);
         assert_eq!((pager.count, pager.current), (1, Some(1)));
         assert_eq!(pager.around, 1..=1);
-        assert_eq!(l.pages_to_bound(0, None), Vec::<u64>::new());
+        assert_eq!(l.page_to_bound(0, None), None);
     }
 
     #[test]
@@ -249,13 +244,13 @@ mod tests {
         );
         assert_eq!([1, 2, 3].map(|p| l.offset(p)), [0, 10, 20]);
         // Counted from the oldest, an anchor with 49 older items is on page 5.
-        assert_eq!(l.pages_to_bound(95, at(45, 49)), vec![5]);
-        assert_eq!(l.pages_to_bound(95, at(94, 0)), Vec::<u64>::new());
+        assert_eq!(l.page_to_bound(95, at(45, 49)), Some(5));
+        assert_eq!(l.page_to_bound(95, at(94, 0)), None);
         let none = PageLayout {
             links: PageLinks::None,
             ..l
         };
-        assert_eq!(none.pages_to_bound(95, at(45, 49)), Vec::<u64>::new());
+        assert_eq!(none.page_to_bound(95, at(45, 49)), None);
     }
 
     proptest! {
@@ -310,8 +305,10 @@ mod tests {
                 let wanted = (run.len() as u64 - 1) / 2;
                 prop_assert!(before == wanted.min(expected - 1) || last == count);
             }
-            let bounded = l.pages_to_bound(total, Some(anchor));
-            prop_assert_eq!(bounded, (expected > 1).then_some(expected).into_iter().collect::<Vec<_>>());
+            prop_assert_eq!(
+                l.page_to_bound(total, Some(anchor)),
+                (expected > 1).then_some(expected)
+            );
         }
     }
 }

@@ -17,6 +17,7 @@ use super::pages::{PageCursors, PageNumbering};
 use super::pricing::ConnectionShape;
 use super::types::{Comment, CommentEdge, PageInfo};
 use crate::domain::{self, Position, RatingSet, Sku};
+use crate::index::Positions;
 use crate::pagination::{
     self, ANCHOR_ONLY, ConnectionArgs, ConnectionRequest, CursorScope, DEFAULT_AROUND,
     IndexSelection, Page, PagePlan, PageTarget, PagerLinks, Prefetched, Want,
@@ -232,6 +233,24 @@ impl CommentConnection {
             .codec
             .seal(&self.scope, &self.scope.listing().position_of(comment))
     }
+
+    /// The total and the first edge's rank, what `pageCursors` and `startOffset` read: the view
+    /// made with the page, or, when the page made none with its anchor, one index call.
+    async fn anchored_positions(&self, ctx: &Context<'_>) -> async_graphql::Result<Positions> {
+        if let Some(positions) = self.prefetched.as_ref().and_then(|p| p.anchored()) {
+            return positions.clone();
+        }
+        let state = state(ctx)?;
+        let meta = super::meta(ctx);
+        if let Some(meta) = meta {
+            meta.add_index_call();
+        }
+        state
+            .engine
+            .positions(&self.scope, self.anchor, ANCHOR_ONLY)
+            .await
+            .map_err(|e| ApiError::from(e).into_graphql(meta))
+    }
 }
 
 /// A page of a product's comments in the order asked (`orderBy`, newest first by default): a
@@ -312,19 +331,7 @@ impl CommentConnection {
             state.engine.settings(),
         )
         .map_err(fail)?;
-        let positions = match self.prefetched.as_ref().and_then(|p| p.anchored()) {
-            Some(positions) => positions.clone()?,
-            None => {
-                if let Some(meta) = meta {
-                    meta.add_index_call();
-                }
-                state
-                    .engine
-                    .positions(&self.scope, self.anchor, ANCHOR_ONLY)
-                    .await
-                    .map_err(fail)?
-            }
-        };
+        let positions = self.anchored_positions(ctx).await?;
         let links = PagerLinks::new(layout, &positions);
         Ok(Some(PageCursors::sealed(links, &state.codec, &self.scope)))
     }
@@ -334,24 +341,10 @@ impl CommentConnection {
     /// again while no comment above it arrives or goes. From the page index (one call, shared
     /// with `pageCursors`); null with `INDEX_UNAVAILABLE` when it is down.
     async fn start_offset(&self, ctx: &Context<'_>) -> async_graphql::Result<Option<i32>> {
-        let Some(anchor) = self.anchor else {
+        if self.anchor.is_none() {
             return Ok(None);
-        };
-        let state = state(ctx)?;
-        let meta = super::meta(ctx);
-        let positions = match self.prefetched.as_ref().and_then(|p| p.anchored()) {
-            Some(positions) => positions.clone()?,
-            None => {
-                if let Some(meta) = meta {
-                    meta.add_index_call();
-                }
-                state
-                    .engine
-                    .positions(&self.scope, Some(anchor), ANCHOR_ONLY)
-                    .await
-                    .map_err(|e| ApiError::from(e).into_graphql(meta))?
-            }
-        };
+        }
+        let positions = self.anchored_positions(ctx).await?;
         Ok(pagination::start_offset(&positions, self.scope.order)
             .map(|n| i32::try_from(n).unwrap_or(i32::MAX)))
     }

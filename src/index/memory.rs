@@ -213,19 +213,13 @@ fn positions(list: Option<Listed<'_>>, anchor: Option<Position>, layout: PageLay
             older: list.count_through(&position, Order::OldestFirst) - member,
         }
     });
-    let order = layout.numbering.order();
-    let bounds = layout
-        .pages_to_bound(total, anchor)
-        .into_iter()
-        .filter_map(|page| {
-            let rank = layout.bound_rank(page)?;
-            Some((page, list.select(rank, order)?))
-        })
-        .collect();
+    let page_bound = layout
+        .page_to_bound(total, anchor)
+        .and_then(|page| list.select(layout.bound_rank(page)?, layout.numbering.order()));
     Positions {
         total,
         anchor,
-        bounds,
+        page_bound,
     }
 }
 

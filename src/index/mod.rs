@@ -35,7 +35,6 @@ pub mod memory;
 pub mod redis;
 mod treap;
 
-use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::Duration;
 
@@ -92,8 +91,9 @@ pub struct Positions {
     pub total: u64,
     /// The anchor's rank, when an anchor was given.
     pub anchor: Option<AnchorRank>,
-    /// The bound of each page in [`PageLayout::pages_to_bound`], by page number.
-    pub bounds: BTreeMap<u64, Position>,
+    /// The bound of the anchor's page ([`PageLayout::page_to_bound`]): asked with
+    /// `PageLinks::Current`, and absent for page 1.
+    pub page_bound: Option<Position>,
 }
 
 /// Where a view counts ranks from: the items strictly beyond `after` (member or not: a cursor's

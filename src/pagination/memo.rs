@@ -40,7 +40,6 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
         want: Want,
         selection: &IndexSelection,
     ) -> Result<Connection, PaginationError> {
-        let layout = ANCHOR_ONLY;
         let anchored = selection.positions;
         let request = |bound: Option<u64>, anchor: ViewAnchor| ViewRequest {
             start: Start {
@@ -49,7 +48,7 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
             },
             bound,
             anchor: if anchored { anchor } else { ViewAnchor::None },
-            layout,
+            layout: ANCHOR_ONLY,
         };
         let (mut page, view) = if !predictable(plan) {
             let page = self.page(&scope.sku, scope.listing(), plan, want).await?;
@@ -140,30 +139,5 @@ fn memoized(
             anchored,
             positions: view.map(|v| v.positions),
         }),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::index::Positions;
-
-    #[test]
-    fn prefetched_positions_serve_every_pager_and_start_offset_when_anchored() {
-        let prefetched: Prefetched<()> = Prefetched {
-            anchored: true,
-            positions: Ok(Positions {
-                total: 7,
-                ..Positions::default()
-            }),
-        };
-        assert!(prefetched.anchored().is_some());
-        assert_eq!(prefetched.total(), Ok(7));
-        let total_only: Prefetched<()> = Prefetched {
-            anchored: false,
-            ..prefetched
-        };
-        assert!(total_only.anchored().is_none());
-        assert_eq!(total_only.total(), Ok(7));
     }
 }

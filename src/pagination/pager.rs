@@ -182,7 +182,7 @@ mod tests {
         let positions = Positions {
             total: 95,
             anchor,
-            bounds: Default::default(),
+            page_bound: None,
         };
         let links = PagerLinks::new(layout, &positions);
         assert_eq!(links.page_count, 10);

@@ -204,7 +204,7 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
         let plan = PagePlan {
             order: layout.numbering.order(),
             forward: scope.order.forward(),
-            start: positions.bounds.get(&current).copied(),
+            start: positions.page_bound,
             stop: None,
             skip: 0,
             skip_through_index: false,

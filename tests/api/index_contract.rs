@@ -536,7 +536,7 @@ async fn positions_rank_the_anchor_and_bound_its_page<I: PageIndex>(index: I) {
         Positions {
             total: 0,
             anchor: Some(AnchorRank { newer: 0, older: 0 }),
-            bounds: Default::default(),
+            page_bound: None,
         },
         "a product without comments has one empty page and no bounds"
     );
@@ -1374,7 +1374,7 @@ async fn check_flat_ranks<I: PageIndex>(
     check_every_rank(index, model, product, listing, order, flat(after)).await;
 }
 
-/// What `positions` should answer, from the model: the anchor's rank by counting, and each
+/// What `positions` should answer, from the model: the anchor's rank by counting, and its
 /// page's bound by reading the list at the bound's rank.
 fn model_positions(
     model: &Model,
@@ -1389,20 +1389,16 @@ fn model_positions(
         older: newest_first.iter().filter(|k| **k < a).count() as u64,
     });
     let list = model.list(listing, layout.numbering.order());
-    let bounds = layout
-        .pages_to_bound(total, anchor)
-        .into_iter()
-        .map(|page| {
-            let rank = layout
-                .bound_rank(page)
-                .expect("pages to bound are past page 1");
-            (page, list[rank as usize])
-        })
-        .collect();
+    let page_bound = layout.page_to_bound(total, anchor).map(|page| {
+        let rank = layout
+            .bound_rank(page)
+            .expect("a page to bound is past page 1");
+        list[rank as usize]
+    });
     Positions {
         total,
         anchor,
-        bounds,
+        page_bound,
     }
 }
 

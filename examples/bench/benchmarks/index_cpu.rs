@@ -248,22 +248,22 @@ async fn hot(
     let (deep_bound, filtered_bound) = ((n * 3 / 4 - 1).to_string(), (n / 4 - 1).to_string());
     let five: Vec<&str> = keys.iter().map(String::as_str).collect();
     let three_five = vec![keys[2].as_str(), keys[4].as_str()];
-    // What the server sends (`ANCHOR_ONLY`): no page is bounded, since a pager's links are
-    // page cursors (offsets); a pager page asks for the first edge's rank besides the bound.
-    let pager = ["1", "newest", "none"];
-    let jump = pager;
+    // The layout the server sends for every one of these (`ANCHOR_ONLY`): no page is bounded,
+    // since a pager's links are page cursors (offsets); a pager page differs from a bare jump
+    // only in asking for the first edge's rank ("rank") besides the bound.
+    let layout = ["1", "newest", "none"];
     let cases: [(&str, &[&str], Vec<&str>); 6] = [
         (
             "pager page, offset 0",
             &five,
-            [&["desc", "", "", "", "rank", "0", ""][..], &pager].concat(),
+            [&["desc", "", "", "", "rank", "0", ""][..], &layout].concat(),
         ),
         (
             "pager page, deep",
             &five,
             [
                 &["desc", "", "", &deep_bound, "rank", &deep, ""][..],
-                &pager,
+                &layout,
             ]
             .concat(),
         ),
@@ -272,28 +272,28 @@ async fn hot(
             &three_five,
             [
                 &["desc", "", "", &filtered_bound, "rank", &filtered, ""][..],
-                &pager,
+                &layout,
             ]
             .concat(),
         ),
         (
             "bare jump, deep",
             &five,
-            [&["desc", "", "", &deep_bound, "none", "", ""][..], &jump].concat(),
+            [&["desc", "", "", &deep_bound, "none", "", ""][..], &layout].concat(),
         ),
         (
             "bare jump, ratings [3, 5]",
             &three_five,
             [
                 &["desc", "", "", &filtered_bound, "none", "", ""][..],
-                &jump,
+                &layout,
             ]
             .concat(),
         ),
         (
             "totalCount",
             &five,
-            [&["desc", "", "", "", "none", "", ""][..], &jump].concat(),
+            [&["desc", "", "", "", "none", "", ""][..], &layout].concat(),
         ),
     ];
     out.line("| the index's script alone, back to back (read.lua) | Redis CPU per call (µs) | calls per second per Redis core |")?;

@@ -18,12 +18,12 @@
 -- ARGV[11] in a list by rating (concat.lua): the group of each set in KEYS; in the list by
 --          helpful votes (helpful.lua): how many of KEYS hold the comments without votes
 -- Returns {total, newer, older, bound member, bound score, anchor member, anchor score,
--- page, member, score, page, member, score, ...}: newer and older count the list's members
--- strictly newer and older than the anchor (-1 without an anchor); an absent bound or anchor
--- (or an anchor given by key) is nil, nil. In a list by rating, scores are "group:score".
+-- page bound member, page bound score}: newer and older count the list's members strictly
+-- newer and older than the anchor (-1 without an anchor); an absent bound, anchor (or an anchor
+-- given by key) or page bound is nil, nil. In a list by rating, scores are "group:score".
 --
--- The choice of pages repeats `PageLayout::pages_to_bound`; the index contract tests hold the
--- two to the same answers.
+-- The page to bound repeats `PageLayout::page_to_bound`; the index contract tests hold the two
+-- to the same answers.
 --
 -- Cost: a ZCARD per set in KEYS; for a start cursor or an anchor given by key, `position_of`
 -- (two ZCOUNTs per set and a binary search in a tie); then one `members_at` for the bound, an
@@ -100,37 +100,23 @@ elseif total == 0 then
   current = 1
 end
 
-local linked = {}
-if links == 'current' and current then
-  linked[current] = true
-end
-
--- Each linked page past page 1, ascending, with the index of its bound: the member at rank
--- (p - 1) * size - 1 counted from page 1's end.
-local pages = {}
-for p in pairs(linked) do
-  if p > 1 and p <= count then
-    local idx = (p - 1) * size - 1
-    if not oldest then
-      idx = total - 1 - idx
-    end
-    if idx >= 0 and idx < total then
-      pages[#pages + 1] = {p, idx}
-      wanted[#wanted + 1] = idx
-    end
+-- The bound of the anchor's page past page 1: the member at rank (current - 1) * size - 1
+-- counted from page 1's end.
+local page_idx
+if links == 'current' and current and current > 1 then
+  local idx = (current - 1) * size - 1
+  if not oldest then
+    idx = total - 1 - idx
+  end
+  if idx >= 0 and idx < total then
+    page_idx = idx
+    wanted[#wanted + 1] = idx
   end
 end
-table.sort(pages, function(a, b) return a[1] < b[1] end)
 
 local found = members_at(sizes, total, wanted)
 local none = {false, false}
 local bound = bound_idx and found[bound_idx] or none
 local anchor = anchor_idx and found[anchor_idx] or none
-local out = {total, newer, older, bound[1], bound[2], anchor[1], anchor[2]}
-for _, page in ipairs(pages) do
-  local f = found[page[2]]
-  out[#out + 1] = page[1]
-  out[#out + 1] = f[1]
-  out[#out + 1] = f[2]
-end
-return out
+local page = page_idx and found[page_idx] or none
+return {total, newer, older, bound[1], bound[2], anchor[1], anchor[2], page[1], page[2]}

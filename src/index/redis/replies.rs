@@ -40,8 +40,8 @@ pub(super) fn held_of(state: &str, version: u64) -> Result<Held, IndexError> {
 }
 
 /// `read.lua`'s reply: `{total, newer, older, bound member, bound score, anchor member,
-/// anchor score, (page, member, score)*}`, with `-1` for the ranks of no anchor and nils for an
-/// absent bound or anchor. `None` for any other shape.
+/// anchor score, page bound member, page bound score}`, with `-1` for the ranks of no anchor
+/// and nils for an absent bound, anchor or page bound. `None` for any other shape.
 pub(super) fn view_of(reply: &[redis::Value]) -> Option<View> {
     let int = |v: &redis::Value| match v {
         redis::Value::Int(i) => Some(*i),
@@ -55,7 +55,8 @@ pub(super) fn view_of(reply: &[redis::Value]) -> Option<View> {
         bound_score,
         anchor_member,
         anchor_score,
-        bounds @ ..,
+        page_member,
+        page_score,
     ] = reply
     else {
         return None;
@@ -68,24 +69,15 @@ pub(super) fn view_of(reply: &[redis::Value]) -> Option<View> {
             older: u64::try_from(older).ok()?,
         }),
     };
-    let mut view = View {
+    Some(View {
         bound: optional_key(bound_member, bound_score)?,
         anchor: optional_key(anchor_member, anchor_score)?,
         positions: Positions {
             total,
             anchor,
-            ..Positions::default()
+            page_bound: optional_key(page_member, page_score)?,
         },
-    };
-    for bound in bounds.chunks(3) {
-        let [page, member, score] = bound else {
-            return None;
-        };
-        let page = u64::try_from(int(page)?).ok()?;
-        let key = optional_key(member, score)??;
-        view.positions.bounds.insert(page, key);
-    }
-    Some(view)
+    })
 }
 
 /// A `(member, score)` pair of a reply: `Some(None)` for two nils, `None` for a bad shape. The
