@@ -2,8 +2,8 @@
 //! (`async_graphql::http::WebSocket`: it reads the client's messages and runs the
 //! subscriptions); around it, three parts that never wait on one another:
 //!
-//! - the **writer** task owns the socket's sending half and sends what is queued for it, each
-//!   message within `--websocket-send-timeout-ms`. A client that does not read stops the
+//! - the **writer** task owns the socket's sending half and sends what is queued for it, what
+//!   is queued together in one write, within `--websocket-send-timeout-ms`. A client that does not read stops the
 //!   socket's sends; at the deadline the writer gives up, and the connection ends
 //!   (`SLOW_SUBSCRIBER`): its subscriptions, queue and buffers are dropped and its memory is
 //!   returned. No close frame can reach a client that reads nothing, so none is waited for.
@@ -116,18 +116,23 @@ pub(super) async fn serve(
     metrics::gauge!("dynapage_websockets_open").decrement(1.0);
 }
 
-/// Sends the queue's messages, each within `deadline`, until a close frame, the queue's end,
-/// a failed send, or a client that does not read (which ends the connection).
+/// Messages the writer sends with one flush at most: what a fan-out queued for this socket
+/// together (a comment for each of its subscriptions) leaves in one write instead of several.
+const BATCH: usize = QUEUE;
+
+/// Sends the queue's messages until a close frame, the queue's end, a failed send, or a client
+/// that does not read (which ends the connection). What is already queued when the writer
+/// wakes goes out together, written once and flushed once (one system call where each message
+/// used to make its own), within `deadline` for the whole batch.
 async fn write(
     mut sink: SplitSink<WebSocket, Message>,
     mut queue: mpsc::Receiver<Message>,
     deadline: Duration,
     ending: Ending,
 ) {
-    while let Some(message) = queue.next().await {
-        let close = matches!(message, Message::Close(_));
-        match tokio::time::timeout(deadline, sink.send(message)).await {
-            Ok(Ok(())) if !close => {}
+    while let Some(first) = queue.next().await {
+        match tokio::time::timeout(deadline, send_batch(&mut sink, &mut queue, first)).await {
+            Ok(Ok(false)) => {}
             Ok(_) => break,
             Err(_) => {
                 metrics::counter!("dynapage_websockets_closed_slow_total").increment(1);
@@ -143,6 +148,33 @@ async fn write(
     }
     ending.end(None);
     let _ = tokio::time::timeout(deadline, sink.close()).await;
+}
+
+/// Feeds `first` and what else is already queued (up to [`BATCH`] in all, ending at a close
+/// frame) to the sink, then flushes it once; `true` when a close frame went out.
+async fn send_batch(
+    sink: &mut SplitSink<WebSocket, Message>,
+    queue: &mut mpsc::Receiver<Message>,
+    first: Message,
+) -> Result<bool, axum::Error> {
+    let mut message = first;
+    let mut fed = 0;
+    loop {
+        let close = matches!(message, Message::Close(_));
+        sink.feed(message).await?;
+        fed += 1;
+        if close || fed == BATCH {
+            sink.flush().await?;
+            return Ok(close);
+        }
+        match queue.try_recv() {
+            Ok(next) => message = next,
+            // Empty for now, or closed (the next `queue.next()` says so).
+            _ => break,
+        }
+    }
+    sink.flush().await?;
+    Ok(false)
 }
 
 /// Pings every `every` and ends the connection (3008) when the client has said nothing for two
