@@ -2,11 +2,12 @@
 //! (`async_graphql::http::WebSocket`: it reads the client's messages and runs the
 //! subscriptions); around it, three parts that never wait on one another:
 //!
-//! - the **writer** task owns the socket's sending half and sends what is queued for it, what
-//!   is queued together in one write, within `--websocket-send-timeout-ms`. A client that does not read stops the
-//!   socket's sends; at the deadline the writer gives up, and the connection ends
-//!   (`SLOW_SUBSCRIBER`): its subscriptions, queue and buffers are dropped and its memory is
-//!   returned. No close frame can reach a client that reads nothing, so none is waited for.
+//! - the **writer** task owns the socket's sending half and sends what is queued for it (what
+//!   is queued together in one write) within `--websocket-send-timeout-ms`. A client that does
+//!   not read stops the socket's sends; at the deadline the writer gives up, and the
+//!   connection ends (`SLOW_SUBSCRIBER`): its subscriptions, queue and buffers are dropped and
+//!   its memory is returned. No close frame can reach a client that reads nothing, so none is
+//!   waited for.
 //! - the **keep-alive** task pings every `--websocket-keepalive-ms` (the protocol's ping; to
 //!   legacy `graphql-ws` clients, which answer nothing to its `ka`, also a WebSocket ping frame,
 //!   which every client answers by itself) and closes with 3008 a client that has said nothing
