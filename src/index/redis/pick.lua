@@ -42,7 +42,7 @@ local function picker(keys, sizes, pos, dir, depth)
     if hi < lo then
       return
     end
-    local g = redis.call('ZRANGE', keys[i], lo, hi, 'WITHSCORES')
+    local g = redis.call('ZRANGE', keys[i], fmt(lo), fmt(hi), 'WITHSCORES')
     local m, raw, s = ms[i], raws[i], sc[i]
     local c, at = #g / 2, #s
     for k = 1, c do
@@ -180,7 +180,8 @@ local function union_members_at(keys, sizes, total, wanted)
     local top, bottom = list[i], list[j]
     if n == 1 then
       for k = i, j do
-        local f = redis.call('ZRANGE', keys[1], list[k], list[k], 'WITHSCORES')
+        local at = fmt(list[k])
+        local f = redis.call('ZRANGE', keys[1], at, at, 'WITHSCORES')
         out[list[k]] = {f[1], f[2]}
       end
     elseif top < GAP then
