@@ -156,8 +156,7 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
     /// Whether `plan`'s offset is skipped through the index (else it is read from the store):
     /// past the threshold, and always for a page cursor's.
     pub(super) fn skips_by_index(&self, plan: &PagePlan) -> bool {
-        plan.skip > self.settings.offset_index_threshold
-            || (plan.skip_through_index && plan.skip > 0)
+        plan.skip > self.settings.offset_index_threshold || plan.skip_through_index
     }
 
     /// [`Self::page`], with the deep offset's bound already asked of the index when `bound` is

@@ -1,8 +1,8 @@
 //! The per-request memo of a connection's index answers: everything the connection derives from
 //! the index (a deep offset's bound, `totalCount`, and the anchor's rank that `startOffset` and
-//! every `pageCursors` read) is asked in one [`PageIndex::view`] call, and the answer is kept with the page
-//! ([`Prefetched`]) for each field that reads it, however many of them (aliases included) the
-//! client selected.
+//! every `pageCursors` read) is asked in one [`PageIndex::view`] call, and the answer is kept
+//! with the page ([`Prefetched`]) for each field that reads it, however many of them (aliases
+//! included) the client selected.
 //!
 //! The one call needs the page's anchor (its first edge) before the page is read, so the
 //! engine predicts it: for a page read newest first from its start with nothing cut at its far

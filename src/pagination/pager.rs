@@ -23,12 +23,12 @@ pub const ANCHOR_ONLY: PageLayout = PageLayout {
     links: PageLinks::None,
 };
 
-/// What `pageCursors(size:, around:, numbering:)` asks for: its pages, and how many of them to
-/// link around the current one.
+/// What `pageCursors(size:, around:, numbering:)` asks for: its pages' size and numbering, and
+/// how many pages to link around the current one. It asks the index for nothing but the counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PagerLayout {
-    /// The pages' size and numbering (the index is asked for no bound: `PageLinks::None`).
-    pub pages: PageLayout,
+    pub size: u64,
+    pub numbering: Numbering,
     pub around: u64,
 }
 
@@ -62,9 +62,16 @@ impl PagerLinks {
     /// rank).
     pub fn new(layout: PagerLayout, positions: &Positions) -> Self {
         let PagerLayout {
-            pages: layout,
+            size,
+            numbering,
             around,
         } = layout;
+        // The page arithmetic; no bound is asked of the index for a pager.
+        let layout = PageLayout {
+            size,
+            numbering,
+            links: PageLinks::None,
+        };
         let pager = layout.pager(positions.total, positions.anchor, around);
         let link = |page: u64| PageLink {
             page,
@@ -72,7 +79,7 @@ impl PagerLinks {
             is_current: pager.current == Some(page),
         };
         Self {
-            numbering: layout.numbering,
+            numbering,
             first: link(1),
             last: link(pager.count),
             around: pager.around.clone().map(link).collect(),
@@ -115,11 +122,8 @@ pub fn pager_layout(
         return Err(PaginationError::AroundOutOfRange { max: MAX_AROUND });
     }
     Ok(PagerLayout {
-        pages: PageLayout {
-            size,
-            numbering,
-            links: PageLinks::None,
-        },
+        size,
+        numbering,
         around: around as u64,
     })
 }
@@ -136,11 +140,8 @@ mod tests {
         assert_eq!(
             layout,
             PagerLayout {
-                pages: PageLayout {
-                    size: 1,
-                    numbering: Numbering::FromOldest,
-                    links: PageLinks::None,
-                },
+                size: 1,
+                numbering: Numbering::FromOldest,
                 around: 5,
             }
         );
@@ -168,11 +169,8 @@ mod tests {
     fn pager_links_name_each_page_s_offset_and_whether_it_is_current() {
         // 95 items in pages of 10 from the newest; the anchor has 37 newer items: page 4.
         let layout = PagerLayout {
-            pages: PageLayout {
-                size: 10,
-                numbering: Numbering::FromNewest,
-                links: PageLinks::None,
-            },
+            size: 10,
+            numbering: Numbering::FromNewest,
             around: 3,
         };
         let anchor = Some(AnchorRank {

@@ -160,22 +160,21 @@ async fn send_batch(
 ) -> Result<bool, axum::Error> {
     let mut message = first;
     let mut fed = 0;
-    loop {
+    let close = loop {
         let close = matches!(message, Message::Close(_));
         sink.feed(message).await?;
         fed += 1;
         if close || fed == BATCH {
-            sink.flush().await?;
-            return Ok(close);
+            break close;
         }
         match queue.try_recv() {
             Ok(next) => message = next,
             // Empty for now, or closed (the next `queue.next()` says so).
-            _ => break,
+            Err(_) => break false,
         }
-    }
+    };
     sink.flush().await?;
-    Ok(false)
+    Ok(close)
 }
 
 /// Pings every `every` and ends the connection (3008) when the client has said nothing for two
