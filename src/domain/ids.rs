@@ -68,24 +68,28 @@ impl CommentId {
     }
 }
 
-/// The random part of the next id made at `millis`: the previous id's plus one when it was made
-/// for the same millisecond, else a fresh one below 2^79 (so that increments never reach the
-/// 80-bit limit in practice; the limit is still checked). An id for an older millisecond than
-/// the newest one made (a clock reading overtaken by another request's) gets a fresh random
-/// part and leaves the newest millisecond's sequence alone.
+/// The random part (80 bits) of the next id made at `millis`. For the millisecond of the newest
+/// id made: the newest one's first 49 bits plus one, then 31 fresh bits. So it is larger (the
+/// later id sorts after), and its first 49 bits are its own: they place the comment in the
+/// helpful indexes (`store::dynamo::item::helpful_rank`), where two ids sharing them would tie.
+/// Else 79 fresh bits (below 2^79, so the 49 bits never run out in practice; it is still
+/// checked). An id for an older millisecond than the newest (a clock reading overtaken by
+/// another request's) gets fresh bits and leaves the newest millisecond's sequence alone.
 fn next_random(millis: u64) -> u128 {
-    const MAX: u128 = (1 << 80) - 1;
+    /// The bits below the 49 that count.
+    const LOW: u32 = 31;
+    const HIGH_MAX: u128 = (1 << 49) - 1;
     static NEWEST: std::sync::Mutex<(u64, u128)> = std::sync::Mutex::new((0, 0));
-    let fresh = || rand_u128() >> 49;
     let mut newest = NEWEST.lock().unwrap_or_else(|p| p.into_inner());
     let (at, previous) = *newest;
     if millis < at {
-        return fresh();
+        return rand_u128() >> 49;
     }
-    let random = if millis == at && previous < MAX {
-        previous + 1
+    let high = previous >> LOW;
+    let random = if millis == at && high < HIGH_MAX {
+        ((high + 1) << LOW) | (rand_u128() & ((1 << LOW) - 1))
     } else {
-        fresh()
+        rand_u128() >> 49
     };
     *newest = (millis, random);
     random
@@ -283,6 +287,9 @@ mod tests {
         let millis = (1 << 48) - 1;
         let ids: Vec<CommentId> = (0..1_000).map(|_| CommentId::new(millis)).collect();
         assert!(ids.windows(2).all(|w| w[0] < w[1]), "in the order made");
+        // Their first 49 random bits too (the helpful indexes order by them).
+        let first_49 = |id: &CommentId| (id.value() & ((1 << 80) - 1)) >> 31;
+        assert!(ids.windows(2).all(|w| first_49(&w[0]) < first_49(&w[1])));
         assert!(ids.iter().all(|id| id.ulid().timestamp_ms() == millis));
         // An older millisecond's id is still new, and sorts by its time part.
         let older = CommentId::new(millis - 1);

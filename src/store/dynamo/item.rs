@@ -53,9 +53,11 @@ pub(super) fn sku_rating(sku: &Sku, rating: Rating) -> String {
 /// same transaction as the count, without reading the comment first: one vote is `± 10^28`.
 /// At most 38 digits (a count up to `u32::MAX`, `createdAt` below 10^13), DynamoDB's precision.
 ///
-/// Two comments of one product created in the same millisecond whose ids share their first 49
-/// random bits (one chance in 5.6·10^14 for such a pair) get one number; DynamoDB then orders
-/// them arbitrarily, and a page boundary between them may repeat or skip one in this order.
+/// Ids one server makes in one millisecond never share their first 49 random bits
+/// (`CommentId::new`). Two comments of one product created in the same millisecond on two
+/// servers whose ids share them (one chance in 5.6·10^14 for such a pair) get one number;
+/// DynamoDB then orders them arbitrarily, and a page boundary between them may repeat or skip
+/// one in this order.
 /// The same holds, in a rarer case, for ids whose time part is not their `createdAt` (written
 /// by another tool): within one millisecond they order here by their random bits, where the
 /// sort key orders them by the whole id.
