@@ -158,8 +158,8 @@ impl Executor for SubscriptionsOnly {
                 coded(&mut response);
                 yield response;
             }
-            // Gone live: the cohort's frames take over (the relay writes them), this stream
-            // holds the slot until then and says why they ended.
+            // Gone live: the cohort's frames take over (the socket's writer sends them), this
+            // stream holds the slot until then and says why they ended.
             let Some(mut ticket) = member.ticket() else {
                 return;
             };

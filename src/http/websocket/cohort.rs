@@ -18,9 +18,10 @@
 //! slot, budget, replay) and joins its cohort where a lone subscription subscribes to the hub.
 //! Then it yields one marker response ([`JOIN_MARKER`]) through async-graphql, which gives it
 //! the subscription's `id`; the relay ([`Members::claim`]) takes the member from there and
-//! writes the cohort's frames to the socket as `next` (`data` for legacy `graphql-ws`) messages
-//! of that id. Why the marker: async-graphql owns the protocol and never tells its executor a
-//! subscription's id, and it serializes every response itself, per subscriber.
+//! hands the socket's writer the cohort's frames as `next` (`data` for legacy `graphql-ws`)
+//! messages of that id, which the writer reads and sends itself. Why the marker: async-graphql
+//! owns the protocol and never tells its executor a subscription's id, and it serializes every
+//! response itself, per subscriber.
 //!
 //! Each message is the id's prefix, the shared payload and a closing brace, copied into one
 //! buffer: axum's `Message::Text` is one contiguous buffer, and tungstenite copies it into its

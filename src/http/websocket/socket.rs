@@ -2,9 +2,11 @@
 //! (`async_graphql::http::WebSocket`: it reads the client's messages and runs the
 //! subscriptions); around it, three parts that never wait on one another:
 //!
-//! - the **writer** task owns the socket's sending half and sends what is queued for it (what
-//!   is queued together in one write) within `--websocket-send-timeout-ms`. A client that does
-//!   not read stops the socket's sends; at the deadline the writer gives up, and the
+//! - the **writer** task owns the socket's sending half and sends what is queued for it, and
+//!   the cohort frames of the connection's subscriptions gone live (`cohort`), which it reads
+//!   itself: a comment wakes one task per socket, not the relay and then the writer. What is
+//!   ready together goes out in one write, within `--websocket-send-timeout-ms`. A client that
+//!   does not read stops the socket's sends; at the deadline the writer gives up, and the
 //!   connection ends (`SLOW_SUBSCRIBER`): its subscriptions, queue and buffers are dropped and
 //!   its memory is returned. No close frame can reach a client that reads nothing, so none is
 //!   waited for.
@@ -14,9 +16,11 @@
 //!   for two intervals. It only ever `try_send`s: a full queue means the writer is stuck, and
 //!   its deadline ends that.
 //! - the **relay** forwards what async-graphql says to the writer's queue (a bounded one: a
-//!   socket holds at most [`QUEUE`] messages besides its buffers), and adds what async-graphql
-//!   leaves to us: the `connection_init` timeout (4408), the close codes of refused
-//!   `connection_init`s, the token's expiry, and 1001 when the server shuts down.
+//!   socket holds at most [`QUEUE`] messages besides its buffers), hands the writer each
+//!   subscription's cohort frames once it goes live (through the same queue, so they follow its
+//!   replay), and adds what async-graphql leaves to us: the `connection_init` timeout (4408),
+//!   the close codes of refused `connection_init`s, the token's expiry, and 1001 when the
+//!   server shuts down.
 //!
 //! Why not async-graphql's own loop alone: its keep-alive check sits in the same loop as its
 //! sends, so a socket whose client stopped reading was never closed (one held 318
@@ -28,9 +32,10 @@ use std::time::{Duration, Instant};
 
 use async_graphql::http::{WebSocketProtocols, WsMessage};
 use axum::extract::ws::{CloseFrame, Message, WebSocket};
+use futures::FutureExt;
 use futures::SinkExt;
 use futures::channel::mpsc;
-use futures::stream::{SplitSink, SplitStream, StreamExt};
+use futures::stream::{BoxStream, SelectAll, SplitSink, SplitStream, StreamExt};
 use tokio_util::sync::CancellationToken;
 
 use super::cohort::Members;
@@ -42,6 +47,18 @@ pub(super) const QUEUE: usize = 16;
 
 /// Close code of a socket whose client did not read within the send deadline.
 pub const SLOW_SUBSCRIBER_CLOSE: u16 = 4008;
+
+/// What the writer's queue carries.
+pub(super) enum Out {
+    /// A message to send.
+    Message(Message),
+    /// A subscription gone live: its cohort frames as messages (`cohort::Members::claim`),
+    /// which the writer reads from then on.
+    Deliveries(BoxStream<'static, Message>),
+}
+
+/// The deliveries a writer reads.
+type Live = SelectAll<BoxStream<'static, Message>>;
 
 /// How the connection ends, decided by whichever part ends it first.
 #[derive(Clone, Default)]
@@ -81,7 +98,7 @@ pub(super) async fn serve(
     let members = executor.members.clone();
     let deadline = options.websocket.send_timeout;
     let (sink, stream) = socket.split();
-    let (mut out, queue) = mpsc::channel::<Message>(QUEUE);
+    let (mut out, queue) = mpsc::channel::<Out>(QUEUE);
     let ending = Ending::default();
     let heard = Heard::new();
     let writer = tokio::spawn(write(sink, queue, deadline, ending.clone()));
@@ -109,7 +126,7 @@ pub(super) async fn serve(
             code,
             reason: reason.into(),
         }));
-        let _ = tokio::time::timeout(deadline, out.send(frame)).await;
+        let _ = tokio::time::timeout(deadline, out.send(Out::Message(frame))).await;
     }
     drop(out);
     // The writer ends after the close frame, or at its send deadline.
@@ -117,22 +134,35 @@ pub(super) async fn serve(
     metrics::gauge!("dynapage_websockets_open").decrement(1.0);
 }
 
-/// Messages the writer sends with one flush at most: what a fan-out queued for this socket
+/// Messages the writer sends with one flush at most: what a fan-out readied for this socket
 /// together (a comment for each of its subscriptions) leaves in one write instead of several.
 const BATCH: usize = QUEUE;
 
-/// Sends the queue's messages until a close frame, the queue's end, a failed send, or a client
-/// that does not read (which ends the connection). What is already queued when the writer
-/// wakes goes out together, written once and flushed once (one system call where each message
-/// used to make its own), within `deadline` for the whole batch.
+/// Sends the queue's messages and the deliveries handed to it until a close frame, the queue's
+/// end, a failed send, or a client that does not read (which ends the connection). What is
+/// ready when the writer wakes goes out together, written once and flushed once (one system
+/// call where each message used to make its own), within `deadline` for the whole batch.
 async fn write(
     mut sink: SplitSink<WebSocket, Message>,
-    mut queue: mpsc::Receiver<Message>,
+    mut queue: mpsc::Receiver<Out>,
     deadline: Duration,
     ending: Ending,
 ) {
-    while let Some(first) = queue.next().await {
-        match tokio::time::timeout(deadline, send_batch(&mut sink, &mut queue, first)).await {
+    let mut live = Live::new();
+    loop {
+        let first = tokio::select! {
+            out = queue.next() => match out {
+                Some(Out::Message(message)) => message,
+                Some(Out::Deliveries(deliveries)) => {
+                    live.push(deliveries);
+                    continue;
+                }
+                None => break,
+            },
+            Some(message) = live.next(), if !live.is_empty() => message,
+        };
+        let batch = send_batch(&mut sink, &mut queue, &mut live, first);
+        match tokio::time::timeout(deadline, batch).await {
             Ok(Ok(false)) => {}
             Ok(_) => break,
             Err(_) => {
@@ -151,11 +181,12 @@ async fn write(
     let _ = tokio::time::timeout(deadline, sink.close()).await;
 }
 
-/// Feeds `first` and what else is already queued (up to [`BATCH`] in all, ending at a close
-/// frame) to the sink, then flushes it once; `true` when a close frame went out.
+/// Feeds `first` and what else is ready (up to [`BATCH`] in all, ending at a close frame) to
+/// the sink, then flushes it once; `true` when a close frame went out.
 async fn send_batch(
     sink: &mut SplitSink<WebSocket, Message>,
-    queue: &mut mpsc::Receiver<Message>,
+    queue: &mut mpsc::Receiver<Out>,
+    live: &mut Live,
     first: Message,
 ) -> Result<bool, axum::Error> {
     let mut message = first;
@@ -167,20 +198,33 @@ async fn send_batch(
         if close || fed == BATCH {
             break close;
         }
-        match queue.try_recv() {
-            Ok(next) => message = next,
-            // Empty for now, or closed (the next `queue.next()` says so).
-            Err(_) => break false,
+        match ready_now(queue, live) {
+            Some(next) => message = next,
+            None => break false,
         }
     };
     sink.flush().await?;
     Ok(close)
 }
 
+/// The next message ready without waiting: the queue's first (deliveries on it join `live`),
+/// else a delivery. Polled without a waker: the writer's loop polls both again before it
+/// sleeps.
+fn ready_now(queue: &mut mpsc::Receiver<Out>, live: &mut Live) -> Option<Message> {
+    // Empty for now, or closed (the next `queue.next()` says so).
+    while let Ok(out) = queue.try_recv() {
+        match out {
+            Out::Message(message) => return Some(message),
+            Out::Deliveries(deliveries) => live.push(deliveries),
+        }
+    }
+    live.next().now_or_never().flatten()
+}
+
 /// Pings every `every` and ends the connection (3008) when the client has said nothing for two
 /// intervals; never waits on the queue.
 async fn keep_alive(
-    mut out: mpsc::Sender<Message>,
+    mut out: mpsc::Sender<Out>,
     protocol: WebSocketProtocols,
     every: Duration,
     heard: Heard,
@@ -197,10 +241,10 @@ async fn keep_alive(
             ending.end(Some((3008, "no answer to the keep-alive pings".to_owned())));
             return;
         }
-        let _ = out.try_send(Message::Text(ping.into()));
+        let _ = out.try_send(Out::Message(Message::Text(ping.into())));
         if protocol != WebSocketProtocols::GraphQLWS {
             // Legacy clients answer nothing to `ka`; every client answers a ping frame.
-            let _ = out.try_send(Message::Ping(Default::default()));
+            let _ = out.try_send(Out::Message(Message::Ping(Default::default())));
         }
     }
 }
@@ -260,8 +304,8 @@ struct Parts<'a> {
     protocol: WebSocketProtocols,
 }
 
-/// Queues `message` for the writer; `false` when the connection is ending.
-async fn forward(out: &mut mpsc::Sender<Message>, ending: &Ending, message: Message) -> bool {
+/// Queues `out` for the writer; `false` when the connection is ending.
+async fn forward(out: &mut mpsc::Sender<Out>, ending: &Ending, message: Out) -> bool {
     tokio::select! {
         sent = out.send(message) => sent.is_ok(),
         () = ending.token.cancelled() => false,
@@ -269,13 +313,13 @@ async fn forward(out: &mut mpsc::Sender<Message>, ending: &Ending, message: Mess
 }
 
 /// Forwards async-graphql's messages, and the cohort frames of the connection's members gone
-/// live (`cohort`), to the writer's queue until either side or another part ends the
-/// connection, and adds the `connection_init` timeout (4408), the close code of a refused
-/// `connection_init`, the token's expiry, and 1001 when the server shuts down. Returns the
-/// close frame to send, if any.
+/// live (`cohort`, for the writer to read), to the writer's queue until either side or another
+/// part ends the connection, and adds the `connection_init` timeout (4408), the close code of a
+/// refused `connection_init`, the token's expiry, and 1001 when the server shuts down. Returns
+/// the close frame to send, if any.
 async fn relay(
     mut graphql: impl futures::Stream<Item = WsMessage> + Unpin,
-    out: &mut mpsc::Sender<Message>,
+    out: &mut mpsc::Sender<Out>,
     parts: &Parts<'_>,
 ) -> Option<(u16, String)> {
     let Parts {
@@ -285,7 +329,6 @@ async fn relay(
         members,
         protocol,
     } = *parts;
-    let mut live = futures::stream::SelectAll::new();
     let mut init_seen = init.accepted.subscribe();
     let init_deadline = tokio::time::sleep(options.connection_init_timeout);
     tokio::pin!(init_deadline);
@@ -295,9 +338,11 @@ async fn relay(
         tokio::select! {
             message = graphql.next() => match message {
                 Some(WsMessage::Text(text)) => {
-                    if let Some(deliveries) = members.claim(&text, protocol) {
-                        live.push(deliveries);
-                    } else if !forward(out, ending, Message::Text(text.into())).await {
+                    let out_message = match members.claim(&text, protocol) {
+                        Some(deliveries) => Out::Deliveries(deliveries),
+                        None => Out::Message(Message::Text(text.into())),
+                    };
+                    if !forward(out, ending, out_message).await {
                         return ending.reason();
                     }
                 }
@@ -306,11 +351,6 @@ async fn relay(
                 }
                 None => return None,
             },
-            Some(message) = live.next(), if !live.is_empty() => {
-                if !forward(out, ending, message).await {
-                    return ending.reason();
-                }
-            }
             changed = init_seen.changed(), if !initialised_in_time => {
                 initialised_in_time = changed.is_ok() && *init_seen.borrow();
             }
