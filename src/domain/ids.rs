@@ -79,25 +79,24 @@ fn next_random(millis: u64) -> u128 {
     /// The bits below the 49 that count.
     const LOW: u32 = 31;
     const HIGH_MAX: u128 = (1 << 49) - 1;
-    static NEWEST: std::sync::Mutex<(u64, u128)> = std::sync::Mutex::new((0, 0));
+    static NEWEST: std::sync::Mutex<Option<(u64, u128)>> = std::sync::Mutex::new(None);
+    let fresh = || rand_u128() >> 49;
     let mut newest = NEWEST.lock().unwrap_or_else(|p| p.into_inner());
-    let (at, previous) = *newest;
-    if millis < at {
-        return rand_u128() >> 49;
-    }
-    let high = previous >> LOW;
-    let random = if millis == at && high < HIGH_MAX {
-        ((high + 1) << LOW) | (rand_u128() & ((1 << LOW) - 1))
-    } else {
-        rand_u128() >> 49
+    let random = match *newest {
+        Some((at, _)) if millis < at => return fresh(),
+        Some((at, previous)) if at == millis && (previous >> LOW) < HIGH_MAX => {
+            (((previous >> LOW) + 1) << LOW) | (rand_u128() & ((1 << LOW) - 1))
+        }
+        _ => fresh(),
     };
-    *newest = (millis, random);
+    *newest = Some((millis, random));
     random
 }
 
 fn rand_u128() -> u128 {
     // ulid's own generator uses `rand`; a clock-seeded SplitMix keeps the dependency tree small
-    // and is enough for uniqueness within a millisecond (80 random bits).
+    // and is enough for uniqueness within a millisecond (79 fresh bits for a millisecond's first
+    // id, 31 beside its step for each next one; `next_random`).
     use std::sync::atomic::{AtomicU64, Ordering};
     static STATE: AtomicU64 = AtomicU64::new(0);
     let seed = STATE.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed)
