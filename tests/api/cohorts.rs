@@ -259,7 +259,9 @@ async fn back_to_back_comments_replay_to_every_subscriber_resumed_between_them()
         let cursor = event["edge"]["cursor"].clone();
         let second = add(&app, "BACK_TO_BACK", "second", 4).await;
         assert_eq!(live.event().await["edge"]["node"]["id"], second);
-        // Two resumed subscribers of one document: a cohort, each with its own replay.
+        // Two resumed subscribers of one document, open together: a cohort, each with its own
+        // replay. They close at the end of the round.
+        let mut resumed = Vec::new();
         for _ in 0..2 {
             let mut client = Client::ready(&app).await;
             client
@@ -267,6 +269,7 @@ async fn back_to_back_comments_replay_to_every_subscriber_resumed_between_them()
                 .await;
             let replayed = client.event().await;
             assert_eq!(replayed["edge"]["node"]["id"], second, "round {round}");
+            resumed.push(client);
         }
     }
 }

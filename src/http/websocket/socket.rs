@@ -304,10 +304,10 @@ struct Parts<'a> {
     protocol: WebSocketProtocols,
 }
 
-/// Queues `out` for the writer; `false` when the connection is ending.
-async fn forward(out: &mut mpsc::Sender<Out>, ending: &Ending, message: Out) -> bool {
+/// Queues `item` for the writer; `false` when the connection is ending.
+async fn forward(out: &mut mpsc::Sender<Out>, ending: &Ending, item: Out) -> bool {
     tokio::select! {
-        sent = out.send(message) => sent.is_ok(),
+        sent = out.send(item) => sent.is_ok(),
         () = ending.token.cancelled() => false,
     }
 }
@@ -338,11 +338,11 @@ async fn relay(
         tokio::select! {
             message = graphql.next() => match message {
                 Some(WsMessage::Text(text)) => {
-                    let out_message = match members.claim(&text, protocol) {
+                    let item = match members.claim(&text, protocol) {
                         Some(deliveries) => Out::Deliveries(deliveries),
                         None => Out::Message(Message::Text(text.into())),
                     };
-                    if !forward(out, ending, out_message).await {
+                    if !forward(out, ending, item).await {
                         return ending.reason();
                     }
                 }
