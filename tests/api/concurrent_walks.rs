@@ -37,14 +37,64 @@ fn ids(page: &Page) -> Vec<CommentId> {
         .collect()
 }
 
+/// Paces a walk and the task that changes the list beside it: each page the walk asks for
+/// allows the changer one more change, and each page after the first waits until a change
+/// landed since the page before it was asked for. So every walk runs beside changes however
+/// the machine shares its time between the two, and the changes number about the pages. (Left
+/// to itself, the voter below voted on 27 and 38 comments over its four walks in two runs here,
+/// close to the 20 votes the test asks for; CI on another machine failed the test once, with
+/// a message cut from its log.)
+#[derive(Default)]
+struct Pace {
+    allowed: AtomicU64,
+    made: AtomicU64,
+}
+
+impl Pace {
+    /// A page is asked for: one more change is allowed. Returns the changes made so far.
+    fn page(&self) -> u64 {
+        self.allowed.fetch_add(1, Ordering::AcqRel);
+        self.made.load(Ordering::Acquire)
+    }
+
+    /// Waits until more than `made` changes were made (at most 30 s: the changer failed).
+    async fn change_since(&self, made: u64) {
+        let waited = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+            while self.made.load(Ordering::Acquire) <= made {
+                tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+            }
+        })
+        .await;
+        assert!(waited.is_ok(), "no change landed between two pages in 30 s");
+    }
+
+    /// For the changer: waits until it may make another change; `false` once `stop` fires.
+    async fn may_change(&self, stop: &CancellationToken) -> bool {
+        while self.made.load(Ordering::Acquire) >= self.allowed.load(Ordering::Acquire) {
+            if stop.is_cancelled() {
+                return false;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+        !stop.is_cancelled()
+    }
+
+    /// For the changer: one change made.
+    fn changed(&self) {
+        self.made.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
 /// Walks the whole list `query` pages through, forward (`first`/`after`) or backward
-/// (`last`/`before`), and returns every comment seen, from the list's first to its last.
+/// (`last`/`before`), at `pace`, and returns every comment seen, from the list's first to its
+/// last.
 async fn walk(
     app: &TestApp,
     query: &str,
     sku: &str,
     ratings: &Value,
     forward: bool,
+    pace: &Pace,
 ) -> Vec<CommentId> {
     let (size, bound) = if forward {
         ("first", "after")
@@ -54,6 +104,7 @@ async fn walk(
     let mut seen = Vec::new();
     let mut cursor = Value::Null;
     for _ in 0..1_000 {
+        let made = pace.page();
         let vars = json!({ "sku": sku, size: PAGE, bound: cursor, "ratings": ratings });
         let data = app.data(query, vars).await;
         let p = Page::from_connection(&data["comments"]);
@@ -73,6 +124,7 @@ async fn walk(
             }
             return seen;
         }
+        pace.change_since(made).await;
     }
     panic!("the walk does not end");
 }
@@ -88,17 +140,19 @@ async fn a_cursor_walk_under_concurrent_writes_sees_every_lasting_comment_once_i
     let app = TestApp::on_dynamodb(store.table(), &[]).await;
 
     // The writer: adds a comment somewhere in the list's time range, deletes an initial one,
-    // and so on, until the walks are done.
+    // and so on, at the walks' pace, until the walks are done.
     let deleted: Arc<Mutex<HashSet<CommentId>>> = Arc::default();
+    let pace = Arc::new(Pace::default());
     let stop = CancellationToken::new();
     let writer = {
         let (store, sku, deleted, stop) =
             (store.clone(), sku.clone(), deleted.clone(), stop.clone());
+        let pace = pace.clone();
         let mut victims: Vec<CommentId> = initial.iter().map(|c| c.id).collect();
         tokio::spawn(async move {
             let mut rng = Rng::new(7);
             let mut writes = 0u64;
-            while !stop.is_cancelled() && !victims.is_empty() {
+            while !victims.is_empty() && pace.may_change(&stop).await {
                 let millis = BASE_MILLIS + rng.below(SPREAD);
                 let comment = Comment {
                     id: CommentId::from_parts(millis, rng.next()),
@@ -119,7 +173,7 @@ async fn a_cursor_walk_under_concurrent_writes_sees_every_lasting_comment_once_i
                 deleted.lock().expect("lock").insert(victim);
                 store.delete(victim, &Access::Any).await.expect("deleted");
                 writes += 2;
-                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                pace.changed();
             }
             writes
         })
@@ -127,7 +181,7 @@ async fn a_cursor_walk_under_concurrent_writes_sees_every_lasting_comment_once_i
 
     for ratings in [Value::Null, json!([2, 4])] {
         for forward in [true, false] {
-            let seen = walk(&app, PAGE_QUERY, SKU, &ratings, forward).await;
+            let seen = walk(&app, PAGE_QUERY, SKU, &ratings, forward, &pace).await;
             let what = format!("ratings {ratings}, forward {forward}");
             let unique: HashSet<&CommentId> = seen.iter().collect();
             assert_eq!(unique.len(), seen.len(), "{what}: a comment seen twice");
@@ -154,10 +208,6 @@ async fn a_cursor_walk_under_concurrent_writes_sees_every_lasting_comment_once_i
 }
 
 const HELPFUL_SKU: &str = "WALKED_WHILE_VOTED";
-
-/// Votes cast at most per `MOST_HELPFUL` walk begun (four walks over 300 comments: about 72 %
-/// of them keep their count through all four, about 86 of the 120 or so a `[2, 4]` filter holds).
-const VOTES_PER_WALK: u64 = 25;
 
 const HELPFUL_PAGE_QUERY: &str = r#"
 query Page($sku: String!, $ratings: [Int!], $first: Int, $after: String, $last: Int, $before: String) {
@@ -186,15 +236,15 @@ async fn a_most_helpful_walk_while_votes_arrive_sees_every_unchanged_comment_onc
     let app = TestApp::on_dynamodb(store.table(), &[]).await;
 
     // The voter: votes for a random comment (or takes a vote back), recording it as changed
-    // before the vote is sent, until the walks are done. It casts at most `VOTES_PER_WALK` votes
-    // per walk begun: a comment voted on once is out of every later walk's check, and a voter
-    // unbounded beside slow walks (a loaded machine) left too few comments to check.
+    // before the vote is sent, at the walks' pace (a vote a page: about 56 votes, so about 250
+    // of the 300 comments, and 100 of the 120 or so a `[2, 4]` filter holds, keep their count
+    // through all four walks), until the walks are done.
     let changed: Arc<Mutex<HashSet<CommentId>>> = Arc::default();
-    let allowed = Arc::new(AtomicU64::new(0));
+    let pace = Arc::new(Pace::default());
     let stop = CancellationToken::new();
     let voter = {
         let (store, changed, stop) = (store.clone(), changed.clone(), stop.clone());
-        let allowed = allowed.clone();
+        let pace = pace.clone();
         let ids: Vec<CommentId> = initial.iter().map(|c| c.id).collect();
         tokio::spawn(async move {
             let mut rng = Rng::new(11);
@@ -202,11 +252,7 @@ async fn a_most_helpful_walk_while_votes_arrive_sees_every_unchanged_comment_onc
                 .map(|i| Voter::signed_in(&format!("walk-voter-{i}")))
                 .collect();
             let mut votes = 0u64;
-            while !stop.is_cancelled() {
-                if votes >= allowed.load(Ordering::Acquire) {
-                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-                    continue;
-                }
+            while pace.may_change(&stop).await {
                 let id = ids[rng.below(ids.len() as u64) as usize];
                 let voter = &voters[rng.below(voters.len() as u64) as usize];
                 changed.lock().expect("lock").insert(id);
@@ -216,7 +262,7 @@ async fn a_most_helpful_walk_while_votes_arrive_sees_every_unchanged_comment_onc
                     .await
                     .expect("voted");
                 votes += 1;
-                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                pace.changed();
             }
             votes
         })
@@ -225,8 +271,15 @@ async fn a_most_helpful_walk_while_votes_arrive_sees_every_unchanged_comment_onc
     let place = |c: &Comment| (c.helpful_count, c.created_at_ms, c.id);
     for ratings in [Value::Null, json!([2, 4])] {
         for forward in [true, false] {
-            allowed.fetch_add(VOTES_PER_WALK, Ordering::AcqRel);
-            let seen = walk(&app, HELPFUL_PAGE_QUERY, HELPFUL_SKU, &ratings, forward).await;
+            let seen = walk(
+                &app,
+                HELPFUL_PAGE_QUERY,
+                HELPFUL_SKU,
+                &ratings,
+                forward,
+                &pace,
+            )
+            .await;
             let what = format!("ratings {ratings}, forward {forward}");
             let changed = changed.lock().expect("lock").clone();
             let unchanged: Vec<&Comment> = initial
