@@ -12,9 +12,9 @@
 -- per set); the scores are merged as numbers, without the members; only the members tied on a
 -- picked score (usually one) are compared, bytewise. A set that runs out before the merge is
 -- done with it (ratings are spread over time alike, so its share misses by about its square
--- root) is read further by that square root and the merge goes on. Cost: one member read with its score
--- (~9 k instructions with its `tonumber` and keeping it) per member read, ~5 k for the merge
--- per member passed, and a ZRANGE (~10 k) per set and read.
+-- root) is read further by that square root and the merge goes on. Cost: one member read with
+-- its score (~9 k instructions with its `tonumber` and keeping it) per member read, ~5 k for the
+-- merge per member passed, and a ZRANGE (~10 k) per set and read.
 local function picker(keys, sizes, pos, dir, depth)
   local n = #keys
   local total = 0

@@ -252,7 +252,8 @@ local function select_at(keys, sizes, total, idx)
       if chi[i] > clo[i] then
         local found = redis.call('ZRANGE', keys[i], fmt(clo[i]), fmt(chi[i] - 1), 'WITHSCORES')
         for k = 1, #found, 2 do
-          items[#items + 1] = {m = found[k], s = tonumber(found[k + 1]), raw = found[k + 1], set = i}
+          local raw = found[k + 1]
+          items[#items + 1] = {m = found[k], s = tonumber(raw), raw = raw, set = i}
         end
       end
     end
