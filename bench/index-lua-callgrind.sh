@@ -11,8 +11,9 @@
 # (`hz 1`, so that its timers add little), and for each revision and case sends N calls of
 # the script as the server would (one `redis-cli` each) and reports the instructions per call
 # (Redis's whole process: the script, its commands, and the client's connection, ~40 k) and
-# the Redis commands per call. Needs redis-server, redis-cli and valgrind; takes ~1 min per
-# revision. "worktree" names the files as they are on disk.
+# the Redis commands per call; the last two rows are N bare jumps to offsets spread at random
+# (the same ones for every revision). Needs redis-server, redis-cli and valgrind; takes ~1 min
+# per revision. "worktree" names the files as they are on disk.
 set -euo pipefail
 
 N=${N:-20}
@@ -66,12 +67,18 @@ pids+=("$vg")
 until redis-cli -p "$PORT" ping >/dev/null 2>&1; do sleep 1; done
 
 R=(redis-cli -p "$PORT")
-case_row() {
-  local sha=$1 name=$2
-  shift 2
+total() {
+  local sum=0 key
+  for key in "$@"; do sum=$((sum + $("${R[@]}" zcard "$key"))); done
+  echo "$sum"
+}
+# One row: runs "$@" (N script calls) between zeroed counters and reports them per call.
+row() {
+  local name=$1
+  shift
   "${R[@]}" config resetstat >/dev/null
   callgrind_control -z "$vg" >/dev/null 2>&1
-  for _ in $(seq "$N"); do "${R[@]}" evalsha "$sha" "$@" >/dev/null; done
+  "$@"
   callgrind_control -d "$vg" >/dev/null 2>&1
   local dump ir calls
   dump=$(ls -t "$tmp"/cg.out.* | head -1)
@@ -79,6 +86,31 @@ case_row() {
   calls=$("${R[@]}" info commandstats | grep '^cmdstat_' | grep -v -E 'config|info' |
     sed 's/.*:calls=\([0-9]*\),.*/\1/' | paste -sd+ | bc)
   printf '| %s | %d | %s |\n' "$name" $((ir / N / 1000)) "$(echo "scale=1; $calls / $N" | bc)"
+}
+# N calls with the same arguments.
+same_calls() {
+  for _ in $(seq "$N"); do "${R[@]}" evalsha "$@" >/dev/null; done
+}
+case_row() {
+  local sha=$1 name=$2
+  shift 2
+  row "$name" same_calls "$sha" "$@"
+}
+# N bare jumps to offsets spread at random over the list's `total` members (the same offsets
+# for every revision: bash's RANDOM, seeded): what a jump costs on average, not at one offset.
+random_jumps() {
+  local sha=$1 total=$2 offset
+  shift 2
+  RANDOM=7
+  for _ in $(seq "$N"); do
+    offset=$(((RANDOM * 32768 + RANDOM) % (total - 128) + 64))
+    "${R[@]}" evalsha "$sha" "$@" desc '' '' "$offset" none '' '' 20 newest none >/dev/null
+  done
+}
+jumps_row() {
+  local sha=$1 name=$2 total=$3
+  shift 3
+  row "$name" random_jumps "$sha" "$total" "$@"
 }
 
 five=(5 "${K}1" "${K}2" "${K}3" "${K}4" "${K}5")
@@ -112,4 +144,8 @@ for rev in "${revs[@]}"; do
   case_row "$sha" 'bare jump, offset 150000' "${five[@]}" desc '' '' 149999 none '' '' 20 newest none
   case_row "$sha" 'bare jump, ratings [3, 5], offset 50000' 2 "${K}3" "${K}5" desc '' '' 49999 none '' '' 20 newest none
   case_row "$sha" 'totalCount' "${five[@]}" desc '' '' '' none '' '' 1 newest none
+  jumps_row "$sha" "bare jumps, $N random offsets" "$(total "${K}1" "${K}2" "${K}3" "${K}4" "${K}5")" \
+    "${five[@]}"
+  jumps_row "$sha" "bare jumps, ratings [3, 5], $N random offsets" "$(total "${K}3" "${K}5")" \
+    2 "${K}3" "${K}5"
 done

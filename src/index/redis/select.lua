@@ -21,8 +21,8 @@
 -- machine of BENCHMARKS.md): a redis.call ~5 k instructions (~0.5 us) whatever it does, a
 -- ZCOUNT ~7 k; a member read with its score ~6 k (Redis formats the score with %.17g) and a
 -- `tonumber` of it ~2 k more; a member read without its score ~1.3 k. So a union search is
--- ~15-35 calls (~70-90 us here), and a pick costs about one scored member read per member
--- passed: cheaper than a search for up to GAP members.
+-- ~10-30 calls (a bare jump, the whole script: ~400-600 k instructions), and a pick costs
+-- about one scored member read per member passed: cheaper than a search for up to GAP members.
 --
 -- Members are compared bytewise by `less`, never with Lua's `<` on strings, which uses the
 -- C library's strcoll and so depends on the server's locale. Bytewise is the order Redis
@@ -140,9 +140,13 @@ local function select_at(keys, sizes, total, idx)
   -- - a guided probe reads, in the set with the most members inside the bracket, the member at
   --   the rank where the wanted one would sit if that set were spread like the union, and
   --   probes its score. Ratings are spread over time alike, so the guess misses by about the
-  --   square root of its distance to the nearer bracket end; it aims that far past the target,
-  --   towards the farther end, so that the bracket closes from both sides. On the demo product
-  --   (250,000 comments) it takes one to four probes;
+  --   square root of its distance to the nearer bracket end, and whichever side it lands on
+  --   comes that close. It aims two members past the target, towards the farther end (the
+  --   bracket must close from both sides). An earlier aim of twice that square root past the
+  --   target, to land beyond it for sure, took a probe or two more and a wider last window:
+  --   ~4.7 probes and 10 members read against ~3.6 and 5 (random jumps into 200,000 comments in
+  --   five sets; two sets: ~5.2 and 13 against ~3.1 and 6), a third fewer instructions for a
+  --   filtered jump (BENCHMARKS.md, "Redis index: the guided probe aims at the target");
   -- - when a guided probe did not halve the distance on the side it landed, the next probe
   --   bisects the score range instead, so a spread that misleads the guess (ratings that
   --   cluster in time) still ends in O(log(score range)) probes.
@@ -214,10 +218,9 @@ local function select_at(keys, sizes, total, idx)
           g, most = i, chi[i] - clo[i]
         end
       end
-      local m = math.floor(2 * math.sqrt(math.min(d_lo, d_hi))) + 2
-      local aim = idx + m
+      local aim = idx + 2
       if d_lo > d_hi then
-        aim = idx - m
+        aim = idx - 2
       end
       aim = math.max(tlo, math.min(thi - 1, aim))
       local r = clo[g] + math.floor((aim - tlo + 0.5) * most / (thi - tlo))
