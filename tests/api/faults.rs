@@ -123,8 +123,10 @@ async fn a_request_past_its_time_limit_answers_request_timeout() {
     assert_eq!(response.status(), 504);
     let body: serde_json::Value = response.json().await.expect("json");
     assert_eq!(error_codes(&body), ["REQUEST_TIMEOUT"], "{body:#}");
+    // Answered by the time limit, not by the index's answer 3 s later (a margin for a machine
+    // shared with the whole suite).
     assert!(
-        started.elapsed() < Duration::from_millis(1_500),
+        started.elapsed() < Duration::from_millis(2_500),
         "{:?}",
         started.elapsed()
     );
