@@ -11,8 +11,8 @@
 # (`hz 1`, so that its timers add little), and for each revision and case sends N calls of
 # the script as the server would (one `redis-cli` each) and reports the instructions per call
 # (Redis's whole process: the script, its commands, and the client's connection, ~40 k) and
-# the Redis commands per call; the last two rows are N bare jumps to offsets spread at random
-# (the same ones for every revision). Needs redis-server, redis-cli and valgrind; takes ~1 min
+# the Redis commands per call; the last four rows are N bare jumps and N pager pages to
+# offsets spread at random (the same ones for every revision). Needs redis-server, redis-cli and valgrind; takes ~1 min
 # per revision. "worktree" names the files as they are on disk.
 set -euo pipefail
 
@@ -96,21 +96,27 @@ case_row() {
   shift 2
   row "$name" same_calls "$sha" "$@"
 }
-# N bare jumps to offsets spread at random over the list's `total` members (the same offsets
-# for every revision: bash's RANDOM, seeded): what a jump costs on average, not at one offset.
+# N bare jumps (or pager pages) to offsets spread at random over the list's `total` members
+# (the same offsets for every revision: bash's RANDOM, seeded): what a jump costs on average,
+# not at one offset.
 random_jumps() {
-  local sha=$1 total=$2 offset
-  shift 2
+  local sha=$1 kind=$2 total=$3 offset
+  shift 3
   RANDOM=7
   for _ in $(seq "$N"); do
     offset=$(((RANDOM * 32768 + RANDOM) % (total - 128) + 64))
-    "${R[@]}" evalsha "$sha" "$@" desc '' '' "$offset" none '' '' 20 newest none >/dev/null
+    if [ "$kind" = pager ]; then
+      "${R[@]}" evalsha "$sha" "$@" desc '' '' $((offset - 1)) rank "$offset" '' "${pager[@]}" \
+        >/dev/null
+    else
+      "${R[@]}" evalsha "$sha" "$@" desc '' '' "$offset" none '' '' 20 newest none >/dev/null
+    fi
   done
 }
 jumps_row() {
-  local sha=$1 name=$2 total=$3
-  shift 3
-  row "$name" random_jumps "$sha" "$total" "$@"
+  local sha=$1 name=$2 kind=$3 total=$4
+  shift 4
+  row "$name" random_jumps "$sha" "$kind" "$total" "$@"
 }
 
 five=(5 "${K}1" "${K}2" "${K}3" "${K}4" "${K}5")
@@ -144,8 +150,10 @@ for rev in "${revs[@]}"; do
   case_row "$sha" 'bare jump, offset 150000' "${five[@]}" desc '' '' 149999 none '' '' 20 newest none
   case_row "$sha" 'bare jump, ratings [3, 5], offset 50000' 2 "${K}3" "${K}5" desc '' '' 49999 none '' '' 20 newest none
   case_row "$sha" 'totalCount' "${five[@]}" desc '' '' '' none '' '' 1 newest none
-  jumps_row "$sha" "bare jumps, $N random offsets" "$(total "${K}1" "${K}2" "${K}3" "${K}4" "${K}5")" \
-    "${five[@]}"
-  jumps_row "$sha" "bare jumps, ratings [3, 5], $N random offsets" "$(total "${K}3" "${K}5")" \
-    2 "${K}3" "${K}5"
+  all=$(total "${K}1" "${K}2" "${K}3" "${K}4" "${K}5")
+  two=$(total "${K}3" "${K}5")
+  jumps_row "$sha" "bare jumps, $N random offsets" jump "$all" "${five[@]}"
+  jumps_row "$sha" "bare jumps, ratings [3, 5], $N random offsets" jump "$two" 2 "${K}3" "${K}5"
+  jumps_row "$sha" "pager pages, $N random offsets" pager "$all" "${five[@]}"
+  jumps_row "$sha" "pager pages, ratings [3, 5], $N random offsets" pager "$two" 2 "${K}3" "${K}5"
 done

@@ -158,7 +158,8 @@ end
 -- (descending) form a run, found with one search (select_at at its top) and a picker below
 -- it, or with a picker alone when the run starts within GAP of either end of the list. So a
 -- deep page's bound, its first edge and its page's bound cost one search and one short read
--- below it, not a search each. One set: a ZRANGE per index.
+-- below it (none when the search's last window holds them), not a search each. One set: a
+-- ZRANGE per index.
 local GAP = 64
 local function union_members_at(keys, sizes, total, wanted)
   local list, seen = {}, {}
@@ -201,9 +202,17 @@ local function union_members_at(keys, sizes, total, wanted)
         out[list[k]] = {pick(total - list[k])}
       end
     else
-      local f = select_at(keys, sizes, total, top)
+      local f = select_at(keys, sizes, total, top, bottom)
       out[top] = {f[1], f[2]}
-      if top > bottom then
+      local window = f[4]
+      if top > bottom and window and bottom >= window.first then
+        -- The whole run is in the search's last window: no pick. (So it usually is for a deep
+        -- page's bound and its first edge, the member next to it.)
+        for k = i + 1, j do
+          local item = window.items[list[k] - window.first + 1]
+          out[list[k]] = {item.m, item.raw}
+        end
+      elseif top > bottom then
         local pick = picker(keys, sizes, f[3], -1, top - bottom)
         for k = i + 1, j do
           out[list[k]] = {pick(top - list[k])}

@@ -125,9 +125,12 @@ local function union_position(keys, score, m)
 end
 
 -- The member at ascending index `idx` (0 <= idx < total) of the union, as {member, score,
--- pos}: pos[i] is how many members of KEYS[i] sort below it (their sum is idx), where a
--- `picker` from it starts.
-local function select_at(keys, sizes, total, idx)
+-- pos, window}: pos[i] is how many members of KEYS[i] sort below it (their sum is idx), where a
+-- `picker` from it starts; window, when the search ended by reading the last few members of
+-- its bracket, is them: {first = the union index of the first, items = {m = member, raw =
+-- score} in order}, which spares a pick of the members beside idx that are among them.
+local function select_at(keys, sizes, total, idx, low)
+  low = low or idx
   if #keys == 1 then
     local at = fmt(idx)
     local found = redis.call('ZRANGE', keys[1], at, at, 'WITHSCORES')
@@ -220,7 +223,7 @@ local function select_at(keys, sizes, total, idx)
       end
       local aim = idx + 2
       if d_lo > d_hi then
-        aim = idx - 2
+        aim = low - 2
       end
       aim = math.max(tlo, math.min(thi - 1, aim))
       local r = clo[g] + math.floor((aim - tlo + 0.5) * most / (thi - tlo))
@@ -273,7 +276,7 @@ local function select_at(keys, sizes, total, idx)
     for k = 1, j do
       pos[items[k].set] = pos[items[k].set] + 1
     end
-    return {items[j + 1].m, items[j + 1].raw, pos}
+    return {items[j + 1].m, items[j + 1].raw, pos, {first = tlo, items = items}}
   end
 
   -- Every member inside the bracket has the score hi: a tie. Pick member `j` of the tie by
