@@ -28,8 +28,9 @@
 -- Cost: a ZCARD per set in KEYS; for a start cursor or an anchor given by key, `position_of`
 -- (two ZCOUNTs per set and a binary search in a tie); then one `members_at` for the bound, an
 -- anchor given by rank and the anchor's page bound together: for a deep `first` page with its
--- `startOffset`, one union search for the bound and a pick of the member below it (~50 calls;
--- BENCHMARKS.md, "Redis index: pager links as page cursors"). An anchor given by rank costs
+-- `startOffset`, one union search for the bound, whose last window usually holds the member
+-- below it (~20-35 calls; BENCHMARKS.md, "Redis index: a deep page's first edge from the
+-- search's last window"). An anchor given by rank costs
 -- little beyond the bound's search.
 
 local desc = ARGV[1] == 'desc'
