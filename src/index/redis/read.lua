@@ -30,8 +30,7 @@
 -- anchor given by rank and the anchor's page bound together: for a deep `first` page with its
 -- `startOffset`, one union search for the bound, whose last window usually holds the member
 -- below it (~20-35 calls; BENCHMARKS.md, "Redis index: a deep page's first edge from the
--- search's last window"). An anchor given by rank costs
--- little beyond the bound's search.
+-- search's last window"). An anchor given by rank costs little beyond the bound's search.
 
 local desc = ARGV[1] == 'desc'
 local anchor_mode = ARGV[5]

@@ -128,7 +128,9 @@ end
 -- pos, window}: pos[i] is how many members of KEYS[i] sort below it (their sum is idx), where a
 -- `picker` from it starts; window, when the search ended by reading the last few members of
 -- its bracket, is them: {first = the union index of the first, items = {m = member, raw =
--- score} in order}, which spares a pick of the members beside idx that are among them.
+-- score} in order}, which spares a pick of the members beside idx that are among them. `low`
+-- (at most idx; idx if nil) is the lowest index the caller wants besides idx: the search aims
+-- so that the window holds it too, more often than not.
 local function select_at(keys, sizes, total, idx, low)
   low = low or idx
   if #keys == 1 then
@@ -145,11 +147,12 @@ local function select_at(keys, sizes, total, idx, low)
   --   probes its score. Ratings are spread over time alike, so the guess misses by about the
   --   square root of its distance to the nearer bracket end, and whichever side it lands on
   --   comes that close. It aims two members past the target, towards the farther end (the
-  --   bracket must close from both sides). An earlier aim of twice that square root past the
-  --   target, to land beyond it for sure, took a probe or two more and a wider last window:
-  --   ~4.7 probes and 10 members read against ~3.6 and 5 (random jumps into 200,000 comments in
-  --   five sets; two sets: ~5.2 and 13 against ~3.1 and 6), a third fewer instructions for a
-  --   filtered jump (BENCHMARKS.md, "Redis index: the guided probe aims at the target");
+  --   bracket must close from both sides; downwards, past `low`). An earlier aim of twice that
+  --   square root past the target, to land beyond it for sure, took a probe or two more and a
+  --   wider last window: ~4.7 probes and 10 members read against ~3.6 and 5 (random jumps into
+  --   200,000 comments in five sets; two sets: ~5.2 and 13 against ~3.1 and 6), a third fewer
+  --   instructions for a filtered jump (BENCHMARKS.md, "Redis index: the guided probe aims at
+  --   the target");
   -- - when a guided probe did not halve the distance on the side it landed, the next probe
   --   bisects the score range instead, so a spread that misleads the guess (ratings that
   --   cluster in time) still ends in O(log(score range)) probes.
