@@ -153,13 +153,34 @@ local function picker(keys, sizes, pos, dir, depth)
   end
 end
 
+-- The union's oldest (`first`) or newest member, as {member, score}: each set's first or last
+-- member (one ZRANGE each), the least or greatest of them by score, then bytewise.
+local function extreme(keys, first)
+  local at = '-1'
+  if first then
+    at = '0'
+  end
+  local best, best_s
+  for i = 1, #keys do
+    local f = redis.call('ZRANGE', keys[i], at, at, 'WITHSCORES')
+    if f[1] then
+      local s = tonumber(f[2])
+      if best == nil or s ~= best_s and (s < best_s) == first
+        or s == best_s and less(f[1], best[1]) == first then
+        best, best_s = f, s
+      end
+    end
+  end
+  return {best[1], best[2]}
+end
+
 -- The members at each ascending index of `wanted` (0 <= idx < total, any order, repeats
 -- allowed), as a table idx -> {member, score}. Indexes within GAP of the one before them
 -- (descending) form a run, found with one search (select_at at its top) and a picker below
--- it, or with a picker alone when the run starts within GAP of either end of the list. So a
--- deep page's bound, its first edge and its page's bound cost one search and one short read
--- below it (none when the search's last window holds them), not a search each. One set: a
--- ZRANGE per index.
+-- it, or with a picker alone when the run starts within GAP of either end of the list (the
+-- end's own member alone, a first page's edge: `extreme`, no picker). So a deep page's bound,
+-- its first edge and its page's bound cost one search and one short read below it (none when
+-- the search's last window holds them), not a search each. One set: a ZRANGE per index.
 local GAP = 64
 local function union_members_at(keys, sizes, total, wanted)
   local list, seen = {}, {}
@@ -179,7 +200,11 @@ local function union_members_at(keys, sizes, total, wanted)
       j = j + 1
     end
     local top, bottom = list[i], list[j]
-    if n == 1 then
+    if n > 1 and i == j and (top == 0 or top == total - 1) then
+      -- The oldest or the newest member alone (a first page's edge): the first or the last
+      -- member of one of the sets, compared; what a picker would read, without its merge.
+      out[top] = extreme(keys, top == 0)
+    elseif n == 1 then
       for k = i, j do
         local at = fmt(list[k])
         local f = redis.call('ZRANGE', keys[1], at, at, 'WITHSCORES')
