@@ -165,8 +165,8 @@ local function extreme(keys, first)
     local f = redis.call('ZRANGE', keys[i], at, at, 'WITHSCORES')
     if f[1] then
       local s = tonumber(f[2])
-      if best == nil or s ~= best_s and (s < best_s) == first
-        or s == best_s and less(f[1], best[1]) == first then
+      -- No member is in two sets, so two members never compare equal.
+      if best == nil or before(s, f[1], best_s, best[1]) == first then
         best, best_s = f, s
       end
     end

@@ -50,6 +50,14 @@ local function less(a, b)
   return #a < #b
 end
 
+-- Whether (score s, member m) sorts before (t, n) in a sorted set: by score, then bytewise.
+local function before(s, m, t, n)
+  if s ~= t then
+    return s < t
+  end
+  return less(m, n)
+end
+
 local function member_at(key, r)
   local at = fmt(r)
   return redis.call('ZRANGE', key, at, at)[1]
@@ -267,10 +275,7 @@ local function select_at(keys, sizes, total, idx, low)
       end
     end
     table.sort(items, function(a, b)
-      if a.s ~= b.s then
-        return a.s < b.s
-      end
-      return less(a.m, b.m)
+      return before(a.s, a.m, b.s, b.m)
     end)
     local pos = {}
     for i = 1, n do
