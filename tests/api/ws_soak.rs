@@ -190,6 +190,40 @@ async fn write(address: &str, count: usize, from: usize) -> Vec<Duration> {
     latencies
 }
 
+/// One phase of normal traffic: `count` comments written at their pace from a thread of their
+/// own (numbered from `from`) while the normal subscriber reads them as they come, every one
+/// once and in order; the writes' latencies and the server's peak RSS meanwhile. The subscriber
+/// reads during the quiet phase too, so that both phases serve the same normal traffic (one
+/// that read only afterwards would be a client not reading for the whole phase).
+async fn writes_heard(
+    address: &str,
+    normal: &mut Client,
+    count: usize,
+    from: usize,
+    pid: u32,
+) -> (Vec<Duration>, f64) {
+    let writer = {
+        let address = address.to_owned();
+        std::thread::spawn(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime")
+                .block_on(write(&address, count, from))
+        })
+    };
+    let mut peak = rss_mib(pid);
+    for i in from..from + count {
+        let event = normal.event().await;
+        let body = event["edge"]["node"]["body"].as_str().unwrap_or_default();
+        assert!(body.starts_with(&format!("{i:06} ")), "in order, none lost");
+        if i % 50 == 0 {
+            peak = peak.max(rss_mib(pid));
+        }
+    }
+    (writer.join().expect("the writer"), peak)
+}
+
 fn p99(latencies: &mut [Duration]) -> Duration {
     latencies.sort();
     latencies[(latencies.len() * 99 / 100).min(latencies.len() - 1)]
@@ -261,10 +295,7 @@ async fn two_hundred_hostile_sockets_beside_normal_traffic_bound_memory_and_lose
         .await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     let writes = writes_per_run();
-    let mut quiet = write(&address, writes, 0).await;
-    for _ in 0..writes {
-        normal.event().await;
-    }
+    let (mut quiet, _) = writes_heard(&address, &mut normal, writes, 0, pid).await;
     let baseline = rss_mib(pid);
 
     let (server_before, clients_before) = (cpu_seconds(pid), cpu_seconds(std::process::id()));
@@ -279,26 +310,7 @@ async fn two_hundred_hostile_sockets_beside_normal_traffic_bound_memory_and_lose
         .collect();
     // Once the sockets are open: the soak is what they do, not the opening storm.
     tokio::time::sleep(Duration::from_millis(1_500)).await;
-    let writer = {
-        let address = address.clone();
-        std::thread::spawn(move || {
-            tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("a runtime")
-                .block_on(write(&address, writes, writes))
-        })
-    };
-    let mut peak = baseline;
-    for i in writes..2 * writes {
-        let event = normal.event().await;
-        let body = event["edge"]["node"]["body"].as_str().unwrap_or_default();
-        assert!(body.starts_with(&format!("{i:06} ")), "in order, none lost");
-        if i % 50 == 0 {
-            peak = peak.max(rss_mib(pid));
-        }
-    }
-    let mut busy = writer.join().expect("the writer");
+    let (mut busy, peak) = writes_heard(&address, &mut normal, writes, writes, pid).await;
     for hostile in hostiles {
         hostile.await.expect("a hostile socket");
     }
