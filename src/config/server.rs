@@ -151,6 +151,12 @@ pub struct ServerArgs {
     /// answers nothing for two intervals is closed (3008).
     #[arg(long, env = "DYNAPAGE_WEBSOCKET_KEEPALIVE_MS", default_value_t = 15_000, value_parser = clap::value_parser!(u64).range(100..))]
     pub websocket_keepalive_ms: u64,
+    /// The kernel's send buffer of a WebSocket, in bytes (Linux doubles it for its bookkeeping):
+    /// what a client that stops reading can leave queued in the server's kernel before the send
+    /// deadline starts to run. 0 keeps the kernel's own sizing (up to `net.ipv4.tcp_wmem`'s
+    /// last value, 4 MiB by default).
+    #[arg(long, env = "DYNAPAGE_WEBSOCKET_SEND_BUFFER_BYTES", default_value_t = 32_768, value_parser = clap::value_parser!(u32).range(0..=16 * 1024 * 1024))]
+    pub websocket_send_buffer_bytes: u32,
     /// A connection that has started a request but not sent all its headers within this many
     /// milliseconds (from the request's first byte) is closed.
     #[arg(long, env = "DYNAPAGE_HEADER_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
@@ -194,6 +200,7 @@ impl ServerArgs {
             max_connections: self.max_connections as usize,
             max_connections_per_address: self.max_connections_per_address as usize,
             trusted,
+            websocket_send_buffer: self.websocket_send_buffer_bytes as usize,
         }
     }
 

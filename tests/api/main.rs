@@ -67,5 +67,6 @@ mod varnish;
 mod vote_contract;
 mod walks;
 mod ws_attacks;
+mod ws_send_buffer;
 mod ws_soak;
 mod ws_sockets;

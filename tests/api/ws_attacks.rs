@@ -46,7 +46,7 @@ async fn open(
 }
 
 /// [`open`], then `connection_init` acknowledged.
-async fn ready(address: &str, headers: &[(&str, &str)], tiny_window: bool) -> Client {
+pub(crate) async fn ready(address: &str, headers: &[(&str, &str)], tiny_window: bool) -> Client {
     let mut client = open(address, headers, tiny_window)
         .await
         .expect("the WebSocket opens");
@@ -79,7 +79,11 @@ async fn answer_to(client: &mut Client, id: &str) -> Value {
 }
 
 /// A normal client's story: it subscribes to `sku` and hears the comment written next.
-async fn a_normal_client_still_subscribes(app_address: &str, client: &mut Client, sku: &str) {
+pub(crate) async fn a_normal_client_still_subscribes(
+    app_address: &str,
+    client: &mut Client,
+    sku: &str,
+) {
     client
         .subscribe_to("normal", EVENTS, json!({ "sku": sku }))
         .await;
@@ -93,7 +97,7 @@ async fn a_normal_client_still_subscribes(app_address: &str, client: &mut Client
 }
 
 /// Adds a comment through `address`'s HTTP API; its id.
-async fn write(address: &str, sku: &str, body: &str, rating: i64) -> String {
+pub(crate) async fn write(address: &str, sku: &str, body: &str, rating: i64) -> String {
     const ADD: &str = "mutation($sku: String!, $body: String!, $rating: Int!) { addComment(input: { sku: $sku, author: \"a\", body: $body, rating: $rating }) { comment { id } } }";
     let response: Value = reqwest::Client::new()
         .post(format!("{address}/graphql"))

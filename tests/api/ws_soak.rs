@@ -224,6 +224,22 @@ async fn writes_heard(
     (writer.join().expect("the writer"), peak)
 }
 
+/// How many WebSockets the server has closed for not reading within the send deadline (its
+/// `/metrics`).
+async fn closed_slow(address: &str) -> u64 {
+    let metrics = reqwest::get(format!("{address}/metrics"))
+        .await
+        .expect("/metrics answers")
+        .text()
+        .await
+        .expect("a text");
+    metrics
+        .lines()
+        .find_map(|line| line.strip_prefix("dynapage_websockets_closed_slow_total "))
+        .and_then(|count| count.trim().parse::<f64>().ok())
+        .map_or(0, |count| count as u64)
+}
+
 fn p99(latencies: &mut [Duration]) -> Duration {
     latencies.sort();
     latencies[(latencies.len() * 99 / 100).min(latencies.len() - 1)]
@@ -318,10 +334,15 @@ async fn two_hundred_hostile_sockets_beside_normal_traffic_bound_memory_and_lose
     let elapsed = busy_started.elapsed().as_secs_f64();
     let server_cores = (cpu_seconds(pid) - server_before) / elapsed;
     let clients_cores = (cpu_seconds(std::process::id()) - clients_before) / elapsed;
+    let closed = closed_slow(&address).await;
     eprintln!(
-        "soak: the slowest writes beside them, by when: {}",
+        "soak: the slowest writes beside them, by when: {}; sockets closed as slow readers: {closed}",
         slowest(&busy)
     );
+    if std::env::var_os("SOAK_ONLY").is_none() {
+        // A third of the 200 (n % 3 == 0) never read: each must have been closed.
+        assert!(closed >= 67, "the silent sockets were closed: {closed}");
+    }
     let (quiet, busy) = (p99(&mut quiet), p99(&mut busy));
     eprintln!(
         "soak: RSS {baseline:.1} MiB before, {peak:.1} MiB at the peak; p99 of {writes} writes quiet {quiet:?}, beside 200 hostile sockets {busy:?}; over the busy {elapsed:.1} s the server used {server_cores:.2} cores and this test process (the attackers and the normal clients) {clients_cores:.2}, of 2"

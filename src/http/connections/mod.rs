@@ -19,6 +19,7 @@
 mod bodies;
 mod caps;
 mod fd_limit;
+mod stream;
 mod watch;
 
 use std::convert::Infallible;
@@ -38,8 +39,9 @@ use tower::ServiceExt as _;
 pub use self::bodies::BodyTimeout;
 use self::bodies::{DeadlineBody, TrackedBody};
 use self::caps::{Admission, ConnectionCaps};
+use self::stream::WatchedStream;
+use self::watch::Activity;
 pub use self::watch::Timeouts;
-use self::watch::{Activity, WatchedStream};
 use super::TrustedProxies;
 
 /// How long a connection may wait in each phase, and how many may be open.
@@ -52,6 +54,9 @@ pub struct ConnectionOptions {
     pub max_connections_per_address: usize,
     /// Proxies (the load balancer) whose connections count only against the global cap.
     pub trusted: TrustedProxies,
+    /// The kernel's send buffer of a connection once it is a WebSocket, in bytes (`stream`'s
+    /// comment says why); 0 keeps the kernel's own sizing.
+    pub websocket_send_buffer: usize,
 }
 
 impl Default for ConnectionOptions {
@@ -65,6 +70,7 @@ impl Default for ConnectionOptions {
             max_connections: 10_000,
             max_connections_per_address: 256,
             trusted: TrustedProxies::default(),
+            websocket_send_buffer: 32 * 1024,
         }
     }
 }
@@ -117,9 +123,10 @@ pub async fn serve(
             }
         };
         let (router, stopping, open) = (router.clone(), stopping.clone(), open.clone());
-        let timeouts = options.timeouts;
+        let (timeouts, send_buffer) = (options.timeouts, options.websocket_send_buffer);
         tokio::spawn(async move {
-            connection(stream, peer, admission, router, timeouts, stopping).await;
+            let socket = (stream, admission, send_buffer);
+            connection(socket, peer, router, timeouts, stopping).await;
             drop(open);
         });
     }
@@ -142,18 +149,19 @@ async fn accept_failed(error: &std::io::Error, last_warned: &mut Option<std::tim
     tokio::time::sleep(ACCEPT_BACKOFF).await;
 }
 
-/// Serves one connection until it ends, overstays a phase, or the server shuts down.
+/// Serves one connection (the accepted socket, its place under the caps, and its send buffer
+/// as a WebSocket) until it ends, overstays a phase, or the server shuts down.
 async fn connection(
-    stream: TcpStream,
+    (stream, admission, websocket_send_buffer): (TcpStream, Admission, usize),
     peer: SocketAddr,
-    admission: Admission,
     router: Router,
     timeouts: Timeouts,
     stopping: CancellationToken,
 ) {
     let _ = stream.set_nodelay(true);
     let activity = Arc::new(Activity::new());
-    let io = TokioIo::new(WatchedStream::new(stream, activity.clone(), admission));
+    let stream = WatchedStream::new(stream, activity.clone(), admission, websocket_send_buffer);
+    let io = TokioIo::new(stream);
     let service = {
         let activity = activity.clone();
         hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
@@ -165,6 +173,9 @@ async fn connection(
                     .map(|body| DeadlineBody::new(body, started, timeouts.body, activity.clone()));
                 request.extensions_mut().insert(ConnectInfo(peer));
                 let response = router.oneshot(request).await?;
+                if response.status() == hyper::StatusCode::SWITCHING_PROTOCOLS {
+                    activity.upgrading();
+                }
                 Ok::<_, Infallible>(response.map(|body| TrackedBody::new(body, activity)))
             }
         })

@@ -25,18 +25,12 @@
 //! comes earlier (a head starting on an idle connection, a body that missed its deadline)
 //! wakes it.
 
-use std::io;
-use std::pin::Pin;
 use std::sync::Mutex;
-use std::task::{Context, Poll};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::TcpStream;
 use tokio::sync::Notify;
 use tokio::time::Instant;
-
-use super::caps::Admission;
 
 /// How long each phase may last (the module's table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,6 +116,8 @@ impl State {
 pub struct Activity {
     state: Mutex<State>,
     changed: Notify,
+    /// The service answered 101: the socket is a WebSocket from the next write on.
+    upgraded: AtomicBool,
 }
 
 impl Activity {
@@ -140,7 +136,17 @@ impl Activity {
                 watched: None,
             }),
             changed: Notify::new(),
+            upgraded: AtomicBool::new(false),
         }
+    }
+
+    /// The service answered `101 Switching Protocols` (a WebSocket upgrade).
+    pub fn upgrading(&self) {
+        self.upgraded.store(true, Ordering::Relaxed);
+    }
+
+    pub(super) fn is_upgraded(&self) -> bool {
+        self.upgraded.load(Ordering::Relaxed)
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -156,7 +162,7 @@ impl Activity {
         }
     }
 
-    fn read(&self) {
+    pub(super) fn read(&self) {
         let now = Instant::now();
         let mut state = self.state();
         state.last_progress = now;
@@ -166,7 +172,7 @@ impl Activity {
         }
     }
 
-    fn wrote(&self) {
+    pub(super) fn wrote(&self) {
         self.state().last_progress = Instant::now();
     }
 
@@ -236,85 +242,6 @@ impl Activity {
                 () = tokio::time::sleep_until(at) => {}
             }
         }
-    }
-}
-
-/// The client's socket, reporting its reads and writes to its [`Activity`], and holding its
-/// place under the connection caps for as long as it is open (a WebSocket's too).
-#[derive(Debug)]
-pub struct WatchedStream {
-    stream: TcpStream,
-    activity: std::sync::Arc<Activity>,
-    _admission: Admission,
-}
-
-impl WatchedStream {
-    pub fn new(
-        stream: TcpStream,
-        activity: std::sync::Arc<Activity>,
-        admission: Admission,
-    ) -> Self {
-        Self {
-            stream,
-            activity,
-            _admission: admission,
-        }
-    }
-}
-
-impl AsyncRead for WatchedStream {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        let before = buf.filled().len();
-        let polled = Pin::new(&mut this.stream).poll_read(cx, buf);
-        if buf.filled().len() > before {
-            this.activity.read();
-        }
-        polled
-    }
-}
-
-impl AsyncWrite for WatchedStream {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        data: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
-        let polled = Pin::new(&mut this.stream).poll_write(cx, data);
-        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
-            this.activity.wrote();
-        }
-        polled
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        data: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
-        let polled = Pin::new(&mut this.stream).poll_write_vectored(cx, data);
-        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
-            this.activity.wrote();
-        }
-        polled
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.stream.is_write_vectored()
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().stream).poll_flush(cx)
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().stream).poll_shutdown(cx)
     }
 }
 

@@ -6,10 +6,11 @@
 //!   the cohort frames of the connection's subscriptions gone live (`cohort`), which it reads
 //!   itself: a comment wakes one task per socket, not the relay and then the writer. What is
 //!   ready together goes out in one write, within `--websocket-send-timeout-ms`. A client that
-//!   does not read stops the socket's sends; at the deadline the writer gives up, and the
-//!   connection ends (`SLOW_SUBSCRIBER`): its subscriptions, queue and buffers are dropped and
-//!   its memory is returned. No close frame can reach a client that reads nothing, so none is
-//!   waited for.
+//!   does not read stops the socket's sends once the kernel's send buffer is full (capped for
+//!   WebSockets: `crate::http::connections`'s `stream`); at the deadline the writer gives up,
+//!   and the connection ends (`SLOW_SUBSCRIBER`): its subscriptions, queue and buffers are
+//!   dropped and its memory is returned. No close frame can reach a client that reads nothing,
+//!   so none is waited for.
 //! - the **keep-alive** task pings every `--websocket-keepalive-ms` (the protocol's ping; to
 //!   legacy `graphql-ws` clients, which answer nothing to its `ka`, also a WebSocket ping frame,
 //!   which every client answers by itself) and closes with 3008 a client that has said nothing
