@@ -153,8 +153,8 @@ pub struct ServerArgs {
     pub websocket_keepalive_ms: u64,
     /// The kernel's send buffer of a WebSocket, in bytes (Linux doubles it for its bookkeeping):
     /// what a client that stops reading can leave queued in the server's kernel before the send
-    /// deadline starts to run. 0 keeps the kernel's own sizing (up to `net.ipv4.tcp_wmem`'s
-    /// last value, 4 MiB by default).
+    /// deadline starts to run (Linux holds it to `net.core.wmem_max`). 0 keeps the kernel's own
+    /// sizing (up to `net.ipv4.tcp_wmem`'s last value, 4 MiB by default).
     #[arg(long, env = "DYNAPAGE_WEBSOCKET_SEND_BUFFER_BYTES", default_value_t = 32_768, value_parser = clap::value_parser!(u32).range(0..=16 * 1024 * 1024))]
     pub websocket_send_buffer_bytes: u32,
     /// A connection that has started a request but not sent all its headers within this many

@@ -24,6 +24,7 @@ use tokio::net::TcpStream;
 use super::caps::Admission;
 use super::watch::Activity;
 
+/// An accepted socket, watched (the module's comment).
 #[derive(Debug)]
 pub struct WatchedStream {
     stream: TcpStream,
