@@ -12,8 +12,8 @@
 # the script as the server would (one `redis-cli` each) and reports the instructions per call
 # (Redis's whole process: the script, its commands, and the client's connection, ~40 k) and
 # the Redis commands per call; the last four rows are N bare jumps and N pager pages to
-# offsets spread at random (the same ones for every revision). Needs redis-server, redis-cli and valgrind; takes ~1 min
-# per revision. "worktree" names the files as they are on disk.
+# offsets spread at random (the same ones for every revision). Needs redis-server, redis-cli
+# and valgrind; takes ~1 min per revision. "worktree" names the files as they are on disk.
 set -euo pipefail
 
 N=${N:-20}

@@ -125,8 +125,16 @@ pub async fn serve(
         let (router, stopping, open) = (router.clone(), stopping.clone(), open.clone());
         let (timeouts, send_buffer) = (options.timeouts, options.websocket_send_buffer);
         tokio::spawn(async move {
-            let socket = (stream, admission, send_buffer);
-            connection(socket, peer, router, timeouts, stopping).await;
+            connection(
+                stream,
+                peer,
+                admission,
+                send_buffer,
+                router,
+                timeouts,
+                stopping,
+            )
+            .await;
             drop(open);
         });
     }
@@ -149,11 +157,13 @@ async fn accept_failed(error: &std::io::Error, last_warned: &mut Option<std::tim
     tokio::time::sleep(ACCEPT_BACKOFF).await;
 }
 
-/// Serves one connection (the accepted socket, its place under the caps, and its send buffer
-/// as a WebSocket) until it ends, overstays a phase, or the server shuts down.
+/// Serves one connection until it ends, overstays a phase, or the server shuts down; its
+/// send buffer becomes `websocket_send_buffer` if it turns into a WebSocket (`stream`).
 async fn connection(
-    (stream, admission, websocket_send_buffer): (TcpStream, Admission, usize),
+    stream: TcpStream,
     peer: SocketAddr,
+    admission: Admission,
+    websocket_send_buffer: usize,
     router: Router,
     timeouts: Timeouts,
     stopping: CancellationToken,
