@@ -321,6 +321,21 @@ async fn x_forwarded_for_names_the_client_only_from_a_trusted_proxy() {
         .assert_refused();
 }
 
+/// [`spawn_server`] with no demo comments and no budgets (`--rate-limit-cost 0`,
+/// `--rate-limit-writes 0`), then `args`: for the WebSocket tests, whose clients subscribe and
+/// write freely.
+pub(crate) async fn spawn_unmetered_server(args: &[&str]) -> (tokio::process::Child, String) {
+    let unmetered = [
+        "--demo-comments",
+        "0",
+        "--rate-limit-cost",
+        "0",
+        "--rate-limit-writes",
+        "0",
+    ];
+    spawn_server(&[&unmetered[..], args].concat()).await
+}
+
 /// `dynapage serve` as a child process on a free port; its URL once `/healthz` answers.
 pub(crate) async fn spawn_server(args: &[&str]) -> (tokio::process::Child, String) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")

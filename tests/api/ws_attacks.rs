@@ -272,13 +272,7 @@ async fn open_when_a_socket_is_free(address: &str, tiny_window: bool) -> (Client
 
 #[tokio::test]
 async fn item2_a_socket_that_never_reads_is_closed_at_its_send_deadline_and_its_memory_returned() {
-    let (mut server, address) = crate::ratelimit::spawn_server(&[
-        "--demo-comments",
-        "0",
-        "--rate-limit-cost",
-        "0",
-        "--rate-limit-writes",
-        "0",
+    let (mut server, address) = crate::ratelimit::spawn_unmetered_server(&[
         "--websocket-send-timeout-ms",
         "1000",
         "--max-sockets-per-client",

@@ -53,13 +53,7 @@ async fn settled_queue(port: u16) -> u64 {
 /// times and then reads nothing, and 1.7 MB of events for it (100 comments of 4 kB); what the
 /// kernel holds unsent for it then. A normal client still subscribes and hears a comment.
 async fn queued_for_a_silent_socket(send_buffer: &str) -> u64 {
-    let (mut server, address) = crate::ratelimit::spawn_server(&[
-        "--demo-comments",
-        "0",
-        "--rate-limit-cost",
-        "0",
-        "--rate-limit-writes",
-        "0",
+    let (mut server, address) = crate::ratelimit::spawn_unmetered_server(&[
         // Long enough that the socket is still open when its queue is read.
         "--websocket-send-timeout-ms",
         "60000",

@@ -288,13 +288,7 @@ fn rss_mib(pid: u32) -> f64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_hundred_hostile_sockets_beside_normal_traffic_bound_memory_and_lose_nothing() {
-    let (mut server, address) = crate::ratelimit::spawn_server(&[
-        "--demo-comments",
-        "0",
-        "--rate-limit-cost",
-        "0",
-        "--rate-limit-writes",
-        "0",
+    let (mut server, address) = crate::ratelimit::spawn_unmetered_server(&[
         "--trusted-proxies",
         "127.0.0.1",
         "--websocket-send-timeout-ms",
