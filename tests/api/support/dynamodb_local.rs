@@ -14,6 +14,11 @@
 //! task spawned onto a multi-threaded runtime's workers), so that the test's store and the servers
 //! it starts meet on one DynamoDB Local.
 //!
+//! `DYNAPAGE_TEST_TESTS_PER_SERVER` overrides [`TESTS_PER_SERVER`]: `scripts/test` sets it to 1 for
+//! the heavy tests it runs alone, so that a test that leaves tens of thousands of items behind
+//! (the reindex races) does not slow the next one's calls past their timeouts (an import's 5 s
+//! attempt timed out on a slower machine when all seven shared one server).
+//!
 //! Statics are never dropped, so each JVM is started under a small `sh` watchdog that kills it
 //! once this test process is gone, however the process ended.
 
@@ -28,9 +33,11 @@ use dynapage::store::dynamo::{DynamoConfig, DynamoStore};
 use tokio::sync::OnceCell;
 
 const URL_VARIABLE: &str = "DYNAPAGE_TEST_DYNAMODB_URL";
+const PER_SERVER_VARIABLE: &str = "DYNAPAGE_TEST_TESTS_PER_SERVER";
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// How many tests (each with a table or a few of its own) share one DynamoDB Local.
+/// How many tests (each with a table or a few of its own) share one DynamoDB Local, unless
+/// `DYNAPAGE_TEST_TESTS_PER_SERVER` says otherwise.
 const TESTS_PER_SERVER: usize = 12;
 
 /// The most servers a test binary starts; later tests share them again, in turn.
@@ -43,7 +50,18 @@ static TESTS: AtomicUsize = AtomicUsize::new(0);
 
 thread_local! {
     /// The server of this thread's test, given on its first call of [`endpoint`].
-    static SERVER: usize = TESTS.fetch_add(1, Ordering::Relaxed) / TESTS_PER_SERVER % MAX_SERVERS;
+    static SERVER: usize = TESTS.fetch_add(1, Ordering::Relaxed) / tests_per_server() % MAX_SERVERS;
+}
+
+/// [`TESTS_PER_SERVER`], or the positive number `DYNAPAGE_TEST_TESTS_PER_SERVER` holds.
+fn tests_per_server() -> usize {
+    let Ok(text) = std::env::var(PER_SERVER_VARIABLE) else {
+        return TESTS_PER_SERVER;
+    };
+    match text.parse() {
+        Ok(count) if count > 0 => count,
+        _ => panic!("{PER_SERVER_VARIABLE} must be a positive number, not {text:?}"),
+    }
 }
 
 /// Runs DynamoDB Local in the background and kills it when the test process (`$4`) is gone.
