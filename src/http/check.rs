@@ -20,8 +20,8 @@ use std::sync::Arc;
 use async_graphql::parser::types::{DocumentOperations, ExecutableDocument, OperationType};
 
 use super::HttpOptions;
-use super::documents::DocumentCache;
-use super::{expansion, limits, subscription_shape};
+use super::documents::{DocumentCache, Parsed, Shape};
+use super::{limits, subscription_shape};
 
 /// How a request came, which decides the kinds of operation it may run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,7 +105,7 @@ pub fn check_request(
     documents: &DocumentCache,
     options: &HttpOptions,
 ) -> Result<Checked, Rejection> {
-    let Some(document) = parse(documents, &request.query) else {
+    let Some(Parsed { document, shape }) = parse(documents, &request.query) else {
         return Ok(Checked {
             document: None,
             mutation: false,
@@ -122,7 +122,7 @@ pub fn check_request(
         }
         Transport::Post | Transport::Get | Transport::WebSocket => {}
     }
-    check_limits(&document, options)?;
+    check_limits(shape, options)?;
     if transport == Transport::WebSocket {
         subscription_shape::check(&document, operation_name).map_err(|shape| match shape {
             subscription_shape::Shape::RootFields(n) => Rejection::SubscriptionRootFields(n),
@@ -138,11 +138,12 @@ pub fn check_request(
     })
 }
 
-/// The document of `text`: parsed once, then kept in `documents` (a text seen before is not
-/// parsed at all). `None` on a syntax error.
-fn parse(documents: &DocumentCache, text: &str) -> Option<Arc<ExecutableDocument>> {
+/// The document of `text` and its shape: parsed and measured once, then kept in `documents` (a
+/// text seen before is neither parsed nor walked). `None` on a syntax error.
+fn parse(documents: &DocumentCache, text: &str) -> Option<Parsed> {
     documents.get(text).or_else(|| {
-        let parsed = Arc::new(async_graphql::parser::parse_query(text).ok()?);
+        let document = async_graphql::parser::parse_query(text).ok()?;
+        let parsed = Parsed::new(Arc::new(document));
         documents.insert(text, &parsed);
         Some(parsed)
     })
@@ -161,17 +162,17 @@ fn selectable(document: &ExecutableDocument, operation_name: Option<&str>) -> Ve
     }
 }
 
-/// The limits on the document's shape: aliases first, then depth, then selections (all three
-/// walk each fragment once, however often it is spread).
-fn check_limits(document: &ExecutableDocument, options: &HttpOptions) -> Result<(), Rejection> {
-    let selected = expansion::selected(document);
+/// The limits on the document's shape: aliases first, then depth, then selections (measured
+/// by walks that visit each fragment once, however often it is spread).
+fn check_limits(shape: Shape, options: &HttpOptions) -> Result<(), Rejection> {
+    let selected = shape.selected;
     if selected.aliases > options.max_aliases {
         return Err(Rejection::TooManyAliases {
             aliases: selected.aliases,
             max: options.max_aliases,
         });
     }
-    match limits::depth(document) {
+    match shape.depth {
         usize::MAX => return Err(Rejection::FragmentsTooDeep),
         depth if depth > options.max_depth => {
             return Err(Rejection::TooDeep {
@@ -313,6 +314,32 @@ mod tests {
     }
 
     #[test]
+    fn a_kept_document_is_held_to_the_limits_as_a_fresh_one() {
+        let documents = DocumentCache::new(8);
+        let spread = "{ x { ...F ...F ...F } } fragment F on T { y z }";
+        let mut narrow = options();
+        narrow.max_selections = 6;
+        let mut wide = narrow.clone();
+        wide.max_selections = 7;
+        for _ in 0..2 {
+            let mut request = async_graphql::Request::new(spread);
+            let refused = check_request(&mut request, Transport::Post, &documents, &narrow);
+            let selections = Rejection::TooManySelections {
+                selections: 7,
+                max: 6,
+            };
+            assert_eq!(refused.err(), Some(selections));
+        }
+        assert!(documents.get(spread).is_some(), "the parse is kept");
+        let mut request = async_graphql::Request::new(spread);
+        let passed = check_request(&mut request, Transport::Post, &documents, &wide);
+        assert!(
+            passed.is_ok(),
+            "the limits are the server's, the counts the document's"
+        );
+    }
+
+    #[test]
     fn the_document_is_parsed_once_and_left_for_execution() {
         let documents = DocumentCache::new(8);
         let text = "{ product(sku: \"A\") { sku } }";
@@ -320,7 +347,10 @@ mod tests {
         let checked = check_request(&mut request, Transport::Post, &documents, &options())
             .expect("a query passes");
         let kept = documents.get(text).expect("the parse is kept");
-        assert!(Arc::ptr_eq(&kept, &checked.document.expect("parsed")));
+        assert!(Arc::ptr_eq(
+            &kept.document,
+            &checked.document.expect("parsed")
+        ));
         // Execution takes the document set on the request, not the text.
         request.query = "{ product(".to_owned();
         assert!(request.parsed_query().is_ok());

@@ -4,8 +4,10 @@
 //! change. Parsing was 8% of the server's CPU for a page (BENCHMARKS.md), so the server parses
 //! a text once and hands a copy of the document to every later request with that text, over
 //! HTTP or in a WebSocket `subscribe` alike (the request check, `check`, is the one reader).
-//! Validation still runs on every request (async-graphql does it in `execute`), and so do the
-//! alias and depth walks (`limits`: 0.1% of the CPU in the last profile).
+//! What the request check measures of a document (its [`Shape`]: aliases and fields counted
+//! per fragment expansion, depth) is kept with it, so a text seen before is not walked again
+//! either (the two walks were a third of the check's instructions on a pager page, callgrind).
+//! Validation still runs on every request (async-graphql does it in `execute`).
 //!
 //! The cache is bounded in entries and in text size, so hostile or generated queries cannot
 //! grow it: texts longer than [`MAX_TEXT_BYTES`] are parsed every time, and when it is full the
@@ -19,8 +21,44 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use async_graphql::parser::types::ExecutableDocument;
 
+use super::{expansion, limits};
+
 /// Longest query text kept: hand-written and generated client queries are far shorter.
 pub const MAX_TEXT_BYTES: usize = 8 * 1024;
+
+/// What the limits of the request check measure of a document, whatever its operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// Fields and aliases, fragments counted at every spread ([`expansion::selected`]).
+    pub selected: expansion::Selected,
+    /// How deep fields nest; `usize::MAX` for chains of fragment spreads ([`limits::depth`]).
+    pub depth: usize,
+}
+
+impl Shape {
+    /// Walks `document` once for each measure.
+    pub fn of(document: &ExecutableDocument) -> Self {
+        Self {
+            selected: expansion::selected(document),
+            depth: limits::depth(document),
+        }
+    }
+}
+
+/// A parsed document with its [`Shape`].
+#[derive(Clone, Debug)]
+pub struct Parsed {
+    pub document: Arc<ExecutableDocument>,
+    pub shape: Shape,
+}
+
+impl Parsed {
+    /// `document` with its shape measured.
+    pub fn new(document: Arc<ExecutableDocument>) -> Self {
+        let shape = Shape::of(&document);
+        Self { document, shape }
+    }
+}
 
 /// A bounded map from query text to its parsed document.
 #[derive(Debug)]
@@ -28,12 +66,12 @@ pub struct DocumentCache {
     capacity: usize,
     inner: Mutex<Entries>,
     /// Trusted documents, parsed at start-up; read without the lock.
-    pinned: HashMap<Arc<str>, Arc<ExecutableDocument>>,
+    pinned: HashMap<Arc<str>, Parsed>,
 }
 
 #[derive(Debug, Default)]
 struct Entries {
-    by_text: HashMap<Arc<str>, Arc<ExecutableDocument>>,
+    by_text: HashMap<Arc<str>, Parsed>,
     /// Texts in insertion order, for eviction.
     order: VecDeque<Arc<str>>,
 }
@@ -54,16 +92,17 @@ impl DocumentCache {
         documents: impl IntoIterator<Item = (&'a Arc<str>, &'a Arc<ExecutableDocument>)>,
     ) -> Self {
         for (text, document) in documents {
-            self.pinned.insert(Arc::clone(text), Arc::clone(document));
+            let parsed = Parsed::new(Arc::clone(document));
+            self.pinned.insert(Arc::clone(text), parsed);
         }
         self
     }
 
     /// The document parsed from `text`, if it is kept.
-    pub fn get(&self, text: &str) -> Option<Arc<ExecutableDocument>> {
+    pub fn get(&self, text: &str) -> Option<Parsed> {
         // An empty map answers without hashing the text.
-        if let Some(document) = self.pinned.get(text) {
-            return Some(Arc::clone(document));
+        if let Some(parsed) = self.pinned.get(text) {
+            return Some(parsed.clone());
         }
         if self.capacity == 0 || text.len() > MAX_TEXT_BYTES {
             return None;
@@ -71,8 +110,8 @@ impl DocumentCache {
         self.entries().by_text.get(text).cloned()
     }
 
-    /// Keeps `document` as the parse of `text` (unless the text is too long to keep).
-    pub fn insert(&self, text: &str, document: &Arc<ExecutableDocument>) {
+    /// Keeps `parsed` as the parse of `text` (unless the text is too long to keep).
+    pub fn insert(&self, text: &str, parsed: &Parsed) {
         if self.capacity == 0 || text.len() > MAX_TEXT_BYTES {
             return;
         }
@@ -87,7 +126,7 @@ impl DocumentCache {
         }
         let key: Arc<str> = Arc::from(text);
         entries.order.push_back(key.clone());
-        entries.by_text.insert(key, Arc::clone(document));
+        entries.by_text.insert(key, parsed.clone());
     }
 
     #[cfg(test)]
@@ -105,8 +144,9 @@ impl DocumentCache {
 mod tests {
     use super::*;
 
-    fn parse(text: &str) -> Arc<ExecutableDocument> {
-        Arc::new(async_graphql::parser::parse_query(text).expect("a valid document"))
+    fn parse(text: &str) -> Parsed {
+        let document = async_graphql::parser::parse_query(text).expect("a valid document");
+        Parsed::new(Arc::new(document))
     }
 
     fn query(n: usize) -> String {
@@ -121,6 +161,11 @@ mod tests {
         cache.insert(text, &parse(text));
         let kept = cache.get(text).expect("kept");
         assert_eq!(format!("{kept:?}"), format!("{:?}", parse(text)));
+        let selected = expansion::Selected {
+            fields: 2,
+            aliases: 0,
+        };
+        assert_eq!(kept.shape, Shape { selected, depth: 2 });
         assert!(cache.get("query A { other }").is_none());
     }
 
@@ -146,11 +191,12 @@ mod tests {
     fn pinned_documents_stay_whatever_their_length_and_the_evictions() {
         let long: Arc<str> = Arc::from(format!("{{ a }}{}", " ".repeat(MAX_TEXT_BYTES)));
         let document = parse(&long);
-        let cache = DocumentCache::new(1).with_pinned([(&long, &document)]);
+        let cache = DocumentCache::new(1).with_pinned([(&long, &document.document)]);
         for n in 0..3 {
             cache.insert(&query(n), &parse(&query(n)));
         }
-        assert!(cache.get(&long).is_some());
+        let pinned = cache.get(&long).expect("pinned");
+        assert_eq!(pinned.shape, document.shape, "measured when pinned");
         assert_eq!(cache.len(), 1);
     }
 
