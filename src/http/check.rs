@@ -3,9 +3,10 @@
 //! (once per text, through `documents`), sees that the operation it selects may run over this
 //! transport, and holds the document to the limits async-graphql does not enforce (`limits`:
 //! depth; `expansion`: aliases and fields, counted per fragment expansion; `subscription_shape`:
-//! a subscription's one root field and no connections). Its refusals ([`Rejection`]) carry one
-//! message and one code whatever the transport, so a client learns the same thing over HTTP and
-//! WebSocket; each transport only says how to send them (a status and headers, or an error in the
+//! a subscription's one root field and no connections; the first two measured once per kept
+//! parse, `documents::Shape`). Its refusals ([`Rejection`]) carry one message and one code
+//! whatever the transport, so a client learns the same thing over HTTP and WebSocket; each
+//! transport only says how to send them (a status and headers, or an error in the
 //! subscription's stream).
 //!
 //! A check that belongs to every request goes here, in order: a persisted-document lookup would

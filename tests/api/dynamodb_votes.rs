@@ -18,7 +18,7 @@ const NOW: u64 = 1_800_000_000_000;
 
 /// Sixty voters, each voting three times at once, and twenty of them taking their vote back
 /// at the same time: the count is the voters whose vote stands, and so is the number of vote
-/// items the table holds. DynamoDB cancels transactions that meet on the comment
+/// items the table holds for the comment. DynamoDB cancels transactions that meet on the comment
 /// (`TransactionConflict`); the store sends them again.
 #[tokio::test]
 async fn sixty_racing_voters_count_once_each_whatever_the_conflicts() {
