@@ -4,9 +4,9 @@
 //! transport, and holds the document to the limits async-graphql does not enforce (`limits`:
 //! depth; `expansion`: aliases and fields, counted per fragment expansion; `subscription_shape`:
 //! a subscription's one root field and no connections; the first two measured once per kept
-//! parse, `documents::Shape`). Its refusals ([`Rejection`]) carry one message and one code
-//! whatever the transport, so a client learns the same thing over HTTP and WebSocket; each
-//! transport only says how to send them (a status and headers, or an error in the
+//! parse, `documents::Measures`). Its refusals ([`Rejection`]) carry one message and one
+//! code whatever the transport, so a client learns the same thing over HTTP and WebSocket;
+//! each transport only says how to send them (a status and headers, or an error in the
 //! subscription's stream).
 //!
 //! A check that belongs to every request goes here, in order: a persisted-document lookup would
@@ -21,7 +21,7 @@ use std::sync::Arc;
 use async_graphql::parser::types::{DocumentOperations, ExecutableDocument, OperationType};
 
 use super::HttpOptions;
-use super::documents::{DocumentCache, Parsed, Shape};
+use super::documents::{DocumentCache, Measures, Parsed};
 use super::{limits, subscription_shape};
 
 /// How a request came, which decides the kinds of operation it may run.
@@ -106,7 +106,7 @@ pub fn check_request(
     documents: &DocumentCache,
     options: &HttpOptions,
 ) -> Result<Checked, Rejection> {
-    let Some(Parsed { document, shape }) = parse(documents, &request.query) else {
+    let Some(Parsed { document, measures }) = parse(documents, &request.query) else {
         return Ok(Checked {
             document: None,
             mutation: false,
@@ -123,7 +123,7 @@ pub fn check_request(
         }
         Transport::Post | Transport::Get | Transport::WebSocket => {}
     }
-    check_limits(shape, options)?;
+    check_limits(measures, options)?;
     if transport == Transport::WebSocket {
         subscription_shape::check(&document, operation_name).map_err(|shape| match shape {
             subscription_shape::Shape::RootFields(n) => Rejection::SubscriptionRootFields(n),
@@ -139,8 +139,8 @@ pub fn check_request(
     })
 }
 
-/// The document of `text` and its shape: parsed and measured once, then kept in `documents` (a
-/// text seen before is neither parsed nor walked). `None` on a syntax error.
+/// The document of `text` and its measures: parsed and measured once, then kept in `documents`
+/// (a text seen before is neither parsed nor walked). `None` on a syntax error.
 fn parse(documents: &DocumentCache, text: &str) -> Option<Parsed> {
     documents.get(text).or_else(|| {
         let document = async_graphql::parser::parse_query(text).ok()?;
@@ -163,17 +163,17 @@ fn selectable(document: &ExecutableDocument, operation_name: Option<&str>) -> Ve
     }
 }
 
-/// The limits on the document's shape: aliases first, then depth, then selections (measured
-/// by walks that visit each fragment once, however often it is spread).
-fn check_limits(shape: Shape, options: &HttpOptions) -> Result<(), Rejection> {
-    let selected = shape.selected;
+/// The limits on the document's measures: aliases first, then depth, then selections (taken by
+/// walks that visit each fragment once, however often it is spread).
+fn check_limits(measures: Measures, options: &HttpOptions) -> Result<(), Rejection> {
+    let selected = measures.selected;
     if selected.aliases > options.max_aliases {
         return Err(Rejection::TooManyAliases {
             aliases: selected.aliases,
             max: options.max_aliases,
         });
     }
-    match shape.depth {
+    match measures.depth {
         usize::MAX => return Err(Rejection::FragmentsTooDeep),
         depth if depth > options.max_depth => {
             return Err(Rejection::TooDeep {

@@ -4,8 +4,8 @@
 //! change. Parsing was 8% of the server's CPU for a page (BENCHMARKS.md), so the server parses
 //! a text once and hands a copy of the document to every later request with that text, over
 //! HTTP or in a WebSocket `subscribe` alike (the request check, `check`, is the one reader).
-//! What the request check measures of a document (its [`Shape`]: aliases and fields counted
-//! per fragment expansion, depth) is kept with it, so a text seen before is not walked again
+//! What the request check measures of a document ([`Measures`]: aliases and fields counted per
+//! fragment expansion, depth) is kept with it, so a text seen before is not walked again
 //! either (the two walks were about 30 % of the check's instructions on a pager page, callgrind).
 //! Validation still runs on every request (async-graphql does it in `execute`).
 //!
@@ -28,16 +28,16 @@ pub const MAX_TEXT_BYTES: usize = 8 * 1024;
 
 /// What the limits of the request check measure of a document, whatever its operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Shape {
+pub struct Measures {
     /// Fields and aliases, fragments counted at every spread ([`expansion::selected`]).
     pub selected: expansion::Selected,
     /// How deep fields nest; `usize::MAX` for chains of fragment spreads ([`limits::depth`]).
     pub depth: usize,
 }
 
-impl Shape {
+impl Measures {
     /// Walks `document` once for each measure.
-    pub fn of(document: &ExecutableDocument) -> Self {
+    fn of(document: &ExecutableDocument) -> Self {
         Self {
             selected: expansion::selected(document),
             depth: limits::depth(document),
@@ -45,18 +45,18 @@ impl Shape {
     }
 }
 
-/// A parsed document with its [`Shape`].
+/// A parsed document with its [`Measures`].
 #[derive(Clone, Debug)]
 pub struct Parsed {
     pub document: Arc<ExecutableDocument>,
-    pub shape: Shape,
+    pub measures: Measures,
 }
 
 impl Parsed {
-    /// `document` with its shape measured.
+    /// `document` with its measures taken.
     pub fn new(document: Arc<ExecutableDocument>) -> Self {
-        let shape = Shape::of(&document);
-        Self { document, shape }
+        let measures = Measures::of(&document);
+        Self { document, measures }
     }
 }
 
@@ -165,7 +165,7 @@ mod tests {
             fields: 2,
             aliases: 0,
         };
-        assert_eq!(kept.shape, Shape { selected, depth: 2 });
+        assert_eq!(kept.measures, Measures { selected, depth: 2 });
         assert!(cache.get("query A { other }").is_none());
     }
 
@@ -200,8 +200,8 @@ mod tests {
             fields: 1,
             aliases: 0,
         };
-        let shape = Shape { selected, depth: 1 };
-        assert_eq!(pinned.shape, shape, "measured when pinned");
+        let measures = Measures { selected, depth: 1 };
+        assert_eq!(pinned.measures, measures, "measured when pinned");
         assert_eq!(cache.len(), 1);
     }
 
