@@ -193,8 +193,9 @@ async fn serve_on(
         open_subscriptions: crate::graphql::OpenSubscriptions::default(),
         max_subscriptions: args.server.max_subscriptions,
         max_items_per_request: args.server.max_items_per_request,
+        max_complexity: args.server.max_query_complexity,
     });
-    let schema = build_schema(Some(api.clone()), args.server.limits());
+    let schema = build_schema(Some(api.clone()));
     let connections = args.server.connection_options(trusted_proxies.clone());
     let mut options = http_options(&args, redis.as_ref(), trusted_proxies, &shutdown)?;
     tasks.extend(serve_metrics_apart(&args, &mut options, &shutdown).await?);

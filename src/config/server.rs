@@ -5,7 +5,6 @@ use std::net::SocketAddr;
 use clap::Args;
 
 use super::StoreKind;
-use crate::graphql::QueryLimits;
 use crate::http::CorsOrigins;
 use crate::pagination::{CursorCodec, PagingSettings};
 
@@ -201,12 +200,6 @@ impl ServerArgs {
             max_connections_per_address: self.max_connections_per_address as usize,
             trusted,
             websocket_send_buffer: self.websocket_send_buffer_bytes as usize,
-        }
-    }
-
-    pub fn limits(&self) -> QueryLimits {
-        QueryLimits {
-            max_complexity: self.max_query_complexity,
         }
     }
 

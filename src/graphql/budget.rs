@@ -1,24 +1,20 @@
-//! The rate-limit check of a request, made between validation and execution
+//! The rate-limit check of a request, made after it is priced and before it runs
 //! (`crate::ratelimit` holds the budgets; the HTTP layer says whose they are).
 //!
-//! Why an async-graphql extension, on the `validation` hook: a request's cost is its
-//! complexity, which async-graphql computes while it validates the document against the
-//! schema with the request's variables. The hook receives it the moment it is known, before
-//! anything executes, may await the limiter (a Redis round trip), and may end the request with
-//! an error; so a refused request resolves no field and writes nothing, and the document is
-//! not walked a second time to price it. (The HTTP layer could only price it by re-implementing
-//! async-graphql's complexity count over the schema.)
+//! A request's cost is its price (`graphql::pricing`), counted from the parsed document and the
+//! request's variables before anything executes: [`Budget::admit`] holds it to
+//! `--max-query-complexity` and `--max-items-per-request`, then charges it, and may end the
+//! request with an error; so a refused request resolves no field and writes nothing.
 //!
-//! Failures cost too: a request that fails parsing or validation never reaches the hook, but
-//! parsing and validating it was work, and a client sending nothing but failing documents must
-//! run out of budget like any other. The HTTP layer charges such a request
-//! [`Budget::charge_failure`]: a floor by its size, [`FAILURE_POINTS_PER_KIB`] per KiB begun.
+//! Failures cost too: a request that fails parsing or validation was work all the same, and a
+//! client sending nothing but failing documents must run out of budget like any other. The HTTP
+//! layer charges such a request [`Budget::charge_failure`]: a floor by its size,
+//! [`FAILURE_POINTS_PER_KIB`] per KiB begun, less what its price already paid.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
-use async_graphql::extensions::{ExtensionContext, NextValidation};
-use async_graphql::{ServerError, ValidationResult};
+use async_graphql::ServerError;
 
 use super::{ApiError, ApiState, ErrorCode, RequestMeta};
 use crate::ratelimit::{Charge, ClientKey, Limit, RateLimiter, Refused, Verdict};
@@ -67,11 +63,50 @@ impl Budget {
         *self.checked.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Charges a request that failed parsing or validation (it never reached the check) the
-    /// floor for a document of `bytes`: [`failure_floor`]. It writes nothing, so it spends no
-    /// writes.
-    pub async fn charge_failure(&self, bytes: usize) -> Checked {
-        self.charge(failure_floor(bytes), 0).await
+    /// Charges a request that failed parsing or validation the floor for a document of
+    /// `bytes` ([`failure_floor`]), less the `paid` its price already took when it was priced
+    /// before validation refused it: such a request costs the larger of the two. It writes
+    /// nothing, so it spends no writes.
+    pub async fn charge_failure(&self, bytes: usize, paid: u64) -> Checked {
+        let floor = failure_floor(bytes);
+        let mut checked = self.charge(floor.saturating_sub(paid), 0).await;
+        checked.cost = floor.max(paid);
+        *self.checked.lock().unwrap_or_else(|p| p.into_inner()) = Some(checked);
+        checked
+    }
+
+    /// The checks a request priced at `cost` passes before it runs, in order: the price within
+    /// `--max-query-complexity` and the items it may read within `--max-items-per-request`
+    /// (refused unread, and uncharged: the HTTP layer charges the failure floor), then the
+    /// client's budgets, charged. `Err`: the error to answer with instead of running.
+    pub async fn admit(
+        &self,
+        cost: u64,
+        state: &ApiState,
+        meta: Option<&RequestMeta>,
+    ) -> Result<(), ServerError> {
+        if cost > state.max_complexity as u64 {
+            let max = state.max_complexity;
+            let message = format!(
+                "the query costs {cost}, more than the {max} one query may cost: ask for fewer \
+                 items or fields"
+            );
+            let mut error = ServerError::new(message, None);
+            let extensions = error.extensions.get_or_insert_with(Default::default);
+            extensions.set("code", "GRAPHQL_VALIDATION_FAILED");
+            return Err(error);
+        }
+        if cost > state.max_items_per_request {
+            let max = state.max_items_per_request;
+            let error = ApiError::TooManyItems { max }.into_graphql(meta);
+            return Err(error.into_server_error(async_graphql::Pos::default()));
+        }
+        let checked = self.charge(cost, self.writes).await;
+        let request_id = meta.map(|meta| meta.request_id.as_str());
+        match self.refusal_error(&checked, request_id) {
+            None => Ok(()),
+            Some(error) => Err(error),
+        }
     }
 
     /// Charges an answer served from the response cache `points` (it ran nothing, so there is
@@ -225,45 +260,6 @@ pub fn failure_floor(bytes: usize) -> u64 {
 pub fn retry_after_seconds(wait: Duration) -> u64 {
     let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
     seconds.max(1)
-}
-
-/// The check, on async-graphql's `validation` hook (`graphql::hooks`); a request without a
-/// [`Budget`] in its data is not checked (the SDL export, tests that execute the schema
-/// directly).
-pub(super) async fn on_validation(
-    ctx: &ExtensionContext<'_>,
-    next: NextValidation<'_>,
-) -> Result<ValidationResult, Vec<ServerError>> {
-    let result = next.run(ctx).await?;
-    if let Some(refusal) = items_cap(ctx, result.complexity) {
-        return Err(vec![refusal]);
-    }
-    let Some(budget) = ctx.data_opt::<Arc<Budget>>() else {
-        return Ok(result);
-    };
-    let checked = budget.charge(result.complexity as u64, budget.writes).await;
-    let request_id = ctx
-        .data_opt::<Arc<RequestMeta>>()
-        .map(|meta| meta.request_id.as_str());
-    match budget.refusal_error(&checked, request_id) {
-        None => Ok(result),
-        Some(error) => Err(vec![error]),
-    }
-}
-
-/// `TOO_MANY_ITEMS` when the query's complexity (which bounds the items it may read) already
-/// passes `--max-items-per-request`: refused before reading, and before its budget is charged
-/// (it is charged the failure floor instead). The resolvers check each read again
-/// (`graphql::reserve_items`), with the server's own settings.
-fn items_cap(ctx: &ExtensionContext<'_>, complexity: usize) -> Option<ServerError> {
-    let state = ctx.data_opt::<Arc<ApiState>>()?;
-    let max = state.max_items_per_request;
-    if complexity as u64 <= max {
-        return None;
-    }
-    let meta = ctx.data_opt::<Arc<RequestMeta>>().map(Arc::as_ref);
-    let error = ApiError::TooManyItems { max }.into_graphql(meta);
-    Some(error.into_server_error(async_graphql::Pos::default()))
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! The arguments of a `comments` connection field, written once for `Query.comments` and
-//! `Product.comments` so that their names, descriptions, defaults and complexity cannot drift
-//! apart. They stay plain field arguments: the schema's shape is the same as if each field
+//! `Product.comments` so that their names, descriptions and defaults cannot drift apart (the
+//! price walk, `graphql::pricing::document`, reads them by name). They stay plain field arguments: the schema's shape is the same as if each field
 //! spelled them out.
 //!
 //! Why a macro: async-graphql reads a field's arguments from its resolver's parameters, and
@@ -12,10 +12,6 @@
 /// Writes an `#[Object]` impl: its own items, then a `comments` field that takes the field's
 /// own leading arguments (`Query.comments` has `sku`) followed by the shared connection
 /// arguments. Its body sees the shared ones as one [`ConnectionInput`](super::connection::ConnectionInput), named after the `|…|`.
-///
-/// A `complexity` among the caller's own items cannot name `child_complexity`: async-graphql's
-/// derive binds it with the span of the attribute's `#`, written here (macro hygiene). Such
-/// fields live in an `#[Object]` of their own (`Query.node` and `nodes`: `query::NodeQuery`).
 ///
 /// ```text
 /// object_with_comments! {
@@ -45,9 +41,6 @@ macro_rules! object_with_comments {
             $($items)*
 
             $(#[$field_attr])*
-            #[graphql(
-                complexity = "crate::graphql::pricing::connection(first, last, offset, &ratings, &containing, &order_by, child_complexity)"
-            )]
             #[expect(
                 clippy::too_many_arguments,
                 reason = "async-graphql takes each GraphQL argument as a resolver parameter"

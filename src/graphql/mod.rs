@@ -12,7 +12,6 @@ mod error;
 pub mod field_errors;
 mod global_id;
 mod helpful;
-mod hooks;
 mod mutation;
 mod order;
 mod pages;
@@ -20,7 +19,7 @@ pub mod pricing;
 mod product;
 mod query;
 mod scalars;
-mod schema_description;
+pub mod schema_description;
 mod subscription;
 mod summaries;
 mod types;
@@ -69,6 +68,8 @@ pub struct ApiState {
     pub max_subscriptions: usize,
     /// Most items one request may read from the store (`--max-items-per-request`).
     pub max_items_per_request: u64,
+    /// The largest price one request may have (`--max-query-complexity`, `pricing`).
+    pub max_complexity: usize,
 }
 
 /// Per-request data: the id that ties logs to error responses, and what the request cost.
@@ -149,28 +150,15 @@ impl RequestMeta {
     }
 }
 
-/// Limits the schema enforces: huge fan-outs are refused before anything executes (`pricing`
-/// says what a read costs). (Depth, aliases and selections are checked by the HTTP layer on the
-/// parsed document: `http::check`.)
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct QueryLimits {
-    pub max_complexity: usize,
-}
-
-impl Default for QueryLimits {
-    fn default() -> Self {
-        Self {
-            max_complexity: 5_000,
-        }
-    }
-}
-
 /// The schema with `state` attached (or none, for printing the SDL).
-pub fn build_schema(state: Option<Arc<ApiState>>, limits: QueryLimits) -> ApiSchema {
+///
+/// It carries no async-graphql extension: with one, async-graphql sends every field through the
+/// extension chain (`pricing::document` says what that cost and how the price is counted
+/// instead). Depth, aliases and selections are checked by the HTTP layer on the parsed
+/// document (`http::check`), the price before the request runs (`Budget::admit`).
+pub fn build_schema(state: Option<Arc<ApiState>>) -> ApiSchema {
     let mut builder = Schema::build(QueryRoot::default(), MutationRoot, SubscriptionRoot)
-        .limit_complexity(limits.max_complexity)
-        .limit_recursive_depth(32)
-        .extension(hooks::SchemaHooks);
+        .limit_recursive_depth(32);
     if let Some(state) = state {
         builder = builder.data(state);
     }
@@ -181,7 +169,7 @@ pub fn build_schema(state: Option<Arc<ApiState>>, limits: QueryLimits) -> ApiSch
 pub fn sdl() -> String {
     // `@specifiedBy` too: introspection serves it, so clients that read either see the same.
     // (No schema description, in either: `schema_description` says why.)
-    build_schema(None, QueryLimits::default())
+    build_schema(None)
         .sdl_with_options(async_graphql::SDLExportOptions::new().include_specified_by())
 }
 

@@ -19,9 +19,8 @@ use crate::store::StoreError;
 #[graphql(name = "Query")]
 pub struct QueryRoot(NodeQuery, CatalogQuery, SummariesQuery);
 
-/// `Query.node` and `Query.nodes`, in an `#[Object]` of their own: a `complexity` that names
-/// `child_complexity` cannot be written inside `object_with_comments!` (its doc says why), and
-/// `nodes` is priced per id.
+/// `Query.node` and `Query.nodes`: Relay refetching (`nodes` is priced per id,
+/// `graphql::pricing`).
 #[derive(Debug, Default)]
 pub struct NodeQuery;
 
@@ -50,7 +49,6 @@ impl NodeQuery {
     /// Several objects by global id, in the same order; null for ids that name nothing.
     /// Each id is priced as one item read. Comments are read with the request's other `node`
     /// and `nodes` ids (aliases included), each id once, in one store call for all.
-    #[graphql(complexity = "super::pricing::nodes(&ids, child_complexity)")]
     async fn nodes(
         &self,
         ctx: &Context<'_>,

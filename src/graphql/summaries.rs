@@ -22,9 +22,7 @@ pub struct ProductRatingSummary {
     pub summary: RatingSummary,
 }
 
-/// `Query.ratingSummaries`, in an `#[Object]` of its own: it is priced per SKU, and a
-/// `complexity` that names `child_complexity` cannot be written inside
-/// `object_with_comments!`.
+/// `Query.ratingSummaries` (priced per SKU, `graphql::pricing`).
 #[derive(Debug, Default)]
 pub struct SummariesQuery;
 
@@ -33,7 +31,6 @@ impl SummariesQuery {
     /// Rating summaries of up to 100 products in one call (a category page's stars), in the
     /// order asked. One index call for all of them (one per hash slot on a Redis Cluster); each
     /// SKU is priced as one item.
-    #[graphql(complexity = "super::pricing::rating_summaries(&skus, child_complexity)")]
     async fn rating_summaries(
         &self,
         ctx: &Context<'_>,

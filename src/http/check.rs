@@ -76,6 +76,11 @@ pub enum Rejection {
     /// A subscription operation selects one root field (`subscription_shape`).
     #[error("a subscription operation must select exactly one root field; this one selects {0}")]
     SubscriptionRootFields(usize),
+    /// A variable of a non-null type without a default has no value. async-graphql 7.2.1
+    /// runs such an operation and fails the field that reads the variable (a field error, with
+    /// data); the specification makes it a request error (CoerceVariableValues), which this is.
+    #[error("variable `${name}` of required type `{ty}` was not provided")]
+    MissingVariable { name: String, ty: String },
     /// A subscription selects events, not connections (`subscription_shape`).
     #[error(
         "`{0}` cannot be selected in a subscription: events carry comments, not connections; query `{0}` separately over POST /graphql"
@@ -93,6 +98,7 @@ impl Rejection {
             | Self::TooDeep { .. }
             | Self::FragmentsTooDeep
             | Self::SubscriptionRootFields(_)
+            | Self::MissingVariable { .. }
             | Self::ConnectionInSubscription(_) => "GRAPHQL_VALIDATION_FAILED",
         }
     }
@@ -124,6 +130,7 @@ pub fn check_request(
         Transport::Post | Transport::Get | Transport::WebSocket => {}
     }
     check_limits(measures, options)?;
+    required_variables(&document, operation_name, &request.variables)?;
     if transport == Transport::WebSocket {
         subscription_shape::check(&document, operation_name).map_err(|shape| match shape {
             subscription_shape::Shape::RootFields(n) => Rejection::SubscriptionRootFields(n),
@@ -161,6 +168,31 @@ fn selectable(document: &ExecutableDocument, operation_name: Option<&str>) -> Ve
         }
         (DocumentOperations::Multiple(ops), None) => ops.values().map(|op| op.node.ty).collect(),
     }
+}
+
+/// Every variable of a non-null type without a default that the selected operation defines
+/// has a value, and not `null`.
+fn required_variables(
+    document: &ExecutableDocument,
+    operation_name: Option<&str>,
+    variables: &async_graphql::Variables,
+) -> Result<(), Rejection> {
+    let Some(operation) = crate::graphql::field_errors::operation(document, operation_name) else {
+        return Ok(());
+    };
+    for definition in &operation.variable_definitions {
+        let definition = &definition.node;
+        let ty = &definition.var_type.node;
+        let given = variables.get(&definition.name.node);
+        let missing = given.is_none_or(|value| *value == async_graphql::Value::Null);
+        if !ty.nullable && definition.default_value.is_none() && missing {
+            return Err(Rejection::MissingVariable {
+                name: definition.name.node.to_string(),
+                ty: ty.to_string(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The limits on the document's measures: aliases first, then depth, then selections (taken by

@@ -72,7 +72,7 @@ pub(super) async fn charge_rejection(
         Ok(budget) => budget,
         Err(refusal) => return refusal,
     };
-    let checked = budget.charge_failure(bytes).await;
+    let checked = budget.charge_failure(bytes, 0).await;
     answer(media, &budget, &checked, Some(rejection), request_id)
 }
 

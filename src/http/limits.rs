@@ -1,6 +1,6 @@
 //! Limits checked on the parsed document before async-graphql runs it: depth (aliases and
 //! selections are counted in `expansion`); and what a mutation writes, for the writes budget.
-//! Complexity is limited by the schema (see `graphql::QueryLimits`).
+//! The price is limited before the request runs (`graphql::pricing`, `Budget::admit`).
 //!
 //! Depth is counted here rather than by async-graphql's `limit_depth`, which counts every
 //! field alike: the introspection query that GraphiQL, graphql-js and Apollo's tools send

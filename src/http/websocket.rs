@@ -13,8 +13,8 @@
 //!   `--max-subscriptions-per-connection` on the socket and `--max-subscriptions-per-client`
 //!   for the client (`live::shares`), the client's rate of opening subscriptions
 //!   (`--rate-limit-subscriptions`), and its cost budget, charged like an HTTP request's: the
-//!   document's complexity when it is validated (`graphql::budget`; counted with this server's
-//!   paging settings, `graphql::pricing`), a resume's replay as it is read
+//!   document's price before it runs (`graphql::pricing`, with this server's paging settings;
+//!   `graphql::budget`), a resume's replay as it is read
 //!   (`graphql::subscription`);
 //! - **the socket** (`socket`): send deadlines, keep-alive and silence checks, close codes.
 //!
@@ -31,6 +31,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use async_graphql::http::WebSocketProtocols;
+use async_graphql::parser::types::ExecutableDocument;
 use async_graphql::{Data, Executor, Request, Response, ServerError};
 use axum::extract::ws::WebSocketUpgrade;
 use axum::http::{HeaderMap, StatusCode};
@@ -46,9 +47,9 @@ use super::documents::DocumentCache;
 use super::transport::{self, MediaType, Refusal};
 use super::{AppState, HttpOptions};
 use crate::graphql::cohort::Member;
-use crate::graphql::{ApiSchema, Budget, ClientAddress, pricing};
+use crate::graphql::field_errors::OutputTypes;
+use crate::graphql::{ApiSchema, ApiState, Budget, ClientAddress, pricing};
 use crate::live::shares::{Kind, Share, Shares};
-use crate::pagination::PagingSettings;
 use crate::ratelimit::{Charge, ClientKey, RateLimiter};
 
 /// Largest message a client may send (a `subscribe` with its query), and the size of each
@@ -89,8 +90,10 @@ impl Default for WebSocketLimits {
 #[derive(Clone)]
 struct SubscriptionsOnly {
     schema: ApiSchema,
-    /// This server's paging settings, lent to the complexity count (`graphql::pricing`).
-    settings: PagingSettings,
+    /// What prices a subscription before it runs: the API's settings and limits, the schema's
+    /// field types (`graphql::pricing`).
+    api: Arc<ApiState>,
+    types: Arc<OutputTypes>,
     options: Arc<HttpOptions>,
     documents: Arc<DocumentCache>,
     /// Who the connection is, and its shares.
@@ -129,14 +132,22 @@ impl Executor for SubscriptionsOnly {
         session_data: Option<Arc<Data>>,
     ) -> BoxStream<'static, Response> {
         let client = self.connection.client();
-        let (held, share) = match self.admit(&mut request, &client) {
+        let (held, share, document) = match self.admit(&mut request, &client) {
             Ok(admitted) => admitted,
             Err(refusal) => return refusal,
         };
-        let budget = Budget::new(self.options.rate_limiter.clone(), client.clone(), 0);
+        let settings = self.api.engine.settings();
+        let price =
+            document.and_then(|d| pricing::price(&self.types, &d, &request.variables, settings));
+        let budget = Arc::new(Budget::new(
+            self.options.rate_limiter.clone(),
+            client.clone(),
+            0,
+        ));
+        let api = self.api.clone();
         let (member, joined) = self.member(&request);
         let request = request
-            .data(Arc::new(budget))
+            .data(budget.clone())
             .data(member.clone())
             .data(ClientAddress(self.connection.address()));
         let limiter = self.options.websocket.subscribe_limiter.clone();
@@ -152,6 +163,14 @@ impl Executor for SubscriptionsOnly {
                     yield error_response("RATE_LIMITED", format!("this client opens subscriptions faster than it may: retry in {wait} s"));
                     return;
                 }
+            }
+            // Its price, charged before it runs (a document the walk cannot price is
+            // async-graphql's to refuse).
+            if let Some(cost) = price
+                && let Err(refusal) = budget.admit(cost, &api, None).await
+            {
+                yield Response::from_errors(vec![refusal]);
+                return;
             }
             let session = session_data.unwrap_or_default();
             for await mut response in schema.execute_stream_with_session_data(request, session) {
@@ -180,10 +199,12 @@ impl Executor for SubscriptionsOnly {
                 );
             }
         };
-        // async-graphql validates (and prices) the document inside the stream's first poll.
-        pricing::stream_with_settings(self.settings, subscription.boxed()).boxed()
+        subscription.boxed()
     }
 }
+
+/// An admitted subscription's slot, its share and its parsed document.
+type Admitted = (Held, Share, Option<Arc<ExecutableDocument>>);
 
 type Joining = Arc<std::sync::Mutex<Option<cohort::Joined>>>;
 
@@ -193,12 +214,13 @@ fn take(joining: &Joining) -> Option<cohort::Joined> {
 
 impl SubscriptionsOnly {
     /// What a subscription passes before it runs: the safelist, the request's checks, this
-    /// connection's limit and this client's share. `Err`: the refusal to answer with.
+    /// connection's limit and this client's share; with the parsed document, to price. `Err`:
+    /// the refusal to answer with.
     fn admit(
         &self,
         request: &mut Request,
         client: &ClientKey,
-    ) -> Result<(Held, Share), BoxStream<'static, Response>> {
+    ) -> Result<Admitted, BoxStream<'static, Response>> {
         // `--require-trusted-documents` holds for subscriptions too (`crate::persisted`).
         let persisted = &self.options.persisted;
         if persisted.require_trusted() && !persisted.is_trusted(&request.query) {
@@ -211,9 +233,10 @@ impl SubscriptionsOnly {
             &self.documents,
             &self.options,
         );
-        if let Err(rejection) = check {
-            return Err(refused(rejection.code(), rejection.to_string()));
-        }
+        let document = match check {
+            Ok(checked) => checked.document,
+            Err(rejection) => return Err(refused(rejection.code(), rejection.to_string())),
+        };
         let max = self.options.max_subscriptions_per_connection;
         if self
             .open
@@ -237,7 +260,7 @@ impl SubscriptionsOnly {
             Ok(share) => share,
             Err(full) => return Err(refused("TOO_MANY_SUBSCRIPTIONS", full.to_string())),
         };
-        Ok((held, share))
+        Ok((held, share, document))
     }
 
     /// The member role of `request`'s execution, which joins its cohort when the resolver says,
@@ -328,7 +351,8 @@ pub(super) async fn upgrade(
     };
     let executor = SubscriptionsOnly {
         schema: app.schema.clone(),
-        settings: *app.api.engine.settings(),
+        api: app.api.clone(),
+        types: app.types.clone(),
         options: app.options.clone(),
         documents: app.documents.clone(),
         connection: connection.clone(),

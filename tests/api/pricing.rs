@@ -112,6 +112,34 @@ async fn an_offset_read_from_the_store_over_four_ratings_costs_every_item_it_rea
     assert_normal_page_works(&app, None).await;
 }
 
+/// Fragments are priced on their own type: async-graphql counted a spread on the type around
+/// it, so under `node` (an interface) a product's connection cost 1 and read 408 items.
+#[tokio::test]
+async fn a_fragment_spread_under_node_pays_for_its_products_reads() {
+    let app = TestApp::embedded(2_000).await;
+    let product = post(
+        &app.address,
+        &format!(r#"{{ product(sku: "{DEMO_SKU}") {{ id }} }}"#),
+        None,
+    )
+    .await;
+    let id = product.json()["data"]["product"]["id"]
+        .as_str()
+        .expect("a product id")
+        .to_owned();
+    let connection =
+        "comments(first: 1, offset: 100, ratings: [1,2,3,4]) { pageInfo { hasNextPage } }";
+    let spread =
+        format!(r#"{{ node(id: "{id}") {{ ...P }} }} fragment P on Product {{ {connection} }}"#);
+    let answer = post(&app.address, &spread, None).await;
+    let body = answer.json();
+    assert!(body.get("errors").is_none(), "{body:#}");
+    let cost = answer.cost();
+    assert_eq!(number(&cost, "itemsRead"), 408, "{cost}");
+    assert_eq!(number(&cost, "requestedQueryCost"), 1 + 412, "{cost}");
+    assert_normal_page_works(&app, None).await;
+}
+
 #[tokio::test]
 async fn nodes_cost_per_id_and_report_what_they_read() {
     let app = TestApp::embedded(200).await;

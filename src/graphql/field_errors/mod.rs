@@ -83,7 +83,7 @@ pub fn complete(
     }
 }
 
-fn operation<'a>(
+pub(crate) fn operation<'a>(
     document: &'a ExecutableDocument,
     name: Option<&str>,
 ) -> Option<&'a OperationDefinition> {

@@ -1,5 +1,6 @@
 //! The type of every output field of a schema, read once from its SDL: what the walk
-//! (`super::walk`) asks to learn whether a position may hold `null`.
+//! (`super::walk`) asks to learn whether a position may hold `null`, and what the price walk
+//! (`graphql::pricing::document`) follows to find the fields that read the store.
 
 use std::collections::HashMap;
 
@@ -55,11 +56,18 @@ impl OutputTypes {
         Ok(types)
     }
 
-    pub(super) fn field(&self, type_name: &str, field: &str) -> Option<&Type> {
+    /// The type of `type_name`'s `field`, if the schema has both.
+    pub(crate) fn field(&self, type_name: &str, field: &str) -> Option<&Type> {
         self.fields.get(type_name)?.get(field)
     }
 
-    pub(super) fn root(&self, operation: OperationType) -> &str {
+    /// Whether the schema has an object or interface type `type_name`.
+    pub(crate) fn has_type(&self, type_name: &str) -> bool {
+        self.fields.contains_key(type_name)
+    }
+
+    /// The name of `operation`'s root type.
+    pub(crate) fn root(&self, operation: OperationType) -> &str {
         match operation {
             OperationType::Query => &self.query,
             OperationType::Mutation => &self.mutation,

@@ -18,66 +18,15 @@
 //! buy work cheaper by aliasing it; `extensions.cost` shows what the batch really read, which
 //! only makes `itemsRead ≤ cost` easier to keep.
 //!
-//! Complexity is counted while async-graphql validates, before any resolver runs, so it cannot
-//! read the server's settings from the schema's data. The HTTP handler runs each request inside
-//! [`with_settings`], and the WebSocket path polls each subscription inside
-//! [`stream_with_settings`], which lend this server's page sizes and offset threshold to the
-//! count; outside them (the SDL export) the defaults stand in.
+//! The price of a document is counted before it runs, by [`document::price`] (why not by
+//! async-graphql's complexity: that module says), with this server's page sizes and offset
+//! threshold.
 
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
+mod document;
 
-use futures::Stream;
+pub use document::price;
 
 use crate::pagination::PagingSettings;
-
-tokio::task_local! {
-    static SETTINGS: PagingSettings;
-}
-
-/// Runs `future` (a schema execution) with `settings` lent to the complexity count.
-pub async fn with_settings<F: Future>(settings: PagingSettings, future: F) -> F::Output {
-    SETTINGS.scope(settings, future).await
-}
-
-/// `stream` (a subscription's execution) with `settings` lent to the complexity count at every
-/// poll: async-graphql validates a subscription, and counts its complexity, inside its stream's
-/// first poll, which no future-scoped [`with_settings`] around the call that made the stream
-/// reaches.
-pub fn stream_with_settings<S: Stream + Unpin>(
-    settings: PagingSettings,
-    stream: S,
-) -> impl Stream<Item = S::Item> {
-    Lent {
-        settings,
-        inner: stream,
-    }
-}
-
-/// A stream polled with its settings lent ([`stream_with_settings`]).
-struct Lent<S> {
-    settings: PagingSettings,
-    inner: S,
-}
-
-impl<S: Stream + Unpin> Stream for Lent<S> {
-    type Item = S::Item;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<S::Item>> {
-        let this = self.get_mut();
-        SETTINGS.sync_scope(this.settings, || Pin::new(&mut this.inner).poll_next(cx))
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        self.inner.size_hint()
-    }
-}
-
-/// The settings the count uses: the server's inside [`with_settings`], else the defaults.
-fn settings() -> PagingSettings {
-    SETTINGS.try_with(|s| *s).unwrap_or_default()
-}
 
 /// The arguments of a `comments` field that decide what it reads.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -162,52 +111,19 @@ impl ConnectionShape {
 /// on top. So an honest page costs what it did, and a store-served offset or a wide filter pays
 /// for every item it makes the store read. Nested connections are counted in `child` and
 /// multiplied by the page size, as each edge may run them once.
-pub(super) fn connection_complexity(shape: ConnectionShape, child: usize) -> usize {
-    let settings = settings();
-    let size = shape.size(&settings);
+fn connection_complexity(shape: ConnectionShape, child: usize, settings: &PagingSettings) -> usize {
+    let size = shape.size(settings);
     let page = size.saturating_mul(child as u64).saturating_add(1);
     // `size + 2` of the reads are already in the page's price when every edge costs at least
     // 2 (an edge selects at least one field below `edges`/`nodes`, and a lone leaf such as
     // `totalCount` reads no page at all): see `every_read_is_priced` for the bound.
-    let beyond = shape.max_reads(&settings).saturating_sub(size + 2);
+    let beyond = shape.max_reads(settings).saturating_sub(size + 2);
     usize::try_from(page.saturating_add(beyond)).unwrap_or(usize::MAX)
 }
 
-/// The `complexity` of a `comments` field, from its arguments as async-graphql parses them
-/// (`comments_field` writes the call).
-pub(super) fn connection(
-    first: Option<i32>,
-    last: Option<i32>,
-    offset: Option<i32>,
-    ratings: &Option<Vec<i32>>,
-    containing: &Option<async_graphql::ID>,
-    order_by: &Option<super::order::CommentOrder>,
-    child: usize,
-) -> usize {
-    let shape = ConnectionShape {
-        first,
-        last,
-        offset,
-        ratings: ratings.as_ref().map(Vec::len),
-        containing: containing.is_some(),
-        grouped: order_by
-            .is_some_and(|o| crate::domain::CommentOrder::from(o).grouping().by_rating()),
-    };
-    connection_complexity(shape, child)
-}
-
-/// Complexity of `nodes(ids:)`: each id is one item read (a comment) or none (a product), and
-/// each answers the selection once; read in a batch with other fields' ids or not (above).
-pub(super) fn nodes(ids: &[async_graphql::ID], child: usize) -> usize {
-    nodes_complexity(ids.len(), child)
-}
-
-/// Complexity of `ratingSummaries(skus:)`: each SKU is priced like one item, and answers the
-/// selection once (the counts are one index call for all of them).
-pub(super) fn rating_summaries(skus: &[String], child: usize) -> usize {
-    nodes_complexity(skus.len(), child)
-}
-
+/// Complexity of `nodes(ids:)` and `ratingSummaries(skus:)`: each id is one item read (a
+/// comment; a product reads none) and each SKU is priced like one, and each answers the
+/// selection once; read in a batch with other fields' or not (above).
 fn nodes_complexity(ids: usize, child: usize) -> usize {
     ids.saturating_mul(child.max(1)).saturating_add(1)
 }
@@ -215,6 +131,12 @@ fn nodes_complexity(ids: usize, child: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const DEFAULTS: PagingSettings = PagingSettings {
+        default_page_size: 20,
+        max_page_size: 100,
+        offset_index_threshold: 100,
+    };
 
     fn shape(first: Option<i32>, offset: Option<i32>, ratings: Option<usize>) -> ConnectionShape {
         ConnectionShape {
@@ -227,16 +149,25 @@ mod tests {
 
     #[test]
     fn an_honest_page_costs_its_size_times_its_edge() {
-        assert_eq!(connection_complexity(shape(Some(10), None, None), 3), 31);
+        assert_eq!(
+            connection_complexity(shape(Some(10), None, None), 3, &DEFAULTS),
+            31
+        );
         let last = ConnectionShape {
             last: Some(0),
             ..ConnectionShape::default()
         };
-        assert_eq!(connection_complexity(last, 3), 4);
-        assert_eq!(connection_complexity(shape(None, None, None), 1), 21);
-        assert_eq!(connection_complexity(shape(Some(1000), None, None), 1), 101);
+        assert_eq!(connection_complexity(last, 3, &DEFAULTS), 4);
         assert_eq!(
-            connection_complexity(shape(Some(10), Some(5_000), None), 3),
+            connection_complexity(shape(None, None, None), 1, &DEFAULTS),
+            21
+        );
+        assert_eq!(
+            connection_complexity(shape(Some(1000), None, None), 1, &DEFAULTS),
+            101
+        );
+        assert_eq!(
+            connection_complexity(shape(Some(10), Some(5_000), None), 3, &DEFAULTS),
             31,
             "an offset the index answers reads no more than page 1"
         );
@@ -247,13 +178,13 @@ mod tests {
         // Issue 22, item 5: 1 comment at offset 100 over 4 ratings reads 4 × 102 items.
         let attack = shape(Some(1), Some(100), Some(4));
         assert_eq!(attack.max_reads(&PagingSettings::default()), 412);
-        assert_eq!(connection_complexity(attack, 2), 2 + 1 + 412 - 3);
+        assert_eq!(connection_complexity(attack, 2, &DEFAULTS), 2 + 1 + 412 - 3);
         assert_eq!(
-            connection_complexity(shape(Some(10), Some(50), None), 3),
+            connection_complexity(shape(Some(10), Some(50), None), 3, &DEFAULTS),
             31 + 50
         );
         assert_eq!(
-            connection_complexity(shape(Some(10), None, Some(5)), 3),
+            connection_complexity(shape(Some(10), None, Some(5)), 3, &DEFAULTS),
             31 + 4 * 12,
             "four more partitions of 12"
         );
@@ -276,26 +207,19 @@ mod tests {
             containing.max_reads(&PagingSettings::default()),
             12 + 1 + 12
         );
-        assert_eq!(connection_complexity(containing, 3), 31 + 13);
+        assert_eq!(connection_complexity(containing, 3, &DEFAULTS), 31 + 13);
     }
 
-    #[tokio::test]
-    async fn the_servers_settings_are_lent_to_the_count() {
+    #[test]
+    fn the_servers_settings_price_the_page() {
         let settings = PagingSettings {
             default_page_size: 5,
             max_page_size: 500,
             offset_index_threshold: 1_000,
         };
         let deep = shape(Some(400), Some(900), None);
-        let lent = with_settings(settings, async { connection_complexity(deep, 1) }).await;
-        assert_eq!(lent, 400 + 1 + 900);
-        assert_eq!(connection_complexity(deep, 1), 101, "defaults outside");
-        let stream =
-            futures::stream::poll_fn(|_| Poll::Ready(Some(connection_complexity(deep, 1))));
-        let mut lent = std::pin::pin!(stream_with_settings(settings, stream));
-        use futures::StreamExt as _;
-        assert_eq!(lent.next().await, Some(400 + 1 + 900), "lent at every poll");
-        assert_eq!(lent.next().await, Some(400 + 1 + 900));
+        assert_eq!(connection_complexity(deep, 1, &settings), 400 + 1 + 900);
+        assert_eq!(connection_complexity(deep, 1, &DEFAULTS), 101);
     }
 
     #[test]
@@ -325,7 +249,10 @@ mod tests {
                         };
                         for child in 2..5 {
                             let reads = shape.max_reads(&settings) as usize;
-                            assert!(reads <= connection_complexity(shape, child), "{shape:?}");
+                            assert!(
+                                reads <= connection_complexity(shape, child, &settings),
+                                "{shape:?}"
+                            );
                         }
                     }
                 }

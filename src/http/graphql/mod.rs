@@ -2,12 +2,12 @@
 //! WebSocket subscriptions), the concurrency limit, bearer tokens, rate limits, timeouts, the
 //! `cost` extension, codes on every error, metrics and one structured log line per request.
 
+mod run;
+
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Instant;
 
-use async_graphql::ErrorExtensionValues;
-use async_graphql::parser::types::ExecutableDocument;
 use axum::Extension;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -22,11 +22,11 @@ use super::{AppState, REQUEST_ID, client_address};
 use super::{cost, failures, persisted};
 use crate::auth::Auth;
 use crate::graphql::{
-    BatchReads, Budget, ClientAddress, RequestMeta, VIEWER_FOUND_HELPFUL, field_errors, pricing,
-    retry_after_seconds,
+    Budget, ClientAddress, RequestMeta, VIEWER_FOUND_HELPFUL, retry_after_seconds,
 };
 use crate::pagination::PageStats;
 use crate::ratelimit::Refused;
+use run::run;
 
 /// The peer's address, as `serve` records it for each connection (`None` when the router is
 /// served some other way: such requests share the budget of `0.0.0.0`).
@@ -226,6 +226,9 @@ async fn execute(
     let registration = registration.map(|hash| (hash, request.query.clone()));
     match Box::pin(run(&call, request, &meta, &budget, document)).await {
         Ok(response) => {
+            // Only a request that passed validation registers its text (a price is charged
+            // before validation runs).
+            let registration = registration.filter(|_| transport::executed(&response));
             Box::pin(persisted::register(app, registration, &budget)).await;
             Box::pin(respond(&call, response, &meta, &budget, pending)).await
         }
@@ -278,71 +281,6 @@ fn shed(app: &AppState, media: MediaType, request_id: &str) -> Response {
     response
 }
 
-/// Runs the request within `--request-timeout-ms` (a timeout is answered at once, as the
-/// `Err`), and completes what async-graphql leaves out of its response.
-async fn run(
-    call: &Call<'_>,
-    request: async_graphql::Request,
-    meta: &Arc<RequestMeta>,
-    budget: &Arc<Budget>,
-    document: Option<&ExecutableDocument>,
-) -> Result<async_graphql::Response, Response> {
-    let app = call.app;
-    // The request's lookups batch their reads in its own loader, which reports to its `meta`.
-    let loader = BatchReads::loader(app.api.clone(), meta.clone());
-    let request = request.data(meta.clone()).data(budget.clone()).data(loader);
-    // The complexity count prices reads with this server's page sizes and offset threshold.
-    let execution = pricing::with_settings(*app.api.engine.settings(), app.schema.execute(request));
-    let Ok(mut response) = tokio::time::timeout(app.options.request_timeout, execution).await
-    else {
-        return Err(timed_out(call));
-    };
-    // async-graphql leaves a failed field's key out; the specification wants a null there,
-    // propagated through non-null positions (`graphql::field_errors` says why and how).
-    if let Some(document) = document {
-        field_errors::complete(
-            &app.types,
-            document,
-            call.operation_name.as_deref(),
-            &mut response,
-        );
-    }
-    // Parse and validation errors (complexity, unknown fields) come from async-graphql
-    // without a code; every error a client sees carries one.
-    for error in &mut response.errors {
-        let extensions = error
-            .extensions
-            .get_or_insert_with(ErrorExtensionValues::default);
-        if extensions.get("code").is_none() {
-            extensions.set("code", "GRAPHQL_VALIDATION_FAILED");
-        }
-    }
-    failures::cap(&mut response.errors);
-    Ok(response)
-}
-
-/// The answer to a request still running at its timeout (its backend calls are cancelled).
-fn timed_out(call: &Call<'_>) -> Response {
-    let (kind, timeout) = (call.kind, call.app.options.request_timeout);
-    metrics::counter!("dynapage_graphql_requests_total", "kind" => kind, "outcome" => "timeout")
-        .increment(1);
-    tracing::warn!(
-        request_id = call.request_id,
-        operation = call.operation_name.as_deref().unwrap_or_default(),
-        kind,
-        timeout_ms = timeout.as_millis() as u64,
-        "graphql request timed out"
-    );
-    let message = format!("the request took longer than {} ms", timeout.as_millis());
-    refuse(
-        call.media,
-        StatusCode::GATEWAY_TIMEOUT,
-        "REQUEST_TIMEOUT",
-        message,
-        &call.request_id,
-    )
-}
-
 /// The HTTP response to a request that ran: the `cost` extension, its metrics and log line,
 /// its caching headers (`caching`, which also decides whether the body may show the budget),
 /// and 429 when a budget refused it.
@@ -353,12 +291,16 @@ async fn respond(
     budget: &Budget,
     pending: Option<Pending>,
 ) -> Response {
-    // A request that failed parsing or validation never reached the check: it pays the
-    // failure floor, and is refused like any other when its budget cannot pay that.
+    // A request that failed parsing or validation pays at least the failure floor (less what
+    // its price already paid, when it was priced before validation refused it), and is
+    // refused like any other when its budget cannot pay that.
     let (checked, response) = match budget.checked() {
-        Some(checked) => (checked, response),
-        None => {
-            let checked = budget.charge_failure(call.bytes).await;
+        Some(checked) if checked.refused().is_some() || transport::executed(&response) => {
+            (checked, response)
+        }
+        paid => {
+            let paid = paid.map_or(0, |checked| checked.cost);
+            let checked = budget.charge_failure(call.bytes, paid).await;
             match budget.refusal_error(&checked, Some(&call.request_id)) {
                 Some(error) => (checked, async_graphql::Response::from_errors(vec![error])),
                 None => (checked, response),

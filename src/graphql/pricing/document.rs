@@ -1,0 +1,293 @@
+//! A document's price, counted by our own walk before anything runs: what the budget charges,
+//! `--max-query-complexity` and `--max-items-per-request` bound, and `requestedQueryCost` shows.
+//!
+//! Why not async-graphql's complexity: it is counted inside validation, and the only way to
+//! read it before execution is an extension on the `validation` hook. async-graphql 7.2.1
+//! sends every field of a response through the extension chain as soon as a schema has any
+//! extension (about 27 % of a page's instructions, BENCHMARKS.md, "What async-graphql's
+//! extension path costs a page"), so the schema carries none, and the price is counted here.
+//!
+//! The count is async-graphql's, field for field: a field costs 1 plus what its selection
+//! costs, `__typename` nothing, fragments count at every spread, every operation of the
+//! document counts; the fields that read the store (`comments`, `nodes`, `ratingSummaries`)
+//! cost what [`super`] says, from their arguments as the resolver will see them (variables,
+//! their defaults, a lone value where a list is expected), parsed by the same `InputType`s.
+//! One difference, on purpose: a fragment spread is counted on its fragment's type, where
+//! async-graphql counted it on the type around the spread, so `node(id:) { ...OnProduct }`
+//! priced `Product.comments` as an ordinary field and a page of reads came nearly free.
+//!
+//! A document the walk cannot price (a field its type does not have, an argument that does not
+//! parse, a fragment that does not exist) is left to async-graphql, whose validation refuses
+//! it; the request then pays the failure floor.
+
+use async_graphql::parser::types::{
+    BaseType, ExecutableDocument, Field, Selection, SelectionSet, Type, VariableDefinition,
+};
+use async_graphql::{ID, InputType, Positioned, Value as ConstValue, Variables};
+
+use super::ConnectionShape;
+use crate::graphql::CommentOrder;
+use crate::graphql::field_errors::OutputTypes;
+use crate::pagination::PagingSettings;
+
+/// Fragment spreads followed inside one another at most: the request check refuses deeper
+/// chains before this runs (`http::limits::depth`); this only keeps the walk finite whatever.
+const MAX_SPREADS: usize = 64;
+
+/// The price of `document` with `variables` under this server's `settings`, or `None` when
+/// the document is not valid against `types` in a way the walk sees (validation refuses it).
+pub fn price(
+    types: &OutputTypes,
+    document: &ExecutableDocument,
+    variables: &Variables,
+    settings: &PagingSettings,
+) -> Option<u64> {
+    let mut total = 0u64;
+    for (_, operation) in document.operations.iter() {
+        let operation = &operation.node;
+        let walk = Walk {
+            types,
+            document,
+            variables,
+            definitions: &operation.variable_definitions,
+            settings,
+        };
+        let root = types.root(operation.ty);
+        total = total.saturating_add(walk.set(&operation.selection_set.node, Some(root), 0)?);
+    }
+    Some(total)
+}
+
+/// The fields that read the store, each priced by its arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Read {
+    /// `Query.comments`, `Product.comments`.
+    Connection,
+    /// `Query.nodes`.
+    Nodes,
+    /// `Query.ratingSummaries`.
+    Summaries,
+}
+
+/// One operation's walk.
+struct Walk<'a> {
+    types: &'a OutputTypes,
+    document: &'a ExecutableDocument,
+    variables: &'a Variables,
+    definitions: &'a [Positioned<VariableDefinition>],
+    settings: &'a PagingSettings,
+}
+
+impl Walk<'_> {
+    /// What `set` costs on the type `on` (`None`: a type the walk does not know, such as an
+    /// introspection type, where every field costs 1 plus its selection).
+    fn set(&self, set: &SelectionSet, on: Option<&str>, spreads: usize) -> Option<u64> {
+        let mut total = 0u64;
+        for selection in &set.items {
+            let cost = match &selection.node {
+                Selection::Field(field) => self.field(&field.node, on, spreads)?,
+                Selection::InlineFragment(inline) => {
+                    let inline = &inline.node;
+                    let on = match &inline.type_condition {
+                        Some(condition) => Some(self.known(&condition.node.on.node)?),
+                        None => on,
+                    };
+                    self.set(&inline.selection_set.node, on, spreads)?
+                }
+                Selection::FragmentSpread(spread) => {
+                    let name = &spread.node.fragment_name.node;
+                    let fragment = &self.document.fragments.get(name)?.node;
+                    if spreads >= MAX_SPREADS {
+                        return None;
+                    }
+                    let on = self.known(&fragment.type_condition.node.on.node)?;
+                    self.set(&fragment.selection_set.node, Some(on), spreads + 1)?
+                }
+            };
+            total = total.saturating_add(cost);
+        }
+        Some(total)
+    }
+
+    /// A type condition's type, if the schema has it.
+    fn known<'n>(&self, name: &'n str) -> Option<&'n str> {
+        self.types.has_type(name).then_some(name)
+    }
+
+    fn field(&self, field: &Field, on: Option<&str>, spreads: usize) -> Option<u64> {
+        let name = field.name.node.as_str();
+        if name == "__typename" {
+            return Some(0);
+        }
+        let (ty, read) = match on {
+            Some(on) => match self.types.field(on, name) {
+                Some(ty) => (Some(named(ty)), read(self.types, on, name)),
+                // `__schema` and `__type` on the query type: introspection, at 1 a field.
+                None if name.starts_with("__") => (None, None),
+                None => return None,
+            },
+            None => (None, None),
+        };
+        let child = self.set(&field.selection_set.node, ty, spreads)?;
+        let child = usize::try_from(child).unwrap_or(usize::MAX);
+        let cost = match read {
+            None => child.saturating_add(1),
+            Some(Read::Connection) => {
+                super::connection_complexity(self.shape(field)?, child, self.settings)
+            }
+            Some(Read::Nodes) => {
+                super::nodes_complexity(self.argument::<Vec<ID>>(field, "ids")?.len(), child)
+            }
+            Some(Read::Summaries) => {
+                super::nodes_complexity(self.argument::<Vec<String>>(field, "skus")?.len(), child)
+            }
+        };
+        Some(cost as u64)
+    }
+
+    /// The arguments of a `comments` field that decide what it reads.
+    fn shape(&self, field: &Field) -> Option<ConnectionShape> {
+        let order = self.argument::<Option<CommentOrder>>(field, "orderBy")?;
+        Some(ConnectionShape {
+            first: self.argument(field, "first")?,
+            last: self.argument(field, "last")?,
+            offset: self.argument(field, "offset")?,
+            ratings: self
+                .argument::<Option<Vec<i32>>>(field, "ratings")?
+                .map(|r| r.len()),
+            containing: self.argument::<Option<ID>>(field, "containing")?.is_some(),
+            grouped: order
+                .is_some_and(|o| crate::domain::CommentOrder::from(o).grouping().by_rating()),
+        })
+    }
+
+    /// Argument `name` of `field` as the resolver receives it: variables replaced (by the
+    /// request's value, else the definition's default), parsed as `T`; `None` when it does
+    /// not parse or names a variable the operation does not define.
+    fn argument<T: InputType>(&self, field: &Field, name: &str) -> Option<T> {
+        let value = match field.get_argument(name) {
+            None => None,
+            Some(value) => Some(
+                value
+                    .node
+                    .clone()
+                    .into_const_with(|variable| self.variable(&variable).cloned().ok_or(()))
+                    .ok()?,
+            ),
+        };
+        T::parse(value).ok()
+    }
+
+    fn variable(&self, name: &str) -> Option<&ConstValue> {
+        let definition = self.definitions.iter().find(|d| d.node.name.node == name)?;
+        self.variables
+            .get(&definition.node.name.node)
+            .or_else(|| definition.node.default_value())
+    }
+}
+
+/// The store read a field makes, if any.
+fn read(types: &OutputTypes, on: &str, field: &str) -> Option<Read> {
+    let query = on == types.root(async_graphql::parser::types::OperationType::Query);
+    match field {
+        "comments" if query || on == "Product" => Some(Read::Connection),
+        "nodes" if query => Some(Read::Nodes),
+        "ratingSummaries" if query => Some(Read::Summaries),
+        _ => None,
+    }
+}
+
+/// The named type inside list and non-null wrappers.
+fn named(ty: &Type) -> &str {
+    match &ty.base {
+        BaseType::Named(name) => name.as_str(),
+        BaseType::List(inner) => named(inner),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn price_of(query: &str, variables: serde_json::Value) -> Option<u64> {
+        let types = OutputTypes::from_sdl(&crate::graphql::sdl()).expect("our SDL parses");
+        let document = async_graphql::parser::parse_query(query).expect("parses");
+        let variables = Variables::from_json(variables);
+        price(&types, &document, &variables, &PagingSettings::default())
+    }
+
+    /// Issue 22, item 5: one comment at offset 100 over four ratings reads 4 × 102 items.
+    const ATTACK: &str = r#"comments(sku: "D", first: 1, offset: 100, ratings: [1, 2, 3, 4]) { pageInfo { hasNextPage } }"#;
+
+    #[test]
+    fn fields_cost_one_plus_their_selection_and_connections_their_reads() {
+        let page = r#"{ comments(sku: "D", first: 10) { edges { cursor node { id body } } pageInfo { hasNextPage } } }"#;
+        // Per edge: edges 1, cursor 1, node 1 + 2; pageInfo 1 + 1: 7.
+        assert_eq!(price_of(page, serde_json::json!({})), Some(10 * 7 + 1));
+        assert_eq!(
+            price_of(&format!("{{ {ATTACK} }}"), serde_json::json!({})),
+            Some(412)
+        );
+        let product = r#"{ product(sku: "D") { sku comments(first: 5) { totalCount } } }"#;
+        assert_eq!(
+            price_of(product, serde_json::json!({})),
+            Some(1 + 1 + (5 + 1))
+        );
+    }
+
+    #[test]
+    fn arguments_come_from_variables_their_defaults_and_lone_values() {
+        let query = r#"query($n: Int, $o: Int = 100, $r: [Int!]) { comments(sku: "D", first: $n, offset: $o, ratings: $r) { pageInfo { hasNextPage } } }"#;
+        let variables = serde_json::json!({"n": 1, "r": [1, 2, 3, 4]});
+        assert_eq!(price_of(query, variables), Some(412));
+        // A lone value where a list is expected is a list of one: one partition.
+        let lone = r#"{ comments(sku: "D", first: 1, offset: 100, ratings: 3) { pageInfo { hasNextPage } } }"#;
+        assert_eq!(price_of(lone, serde_json::json!({})), Some(2 + 1 + 103 - 3));
+        let ids =
+            r#"query($ids: [ID!]!) { a: nodes(ids: $ids) { id } b: nodes(ids: $ids) { id } }"#;
+        let variables = serde_json::json!({"ids": ["a", "b", "c"]});
+        assert_eq!(price_of(ids, variables), Some(2 * (3 + 1)));
+        let grouped = r#"{ comments(sku: "D", first: 1, orderBy: HIGHEST_RATED) { totalCount } }"#;
+        assert!(price_of(grouped, serde_json::json!({})) > Some(1 + 1));
+    }
+
+    #[test]
+    fn fragments_count_at_every_spread_on_their_own_type() {
+        let spread = format!(
+            r#"{{ node(id: "x") {{ ...P }} a: node(id: "y") {{ ...P }} }} fragment P on Product {{ {ATTACK} }}"#
+        );
+        assert_eq!(
+            price_of(&spread, serde_json::json!({})),
+            Some(2 * (1 + 412))
+        );
+        let inline = format!(r#"{{ node(id: "x") {{ ... on Product {{ {ATTACK} }} }} }}"#);
+        assert_eq!(price_of(&inline, serde_json::json!({})), Some(1 + 412));
+    }
+
+    #[test]
+    fn typename_is_free_and_introspection_costs_one_a_field() {
+        assert_eq!(price_of("{ __typename }", serde_json::json!({})), Some(0));
+        let schema = "{ __schema { types { name fields { name } } } }";
+        assert_eq!(price_of(schema, serde_json::json!({})), Some(5));
+    }
+
+    #[test]
+    fn every_operation_of_the_document_is_priced() {
+        let two = format!("query A {{ {ATTACK} }} query B {{ __typename a: {ATTACK} }}");
+        assert_eq!(price_of(&two, serde_json::json!({})), Some(2 * 412));
+    }
+
+    #[test]
+    fn documents_validation_refuses_are_left_unpriced() {
+        for query in [
+            "{ nothing }",
+            r#"{ comments(sku: "D", first: "ten") { totalCount } }"#,
+            r#"{ comments(sku: "D", first: $undefined) { totalCount } }"#,
+            r#"{ comments(sku: "D", orderBy: SIDEWAYS) { totalCount } }"#,
+            "{ ...Missing }",
+            "{ ... on Nowhere { __typename } }",
+        ] {
+            assert_eq!(price_of(query, serde_json::json!({})), None, "{query}");
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! Running a checked request: its price admitted against the limits and its budget
+//! (`Budget::admit`) and async-graphql's execution, both within `--request-timeout-ms`; then what
+//! async-graphql leaves out of its response (nulls for failed fields, codes on every error, no
+//! schema description).
+
+use std::sync::Arc;
+
+use async_graphql::ErrorExtensionValues;
+use async_graphql::parser::types::ExecutableDocument;
+use axum::http::StatusCode;
+use axum::response::Response;
+
+use super::failures;
+use super::{Call, refuse};
+use crate::graphql::{BatchReads, Budget, RequestMeta, field_errors, pricing, schema_description};
+
+/// Runs the request within `--request-timeout-ms` (a timeout is answered at once, as the
+/// `Err`), after its price passed [`Budget::admit`] (a refusal is the response, unrun), and
+/// completes what async-graphql leaves out of its response.
+pub(super) async fn run(
+    call: &Call<'_>,
+    request: async_graphql::Request,
+    meta: &Arc<RequestMeta>,
+    budget: &Arc<Budget>,
+    document: Option<&ExecutableDocument>,
+) -> Result<async_graphql::Response, Response> {
+    let app = call.app;
+    let execution = async {
+        if let Err(refusal) = admit(call, &request, meta, budget, document).await {
+            return async_graphql::Response::from_errors(vec![refusal]);
+        }
+        // The request's lookups batch their reads in its own loader, which reports to its
+        // `meta`.
+        let loader = BatchReads::loader(app.api.clone(), meta.clone());
+        let request = request.data(meta.clone()).data(budget.clone()).data(loader);
+        app.schema.execute(request).await
+    };
+    let Ok(mut response) = tokio::time::timeout(app.options.request_timeout, execution).await
+    else {
+        return Err(timed_out(call));
+    };
+    if let Some(document) = document {
+        let operation = call.operation_name.as_deref();
+        // async-graphql leaves a failed field's key out; the specification wants a null there,
+        // propagated through non-null positions (`graphql::field_errors` says why and how).
+        field_errors::complete(&app.types, document, operation, &mut response);
+        schema_description::blank(document, operation, &mut response);
+    }
+    // Parse and validation errors (unknown fields, wrong arguments) come from async-graphql
+    // without a code; every error a client sees carries one.
+    for error in &mut response.errors {
+        let extensions = error
+            .extensions
+            .get_or_insert_with(ErrorExtensionValues::default);
+        if extensions.get("code").is_none() {
+            extensions.set("code", "GRAPHQL_VALIDATION_FAILED");
+        }
+    }
+    failures::cap(&mut response.errors);
+    Ok(response)
+}
+
+/// Prices the request (`graphql::pricing`) and puts the price through [`Budget::admit`]. A
+/// document that does not parse, or that the price walk finds invalid, is not charged here:
+/// async-graphql's validation refuses it, and it pays the failure floor (`respond`).
+async fn admit(
+    call: &Call<'_>,
+    request: &async_graphql::Request,
+    meta: &RequestMeta,
+    budget: &Budget,
+    document: Option<&ExecutableDocument>,
+) -> Result<(), async_graphql::ServerError> {
+    let app = call.app;
+    let settings = app.api.engine.settings();
+    let price = document.and_then(|d| pricing::price(&app.types, d, &request.variables, settings));
+    match price {
+        Some(cost) => budget.admit(cost, &app.api, Some(meta)).await,
+        None => Ok(()),
+    }
+}
+
+/// The answer to a request still running at its timeout (its backend calls are cancelled).
+fn timed_out(call: &Call<'_>) -> Response {
+    let (kind, timeout) = (call.kind, call.app.options.request_timeout);
+    metrics::counter!("dynapage_graphql_requests_total", "kind" => kind, "outcome" => "timeout")
+        .increment(1);
+    tracing::warn!(
+        request_id = call.request_id,
+        operation = call.operation_name.as_deref().unwrap_or_default(),
+        kind,
+        timeout_ms = timeout.as_millis() as u64,
+        "graphql request timed out"
+    );
+    let message = format!("the request took longer than {} ms", timeout.as_millis());
+    refuse(
+        call.media,
+        StatusCode::GATEWAY_TIMEOUT,
+        "REQUEST_TIMEOUT",
+        message,
+        &call.request_id,
+    )
+}
