@@ -23,6 +23,7 @@ use async_graphql::parser::types::{DocumentOperations, ExecutableDocument, Opera
 use super::HttpOptions;
 use super::documents::{DocumentCache, Measures, Parsed};
 use super::{limits, subscription_shape};
+use crate::graphql::pricing::Pricing;
 
 /// How a request came, which decides the kinds of operation it may run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,6 +44,8 @@ pub struct Checked {
     /// when the text does not parse: the syntax error is left to async-graphql to report in
     /// its usual shape.
     pub document: Option<Arc<ExecutableDocument>>,
+    /// The document's price, planned once per kept parse (`graphql::pricing`).
+    pub pricing: Pricing,
     /// Whether the request may run a mutation: the operation it names is one, or it names none
     /// and one of the document's operations is one.
     pub mutation: bool,
@@ -112,13 +115,19 @@ pub fn check_request(
     documents: &DocumentCache,
     options: &HttpOptions,
 ) -> Result<Checked, Rejection> {
-    let Some(Parsed { document, measures }) = parse(documents, &request.query) else {
+    let Some(parsed) = parse(documents, &request.query) else {
         return Ok(Checked {
             document: None,
+            pricing: Pricing::default(),
             mutation: false,
             writes: 0,
         });
     };
+    let Parsed {
+        document,
+        measures,
+        pricing,
+    } = parsed;
     let operation_name = request.operation_name.as_deref();
     let kinds = selectable(&document, operation_name);
     let mutation = kinds.contains(&OperationType::Mutation);
@@ -141,6 +150,7 @@ pub fn check_request(
     request.set_parsed_query(ExecutableDocument::clone(&document));
     Ok(Checked {
         document: Some(document),
+        pricing,
         mutation,
         writes,
     })

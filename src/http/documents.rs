@@ -6,7 +6,8 @@
 //! HTTP or in a WebSocket `subscribe` alike (the request check, `check`, is the one reader).
 //! What the request check measures of a document ([`Measures`]: aliases and fields counted per
 //! fragment expansion, depth) is kept with it, so a text seen before is not walked again
-//! either (the two walks were about 30 % of the check's instructions on a pager page, callgrind).
+//! either (the two walks were about 30 % of the check's instructions on a pager page, callgrind),
+//! and neither is its price's walk of the schema's types (`graphql::pricing::Pricing`).
 //! Validation still runs on every request (async-graphql does it in `execute`).
 //!
 //! The cache is bounded in entries and in text size, so hostile or generated queries cannot
@@ -22,6 +23,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use async_graphql::parser::types::ExecutableDocument;
 
 use super::{expansion, limits};
+use crate::graphql::pricing::Pricing;
 
 /// Longest query text kept: hand-written and generated client queries are far shorter.
 pub const MAX_TEXT_BYTES: usize = 8 * 1024;
@@ -45,18 +47,24 @@ impl Measures {
     }
 }
 
-/// A parsed document with its [`Measures`].
+/// A parsed document with its [`Measures`], and its price's plan once a request made it
+/// (`graphql::pricing`).
 #[derive(Clone, Debug)]
 pub struct Parsed {
     pub document: Arc<ExecutableDocument>,
     pub measures: Measures,
+    pub pricing: Pricing,
 }
 
 impl Parsed {
     /// `document` with its measures taken.
     pub fn new(document: Arc<ExecutableDocument>) -> Self {
         let measures = Measures::of(&document);
-        Self { document, measures }
+        Self {
+            document,
+            measures,
+            pricing: Pricing::default(),
+        }
     }
 }
 

@@ -31,7 +31,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use async_graphql::http::WebSocketProtocols;
-use async_graphql::parser::types::ExecutableDocument;
 use async_graphql::{Data, Executor, Request, Response, ServerError};
 use axum::extract::ws::WebSocketUpgrade;
 use axum::http::{HeaderMap, StatusCode};
@@ -42,13 +41,13 @@ pub use self::cohort::Cohorts;
 use self::cohort::{Asking, Ended, Key, Live, Members};
 use self::init::{Connection, Init};
 pub use self::socket::SLOW_SUBSCRIBER_CLOSE;
-use super::check::{Rejection, Transport, check_request};
+use super::check::{Checked, Rejection, Transport, check_request};
 use super::documents::DocumentCache;
 use super::transport::{self, MediaType, Refusal};
 use super::{AppState, HttpOptions};
 use crate::graphql::cohort::Member;
 use crate::graphql::field_errors::OutputTypes;
-use crate::graphql::{ApiSchema, ApiState, Budget, ClientAddress, pricing};
+use crate::graphql::{ApiSchema, ApiState, Budget, ClientAddress};
 use crate::live::shares::{Kind, Share, Shares};
 use crate::ratelimit::{Charge, ClientKey, RateLimiter};
 
@@ -132,13 +131,17 @@ impl Executor for SubscriptionsOnly {
         session_data: Option<Arc<Data>>,
     ) -> BoxStream<'static, Response> {
         let client = self.connection.client();
-        let (held, share, document) = match self.admit(&mut request, &client) {
+        let (held, share, checked) = match self.admit(&mut request, &client) {
             Ok(admitted) => admitted,
             Err(refusal) => return refusal,
         };
         let settings = self.api.engine.settings();
-        let price =
-            document.and_then(|d| pricing::price(&self.types, &d, &request.variables, settings));
+        let price = checked.document.as_ref().and_then(|document| {
+            let variables = &request.variables;
+            checked
+                .pricing
+                .price(&self.types, document, variables, settings)
+        });
         let budget = Arc::new(Budget::new(
             self.options.rate_limiter.clone(),
             client.clone(),
@@ -203,8 +206,8 @@ impl Executor for SubscriptionsOnly {
     }
 }
 
-/// An admitted subscription's slot, its share and its parsed document.
-type Admitted = (Held, Share, Option<Arc<ExecutableDocument>>);
+/// An admitted subscription's slot, its share and what the request check found.
+type Admitted = (Held, Share, Checked);
 
 type Joining = Arc<std::sync::Mutex<Option<cohort::Joined>>>;
 
@@ -214,7 +217,7 @@ fn take(joining: &Joining) -> Option<cohort::Joined> {
 
 impl SubscriptionsOnly {
     /// What a subscription passes before it runs: the safelist, the request's checks, this
-    /// connection's limit and this client's share; with the parsed document, to price. `Err`:
+    /// connection's limit and this client's share; with the check's findings, to price. `Err`:
     /// the refusal to answer with.
     fn admit(
         &self,
@@ -233,8 +236,8 @@ impl SubscriptionsOnly {
             &self.documents,
             &self.options,
         );
-        let document = match check {
-            Ok(checked) => checked.document,
+        let checked = match check {
+            Ok(checked) => checked,
             Err(rejection) => return Err(refused(rejection.code(), rejection.to_string())),
         };
         let max = self.options.max_subscriptions_per_connection;
@@ -260,7 +263,7 @@ impl SubscriptionsOnly {
             Ok(share) => share,
             Err(full) => return Err(refused("TOO_MANY_SUBSCRIPTIONS", full.to_string())),
         };
-        Ok((held, share, document))
+        Ok((held, share, checked))
     }
 
     /// The member role of `request`'s execution, which joins its cohort when the resolver says,

@@ -16,12 +16,17 @@
 //! async-graphql counted it on the type around the spread, so `node(id:) { ...OnProduct }`
 //! priced `Product.comments` as an ordinary field and a page of reads came nearly free.
 //!
-//! A document the walk cannot price (a field its type does not have, an argument that does not
-//! parse, a fragment that does not exist) is left to async-graphql, whose validation refuses
-//! it; the request then pays the failure floor.
+//! The walk looks the schema's types up once per document (a `Plan`, kept with the parse by
+//! text, `http::documents`); each request then counts only the fields that read, from its
+//! variables. A document the walk cannot price (a field its type does not have, an argument
+//! that does not parse, a fragment that does not exist) is left to async-graphql, whose
+//! validation refuses it; the request then pays the failure floor.
+
+use std::sync::{Arc, OnceLock};
 
 use async_graphql::parser::types::{
-    BaseType, ExecutableDocument, Field, Selection, SelectionSet, Type, VariableDefinition,
+    BaseType, ExecutableDocument, Field, OperationType, Selection, SelectionSet, Type,
+    VariableDefinition,
 };
 use async_graphql::{ID, InputType, Positioned, Value as ConstValue, Variables};
 
@@ -34,28 +39,55 @@ use crate::pagination::PagingSettings;
 /// chains before this runs (`http::limits::depth`); this only keeps the walk finite whatever.
 const MAX_SPREADS: usize = 64;
 
-/// The price of `document` with `variables` under this server's `settings`, or `None` when
-/// the document is not valid against `types` in a way the walk sees (validation refuses it).
-pub fn price(
-    types: &OutputTypes,
-    document: &ExecutableDocument,
-    variables: &Variables,
-    settings: &PagingSettings,
-) -> Option<u64> {
-    let mut total = 0u64;
-    for (_, operation) in document.operations.iter() {
-        let operation = &operation.node;
-        let walk = Walk {
-            types,
-            document,
-            variables,
-            definitions: &operation.variable_definitions,
-            settings,
-        };
-        let root = types.root(operation.ty);
-        total = total.saturating_add(walk.set(&operation.selection_set.node, Some(root), 0)?);
+/// A document's plan (`Plan`), made on its first request and shared by every copy of its parse
+/// (made only once the request check has bounded the document: fragments are expanded).
+#[derive(Clone, Debug, Default)]
+pub struct Pricing(Arc<OnceLock<Option<Plan>>>);
+
+impl Pricing {
+    /// The price of `document` (the parse this belongs to) with `variables` under this
+    /// server's `settings`, or `None` when the document is not valid against `types` in a way
+    /// the walk sees (validation refuses it).
+    pub fn price(
+        &self,
+        types: &OutputTypes,
+        document: &ExecutableDocument,
+        variables: &Variables,
+        settings: &PagingSettings,
+    ) -> Option<u64> {
+        let plan = self.0.get_or_init(|| Plan::new(types, document));
+        plan.as_ref()?.price(variables, settings)
     }
-    Some(total)
+}
+
+/// A document's price with its types looked up: per operation, what its plain fields cost and
+/// the fields that read the store, whose price depends on their arguments.
+#[derive(Debug)]
+struct Plan {
+    operations: Vec<Operation>,
+}
+
+#[derive(Debug)]
+struct Operation {
+    definitions: Vec<Positioned<VariableDefinition>>,
+    root: Set,
+}
+
+/// A selection set: a field costs 1 plus its selection, so every field that does not read is a
+/// constant, summed into `fixed`, and the reading fields below it are its set's own.
+#[derive(Debug, Default)]
+struct Set {
+    fixed: u64,
+    reads: Vec<ReadingField>,
+}
+
+#[derive(Debug)]
+struct ReadingField {
+    read: Read,
+    /// The field's name and arguments as written (variables are replaced per request), without
+    /// its selection, which is `selection`.
+    arguments: Field,
+    selection: Set,
 }
 
 /// The fields that read the store, each priced by its arguments.
@@ -69,22 +101,53 @@ enum Read {
     Summaries,
 }
 
-/// One operation's walk.
+impl Plan {
+    /// Walks every operation of `document` once; `None` when the walk finds it invalid.
+    fn new(types: &OutputTypes, document: &ExecutableDocument) -> Option<Self> {
+        let walk = Walk { types, document };
+        let operations = document
+            .operations
+            .iter()
+            .map(|(_, operation)| {
+                let operation = &operation.node;
+                let root = types.root(operation.ty);
+                Some(Operation {
+                    definitions: operation.variable_definitions.clone(),
+                    root: walk.set(&operation.selection_set.node, Some(root), 0)?,
+                })
+            })
+            .collect::<Option<_>>()?;
+        Some(Self { operations })
+    }
+
+    /// The price with `variables`; `None` when an argument of a reading field does not parse.
+    fn price(&self, variables: &Variables, settings: &PagingSettings) -> Option<u64> {
+        let mut total = 0u64;
+        for operation in &self.operations {
+            let count = Count {
+                variables,
+                definitions: &operation.definitions,
+                settings,
+            };
+            total = total.saturating_add(count.set(&operation.root)?);
+        }
+        Some(total)
+    }
+}
+
+/// The walk that makes a [`Plan`].
 struct Walk<'a> {
     types: &'a OutputTypes,
     document: &'a ExecutableDocument,
-    variables: &'a Variables,
-    definitions: &'a [Positioned<VariableDefinition>],
-    settings: &'a PagingSettings,
 }
 
 impl Walk<'_> {
-    /// What `set` costs on the type `on` (`None`: a type the walk does not know, such as an
-    /// introspection type, where every field costs 1 plus its selection).
-    fn set(&self, set: &SelectionSet, on: Option<&str>, spreads: usize) -> Option<u64> {
-        let mut total = 0u64;
+    /// `set` on the type `on` (`None`: a type the walk does not know, such as an introspection
+    /// type, where every field costs 1 plus its selection).
+    fn set(&self, set: &SelectionSet, on: Option<&str>, spreads: usize) -> Option<Set> {
+        let mut plan = Set::default();
         for selection in &set.items {
-            let cost = match &selection.node {
+            let inner = match &selection.node {
                 Selection::Field(field) => self.field(&field.node, on, spreads)?,
                 Selection::InlineFragment(inline) => {
                     let inline = &inline.node;
@@ -104,9 +167,9 @@ impl Walk<'_> {
                     self.set(&fragment.selection_set.node, Some(on), spreads + 1)?
                 }
             };
-            total = total.saturating_add(cost);
+            plan.add(inner);
         }
-        Some(total)
+        Some(plan)
     }
 
     /// A type condition's type, if the schema has it.
@@ -114,10 +177,12 @@ impl Walk<'_> {
         self.types.has_type(name).then_some(name)
     }
 
-    fn field(&self, field: &Field, on: Option<&str>, spreads: usize) -> Option<u64> {
+    /// What `field` adds to its set: `__typename` nothing, a plain field 1 and its selection, a
+    /// reading field itself.
+    fn field(&self, field: &Field, on: Option<&str>, spreads: usize) -> Option<Set> {
         let name = field.name.node.as_str();
         if name == "__typename" {
-            return Some(0);
+            return Some(Set::default());
         }
         let (ty, read) = match on {
             Some(on) => match self.types.field(on, name) {
@@ -128,33 +193,84 @@ impl Walk<'_> {
             },
             None => (None, None),
         };
-        let child = self.set(&field.selection_set.node, ty, spreads)?;
-        let child = usize::try_from(child).unwrap_or(usize::MAX);
-        let cost = match read {
-            None => child.saturating_add(1),
-            Some(Read::Connection) => {
+        let mut selection = self.set(&field.selection_set.node, ty, spreads)?;
+        Some(match read {
+            None => {
+                selection.fixed = selection.fixed.saturating_add(1);
+                selection
+            }
+            Some(read) => {
+                let arguments = Field {
+                    alias: None,
+                    name: field.name.clone(),
+                    arguments: field.arguments.clone(),
+                    directives: Vec::new(),
+                    selection_set: Positioned::new(SelectionSet::default(), field.name.pos),
+                };
+                let reading = ReadingField {
+                    read,
+                    arguments,
+                    selection,
+                };
+                Set {
+                    fixed: 0,
+                    reads: vec![reading],
+                }
+            }
+        })
+    }
+}
+
+impl Set {
+    fn add(&mut self, other: Set) {
+        self.fixed = self.fixed.saturating_add(other.fixed);
+        self.reads.extend(other.reads);
+    }
+}
+
+/// One operation's count with a request's variables.
+struct Count<'a> {
+    variables: &'a Variables,
+    definitions: &'a [Positioned<VariableDefinition>],
+    settings: &'a PagingSettings,
+}
+
+impl Count<'_> {
+    fn set(&self, set: &Set) -> Option<u64> {
+        let mut total = set.fixed;
+        for field in &set.reads {
+            total = total.saturating_add(self.field(field)?);
+        }
+        Some(total)
+    }
+
+    fn field(&self, field: &ReadingField) -> Option<u64> {
+        let child = usize::try_from(self.set(&field.selection)?).unwrap_or(usize::MAX);
+        let cost = match field.read {
+            Read::Connection => {
                 super::connection_complexity(self.shape(field)?, child, self.settings)
             }
-            Some(Read::Nodes) => {
-                super::nodes_complexity(self.argument::<Vec<ID>>(field, "ids")?.len(), child)
+            Read::Nodes => {
+                let ids = self.argument::<Vec<ID>>(field, "ids")?;
+                super::nodes_complexity(ids.len(), child)
             }
-            Some(Read::Summaries) => {
-                super::nodes_complexity(self.argument::<Vec<String>>(field, "skus")?.len(), child)
+            Read::Summaries => {
+                let skus = self.argument::<Vec<String>>(field, "skus")?;
+                super::nodes_complexity(skus.len(), child)
             }
         };
         Some(cost as u64)
     }
 
     /// The arguments of a `comments` field that decide what it reads.
-    fn shape(&self, field: &Field) -> Option<ConnectionShape> {
+    fn shape(&self, field: &ReadingField) -> Option<ConnectionShape> {
         let order = self.argument::<Option<CommentOrder>>(field, "orderBy")?;
+        let ratings = self.argument::<Option<Vec<i32>>>(field, "ratings")?;
         Some(ConnectionShape {
             first: self.argument(field, "first")?,
             last: self.argument(field, "last")?,
             offset: self.argument(field, "offset")?,
-            ratings: self
-                .argument::<Option<Vec<i32>>>(field, "ratings")?
-                .map(|r| r.len()),
+            ratings: ratings.map(|r| r.len()),
             containing: self.argument::<Option<ID>>(field, "containing")?.is_some(),
             grouped: order
                 .is_some_and(|o| crate::domain::CommentOrder::from(o).grouping().by_rating()),
@@ -164,8 +280,8 @@ impl Walk<'_> {
     /// Argument `name` of `field` as the resolver receives it: variables replaced (by the
     /// request's value, else the definition's default), parsed as `T`; `None` when it does
     /// not parse or names a variable the operation does not define.
-    fn argument<T: InputType>(&self, field: &Field, name: &str) -> Option<T> {
-        let value = match field.get_argument(name) {
+    fn argument<T: InputType>(&self, field: &ReadingField, name: &str) -> Option<T> {
+        let value = match field.arguments.get_argument(name) {
             None => None,
             Some(value) => Some(
                 value
@@ -188,7 +304,7 @@ impl Walk<'_> {
 
 /// The store read a field makes, if any.
 fn read(types: &OutputTypes, on: &str, field: &str) -> Option<Read> {
-    let query = on == types.root(async_graphql::parser::types::OperationType::Query);
+    let query = on == types.root(OperationType::Query);
     match field {
         "comments" if query || on == "Product" => Some(Read::Connection),
         "nodes" if query => Some(Read::Nodes),
@@ -213,7 +329,25 @@ mod tests {
         let types = OutputTypes::from_sdl(&crate::graphql::sdl()).expect("our SDL parses");
         let document = async_graphql::parser::parse_query(query).expect("parses");
         let variables = Variables::from_json(variables);
-        price(&types, &document, &variables, &PagingSettings::default())
+        Pricing::default().price(&types, &document, &variables, &PagingSettings::default())
+    }
+
+    #[test]
+    fn a_kept_plan_prices_each_requests_variables() {
+        let types = OutputTypes::from_sdl(&crate::graphql::sdl()).expect("our SDL parses");
+        let query =
+            r#"query($n: Int) { comments(sku: "D", first: $n) { totalCount edges { cursor } } }"#;
+        let document = async_graphql::parser::parse_query(query).expect("parses");
+        let pricing = Pricing::default();
+        let settings = PagingSettings::default();
+        let with = |n: i32| Variables::from_json(serde_json::json!({ "n": n }));
+        let price = |variables| pricing.price(&types, &document, &variables, &settings);
+        // Per edge: edges 1, cursor 1; totalCount 1 beside them.
+        assert_eq!(price(with(10)), Some(10 * 3 + 1));
+        assert_eq!(price(with(50)), Some(50 * 3 + 1));
+        let not_an_int = Variables::from_json(serde_json::json!({ "n": "many" }));
+        assert_eq!(price(not_an_int), None);
+        assert_eq!(price(with(10)), Some(31), "the kept plan is unchanged");
     }
 
     /// Issue 22, item 5: one comment at offset 100 over four ratings reads 4 × 102 items.

@@ -18,13 +18,13 @@
 //! buy work cheaper by aliasing it; `extensions.cost` shows what the batch really read, which
 //! only makes `itemsRead ≤ cost` easier to keep.
 //!
-//! The price of a document is counted before it runs, by [`document::price`] (why not by
+//! The price of a document is counted before it runs, by [`Pricing`] (why not by
 //! async-graphql's complexity: that module says), with this server's page sizes and offset
 //! threshold.
 
 mod document;
 
-pub use document::price;
+pub use document::Pricing;
 
 use crate::pagination::PagingSettings;
 

@@ -222,9 +222,8 @@ async fn execute(
     };
     let meta = Arc::new(RequestMeta::new(call.request_id.clone()));
     let request = request.data(ClientAddress(address));
-    let document = checked.document.as_deref();
     let registration = registration.map(|hash| (hash, request.query.clone()));
-    match Box::pin(run(&call, request, &meta, &budget, document)).await {
+    match Box::pin(run(&call, request, &meta, &budget, &checked)).await {
         Ok(response) => {
             // Only a request that passed validation registers its text (a price is charged
             // before validation runs).

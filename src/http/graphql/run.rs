@@ -6,13 +6,13 @@
 use std::sync::Arc;
 
 use async_graphql::ErrorExtensionValues;
-use async_graphql::parser::types::ExecutableDocument;
 use axum::http::StatusCode;
 use axum::response::Response;
 
 use super::failures;
 use super::{Call, refuse};
-use crate::graphql::{BatchReads, Budget, RequestMeta, field_errors, pricing, schema_description};
+use crate::graphql::{BatchReads, Budget, RequestMeta, field_errors, schema_description};
+use crate::http::check::Checked;
 
 /// Runs the request within `--request-timeout-ms` (a timeout is answered at once, as the
 /// `Err`), after its price passed [`Budget::admit`] (a refusal is the response, unrun), and
@@ -22,11 +22,12 @@ pub(super) async fn run(
     request: async_graphql::Request,
     meta: &Arc<RequestMeta>,
     budget: &Arc<Budget>,
-    document: Option<&ExecutableDocument>,
+    checked: &Checked,
 ) -> Result<async_graphql::Response, Response> {
     let app = call.app;
+    let document = checked.document.as_deref();
     let execution = async {
-        if let Err(refusal) = admit(call, &request, meta, budget, document).await {
+        if let Err(refusal) = admit(call, &request, meta, budget, checked).await {
             return async_graphql::Response::from_errors(vec![refusal]);
         }
         // The request's lookups batch their reads in its own loader, which reports to its
@@ -39,6 +40,15 @@ pub(super) async fn run(
     else {
         return Err(timed_out(call));
     };
+    if budget.checked().is_none() && super::transport::executed(&response) {
+        // The price walk found invalid what validation let run: a bug to fix there. The
+        // request still pays the failure floor (`respond`), and the resolvers' item cap held.
+        tracing::warn!(
+            request_id = call.request_id,
+            operation = call.operation_name.as_deref().unwrap_or_default(),
+            "a request ran without a price"
+        );
+    }
     if let Some(document) = document {
         let operation = call.operation_name.as_deref();
         // async-graphql leaves a failed field's key out; the specification wants a null there,
@@ -68,12 +78,15 @@ async fn admit(
     request: &async_graphql::Request,
     meta: &RequestMeta,
     budget: &Budget,
-    document: Option<&ExecutableDocument>,
+    checked: &Checked,
 ) -> Result<(), async_graphql::ServerError> {
     let app = call.app;
+    let Some(document) = &checked.document else {
+        return Ok(());
+    };
+    let (types, variables) = (&app.types, &request.variables);
     let settings = app.api.engine.settings();
-    let price = document.and_then(|d| pricing::price(&app.types, d, &request.variables, settings));
-    match price {
+    match checked.pricing.price(types, document, variables, settings) {
         Some(cost) => budget.admit(cost, &app.api, Some(meta)).await,
         None => Ok(()),
     }
