@@ -23,6 +23,7 @@ pub mod schema_description;
 mod subscription;
 mod summaries;
 mod types;
+pub mod variables;
 mod viewer;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -163,6 +164,18 @@ pub fn build_schema(state: Option<Arc<ApiState>>) -> ApiSchema {
         builder = builder.data(state);
     }
     builder.finish()
+}
+
+/// The same schema for texts that passed its validation before: it checks no rule of the
+/// specification again, only walks the document for async-graphql's own limits
+/// (`ValidationMode::Fast`); the request's variables are held to their types first
+/// (`variables` says why and how).
+pub fn build_schema_for_validated_texts(state: Arc<ApiState>) -> ApiSchema {
+    Schema::build(QueryRoot::default(), MutationRoot, SubscriptionRoot)
+        .limit_recursive_depth(32)
+        .validation_mode(async_graphql::ValidationMode::Fast)
+        .data(state)
+        .finish()
 }
 
 /// The schema in SDL, as committed in `schema.graphql`.

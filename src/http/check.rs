@@ -4,13 +4,15 @@
 //! transport, and holds the document to the limits async-graphql does not enforce (`limits`:
 //! depth; `expansion`: aliases and fields, counted per fragment expansion; `subscription_shape`:
 //! a subscription's one root field and no connections; the first two measured once per kept
-//! parse, `documents::Measures`). Its refusals ([`Rejection`]) carry one message and one
-//! code whatever the transport, so a client learns the same thing over HTTP and WebSocket;
-//! each transport only says how to send them (a status and headers, or an error in the
-//! subscription's stream).
+//! parse, `documents::Measures`), and sees that every required variable of the selected
+//! operation has a value (async-graphql 7.2.1 does not). Its refusals ([`Rejection`]) carry
+//! one message and one code whatever the transport, so a client learns the same thing over
+//! HTTP and WebSocket; each transport only says how to send them (a status and headers, or an
+//! error in the subscription's stream).
 //!
 //! A check that belongs to every request goes here, in order: a persisted-document lookup would
-//! take the place of the parse, a cost check would follow the limits.
+//! take the place of the parse. The price is not here: it needs the viewer's budget, so each
+//! transport asks `graphql::pricing` for it once the request is admitted.
 //!
 //! What is not here: the concurrency limit, rate limits and timeouts (HTTP only, `graphql`),
 //! who the viewer is (`auth`), and validation against the schema (async-graphql's, when the
@@ -21,7 +23,7 @@ use std::sync::Arc;
 use async_graphql::parser::types::{DocumentOperations, ExecutableDocument, OperationType};
 
 use super::HttpOptions;
-use super::documents::{DocumentCache, Measures, Parsed};
+use super::documents::{DocumentCache, Measures, Parsed, Validated};
 use super::{limits, subscription_shape};
 use crate::graphql::pricing::Pricing;
 
@@ -46,6 +48,8 @@ pub struct Checked {
     pub document: Option<Arc<ExecutableDocument>>,
     /// The document's price, planned once per kept parse (`graphql::pricing`).
     pub pricing: Pricing,
+    /// Whether a request of the text passed validation before.
+    pub validated: Validated,
     /// Whether the request may run a mutation: the operation it names is one, or it names none
     /// and one of the document's operations is one.
     pub mutation: bool,
@@ -119,6 +123,7 @@ pub fn check_request(
         return Ok(Checked {
             document: None,
             pricing: Pricing::default(),
+            validated: Validated::default(),
             mutation: false,
             writes: 0,
         });
@@ -127,6 +132,7 @@ pub fn check_request(
         document,
         measures,
         pricing,
+        validated,
     } = parsed;
     let operation_name = request.operation_name.as_deref();
     let kinds = selectable(&document, operation_name);
@@ -151,6 +157,7 @@ pub fn check_request(
     Ok(Checked {
         document: Some(document),
         pricing,
+        validated,
         mutation,
         writes,
     })

@@ -8,7 +8,8 @@
 //! fragment expansion, depth) is kept with it, so a text seen before is not walked again
 //! either (the two walks were about 30 % of the check's instructions on a pager page, callgrind),
 //! and neither is its price's walk of the schema's types (`graphql::pricing::Pricing`).
-//! Validation still runs on every request (async-graphql does it in `execute`).
+//! Validation runs in full on a text's requests until one passes; later ones have only their
+//! variables checked ([`Validated`], `graphql::variables`).
 //!
 //! The cache is bounded in entries and in text size, so hostile or generated queries cannot
 //! grow it: texts longer than [`MAX_TEXT_BYTES`] are parsed every time, and when it is full the
@@ -18,6 +19,7 @@
 //! is loaded and pinned here: they never leave, whatever their length.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_graphql::parser::types::ExecutableDocument;
@@ -47,13 +49,31 @@ impl Measures {
     }
 }
 
-/// A parsed document with its [`Measures`], and its price's plan once a request made it
-/// (`graphql::pricing`).
+/// A parsed document with its [`Measures`], its price's plan once a request made it
+/// (`graphql::pricing`), and whether a request of it passed validation ([`Validated`]).
 #[derive(Clone, Debug)]
 pub struct Parsed {
     pub document: Arc<ExecutableDocument>,
     pub measures: Measures,
     pub pricing: Pricing,
+    pub validated: Validated,
+}
+
+/// Whether a request of a kept text passed async-graphql's full validation, shared by every
+/// copy of its parse: later requests of it only have their variables checked
+/// (`graphql::variables`).
+#[derive(Clone, Debug, Default)]
+pub struct Validated(Arc<AtomicBool>);
+
+impl Validated {
+    pub fn get(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// A request of the text passed validation.
+    pub fn set(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
 
 impl Parsed {
@@ -64,6 +84,7 @@ impl Parsed {
             document,
             measures,
             pricing: Pricing::default(),
+            validated: Validated::default(),
         }
     }
 }

@@ -69,6 +69,7 @@ use tower_http::request_id::{
 use tower_http::trace::TraceLayer;
 
 use crate::graphql::field_errors::OutputTypes;
+use crate::graphql::variables::InputTypes;
 use crate::graphql::{ApiSchema, ApiState};
 use crate::persisted::PersistedDocuments;
 use crate::ratelimit::RateLimiter;
@@ -170,14 +171,20 @@ pub const GET_QUERY_CACHE_CONTROL: &str = caching::PUBLIC;
 /// in `bench/ab/run.sh`, bench/results/ab/appstate-arc.txt).
 struct AppState {
     schema: ApiSchema,
+    /// The schema for texts that passed validation before (`graphql::variables` says why).
+    validated_schema: ApiSchema,
     api: Arc<ApiState>,
     options: Arc<HttpOptions>,
     in_flight: Arc<tokio::sync::Semaphore>,
     documents: Arc<documents::DocumentCache>,
     /// Automatic persisted queries and trusted documents (`persisted`).
     persisted: Arc<PersistedDocuments>,
-    /// The schema's field types, for completing field errors (`graphql::field_errors`).
+    /// The schema's field types, for completing field errors (`graphql::field_errors`) and
+    /// pricing (`graphql::pricing`).
     types: Arc<OutputTypes>,
+    /// The schema's input types, which variables of validated texts are held to (`None`: every
+    /// request is validated in full).
+    inputs: Option<InputTypes>,
     /// `None` when `--response-cache-bytes` is 0.
     response_cache: Option<Arc<response_cache::ResponseCache>>,
     /// `/readyz`'s shared checks.
@@ -240,6 +247,14 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
         tracing::error!(error = %e, "the schema's SDL did not parse");
         OutputTypes::default()
     });
+    let inputs = InputTypes::from_sdl(&schema.sdl())
+        .inspect_err(|e| {
+            // Our own SDL always parses; without input types every request is validated in
+            // full (no text is taken for validated).
+            tracing::error!(error = %e, "the schema's SDL did not parse");
+        })
+        .ok();
+    let validated_schema = crate::graphql::build_schema_for_validated_texts(api.clone());
     let persisted = Arc::clone(&options.persisted);
     let trusted = persisted.trusted().into_iter().flat_map(|m| m.documents());
     let documents = documents::DocumentCache::new(DOCUMENT_CACHE_ENTRIES)
@@ -255,12 +270,14 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
         .route("/metrics", get(metrics))
         .with_state(Arc::new(AppState {
             schema,
+            validated_schema,
             api,
             options: Arc::new(options),
             in_flight,
             documents: Arc::new(documents),
             persisted,
             types: Arc::new(types),
+            inputs,
             response_cache,
             readiness: Arc::default(),
         }));

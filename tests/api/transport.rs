@@ -286,6 +286,53 @@ async fn a_request_that_fails_before_execution_has_no_data_and_its_status_follow
     );
 }
 
+/// A text that passed validation once is not validated in full again (`graphql::variables`),
+/// so its later requests' variables are held to their types at our boundary: a wrong value is
+/// still a request error, as async-graphql's validation answers one on a text's first request.
+#[tokio::test]
+async fn a_validated_texts_later_requests_with_wrong_variables_are_request_errors() {
+    let app = TestApp::embedded(30).await;
+    let query = "query($n: Int, $r: [Int!], $o: CommentOrder) { comments(sku: \"DAFT_PUNK_TSHIRT\", first: $n, ratings: $r, orderBy: $o) { totalCount edges { node { rating } } } }";
+    let request = |variables: Value| json!({ "query": query, "variables": variables }).to_string();
+    let modern = [JSON_BODY, ("accept", "application/graphql-response+json")];
+    let fine = request(json!({ "n": 2, "r": [5, 4], "o": "HIGHEST_RATED" }));
+    for _ in 0..2 {
+        let answer = post(&app, &modern, &fine).await;
+        assert_eq!(answer.status, 200, "{}", answer.text);
+        assert!(answer.json().get("errors").is_none(), "{}", answer.text);
+        assert_eq!(
+            answer.json()["data"]["comments"]["edges"]
+                .as_array()
+                .map(Vec::len),
+            Some(2)
+        );
+    }
+    for variables in [
+        json!({ "n": "two" }),
+        json!({ "n": 2.5 }),
+        json!({ "r": [5, null] }),
+        json!({ "r": ["five"] }),
+        json!({ "o": "SIDEWAYS" }),
+        json!({ "o": 3 }),
+    ] {
+        let answer = post(&app, &modern, &request(variables.clone())).await;
+        assert_eq!(answer.status, 400, "{variables}: {}", answer.text);
+        assert!(
+            answer
+                .text
+                .starts_with(r#"{"errors":[{"message":"variable `$"#),
+            "{variables}: {}",
+            answer.text
+        );
+        assert_eq!(answer.code(), "GRAPHQL_VALIDATION_FAILED", "{variables}");
+    }
+    // A lone value where a list is expected is a list of one, as validation takes it.
+    let lone = post(&app, &modern, &request(json!({ "n": 1, "r": 5 }))).await;
+    assert!(lone.json().get("errors").is_none(), "{}", lone.text);
+    let answer = post(&app, &modern, &fine).await;
+    assert!(answer.json().get("errors").is_none(), "{}", answer.text);
+}
+
 #[tokio::test]
 async fn get_reads_json_variables_from_the_url_and_refuses_mutations_and_bad_parameters() {
     let app = TestApp::embedded(5).await;

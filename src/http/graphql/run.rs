@@ -11,6 +11,10 @@ use axum::response::Response;
 
 use super::failures;
 use super::{Call, refuse};
+use async_graphql::parser::types::ExecutableDocument;
+
+use crate::graphql::field_errors::operation;
+use crate::graphql::variables::InputTypes;
 use crate::graphql::{BatchReads, Budget, RequestMeta, field_errors, schema_description};
 use crate::http::check::Checked;
 
@@ -26,7 +30,15 @@ pub(super) async fn run(
 ) -> Result<async_graphql::Response, Response> {
     let app = call.app;
     let document = checked.document.as_deref();
+    // A text that passed validation before runs on the schema that does not validate it again,
+    // once its variables are held to their types (`graphql::variables`).
+    let validated = app.inputs.as_ref().filter(|_| checked.validated.get());
     let execution = async {
+        if let Some(inputs) = validated
+            && let Err(refusal) = variables(inputs, document, &request)
+        {
+            return async_graphql::Response::from_errors(vec![refusal]);
+        }
         if let Err(refusal) = admit(call, &request, meta, budget, checked).await {
             return async_graphql::Response::from_errors(vec![refusal]);
         }
@@ -34,7 +46,15 @@ pub(super) async fn run(
         // `meta`.
         let loader = BatchReads::loader(app.api.clone(), meta.clone());
         let request = request.data(meta.clone()).data(budget.clone()).data(loader);
-        app.schema.execute(request).await
+        let schema = match validated {
+            Some(_) => &app.validated_schema,
+            None => &app.schema,
+        };
+        let response = schema.execute(request).await;
+        if validated.is_none() && super::transport::executed(&response) {
+            checked.validated.set();
+        }
+        response
     };
     let Ok(mut response) = tokio::time::timeout(app.options.request_timeout, execution).await
     else {
@@ -68,6 +88,25 @@ pub(super) async fn run(
     }
     failures::cap(&mut response.errors);
     Ok(response)
+}
+
+/// Holds the request's variables to their declared types (`graphql::variables`): `Err` is the
+/// request error to answer with, as validation would have.
+fn variables(
+    inputs: &InputTypes,
+    document: Option<&ExecutableDocument>,
+    request: &async_graphql::Request,
+) -> Result<(), async_graphql::ServerError> {
+    let operation = document.and_then(|d| operation(d, request.operation_name.as_deref()));
+    let Some(operation) = operation else {
+        return Ok(());
+    };
+    inputs.check(operation, &request.variables).map_err(|why| {
+        let mut error = async_graphql::ServerError::new(why, None);
+        let extensions = error.extensions.get_or_insert_with(Default::default);
+        extensions.set("code", "GRAPHQL_VALIDATION_FAILED");
+        error
+    })
 }
 
 /// Prices the request (`graphql::pricing`) and puts the price through [`Budget::admit`]. A
