@@ -1,26 +1,26 @@
-//! Running a checked request: its price admitted against the limits and its budget
-//! (`Budget::admit`) and async-graphql's execution, both within `--request-timeout-ms`; then what
-//! async-graphql leaves out of its response (nulls for failed fields, codes on every error, no
-//! schema description).
+//! Running a checked request, within `--request-timeout-ms`: the variables of a text validated
+//! before held to their types (`graphql::variables`), its price admitted against the limits and
+//! its budget (`Budget::admit`), and async-graphql's execution (validating in full until a
+//! request of the text passes); then what async-graphql leaves out of its response (nulls for
+//! failed fields, codes on every error, no schema description).
 
 use std::sync::Arc;
 
 use async_graphql::ErrorExtensionValues;
+use async_graphql::parser::types::ExecutableDocument;
 use axum::http::StatusCode;
 use axum::response::Response;
 
 use super::failures;
 use super::{Call, refuse};
-use async_graphql::parser::types::ExecutableDocument;
-
 use crate::graphql::field_errors::operation;
 use crate::graphql::variables::InputTypes;
 use crate::graphql::{BatchReads, Budget, RequestMeta, field_errors, schema_description};
 use crate::http::check::Checked;
 
 /// Runs the request within `--request-timeout-ms` (a timeout is answered at once, as the
-/// `Err`), after its price passed [`Budget::admit`] (a refusal is the response, unrun), and
-/// completes what async-graphql leaves out of its response.
+/// `Err`), after its variables (for a text validated before) and its price passed (a refusal is
+/// the response, unrun), and completes what async-graphql leaves out of its response.
 pub(super) async fn run(
     call: &Call<'_>,
     request: async_graphql::Request,
