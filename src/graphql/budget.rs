@@ -87,14 +87,10 @@ impl Budget {
     ) -> Result<(), ServerError> {
         if cost > state.max_complexity as u64 {
             let max = state.max_complexity;
-            let message = format!(
+            return Err(super::invalid_request(format!(
                 "the query costs {cost}, more than the {max} one query may cost: ask for fewer \
                  items or fields"
-            );
-            let mut error = ServerError::new(message, None);
-            let extensions = error.extensions.get_or_insert_with(Default::default);
-            extensions.set("code", "GRAPHQL_VALIDATION_FAILED");
-            return Err(error);
+            )));
         }
         if cost > state.max_items_per_request {
             let max = state.max_items_per_request;

@@ -1,7 +1,7 @@
 //! The arguments of a `comments` connection field, written once for `Query.comments` and
 //! `Product.comments` so that their names, descriptions and defaults cannot drift apart (the
-//! price walk, `graphql::pricing::document`, reads them by name). They stay plain field arguments: the schema's shape is the same as if each field
-//! spelled them out.
+//! price walk, `graphql::pricing::document`, reads them by name). They stay plain field
+//! arguments: the schema's shape is the same as if each field spelled them out.
 //!
 //! Why a macro: async-graphql reads a field's arguments from its resolver's parameters, and
 //! their descriptions and defaults from `#[graphql(...)]` attributes that take literals only;

@@ -94,6 +94,15 @@ pub enum ApiError {
     TooManyItems { max: u64 },
 }
 
+/// A request error with `GRAPHQL_VALIDATION_FAILED`: the request is refused before it runs,
+/// as async-graphql's validation refuses one (with no data).
+pub fn invalid_request(message: impl Into<String>) -> async_graphql::ServerError {
+    let mut error = async_graphql::ServerError::new(message, None);
+    let extensions = error.extensions.get_or_insert_with(Default::default);
+    extensions.set("code", "GRAPHQL_VALIDATION_FAILED");
+    error
+}
+
 impl ApiError {
     pub fn code(&self) -> ErrorCode {
         match self {

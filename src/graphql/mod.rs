@@ -33,7 +33,7 @@ use async_graphql::Schema;
 
 pub use batch::{BatchReads, RequestLoader};
 pub use budget::{Budget, CACHED_ANSWER_POINTS, Checked, failure_floor, retry_after_seconds};
-pub use error::{ApiError, ErrorCode};
+pub use error::{ApiError, ErrorCode, invalid_request};
 pub use global_id::GlobalId;
 pub use helpful::{ClientAddress, VIEWER_FOUND_HELPFUL};
 pub use mutation::MutationRoot;

@@ -47,6 +47,7 @@ use super::transport::{self, MediaType, Refusal};
 use super::{AppState, HttpOptions};
 use crate::graphql::cohort::Member;
 use crate::graphql::field_errors::OutputTypes;
+use crate::graphql::pricing::Priced;
 use crate::graphql::{ApiSchema, ApiState, Budget, ClientAddress};
 use crate::live::shares::{Kind, Share, Shares};
 use crate::ratelimit::{Charge, ClientKey, RateLimiter};
@@ -136,11 +137,9 @@ impl Executor for SubscriptionsOnly {
             Err(refusal) => return refusal,
         };
         let settings = self.api.engine.settings();
-        let price = checked.document.as_ref().and_then(|document| {
-            let variables = &request.variables;
-            checked
-                .pricing
-                .price(&self.types, document, variables, settings)
+        let price = checked.document.as_ref().map(|document| {
+            let (operation, variables) = (request.operation_name.as_deref(), &request.variables);
+            (checked.pricing).price(&self.types, document, operation, variables, settings)
         });
         let budget = Arc::new(Budget::new(
             self.options.rate_limiter.clone(),
@@ -167,11 +166,14 @@ impl Executor for SubscriptionsOnly {
                     return;
                 }
             }
-            // Its price, charged before it runs (a document the walk cannot price is
+            // Its price, charged before it runs (a document the walk cannot follow is
             // async-graphql's to refuse).
-            if let Some(cost) = price
-                && let Err(refusal) = budget.admit(cost, &api, None).await
-            {
+            let admitted = match price {
+                Some(Priced::Cost(cost)) => budget.admit(cost, &api, None).await,
+                Some(Priced::Invalid(why)) => Err(crate::graphql::invalid_request(why)),
+                Some(Priced::Unknown) | None => Ok(()),
+            };
+            if let Err(refusal) = admitted {
                 yield Response::from_errors(vec![refusal]);
                 return;
             }

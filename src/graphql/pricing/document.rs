@@ -8,19 +8,22 @@
 //! extension path costs a page"), so the schema carries none, and the price is counted here.
 //!
 //! The count is async-graphql's, field for field: a field costs 1 plus what its selection
-//! costs, `__typename` nothing, fragments count at every spread, every operation of the
-//! document counts; the fields that read the store (`comments`, `nodes`, `ratingSummaries`)
-//! cost what [`super`] says, from their arguments as the resolver will see them (variables,
-//! their defaults, a lone value where a list is expected), parsed by the same `InputType`s.
-//! One difference, on purpose: a fragment spread is counted on its fragment's type, where
+//! costs, `__typename` nothing, fragments count at every spread; the fields that read the store
+//! (`comments`, `nodes`, `ratingSummaries`) cost what [`super`] says, from their arguments as
+//! the resolver will see them (variables, their defaults, a lone value where a list is
+//! expected), parsed by the same `InputType`s.
+//! Two differences, on purpose: a fragment spread is counted on its fragment's type, where
 //! async-graphql counted it on the type around the spread, so `node(id:) { ...OnProduct }`
-//! priced `Product.comments` as an ordinary field and a page of reads came nearly free.
+//! priced `Product.comments` as an ordinary field and a page of reads came nearly free; and
+//! only the operation that runs is priced (async-graphql counted every operation of the
+//! document, so a neighbour's arguments could decide whether the one that runs was priced).
 //!
 //! The walk looks the schema's types up once per document (a `Plan`, kept with the parse by
 //! text, `http::documents`); each request then counts only the fields that read, from its
-//! variables. A document the walk cannot price (a field its type does not have, an argument
-//! that does not parse, a fragment that does not exist) is left to async-graphql, whose
-//! validation refuses it; the request then pays the failure floor.
+//! variables. A document the walk cannot follow (a field its type does not have, a fragment
+//! that does not exist) is left to async-graphql, whose validation refuses it; the request then
+//! pays the failure floor. A reading field's argument that does not parse as its resolver's
+//! type is the request's error ([`Priced::Invalid`]): such a request never runs unpriced.
 
 use std::sync::{Arc, OnceLock};
 
@@ -44,19 +47,42 @@ const MAX_SPREADS: usize = 64;
 #[derive(Clone, Debug, Default)]
 pub struct Pricing(Arc<OnceLock<Option<Plan>>>);
 
+/// What a request's price came to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Priced {
+    /// Its price.
+    Cost(u64),
+    /// The walk cannot follow the document (a field, type or fragment the schema does not
+    /// have) or find the operation that runs: async-graphql refuses it.
+    Unknown,
+    /// An argument of a reading field does not parse as its type: the message to refuse with.
+    Invalid(String),
+}
+
 impl Pricing {
-    /// The price of `document` (the parse this belongs to) with `variables` under this
-    /// server's `settings`, or `None` when the document is not valid against `types` in a way
-    /// the walk sees (validation refuses it).
+    /// The price of `document` (the parse this belongs to), operation `operation_name`, with
+    /// `variables` under this server's `settings`.
     pub fn price(
         &self,
         types: &OutputTypes,
         document: &ExecutableDocument,
+        operation_name: Option<&str>,
         variables: &Variables,
         settings: &PagingSettings,
-    ) -> Option<u64> {
+    ) -> Priced {
         let plan = self.0.get_or_init(|| Plan::new(types, document));
-        plan.as_ref()?.price(variables, settings)
+        let Some(operation) = plan.as_ref().and_then(|p| p.operation(operation_name)) else {
+            return Priced::Unknown;
+        };
+        let count = Count {
+            variables,
+            definitions: &operation.definitions,
+            settings,
+        };
+        match count.set(&operation.root) {
+            Ok(cost) => Priced::Cost(cost),
+            Err(why) => Priced::Invalid(why),
+        }
     }
 }
 
@@ -69,6 +95,7 @@ struct Plan {
 
 #[derive(Debug)]
 struct Operation {
+    name: Option<String>,
     definitions: Vec<Positioned<VariableDefinition>>,
     root: Set,
 }
@@ -108,10 +135,11 @@ impl Plan {
         let operations = document
             .operations
             .iter()
-            .map(|(_, operation)| {
+            .map(|(name, operation)| {
                 let operation = &operation.node;
                 let root = types.root(operation.ty);
                 Some(Operation {
+                    name: name.map(ToString::to_string),
                     definitions: operation.variable_definitions.clone(),
                     root: walk.set(&operation.selection_set.node, Some(root), 0)?,
                 })
@@ -120,18 +148,13 @@ impl Plan {
         Some(Self { operations })
     }
 
-    /// The price with `variables`; `None` when an argument of a reading field does not parse.
-    fn price(&self, variables: &Variables, settings: &PagingSettings) -> Option<u64> {
-        let mut total = 0u64;
-        for operation in &self.operations {
-            let count = Count {
-                variables,
-                definitions: &operation.definitions,
-                settings,
-            };
-            total = total.saturating_add(count.set(&operation.root)?);
+    /// The operation that runs: the one named, or the only one.
+    fn operation(&self, name: Option<&str>) -> Option<&Operation> {
+        match (name, self.operations.as_slice()) {
+            (None, [only]) => Some(only),
+            (None, _) => None,
+            (Some(name), operations) => operations.iter().find(|o| o.name.as_deref() == Some(name)),
         }
-        Some(total)
     }
 }
 
@@ -236,15 +259,15 @@ struct Count<'a> {
 }
 
 impl Count<'_> {
-    fn set(&self, set: &Set) -> Option<u64> {
+    fn set(&self, set: &Set) -> Result<u64, String> {
         let mut total = set.fixed;
         for field in &set.reads {
             total = total.saturating_add(self.field(field)?);
         }
-        Some(total)
+        Ok(total)
     }
 
-    fn field(&self, field: &ReadingField) -> Option<u64> {
+    fn field(&self, field: &ReadingField) -> Result<u64, String> {
         let child = usize::try_from(self.set(&field.selection)?).unwrap_or(usize::MAX);
         let cost = match field.read {
             Read::Connection => {
@@ -259,14 +282,14 @@ impl Count<'_> {
                 super::nodes_complexity(skus.len(), child)
             }
         };
-        Some(cost as u64)
+        Ok(cost as u64)
     }
 
     /// The arguments of a `comments` field that decide what it reads.
-    fn shape(&self, field: &ReadingField) -> Option<ConnectionShape> {
+    fn shape(&self, field: &ReadingField) -> Result<ConnectionShape, String> {
         let order = self.argument::<Option<CommentOrder>>(field, "orderBy")?;
         let ratings = self.argument::<Option<Vec<i32>>>(field, "ratings")?;
-        Some(ConnectionShape {
+        Ok(ConnectionShape {
             first: self.argument(field, "first")?,
             last: self.argument(field, "last")?,
             offset: self.argument(field, "offset")?,
@@ -278,20 +301,21 @@ impl Count<'_> {
     }
 
     /// Argument `name` of `field` as the resolver receives it: variables replaced (by the
-    /// request's value, else the definition's default), parsed as `T`; `None` when it does
-    /// not parse or names a variable the operation does not define.
-    fn argument<T: InputType>(&self, field: &ReadingField, name: &str) -> Option<T> {
+    /// request's value, else the definition's default), parsed as `T`; `Err` says why when it
+    /// does not parse or names a variable the operation does not define.
+    fn argument<T: InputType>(&self, field: &ReadingField, name: &str) -> Result<T, String> {
+        let field_name = &field.arguments.name.node;
         let value = match field.arguments.get_argument(name) {
             None => None,
-            Some(value) => Some(
-                value
-                    .node
-                    .clone()
-                    .into_const_with(|variable| self.variable(&variable).cloned().ok_or(()))
-                    .ok()?,
-            ),
+            Some(value) => Some(value.node.clone().into_const_with(|variable| {
+                let value = self.variable(&variable).cloned();
+                value.ok_or_else(|| format!("variable `${variable}` is not defined"))
+            })?),
         };
-        T::parse(value).ok()
+        T::parse(value).map_err(|e| {
+            let why = e.into_server_error(async_graphql::Pos::default()).message;
+            format!("argument `{name}` of `{field_name}`: {why}")
+        })
     }
 
     fn variable(&self, name: &str) -> Option<&ConstValue> {
@@ -322,106 +346,4 @@ fn named(ty: &Type) -> &str {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn price_of(query: &str, variables: serde_json::Value) -> Option<u64> {
-        let types = OutputTypes::from_sdl(&crate::graphql::sdl()).expect("our SDL parses");
-        let document = async_graphql::parser::parse_query(query).expect("parses");
-        let variables = Variables::from_json(variables);
-        Pricing::default().price(&types, &document, &variables, &PagingSettings::default())
-    }
-
-    #[test]
-    fn a_kept_plan_prices_each_requests_variables() {
-        let types = OutputTypes::from_sdl(&crate::graphql::sdl()).expect("our SDL parses");
-        let query =
-            r#"query($n: Int) { comments(sku: "D", first: $n) { totalCount edges { cursor } } }"#;
-        let document = async_graphql::parser::parse_query(query).expect("parses");
-        let pricing = Pricing::default();
-        let settings = PagingSettings::default();
-        let with = |n: i32| Variables::from_json(serde_json::json!({ "n": n }));
-        let price = |variables| pricing.price(&types, &document, &variables, &settings);
-        // Per edge: edges 1, cursor 1; totalCount 1 beside them.
-        assert_eq!(price(with(10)), Some(10 * 3 + 1));
-        assert_eq!(price(with(50)), Some(50 * 3 + 1));
-        let not_an_int = Variables::from_json(serde_json::json!({ "n": "many" }));
-        assert_eq!(price(not_an_int), None);
-        assert_eq!(price(with(10)), Some(31), "the kept plan is unchanged");
-    }
-
-    /// Issue 22, item 5: one comment at offset 100 over four ratings reads 4 × 102 items.
-    const ATTACK: &str = r#"comments(sku: "D", first: 1, offset: 100, ratings: [1, 2, 3, 4]) { pageInfo { hasNextPage } }"#;
-
-    #[test]
-    fn fields_cost_one_plus_their_selection_and_connections_their_reads() {
-        let page = r#"{ comments(sku: "D", first: 10) { edges { cursor node { id body } } pageInfo { hasNextPage } } }"#;
-        // Per edge: edges 1, cursor 1, node 1 + 2; pageInfo 1 + 1: 7.
-        assert_eq!(price_of(page, serde_json::json!({})), Some(10 * 7 + 1));
-        assert_eq!(
-            price_of(&format!("{{ {ATTACK} }}"), serde_json::json!({})),
-            Some(412)
-        );
-        let product = r#"{ product(sku: "D") { sku comments(first: 5) { totalCount } } }"#;
-        assert_eq!(
-            price_of(product, serde_json::json!({})),
-            Some(1 + 1 + (5 + 1))
-        );
-    }
-
-    #[test]
-    fn arguments_come_from_variables_their_defaults_and_lone_values() {
-        let query = r#"query($n: Int, $o: Int = 100, $r: [Int!]) { comments(sku: "D", first: $n, offset: $o, ratings: $r) { pageInfo { hasNextPage } } }"#;
-        let variables = serde_json::json!({"n": 1, "r": [1, 2, 3, 4]});
-        assert_eq!(price_of(query, variables), Some(412));
-        // A lone value where a list is expected is a list of one: one partition.
-        let lone = r#"{ comments(sku: "D", first: 1, offset: 100, ratings: 3) { pageInfo { hasNextPage } } }"#;
-        assert_eq!(price_of(lone, serde_json::json!({})), Some(2 + 1 + 103 - 3));
-        let ids =
-            r#"query($ids: [ID!]!) { a: nodes(ids: $ids) { id } b: nodes(ids: $ids) { id } }"#;
-        let variables = serde_json::json!({"ids": ["a", "b", "c"]});
-        assert_eq!(price_of(ids, variables), Some(2 * (3 + 1)));
-        let grouped = r#"{ comments(sku: "D", first: 1, orderBy: HIGHEST_RATED) { totalCount } }"#;
-        assert!(price_of(grouped, serde_json::json!({})) > Some(1 + 1));
-    }
-
-    #[test]
-    fn fragments_count_at_every_spread_on_their_own_type() {
-        let spread = format!(
-            r#"{{ node(id: "x") {{ ...P }} a: node(id: "y") {{ ...P }} }} fragment P on Product {{ {ATTACK} }}"#
-        );
-        assert_eq!(
-            price_of(&spread, serde_json::json!({})),
-            Some(2 * (1 + 412))
-        );
-        let inline = format!(r#"{{ node(id: "x") {{ ... on Product {{ {ATTACK} }} }} }}"#);
-        assert_eq!(price_of(&inline, serde_json::json!({})), Some(1 + 412));
-    }
-
-    #[test]
-    fn typename_is_free_and_introspection_costs_one_a_field() {
-        assert_eq!(price_of("{ __typename }", serde_json::json!({})), Some(0));
-        let schema = "{ __schema { types { name fields { name } } } }";
-        assert_eq!(price_of(schema, serde_json::json!({})), Some(5));
-    }
-
-    #[test]
-    fn every_operation_of_the_document_is_priced() {
-        let two = format!("query A {{ {ATTACK} }} query B {{ __typename a: {ATTACK} }}");
-        assert_eq!(price_of(&two, serde_json::json!({})), Some(2 * 412));
-    }
-
-    #[test]
-    fn documents_validation_refuses_are_left_unpriced() {
-        for query in [
-            "{ nothing }",
-            r#"{ comments(sku: "D", first: "ten") { totalCount } }"#,
-            r#"{ comments(sku: "D", first: $undefined) { totalCount } }"#,
-            r#"{ comments(sku: "D", orderBy: SIDEWAYS) { totalCount } }"#,
-            "{ ...Missing }",
-            "{ ... on Nowhere { __typename } }",
-        ] {
-            assert_eq!(price_of(query, serde_json::json!({})), None, "{query}");
-        }
-    }
-}
+mod tests;

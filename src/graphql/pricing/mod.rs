@@ -24,7 +24,7 @@
 
 mod document;
 
-pub use document::Pricing;
+pub use document::{Priced, Pricing};
 
 use crate::pagination::PagingSettings;
 

@@ -14,8 +14,11 @@ use axum::response::Response;
 use super::failures;
 use super::{Call, refuse};
 use crate::graphql::field_errors::operation;
+use crate::graphql::pricing::Priced;
 use crate::graphql::variables::InputTypes;
-use crate::graphql::{BatchReads, Budget, RequestMeta, field_errors, schema_description};
+use crate::graphql::{
+    BatchReads, Budget, RequestMeta, field_errors, invalid_request, schema_description,
+};
 use crate::http::check::Checked;
 
 /// Runs the request within `--request-timeout-ms` (a timeout is answered at once, as the
@@ -101,12 +104,9 @@ fn variables(
     let Some(operation) = operation else {
         return Ok(());
     };
-    inputs.check(operation, &request.variables).map_err(|why| {
-        let mut error = async_graphql::ServerError::new(why, None);
-        let extensions = error.extensions.get_or_insert_with(Default::default);
-        extensions.set("code", "GRAPHQL_VALIDATION_FAILED");
-        error
-    })
+    inputs
+        .check(operation, &request.variables)
+        .map_err(invalid_request)
 }
 
 /// Prices the request (`graphql::pricing`) and puts the price through [`Budget::admit`]. A
@@ -124,10 +124,11 @@ async fn admit(
         return Ok(());
     };
     let (types, variables) = (&app.types, &request.variables);
-    let settings = app.api.engine.settings();
-    match checked.pricing.price(types, document, variables, settings) {
-        Some(cost) => budget.admit(cost, &app.api, Some(meta)).await,
-        None => Ok(()),
+    let (operation, settings) = (request.operation_name.as_deref(), app.api.engine.settings());
+    match (checked.pricing).price(types, document, operation, variables, settings) {
+        Priced::Cost(cost) => budget.admit(cost, &app.api, Some(meta)).await,
+        Priced::Unknown => Ok(()),
+        Priced::Invalid(why) => Err(invalid_request(why)),
     }
 }
 
