@@ -69,6 +69,9 @@ impl Budget {
     /// nothing, so it spends no writes.
     pub async fn charge_failure(&self, bytes: usize, paid: u64) -> Checked {
         let floor = failure_floor(bytes);
+        if let Some(checked) = self.checked().filter(|_| paid >= floor) {
+            return checked;
+        }
         let mut checked = self.charge(floor.saturating_sub(paid), 0).await;
         checked.cost = floor.max(paid);
         *self.checked.lock().unwrap_or_else(|p| p.into_inner()) = Some(checked);

@@ -47,6 +47,12 @@ use crate::index::AnyIndex;
 use crate::pagination::{CursorCodec, Engine, PageStats};
 use crate::store::AnyStore;
 
+/// Selections (fields, fragments) on one path from an operation's root beyond which a
+/// document counts as too deep whatever its fields (`http::limits::depth` refuses it before it
+/// runs): the parser already bounds each definition, this bounds chains of fragment spreads.
+/// No real query comes near it. The walks over a checked document stop there too.
+pub const MAX_NESTING: usize = 64;
+
 /// The executable schema.
 pub type ApiSchema = Schema<QueryRoot, MutationRoot, SubscriptionRoot>;
 

@@ -20,11 +20,8 @@
 use async_graphql::parser::types::{ExecutableDocument, Field, Selection, SelectionSet};
 use async_graphql::{Name, Response, Value};
 
+use super::MAX_NESTING;
 use super::field_errors::operation;
-
-/// Fragment spreads followed inside one another at most (the request check refuses deeper
-/// chains before a request runs; this keeps the walk finite whatever).
-const MAX_SPREADS: usize = 64;
 
 /// Writes `null` for every `__Schema.description` in `response`'s data, under any alias, for
 /// `document`'s operation `operation_name` as executed.
@@ -67,7 +64,7 @@ fn each_field<'a>(
             }
             Selection::FragmentSpread(spread) => {
                 let fragment = document.fragments.get(&spread.node.fragment_name.node);
-                if let Some(fragment) = fragment.filter(|_| spreads < MAX_SPREADS) {
+                if let Some(fragment) = fragment.filter(|_| spreads < MAX_NESTING) {
                     each_field(
                         document,
                         &fragment.node.selection_set.node,

@@ -23,9 +23,8 @@ use std::sync::Arc;
 use async_graphql::parser::types::{DocumentOperations, ExecutableDocument, OperationType};
 
 use super::HttpOptions;
-use super::documents::{DocumentCache, Measures, Parsed, Validated};
+use super::documents::{DocumentCache, Measures, Parsed};
 use super::{limits, subscription_shape};
-use crate::graphql::pricing::Pricing;
 
 /// How a request came, which decides the kinds of operation it may run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,14 +41,11 @@ pub enum Transport {
 /// A request that passed the check.
 #[derive(Debug)]
 pub struct Checked {
-    /// The parsed document, also set on the request so that running it parses nothing; `None`
+    /// The parsed document (with what is kept of it by text: its price's plan, whether it
+    /// passed validation), also set on the request so that running it parses nothing; `None`
     /// when the text does not parse: the syntax error is left to async-graphql to report in
     /// its usual shape.
-    pub document: Option<Arc<ExecutableDocument>>,
-    /// The document's price, planned once per kept parse (`graphql::pricing`).
-    pub pricing: Pricing,
-    /// Whether a request of the text passed validation before.
-    pub validated: Validated,
+    pub parsed: Option<Parsed>,
     /// Whether the request may run a mutation: the operation it names is one, or it names none
     /// and one of the document's operations is one.
     pub mutation: bool,
@@ -121,21 +117,14 @@ pub fn check_request(
 ) -> Result<Checked, Rejection> {
     let Some(parsed) = parse(documents, &request.query) else {
         return Ok(Checked {
-            document: None,
-            pricing: Pricing::default(),
-            validated: Validated::default(),
+            parsed: None,
             mutation: false,
             writes: 0,
         });
     };
-    let Parsed {
-        document,
-        measures,
-        pricing,
-        validated,
-    } = parsed;
+    let (document, measures) = (&parsed.document, parsed.measures);
     let operation_name = request.operation_name.as_deref();
-    let kinds = selectable(&document, operation_name);
+    let kinds = selectable(document, operation_name);
     let mutation = kinds.contains(&OperationType::Mutation);
     match transport {
         Transport::Get if mutation => return Err(Rejection::MutationOverGet),
@@ -145,19 +134,17 @@ pub fn check_request(
         Transport::Post | Transport::Get | Transport::WebSocket => {}
     }
     check_limits(measures, options)?;
-    required_variables(&document, operation_name, &request.variables)?;
+    required_variables(document, operation_name, &request.variables)?;
     if transport == Transport::WebSocket {
-        subscription_shape::check(&document, operation_name).map_err(|shape| match shape {
+        subscription_shape::check(document, operation_name).map_err(|shape| match shape {
             subscription_shape::Shape::RootFields(n) => Rejection::SubscriptionRootFields(n),
             subscription_shape::Shape::Connection(f) => Rejection::ConnectionInSubscription(f),
         })?;
     }
-    let writes = limits::writes(&document, operation_name);
-    request.set_parsed_query(ExecutableDocument::clone(&document));
+    let writes = limits::writes(document, operation_name);
+    request.set_parsed_query(ExecutableDocument::clone(document));
     Ok(Checked {
-        document: Some(document),
-        pricing,
-        validated,
+        parsed: Some(parsed),
         mutation,
         writes,
     })
@@ -399,7 +386,7 @@ mod tests {
         let kept = documents.get(text).expect("the parse is kept");
         assert!(Arc::ptr_eq(
             &kept.document,
-            &checked.document.expect("parsed")
+            &checked.parsed.expect("parsed").document
         ));
         // Execution takes the document set on the request, not the text.
         request.query = "{ product(".to_owned();
@@ -408,6 +395,6 @@ mod tests {
         let mut broken = async_graphql::Request::new("{ product(");
         let checked = check_request(&mut broken, Transport::WebSocket, &documents, &options())
             .expect("a syntax error is async-graphql's to report");
-        assert!(checked.document.is_none());
+        assert!(checked.parsed.is_none());
     }
 }

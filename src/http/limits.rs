@@ -15,6 +15,8 @@ use async_graphql::parser::types::{
 };
 use async_graphql::{Name, Positioned};
 
+use crate::graphql::MAX_NESTING;
+
 /// How many writes the operation `operation_name` selects: the distinct response names of a
 /// mutation's root fields, fragments followed (`__typename` writes nothing); 0 for a query.
 ///
@@ -69,11 +71,6 @@ pub fn writes(document: &ExecutableDocument, operation_name: Option<&str>) -> us
     );
     names.len()
 }
-
-/// Selections (fields, fragments) on one path from an operation's root beyond which a
-/// document counts as too deep whatever its fields: the parser already bounds each definition,
-/// this bounds chains of fragment spreads. No real query comes near it.
-const MAX_NESTING: usize = 64;
 
 /// How deeply the document's deepest operation nests fields, fragments followed: `{ a { b } }`
 /// is 2, as async-graphql counts.

@@ -137,9 +137,15 @@ impl Executor for SubscriptionsOnly {
             Err(refusal) => return refusal,
         };
         let settings = self.api.engine.settings();
-        let price = checked.document.as_ref().map(|document| {
+        let price = checked.parsed.as_ref().map(|parsed| {
             let (operation, variables) = (request.operation_name.as_deref(), &request.variables);
-            (checked.pricing).price(&self.types, document, operation, variables, settings)
+            (parsed.pricing).price(
+                &self.types,
+                &parsed.document,
+                operation,
+                variables,
+                settings,
+            )
         });
         let budget = Arc::new(Budget::new(
             self.options.rate_limiter.clone(),

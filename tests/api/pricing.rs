@@ -168,6 +168,36 @@ async fn an_argument_the_price_cannot_read_refuses_the_request_unread() {
     assert_normal_page_works(&app, None).await;
 }
 
+/// The price is counted before async-graphql validates: a document it can price that validation
+/// then refuses (an unknown argument) pays its price or the failure floor, whichever is larger,
+/// and reads nothing.
+#[tokio::test]
+async fn a_priced_document_validation_refuses_pays_its_price_or_the_floor() {
+    let app = TestApp::embedded(200).await;
+    let small = r#"{ product(sku: "X") { sku(x: 1) } }"#;
+    let large = format!(
+        r#"{{ comments(sku: "{DEMO_SKU}", first: 100) {{ edges {{ node {{ id(x: 1) }} }} }} }}"#
+    );
+    // Per edge: edges 1, node 1 + id 1: 100 × 3 + 1.
+    for (query, cost) in [(small, 10), (large.as_str(), 301)] {
+        let answer = post(&app.address, query, None).await;
+        let body = answer.json();
+        assert_eq!(
+            error_codes(&body),
+            ["GRAPHQL_VALIDATION_FAILED"],
+            "{body:#}"
+        );
+        let charged = answer.cost();
+        assert_eq!(
+            number(&charged, "requestedQueryCost"),
+            cost,
+            "{query}: {charged}"
+        );
+        assert_eq!(number(&charged, "itemsRead"), 0, "{query}: {charged}");
+    }
+    assert_normal_page_works(&app, None).await;
+}
+
 #[tokio::test]
 async fn nodes_cost_per_id_and_report_what_they_read() {
     let app = TestApp::embedded(200).await;

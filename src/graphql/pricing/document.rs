@@ -34,13 +34,9 @@ use async_graphql::parser::types::{
 use async_graphql::{ID, InputType, Positioned, Value as ConstValue, Variables};
 
 use super::ConnectionShape;
-use crate::graphql::CommentOrder;
 use crate::graphql::field_errors::OutputTypes;
+use crate::graphql::{CommentOrder, MAX_NESTING};
 use crate::pagination::PagingSettings;
-
-/// Fragment spreads followed inside one another at most: the request check refuses deeper
-/// chains before this runs (`http::limits::depth`); this only keeps the walk finite whatever.
-const MAX_SPREADS: usize = 64;
 
 /// A document's plan (`Plan`), made on its first request and shared by every copy of its parse
 /// (made only once the request check has bounded the document: fragments are expanded).
@@ -183,7 +179,7 @@ impl Walk<'_> {
                 Selection::FragmentSpread(spread) => {
                     let name = &spread.node.fragment_name.node;
                     let fragment = &self.document.fragments.get(name)?.node;
-                    if spreads >= MAX_SPREADS {
+                    if spreads >= MAX_NESTING {
                         return None;
                     }
                     let on = self.known(&fragment.type_condition.node.on.node)?;

@@ -28,14 +28,18 @@ pub(super) async fn run(
     call: &Call<'_>,
     request: async_graphql::Request,
     meta: &Arc<RequestMeta>,
-    budget: &Arc<Budget>,
+    budget: &Budget,
     checked: &Checked,
 ) -> Result<async_graphql::Response, Response> {
     let app = call.app;
-    let document = checked.document.as_deref();
+    let parsed = checked.parsed.as_ref();
+    let document = parsed.map(|p| &*p.document);
     // A text that passed validation before runs on the schema that does not validate it again,
     // once its variables are held to their types (`graphql::variables`).
-    let validated = app.inputs.as_ref().filter(|_| checked.validated.get());
+    let validated = app
+        .inputs
+        .as_ref()
+        .filter(|_| parsed.is_some_and(|p| p.validated.get()));
     let execution = async {
         if let Some(inputs) = validated
             && let Err(refusal) = variables(inputs, document, &request)
@@ -48,14 +52,18 @@ pub(super) async fn run(
         // The request's lookups batch their reads in its own loader, which reports to its
         // `meta`.
         let loader = BatchReads::loader(app.api.clone(), meta.clone());
-        let request = request.data(meta.clone()).data(budget.clone()).data(loader);
+        // (No `Budget` in the data: only a subscription's replay spends from it, and
+        // subscriptions run over WebSocket.)
+        let request = request.data(meta.clone()).data(loader);
         let schema = match validated {
             Some(_) => &app.validated_schema,
             None => &app.schema,
         };
         let response = schema.execute(request).await;
-        if validated.is_none() && super::transport::executed(&response) {
-            checked.validated.set();
+        if let Some(parsed) = parsed.filter(|_| validated.is_none())
+            && super::transport::executed(&response)
+        {
+            parsed.validated.set();
         }
         response
     };
@@ -120,12 +128,12 @@ async fn admit(
     checked: &Checked,
 ) -> Result<(), async_graphql::ServerError> {
     let app = call.app;
-    let Some(document) = &checked.document else {
+    let Some(parsed) = &checked.parsed else {
         return Ok(());
     };
     let (types, variables) = (&app.types, &request.variables);
     let (operation, settings) = (request.operation_name.as_deref(), app.api.engine.settings());
-    match (checked.pricing).price(types, document, operation, variables, settings) {
+    match (parsed.pricing).price(types, &parsed.document, operation, variables, settings) {
         Priced::Cost(cost) => budget.admit(cost, &app.api, Some(meta)).await,
         Priced::Unknown => Ok(()),
         Priced::Invalid(why) => Err(invalid_request(why)),
