@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use async_graphql::ServerError;
 
+use super::pricing::Priced;
 use super::{ApiError, ApiState, ErrorCode, RequestMeta};
 use crate::ratelimit::{Charge, ClientKey, Limit, RateLimiter, Refused, Verdict};
 
@@ -78,16 +79,24 @@ impl Budget {
         checked
     }
 
-    /// The checks a request priced at `cost` passes before it runs, in order: the price within
+    /// The checks a request's `price` passes before it runs, in order: the price within
     /// `--max-query-complexity` and the items it may read within `--max-items-per-request`
     /// (refused unread, and uncharged: the HTTP layer charges the failure floor), then the
-    /// client's budgets, charged. `Err`: the error to answer with instead of running.
+    /// client's budgets, charged. A price the walk could not count ([`Priced::Unknown`]) is
+    /// async-graphql's validation to refuse; an argument it could not read
+    /// ([`Priced::Invalid`]) is refused here. `Err`: the error to answer with instead of
+    /// running.
     pub async fn admit(
         &self,
-        cost: u64,
+        price: Priced,
         state: &ApiState,
         meta: Option<&RequestMeta>,
     ) -> Result<(), ServerError> {
+        let cost = match price {
+            Priced::Cost(cost) => cost,
+            Priced::Unknown => return Ok(()),
+            Priced::Invalid(why) => return Err(super::invalid_request(why)),
+        };
         if cost > state.max_complexity as u64 {
             let max = state.max_complexity;
             return Err(super::invalid_request(format!(

@@ -164,8 +164,7 @@ impl RequestMeta {
 /// instead). Depth, aliases and selections are checked by the HTTP layer on the parsed
 /// document (`http::check`), the price before the request runs (`Budget::admit`).
 pub fn build_schema(state: Option<Arc<ApiState>>) -> ApiSchema {
-    let mut builder = Schema::build(QueryRoot::default(), MutationRoot, SubscriptionRoot)
-        .limit_recursive_depth(32);
+    let mut builder = schema_builder();
     if let Some(state) = state {
         builder = builder.data(state);
     }
@@ -177,11 +176,15 @@ pub fn build_schema(state: Option<Arc<ApiState>>) -> ApiSchema {
 /// (`ValidationMode::Fast`); the request's variables are held to their types first
 /// (`variables` says why and how).
 pub fn build_schema_for_validated_texts(state: Arc<ApiState>) -> ApiSchema {
-    Schema::build(QueryRoot::default(), MutationRoot, SubscriptionRoot)
-        .limit_recursive_depth(32)
+    schema_builder()
         .validation_mode(async_graphql::ValidationMode::Fast)
         .data(state)
         .finish()
+}
+
+/// What both schemas share: the types and async-graphql's own limits.
+fn schema_builder() -> async_graphql::SchemaBuilder<QueryRoot, MutationRoot, SubscriptionRoot> {
+    Schema::build(QueryRoot::default(), MutationRoot, SubscriptionRoot).limit_recursive_depth(32)
 }
 
 /// The schema in SDL, as committed in `schema.graphql`.

@@ -25,7 +25,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use async_graphql::parser::types::ExecutableDocument;
 
 use super::{expansion, limits};
-use crate::graphql::pricing::Pricing;
+use crate::graphql::field_errors::OutputTypes;
+use crate::graphql::pricing::{Priced, Pricing};
+use crate::pagination::PagingSettings;
 
 /// Longest query text kept: hand-written and generated client queries are far shorter.
 pub const MAX_TEXT_BYTES: usize = 8 * 1024;
@@ -86,6 +88,18 @@ impl Parsed {
             pricing: Pricing::default(),
             validated: Validated::default(),
         }
+    }
+
+    /// The price of `request` (a request of this text) under this server's `settings`
+    /// (`graphql::pricing`), on every transport.
+    pub fn price(
+        &self,
+        types: &OutputTypes,
+        request: &async_graphql::Request,
+        settings: &PagingSettings,
+    ) -> Priced {
+        let (operation, variables) = (request.operation_name.as_deref(), &request.variables);
+        (self.pricing).price(types, &self.document, operation, variables, settings)
     }
 }
 

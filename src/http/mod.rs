@@ -242,12 +242,13 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
     let response_cache =
         response_cache::ResponseCache::new(&options.response_cache, api.engine.index().clone())
             .map(Arc::new);
-    let types = OutputTypes::from_sdl(&schema.sdl()).unwrap_or_else(|e| {
+    let sdl = schema.sdl();
+    let types = OutputTypes::from_sdl(&sdl).unwrap_or_else(|e| {
         // Our own SDL always parses; without types every failed field still becomes a null.
         tracing::error!(error = %e, "the schema's SDL did not parse");
         OutputTypes::default()
     });
-    let inputs = InputTypes::from_sdl(&schema.sdl())
+    let inputs = InputTypes::from_sdl(&sdl)
         .inspect_err(|e| {
             // Our own SDL always parses; without input types every request is validated in
             // full (no text is taken for validated).

@@ -47,7 +47,6 @@ use super::transport::{self, MediaType, Refusal};
 use super::{AppState, HttpOptions};
 use crate::graphql::cohort::Member;
 use crate::graphql::field_errors::OutputTypes;
-use crate::graphql::pricing::Priced;
 use crate::graphql::{ApiSchema, ApiState, Budget, ClientAddress};
 use crate::live::shares::{Kind, Share, Shares};
 use crate::ratelimit::{Charge, ClientKey, RateLimiter};
@@ -137,16 +136,9 @@ impl Executor for SubscriptionsOnly {
             Err(refusal) => return refusal,
         };
         let settings = self.api.engine.settings();
-        let price = checked.parsed.as_ref().map(|parsed| {
-            let (operation, variables) = (request.operation_name.as_deref(), &request.variables);
-            (parsed.pricing).price(
-                &self.types,
-                &parsed.document,
-                operation,
-                variables,
-                settings,
-            )
-        });
+        let price = checked
+            .parsed
+            .map(|p| p.price(&self.types, &request, settings));
         let budget = Arc::new(Budget::new(
             self.options.rate_limiter.clone(),
             client.clone(),
@@ -175,9 +167,8 @@ impl Executor for SubscriptionsOnly {
             // Its price, charged before it runs (a document the walk cannot follow is
             // async-graphql's to refuse).
             let admitted = match price {
-                Some(Priced::Cost(cost)) => budget.admit(cost, &api, None).await,
-                Some(Priced::Invalid(why)) => Err(crate::graphql::invalid_request(why)),
-                Some(Priced::Unknown) | None => Ok(()),
+                Some(price) => budget.admit(price, &api, None).await,
+                None => Ok(()),
             };
             if let Err(refusal) = admitted {
                 yield Response::from_errors(vec![refusal]);

@@ -132,11 +132,10 @@ fn nodes_complexity(ids: usize, child: usize) -> usize {
 mod tests {
     use super::*;
 
-    const DEFAULTS: PagingSettings = PagingSettings {
-        default_page_size: 20,
-        max_page_size: 100,
-        offset_index_threshold: 100,
-    };
+    /// The price under the default settings.
+    fn at_defaults(shape: ConnectionShape, child: usize) -> usize {
+        connection_complexity(shape, child, &PagingSettings::default())
+    }
 
     fn shape(first: Option<i32>, offset: Option<i32>, ratings: Option<usize>) -> ConnectionShape {
         ConnectionShape {
@@ -149,25 +148,16 @@ mod tests {
 
     #[test]
     fn an_honest_page_costs_its_size_times_its_edge() {
-        assert_eq!(
-            connection_complexity(shape(Some(10), None, None), 3, &DEFAULTS),
-            31
-        );
+        assert_eq!(at_defaults(shape(Some(10), None, None), 3), 31);
         let last = ConnectionShape {
             last: Some(0),
             ..ConnectionShape::default()
         };
-        assert_eq!(connection_complexity(last, 3, &DEFAULTS), 4);
+        assert_eq!(at_defaults(last, 3), 4);
+        assert_eq!(at_defaults(shape(None, None, None), 1), 21);
+        assert_eq!(at_defaults(shape(Some(1000), None, None), 1), 101);
         assert_eq!(
-            connection_complexity(shape(None, None, None), 1, &DEFAULTS),
-            21
-        );
-        assert_eq!(
-            connection_complexity(shape(Some(1000), None, None), 1, &DEFAULTS),
-            101
-        );
-        assert_eq!(
-            connection_complexity(shape(Some(10), Some(5_000), None), 3, &DEFAULTS),
+            at_defaults(shape(Some(10), Some(5_000), None), 3),
             31,
             "an offset the index answers reads no more than page 1"
         );
@@ -178,13 +168,10 @@ mod tests {
         // Issue 22, item 5: 1 comment at offset 100 over 4 ratings reads 4 × 102 items.
         let attack = shape(Some(1), Some(100), Some(4));
         assert_eq!(attack.max_reads(&PagingSettings::default()), 412);
-        assert_eq!(connection_complexity(attack, 2, &DEFAULTS), 2 + 1 + 412 - 3);
+        assert_eq!(at_defaults(attack, 2), 2 + 1 + 412 - 3);
+        assert_eq!(at_defaults(shape(Some(10), Some(50), None), 3), 31 + 50);
         assert_eq!(
-            connection_complexity(shape(Some(10), Some(50), None), 3, &DEFAULTS),
-            31 + 50
-        );
-        assert_eq!(
-            connection_complexity(shape(Some(10), None, Some(5)), 3, &DEFAULTS),
+            at_defaults(shape(Some(10), None, Some(5)), 3),
             31 + 4 * 12,
             "four more partitions of 12"
         );
@@ -207,7 +194,7 @@ mod tests {
             containing.max_reads(&PagingSettings::default()),
             12 + 1 + 12
         );
-        assert_eq!(connection_complexity(containing, 3, &DEFAULTS), 31 + 13);
+        assert_eq!(at_defaults(containing, 3), 31 + 13);
     }
 
     #[test]
@@ -219,7 +206,7 @@ mod tests {
         };
         let deep = shape(Some(400), Some(900), None);
         assert_eq!(connection_complexity(deep, 1, &settings), 400 + 1 + 900);
-        assert_eq!(connection_complexity(deep, 1, &DEFAULTS), 101);
+        assert_eq!(at_defaults(deep, 1), 101);
     }
 
     #[test]

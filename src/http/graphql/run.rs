@@ -14,7 +14,6 @@ use axum::response::Response;
 use super::failures;
 use super::{Call, refuse};
 use crate::graphql::field_errors::operation;
-use crate::graphql::pricing::Priced;
 use crate::graphql::variables::InputTypes;
 use crate::graphql::{
     BatchReads, Budget, RequestMeta, field_errors, invalid_request, schema_description,
@@ -118,7 +117,7 @@ fn variables(
 }
 
 /// Prices the request (`graphql::pricing`) and puts the price through [`Budget::admit`]. A
-/// document that does not parse, or that the price walk finds invalid, is not charged here:
+/// document that does not parse, or that the price walk cannot follow, is not charged here:
 /// async-graphql's validation refuses it, and it pays the failure floor (`respond`).
 async fn admit(
     call: &Call<'_>,
@@ -131,13 +130,8 @@ async fn admit(
     let Some(parsed) = &checked.parsed else {
         return Ok(());
     };
-    let (types, variables) = (&app.types, &request.variables);
-    let (operation, settings) = (request.operation_name.as_deref(), app.api.engine.settings());
-    match (parsed.pricing).price(types, &parsed.document, operation, variables, settings) {
-        Priced::Cost(cost) => budget.admit(cost, &app.api, Some(meta)).await,
-        Priced::Unknown => Ok(()),
-        Priced::Invalid(why) => Err(invalid_request(why)),
-    }
+    let price = parsed.price(&app.types, request, app.api.engine.settings());
+    budget.admit(price, &app.api, Some(meta)).await
 }
 
 /// The answer to a request still running at its timeout (its backend calls are cancelled).
