@@ -57,18 +57,8 @@ pub(super) async fn post(
     headers: HeaderMap,
     body: axum::body::Body,
 ) -> Response {
-    let request_id = request_id(&headers);
-    let media = match transport::negotiate(&headers) {
-        Ok(media) => media,
-        Err(refusal) => return transport::refusal(MediaType::Json, &refusal, &request_id),
-    };
-    match transport::post_request(&headers, body, app.options.max_body_bytes).await {
-        Ok(request) => {
-            let address = client_ip(&app, peer, &headers);
-            execute(&app, &headers, request_id, media, request, false, address).await
-        }
-        Err(refusal) => transport::refusal(media, &refusal, &request_id),
-    }
+    let read = transport::post_request(&headers, body, app.options.max_body_bytes);
+    answer(&app, peer, &headers, read, false).await
 }
 
 /// GraphQL over GET, for cacheable queries. Mutations are refused: a GET must not write
@@ -79,15 +69,28 @@ pub(super) async fn get(
     headers: HeaderMap,
     uri: axum::http::Uri,
 ) -> Response {
-    let request_id = request_id(&headers);
-    let media = match transport::negotiate(&headers) {
+    let read = async { transport::get_request(&uri) };
+    answer(&app, peer, &headers, read, true).await
+}
+
+/// A request over POST or GET: the response's media type negotiated first (a refusal is
+/// answered in JSON when none fits), then the request `read` (its body or its URL), then run.
+async fn answer(
+    app: &AppState,
+    peer: Peer,
+    headers: &HeaderMap,
+    read: impl Future<Output = Result<async_graphql::Request, Refusal>>,
+    over_get: bool,
+) -> Response {
+    let request_id = request_id(headers);
+    let media = match transport::negotiate(headers) {
         Ok(media) => media,
         Err(refusal) => return transport::refusal(MediaType::Json, &refusal, &request_id),
     };
-    match transport::get_request(&uri) {
+    match read.await {
         Ok(request) => {
-            let address = client_ip(&app, peer, &headers);
-            execute(&app, &headers, request_id, media, request, true, address).await
+            let address = client_ip(app, peer, headers);
+            execute(app, headers, request_id, media, request, over_get, address).await
         }
         Err(refusal) => transport::refusal(media, &refusal, &request_id),
     }
