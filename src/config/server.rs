@@ -160,6 +160,12 @@ pub struct ServerArgs {
     /// milliseconds (from the request's first byte) is closed.
     #[arg(long, env = "DYNAPAGE_HEADER_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub header_timeout_ms: u64,
+    /// The longest request head (request line and headers, a GET query's URL included) a
+    /// connection may send, in bytes; a longer one is answered 431 and the connection closed.
+    /// What one unfinished head can hold in the server's memory. Browsers send a few kB;
+    /// 32 KiB is what common CDNs and proxies accept in all (hyper's floor is 8 KiB).
+    #[arg(long, env = "DYNAPAGE_MAX_REQUEST_HEAD_BYTES", default_value_t = 32 * 1024, value_parser = clap::value_parser!(u32).range(8192..=1024 * 1024))]
+    pub max_request_head_bytes: u32,
     /// A request body not received in full within this many milliseconds of its headers fails
     /// with 408 (`REQUEST_TIMEOUT`), and its connection is closed.
     #[arg(long, env = "DYNAPAGE_BODY_TIMEOUT_MS", default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..))]
@@ -198,6 +204,7 @@ impl ServerArgs {
             },
             max_connections: self.max_connections as usize,
             max_connections_per_address: self.max_connections_per_address as usize,
+            max_head_bytes: self.max_request_head_bytes as usize,
             trusted,
             websocket_send_buffer: self.websocket_send_buffer_bytes as usize,
         }

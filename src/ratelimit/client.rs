@@ -32,12 +32,9 @@ impl ClientKey {
             }
             return Self(key);
         }
-        match address.to_canonical() {
+        match network(address) {
             IpAddr::V4(v4) => Self(format!("ip:{v4}")),
-            IpAddr::V6(v6) => {
-                let network = u128::from(v6) & !((1u128 << 64) - 1);
-                Self(format!("ip:{}/64", std::net::Ipv6Addr::from(network)))
-            }
+            IpAddr::V6(v6) => Self(format!("ip:{v6}/64")),
         }
     }
 
@@ -49,6 +46,20 @@ impl ClientKey {
 
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+}
+
+/// The network that stands for one client at `address`: an IPv4 address itself (IPv4-mapped
+/// IPv6 included), an IPv6 address's /64, since one host usually holds a whole /64 and could
+/// otherwise take a fresh share per address. Budgets ([`ClientKey`]) and the per-address
+/// connection cap both key by it.
+pub fn network(address: IpAddr) -> IpAddr {
+    match address.to_canonical() {
+        IpAddr::V4(v4) => IpAddr::V4(v4),
+        IpAddr::V6(v6) => {
+            let network = u128::from(v6) & !((1u128 << 64) - 1);
+            IpAddr::V6(std::net::Ipv6Addr::from(network))
+        }
     }
 }
 

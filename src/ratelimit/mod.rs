@@ -29,7 +29,7 @@ use std::time::Duration;
 
 pub use self::bucket::BucketSpec;
 use self::bucket::Take;
-pub use self::client::ClientKey;
+pub use self::client::{ClientKey, network};
 pub use self::memory::MemoryLimiter;
 pub use self::redis::RedisLimiter;
 

@@ -3,7 +3,9 @@
 //! other client (and `/healthz`) needs.
 //!
 //! The per-address cap keys by the TCP peer, not by `X-Forwarded-For`: a proxy opens the
-//! connections, not its clients. So peers in `--trusted-proxies` (the load balancer) are
+//! connections, not its clients. An IPv6 peer is keyed by its /64, as budgets are
+//! (`ratelimit::network`): one host usually holds a whole /64, and keyed by full address it
+//! could open the cap's connections from each of its 2^64 addresses. So peers in `--trusted-proxies` (the load balancer) are
 //! counted only against the global cap; the load balancer caps its own clients.
 //!
 //! An [`Admission`] is held for the life of the socket, inside its IO, so a connection upgraded
@@ -98,6 +100,7 @@ impl ConnectionCaps {
     /// A place for a connection from `peer`, if one is free.
     pub fn admit(&self, peer: IpAddr) -> Result<Admission, Refusal> {
         let peer = peer.to_canonical();
+        let client = crate::ratelimit::network(peer);
         let global = self
             .global
             .clone()
@@ -107,13 +110,13 @@ impl ConnectionCaps {
             return Ok(Admission::new(global, None));
         }
         let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
-        let count = counts.entry(peer).or_default();
+        let count = counts.entry(client).or_default();
         if *count >= self.per_address {
             return Err(Refusal::PerAddress);
         }
         *count += 1;
         drop(counts);
-        Ok(Admission::new(global, Some((peer, self.counts.clone()))))
+        Ok(Admission::new(global, Some((client, self.counts.clone()))))
     }
 }
 
@@ -148,5 +151,26 @@ mod tests {
         assert_eq!(caps.global.available_permits(), 1);
         let _a3 = caps.admit(ip(1)).expect("a place came back");
         assert_eq!(caps.admit(ip(4)).err(), Some(Refusal::Global));
+    }
+
+    #[test]
+    fn an_ipv6_host_is_one_client_across_its_64() {
+        let caps = ConnectionCaps::new(10, 2, TrustedProxies::default());
+        let v6 = |s: &str| s.parse::<IpAddr>().expect("ip");
+        let _a = caps.admit(v6("2001:db8:1:2::1")).expect("first");
+        let _b = caps.admit(v6("2001:db8:1:2:ffff::9")).expect("second");
+        assert_eq!(
+            caps.admit(v6("2001:db8:1:2:dead:beef:0:1")).err(),
+            Some(Refusal::PerAddress),
+            "another address of the same /64 is the same client"
+        );
+        let _c = caps
+            .admit(v6("2001:db8:1:3::1"))
+            .expect("the next /64 is another");
+        let _d = caps.admit(v6("::ffff:203.0.113.7")).expect("IPv4-mapped");
+        let _e = caps
+            .admit(ip(7))
+            .expect("the same IPv4 address, second place");
+        assert_eq!(caps.admit(ip(7)).err(), Some(Refusal::PerAddress));
     }
 }
