@@ -204,9 +204,10 @@ async fn nodes_cost_per_id_and_report_what_they_read() {
     let ids = crate::helpers::newest_ids(&app, 100).await;
     assert_eq!(ids.len(), 100);
     // Issue 22, item 6: thirty aliases of `nodes` over 100 ids served 3,000 comments for 90
-    // points and reported `itemsRead: 0`. They are priced per id, 30 × 101 points; since issue
-    // 26 they are read in one batch, each id once, and the cost says so.
-    let fields: String = (0..30)
+    // points and reported `itemsRead: 0`. They are priced per id, a read and the selection
+    // (issue 42: 2 points an id, so thirty aliases now cost more than one query may, and twenty
+    // are sent); since issue 26 they are read in one batch, each id once, and the cost says so.
+    let fields: String = (0..20)
         .map(|i| format!(" n{i}: nodes(ids: $ids) {{ id }}"))
         .collect();
     let query = format!("query($ids: [ID!]!) {{{fields} }}");
@@ -216,7 +217,7 @@ async fn nodes_cost_per_id_and_report_what_they_read() {
     assert!(body.get("errors").is_none(), "{:#}", body["errors"]);
     let cost = answer.cost();
     assert_eq!(number(&cost, "itemsRead"), 100);
-    assert_eq!(number(&cost, "requestedQueryCost"), 30 * (100 + 1));
+    assert_eq!(number(&cost, "requestedQueryCost"), 20 * (100 * 2 + 1));
     assert_eq!(number(&cost, "storeQueries"), 1);
 
     // One `node` reads one item, and says so.
@@ -405,12 +406,32 @@ fn random_field(ids: Vec<String>) -> impl Strategy<Value = String> {
             )
         },
     );
-    let nodes = proptest::sample::subsequence(ids.clone(), 0..=ids.len().min(40)).prop_map(|ids| {
-        format!(
-            "nodes(ids: {}) {{ id ... on Comment {{ viewerFoundHelpful product {{ comments(first: 2) {{ nodes {{ id viewerFoundHelpful }} }} }} }} }}",
-            serde_json::to_string(&ids).expect("JSON")
+    // Every shape of a lookup's selection, down to the one that reads most for what it
+    // selects: the vote alone (issue 42, item 10: it read twice its price).
+    let looked_up = || {
+        proptest::sample::subsequence(
+            vec![
+                "id",
+                "... on Comment { viewerFoundHelpful }",
+                "... on Comment { helpfulCount body }",
+                "... on Comment { product { comments(first: 2) { nodes { id viewerFoundHelpful } } } }",
+                "... on Product { sku }",
+                "__typename",
+            ],
+            1..=3,
         )
-    });
+    };
+    let nodes = (
+        proptest::sample::subsequence(ids.clone(), 0..=ids.len().min(40)),
+        looked_up(),
+    )
+        .prop_map(|(ids, selection)| {
+            format!(
+                "nodes(ids: {}) {{ {} }}",
+                serde_json::to_string(&ids).expect("JSON"),
+                selection.join(" ")
+            )
+        });
     let containing = (
         proptest::sample::select(ids.clone()),
         1..=100i32,
@@ -422,9 +443,8 @@ fn random_field(ids: Vec<String>) -> impl Strategy<Value = String> {
                 "comments(sku: \"{DEMO_SKU}\", first: {size}, containing: \"{id}\"{ratings}) {{ nodes {{ id }} pageInfo {{ hasPreviousPage hasNextPage }} }}"
             )
         });
-    let node = proptest::sample::select(ids).prop_map(|id| {
-        format!("node(id: \"{id}\") {{ id ... on Comment {{ viewerFoundHelpful }} }}")
-    });
+    let node = (proptest::sample::select(ids), looked_up())
+        .prop_map(|(id, selection)| format!("node(id: \"{id}\") {{ {} }}", selection.join(" ")));
     prop_oneof![4 => connection, 1 => containing, 1 => nodes, 1 => node]
 }
 

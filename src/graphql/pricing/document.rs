@@ -275,7 +275,7 @@ impl Count<'_> {
             }
             Read::Summaries => {
                 let skus = self.argument::<Vec<String>>(field, "skus")?;
-                super::nodes_complexity(skus.len(), child)
+                super::summaries_complexity(skus.len(), child)
             }
         };
         Ok(cost as u64)

@@ -121,11 +121,22 @@ fn connection_complexity(shape: ConnectionShape, child: usize, settings: &Paging
     usize::try_from(page.saturating_add(beyond)).unwrap_or(usize::MAX)
 }
 
-/// Complexity of `nodes(ids:)` and `ratingSummaries(skus:)`: each id is one item read (a
-/// comment; a product reads none) and each SKU is priced like one, and each answers the
-/// selection once; read in a batch with other fields' or not (above).
+/// Complexity of `nodes(ids:)`: each id is one item read (its comment; a product reads none)
+/// and answers the selection once, which may read more (`viewerFoundHelpful` reads the
+/// viewer's vote, one item, and costs 1); read in a batch with other fields' or not (above).
+///
+/// The read is priced apart from the selection: priced together (`ids × child`), a selection
+/// of `... on Comment { viewerFoundHelpful }` alone cost 1 an id and read 2 (the comment and the
+/// vote), so 100 ids cost 101 and read 200 (issue 42, item 10).
 fn nodes_complexity(ids: usize, child: usize) -> usize {
-    ids.saturating_mul(child.max(1)).saturating_add(1)
+    ids.saturating_mul(child.saturating_add(1))
+        .saturating_add(1)
+}
+
+/// Complexity of `ratingSummaries(skus:)`: each SKU is priced like one item read (its counts
+/// come from the index, in one call for all of them: above) and answers the selection once.
+fn summaries_complexity(skus: usize, child: usize) -> usize {
+    skus.saturating_mul(child.max(1)).saturating_add(1)
 }
 
 #[cfg(test)]
@@ -210,9 +221,16 @@ mod tests {
     }
 
     #[test]
-    fn nodes_cost_per_id() {
-        assert_eq!(nodes_complexity(30, 3), 91);
+    fn nodes_cost_a_read_and_their_selection_per_id() {
+        assert_eq!(nodes_complexity(30, 3), 121);
+        assert_eq!(
+            nodes_complexity(100, 1),
+            201,
+            "a comment and its vote an id"
+        );
         assert_eq!(nodes_complexity(0, 3), 1);
+        assert_eq!(summaries_complexity(30, 3), 91);
+        assert_eq!(summaries_complexity(2, 0), 3);
     }
 
     /// The bound the complexity keeps: a connection reads at most its price, whatever its

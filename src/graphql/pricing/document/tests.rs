@@ -69,7 +69,7 @@ fn arguments_come_from_variables_their_defaults_and_lone_values() {
     assert_eq!(price_of(lone, serde_json::json!({})), Some(2 + 1 + 103 - 3));
     let ids = r#"query($ids: [ID!]!) { a: nodes(ids: $ids) { id } b: nodes(ids: $ids) { id } }"#;
     let variables = serde_json::json!({"ids": ["a", "b", "c"]});
-    assert_eq!(price_of(ids, variables), Some(2 * (3 + 1)));
+    assert_eq!(price_of(ids, variables), Some(2 * (3 * 2 + 1)));
     let grouped = r#"{ comments(sku: "D", first: 1, orderBy: HIGHEST_RATED) { totalCount } }"#;
     // A page of 1 by rating reads the page, one more, the boundary and one item per group
     // (five): 8 items, 5 beyond the page's 1 × 1 + 1.
