@@ -144,9 +144,15 @@ async fn serve_on(
     // feed, or the table's stream (`--sync`, implied by a memory index over DynamoDB).
     let hub = crate::live::Hub::new(args.server.subscription_buffer as usize);
     let (local, mut local_feed) = crate::live::Hub::local_channel();
+    // Budgets, the subscription rate and the registrations of persisted queries are each kept
+    // in Redis (`take.lua`) when the index is there.
+    let persisted = &args.persisted;
+    let rate_limits = args.rate_limit.limits().any()
+        || args.websocket.rate_limit_subscriptions > 0
+        || (persisted.rate_limit_registrations > 0 && persisted.persisted_queries_bytes > 0);
     let process = Process::Serve {
         sync: args.sync,
-        rate_limits: args.rate_limit.limits().any(),
+        rate_limits,
     };
     let purger = args.purge.purger(&shutdown)?;
     let Backends {

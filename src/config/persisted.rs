@@ -2,12 +2,14 @@
 //! trusted documents.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
 
 use crate::persisted::{Manifest, PersistedDocuments, RedisStore};
+use crate::ratelimit::{BucketSpec, MemoryLimiter, RateLimiter, RateLimits, RedisLimiter};
 use crate::redis::RedisHandle;
 
 /// Automatic persisted queries and trusted documents.
@@ -22,6 +24,16 @@ pub struct PersistedArgs {
     /// every server, for this many seconds after their last registration.
     #[arg(long, env = "DYNAPAGE_PERSISTED_QUERIES_TTL_SECS", default_value_t = 86_400, value_parser = clap::value_parser!(u64).range(1..))]
     pub persisted_queries_ttl_secs: u64,
+    /// With `--index redis`, the most bytes of automatic persisted queries Redis holds for the
+    /// whole deployment (texts, hashes and Redis's own keeping of them); the least recently
+    /// registered leave first. A client cannot make Redis grow past it, whatever it registers.
+    #[arg(long, env = "DYNAPAGE_PERSISTED_QUERIES_REDIS_BYTES", default_value_t = 16 * 1024 * 1024, value_parser = clap::value_parser!(u64).range(1024..))]
+    pub persisted_queries_redis_bytes: u64,
+    /// Automatic persisted queries one client (its token's subject, else its address) may
+    /// register per hour, in a burst or spread out; more run, but are not kept. An app
+    /// registers each of its operations once; 0: no limit.
+    #[arg(long, env = "DYNAPAGE_RATE_LIMIT_REGISTRATIONS", default_value_t = 100)]
+    pub rate_limit_registrations: u32,
     /// A manifest of trusted documents (Apollo's persisted query manifest, Relay's
     /// `persisted_queries.json`, or GraphQL Code Generator's persisted documents): requests
     /// may name them with `documentId`, and they skip parsing.
@@ -65,13 +77,32 @@ impl PersistedArgs {
             }
         };
         let ttl = Duration::from_secs(self.persisted_queries_ttl_secs);
-        let store = redis.map(|redis| RedisStore::new(redis.clone(), ttl));
-        Ok(PersistedDocuments::new(
+        let max_bytes = usize::try_from(self.persisted_queries_redis_bytes).unwrap_or(usize::MAX);
+        let store = redis.map(|redis| RedisStore::new(redis.clone(), ttl, max_bytes));
+        let documents = PersistedDocuments::new(
             trusted,
             self.require_trusted_documents,
             self.persisted_queries_bytes,
             store,
             max_document_bytes,
-        ))
+        );
+        Ok(documents.with_registration_limit(self.registration_limiter(redis)))
+    }
+
+    /// The limiter of each client's registrations (one point a registration, the hour's share
+    /// as its burst), in `redis` (shared by every server) when given, else in this process.
+    fn registration_limiter(&self, redis: Option<&RedisHandle>) -> Option<RateLimiter> {
+        let per_hour = self.rate_limit_registrations;
+        let rate = RateLimits {
+            cost: (per_hour > 0).then_some(BucketSpec {
+                per_second: f64::from(per_hour) / 3600.0,
+                burst: f64::from(per_hour),
+            }),
+            writes: None,
+        };
+        rate.any().then(|| match redis {
+            Some(redis) => RateLimiter::Redis(Arc::new(RedisLimiter::new(redis, rate))),
+            None => RateLimiter::Memory(Arc::new(MemoryLimiter::new(rate))),
+        })
     }
 }

@@ -10,6 +10,12 @@
 //! client sending nothing but failing documents must run out of budget like any other. The HTTP
 //! layer charges such a request [`Budget::charge_failure`]: a floor by its size,
 //! [`FAILURE_POINTS_PER_KIB`] per KiB begun, less what its price already paid.
+//!
+//! And every request pays at least for its bytes ([`bytes_floor`], set on the budget by
+//! [`Budget::for_bytes`]), whatever its outcome: a document of free fields (`__typename`,
+//! thousands of unknown arguments on it, long comments) priced 0 while its 62 kB took 5 ms
+//! to parse and validate, and four connections of one address kept 1.8 cores busy for nothing
+//! (issue 42, item 3).
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -28,6 +34,8 @@ pub struct Budget {
     limiter: Option<RateLimiter>,
     client: ClientKey,
     writes: u64,
+    /// The least the request pays whatever its price ([`bytes_floor`] of its size).
+    floor: u64,
     checked: Mutex<Option<Checked>>,
 }
 
@@ -55,8 +63,21 @@ impl Budget {
             limiter,
             client,
             writes,
+            floor: 0,
             checked: Mutex::new(None),
         }
+    }
+
+    /// The same check for a request of `bytes` (its body, URL or message, or the document it
+    /// runs when that is longer): whatever its price, it pays at least [`bytes_floor`].
+    pub fn for_bytes(mut self, bytes: usize) -> Self {
+        self.floor = bytes_floor(bytes);
+        self
+    }
+
+    /// Whose budgets these are.
+    pub fn client(&self) -> &ClientKey {
+        &self.client
     }
 
     /// The check's result, if the request got that far.
@@ -82,7 +103,8 @@ impl Budget {
     /// The checks a request's `price` passes before it runs, in order: the price within
     /// `--max-query-complexity` and the items it may read within `--max-items-per-request`
     /// (refused unread, and uncharged: the HTTP layer charges the failure floor), then the
-    /// client's budgets, charged. A price the walk could not count ([`Priced::Unknown`]) is
+    /// client's budgets, charged the price or the request's bytes floor ([`Budget::for_bytes`]),
+    /// whichever is larger. A price the walk could not count ([`Priced::Unknown`]) is
     /// async-graphql's validation to refuse; an argument it could not read
     /// ([`Priced::Invalid`]) is refused here. `Err`: the error to answer with instead of
     /// running.
@@ -109,7 +131,7 @@ impl Budget {
             let error = ApiError::TooManyItems { max }.into_graphql(meta);
             return Err(error.into_server_error(async_graphql::Pos::default()));
         }
-        let checked = self.charge(cost, self.writes).await;
+        let checked = self.charge(cost.max(self.floor), self.writes).await;
         let request_id = meta.map(|meta| meta.request_id.as_str());
         match self.refusal_error(&checked, request_id) {
             None => Ok(()),
@@ -118,9 +140,10 @@ impl Budget {
     }
 
     /// Charges an answer served from the response cache `points` (it ran nothing, so there is
-    /// no complexity to price): [`CACHED_ANSWER_POINTS`] for a body, 0 for a `304`.
+    /// no complexity to price): [`CACHED_ANSWER_POINTS`] for a body, 0 for a `304`; at least
+    /// the request's bytes floor, so a `304` is not free either.
     pub async fn charge_cached(&self, points: u64) -> Checked {
-        self.charge(points, 0).await
+        self.charge(points.max(self.floor), 0).await
     }
 
     /// Takes `cost` more from the client's cost budget, after the request's own check: work a
@@ -264,6 +287,21 @@ pub fn failure_floor(bytes: usize) -> u64 {
     (bytes as u64).div_ceil(1024).max(1) * FAILURE_POINTS_PER_KIB
 }
 
+/// What every request pays at least, whatever its outcome: [`FAILURE_POINTS_PER_KIB`] per KiB
+/// of it, counted to the byte and rounded up (so at least 1 point for any request). A request
+/// that fails pays the coarser [`failure_floor`] instead, which is never less.
+///
+/// Why the failure rate: what a request's bytes cost the server is reading, parsing and
+/// validating them, which is what that rate prices; an honest query is a few hundred bytes and
+/// priced far above its floor (a page of 20 with bodies: about 220 points for 2 or 3 of
+/// bytes), so only documents whose fields are free pay it.
+pub fn bytes_floor(bytes: usize) -> u64 {
+    (bytes as u64)
+        .saturating_mul(FAILURE_POINTS_PER_KIB)
+        .div_ceil(1024)
+        .max(1)
+}
+
 /// `Retry-After`: whole seconds, rounded up, at least 1.
 pub fn retry_after_seconds(wait: Duration) -> u64 {
     let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
@@ -280,6 +318,18 @@ mod tests {
         assert_eq!(failure_floor(1024), 10);
         assert_eq!(failure_floor(1025), 20);
         assert_eq!(failure_floor(64 * 1024), 640);
+    }
+
+    #[test]
+    fn every_request_pays_ten_points_a_kib_to_the_byte_and_never_more_than_a_failure() {
+        assert_eq!(bytes_floor(0), 1);
+        assert_eq!(bytes_floor(70), 1);
+        assert_eq!(bytes_floor(103), 2);
+        assert_eq!(bytes_floor(1024), 10);
+        assert_eq!(bytes_floor(62 * 1024), 620);
+        for bytes in [0, 1, 500, 1024, 1025, 4000, 65_536, 1 << 20] {
+            assert!(bytes_floor(bytes) <= failure_floor(bytes), "{bytes}");
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod field_errors;
 mod global_id;
 mod helpful;
 mod mutation;
+pub mod nesting;
 mod order;
 mod pages;
 pub mod pricing;
@@ -32,7 +33,9 @@ use std::sync::{Arc, Mutex};
 use async_graphql::Schema;
 
 pub use batch::{BatchReads, RequestLoader};
-pub use budget::{Budget, CACHED_ANSWER_POINTS, Checked, failure_floor, retry_after_seconds};
+pub use budget::{
+    Budget, CACHED_ANSWER_POINTS, Checked, bytes_floor, failure_floor, retry_after_seconds,
+};
 pub use error::{ApiError, ErrorCode, invalid_request};
 pub use global_id::GlobalId;
 pub use helpful::{ClientAddress, VIEWER_FOUND_HELPFUL};

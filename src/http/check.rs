@@ -25,6 +25,7 @@ use async_graphql::parser::types::{DocumentOperations, ExecutableDocument, Opera
 use super::HttpOptions;
 use super::documents::{DocumentCache, Measures, Parsed};
 use super::{limits, subscription_shape};
+use crate::graphql::nesting::{self, Unparsed};
 
 /// How a request came, which decides the kinds of operation it may run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,6 +74,10 @@ pub enum Rejection {
     TooManySelections { selections: usize, max: usize },
     #[error("the query nests fields {depth} deep; at most {max} are allowed")]
     TooDeep { depth: usize, max: usize },
+    /// Brackets nested past what the parser can take safely (`graphql::nesting`): refused
+    /// before anything parses the text.
+    #[error("{}", Unparsed::TooDeep)]
+    NestedTooDeeply,
     /// Chains of fragment spreads past any real query's (see [`limits::depth`]).
     #[error("the query's fragment spreads nest too deeply")]
     FragmentsTooDeep,
@@ -99,6 +104,7 @@ impl Rejection {
             Self::TooManyAliases { .. }
             | Self::TooManySelections { .. }
             | Self::TooDeep { .. }
+            | Self::NestedTooDeeply
             | Self::FragmentsTooDeep
             | Self::SubscriptionRootFields(_)
             | Self::MissingVariable { .. }
@@ -115,7 +121,7 @@ pub fn check_request(
     documents: &DocumentCache,
     options: &HttpOptions,
 ) -> Result<Checked, Rejection> {
-    let Some(parsed) = parse(documents, &request.query) else {
+    let Some(parsed) = parse(documents, &request.query)? else {
         return Ok(Checked {
             parsed: None,
             mutation: false,
@@ -151,14 +157,21 @@ pub fn check_request(
 }
 
 /// The document of `text` and its measures: parsed and measured once, then kept in `documents`
-/// (a text seen before is neither parsed nor walked). `None` on a syntax error.
-fn parse(documents: &DocumentCache, text: &str) -> Option<Parsed> {
-    documents.get(text).or_else(|| {
-        let document = async_graphql::parser::parse_query(text).ok()?;
-        let parsed = Parsed::new(Arc::new(document));
-        documents.insert(text, &parsed);
-        Some(parsed)
-    })
+/// (a text seen before is neither parsed nor walked). `None` on a syntax error (async-graphql
+/// reports it when the request runs); a text nested too deeply to parse safely is refused
+/// (`graphql::nesting`).
+fn parse(documents: &DocumentCache, text: &str) -> Result<Option<Parsed>, Rejection> {
+    if let Some(parsed) = documents.get(text) {
+        return Ok(Some(parsed));
+    }
+    let document = match nesting::parse(text) {
+        Ok(document) => document,
+        Err(Unparsed::TooDeep) => return Err(Rejection::NestedTooDeeply),
+        Err(Unparsed::Syntax(_)) => return Ok(None),
+    };
+    let parsed = Parsed::new(Arc::new(document));
+    documents.insert(text, &parsed);
+    Ok(Some(parsed))
 }
 
 /// The kinds of the operations the request may select: the one it names (none if no operation

@@ -18,7 +18,6 @@
 //! first errors say what is wrong; the rest repeat it. The cut applies to every response, so a
 //! document of many failing aliased fields is bounded alike (their `null`s stay in `data`).
 
-use std::net::IpAddr;
 use std::sync::Arc;
 
 use async_graphql::{ErrorExtensionValues, ServerError};
@@ -28,9 +27,10 @@ use axum::response::Response;
 use super::caching::Cacheability;
 use super::check::Rejection;
 use super::documents::MAX_TEXT_BYTES;
-use super::payer::{budget, viewer};
+use super::payer::{self, Payer, budget};
 use super::transport::{self, MediaType};
 use super::{AppState, cost};
+use crate::auth::Viewer;
 use crate::graphql::{Budget, CACHED_ANSWER_POINTS, Checked, retry_after_seconds};
 use crate::pagination::PageStats;
 use crate::ratelimit::Throttle;
@@ -65,14 +65,13 @@ pub(super) async fn charge_rejection(
     media: MediaType,
     rejection: &Rejection,
     request_id: &str,
-    address: IpAddr,
-    bytes: usize,
+    at: Payer,
 ) -> Response {
-    let budget = match payer(app, headers, media, request_id, address).await {
+    let budget = match payer(app, headers, media, request_id, at).await {
         Ok(budget) => budget,
         Err(refusal) => return refusal,
     };
-    let checked = budget.charge_failure(bytes, 0).await;
+    let checked = budget.charge_failure(at.bytes, 0).await;
     answer(media, &budget, &checked, Some(rejection), request_id)
 }
 
@@ -84,13 +83,13 @@ pub(super) async fn charge_cached(
     app: &AppState,
     media: MediaType,
     request_id: &str,
-    address: IpAddr,
+    at: Payer,
     not_modified: bool,
 ) -> Result<Option<Throttle>, Response> {
     if app.options.rate_limiter.is_none() {
         return Ok(None);
     }
-    let budget = budget(app, None, address, 0);
+    let budget = budget(app, None, at, 0);
     let points = if not_modified {
         0
     } else {
@@ -113,31 +112,69 @@ pub(super) async fn refuse_unaffordable(
     headers: &HeaderMap,
     media: MediaType,
     request_id: &str,
-    address: IpAddr,
-    bytes: usize,
+    at: Payer,
 ) -> Option<Response> {
-    if bytes <= MAX_TEXT_BYTES || app.options.rate_limiter.is_none() {
+    if at.bytes <= MAX_TEXT_BYTES || app.options.rate_limiter.is_none() {
         return None;
     }
-    let budget = match payer(app, headers, media, request_id, address).await {
+    let budget = match payer(app, headers, media, request_id, at).await {
         Ok(budget) => budget,
         Err(refusal) => return Some(refusal),
     };
-    let checked = budget.unaffordable(bytes).await?;
+    let checked = budget.unaffordable(at.bytes).await?;
     Some(answer(media, &budget, &checked, None, request_id))
 }
 
 /// Whose budget a failure spends: the verified viewer's, else the address's (a token that does
-/// not verify is answered 401, as on any request).
+/// not verify is answered 401, as on any request, and charged: [`viewer`]).
 async fn payer(
     app: &AppState,
     headers: &HeaderMap,
     media: MediaType,
     request_id: &str,
-    address: IpAddr,
+    payer: Payer,
 ) -> Result<Arc<Budget>, Response> {
-    let viewer = viewer(app, headers, media, request_id).await?;
-    Ok(budget(app, viewer.as_ref(), address, 0))
+    let viewer = viewer(app, headers, media, request_id, payer).await?;
+    Ok(budget(app, viewer.as_ref(), payer, 0))
+}
+
+/// The request's verified viewer (`payer::viewer`). A token that does not verify is a failed
+/// request like any other: its address pays the failure floor, and once it cannot, the answer
+/// is 429 rather than 401. Why: bad tokens cost a signature check each and were free, so one
+/// client could send them without limit (issue 42, item 3).
+pub(super) async fn viewer(
+    app: &AppState,
+    headers: &HeaderMap,
+    media: MediaType,
+    request_id: &str,
+    at: Payer,
+) -> Result<Option<Viewer>, Response> {
+    match payer::viewer(app, headers, media, request_id).await {
+        Ok(viewer) => Ok(viewer),
+        Err(unauthorized) => {
+            Err(charge_refused_token(app, media, request_id, at, unauthorized).await)
+        }
+    }
+}
+
+/// Charges the failure floor of a request whose token did not verify to its address:
+/// `unauthorized` (the 401) when the budget pays it, else the 429.
+pub(super) async fn charge_refused_token(
+    app: &AppState,
+    media: MediaType,
+    request_id: &str,
+    at: Payer,
+    unauthorized: Response,
+) -> Response {
+    if app.options.rate_limiter.is_none() {
+        return unauthorized;
+    }
+    let budget = budget(app, None, at, 0);
+    let checked = budget.charge_failure(at.bytes, 0).await;
+    if checked.refused().is_some() {
+        return answer(media, &budget, &checked, None, request_id);
+    }
+    unauthorized
 }
 
 /// The response to a failure `checked` against `budget`: the budget's refusal (429), else the

@@ -17,7 +17,7 @@ use crate::ratelimit::ClientKey;
 /// The verified viewer of a request under `--auth jwt`: `None` without an `Authorization`
 /// header, a refusal when it holds a token that does not verify (even on a read: a client
 /// should learn at once that its token went bad, not on its next write). Under `--auth off` the
-/// header is not looked at.
+/// header is not looked at. The refusal is not charged here: `failures::viewer` charges it.
 pub(super) async fn viewer(
     app: &AppState,
     headers: &HeaderMap,
@@ -52,18 +52,23 @@ pub(super) async fn viewer(
     })
 }
 
+/// Who pays for a request when no token says: its client's address; and the request's size,
+/// which it pays for at least (`graphql::bytes_floor`).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Payer {
+    pub address: IpAddr,
+    pub bytes: usize,
+}
+
 /// The request's budget check: the viewer's budgets when a token says who it is, else its
 /// address's. The budgets are checked after validation, before execution (`graphql::budget`).
 pub(super) fn budget(
     app: &AppState,
     viewer: Option<&Viewer>,
-    address: IpAddr,
+    payer: Payer,
     writes: usize,
 ) -> Arc<Budget> {
-    let client = ClientKey::new(viewer.map(|v| v.sub.as_str()), address);
-    Arc::new(Budget::new(
-        app.options.rate_limiter.clone(),
-        client,
-        writes as u64,
-    ))
+    let client = ClientKey::new(viewer.map(|v| v.sub.as_str()), payer.address);
+    let budget = Budget::new(app.options.rate_limiter.clone(), client, writes as u64);
+    Arc::new(budget.for_bytes(payer.bytes))
 }

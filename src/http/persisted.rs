@@ -15,8 +15,8 @@ use axum::response::Response;
 
 use super::AppState;
 use super::transport::{self, DocumentId, MediaType, Refusal};
-use crate::graphql::Budget;
-use crate::persisted::{Asked, Refused, Resolved};
+use crate::graphql::{Budget, bytes_floor};
+use crate::persisted::{Asked, Refused, Registered, Resolved};
 
 /// Puts the text the request names in its `query`; `Ok(Some(hash))` when the text it sent is
 /// to be registered under `hash` once it passes its check ([`register`]).
@@ -53,7 +53,7 @@ pub(super) async fn resolve(
 
 /// Registers the request's text under its hash (`registration`, from [`resolve`]) once the
 /// request ran: only when it passed validation and its budget paid for it, so a client whose
-/// budget is spent registers nothing.
+/// budget is spent registers nothing ([`keep`] says what else it pays).
 pub(super) async fn register(
     app: &AppState,
     registration: Option<(String, String)>,
@@ -63,7 +63,29 @@ pub(super) async fn register(
         return;
     };
     if budget.checked().is_some_and(|c| c.refused().is_none()) {
-        app.persisted.register(&hash, &text).await;
+        keep(app, budget, &hash, &text).await;
+    }
+}
+
+/// Keeps `text` under `hash` for the client of `budget`, which pays for the bytes it stores
+/// ([`bytes_floor`] of the text, beyond what its request paid to run) and spends one of its
+/// registrations of the hour (`--rate-limit-registrations`). A text this server keeps already
+/// costs nothing more. Why: a registration is a write that others' servers hold for a day, and
+/// a text that ran for free (`{ __typename }` padded to 64 KiB) registered for free, so one
+/// connection filled Redis at 18 MB a second (issue 42, item 4).
+pub(super) async fn keep(app: &AppState, budget: &Budget, hash: &str, text: &str) {
+    if app.persisted.keeps(hash) {
+        return;
+    }
+    if budget.spend_more(bytes_floor(text.len())).await.is_err() {
+        tracing::debug!(
+            bytes = text.len(),
+            "a persisted query's client could not pay to register it"
+        );
+        return;
+    }
+    if app.persisted.register(budget.client(), hash, text).await == Registered::OverLimit {
+        tracing::debug!(client = %budget.client(), "a client registered its share of persisted queries this hour");
     }
 }
 

@@ -157,12 +157,16 @@ struct GetParams {
     document_id: Option<String>,
 }
 
+/// A request as read, with its size on the wire (the body, or the URL's query string), which it
+/// pays for at least (`graphql::bytes_floor`).
+pub type Read = (async_graphql::Request, usize);
+
 /// Reads a POST request: `application/json` in UTF-8, at most `max_bytes`.
 pub async fn post_request(
     headers: &HeaderMap,
     body: Body,
     max_bytes: usize,
-) -> Result<async_graphql::Request, Refusal> {
+) -> Result<Read, Refusal> {
     check_content_type(headers)?;
     let bytes = axum::body::to_bytes(body, max_bytes)
         .await
@@ -208,7 +212,7 @@ pub async fn post_request(
     };
     let variables = object(params.variables, "variables")?;
     let request = request(query, operation_name, variables, extensions);
-    Ok(with_document_id(request, document_id))
+    Ok((with_document_id(request, document_id), bytes.len()))
 }
 
 /// Whether a request without `query` names its document instead (`persisted`).
@@ -239,8 +243,9 @@ fn with_document_id(
 }
 
 /// Reads a GET request's parameters from its URL query.
-pub fn get_request(uri: &axum::http::Uri) -> Result<async_graphql::Request, Refusal> {
-    let params: GetParams = serde_urlencoded::from_str(uri.query().unwrap_or_default())
+pub fn get_request(uri: &axum::http::Uri) -> Result<Read, Refusal> {
+    let url_query = uri.query().unwrap_or_default();
+    let params: GetParams = serde_urlencoded::from_str(url_query)
         .map_err(|e| Refusal::bad_request(format!("the URL's query string is malformed: {e}")))?;
     let json = |text: Option<String>, name: &str| match text {
         None => Ok(None),
@@ -260,7 +265,10 @@ pub fn get_request(uri: &axum::http::Uri) -> Result<async_graphql::Request, Refu
     };
     let variables = object(json(params.variables, "variables")?, "variables")?;
     let request = request(query, params.operation_name, variables, extensions);
-    Ok(with_document_id(request, params.document_id))
+    Ok((
+        with_document_id(request, params.document_id),
+        url_query.len(),
+    ))
 }
 
 fn check_content_type(headers: &HeaderMap) -> Result<(), Refusal> {

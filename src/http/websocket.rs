@@ -42,7 +42,9 @@ use self::cohort::{Asking, Ended, Key, Live, Members};
 use self::init::{Connection, Init};
 pub use self::socket::SLOW_SUBSCRIBER_CLOSE;
 use super::check::{Checked, Rejection, Transport, check_request};
-use super::documents::DocumentCache;
+use super::documents::{DocumentCache, MAX_TEXT_BYTES};
+use super::failures::charge_refused_token;
+use super::payer::Payer;
 use super::transport::{self, MediaType, Refusal};
 use super::{AppState, HttpOptions};
 use crate::graphql::cohort::Member;
@@ -114,10 +116,8 @@ fn error_response(code: &'static str, message: String) -> Response {
     Response::from_errors(vec![error])
 }
 
-/// A stream of one error response: the subscription ends at once with `code`.
-fn refused(code: &'static str, message: String) -> BoxStream<'static, Response> {
-    futures::stream::once(async move { error_response(code, message) }).boxed()
-}
+/// Why a `subscribe` was refused before it ran: its code and message.
+struct Refused(&'static str, String);
 
 impl Executor for SubscriptionsOnly {
     async fn execute(&self, _request: Request) -> Response {
@@ -125,25 +125,84 @@ impl Executor for SubscriptionsOnly {
         error_response(only.code(), only.to_string())
     }
 
+    /// A `subscribe`, from its first byte to its last event. It pays like an HTTP request
+    /// (issue 42, item 3: refused messages were free, and five sockets of one client sending
+    /// them kept 1.3 cores busy): a long document its budget could not pay for is refused
+    /// unparsed; a message refused by the checks, or whose document does not parse or
+    /// validate, pays the failure floor; one that runs pays its price, and at least its bytes.
     fn execute_stream(
         &self,
         mut request: Request,
         session_data: Option<Arc<Data>>,
     ) -> BoxStream<'static, Response> {
-        let client = self.connection.client();
-        let (held, share, checked) = match self.admit(&mut request, &client) {
-            Ok(admitted) => admitted,
-            Err(refusal) => return refusal,
-        };
+        let this = self.clone();
+        async_stream::stream! {
+            let client = this.connection.client();
+            let bytes = message_bytes(&request);
+            let limiter = this.options.rate_limiter.clone();
+            let budget = Arc::new(Budget::new(limiter, client.clone(), 0).for_bytes(bytes));
+            if bytes > MAX_TEXT_BYTES
+                && let Some(checked) = budget.unaffordable(bytes).await
+            {
+                yield refusal_of(&budget, &checked);
+                return;
+            }
+            let (held, share, checked) = match this.admit(&mut request, &client) {
+                Ok(admitted) => admitted,
+                Err(Refused(code, message)) => {
+                    let checked = budget.charge_failure(bytes, 0).await;
+                    match budget.refusal_error(&checked, None) {
+                        Some(limited) => yield Response::from_errors(vec![limited]),
+                        None => yield error_response(code, message),
+                    }
+                    return;
+                }
+            };
+            let mut stream = this.run(request, session_data, &client, &budget, checked, (held, share));
+            let mut first = true;
+            while let Some(response) = stream.next().await {
+                // A document that did not parse or validate was refused before anything ran;
+                // it pays at least the failure floor, as over HTTP.
+                if std::mem::take(&mut first) && response.data == async_graphql::Value::Null && !response.errors.is_empty() {
+                    let paid = budget.checked().map_or(0, |c| c.cost);
+                    budget.charge_failure(bytes, paid).await;
+                }
+                yield response;
+            }
+        }
+        .boxed()
+    }
+}
+
+/// A `subscribe`'s size for its bytes floor: its document and its variables as JSON.
+fn message_bytes(request: &Request) -> usize {
+    let variables = serde_json::to_vec(&request.variables).map_or(0, |v| v.len());
+    request.query.len() + variables
+}
+
+/// The `RATE_LIMITED` answer of a budget that `checked` found spent.
+fn refusal_of(budget: &Budget, checked: &crate::graphql::Checked) -> Response {
+    let error = budget.refusal_error(checked, None);
+    Response::from_errors(error.into_iter().collect())
+}
+
+impl SubscriptionsOnly {
+    /// An admitted subscription, run: the client's rate of opening subscriptions, its price
+    /// (charged before it runs), then its events, until it ends or goes live in its cohort.
+    fn run(
+        &self,
+        request: Request,
+        session_data: Option<Arc<Data>>,
+        client: &ClientKey,
+        budget: &Arc<Budget>,
+        checked: Checked,
+        holding: (Held, Share),
+    ) -> BoxStream<'static, Response> {
         let settings = self.api.engine.settings();
         let price = checked
             .parsed
             .map(|p| p.price(&self.types, &request, settings));
-        let budget = Arc::new(Budget::new(
-            self.options.rate_limiter.clone(),
-            client.clone(),
-            0,
-        ));
+        let (budget, client) = (budget.clone(), client.clone());
         let api = self.api.clone();
         let (member, joined) = self.member(&request);
         let request = request
@@ -154,7 +213,7 @@ impl Executor for SubscriptionsOnly {
         let schema = self.schema.clone();
         let members = self.members.clone();
         let subscription = async_stream::stream! {
-            let _held = (held, share);
+            let _held = holding;
             if let Some(limiter) = limiter {
                 let verdict = limiter.check(&client.scoped("subscribe"), Charge { cost: 1, writes: 0 }).await;
                 if let Some(refused) = verdict.refused {
@@ -218,16 +277,12 @@ impl SubscriptionsOnly {
     /// What a subscription passes before it runs: the safelist, the request's checks, this
     /// connection's limit and this client's share; with the check's findings, to price. `Err`:
     /// the refusal to answer with.
-    fn admit(
-        &self,
-        request: &mut Request,
-        client: &ClientKey,
-    ) -> Result<Admitted, BoxStream<'static, Response>> {
+    fn admit(&self, request: &mut Request, client: &ClientKey) -> Result<Admitted, Refused> {
         // `--require-trusted-documents` holds for subscriptions too (`crate::persisted`).
         let persisted = &self.options.persisted;
         if persisted.require_trusted() && !persisted.is_trusted(&request.query) {
             let not_trusted = crate::persisted::Refused::NotInSafelist;
-            return Err(refused(not_trusted.code(), not_trusted.to_string()));
+            return Err(Refused(not_trusted.code(), not_trusted.to_string()));
         }
         let check = check_request(
             request,
@@ -237,7 +292,7 @@ impl SubscriptionsOnly {
         );
         let checked = match check {
             Ok(checked) => checked,
-            Err(rejection) => return Err(refused(rejection.code(), rejection.to_string())),
+            Err(rejection) => return Err(Refused(rejection.code(), rejection.to_string())),
         };
         let max = self.options.max_subscriptions_per_connection;
         if self
@@ -247,7 +302,7 @@ impl SubscriptionsOnly {
             })
             .is_err()
         {
-            return Err(refused(
+            return Err(Refused(
                 "TOO_MANY_SUBSCRIPTIONS",
                 format!("this connection holds its maximum of {max} subscriptions"),
             ));
@@ -260,7 +315,7 @@ impl SubscriptionsOnly {
             .take(client, Kind::Subscription)
         {
             Ok(share) => share,
-            Err(full) => return Err(refused("TOO_MANY_SUBSCRIPTIONS", full.to_string())),
+            Err(full) => return Err(Refused("TOO_MANY_SUBSCRIPTIONS", full.to_string())),
         };
         Ok((held, share, checked))
     }
@@ -337,7 +392,11 @@ pub(super) async fn upgrade(
         .to_owned();
     let signed_in = match signed_in(app, headers, &request_id).await {
         Ok(signed_in) => signed_in,
-        Err(refusal) => return refusal,
+        Err(unauthorized) => {
+            let payer = Payer { address, bytes: 0 };
+            let media = MediaType::Json;
+            return charge_refused_token(app, media, &request_id, payer, unauthorized).await;
+        }
     };
     let connection = match Connection::open(app, address, signed_in) {
         Ok(connection) => Arc::new(connection),
@@ -362,7 +421,8 @@ pub(super) async fn upgrade(
         hub: app.api.hub.clone(),
         members: Arc::default(),
     };
-    let init = Init::new(app.api.auth.clone(), connection);
+    let limiter = app.options.rate_limiter.clone();
+    let init = Init::new(app.api.auth.clone(), connection, limiter);
     // The socket's task holds the schema (its executor), and the store with it: a stopping
     // server waits for it as for a cohort (`Cohorts::track`).
     let tracked = app.options.websocket.cohorts.track();

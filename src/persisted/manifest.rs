@@ -117,7 +117,7 @@ impl Manifest {
             return Err(ManifestError::WrongHash { id, actual: hash });
         }
         let document =
-            async_graphql::parser::parse_query(&text).map_err(|e| ManifestError::Syntax {
+            crate::graphql::nesting::parse(&text).map_err(|e| ManifestError::Syntax {
                 id: id.clone(),
                 error: e.to_string(),
             })?;

@@ -7,7 +7,11 @@
 //!   sends the text with its hash; a text whose SHA-256 is the hash is registered once the
 //!   request passed its check, and paid for like any request. The store is this server's memory
 //!   (`memory`, bounded by bytes) and, when the index is Redis, Redis (`redis`, shared by every
-//!   server, bounded by a TTL).
+//!   server, bounded by bytes and a TTL). A registration is a write into a store others share,
+//!   so it is bounded three ways (issue 42, item 4): each client may register only so many texts
+//!   an hour (`--rate-limit-registrations`, [`PersistedDocuments::register`]), pays for the
+//!   bytes it stores (the HTTP layer charges them), and the shared store drops its oldest texts
+//!   rather than grow past `--persisted-queries-redis-bytes`.
 //! * Trusted documents (`--trusted-documents FILE`, `manifest`): a request names one with
 //!   `documentId` (the GraphQL-over-HTTP persisted documents proposal), or by its hash as an
 //!   automatic persisted query. With `--require-trusted-documents` nothing else runs.
@@ -22,6 +26,8 @@ pub mod redis;
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
+
+use crate::ratelimit::{Charge, ClientKey, RateLimiter};
 
 pub use self::manifest::{Manifest, ManifestError, TrustedDocument};
 pub use self::memory::MemoryStore;
@@ -54,6 +60,20 @@ pub struct PersistedDocuments {
 struct Automatic {
     memory: MemoryStore,
     redis: Option<RedisStore>,
+    /// How many texts each client may register (`--rate-limit-registrations`); `None`: no
+    /// limit.
+    registrations: Option<RateLimiter>,
+}
+
+/// What became of a registration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Registered {
+    /// The text is kept (or was already).
+    Kept,
+    /// Automatic persisted queries are off.
+    Off,
+    /// The client registered its share of texts this hour: the text ran, but is not kept.
+    OverLimit,
 }
 
 /// What a request asked for.
@@ -127,6 +147,7 @@ impl PersistedDocuments {
         let automatic = (memory_bytes > 0).then(|| Automatic {
             memory: MemoryStore::new(memory_bytes),
             redis,
+            registrations: None,
         });
         Self {
             trusted,
@@ -134,6 +155,23 @@ impl PersistedDocuments {
             automatic,
             max_document_bytes,
         }
+    }
+
+    /// Limits how many texts each client may register (`limiter`'s cost budget, one point a
+    /// text).
+    pub fn with_registration_limit(mut self, limiter: Option<RateLimiter>) -> Self {
+        if let Some(automatic) = &mut self.automatic {
+            automatic.registrations = limiter;
+        }
+        self
+    }
+
+    /// Whether `hash` names a text this server already keeps (registering it again stores
+    /// nothing new).
+    pub fn keeps(&self, hash: &str) -> bool {
+        self.automatic
+            .as_ref()
+            .is_some_and(|a| a.memory.get(hash).is_some())
     }
 
     /// Whether only trusted documents run (`--require-trusted-documents`).
@@ -171,17 +209,43 @@ impl PersistedDocuments {
         Ok(Resolved::AsSent)
     }
 
-    /// Registers `text` under `hash` (its SHA-256, checked by [`resolve`](Self::resolve)).
-    pub async fn register(&self, hash: &str, text: &str) {
+    /// Registers `text` under `hash` (its SHA-256, checked by [`resolve`](Self::resolve)) for
+    /// `client`, within its share of registrations: a text this server keeps already takes
+    /// none.
+    pub async fn register(&self, client: &ClientKey, hash: &str, text: &str) -> Registered {
         let Some(automatic) = &self.automatic else {
-            return;
+            return Registered::Off;
         };
-        automatic.memory.insert(hash, Arc::from(text));
-        if let Some(redis) = &automatic.redis
-            && let Err(error) = redis.set(hash, text).await
-        {
-            tracing::warn!(%error, "cannot register a persisted query in Redis");
+        if automatic.memory.get(hash).is_some() {
+            return Registered::Kept;
         }
+        if let Some(limiter) = &automatic.registrations {
+            let charge = Charge { cost: 1, writes: 0 };
+            if limiter
+                .check(&client.scoped("register"), charge)
+                .await
+                .refused
+                .is_some()
+            {
+                metrics::counter!("dynapage_rate_limited_total", "limit" => "registrations")
+                    .increment(1);
+                return Registered::OverLimit;
+            }
+        }
+        automatic.memory.insert(hash, Arc::from(text));
+        if let Some(redis) = &automatic.redis {
+            match redis.set(hash, text).await {
+                Ok(redis::Stored::Added | redis::Stored::Renewed) => {}
+                Ok(redis::Stored::TooLarge) => {
+                    tracing::warn!(
+                        bytes = text.len(),
+                        "a persisted query is larger than --persisted-queries-redis-bytes allows; kept in this server only"
+                    );
+                }
+                Err(error) => tracing::warn!(%error, "cannot register a persisted query in Redis"),
+            }
+        }
+        Registered::Kept
     }
 
     /// Whether `text` is a trusted document's (the check of `--require-trusted-documents`

@@ -36,7 +36,11 @@ async fn an_automatic_persisted_query_is_found_once_registered() {
     assert_eq!(miss, Err(Refused::NotFound));
     let sent = resolve(&documents, PAGE, None, Some(&hash)).await;
     assert_eq!(sent, Ok(Resolved::Register(hash.clone())));
-    documents.register(&hash, PAGE).await;
+    let client = ClientKey::new(None, std::net::Ipv4Addr::LOCALHOST.into());
+    assert_eq!(
+        documents.register(&client, &hash, PAGE).await,
+        Registered::Kept
+    );
     let hit = resolve(&documents, "", None, Some(&hash.to_ascii_uppercase())).await;
     assert_eq!(hit, Ok(Resolved::Stored(Arc::from(PAGE))));
     let wrong = resolve(&documents, OTHER, None, Some(&hash)).await;
@@ -106,4 +110,49 @@ async fn trusted_documents_run_by_id_and_hash_and_only_they_when_required() {
         resolve(&closed, "", None, Some(&other)).await,
         Err(Refused::NotInList(_))
     ));
+}
+
+#[tokio::test]
+async fn each_client_registers_only_its_share_and_a_kept_text_takes_none() {
+    use crate::ratelimit::{BucketSpec, MemoryLimiter, RateLimits};
+    let two_an_hour = RateLimits {
+        cost: Some(BucketSpec {
+            per_second: 2.0 / 3600.0,
+            burst: 2.0,
+        }),
+        writes: None,
+    };
+    let limiter = RateLimiter::Memory(Arc::new(MemoryLimiter::new(two_an_hour)));
+    let documents = PersistedDocuments::new(None, false, 4096, None, 4096)
+        .with_registration_limit(Some(limiter));
+    let (one, other) = (
+        ClientKey::new(None, "192.0.2.1".parse().expect("ip")),
+        ClientKey::new(None, "192.0.2.2".parse().expect("ip")),
+    );
+    let texts: Vec<String> = (0..3).map(|n| format!("{{ a{n} }}")).collect();
+    let hash = |text: &str| sha256_hex(text);
+    for text in &texts[..2] {
+        assert_eq!(
+            documents.register(&one, &hash(text), text).await,
+            Registered::Kept
+        );
+    }
+    assert_eq!(
+        documents.register(&one, &hash(&texts[2]), &texts[2]).await,
+        Registered::OverLimit,
+        "a third text in the hour"
+    );
+    assert!(!documents.keeps(&hash(&texts[2])));
+    assert_eq!(
+        documents.register(&one, &hash(&texts[0]), &texts[0]).await,
+        Registered::Kept,
+        "a text kept already costs no share"
+    );
+    assert_eq!(
+        documents
+            .register(&other, &hash(&texts[2]), &texts[2])
+            .await,
+        Registered::Kept,
+        "another client has its own share"
+    );
 }

@@ -19,6 +19,8 @@ pub enum Process {
     /// `serve`: pages and live comments; with `sync`, also the table's stream (checkpoints in
     /// Redis); with `rate_limits`, budgets in Redis. With the embedded store, `serve` applies
     /// the store's changes to the index itself.
+    /// `rate_limits`: some budget is kept (a client's cost or writes, its rate of opening
+    /// subscriptions or of registering persisted queries).
     Serve { sync: bool, rate_limits: bool },
     /// `seed`: writes the table only (it needs `--store dynamodb`).
     Seed,
@@ -163,9 +165,12 @@ mod tests {
         assert!(checkpoints(serve(true, false)));
         assert!(!checkpoints(Process::LambdaSync), "Lambda keeps them");
         assert!(!checkpoints(serve(false, false)));
-        let clock = |process| senders(process, StoreKind::Dynamodb, "TIME");
-        assert!(!clock(serve(false, true)).is_empty());
-        assert!(clock(serve(false, false)).is_empty());
-        assert!(clock(Process::Sync).is_empty());
+        let budgets = |process| {
+            senders(process, StoreKind::Dynamodb, "TIME")
+                .contains("the rate limits, inside take.lua")
+        };
+        assert!(budgets(serve(false, true)));
+        assert!(!budgets(serve(false, false)));
+        assert!(!budgets(Process::Sync));
     }
 }

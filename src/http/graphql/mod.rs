@@ -15,7 +15,7 @@ use axum::response::Response;
 
 use super::caching::Cacheability;
 use super::check::{Transport, check_request};
-use super::payer::{budget, viewer};
+use super::payer::{Payer, budget};
 use super::response_cache::{self, Asker, Pending, from_cache};
 use super::transport::{self, MediaType, Refusal};
 use super::{AppState, REQUEST_ID, client_address};
@@ -79,7 +79,7 @@ async fn answer(
     app: &AppState,
     peer: Peer,
     headers: &HeaderMap,
-    read: impl Future<Output = Result<async_graphql::Request, Refusal>>,
+    read: impl Future<Output = Result<transport::Read, Refusal>>,
     over_get: bool,
 ) -> Response {
     let request_id = request_id(headers);
@@ -88,9 +88,14 @@ async fn answer(
         Err(refusal) => return transport::refusal(MediaType::Json, &refusal, &request_id),
     };
     match read.await {
-        Ok(request) => {
+        Ok((request, size)) => {
             let address = client_ip(app, peer, headers);
-            execute(app, headers, request_id, media, request, over_get, address).await
+            let at = Origin {
+                address,
+                over_get,
+                size,
+            };
+            execute(app, headers, request_id, media, request, at).await
         }
         Err(refusal) => transport::refusal(media, &refusal, &request_id),
     }
@@ -111,9 +116,21 @@ pub(super) async fn on_behalf_of(
     request: async_graphql::Request,
 ) -> Response {
     let request_id = request_id(headers);
-    let address = client_ip(app, peer, headers);
-    let media = MediaType::Json;
-    execute(app, forwarded, request_id, media, request, true, address).await
+    let at = Origin {
+        address: client_ip(app, peer, headers),
+        over_get: true,
+        size: request.query.len(),
+    };
+    execute(app, forwarded, request_id, MediaType::Json, request, at).await
+}
+
+/// Where a request came from and how: its client's address, whether over GET, and its size on
+/// the wire (`transport::Read`).
+#[derive(Clone, Copy, Debug)]
+struct Origin {
+    address: IpAddr,
+    over_get: bool,
+    size: usize,
 }
 
 /// A refusal before execution, in the GraphQL response shape.
@@ -146,7 +163,8 @@ struct Call<'a> {
     operation_name: Option<String>,
     /// The metrics label: `mutation` or `query`.
     kind: &'static str,
-    /// The document's size, for the floor a failed request is charged.
+    /// The request's size (on the wire, or the document it runs when that is longer), for the
+    /// floor every request pays and the larger one a failed request pays.
     bytes: usize,
 }
 
@@ -159,9 +177,11 @@ async fn execute(
     request_id: String,
     media: MediaType,
     mut request: async_graphql::Request,
-    over_get: bool,
-    address: IpAddr,
+    at: Origin,
 ) -> Response {
+    let Origin {
+        address, over_get, ..
+    } = at;
     let started = Instant::now();
     // Each step that may wait is boxed. Why: a future is as large as the largest future it
     // awaits, and axum and tower move a handler's future whole, twice a request; these steps
@@ -172,9 +192,10 @@ async fn execute(
         Ok(registration) => registration,
         Err(refusal) => return refusal,
     };
-    let bytes = request.query.len();
-    let unaffordable =
-        failures::refuse_unaffordable(app, headers, media, &request_id, address, bytes);
+    // A persisted document's text may be longer than the request that named it.
+    let bytes = at.size.max(request.query.len());
+    let payer = Payer { address, bytes };
+    let unaffordable = failures::refuse_unaffordable(app, headers, media, &request_id, payer);
     if let Some(refusal) = Box::pin(unaffordable).await {
         return refusal;
     }
@@ -188,8 +209,7 @@ async fn execute(
                 media,
                 &rejection,
                 &request_id,
-                address,
-                bytes,
+                payer,
             ))
             .await;
         }
@@ -198,17 +218,17 @@ async fn execute(
         return shed(app, media, &request_id);
     };
     let (personal, own_votes) = personal(app, headers, &request.query);
-    let asker = Asker::new(over_get, address, &request_id, registration.as_deref());
+    let asker = Asker::new(over_get, payer, &request_id, registration.as_deref());
     let bypass = checked.mutation || own_votes;
     let pending = match Box::pin(from_cache(app, headers, &request, media, bypass, asker)).await {
         Ok(pending) => pending,
         Err(hit) => return hit,
     };
-    let viewer = match Box::pin(viewer(app, headers, media, &request_id)).await {
+    let viewer = match Box::pin(failures::viewer(app, headers, media, &request_id, payer)).await {
         Ok(viewer) => viewer,
         Err(refusal) => return refusal,
     };
-    let budget = budget(app, viewer.as_ref(), address, checked.writes);
+    let budget = budget(app, viewer.as_ref(), payer, checked.writes);
     if let Some(viewer) = viewer {
         request = request.data(viewer);
     }

@@ -2,8 +2,6 @@
 //! answered here, charged like any request (`failures::charge_cached`) and with the same
 //! caching headers.
 
-use std::net::IpAddr;
-
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 
@@ -11,12 +9,13 @@ use super::{Lookup, Pending};
 use crate::http::AppState;
 use crate::http::caching::Cacheability;
 use crate::http::failures;
+use crate::http::payer::Payer;
 use crate::http::transport::MediaType;
 
 /// Who asks the response cache, and how.
 pub(in crate::http) struct Asker<'a> {
     over_get: bool,
-    address: IpAddr,
+    payer: Payer,
     request_id: &'a str,
     /// The hash of the automatic persisted query whose text the request sends.
     registration: Option<&'a str>,
@@ -25,13 +24,13 @@ pub(in crate::http) struct Asker<'a> {
 impl<'a> Asker<'a> {
     pub(in crate::http) fn new(
         over_get: bool,
-        address: IpAddr,
+        payer: Payer,
         request_id: &'a str,
         registration: Option<&'a str>,
     ) -> Self {
         Self {
             over_get,
-            address,
+            payer,
             request_id,
             registration,
         }
@@ -61,9 +60,9 @@ pub(in crate::http) async fn from_cache(
         Lookup::Run(pending) => Ok(Some(pending)),
         Lookup::Answer(mut hit) => {
             let not_modified = hit.status() == StatusCode::NOT_MODIFIED;
-            let (request_id, address) = (asker.request_id, asker.address);
+            let (request_id, payer) = (asker.request_id, asker.payer);
             let throttle =
-                failures::charge_cached(app, media, request_id, address, not_modified).await?;
+                failures::charge_cached(app, media, request_id, payer, not_modified).await?;
             let cacheability = Cacheability {
                 over_get: asker.over_get,
                 error_free: true,
@@ -72,7 +71,8 @@ pub(in crate::http) async fn from_cache(
             };
             super::caching_headers(&app.options, &cacheability, &mut hit, &[]);
             if let Some(hash) = asker.registration {
-                app.persisted.register(hash, &request.query).await;
+                let budget = crate::http::payer::budget(app, None, payer, 0);
+                crate::http::persisted::keep(app, &budget, hash, &request.query).await;
             }
             Err(hit)
         }

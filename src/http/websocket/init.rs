@@ -19,8 +19,9 @@ use futures::future::{BoxFuture, FutureExt};
 
 use super::AppState;
 use crate::auth::{Auth, TokenError, Viewer};
+use crate::graphql::Budget;
 use crate::live::shares::{Full, Kind, Share, Shares};
-use crate::ratelimit::ClientKey;
+use crate::ratelimit::{ClientKey, RateLimiter};
 
 /// Close code of a `connection_init` whose token's subject holds its share of sockets.
 pub const TOO_MANY_SOCKETS_CLOSE: u16 = 4029;
@@ -138,15 +139,24 @@ pub(super) struct Init {
     refused: Arc<Mutex<Option<(u16, String)>>>,
     auth: Auth,
     connection: Arc<Connection>,
+    /// The budgets a refused token's failure floor is charged to (the connection's client):
+    /// a bad token costs a signature check, and a client reconnecting with bad tokens must run
+    /// out of budget like any other failing client.
+    limiter: Option<RateLimiter>,
 }
 
 impl Init {
-    pub(super) fn new(auth: Auth, connection: Arc<Connection>) -> Self {
+    pub(super) fn new(
+        auth: Auth,
+        connection: Arc<Connection>,
+        limiter: Option<RateLimiter>,
+    ) -> Self {
         Self {
             accepted: Arc::default(),
             refused: Arc::default(),
             auth,
             connection,
+            limiter,
         }
     }
 
@@ -198,8 +208,15 @@ impl Init {
         if let Some(header) = header
             && let Some(verified) = verify(&self.auth, header).await
         {
-            let signed_in =
-                verified.map_err(|e| (4403, format!("the bearer token was refused: {e}")))?;
+            let signed_in = match verified {
+                Ok(signed_in) => signed_in,
+                Err(e) => {
+                    let client = self.connection.client();
+                    let budget = Budget::new(self.limiter.clone(), client, 0);
+                    budget.charge_failure(header.len(), 0).await;
+                    return Err((4403, format!("the bearer token was refused: {e}")));
+                }
+            };
             self.connection
                 .sign_in(signed_in)
                 .map_err(|full| (TOO_MANY_SOCKETS_CLOSE, full.to_string()))?;
