@@ -28,10 +28,12 @@ mod embedded;
 mod playground;
 mod websocket;
 
+pub use check::Transport;
 pub use client_address::{TrustedProxies, client_address};
 pub use compression::COMPRESS_ABOVE_BYTES;
 pub use connections::{BodyTimeout, ConnectionOptions, Timeouts};
 pub use cors::CorsOrigins;
+pub use offline_check::{OfflineCheck, Outcome};
 pub use response_cache::{COST as COST_HEADER, ResponseCacheOptions, tag as cache_tag};
 pub use websocket::{SLOW_SUBSCRIBER_CLOSE, WebSocketLimits};
 
@@ -44,6 +46,7 @@ mod expansion;
 mod failures;
 mod graphql;
 mod limits;
+mod offline_check;
 mod payer;
 mod persisted;
 mod readiness;

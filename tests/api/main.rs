@@ -32,6 +32,7 @@ mod field_errors;
 mod hardening;
 mod helpers;
 mod helpful_votes;
+mod hostile;
 mod http;
 mod iam;
 mod index_contract;

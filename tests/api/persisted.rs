@@ -233,19 +233,37 @@ async fn servers_on_one_redis_share_what_either_registered() {
     .await;
     let expected = ids(&sent);
     assert_eq!(ids(&get(&two, &get_by_hash(&hash)).await), expected);
-    // Kept under the deployment's prefix, with a TTL.
+    // Kept under the deployment's prefix, in the one bounded store: the text, when it was
+    // registered, and the bytes the store counts for it.
     let client = redis::Client::open(url.as_str()).expect("a client");
     let mut conn = client
         .get_multiplexed_async_connection()
         .await
         .expect("connected");
-    let key = format!("{prefix}pq:{hash}");
-    let ttl: i64 = redis::cmd("TTL")
-        .arg(&key)
+    let texts = format!("{prefix}pq:{{apq}}");
+    let text: Option<String> = redis::cmd("HGET")
+        .arg(&texts)
+        .arg(&hash)
         .query_async(&mut conn)
         .await
-        .expect("TTL");
-    assert!((1..=86_400).contains(&ttl), "{key}: {ttl}");
+        .expect("HGET");
+    assert_eq!(text.as_deref(), Some(PAGE));
+    let registered: Option<f64> = redis::cmd("ZSCORE")
+        .arg(format!("{texts}:at"))
+        .arg(&hash)
+        .query_async(&mut conn)
+        .await
+        .expect("ZSCORE");
+    assert!(registered.is_some_and(|ms| ms > 1.7e12), "{registered:?}");
+    let held: u64 = redis::cmd("GET")
+        .arg(format!("{texts}:bytes"))
+        .query_async(&mut conn)
+        .await
+        .expect("GET");
+    assert_eq!(
+        held as usize,
+        PAGE.len() + hash.len() + dynapage::persisted::redis::ENTRY_OVERHEAD
+    );
     one.stop().await.expect("clean stop");
     two.stop().await.expect("clean stop");
 }
