@@ -10,7 +10,7 @@
 //! | `<prefix>{changes}` | the change log of live comments (`live::redis_log`) |
 //! | `<prefix>sync:<table>:<shardId>` | the stream consumer's checkpoints (`sync::checkpoint`) |
 //! | `<prefix>rl:{<client>}:…` | the rate limiter's buckets (`ratelimit::redis`) |
-//! | `<prefix>pq:<sha256>` | automatic persisted queries (`persisted::redis`) |
+//! | `<prefix>pq:{apq}…` | automatic persisted queries (`persisted::redis`) |
 
 use std::fmt;
 

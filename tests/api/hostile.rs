@@ -592,3 +592,53 @@ async fn a_list_value_nested_1500_deep_is_refused_on_every_transport_and_pays_it
     );
     target.still_serves("the 3 kB request").await;
 }
+
+/// Issue 42, item 9: request heads that never end, each longer than the cap, from many
+/// connections of one address: each is answered 431 and closed once past the cap, and the
+/// server's memory does not keep what they sent (400 kB heads on 200 connections pinned 103 MB).
+#[tokio::test]
+async fn long_unfinished_request_heads_are_refused_431_and_pin_no_memory() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut target = Target::start().await;
+    let before = rss_mib(target.pid());
+    let peer = target.address.trim_start_matches("http://").to_owned();
+    let head = format!(
+        "GET /graphql?query={} HTTP/1.1\r\nhost: x\r\n",
+        "a".repeat(64 * 1024)
+    );
+    let connections = (0..200).map(|_| {
+        let (peer, head) = (peer.clone(), head.clone());
+        async move {
+            let mut stream = tokio::net::TcpStream::connect(peer)
+                .await
+                .expect("connected");
+            // The head is sent, never finished: no blank line.
+            let _ = stream.write_all(head.as_bytes()).await;
+            let mut answer = Vec::new();
+            let read = tokio::time::timeout(ANSWER_WITHIN, stream.read_to_end(&mut answer)).await;
+            (read.is_ok(), String::from_utf8_lossy(&answer).into_owned())
+        }
+    });
+    let answers: Vec<(bool, String)> = futures::future::join_all(connections).await;
+    for (closed, answer) in &answers {
+        assert!(closed, "a connection past the cap is closed at once");
+        assert!(
+            answer.starts_with("HTTP/1.1 431"),
+            "431 Request Header Fields Too Large: {answer:.80}"
+        );
+    }
+    let after = rss_mib(target.pid());
+    assert!(
+        after - before < 40.0,
+        "200 heads of 64 KiB left the server {:.0} MiB larger ({before:.0} -> {after:.0})",
+        after - before
+    );
+    // A head within the cap (a GET query of a few kB) is served.
+    let long_enough = format!(
+        "{{ comments(sku: \"{DEMO_SKU}\", first: 1) {{ totalCount }} {} }}",
+        "__typename ".repeat(1_000)
+    );
+    let (status, body) = target.get(&long_enough, &json!({})).await;
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    target.still_serves("long heads").await;
+}

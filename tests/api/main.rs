@@ -45,6 +45,7 @@ mod one_box;
 mod one_box_crash;
 mod orders;
 mod page_numbers;
+mod paying;
 mod persisted;
 mod playground;
 mod pricing;
