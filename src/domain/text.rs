@@ -49,7 +49,7 @@ pub const INVISIBLE: &[(char, char)] = &[
     ('\u{180B}', '\u{180F}'),   // Mongolian variation selectors and vowel separator
     ('\u{200B}', '\u{200F}'),   // zero-width space, non-joiner, joiner; LRM, RLM
     ('\u{202A}', '\u{202E}'),   // bidirectional embeddings and overrides
-    ('\u{2060}', '\u{206F}'),   // word joiner, invisible operators (2061-2064), isolates, deprecated
+    ('\u{2060}', '\u{206F}'),   // word joiner, invisible operators, isolates, deprecated
     ('\u{2800}', '\u{2800}'),   // Braille pattern blank
     ('\u{3164}', '\u{3164}'),   // Hangul filler
     ('\u{FE00}', '\u{FE0F}'),   // variation selectors
@@ -110,7 +110,11 @@ mod tests {
         }
         // The one-byte CSI would clear a terminal that reads C1 controls; NEL breaks a log line.
         assert_eq!(clean("ok\u{9B}2J\u{85}done"), "ok2Jdone");
-        assert_eq!(clean("\u{85}\u{A0}x\u{85}"), "x", "trimmed after the removal");
+        assert_eq!(
+            clean("\u{85}\u{A0}x\u{85}"),
+            "x",
+            "trimmed after the removal"
+        );
     }
 
     #[test]
@@ -199,8 +203,8 @@ mod tests {
             (0xE0020, 0xE007F),
         ];
         const DRAWN: &[u32] = &[
-            0x0600, 0x0601, 0x0602, 0x0603, 0x0604, 0x0605, 0x06DD, 0x070F, 0x0890, 0x0891,
-            0x08E2, 0x110BD, 0x110CD,
+            0x0600, 0x0601, 0x0602, 0x0603, 0x0604, 0x0605, 0x06DD, 0x070F, 0x0890, 0x0891, 0x08E2,
+            0x110BD, 0x110CD,
         ];
         for &(first, last) in DEFAULT_IGNORABLE.iter().chain(FORMAT) {
             for c in (first..=last).filter(|c| !DRAWN.contains(c)) {
