@@ -64,6 +64,7 @@ mod sync;
 mod transfer;
 mod transport;
 mod varnish;
+mod version_ceiling;
 mod vote_contract;
 mod walks;
 mod ws_attacks;
