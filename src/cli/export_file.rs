@@ -188,18 +188,30 @@ fn full_frame(text: &[u8]) -> Option<Vec<CommentId>> {
 }
 
 /// The lines of an export file, decompressed if it starts with zstd's magic bytes.
+///
+/// The first bytes read to tell are put back in front of the rest rather than sought back
+/// to, so the input may be a pipe (`--in /dev/stdin`, a FIFO) as well as a file.
 pub fn open_lines(path: &Path) -> anyhow::Result<Box<dyn BufRead + Send>> {
     let context = || format!("opening {} (--in / DYNAPAGE_IMPORT_IN)", path.display());
     let mut file = File::open(path).with_context(context)?;
     let mut magic = [0u8; 4];
-    let read = file.read(&mut magic).with_context(context)?;
-    file.seek(SeekFrom::Start(0)).with_context(context)?;
-    Ok(if read == magic.len() && magic == ZSTD_MAGIC {
+    let mut read = 0;
+    while read < magic.len() {
+        match file.read(&mut magic[read..]) {
+            Ok(0) => break,
+            Ok(n) => read += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e).with_context(context),
+        }
+    }
+    let compressed = read == magic.len() && magic == ZSTD_MAGIC;
+    let input = io::Cursor::new(magic).take(read as u64).chain(file);
+    Ok(if compressed {
         Box::new(BufReader::new(
-            zstd::stream::read::Decoder::new(file).with_context(context)?,
+            zstd::stream::read::Decoder::new(input).with_context(context)?,
         ))
     } else {
-        Box::new(BufReader::new(file))
+        Box::new(BufReader::new(input))
     })
 }
 

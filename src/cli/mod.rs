@@ -8,6 +8,7 @@ mod export_file;
 mod export_scan;
 mod export_schema;
 mod import;
+mod import_lines;
 mod lambda_sync;
 mod reindex;
 pub mod seed;

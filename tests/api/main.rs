@@ -34,6 +34,7 @@ mod helpers;
 mod helpful_votes;
 mod http;
 mod iam;
+mod import_checks;
 mod index_contract;
 mod index_view;
 mod lambda;
