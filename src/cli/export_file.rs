@@ -15,6 +15,7 @@ use anyhow::Context;
 
 use super::transfer;
 use crate::domain::{Comment, CommentId};
+use crate::store::sqlite::modes;
 
 /// Lines per zstd frame: large enough to compress as well as one long stream (a frame is
 /// about 250 KB of text), small enough that a resumed export redoes little.
@@ -110,13 +111,15 @@ pub struct ResumePoint {
 /// Opens (or creates) `partial` for appending after the part of it an export can keep.
 pub fn resume_point(partial: &Path, format: Format) -> anyhow::Result<ResumePoint> {
     let context = || format!("opening {}", partial.display());
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(partial)
-        .with_context(context)?;
+    let mut file = modes::open_private(
+        partial,
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false),
+    )
+    .with_context(context)?;
     let (good_len, after, lines) = match format {
         Format::Plain => plain_prefix(&file).with_context(context)?,
         Format::Zstd => zstd_prefix(&mut file).with_context(context)?,

@@ -34,10 +34,12 @@ use serde::{Deserialize, Serialize};
 use super::copy_progress::{Pace, Progress, remove_if_there, store_name};
 use super::export_file::open_lines;
 use super::import_lines::BoundedLines;
+use super::output::refuse_in_data_dir;
 use super::transfer;
 use crate::config::BackendArgs;
 use crate::domain::Comment;
 use crate::store::CommentStore;
+use crate::store::sqlite::modes;
 
 #[derive(Args, Debug)]
 pub struct ImportArgs {
@@ -79,6 +81,15 @@ pub async fn run(args: ImportArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let destination = store_name(&args.backend)?;
     let progress_file = PathBuf::from(format!("{}.import-progress", args.input.display()));
+    // The progress is saved beside the input: not inside a data directory.
+    if let Some(dir) = progress_file.parent() {
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        refuse_in_data_dir(dir, "--in / DYNAPAGE_IMPORT_IN", &args.input)?;
+    }
     let resume_after = saved_lines(&progress_file, &destination);
     let lines = open_lines(&args.input)?;
     let store = crate::startup::open_store(&args.backend).await?;
@@ -213,7 +224,7 @@ fn save(path: &Path, destination: &str, lines: u64) -> anyhow::Result<()> {
         destination: destination.to_owned(),
         lines,
     };
-    std::fs::write(&temporary, serde_json::to_vec(&saved)?)
+    modes::write_private(&temporary, &serde_json::to_vec(&saved)?)
         .and_then(|()| std::fs::rename(&temporary, path))
         .with_context(|| format!("saving the import progress in {}", path.display()))
 }

@@ -10,6 +10,7 @@ mod export_schema;
 mod import;
 mod import_lines;
 mod lambda_sync;
+mod output;
 mod reindex;
 pub mod seed;
 pub mod serve;

@@ -43,6 +43,7 @@ mod live_resume;
 mod mutations;
 mod one_box;
 mod one_box_crash;
+mod one_box_files;
 mod orders;
 mod page_numbers;
 mod persisted;

@@ -106,7 +106,13 @@ fn run(mut conn: Connection, receiver: &Receiver<Request>, memory: &MemoryStore,
         }
         commit_group(&mut conn, batch, memory);
     }
+    // The database is closed (its last checkpoint written) before the directory's lock is
+    // released, so the next owner never meets this connection.
+    if let Err((_, error)) = conn.close() {
+        tracing::error!(error = %error, "closing the embedded store's database failed");
+    }
     tracing::debug!(data_dir = %dir.path().display(), "embedded store closed");
+    drop(dir);
 }
 
 fn commit_group(conn: &mut Connection, batch: Vec<Request>, memory: &MemoryStore) {
