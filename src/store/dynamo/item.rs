@@ -7,6 +7,16 @@
 //! The table also holds one item per helpful vote (`votes`), keyed `vote#<comment>#<voter>`:
 //! no comment id can start so (they are ULIDs), and a vote item has none of the GSI keys, so
 //! it never appears in a page. Scans and the stream tell the two kinds apart by [`is_vote_id`].
+//!
+//! Numbers are written as decimal text and read back with `parse`, each checked against its
+//! range (a version against [`crate::domain::MAX_VERSION`]): clippy refuses an `as` cast here
+//! that could wrap or truncate.
+
+#![deny(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss
+)]
 
 use std::collections::HashMap;
 
@@ -382,7 +392,8 @@ mod tests {
         let mut keyed: Vec<(Position, u128)> = (0..2_000)
             .map(|_| {
                 // Few counts and few milliseconds, so ties on both are common.
-                let count = [0, 1, 2, 3, 1_000, u64::from(u32::MAX), u64::MAX][next() as usize % 7];
+                let count = [0, 1, 2, 3, 1_000, u64::from(u32::MAX), u64::MAX]
+                    [usize::try_from(next() % 7).expect("below 7")];
                 let millis = 1_700_000_000_000 + next() % 4;
                 let random = u128::from(next()) << 16 | u128::from(next() & 0xffff);
                 let key = SortKey::new(millis, CommentId::from_parts(millis, random))

@@ -1,6 +1,15 @@
 //! A comment as a row of the `comments` table, and back. Decoding validates every column the
 //! way the DynamoDB adapter validates an item, so a damaged row is an error naming the row,
 //! never a panic or a silently wrong comment. Also a helpful vote as a row of `votes`.
+//!
+//! Every number crosses between `u64` and SQLite's INTEGER (`i64`) through `try_from`, with an
+//! error naming the comment: clippy refuses an `as` cast here that could wrap or truncate.
+
+#![deny(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss
+)]
 
 use rusqlite::{OptionalExtension, Row, Transaction, params};
 
