@@ -337,4 +337,41 @@ mod tests {
             Err(FormatError::Version { found: 3, .. })
         ));
     }
+
+    #[test]
+    fn a_new_database_is_made_whole_and_an_empty_or_unmarked_file_is_refused() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let path = dir.path().join("comments.sqlite3");
+        std::fs::write(dir.path().join("comments.sqlite3.new"), b"left by a crash").expect("write");
+        let conn = open_for_writing(&path).expect("made and opened");
+        assert_eq!(format(&conn), Ok(FORMAT_VERSION));
+        drop(conn);
+        assert!(!dir.path().join("comments.sqlite3.new").exists());
+        assert!(open_for_reading(&path).is_ok());
+
+        let empty = dir.path().join("empty.sqlite3");
+        std::fs::write(&empty, b"").expect("a zero-length file");
+        assert!(matches!(
+            open_for_writing(&empty),
+            Err(FormatError::Empty { .. })
+        ));
+        assert!(matches!(
+            open_for_reading(&empty),
+            Err(FormatError::Empty { .. })
+        ));
+        assert_eq!(
+            std::fs::metadata(&empty).expect("stat").len(),
+            0,
+            "left as it was"
+        );
+
+        let unmarked = dir.path().join("unmarked.sqlite3");
+        Connection::open(&unmarked)
+            .and_then(|c| c.execute_batch("VACUUM"))
+            .expect("an SQLite file without our mark");
+        assert!(matches!(
+            open_for_writing(&unmarked),
+            Err(FormatError::Foreign { found: 0, .. })
+        ));
+    }
 }
