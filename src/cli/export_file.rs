@@ -193,7 +193,7 @@ fn full_frame(text: &[u8]) -> Option<Vec<CommentId>> {
 /// The lines of an export file, decompressed if it starts with zstd's magic bytes.
 ///
 /// The first bytes read to tell are put back in front of the rest rather than sought back
-/// to, so the input may be a pipe (`--in /dev/stdin`, a FIFO) as well as a file.
+/// to, so the input may be a FIFO as well as a file.
 pub fn open_lines(path: &Path) -> anyhow::Result<Box<dyn BufRead + Send>> {
     let context = || format!("opening {} (--in / DYNAPAGE_IMPORT_IN)", path.display());
     let mut file = File::open(path).with_context(context)?;
