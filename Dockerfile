@@ -15,8 +15,9 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/target/release/dynapage /usr/local/bin/dynapage
 # The durable embedded store's directory (`serve --data-dir /data`, compose profile `box`): a
-# named volume mounted here takes this owner, so the unprivileged user can write it.
-RUN mkdir -p /data && chown 10001 /data
+# named volume mounted here takes this owner and mode, so the unprivileged user can write it
+# and nobody else can read it.
+RUN mkdir -p /data && chown 10001 /data && chmod 700 /data
 USER 10001
 EXPOSE 8080
 ENTRYPOINT ["dynapage"]

@@ -9,6 +9,7 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
 use crate::config::BackendArgs;
+use crate::store::sqlite::modes;
 
 /// Progress of a long copy: a log line every few seconds.
 pub struct Progress {
@@ -118,7 +119,7 @@ impl Saved {
     /// Saves atomically (a temporary file renamed over the old one).
     pub fn save(&self, path: &Path) -> anyhow::Result<()> {
         let temporary = format!("{}.tmp", path.display());
-        std::fs::write(&temporary, serde_json::to_vec(self)?)
+        modes::write_private(Path::new(&temporary), &serde_json::to_vec(self)?)
             .and_then(|()| std::fs::rename(&temporary, path))
             .with_context(|| format!("saving the export progress in {}", path.display()))
     }

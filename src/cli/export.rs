@@ -9,23 +9,26 @@
 //! line (or zstd frame) of `FILE.partial`; from DynamoDB where its scan stopped
 //! ([`super::export_scan`]). Either way the finished file is the same bytes as an
 //! uninterrupted export's.
+//!
+//! `--out` may not be inside a data directory (the one read, or any other), and an existing
+//! `FILE` is replaced only with `--force` ([`super::output`]); its files are `0600`.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::Context;
 use clap::Args;
 
 use super::copy_progress::{Pace, Progress, Saved, remove_if_there, store_name};
 use super::export_file::{self, Format, LineWriter};
 use super::export_scan::{self, ScanFiles};
+use super::output::Output;
 use crate::config::BackendArgs;
 
 #[derive(Args, Debug)]
 pub struct ExportArgs {
     /// The file to write: JSON Lines, zstd-compressed when the name ends in `.zst`
     /// (`comments.jsonl.zst`). Written as FILE.partial, renamed when complete; run the same
-    /// command again to resume an interrupted export.
+    /// command again to resume an interrupted export. Not inside a data directory.
     #[arg(long, env = "DYNAPAGE_EXPORT_OUT")]
     pub out: PathBuf,
     /// At most this many comments a second (all when unset): spares a production table's read
@@ -36,6 +39,9 @@ pub struct ExportArgs {
     /// to resume from). A resumed export keeps the count it started with.
     #[arg(long, env = "DYNAPAGE_EXPORT_SEGMENTS", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub segments: u32,
+    /// Replace FILE if it exists.
+    #[arg(long, env = "DYNAPAGE_EXPORT_FORCE")]
+    pub force: bool,
     #[command(flatten)]
     pub backend: BackendArgs,
 }
@@ -70,6 +76,13 @@ impl Files {
 
 pub async fn run(args: ExportArgs) -> anyhow::Result<()> {
     let started = Instant::now();
+    let output = Output {
+        path: &args.out,
+        flag: "--out / DYNAPAGE_EXPORT_OUT",
+        force_flag: "--force / DYNAPAGE_EXPORT_FORCE",
+        force: args.force,
+    };
+    output.check(args.backend.data_dir()?)?;
     let files = Files::beside(&args.out);
     let format = Format::of(&args.out);
     let source = store_name(&args.backend)?;
@@ -105,13 +118,7 @@ pub async fn run(args: ExportArgs) -> anyhow::Result<()> {
             export_scan::export(&store, &scan_files, saved, format, &mut pace).await?
         }
     };
-    std::fs::rename(&files.partial, &args.out).with_context(|| {
-        format!(
-            "renaming {} to {}",
-            files.partial.display(),
-            args.out.display()
-        )
-    })?;
+    output.place(&files.partial)?;
     remove_if_there(&files.spool)?;
     remove_if_there(&files.progress)?;
     report(written, resumed_after, &args.out, started);

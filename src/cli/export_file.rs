@@ -15,6 +15,7 @@ use anyhow::Context;
 
 use super::transfer;
 use crate::domain::{Comment, CommentId};
+use crate::store::sqlite::modes;
 
 /// Lines per zstd frame: large enough to compress as well as one long stream (a frame is
 /// about 250 KB of text), small enough that a resumed export redoes little.
@@ -110,13 +111,15 @@ pub struct ResumePoint {
 /// Opens (or creates) `partial` for appending after the part of it an export can keep.
 pub fn resume_point(partial: &Path, format: Format) -> anyhow::Result<ResumePoint> {
     let context = || format!("opening {}", partial.display());
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(partial)
-        .with_context(context)?;
+    let mut file = modes::open_private(
+        partial,
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false),
+    )
+    .with_context(context)?;
     let (good_len, after, lines) = match format {
         Format::Plain => plain_prefix(&file).with_context(context)?,
         Format::Zstd => zstd_prefix(&mut file).with_context(context)?,
@@ -188,18 +191,30 @@ fn full_frame(text: &[u8]) -> Option<Vec<CommentId>> {
 }
 
 /// The lines of an export file, decompressed if it starts with zstd's magic bytes.
+///
+/// The first bytes read to tell are put back in front of the rest rather than sought back
+/// to, so the input may be a FIFO as well as a file.
 pub fn open_lines(path: &Path) -> anyhow::Result<Box<dyn BufRead + Send>> {
     let context = || format!("opening {} (--in / DYNAPAGE_IMPORT_IN)", path.display());
     let mut file = File::open(path).with_context(context)?;
     let mut magic = [0u8; 4];
-    let read = file.read(&mut magic).with_context(context)?;
-    file.seek(SeekFrom::Start(0)).with_context(context)?;
-    Ok(if read == magic.len() && magic == ZSTD_MAGIC {
+    let mut read = 0;
+    while read < magic.len() {
+        match file.read(&mut magic[read..]) {
+            Ok(0) => break,
+            Ok(n) => read += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e).with_context(context),
+        }
+    }
+    let compressed = read == magic.len() && magic == ZSTD_MAGIC;
+    let input = io::Cursor::new(magic).take(read as u64).chain(file);
+    Ok(if compressed {
         Box::new(BufReader::new(
-            zstd::stream::read::Decoder::new(file).with_context(context)?,
+            zstd::stream::read::Decoder::new(input).with_context(context)?,
         ))
     } else {
-        Box::new(BufReader::new(file))
+        Box::new(BufReader::new(input))
     })
 }
 

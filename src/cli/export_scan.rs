@@ -24,6 +24,7 @@ use super::export_file::{Format, LineWriter};
 use super::transfer;
 use crate::domain::Comment;
 use crate::store::CommentStore;
+use crate::store::sqlite::modes;
 
 /// The files of one export to DynamoDB's side.
 pub struct ScanFiles<'a> {
@@ -86,7 +87,7 @@ pub async fn export<S: CommentStore>(
     }
     drop(spool);
     let comments = sorted(files.spool)?;
-    let file = File::create(files.partial)
+    let file = modes::create_private(files.partial)
         .with_context(|| format!("creating {}", files.partial.display()))?;
     let mut out = LineWriter::new(file, format);
     for comment in &comments {
@@ -110,12 +111,11 @@ pub fn fresh_state(segments: u32) -> ScanState {
 /// Opens the spool for appending after its first `keep` bytes (all of it that was recorded).
 fn open_spool(path: &Path, keep: u64) -> anyhow::Result<File> {
     let context = || format!("opening {}", path.display());
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .with_context(context)?;
+    let mut file = modes::open_private(
+        path,
+        OpenOptions::new().write(true).create(true).truncate(false),
+    )
+    .with_context(context)?;
     let len = file.metadata().with_context(context)?.len();
     anyhow::ensure!(
         len >= keep,

@@ -6,12 +6,24 @@
 //!
 //! Idempotent: a comment is written only if the store lacks it or holds an older version of
 //! it, so importing twice writes nothing the second time and an import never puts an older
-//! state over a newer one. Resumable: after each written batch, the number of lines done is
-//! saved in `FILE.import-progress` with the destination it belongs to; a rerun to the same
-//! destination starts after them (a batch redone after a crash is skipped by the version
-//! rule), and the file is removed when the import completes.
+//! state over a newer one. The same holds inside one batch: of the lines of one id, the one
+//! with the newest version is written, whatever their order (`cat new.jsonl old.jsonl`).
+//! Resumable: after each written batch, the number of lines done is saved in
+//! `FILE.import-progress` with the destination it belongs to; a rerun to the same destination
+//! starts after them (a batch redone after a crash is skipped by the version rule), and the
+//! file is removed when the import completes.
+//!
+//! Every line is input from outside (STYLE 17): it is read bounded ([`super::import_lines`]),
+//! its fields checked ([`transfer::decode`]: a version from 1 to the ceiling, times in range),
+//! and its author and body held to the API's text rules ([`Comment::with_checked_text`]:
+//! cleaned like `addComment` cleans them, refused where `addComment` refuses). A line refused
+//! stops the import with its file, its number and the reason, before anything of its batch is
+//! written (the batches before it are written and saved, so a rerun after the line is mended
+//! resumes there): an export never writes such a line, so one means the file was made or
+//! edited elsewhere, and skipping it would lose a comment from a migration without anyone
+//! looking.
 
-use std::io::BufRead;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -21,10 +33,13 @@ use serde::{Deserialize, Serialize};
 
 use super::copy_progress::{Pace, Progress, remove_if_there, store_name};
 use super::export_file::open_lines;
+use super::import_lines::BoundedLines;
+use super::output::refuse_in_data_dir;
 use super::transfer;
 use crate::config::BackendArgs;
 use crate::domain::Comment;
 use crate::store::CommentStore;
+use crate::store::sqlite::modes;
 
 #[derive(Args, Debug)]
 pub struct ImportArgs {
@@ -55,12 +70,26 @@ struct Tally {
     lines: u64,
     written: u64,
     already_there: u64,
+    /// Lines of an id that a line of the same batch with a newer version replaces.
+    superseded: u64,
+    /// Lines whose author or body the text rules changed (a control or bidi character taken
+    /// out, spaces trimmed).
+    cleaned: u64,
 }
 
 pub async fn run(args: ImportArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let destination = store_name(&args.backend)?;
     let progress_file = PathBuf::from(format!("{}.import-progress", args.input.display()));
+    // The progress is saved beside the input: not inside a data directory.
+    if let Some(dir) = progress_file.parent() {
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        refuse_in_data_dir(dir, "--in / DYNAPAGE_IMPORT_IN", &args.input)?;
+    }
     let resume_after = saved_lines(&progress_file, &destination);
     let lines = open_lines(&args.input)?;
     let store = crate::startup::open_store(&args.backend).await?;
@@ -74,15 +103,25 @@ pub async fn run(args: ImportArgs) -> anyhow::Result<()> {
     let mut progress = Progress::new("import");
     let mut pace = Pace::new(args.comments_per_second);
     let mut batch = Vec::new();
-    for (number, line) in lines.lines().enumerate() {
-        let number = number as u64 + 1;
-        let line = line.with_context(|| format!("reading {}", args.input.display()))?;
+    let mut lines = BoundedLines::new(lines);
+    while let Some(line) = lines.next_line() {
+        let (number, line) = line.with_context(|| format!("reading {}", args.input.display()))?;
         if number <= resume_after || line.trim().is_empty() {
             continue;
         }
-        let comment = transfer::decode(&line).map_err(|reason| {
-            anyhow::anyhow!("{} line {number}: {reason}", args.input.display())
-        })?;
+        let refused = |reason: String| {
+            anyhow::anyhow!(
+                "{} line {number}: {reason}; nothing of its batch was written (mend or remove the line and run the import again: it resumes after line {})",
+                args.input.display(),
+                tally.lines
+            )
+        };
+        let read = transfer::decode(line).map_err(refused)?;
+        let comment = read
+            .clone()
+            .with_checked_text()
+            .map_err(|e| refused(e.to_string()))?;
+        tally.cleaned += u64::from(comment != read);
         batch.push(comment);
         if batch.len() as u64 == args.batch {
             write_batch(&store, &mut batch, &mut tally, &mut progress).await?;
@@ -103,10 +142,12 @@ pub async fn run(args: ImportArgs) -> anyhow::Result<()> {
         "import done"
     );
     println!(
-        "imported {}: {} comments written, {} already there, resumed after line {resume_after}, in {secs:.1} s ({:.0} comments/s)",
+        "imported {}: {} comments written, {} already there, {} older lines of an id replaced by a newer line, {} texts cleaned, resumed after line {resume_after}, in {secs:.1} s ({:.0} comments/s)",
         args.input.display(),
         tally.written,
         tally.already_there,
+        tally.superseded,
+        tally.cleaned,
         (tally.written + tally.already_there) as f64 / secs.max(0.001)
     );
     Ok(())
@@ -122,10 +163,13 @@ async fn write_batch<S: CommentStore>(
     if batch.is_empty() {
         return Ok(());
     }
-    let ids: Vec<_> = batch.iter().map(|c| c.id).collect();
+    let lines = batch.len() as u64;
+    let newest = newest_of_each(std::mem::take(batch));
+    tally.superseded += lines - newest.len() as u64;
+    let ids: Vec<_> = newest.iter().map(|c| c.id).collect();
     let held = store.get_many(&ids).await.context("reading the store")?;
-    let fresh: Vec<Comment> = batch
-        .drain(..)
+    let fresh: Vec<Comment> = newest
+        .into_iter()
         .zip(held)
         .filter(|(comment, held)| held.as_ref().is_none_or(|h| h.version < comment.version))
         .map(|(comment, _)| comment)
@@ -133,8 +177,31 @@ async fn write_batch<S: CommentStore>(
     tally.already_there += ids.len() as u64 - fresh.len() as u64;
     store.put_batch(&fresh).await.context("writing the store")?;
     tally.written += fresh.len() as u64;
-    progress.add(ids.len() as u64);
+    progress.add(lines);
     Ok(())
+}
+
+/// One comment per id, the one with the newest version (the first of equal ones, as the
+/// version rule keeps the first written across batches), in the order of their first lines.
+///
+/// Every store's `put_batch` writes a batch in order, so the last line of an id would win
+/// whatever its version (and DynamoDB refuses a `BatchWriteItem` with two puts of one key
+/// outright); and `get_many` answers each id once, so two lines of one id would both be
+/// compared with the stored version and both pass.
+fn newest_of_each(batch: Vec<Comment>) -> Vec<Comment> {
+    let mut at: HashMap<_, usize> = HashMap::with_capacity(batch.len());
+    let mut kept: Vec<Comment> = Vec::with_capacity(batch.len());
+    for comment in batch {
+        match at.get(&comment.id) {
+            Some(&i) if kept[i].version < comment.version => kept[i] = comment,
+            Some(_) => {}
+            None => {
+                at.insert(comment.id, kept.len());
+                kept.push(comment);
+            }
+        }
+    }
+    kept
 }
 
 fn saved_lines(path: &Path, destination: &str) -> u64 {
@@ -157,7 +224,43 @@ fn save(path: &Path, destination: &str, lines: u64) -> anyhow::Result<()> {
         destination: destination.to_owned(),
         lines,
     };
-    std::fs::write(&temporary, serde_json::to_vec(&saved)?)
+    modes::write_private(&temporary, &serde_json::to_vec(&saved)?)
         .and_then(|()| std::fs::rename(&temporary, path))
         .with_context(|| format!("saving the import progress in {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{CommentDraft, CommentId};
+
+    fn at(id: CommentId, version: u64, body: &str) -> Comment {
+        Comment {
+            id,
+            version,
+            ..CommentDraft::new("SKU", "ann", body, 3)
+                .expect("valid")
+                .into_comment(1_000)
+        }
+    }
+
+    #[test]
+    fn the_newest_line_of_an_id_wins_whatever_the_order() {
+        let (a, b) = (CommentId::from_parts(1, 1), CommentId::from_parts(1, 2));
+        let kept = newest_of_each(vec![
+            at(a, 3, "a new"),
+            at(b, 1, "b"),
+            at(a, 1, "a old"),
+            at(a, 2, "a middle"),
+            at(b, 1, "b again, same version"),
+        ]);
+        let seen: Vec<_> = kept
+            .iter()
+            .map(|c| (c.id, c.version, c.body.as_str()))
+            .collect();
+        assert_eq!(seen, [(a, 3, "a new"), (b, 1, "b")]);
+        let kept = newest_of_each(vec![at(a, 1, "old"), at(a, 2, "new")]);
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].body, "new");
+    }
 }

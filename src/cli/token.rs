@@ -32,6 +32,12 @@ pub struct TokenArgs {
 /// Prints the token on standard output, and on standard error how to start a server that
 /// accepts it.
 pub fn run(args: TokenArgs) -> anyhow::Result<()> {
+    // The key is written there on first use: not inside a data directory (`super::output`).
+    super::output::refuse_in_data_dir(
+        &args.key_dir,
+        "--key-dir / DYNAPAGE_TOKEN_KEY_DIR",
+        &args.key_dir,
+    )?;
     let issuer = LocalIssuer::open(&args.key_dir)?;
     let claims = LocalClaims {
         name: Some(args.name.unwrap_or_else(|| args.sub.clone())),

@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::domain::{Comment, CommentId, Rating, Sku, SortKey};
+use crate::domain::{Comment, CommentId, MAX_VERSION, Rating, Sku, SortKey, version_is_valid};
 
 /// One line of an export.
 #[derive(Debug, Serialize, Deserialize)]
@@ -56,8 +56,11 @@ pub fn decode(text: &str) -> Result<Comment, String> {
             Err(format!("{field} is out of range"))
         }
     };
-    if line.version == 0 {
-        return Err("version must be at least 1".into());
+    if !version_is_valid(line.version) {
+        return Err(format!(
+            "version {} is out of range: a comment's version is 1 to {MAX_VERSION}",
+            line.version
+        ));
     }
     Ok(Comment {
         id: line

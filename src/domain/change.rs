@@ -53,9 +53,12 @@ pub enum ChangeEvent {
 }
 
 impl ChangeEvent {
-    /// The deletion of the comment `old` describes: one version after it.
+    /// The deletion of the comment `old` describes: one version after it. Saturating: a
+    /// comment's version is at most [`super::MAX_VERSION`], so this is exact for every comment
+    /// a store holds; an entry out of range (none is decoded) still gets a deletion at least as
+    /// new as it, never one wrapped to 0 that any change would win over.
     pub fn removal(old: IndexEntry) -> Self {
-        let version = old.version + 1;
+        let version = old.version.saturating_add(1);
         Self::Remove { old, version }
     }
 

@@ -8,6 +8,36 @@ use super::sort_key::SortKey;
 
 pub const MAX_AUTHOR_CHARS: usize = 100;
 pub const MAX_BODY_CHARS: usize = 4_000;
+/// The longest `author_sub` a comment from elsewhere may carry (`import`): OpenID Connect
+/// Core 1.0 §2 says a `sub` "MUST NOT exceed 255 ASCII characters".
+pub const MAX_AUTHOR_SUB_BYTES: usize = 255;
+
+/// The highest version a comment may reach ([`Comment::version`]): 2^53 − 2, so that its
+/// deletion's version (one more, [`super::ChangeEvent::removal`]) is 2^53 − 1.
+///
+/// Every copy of a version must hold it exactly, and the narrowest one bounds them all: the
+/// Redis index compares and stores versions as Lua numbers (`apply.lua`), which are doubles,
+/// exact only up to 2^53 (past it, 2^53 + 1 reads as 2^53 and a newer change looks as old as
+/// the one it follows; past 10^17, Redis 7.0 writes them back in exponent form, which the
+/// index's reader cannot parse). SQLite's INTEGER (i64), DynamoDB's numbers (38 digits) and
+/// JavaScript's safe integers (2^53 − 1) all hold it. At one write a millisecond, a comment
+/// takes 285,000 years to get there: only an import of a made-up version can.
+pub const MAX_VERSION: u64 = (1 << 53) - 2;
+
+/// Whether `version` is one a comment may have: 1 to [`MAX_VERSION`].
+pub fn version_is_valid(version: u64) -> bool {
+    (1..=MAX_VERSION).contains(&version)
+}
+
+/// A write that would take a comment past [`MAX_VERSION`]: it is refused, nothing written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "comment {id} is at version {version}, the highest a comment may reach ({MAX_VERSION}): it cannot be written again"
+)]
+pub struct VersionCeiling {
+    pub id: CommentId,
+    pub version: u64,
+}
 
 /// A comment as stored. `created_at_ms` is the single source of its position ([`SortKey`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,6 +79,47 @@ impl Comment {
 
     pub fn updated_at(&self) -> Option<DateTime<Utc>> {
         self.updated_at_ms.map(millis_to_datetime)
+    }
+
+    /// This comment with its author and body held to the rules `addComment` applies to them
+    /// ([`CommentDraft::new`]: cleaned, something visible, within the limits) and its
+    /// `author_sub` to [`MAX_AUTHOR_SUB_BYTES`] of visible text: for comments that come from
+    /// elsewhere (`import`), which must not reach the store past the API's rules. A comment the
+    /// API wrote comes back unchanged.
+    pub fn with_checked_text(self) -> Result<Self, InvalidInput> {
+        let author_sub = match self.author_sub {
+            Some(sub) if sub.is_empty() || sub.len() > MAX_AUTHOR_SUB_BYTES => {
+                return Err(InvalidInput::owned(
+                    "authorSub",
+                    format!("must be 1 to {MAX_AUTHOR_SUB_BYTES} bytes"),
+                ));
+            }
+            Some(sub) if sub.chars().any(char::is_control) => {
+                return Err(InvalidInput::new(
+                    "authorSub",
+                    "must not hold control characters",
+                ));
+            }
+            sub => sub,
+        };
+        Ok(Self {
+            author: check_text("author", &self.author, MAX_AUTHOR_CHARS)?,
+            body: check_text("body", &self.body, MAX_BODY_CHARS)?,
+            author_sub,
+            ..self
+        })
+    }
+
+    /// The version of this comment's next write; refused at [`MAX_VERSION`] (a checked add: a
+    /// version out of range, which no decoder lets in, is refused too rather than wrapped).
+    pub fn next_version(&self) -> Result<u64, VersionCeiling> {
+        self.version
+            .checked_add(1)
+            .filter(|next| *next <= MAX_VERSION)
+            .ok_or(VersionCeiling {
+                id: self.id,
+                version: self.version,
+            })
     }
 }
 
@@ -133,15 +204,16 @@ impl CommentPatch {
         })
     }
 
-    /// The comment after this edit at `now_ms`: its next version.
-    pub fn apply(&self, comment: &Comment, now_ms: u64) -> Comment {
-        Comment {
+    /// The comment after this edit at `now_ms`: its next version ([`Comment::next_version`],
+    /// refused at the ceiling).
+    pub fn apply(&self, comment: &Comment, now_ms: u64) -> Result<Comment, VersionCeiling> {
+        Ok(Comment {
             body: self.body.clone().unwrap_or_else(|| comment.body.clone()),
             rating: self.rating.unwrap_or(comment.rating),
             updated_at_ms: Some(now_ms),
-            version: comment.version + 1,
+            version: comment.next_version()?,
             ..comment.clone()
-        }
+        })
     }
 }
 
@@ -200,7 +272,8 @@ mod tests {
             .into_comment(1_000);
         let edited = CommentPatch::new(Some("new"), Some(5))
             .expect("valid")
-            .apply(&comment, 2_000);
+            .apply(&comment, 2_000)
+            .expect("far from the ceiling");
         assert_eq!(edited.sort_key(), comment.sort_key());
         assert_eq!(
             (
@@ -212,5 +285,68 @@ mod tests {
             ),
             ("new", 5, Some(2_000), 1, 2)
         );
+    }
+
+    #[test]
+    fn a_comment_from_elsewhere_is_held_to_the_api_s_text_rules() {
+        let written = CommentDraft::new("SKU", "ann", "fine \u{1F44D}", 4)
+            .expect("valid")
+            .into_comment(1_000);
+        assert_eq!(written.clone().with_checked_text(), Ok(written.clone()));
+        let with = |author: &str, body: &str, sub: Option<&str>| Comment {
+            author: author.to_owned(),
+            body: body.to_owned(),
+            author_sub: sub.map(str::to_owned),
+            ..written.clone()
+        };
+        let cleaned = with(" \u{202E}nna", "a\r\nb\u{9B}", Some("auth0|1"))
+            .with_checked_text()
+            .expect("cleaned");
+        assert_eq!(
+            (cleaned.author.as_str(), cleaned.body.as_str()),
+            ("nna", "a\nb")
+        );
+        for (author, body, sub) in [
+            ("", "fine", None),
+            ("ann", "\u{200B}\u{1BCA0}", None),
+            ("ann", &"x".repeat(MAX_BODY_CHARS + 1), None),
+            (&"a".repeat(MAX_AUTHOR_CHARS + 1), "fine", None),
+            ("ann", "fine", Some("")),
+            ("ann", "fine", Some(&"s".repeat(MAX_AUTHOR_SUB_BYTES + 1))),
+            ("ann", "fine", Some("sub\nforged log line")),
+        ] {
+            assert!(
+                with(author, body, sub).with_checked_text().is_err(),
+                "{author:?} {body:?} {sub:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_comment_at_the_highest_version_takes_no_more_writes() {
+        let mut comment = CommentDraft::new("SKU", "ann", "old", 2)
+            .expect("valid")
+            .into_comment(1_000);
+        let patch = CommentPatch::new(Some("new"), None).expect("valid");
+        comment.version = MAX_VERSION - 1;
+        let last = patch.apply(&comment, 2_000).expect("the last version");
+        assert_eq!(last.version, MAX_VERSION);
+        let refused = VersionCeiling {
+            id: comment.id,
+            version: MAX_VERSION,
+        };
+        assert_eq!(patch.apply(&last, 3_000), Err(refused));
+        assert_eq!(last.after_vote(true), Err(refused));
+        assert!(refused.to_string().contains(&comment.id.to_string()));
+        // Out of range (no decoder lets one in): refused, never wrapped to 0.
+        comment.version = u64::MAX;
+        assert!(patch.apply(&comment, 2_000).is_err());
+        assert!(comment.after_vote(false).is_err());
+        assert!(version_is_valid(MAX_VERSION) && version_is_valid(1));
+        assert!(!version_is_valid(0) && !version_is_valid(MAX_VERSION + 1));
+        // The deletion of a comment at the ceiling is still exact as a double (the Redis index).
+        let deletion = MAX_VERSION + 1;
+        assert_eq!(deletion as f64 as u64, deletion);
+        assert_eq!(((deletion as f64) + 1.0) as u64, deletion + 1);
     }
 }

@@ -14,7 +14,10 @@ pub mod text;
 mod vote;
 
 pub use change::{ChangeEvent, IndexEntry};
-pub use comment::{Access, Comment, CommentDraft, CommentPatch, MAX_AUTHOR_CHARS, MAX_BODY_CHARS};
+pub use comment::{
+    Access, Comment, CommentDraft, CommentPatch, MAX_AUTHOR_CHARS, MAX_AUTHOR_SUB_BYTES,
+    MAX_BODY_CHARS, MAX_VERSION, VersionCeiling, version_is_valid,
+};
 pub(crate) use ids::splitmix;
 pub use ids::{CommentId, Rating, RatingSet, Sku};
 pub use invalid::InvalidInput;

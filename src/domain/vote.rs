@@ -13,7 +13,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest, Sha256};
 
-use super::comment::Comment;
+use super::comment::{Comment, VersionCeiling};
 
 /// A voter's pseudonym: the first 16 bytes of SHA-256 of the viewer's identity. Written as 22
 /// base64url characters.
@@ -99,17 +99,18 @@ impl Voter {
 
 impl Comment {
     /// The comment after a vote was recorded (`helpful`) or taken back: the count moved by one,
-    /// and its next version. Nothing else changes: a vote is not an edit (`updated_at` stays).
-    pub fn after_vote(&self, helpful: bool) -> Comment {
-        Comment {
+    /// and its next version ([`Comment::next_version`], refused at the ceiling). Nothing else
+    /// changes: a vote is not an edit (`updated_at` stays).
+    pub fn after_vote(&self, helpful: bool) -> Result<Comment, VersionCeiling> {
+        Ok(Comment {
             helpful_count: if helpful {
-                self.helpful_count + 1
+                self.helpful_count.saturating_add(1)
             } else {
                 self.helpful_count.saturating_sub(1)
             },
-            version: self.version + 1,
+            version: self.next_version()?,
             ..self.clone()
-        }
+        })
     }
 }
 

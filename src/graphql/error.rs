@@ -175,7 +175,9 @@ impl From<PaginationError> for ApiError {
 fn store_code(e: &StoreError) -> ErrorCode {
     match e {
         StoreError::NotFound(_) => ErrorCode::NotFound,
-        StoreError::Forbidden(_) | StoreError::OwnComment(_) => ErrorCode::Forbidden,
+        StoreError::Forbidden(_) | StoreError::OwnComment(_) | StoreError::VersionCeiling(_) => {
+            ErrorCode::Forbidden
+        }
         StoreError::Unavailable(_) | StoreError::MissingTable { .. } => ErrorCode::StoreUnavailable,
         StoreError::AlreadyExists(_) | StoreError::Internal(_) => ErrorCode::Internal,
     }

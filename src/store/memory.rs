@@ -202,7 +202,7 @@ impl CommentStore for MemoryStore {
         if !access.allows(&old) {
             return Err(StoreError::Forbidden(id));
         }
-        let new = patch.apply(&old, now_ms);
+        let new = patch.apply(&old, now_ms)?;
         tables.replace(new.clone());
         self.emit(ChangeEvent::Upsert {
             old: Some(IndexEntry::from(&old)),
@@ -245,7 +245,7 @@ impl CommentStore for MemoryStore {
                 changed: false,
             });
         }
-        let new = old.after_vote(helpful);
+        let new = old.after_vote(helpful)?;
         tables.set_vote(id, voter.id, helpful);
         // The comment keeps its place by time and rating, and moves in the partitions by
         // helpful votes.

@@ -24,8 +24,8 @@ use std::future::Future;
 use std::ops::Bound;
 
 use crate::domain::{
-    Access, ChangeEvent, Comment, CommentId, CommentPatch, Order, Position, Rating, Sku, Voted,
-    Voter, VoterId, helpful_group,
+    Access, ChangeEvent, Comment, CommentId, CommentPatch, Order, Position, Rating, Sku,
+    VersionCeiling, Voted, Voter, VoterId, helpful_group,
 };
 use crate::error::BoxError;
 
@@ -150,6 +150,10 @@ pub enum StoreError {
     OwnComment(CommentId),
     #[error("comment {0} already exists")]
     AlreadyExists(CommentId),
+    /// The write would take the comment past the highest version ([`crate::domain::MAX_VERSION`]):
+    /// nothing is written. Only a comment imported at a made-up version can get there.
+    #[error(transparent)]
+    VersionCeiling(#[from] VersionCeiling),
     /// Throttling, timeouts and connection failures that outlasted the client's retries.
     #[error("the comment store is unavailable")]
     Unavailable(#[source] BoxError),

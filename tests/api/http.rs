@@ -213,7 +213,7 @@ fn the_committed_schema_matches_the_code() {
     let generated = dynapage::graphql::sdl();
     assert!(
         committed == generated,
-        "schema.graphql is stale: run `cargo run -- export-schema --output schema.graphql` and review the diff"
+        "schema.graphql is stale: run `cargo run -- export-schema --output schema.graphql --force` and review the diff"
     );
 }
 

@@ -7,12 +7,24 @@
 //! The table also holds one item per helpful vote (`votes`), keyed `vote#<comment>#<voter>`:
 //! no comment id can start so (they are ULIDs), and a vote item has none of the GSI keys, so
 //! it never appears in a page. Scans and the stream tell the two kinds apart by [`is_vote_id`].
+//!
+//! Numbers are written as decimal text and read back with `parse`, each checked against its
+//! range (a version against [`crate::domain::MAX_VERSION`]): clippy refuses an `as` cast here
+//! that could wrap or truncate.
+
+#![deny(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss
+)]
 
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
-use crate::domain::{Comment, CommentId, Position, Rating, Sku, SortKey, helpful_group};
+use crate::domain::{
+    Comment, CommentId, Position, Rating, Sku, SortKey, helpful_group, version_is_valid,
+};
 
 pub(super) const ID: &str = "id";
 pub(super) const SKU: &str = "sku";
@@ -145,6 +157,27 @@ pub(super) fn item_from_comment(comment: &Comment) -> HashMap<String, AttributeV
     item
 }
 
+/// The condition that keeps a write from taking a comment past [`crate::domain::MAX_VERSION`]
+/// (its update expression adds one to `#version`, with `:ceiling` bound by
+/// [`ceiling_value`]): the increment is DynamoDB's, so the check must be too.
+pub(super) const BELOW_CEILING: &str = "(attribute_not_exists(#version) OR #version < :ceiling)";
+
+/// The value of `:ceiling` in [`BELOW_CEILING`].
+pub(super) fn ceiling_value() -> AttributeValue {
+    n(crate::domain::MAX_VERSION)
+}
+
+/// The version of an item a failed condition returned, if it is at the ceiling (or past it,
+/// or unreadable as one): why a write that [`BELOW_CEILING`] guards was refused.
+pub(super) fn version_at_ceiling(item: &HashMap<String, AttributeValue>) -> Option<u64> {
+    let text = item.get(VERSION)?.as_n().ok()?;
+    match text.parse::<u64>() {
+        Ok(version) if version < crate::domain::MAX_VERSION => None,
+        Ok(version) => Some(version),
+        Err(_) => Some(u64::MAX),
+    }
+}
+
 /// The table key of a comment (the table's only key attribute is `id`).
 pub(super) fn key_of(id: CommentId) -> HashMap<String, AttributeValue> {
     HashMap::from([(ID.to_owned(), s(id.to_string()))])
@@ -188,14 +221,20 @@ impl ItemAttribute for aws_sdk_dynamodbstreams::types::AttributeValue {
 
 /// An item that is not a well-formed comment: written by something else, or corrupted.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("item attribute `{attribute}` {problem}")]
+#[error("{}item attribute `{attribute}` {problem}", .item.as_deref().map_or(String::new(), |id| format!("item {id}: ")))]
 pub struct ItemDecodeError {
+    /// The item's `id`, when it has one that reads as text: which comment is damaged.
+    pub item: Option<String>,
     pub attribute: &'static str,
     pub problem: &'static str,
 }
 
 fn bad(attribute: &'static str, problem: &'static str) -> ItemDecodeError {
-    ItemDecodeError { attribute, problem }
+    ItemDecodeError {
+        item: None,
+        attribute,
+        problem,
+    }
 }
 
 fn string<'a, A: ItemAttribute>(
@@ -232,6 +271,18 @@ fn number<A: ItemAttribute>(
 pub fn comment_from_item<A: ItemAttribute>(
     item: &HashMap<String, A>,
 ) -> Result<Comment, ItemDecodeError> {
+    decode_comment(item).map_err(|err| ItemDecodeError {
+        item: item.get(ID).and_then(A::as_string).map(str::to_owned),
+        ..err
+    })
+}
+
+/// [`comment_from_item`], before the error is given the item's id.
+///
+/// A `version` must be one a comment may have ([`crate::domain::MAX_VERSION`]): one past it
+/// (written by another tool) would lose its last digits in the Redis index, so the item is
+/// refused here, where every read and every stream image passes.
+fn decode_comment<A: ItemAttribute>(item: &HashMap<String, A>) -> Result<Comment, ItemDecodeError> {
     let id: CommentId = string(item, ID)?
         .parse()
         .map_err(|_| bad(ID, "is not a comment id"))?;
@@ -264,7 +315,14 @@ pub fn comment_from_item<A: ItemAttribute>(
         rating,
         created_at_ms,
         updated_at_ms: number(item, UPDATED_AT)?,
-        version: number(item, VERSION)?.unwrap_or(1),
+        version: Some(number(item, VERSION)?.unwrap_or(1))
+            .filter(|v| version_is_valid(*v))
+            .ok_or_else(|| {
+                bad(
+                    VERSION,
+                    "is not between 1 and 2^53 - 2 (the highest version)",
+                )
+            })?,
         helpful_count: number(item, HELPFUL_COUNT)?.unwrap_or(0),
     })
 }
@@ -334,7 +392,8 @@ mod tests {
         let mut keyed: Vec<(Position, u128)> = (0..2_000)
             .map(|_| {
                 // Few counts and few milliseconds, so ties on both are common.
-                let count = [0, 1, 2, 3, 1_000, u64::from(u32::MAX), u64::MAX][next() as usize % 7];
+                let count = [0, 1, 2, 3, 1_000, u64::from(u32::MAX), u64::MAX]
+                    [usize::try_from(next() % 7).expect("below 7")];
                 let millis = 1_700_000_000_000 + next() % 4;
                 let random = u128::from(next()) << 16 | u128::from(next() & 0xffff);
                 let key = SortKey::new(millis, CommentId::from_parts(millis, random))
@@ -412,6 +471,31 @@ mod tests {
             comment_from_item(&item).map_err(|e| e.attribute),
             Err(VERSION)
         );
+    }
+
+    #[test]
+    fn a_version_past_the_ceiling_is_refused_with_the_item_named() {
+        use crate::domain::MAX_VERSION;
+        let comment = sample(None);
+        let mut item = item_from_comment(&comment);
+        item.insert(VERSION.to_owned(), n(MAX_VERSION));
+        assert_eq!(comment_from_item(&item).map(|c| c.version), Ok(MAX_VERSION));
+        for past in [
+            (MAX_VERSION + 1).to_string(),
+            u64::MAX.to_string(),
+            "18446744073709551616".to_owned(),
+            "0".to_owned(),
+            "-1".to_owned(),
+        ] {
+            item.insert(VERSION.to_owned(), n(&past));
+            let refused = comment_from_item(&item).expect_err(&past);
+            assert_eq!(refused.attribute, VERSION, "{past}");
+            assert_eq!(refused.item, Some(comment.id.to_string()), "{past}");
+            assert!(
+                refused.to_string().contains(&comment.id.to_string()),
+                "{refused}"
+            );
+        }
     }
 
     #[test]

@@ -4,8 +4,9 @@
 //! A vote and the count move together in one `TransactWriteItems`: a `Put` of the vote item
 //! on condition that it is absent (a `Delete` on condition that it is present, to take the vote
 //! back) and an `Update` of the comment that adds one to (or takes one from) `helpfulCount`
-//! and one to `version`, on condition that the comment exists (and, for a vote, that the voter
-//! did not write it). Either both are written or neither, so the count is the number of vote
+//! and one to `version`, on condition that the comment exists below the highest version
+//! (`crate::domain::MAX_VERSION`; at it the vote is refused) and, for a vote, that the voter
+//! did not write it. Either both are written or neither, so the count is the number of vote
 //! items whatever is retried or raced: a second vote fails its own condition and writes
 //! nothing, and is answered as the no-op it is. A transaction that meets another one on the
 //! same comment is cancelled (`TransactionConflict`) and sent again with backoff; the SDK's
@@ -44,11 +45,11 @@ use futures::{StreamExt, TryStreamExt};
 use super::batch::{self, BATCHES_IN_FLIGHT, GET_CHUNK, backoff};
 use super::error::{OnConditionFailed, THROTTLING};
 use super::item::{
-    AUTHOR_SUB, HELPFUL_COUNT, HELPFUL_RANK, ID, RANK_COUNT, VERSION, VOTE_PREFIX, is_vote_id,
-    key_of, number_value, string_value,
+    AUTHOR_SUB, BELOW_CEILING, HELPFUL_COUNT, HELPFUL_RANK, ID, RANK_COUNT, VERSION, VOTE_PREFIX,
+    ceiling_value, is_vote_id, key_of, number_value, string_value, version_at_ceiling,
 };
 use super::{DynamoStore, reads};
-use crate::domain::{CommentId, Voted, Voter, VoterId};
+use crate::domain::{CommentId, VersionCeiling, Voted, Voter, VoterId};
 use crate::store::StoreError;
 
 /// Attempts of a vote while other votes' transactions hold its comment.
@@ -148,8 +149,8 @@ fn vote_write(
     })
 }
 
-/// The `Update` of the comment's count and version, conditional on the comment (and, for a
-/// vote of a signed-in voter, on someone else having written it).
+/// The `Update` of the comment's count and version, conditional on the comment below the
+/// version ceiling (and, for a vote of a signed-in voter, on someone else having written it).
 fn count_write(
     store: &DynamoStore,
     id: CommentId,
@@ -181,17 +182,19 @@ fn count_write(
         .expression_attribute_names("#version", VERSION)
         .expression_attribute_values(":zero", number_value(0))
         .expression_attribute_values(":one", number_value(1))
+        .expression_attribute_values(":ceiling", ceiling_value())
         .expression_attribute_values(":delta", number_value(if helpful { 1 } else { -1 }))
         // The item comes back with a failed condition: present means the voter's own comment.
         .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
     update = match (&voter.sub, helpful) {
         (Some(sub), true) => update
-            .condition_expression(
-                "attribute_exists(#id) AND (attribute_not_exists(#authorSub) OR #authorSub <> :sub)",
-            )
+            .condition_expression(format!(
+                "attribute_exists(#id) AND {BELOW_CEILING} \
+                 AND (attribute_not_exists(#authorSub) OR #authorSub <> :sub)"
+            ))
             .expression_attribute_names("#authorSub", AUTHOR_SUB)
             .expression_attribute_values(":sub", string_value(sub.as_str())),
-        _ => update.condition_expression("attribute_exists(#id)"),
+        _ => update.condition_expression(format!("attribute_exists(#id) AND {BELOW_CEILING}")),
     };
     Ok(TransactWriteItem::builder()
         .update(update.build().map_err(build_error)?)
@@ -236,12 +239,15 @@ async fn transact(
     let reasons = cancelled.cancellation_reasons();
     let code = |i: usize| reasons.get(i).and_then(CancellationReason::code);
     if code(1) == Some("ConditionalCheckFailed") {
-        let own = reasons[1].item().is_some_and(|item| !item.is_empty());
-        return Err(if own {
-            StoreError::OwnComment(id)
-        } else {
-            StoreError::NotFound(id)
-        });
+        let held = reasons[1].item().filter(|item| !item.is_empty());
+        return match held.and_then(version_at_ceiling) {
+            // The vote was as asked already: nothing to write, the ceiling or not.
+            Some(_) if code(0) == Some("ConditionalCheckFailed") => Ok(Outcome::Unchanged),
+            Some(version) => Err(VersionCeiling { id, version }.into()),
+            // Present and below the ceiling: the author condition failed.
+            None if held.is_some() => Err(StoreError::OwnComment(id)),
+            None => Err(StoreError::NotFound(id)),
+        };
     }
     if code(0) == Some("ConditionalCheckFailed") {
         return Ok(Outcome::Unchanged);

@@ -19,11 +19,12 @@ use futures::{StreamExt, TryStreamExt};
 use super::batch::{self, BATCHES_IN_FLIGHT, WRITE_CHUNK, backoff};
 use super::error::{OnConditionFailed, internal, is_transaction_conflict};
 use super::item::{
-    AUTHOR_SUB, BODY, ID, LAST_EDIT, RATING, SKU_RATING, UPDATED_AT, VERSION, item_from_comment,
-    key_of, number_value, sku_rating, string_value,
+    AUTHOR_SUB, BELOW_CEILING, BODY, ID, LAST_EDIT, RATING, SKU_RATING, UPDATED_AT, VERSION,
+    ceiling_value, item_from_comment, key_of, number_value, sku_rating, string_value,
+    version_at_ceiling,
 };
 use super::{DynamoStore, decode, reads};
-use crate::domain::{Access, Comment, CommentId, CommentPatch};
+use crate::domain::{Access, Comment, CommentId, CommentPatch, VersionCeiling};
 use crate::store::StoreError;
 
 /// Attempts of an edit or a deletion while a vote's transaction holds the comment
@@ -88,6 +89,9 @@ pub(super) async fn update(
     if !access.allows(&old) {
         return Err(StoreError::Forbidden(id));
     }
+    // Refused before the write when the item read is at the ceiling already; the write's own
+    // condition refuses a vote that got it there since.
+    old.next_version()?;
     for attempt in 0..CONFLICT_ATTEMPTS {
         if attempt > 0 {
             tokio::time::sleep(backoff(attempt)).await;
@@ -130,15 +134,17 @@ async fn apply_patch(
         .update_item()
         .table_name(store.table.as_ref())
         .set_key(Some(key_of(old.id)))
-        .condition_expression(
-            "attribute_exists(#id) AND (attribute_not_exists(#lastEdit) OR #lastEdit <> :token)",
-        )
+        .condition_expression(format!(
+            "attribute_exists(#id) AND (attribute_not_exists(#lastEdit) OR #lastEdit <> :token) \
+             AND {BELOW_CEILING}"
+        ))
         .expression_attribute_names("#id", ID)
         .expression_attribute_names("#updatedAt", UPDATED_AT)
         .expression_attribute_names("#version", VERSION)
         .expression_attribute_names("#lastEdit", LAST_EDIT)
         .expression_attribute_values(":now", number_value(now_ms))
         .expression_attribute_values(":one", number_value(1))
+        .expression_attribute_values(":ceiling", ceiling_value())
         .expression_attribute_values(":token", string_value(token.clone()))
         .return_values(ReturnValue::AllNew)
         .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
@@ -170,17 +176,25 @@ async fn apply_patch(
         }
         Err(err) if is_transaction_conflict(&err) => Ok(None),
         Err(err) => {
-            let written = match err.as_service_error() {
-                Some(UpdateItemError::ConditionalCheckFailedException(failed)) => failed
-                    .item
-                    .as_ref()
-                    .filter(|item| item.get(LAST_EDIT).and_then(|v| v.as_s().ok()) == Some(&token)),
+            let held = match err.as_service_error() {
+                Some(UpdateItemError::ConditionalCheckFailedException(failed)) => {
+                    failed.item.as_ref()
+                }
                 _ => None,
             };
-            match written {
-                Some(item) => decode(item).map(Some),
-                None => Err(store.classify(err, OnConditionFailed::NotFound(old.id))),
+            let written =
+                held.filter(|item| item.get(LAST_EDIT).and_then(|v| v.as_s().ok()) == Some(&token));
+            if let Some(item) = written {
+                return decode(item).map(Some);
             }
+            if let Some(version) = held.and_then(version_at_ceiling) {
+                return Err(VersionCeiling {
+                    id: old.id,
+                    version,
+                }
+                .into());
+            }
+            Err(store.classify(err, OnConditionFailed::NotFound(old.id)))
         }
     }
 }

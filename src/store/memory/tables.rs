@@ -190,8 +190,8 @@ mod tests {
                 let i = (state % 120) as usize;
                 let mut next = comments[i].clone();
                 match (state >> 8) % 4 {
-                    0 => next = next.after_vote(true),
-                    1 => next = next.after_vote(false),
+                    0 => next = next.after_vote(true).expect("far from the ceiling"),
+                    1 => next = next.after_vote(false).expect("far from the ceiling"),
                     2 => next.rating = Rating::ALL[((state >> 16) % 5) as usize],
                     _ => next.body.push('!'),
                 }

@@ -15,6 +15,7 @@
 
 pub mod dir;
 mod load;
+pub mod modes;
 mod rows;
 pub mod schema;
 mod writer;
@@ -24,7 +25,7 @@ pub use self::load::{LoadReport, read_ordered};
 pub use self::rows::RowError;
 pub use self::schema::FormatError;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::mpsc::Sender;
 
@@ -145,35 +146,36 @@ fn stopped() -> StoreError {
     StoreError::Unavailable("the embedded store's writer thread has stopped".into())
 }
 
-/// Copies the database of the data directory `data_dir` to `out` while a server may be
-/// writing it: `VACUUM INTO` reads one consistent snapshot. The copy is fsynced and appears
-/// under its name only when complete. Returns its size in bytes.
-pub fn backup(data_dir: &Path, out: &Path) -> Result<u64, OpenError> {
+/// Copies the database of the data directory `data_dir` into a new file `copy` while a server
+/// may be writing it: `VACUUM INTO` reads one consistent snapshot. Any file at `copy` is
+/// replaced; the copy is `0600` from its first byte (made empty with that mode, which
+/// `VACUUM INTO` accepts) and fsynced. Returns its size in bytes. Where the copy may be
+/// written, and under which final name, is the caller's (`backup`).
+pub fn backup(data_dir: &Path, copy: &Path) -> Result<u64, OpenError> {
     let database = dir::existing_database(data_dir)?;
     let conn = schema::open_for_reading(&database)?;
-    let partial = PathBuf::from(format!("{}.partial", out.display()));
     let io = |source| {
         OpenError::Dir(DataDirError::Io {
-            path: out.to_owned(),
+            path: copy.to_owned(),
             source,
         })
     };
-    match std::fs::remove_file(&partial) {
+    match std::fs::remove_file(copy) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
         _ => {}
     }
-    conn.execute("VACUUM INTO ?1", [partial.display().to_string()])
+    modes::create_private(copy).map_err(io)?;
+    conn.execute("VACUUM INTO ?1", [copy.display().to_string()])
         .map_err(|source| {
             OpenError::Format(FormatError::Sqlite {
                 path: database.display().to_string(),
                 source,
             })
         })?;
-    std::fs::File::open(&partial)
+    std::fs::File::open(copy)
         .and_then(|f| f.sync_all())
         .map_err(io)?;
-    std::fs::rename(&partial, out).map_err(io)?;
-    std::fs::metadata(out).map(|m| m.len()).map_err(io)
+    std::fs::metadata(copy).map(|m| m.len()).map_err(io)
 }
 
 /// Runs SQLite's `quick_check` on the database of the data directory `data_dir` (for

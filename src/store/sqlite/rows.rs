@@ -1,10 +1,19 @@
 //! A comment as a row of the `comments` table, and back. Decoding validates every column the
 //! way the DynamoDB adapter validates an item, so a damaged row is an error naming the row,
 //! never a panic or a silently wrong comment. Also a helpful vote as a row of `votes`.
+//!
+//! Every number crosses between `u64` and SQLite's INTEGER (`i64`) through `try_from`, with an
+//! error naming the comment: clippy refuses an `as` cast here that could wrap or truncate.
+
+#![deny(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss
+)]
 
 use rusqlite::{OptionalExtension, Row, Transaction, params};
 
-use crate::domain::{Comment, CommentId, Rating, Sku, SortKey, VoterId};
+use crate::domain::{Comment, CommentId, Rating, Sku, SortKey, VoterId, version_is_valid};
 
 /// The columns in the order [`decode`] reads them.
 pub const COLUMNS: &str = "id, sku, author, author_sub, body, rating, created_at_ms, \
@@ -66,8 +75,10 @@ pub fn decode(row: &Row<'_>) -> rusqlite::Result<Result<Comment, RowError>> {
         Some(Some(ms)) => Some(ms),
         None => None,
     };
-    let Some(version) = u64::try_from(version).ok().filter(|v| *v >= 1) else {
-        return Ok(Err(bad("the version is not positive")));
+    let Some(version) = u64::try_from(version).ok().filter(|v| version_is_valid(*v)) else {
+        return Ok(Err(bad(
+            "the version is not between 1 and 2^53 - 2 (the highest version)",
+        )));
     };
     let Ok(helpful_count) = u64::try_from(helpful_count) else {
         return Ok(Err(bad("the helpful count is negative")));
@@ -86,22 +97,71 @@ pub fn decode(row: &Row<'_>) -> rusqlite::Result<Result<Comment, RowError>> {
     }))
 }
 
-/// Inserts or replaces `comment`.
+/// A number of comment `id` that does not fit its column: refused by name, never wrapped by
+/// an `as` into a row that reads back as another number (or not at all).
+#[derive(Debug, thiserror::Error)]
+#[error("comment {id}: {column} {value} is out of range for the database")]
+pub struct OutOfRange {
+    pub id: CommentId,
+    pub column: &'static str,
+    pub value: u64,
+}
+
+/// `value` as SQLite's INTEGER (i64), or an [`OutOfRange`] naming the comment and the column.
+fn integer(id: CommentId, column: &'static str, value: u64) -> rusqlite::Result<i64> {
+    i64::try_from(value).map_err(|_| out_of_range(id, column, value))
+}
+
+fn out_of_range(id: CommentId, column: &'static str, value: u64) -> rusqlite::Error {
+    rusqlite::Error::ToSqlConversionFailure(Box::new(OutOfRange { id, column, value }))
+}
+
+/// Whether every number of `comment` is one [`put`] writes and [`decode`] reads back: the
+/// writer refuses a batch holding one that is not, alone, before anything is written.
+pub fn check(comment: &Comment) -> Result<(), OutOfRange> {
+    let refused = |column, value| OutOfRange {
+        id: comment.id,
+        column,
+        value,
+    };
+    if !version_is_valid(comment.version) {
+        return Err(refused("version", comment.version));
+    }
+    for (column, value) in [
+        ("created_at_ms", Some(comment.created_at_ms)),
+        ("updated_at_ms", comment.updated_at_ms),
+    ] {
+        if let Some(ms) = value.filter(|ms| *ms > SortKey::MAX_MILLIS) {
+            return Err(refused(column, ms));
+        }
+    }
+    if i64::try_from(comment.helpful_count).is_err() {
+        return Err(refused("helpful_count", comment.helpful_count));
+    }
+    Ok(())
+}
+
+/// Inserts or replaces `comment`; a number out of range ([`check`]) is an error naming it.
 pub fn put(tx: &Transaction<'_>, comment: &Comment) -> rusqlite::Result<()> {
+    let id = comment.id;
+    check(comment).map_err(|e| out_of_range(e.id, e.column, e.value))?;
     let mut statement = tx.prepare_cached(&format!(
         "INSERT OR REPLACE INTO comments ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
     ))?;
     statement.execute(params![
-        comment.id.to_bytes().as_slice(),
+        id.to_bytes().as_slice(),
         comment.sku.as_str(),
         comment.author,
         comment.author_sub,
         comment.body,
         i64::from(comment.rating.get()),
-        comment.created_at_ms as i64,
-        comment.updated_at_ms.map(|ms| ms as i64),
-        comment.version as i64,
-        comment.helpful_count as i64,
+        integer(id, "created_at_ms", comment.created_at_ms)?,
+        comment
+            .updated_at_ms
+            .map(|ms| integer(id, "updated_at_ms", ms))
+            .transpose()?,
+        integer(id, "version", comment.version)?,
+        integer(id, "helpful_count", comment.helpful_count)?,
     ])?;
     Ok(())
 }
@@ -155,7 +215,9 @@ pub fn set_vote(
         let mut statement = tx.prepare_cached(
             "INSERT OR IGNORE INTO votes (comment, voter, voted_at_ms) VALUES (?1, ?2, ?3)",
         )?;
-        statement.execute(params![id.as_slice(), voter.as_slice(), now_ms as i64])?;
+        let at = i64::try_from(now_ms)
+            .map_err(|_| out_of_range(CommentId::from_bytes(id), "voted_at_ms", now_ms))?;
+        statement.execute(params![id.as_slice(), voter.as_slice(), at])?;
     } else {
         let mut statement =
             tx.prepare_cached("DELETE FROM votes WHERE comment = ?1 AND voter = ?2")?;

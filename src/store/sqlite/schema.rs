@@ -9,10 +9,19 @@
 //! upgraded in place, in one transaction, when it is opened for writing (`serve --data-dir`),
 //! and read as it is by readers that take no lock; an older dynapage refuses a format-2 file
 //! rather than ignore its votes.
+//!
+//! A new database is made whole under another name (`comments.sqlite3.new`: marked, its
+//! tables created, synced) and only then renamed into place ([`create`]), so a file named
+//! `comments.sqlite3` is always one dynapage finished making. Anything else there is refused,
+//! never taken for a new store: SQLite reads a zero-length file (a copy that never ran, a
+//! full disk, a `touch`) as an empty database, and serving on one would look like every
+//! comment was lost, then write a new store over the evidence.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OpenFlags};
+
+use super::modes;
 
 /// `application_id` of a dynapage database: "dyna" in ASCII.
 pub const APPLICATION_ID: i64 = 0x6479_6e61;
@@ -24,6 +33,10 @@ const FORMAT_BEFORE_VOTES: i64 = 1;
 /// Why the database file cannot be opened. Each message names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum FormatError {
+    #[error(
+        "{path} is empty (0 bytes), not a dynapage database (an interrupted copy or restore?): move it away, or restore it from a backup; a new store is made only where there is no such file"
+    )]
+    Empty { path: String },
     #[error(
         "{path} is not a dynapage database (not an SQLite file, or damaged): move it away, or restore it from a backup"
     )]
@@ -42,6 +55,12 @@ pub enum FormatError {
     Version { path: String, found: i64 },
     #[error("{path}: SQLite integrity check failed: {detail}")]
     Damaged { path: String, detail: String },
+    #[error("{path}: cannot read or write the file")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("{path}: SQLite error")]
     Sqlite {
         path: String,
@@ -81,30 +100,82 @@ CREATE TABLE votes (
 PRAGMA user_version = 2;
 COMMIT;";
 
-/// Opens (creating if missing) the database for writing: WAL, `synchronous=FULL`, checked.
+/// Opens the database for writing (making it first where there is none, [`create`]): WAL,
+/// `synchronous=FULL`, checked.
 pub fn open_for_writing(path: &Path) -> Result<Connection, FormatError> {
-    let conn = Connection::open(path).map_err(|e| sqlite(path, e))?;
+    match path.symlink_metadata() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => create(path)?,
+        Err(e) => return Err(io(path, e)),
+        Ok(_) => {}
+    }
+    refuse_empty(path)?;
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| classify(path, e))?;
     conn.busy_timeout(std::time::Duration::from_secs(5))
         .map_err(|e| sqlite(path, e))?;
     let found = check(&conn, path, FORMAT_BEFORE_VOTES)?;
-    let fresh = found.is_none();
     conn.pragma_update(None, "journal_mode", "WAL")
         .map_err(|e| classify(path, e))?;
     conn.pragma_update(None, "synchronous", "FULL")
         .map_err(|e| sqlite(path, e))?;
-    if found == Some(FORMAT_BEFORE_VOTES) {
+    if found == FORMAT_BEFORE_VOTES {
         conn.execute_batch(UPGRADE_FROM_1)
             .map_err(|e| sqlite(path, e))?;
         tracing::info!(data = %path.display(), "database upgraded to format 2 (helpful votes)");
     }
-    if fresh {
-        conn.execute_batch(&format!(
-            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {FORMAT_VERSION};"
-        ))
-        .map_err(|e| sqlite(path, e))?;
-    }
     conn.execute_batch(CREATE).map_err(|e| sqlite(path, e))?;
     Ok(conn)
+}
+
+/// Makes a new, empty database at `path`, which must not exist: built as `PATH.new` (`0600`,
+/// marked as dynapage's, its tables created, synced), renamed into place, and the directory
+/// synced, so a crash leaves either no database or a whole one (and a `PATH.new` the next
+/// start replaces).
+pub fn create(path: &Path) -> Result<(), FormatError> {
+    let temporary = PathBuf::from(format!("{}.new", path.display()));
+    for leftover in ["", "-journal", "-wal", "-shm"] {
+        let leftover = PathBuf::from(format!("{}{leftover}", temporary.display()));
+        match std::fs::remove_file(&leftover) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(io(&leftover, e));
+            }
+            _ => {}
+        }
+    }
+    modes::create_private(&temporary).map_err(|e| io(&temporary, e))?;
+    let conn = Connection::open(&temporary).map_err(|e| sqlite(&temporary, e))?;
+    conn.execute_batch(&format!(
+        "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {FORMAT_VERSION};
+         BEGIN; {CREATE}; COMMIT;"
+    ))
+    .map_err(|e| sqlite(&temporary, e))?;
+    conn.close().map_err(|(_, e)| sqlite(&temporary, e))?;
+    std::fs::File::open(&temporary)
+        .and_then(|file| file.sync_all())
+        .map_err(|e| io(&temporary, e))?;
+    std::fs::rename(&temporary, path).map_err(|e| io(path, e))?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::File::open(dir)
+            .and_then(|dir| dir.sync_all())
+            .map_err(|e| io(dir, e))?;
+    }
+    tracing::info!(data = %path.display(), "new embedded store created");
+    Ok(())
+}
+
+/// Refuses a zero-length file, which SQLite would take for an empty database.
+fn refuse_empty(path: &Path) -> Result<(), FormatError> {
+    let meta = std::fs::metadata(path).map_err(|e| io(path, e))?;
+    if meta.is_file() && meta.len() == 0 {
+        Err(FormatError::Empty {
+            path: path.display().to_string(),
+        })
+    } else {
+        Ok(())
+    }
 }
 
 /// The format (`user_version`) of an open database.
@@ -116,6 +187,7 @@ pub fn format(conn: &Connection) -> rusqlite::Result<i64> {
 /// this format or the one before votes (read as comments without votes: nothing upgrades it
 /// without the directory's lock).
 pub fn open_for_reading(path: &Path) -> Result<Connection, FormatError> {
+    refuse_empty(path)?;
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -142,22 +214,22 @@ pub fn quick_check(conn: &Connection, path: &Path) -> Result<(), FormatError> {
     }
 }
 
-/// Checks the file is ours (or empty), in a format from `oldest` to [`FORMAT_VERSION`]: that
-/// format, or `None` for a fresh file that still needs its marks.
-fn check(conn: &Connection, path: &Path, oldest: i64) -> Result<Option<i64>, FormatError> {
+/// Checks the file is ours, in a format from `oldest` to [`FORMAT_VERSION`]: that format. A
+/// database without our mark is refused, an empty one included (ours are marked before they
+/// get their name, [`create`]).
+fn check(conn: &Connection, path: &Path, oldest: i64) -> Result<i64, FormatError> {
     let pragma = |name: &str| -> Result<i64, FormatError> {
         conn.query_row(&format!("PRAGMA {name}"), [], |row| row.get(0))
             .map_err(|e| classify(path, e))
     };
     let application_id = pragma("application_id")?;
     let version = pragma("user_version")?;
-    let tables: i64 = conn
-        .query_row("SELECT count(*) FROM sqlite_schema", [], |row| row.get(0))
-        .map_err(|e| classify(path, e))?;
+    // Reads the schema: a damaged or foreign file fails here if not before.
+    conn.query_row("SELECT count(*) FROM sqlite_schema", [], |row| {
+        row.get::<_, i64>(0)
+    })
+    .map_err(|e| classify(path, e))?;
     let shown = || path.display().to_string();
-    if application_id == 0 && version == 0 && tables == 0 {
-        return Ok(None);
-    }
     if application_id != APPLICATION_ID {
         return Err(FormatError::Foreign {
             path: shown(),
@@ -170,7 +242,7 @@ fn check(conn: &Connection, path: &Path, oldest: i64) -> Result<Option<i64>, For
             found: version,
         });
     }
-    Ok(Some(version))
+    Ok(version)
 }
 
 fn classify(path: &Path, err: rusqlite::Error) -> FormatError {
@@ -185,6 +257,13 @@ fn classify(path: &Path, err: rusqlite::Error) -> FormatError {
         }
     } else {
         sqlite(path, err)
+    }
+}
+
+fn io(path: &Path, source: std::io::Error) -> FormatError {
+    FormatError::Io {
+        path: path.display().to_string(),
+        source,
     }
 }
 
@@ -256,6 +335,43 @@ mod tests {
         assert!(matches!(
             open_for_writing(&path),
             Err(FormatError::Version { found: 3, .. })
+        ));
+    }
+
+    #[test]
+    fn a_new_database_is_made_whole_and_an_empty_or_unmarked_file_is_refused() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let path = dir.path().join("comments.sqlite3");
+        std::fs::write(dir.path().join("comments.sqlite3.new"), b"left by a crash").expect("write");
+        let conn = open_for_writing(&path).expect("made and opened");
+        assert_eq!(format(&conn), Ok(FORMAT_VERSION));
+        drop(conn);
+        assert!(!dir.path().join("comments.sqlite3.new").exists());
+        assert!(open_for_reading(&path).is_ok());
+
+        let empty = dir.path().join("empty.sqlite3");
+        std::fs::write(&empty, b"").expect("a zero-length file");
+        assert!(matches!(
+            open_for_writing(&empty),
+            Err(FormatError::Empty { .. })
+        ));
+        assert!(matches!(
+            open_for_reading(&empty),
+            Err(FormatError::Empty { .. })
+        ));
+        assert_eq!(
+            std::fs::metadata(&empty).expect("stat").len(),
+            0,
+            "left as it was"
+        );
+
+        let unmarked = dir.path().join("unmarked.sqlite3");
+        Connection::open(&unmarked)
+            .and_then(|c| c.execute_batch("VACUUM"))
+            .expect("an SQLite file without our mark");
+        assert!(matches!(
+            open_for_writing(&unmarked),
+            Err(FormatError::Foreign { found: 0, .. })
         ));
     }
 }

@@ -106,7 +106,13 @@ fn run(mut conn: Connection, receiver: &Receiver<Request>, memory: &MemoryStore,
         }
         commit_group(&mut conn, batch, memory);
     }
+    // The database is closed (its last checkpoint written) before the directory's lock is
+    // released, so the next owner never meets this connection.
+    if let Err((_, error)) = conn.close() {
+        tracing::error!(error = %error, "closing the embedded store's database failed");
+    }
     tracing::debug!(data_dir = %dir.path().display(), "embedded store closed");
+    drop(dir);
 }
 
 fn commit_group(conn: &mut Connection, batch: Vec<Request>, memory: &MemoryStore) {
@@ -184,7 +190,10 @@ fn execute(
             access,
         } => match read_allowed(tx, *id, access)? {
             Ok(old) => {
-                let new = patch.apply(&old, *now_ms);
+                let new = match patch.apply(&old, *now_ms) {
+                    Ok(new) => new,
+                    Err(ceiling) => return Ok(Err(ceiling.into())),
+                };
                 rows::put(tx, &new)?;
                 Ok(Ok((Reply::Comment(new.clone()), Effect::Put(vec![new]))))
             }
@@ -198,6 +207,11 @@ fn execute(
             Err(refused) => Ok(Err(refused)),
         },
         Op::PutBatch(comments) => {
+            // Checked whole first: a comment the database cannot hold refuses this batch
+            // alone, not the group's transaction (a failed `put` would fail every write in it).
+            if let Some(refused) = comments.iter().find_map(|c| rows::check(c).err()) {
+                return Ok(Err(StoreError::Internal(refused.into())));
+            }
             for comment in comments {
                 rows::put(tx, comment)?;
             }
@@ -235,7 +249,10 @@ fn vote(
         };
         return Ok(Ok((Reply::Voted(unchanged), Effect::None)));
     }
-    let new = old.after_vote(helpful);
+    let new = match old.after_vote(helpful) {
+        Ok(new) => new,
+        Err(ceiling) => return Ok(Err(ceiling.into())),
+    };
     rows::set_vote(tx, id, voter.id, helpful, now_ms)?;
     rows::put(tx, &new)?;
     let voted = Voted {
