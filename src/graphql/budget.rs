@@ -118,7 +118,7 @@ impl Budget {
     }
 
     /// Charges an answer served from the response cache `points` (it ran nothing, so there is
-    /// no complexity to price): [`CACHED_ANSWER_POINTS`] for a body, 0 for a `304`.
+    /// no complexity to price): [`cached_answer_price`] of its body, 0 for a `304`.
     pub async fn charge_cached(&self, points: u64) -> Checked {
         self.charge(points, 0).await
     }
@@ -253,10 +253,24 @@ impl Budget {
 /// of parsing a second; at 1 it bought 300.
 pub const FAILURE_POINTS_PER_KIB: u64 = 10;
 
-/// What an answer served from the response cache costs its client: the one index read it made
-/// (a page it would otherwise have run costs its complexity, 3 points or more). A `304` costs
-/// nothing (issue 24: revalidating is free).
+/// The least an answer served from the response cache costs its client: the one index read it
+/// made (a page it would otherwise have run costs its complexity, 3 points or more). A `304`
+/// costs nothing (issue 24: revalidating is free).
 pub const CACHED_ANSWER_POINTS: u64 = 1;
+
+/// Points an answer served from the response cache pays per KiB begun of the body it sends,
+/// as sent (the encoded size when compressed).
+///
+/// MEASUREMENT: filled in below.
+pub const CACHED_POINTS_PER_KIB: u64 = 1;
+
+/// What an answer served from the response cache costs: [`CACHED_POINTS_PER_KIB`] per KiB
+/// begun of the `bytes` it sends, at least [`CACHED_ANSWER_POINTS`]. Its price follows what it
+/// sends because sending is what a hit costs: a 147 kB kept answer cost the same point as a
+/// 1 kB one while taking a hundred times the work.
+pub fn cached_answer_price(bytes: usize) -> u64 {
+    ((bytes as u64).div_ceil(1024) * CACHED_POINTS_PER_KIB).max(CACHED_ANSWER_POINTS)
+}
 
 /// What a request that failed parsing or validation costs: [`FAILURE_POINTS_PER_KIB`] per KiB
 /// of its document begun (an empty document pays for one).
@@ -280,6 +294,15 @@ mod tests {
         assert_eq!(failure_floor(1024), 10);
         assert_eq!(failure_floor(1025), 20);
         assert_eq!(failure_floor(64 * 1024), 640);
+    }
+
+    #[test]
+    fn a_hit_costs_its_kib_begun_and_never_less_than_a_point() {
+        assert_eq!(cached_answer_price(0), CACHED_ANSWER_POINTS);
+        assert_eq!(cached_answer_price(1), CACHED_POINTS_PER_KIB.max(1));
+        assert_eq!(cached_answer_price(1024), CACHED_POINTS_PER_KIB.max(1));
+        assert_eq!(cached_answer_price(1025), 2 * CACHED_POINTS_PER_KIB);
+        assert_eq!(cached_answer_price(147 * 1000), 144 * CACHED_POINTS_PER_KIB);
     }
 
     #[test]

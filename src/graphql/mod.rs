@@ -32,7 +32,10 @@ use std::sync::{Arc, Mutex};
 use async_graphql::Schema;
 
 pub use batch::{BatchReads, RequestLoader};
-pub use budget::{Budget, CACHED_ANSWER_POINTS, Checked, failure_floor, retry_after_seconds};
+pub use budget::{
+    Budget, CACHED_ANSWER_POINTS, CACHED_POINTS_PER_KIB, Checked, cached_answer_price,
+    failure_floor, retry_after_seconds,
+};
 pub use error::{ApiError, ErrorCode, invalid_request};
 pub use global_id::GlobalId;
 pub use helpful::{ClientAddress, VIEWER_FOUND_HELPFUL};
