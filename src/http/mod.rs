@@ -32,7 +32,9 @@ pub use client_address::{TrustedProxies, client_address};
 pub use compression::COMPRESS_ABOVE_BYTES;
 pub use connections::{BodyTimeout, ConnectionOptions, Timeouts};
 pub use cors::CorsOrigins;
-pub use response_cache::{COST as COST_HEADER, ResponseCacheOptions, tag as cache_tag};
+pub use response_cache::{
+    COST as COST_HEADER, MAX_TAGS_BYTES, ResponseCacheOptions, tag as cache_tag,
+};
 pub use websocket::{SLOW_SUBSCRIBER_CLOSE, WebSocketLimits};
 
 mod caching;

@@ -178,7 +178,9 @@ async fn send_loop(shared: Arc<Shared>, client: request::Client, shutdown: Cance
                     let held = std::mem::take(&mut state.held);
                     state.due.extend(held);
                 }
-                state.take(Instant::now())
+                let now = Instant::now();
+                state.advance(now);
+                state.take(now)
             };
             if batch.is_empty() {
                 break;

@@ -61,7 +61,7 @@ pub(super) use self::ask::{Asker, from_cache};
 use self::entry::{Entry, Key};
 use self::store::Store;
 use self::tags::Tags;
-pub use self::tags::tag;
+pub use self::tags::{MAX_TAGS_BYTES, tag};
 use self::versions::Versions;
 use super::HttpOptions;
 use super::caching::Cacheability;
