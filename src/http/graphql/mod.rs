@@ -316,12 +316,11 @@ async fn respond(
     record(call, &response, requested, refused.as_ref(), read);
     let actual = requested.filter(|_| refused.is_none());
     let products = meta.products();
-    let tag_header = &call.app.options.response_cache.tag_header;
     let cacheability = Cacheability {
         over_get: call.over_get,
         error_free: response.errors.is_empty(),
         authorization: call.authorization,
-        tags_fit: response_cache::tags_fit(&products, tag_header),
+        tags_fit: response_cache::tags_fit(&products),
         throttle,
     };
     let keep = pending.filter(|_| cacheability.error_free && refused.is_none());

@@ -257,10 +257,10 @@ fn coding_for(asked: Coding, body: &Bytes) -> Coding {
     asked
 }
 
-/// Whether a response that read `products` may be named in `header` (`tags`): when not, it
-/// is not for shared caches.
-pub(super) fn tags_fit(products: &[Sku], header: &HeaderName) -> bool {
-    Tags::of(products, header).fit()
+/// Whether a response that read `products` may be named in the tags header (`tags`): when
+/// not, it is not for shared caches.
+pub(super) fn tags_fit(products: &[Sku]) -> bool {
+    Tags::fit_for(products)
 }
 
 /// Sets the caching headers (`caching`); a response a shared cache may keep gets this

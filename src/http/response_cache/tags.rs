@@ -46,6 +46,16 @@ impl Tags {
         HeaderValue::from_str(&value).map_or(Self::TooMany, Self::Named)
     }
 
+    /// Whether the tags of `products` fit the header ([`Tags::of`] would not be `TooMany`),
+    /// counted without building them: every response asks.
+    pub(super) fn fit_for(products: &[Sku]) -> bool {
+        let tags: usize = products
+            .iter()
+            .map(|p| "sku-".len() + p.as_str().len())
+            .sum();
+        tags + products.len().saturating_sub(1) <= MAX_TAGS_BYTES
+    }
+
     /// The header's value, if any.
     pub(super) fn value(&self) -> Option<&HeaderValue> {
         match self {
@@ -101,6 +111,7 @@ mod tests {
         assert!(tags.value().expect("named").len() <= MAX_TAGS_BYTES);
         let over: Vec<Sku> = (0..126).map(long).collect();
         assert_eq!(Tags::of(&over, &surrogate), Tags::TooMany);
+        assert!(Tags::fit_for(&fits) && !Tags::fit_for(&over));
         assert!(!Tags::TooMany.fit());
     }
 }
