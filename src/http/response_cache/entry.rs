@@ -89,12 +89,13 @@ impl Entry {
         }
     }
 
-    /// The body in `coding`, encoded on first need and kept: `(bytes, newly made)`. Hits that
-    /// arrive while it is being made wait for that one encoding instead of making their own.
-    /// An encoder that fails (it cannot, on a `Vec`) leaves the identity body.
-    pub(super) async fn in_coding(&self, coding: Coding) -> (Bytes, bool) {
+    /// The body in `coding`, encoded on first need and kept: `(bytes, their coding, newly
+    /// made)`. Hits that arrive while it is being made wait for that one encoding instead of
+    /// making their own. An encoder that fails (it cannot on a `Vec`, but its task can be
+    /// cancelled at shutdown) leaves the identity body, said as such.
+    pub(super) async fn in_coding(&self, coding: Coding) -> (Bytes, Coding, bool) {
         let Some(cell) = self.encoded.cell(coding) else {
-            return (self.body.clone(), false);
+            return (self.body.clone(), Coding::Identity, false);
         };
         let made = AtomicBool::new(false);
         let bytes = cell
@@ -115,8 +116,8 @@ impl Entry {
             })
             .await;
         match bytes {
-            Some(bytes) => (bytes.clone(), made.load(Ordering::Relaxed)),
-            None => (self.body.clone(), false),
+            Some(bytes) => (bytes.clone(), coding, made.load(Ordering::Relaxed)),
+            None => (self.body.clone(), Coding::Identity, false),
         }
     }
 
@@ -373,15 +374,19 @@ mod tests {
             tokio::spawn(async move { entry.in_coding(Coding::Gzip).await })
         });
         let answers = futures::future::try_join_all(hits).await.expect("no panic");
-        assert_eq!(answers.iter().filter(|(_, made)| *made).count(), 1);
-        assert!(answers.iter().all(|(bytes, _)| *bytes == answers[0].0));
+        assert_eq!(answers.iter().filter(|(_, _, made)| *made).count(), 1);
+        assert!(
+            answers
+                .iter()
+                .all(|(bytes, coding, _)| { *bytes == answers[0].0 && *coding == Coding::Gzip })
+        );
         assert!(answers[0].0.len() < body.len() / 4);
         assert_eq!(entry.encoded.runs(), 1);
-        let (_, made) = entry.in_coding(Coding::Brotli).await;
+        let (_, _, made) = entry.in_coding(Coding::Brotli).await;
         assert!(made);
         assert_eq!(entry.encoded.runs(), 2);
-        let (plain, made) = entry.in_coding(Coding::Identity).await;
-        assert!(!made && plain == body[..]);
+        let (plain, coding, made) = entry.in_coding(Coding::Identity).await;
+        assert!(!made && plain == body[..] && coding == Coding::Identity);
         assert!(entry.size() > before, "encodings count in its size");
     }
 }

@@ -198,7 +198,7 @@ impl ResponseCache {
                 tags_fit,
             };
         }
-        let body = self.in_coding(key, entry, coding).await;
+        let (body, coding) = self.in_coding(key, entry, coding).await;
         let sent = Some(body.len());
         let response = respond(entry, coding, StatusCode::OK, Some(body));
         Hit {
@@ -208,14 +208,15 @@ impl ResponseCache {
         }
     }
 
-    /// `entry`'s body in `coding`, counting an encoding made now in the cache's bytes.
-    async fn in_coding(&self, key: &Key, entry: &Arc<Entry>, coding: Coding) -> Bytes {
-        let (body, made) = entry.in_coding(coding).await;
+    /// `entry`'s body in `coding` (or, if it could not be made, as it is) and the coding it is
+    /// in, counting an encoding made now in the cache's bytes.
+    async fn in_coding(&self, key: &Key, entry: &Arc<Entry>, coding: Coding) -> (Bytes, Coding) {
+        let (body, coding, made) = entry.in_coding(coding).await;
         if made {
             self.store.grew(key, entry);
             metrics::gauge!("dynapage_response_cache_bytes").set(self.store.bytes() as f64);
         }
-        body
+        (body, coding)
     }
 
     /// Keeps the body of an error-free answer to `pending`, which read `products` (`read`
@@ -243,7 +244,7 @@ impl ResponseCache {
             metrics::gauge!("dynapage_response_cache_bytes").set(self.store.bytes() as f64);
         }
         let coding = coding_for(pending.asked, &entry.body);
-        let body = self.in_coding(&key, &entry, coding).await;
+        let (body, coding) = self.in_coding(&key, &entry, coding).await;
         respond(&entry, coding, StatusCode::OK, Some(body))
     }
 }

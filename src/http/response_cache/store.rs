@@ -245,7 +245,7 @@ mod tests {
             })
             .collect();
         let before = roomy.bytes();
-        let (gzip, made) = kept[1]
+        let (gzip, _, made) = kept[1]
             .in_coding(crate::http::compression::Coding::Gzip)
             .await;
         assert!(made);
@@ -268,7 +268,7 @@ mod tests {
         }
         let newest = make();
         assert!(tight.insert([15; 32], newest.clone()));
-        let (_, made) = newest
+        let (_, _, made) = newest
             .in_coding(crate::http::compression::Coding::Brotli)
             .await;
         assert!(made);
