@@ -9,9 +9,9 @@ use crate::purge::{PurgeFormat, PurgeTarget, Purger};
 /// The server's response cache and the headers that let a CDN keep responses.
 #[derive(Args, Clone, Debug)]
 pub struct CacheArgs {
-    /// Bytes the response cache may hold, keys and bodies included (0 turns it off): repeats
-    /// of an anonymous query are answered from it while one index read shows the products they
-    /// read unchanged.
+    /// Bytes the response cache may hold, counted as the entries really take them (bodies and
+    /// their encodings, keys, maps; 0 turns it off): repeats of an anonymous query are answered
+    /// from it while one index read shows the products they read unchanged.
     #[arg(long, env = "DYNAPAGE_RESPONSE_CACHE_BYTES", default_value_t = 64 * 1024 * 1024)]
     pub response_cache_bytes: usize,
     /// `max-age` of responses a shared cache may keep (anonymous GETs), in seconds. Raise it

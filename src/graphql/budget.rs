@@ -140,7 +140,7 @@ impl Budget {
     }
 
     /// Charges an answer served from the response cache `points` (it ran nothing, so there is
-    /// no complexity to price): [`CACHED_ANSWER_POINTS`] for a body, 0 for a `304`; at least
+    /// no complexity to price): [`cached_answer_price`] of its body, 0 for a `304`; at least
     /// the request's bytes floor, so a `304` is not free either.
     pub async fn charge_cached(&self, points: u64) -> Checked {
         self.charge(points.max(self.floor), 0).await
@@ -276,10 +276,32 @@ impl Budget {
 /// of parsing a second; at 1 it bought 300.
 pub const FAILURE_POINTS_PER_KIB: u64 = 10;
 
-/// What an answer served from the response cache costs its client: the one index read it made
-/// (a page it would otherwise have run costs its complexity, 3 points or more). A `304` costs
-/// nothing (issue 24: revalidating is free).
+/// The least an answer served from the response cache costs its client: the one index read it
+/// made (a page it would otherwise have run costs its complexity, 3 points or more). A `304`
+/// costs nothing (issue 24: revalidating is free).
 pub const CACHED_ANSWER_POINTS: u64 = 1;
+
+/// Points an answer served from the response cache pays per KiB begun of the body it sends,
+/// as sent (the encoded size when compressed).
+///
+/// Why 1: `bench/hit-cost.py` on main's release build (2 cores, 7 alternating rounds of 3,000
+/// sequential requests, server CPU from `/proc`; `bench/results/hit-cost.txt`) measured a
+/// computed first page of 20 with bodies (price 221) at 183 µs of server CPU, a hit of that
+/// page (5,085 bytes) at 77 µs and a hit of 76,066 bytes at 90 µs: a KiB sent costs 0.1 to
+/// 0.2 µs, 0.1 to 0.25 points at the page's rate. One point per KiB begun is the smallest
+/// whole rate above that, four to nine times the CPU, the rest paying for the bandwidth a
+/// loopback measurement does not see. A kept answer is sent as the bytes kept, encoded once
+/// per coding, so the rate holds for every coding. (A hit's fixed part, 77 µs, is mostly the
+/// request's own parse and checks, which every request pays, hit or not.)
+pub const CACHED_POINTS_PER_KIB: u64 = 1;
+
+/// What an answer served from the response cache costs: [`CACHED_POINTS_PER_KIB`] per KiB
+/// begun of the `bytes` it sends, at least [`CACHED_ANSWER_POINTS`]. Its price follows what it
+/// sends because sending is what a hit costs: a 147 kB kept answer cost the same point as a
+/// 1 kB one while taking a hundred times the work.
+pub fn cached_answer_price(bytes: usize) -> u64 {
+    ((bytes as u64).div_ceil(1024) * CACHED_POINTS_PER_KIB).max(CACHED_ANSWER_POINTS)
+}
 
 /// What a request that failed parsing or validation costs: [`FAILURE_POINTS_PER_KIB`] per KiB
 /// of its document begun (an empty document pays for one).
@@ -330,6 +352,15 @@ mod tests {
         for bytes in [0, 1, 500, 1024, 1025, 4000, 65_536, 1 << 20] {
             assert!(bytes_floor(bytes) <= failure_floor(bytes), "{bytes}");
         }
+    }
+
+    #[test]
+    fn a_hit_costs_its_kib_begun_and_never_less_than_a_point() {
+        assert_eq!(cached_answer_price(0), CACHED_ANSWER_POINTS);
+        assert_eq!(cached_answer_price(1), CACHED_POINTS_PER_KIB.max(1));
+        assert_eq!(cached_answer_price(1024), CACHED_POINTS_PER_KIB.max(1));
+        assert_eq!(cached_answer_price(1025), 2 * CACHED_POINTS_PER_KIB);
+        assert_eq!(cached_answer_price(147 * 1000), 144 * CACHED_POINTS_PER_KIB);
     }
 
     #[test]

@@ -34,7 +34,8 @@ use async_graphql::Schema;
 
 pub use batch::{BatchReads, RequestLoader};
 pub use budget::{
-    Budget, CACHED_ANSWER_POINTS, Checked, bytes_floor, failure_floor, retry_after_seconds,
+    Budget, CACHED_ANSWER_POINTS, CACHED_POINTS_PER_KIB, Checked, bytes_floor, cached_answer_price,
+    failure_floor, retry_after_seconds,
 };
 pub use error::{ApiError, ErrorCode, invalid_request};
 pub use global_id::GlobalId;

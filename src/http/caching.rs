@@ -11,7 +11,9 @@
 //! counts it as `authorization`), and the body shows the client's `throttleStatus`. So an error-free anonymous GET is answered `public` *without*
 //! `throttleStatus` in its body (the budget is in its headers instead); a GET with
 //! `Authorization` keeps `throttleStatus` and is `private`: a browser may keep it, a CDN never.
-//! POST responses and responses with errors stay `no-store` and keep `throttleStatus`.
+//! POST responses and responses with errors stay `no-store` and keep `throttleStatus`. A GET
+//! that read more products than the CDN tags header can name is `private` too: a shared cache
+//! could never be told to purge it (`response_cache::tags`).
 
 use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
 
@@ -40,6 +42,9 @@ pub(super) struct Cacheability {
     pub error_free: bool,
     /// The request carried `Authorization` (whether or not the viewer was used).
     pub authorization: bool,
+    /// The products it read fit the CDN tags header (`response_cache::tags`): a response
+    /// whose products cannot all be named could not be purged, so no shared cache keeps it.
+    pub tags_fit: bool,
     /// The client's cost budget, shown in the body as `throttleStatus`; `None` when cost is
     /// not limited.
     pub throttle: Option<Throttle>,
@@ -48,7 +53,7 @@ pub(super) struct Cacheability {
 impl Cacheability {
     /// Whether a shared cache may keep the response: then it must hold nothing of one client's.
     pub fn shared(&self) -> bool {
-        self.over_get && self.error_free && !self.authorization
+        self.over_get && self.error_free && !self.authorization && self.tags_fit
     }
 
     /// The `throttleStatus` the body may show: none in a response a shared cache may keep.
@@ -114,6 +119,7 @@ mod tests {
             over_get,
             error_free: true,
             authorization,
+            tags_fit: true,
             throttle: throttle.then_some(Throttle {
                 maximum_available: 100,
                 currently_available: 95,
@@ -139,6 +145,12 @@ mod tests {
             ..cacheability(true, false, false)
         };
         assert_eq!(failed.cache_control(), NO_STORE);
+        let untaggable = Cacheability {
+            tags_fit: false,
+            ..cacheability(true, false, true)
+        };
+        assert_eq!(untaggable.cache_control(), PRIVATE);
+        assert!(untaggable.body_throttle().is_some());
     }
 
     #[test]

@@ -8,8 +8,9 @@
 //! ([`refuse_unaffordable`]).
 //!
 //! An answer served from the response cache ran nothing, but it is not free either: it pays
-//! [`charge_cached`] (`graphql::CACHED_ANSWER_POINTS`; a `304` nothing), so a client whose budget
-//! is spent is refused hits too, and every hit shows the budget in the `RateLimit` fields.
+//! [`charge_cached`] by the bytes it sends (`graphql::cached_answer_price`; a `304` nothing),
+//! so a client whose budget is spent is refused hits too, and every hit shows the budget in the
+//! `RateLimit` fields.
 //!
 //! A response carries at most [`MAX_ERRORS`] errors, then one saying how many more were cut.
 //! Why: async-graphql reports every validation error it finds, one per unknown field, so a
@@ -31,7 +32,7 @@ use super::payer::{self, Payer, budget};
 use super::transport::{self, MediaType};
 use super::{AppState, cost};
 use crate::auth::Viewer;
-use crate::graphql::{Budget, CACHED_ANSWER_POINTS, Checked, retry_after_seconds};
+use crate::graphql::{Budget, Checked, cached_answer_price, retry_after_seconds};
 use crate::pagination::PageStats;
 use crate::ratelimit::Throttle;
 
@@ -76,25 +77,22 @@ pub(super) async fn charge_rejection(
 }
 
 /// What an answer from the response cache costs its client, taken like any request's charge:
-/// `Err` with the 429 when the budget cannot pay it, else the budget to show in the `RateLimit`
-/// fields (`None`: cost is not limited). The cache passes every request with `Authorization` by,
-/// so a hit is anonymous and its address pays.
+/// the price of the `sent` bytes of its body as sent (`None`: a `304`, free). `Err` with the
+/// 429 when the budget cannot pay it, else the budget to show in the `RateLimit` fields
+/// (`None`: cost is not limited). The cache passes every request with `Authorization` by, so a
+/// hit is anonymous and its address pays.
 pub(super) async fn charge_cached(
     app: &AppState,
     media: MediaType,
     request_id: &str,
     at: Payer,
-    not_modified: bool,
+    sent: Option<usize>,
 ) -> Result<Option<Throttle>, Response> {
     if app.options.rate_limiter.is_none() {
         return Ok(None);
     }
     let budget = budget(app, None, at, 0);
-    let points = if not_modified {
-        0
-    } else {
-        CACHED_ANSWER_POINTS
-    };
+    let points = sent.map_or(0, cached_answer_price);
     let checked = budget.charge_cached(points).await;
     if checked.refused().is_some() {
         return Err(answer(media, &budget, &checked, None, request_id));
@@ -215,6 +213,7 @@ fn answer(
         over_get: false,
         error_free: false,
         authorization: false,
+        tags_fit: true,
         throttle,
     };
     cacheability.apply(http.headers_mut());

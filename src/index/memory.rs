@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use super::listed::Listed;
 use super::treap::Treap;
 use super::{
-    Held, IndexError, PageIndex, Positions, Repair, Stale, Start, TOMBSTONE_TTL, View, ViewAnchor,
-    ViewRequest,
+    Held, IndexError, PageIndex, Positions, ProductVersion, Repair, Stale, Start, TOMBSTONE_TTL,
+    View, ViewAnchor, ViewRequest, new_epoch,
 };
 use crate::domain::{
     AnchorRank, ChangeEvent, CommentId, IndexEntry, Listing, Order, PageLayout, Position,
@@ -22,6 +22,10 @@ use crate::domain::{
 pub struct MemoryIndex {
     state: Arc<RwLock<State>>,
     tombstone_ttl: Duration,
+    /// The epoch of its product versions: random for each index made, so the versions a
+    /// restarted process counts again from 0 are never taken for the last process's
+    /// ([`ProductVersion`]).
+    epoch: u64,
 }
 
 impl Default for MemoryIndex {
@@ -174,6 +178,7 @@ impl MemoryIndex {
         Self {
             state: Arc::default(),
             tombstone_ttl: TOMBSTONE_TTL,
+            epoch: new_epoch(),
         }
     }
 
@@ -347,10 +352,14 @@ impl PageIndex for MemoryIndex {
         Ok(())
     }
 
-    async fn product_versions(&self, skus: &[Sku]) -> Result<Vec<u64>, IndexError> {
+    async fn product_versions(&self, skus: &[Sku]) -> Result<Vec<ProductVersion>, IndexError> {
+        let epoch = self.epoch;
         Ok(self.read(|s| {
             skus.iter()
-                .map(|sku| s.versions.get(sku).copied().unwrap_or(0))
+                .map(|sku| ProductVersion {
+                    epoch,
+                    number: s.versions.get(sku).copied().unwrap_or(0),
+                })
                 .collect()
         }))
     }

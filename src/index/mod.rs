@@ -259,13 +259,15 @@ pub trait PageIndex: Send + Sync + 'static {
 
     /// Each product's version, in `skus`' order: a number that every change [`Self::apply`]
     /// or [`Self::repair`] makes to the product replaces with a different one (0 for a product
-    /// never changed). The response cache (`http::response_cache`) holds a response with the
-    /// versions of the products it read and serves it again only while they are unchanged.
-    /// One round trip. An index without versions answers an error, and nothing is cached.
+    /// never changed), with the epoch of the sequence it belongs to ([`ProductVersion`]). The
+    /// response cache (`http::response_cache`) holds a response with the versions of the
+    /// products it read and serves it again only while they are unchanged. One round trip (two
+    /// the first time a product's epoch is made, on Redis). An index without versions answers
+    /// an error, and nothing is cached.
     fn product_versions(
         &self,
         skus: &[Sku],
-    ) -> impl Future<Output = Result<Vec<u64>, IndexError>> + Send {
+    ) -> impl Future<Output = Result<Vec<ProductVersion>, IndexError>> + Send {
         let _ = skus;
         async {
             Err(IndexError::Internal(
@@ -273,6 +275,29 @@ pub trait PageIndex: Send + Sync + 'static {
             ))
         }
     }
+}
+
+/// A product's version ([`PageIndex::product_versions`]) and the epoch it counts in.
+///
+/// Why an epoch: a version number alone can come back with other content. The embedded index
+/// counts from 0 in every process (a restart with `--data-dir` counts again over the same
+/// products), and a Redis index whose keys were flushed, restored from an older snapshot or
+/// rebuilt starts its numbers over too. A response cache or a client holding an `ETag` made
+/// from the old number would then take a new page for the old one. The epoch changes whenever
+/// the numbers can start over (random per embedded index; on Redis a random value per product
+/// made beside its version and lost with it), so `(epoch, number)` never names two states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ProductVersion {
+    /// The sequence's identity: equal epochs mean the numbers are comparable.
+    pub epoch: u64,
+    /// The version within the epoch (0 for a product never changed in it).
+    pub number: u64,
+}
+
+/// A fresh epoch ([`ProductVersion::epoch`]): 64 random bits (a ULID's random part, from the
+/// operating system's generator), so two sequences never share one by chance.
+pub(crate) fn new_epoch() -> u64 {
+    ulid::Ulid::new().random() as u64
 }
 
 /// The index chosen at start-up (`--index`): static dispatch over the implementations.
@@ -358,7 +383,7 @@ impl PageIndex for AnyIndex {
         dispatch_index!(self, i => i.ping().await)
     }
 
-    async fn product_versions(&self, skus: &[Sku]) -> Result<Vec<u64>, IndexError> {
+    async fn product_versions(&self, skus: &[Sku]) -> Result<Vec<ProductVersion>, IndexError> {
         dispatch_index!(self, i => i.product_versions(skus).await)
     }
 }

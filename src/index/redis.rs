@@ -34,8 +34,8 @@ pub(crate) use self::keys::{member, sort_key_of};
 pub use self::needs::{needs_to_read, needs_to_scan, needs_to_write};
 use self::replies::{Change, held_arg, held_of, view_of};
 use super::{
-    Held, IndexError, PageIndex, Positions, Repair, Stale, Start, TOMBSTONE_TTL, View, ViewAnchor,
-    ViewRequest,
+    Held, IndexError, PageIndex, Positions, ProductVersion, Repair, Stale, Start, TOMBSTONE_TTL,
+    View, ViewAnchor, ViewRequest,
 };
 use crate::domain::{
     ChangeEvent, Grouping, IndexEntry, Listing, Numbering, Order, PageLayout, PageLinks, Position,
@@ -428,7 +428,7 @@ impl PageIndex for RedisIndex {
     }
 
     /// One `GET` per product (`groups`).
-    async fn product_versions(&self, skus: &[Sku]) -> Result<Vec<u64>, IndexError> {
+    async fn product_versions(&self, skus: &[Sku]) -> Result<Vec<ProductVersion>, IndexError> {
         self.versions_of(skus).await
     }
 }

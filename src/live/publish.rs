@@ -162,7 +162,10 @@ impl<I: PageIndex> PageIndex for Publishing<I> {
         self.inner.ping().await
     }
 
-    async fn product_versions(&self, skus: &[Sku]) -> Result<Vec<u64>, IndexError> {
+    async fn product_versions(
+        &self,
+        skus: &[Sku],
+    ) -> Result<Vec<crate::index::ProductVersion>, IndexError> {
         self.inner.product_versions(skus).await
     }
 }

@@ -166,8 +166,8 @@ async fn rating_counts_of_many_products_are_each_product_s_in_the_order_asked<I:
 }
 
 /// The response cache's read: every product's version in the order asked (on a Cluster the
-/// products' keys live in different slots), 0 for a product never changed, and a change to
-/// one product moves its version only.
+/// products' keys live in different slots), 0 for a product never changed, the same epoch on
+/// every read, and a change to one product moves its version only.
 async fn versions_of_many_products_are_each_product_s_and_move_with_its_changes<I: PageIndex>(
     index: I,
 ) {
@@ -181,10 +181,14 @@ async fn versions_of_many_products_are_each_product_s_and_move_with_its_changes<
     asked.push(sku("NOBODY"));
     let before = index.product_versions(&asked).await.expect("versions");
     assert_eq!(before.len(), asked.len());
-    assert_eq!(before[12], 0, "a product never changed");
+    assert_eq!(before[12].number, 0, "a product never changed");
     for (product, version) in asked.iter().zip(&before) {
         let one = index.product_versions(std::slice::from_ref(product)).await;
-        assert_eq!(one.expect("a version"), vec![*version], "{product:?}");
+        assert_eq!(
+            one.expect("a version"),
+            vec![*version],
+            "{product:?}: epoch and number"
+        );
     }
     let data = dataset(&mut rng, &products[5], 1, 10);
     index.apply(&upserts(&data)).await.expect("apply");

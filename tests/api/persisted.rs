@@ -488,11 +488,9 @@ async fn a_text_answered_from_the_response_cache_registers_its_hash() {
         .send()
         .await
         .expect("sent");
-    assert_eq!(
-        hit.headers()
-            .get("dynapage-cost")
-            .and_then(|v| v.to_str().ok()),
-        Some("items-read=0, store-queries=0, index-calls=1"),
+    // Only an answer kept verified has an `ETag`, and the third request of a text is a hit.
+    assert!(
+        hit.headers().contains_key("etag"),
         "answered from the response cache"
     );
     let expected = ids(&answer_of(hit).await);

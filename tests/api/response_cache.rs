@@ -2,7 +2,8 @@
 //! a repeat is answered from the cache with one index read, a write to the product makes the
 //! next answer fresh, `If-None-Match` answers 304 over GET and POST, a viewer's request is
 //! never cached, and the outcomes are counted. On the embedded index and on Redis (whose
-//! versions `apply.lua` keeps). A hit is paid for: one point of the client's budget.
+//! versions `apply.lua` keeps). A hit is paid for by the bytes it sends; `Dynapage-Cost` and
+//! `If-None-Match: *` tell nobody whether someone else asked the same query lately.
 
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -66,7 +67,7 @@ async fn post_page(app: &TestApp, headers: &[(&str, &str)]) -> Raw {
     raw(&authority(app), "POST", "/graphql", &headers, &body).await
 }
 
-async fn add_comment(app: &TestApp, sku: &str, body: &str) {
+pub(crate) async fn add_comment(app: &TestApp, sku: &str, body: &str) {
     app.data(
         "mutation($sku: String!, $body: String!) { addComment(input: { sku: $sku, author: \"a\", body: $body, rating: 4 }) { comment { id } } }",
         json!({ "sku": sku, "body": body }),
@@ -131,7 +132,11 @@ async fn repeats_are_hits_until_a_write(app: &TestApp) {
     assert_eq!(hit.status, 200);
     assert_eq!(hit.body, verified.body, "the same bytes");
     assert_eq!(hit.header("etag"), Some(etag.clone()));
-    assert_eq!(cost(&hit), "items-read=0, store-queries=0, index-calls=1");
+    assert_eq!(
+        cost(&hit),
+        cost(&verified),
+        "what computing it read, hit or not"
+    );
     let not_modified = get_page(app, &[("If-None-Match", &etag)]).await;
     assert_eq!(not_modified.status, 304);
     assert!(not_modified.body.is_empty());
@@ -159,7 +164,7 @@ async fn repeats_are_hits_until_a_write(app: &TestApp) {
     assert!(outcomes(app).await[2] > after[2], "counted stale");
     let again = get_page(app, &[]).await;
     assert_eq!(again.body, fresh.body);
-    assert_eq!(cost(&again), "items-read=0, store-queries=0, index-calls=1");
+    assert_eq!(cost(&again), cost(&fresh));
 }
 
 #[tokio::test]
@@ -228,12 +233,12 @@ async fn with_the_cache_off_bodies_keep_their_cost_and_no_etag_is_given() {
     app.stop().await.expect("clean stop");
 }
 
-/// Nothing is free (issue 22): a hit takes one point of its client's budget and shows the
-/// budget in the `RateLimit` fields, a `304` takes none, and a client whose budget is spent is
-/// refused hits (429 `RATE_LIMITED`) but may still revalidate. Without the charge the loop
-/// below would never be refused.
+/// Nothing is free (issue 22): a hit takes from its client's budget what it sends (1 point a
+/// KiB begun of its body as sent) and shows the budget in the `RateLimit` fields, a `304`
+/// takes none, and a client whose budget is spent is refused hits (429 `RATE_LIMITED`) but
+/// may still revalidate. Without the charge the loop below would never be refused.
 #[tokio::test]
-async fn a_hit_costs_one_point_a_304_none_and_a_spent_budget_is_refused_hits() {
+async fn a_hit_costs_its_kib_sent_a_304_none_and_a_spent_budget_is_refused_hits() {
     let app = TestApp::spawn(&[
         "--demo-comments",
         "30",
@@ -261,6 +266,7 @@ async fn a_hit_costs_one_point_a_304_none_and_a_spent_budget_is_refused_hits() {
         second_304.header("ratelimit")
     );
 
+    let price = verified.body.len().div_ceil(1024) as u64;
     let started = std::time::Instant::now();
     let mut left = remaining(&second_304);
     let budget = left;
@@ -270,18 +276,21 @@ async fn a_hit_costs_one_point_a_304_none_and_a_spent_budget_is_refused_hits() {
         if page.status != 200 {
             break page;
         }
-        assert_eq!(cost(&page), "items-read=0, store-queries=0, index-calls=1");
+        assert_eq!(page.body, verified.body);
         let now = remaining(&page);
-        assert!(now <= left, "{now} after {left}: a hit took nothing");
+        assert!(
+            now + price <= left + 1,
+            "{now} after {left}: a hit took less than {price}"
+        );
         left = now;
         hits += 1;
         assert!(hits <= 300, "hits never ran out of budget");
     };
-    // One point a hit; the budget refills a point a second meanwhile.
+    // `price` points a hit; the budget refills a point a second meanwhile.
     let refilled = started.elapsed().as_secs() + 1;
     assert!(
-        hits >= budget && hits <= budget + refilled,
-        "{hits} hits from a budget of {budget}"
+        hits >= budget / price && hits <= (budget + refilled) / price,
+        "{hits} hits of {price} points from a budget of {budget}"
     );
     assert_eq!(refused.status, 429);
     assert_eq!(
@@ -294,5 +303,132 @@ async fn a_hit_costs_one_point_a_304_none_and_a_spent_budget_is_refused_hits() {
     let spent = get_page(&app, &revalidate).await;
     assert_eq!(spent.status, 304, "revalidating stays free");
     assert!(spent.header("ratelimit").is_some());
+    app.stop().await.expect("clean stop");
+}
+
+const LARGE: &str = "query($sku: String!) { comments(sku: $sku, first: 100) { edges { cursor node { id author body rating createdAt } } } }";
+
+/// A GET of `query` for the demo product from the client `from` (`X-Forwarded-For`, which
+/// the server trusts from 127.0.0.1), with `headers`.
+async fn get_as(app: &TestApp, from: &str, query: &str, headers: &[(&str, &str)]) -> Raw {
+    let variables = json!({ "sku": DEMO_SKU }).to_string();
+    let path = format!(
+        "/graphql?{}",
+        url_encode(&[("query", query), ("variables", &variables)])
+    );
+    let mut headers = headers.to_vec();
+    headers.push(("X-Forwarded-For", from));
+    raw(&authority(app), "GET", &path, &headers, "").await
+}
+
+/// The attack of issue 42: one client repeating a large kept answer. It runs out of budget
+/// after about budget / (the answer's size price) hits, as sent (gzip makes it cheaper, since
+/// it sends less), where one point a hit let it go on for thousands; a client reading a small
+/// page meanwhile pays a point or two a hit and is served throughout.
+#[tokio::test]
+async fn a_client_repeating_a_large_cached_answer_runs_out_by_its_size_while_small_pages_stay_cheap()
+ {
+    let app = TestApp::spawn(&[
+        "--demo-comments",
+        "150",
+        CACHE_ON[0],
+        "8388608",
+        "--rate-limit-cost",
+        "1",
+        "--rate-limit-cost-burst",
+        "3000",
+        "--rate-limit-writes",
+        "0",
+        "--trusted-proxies",
+        "127.0.0.1",
+    ])
+    .await;
+    // The attacker computes the answer twice (first, verified), as anyone would.
+    for _ in 0..2 {
+        assert_eq!(get_as(&app, "10.9.0.1", LARGE, &[]).await.status, 200);
+    }
+    let first_hit = get_as(&app, "10.9.0.1", LARGE, &[]).await;
+    let price = first_hit.body.len().div_ceil(1024) as u64;
+    assert!(
+        price >= 10,
+        "a large answer: {} bytes",
+        first_hit.body.len()
+    );
+    let budget = remaining(&first_hit) + price;
+    let gzip = [("Accept-Encoding", "gzip")];
+    let zipped = get_as(&app, "10.9.0.2", LARGE, &gzip).await;
+    assert_eq!(zipped.header("content-encoding").as_deref(), Some("gzip"));
+    let zipped_price = zipped.body.len().div_ceil(1024) as u64;
+    assert!(
+        zipped_price < price,
+        "{zipped_price} for gzip against {price}"
+    );
+    let taken = 3_000 - remaining(&zipped);
+    assert!(
+        taken == zipped_price || taken + 1 == zipped_price,
+        "priced as sent: {taken} taken for {zipped_price}"
+    );
+
+    let started = std::time::Instant::now();
+    let mut hits = 1;
+    let mut small = Vec::new();
+    loop {
+        let page = get_as(&app, "10.9.0.1", LARGE, &[]).await;
+        if page.status == 429 {
+            break;
+        }
+        assert_eq!(page.status, 200);
+        hits += 1;
+        assert!(hits <= 1_000, "the large hits never ran out");
+        if hits % 20 == 0 {
+            let honest = get_as(&app, "10.9.0.3", PAGE, &[]).await;
+            assert_eq!(honest.status, 200, "a normal client keeps being served");
+            small.push(honest);
+        }
+    }
+    let refilled = started.elapsed().as_secs() + 1;
+    assert!(
+        hits >= budget / price && hits <= (budget + refilled) / price + 1,
+        "{hits} hits of {price} points from {budget}"
+    );
+    // The honest client's hits (after its first two runs) cost what they send: a point or two.
+    let hits_left: Vec<u64> = small.iter().skip(2).map(remaining).collect();
+    for pair in hits_left.windows(2) {
+        assert!(
+            pair[0] - pair[1].min(pair[0]) <= 2,
+            "a small hit took more than 2 points: {hits_left:?}"
+        );
+    }
+    app.stop().await.expect("clean stop");
+}
+
+/// Privacy of recency: `Dynapage-Cost` says what computing the answer read, the same whether
+/// this request computed it or a hit served it (it used to say `items-read=0` on a hit), and
+/// `If-None-Match: *` is answered as if it were not sent, `200` with the body, whether or not
+/// the answer is kept (it used to be `304` exactly when someone had asked lately).
+#[tokio::test]
+async fn neither_dynapage_cost_nor_if_none_match_star_tells_whether_someone_asked_lately() {
+    let app = TestApp::spawn(&["--demo-comments", "30", CACHE_ON[0], CACHE_ON[1]]).await;
+    let star = [("If-None-Match", "*")];
+    let never_asked = get_page(&app, &star).await;
+    assert_eq!(never_asked.status, 200);
+    let computed_cost = cost(&never_asked);
+    assert!(computed_cost.contains("store-queries=1"), "{computed_cost}");
+    let verified = get_page(&app, &star).await;
+    assert_eq!(verified.status, 200);
+    let before = outcomes(&app).await;
+    let kept = get_page(&app, &star).await;
+    assert_eq!(kept.status, 200, "a kept answer is not a 304 to `*`");
+    assert_eq!(kept.body, verified.body);
+    assert!(outcomes(&app).await[0] > before[0], "it was a hit");
+    assert_eq!(cost(&kept), computed_cost, "a hit says what computing read");
+    let listed = [("If-None-Match", "\"nothing\", *")];
+    assert_eq!(get_page(&app, &listed).await.status, 200);
+    // A client's own ETag still revalidates.
+    let etag = kept.header("etag").expect("an ETag");
+    assert_eq!(
+        get_page(&app, &[("If-None-Match", &etag)]).await.status,
+        304
+    );
     app.stop().await.expect("clean stop");
 }

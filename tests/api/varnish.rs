@@ -260,3 +260,54 @@ async fn on_dynamodb_and_redis_a_write_straight_into_the_table_purges_through_se
     drop(varnish);
     app.stop().await.expect("clean stop");
 }
+
+/// Varnish asks the server for gzip (its `http_gzip_support`) and keeps that coding: the
+/// server sends the entry's kept gzip bytes with their own strong `ETag`, Varnish serves them
+/// to clients that take gzip and unzips them for those that do not, and both revalidate.
+#[tokio::test]
+async fn through_varnish_the_kept_gzip_body_serves_every_client_and_revalidates() {
+    let port = free_port();
+    let app = TestApp::spawn(&[
+        "--demo-comments",
+        "150",
+        "--response-cache-bytes",
+        "8388608",
+        "--cache-max-age",
+        "3600",
+    ])
+    .await;
+    // Kept verified on the server first, so the copy Varnish keeps has its ETag.
+    for _ in 0..2 {
+        raw(
+            app.address.trim_start_matches("http://"),
+            "GET",
+            &page_path(DEMO_SKU),
+            &[],
+            "",
+        )
+        .await;
+    }
+    let varnish = Varnish::start(port, app.address.trim_start_matches("http://")).await;
+    let gzip = [("Accept-Encoding", "gzip")];
+    let zipped = crate::helpers::eventually("a copy Varnish keeps", || async {
+        let page = varnish.get(DEMO_SKU, &gzip).await;
+        (page.header("x-cache").as_deref() == Some("HIT")).then_some(page)
+    })
+    .await;
+    let plain = varnish.get(DEMO_SKU, &[]).await;
+    assert_eq!(plain.status, 200);
+    assert!(
+        plain.header("content-encoding").is_none(),
+        "unzipped by Varnish"
+    );
+    assert_eq!(plain.json()["data"], zipped.json()["data"]);
+    for (headers, page) in [(&gzip[..], &zipped), (&[][..], &plain)] {
+        let etag = page.header("etag").expect("an ETag");
+        let mut revalidate = headers.to_vec();
+        revalidate.push(("If-None-Match", etag.as_str()));
+        let again = varnish.get(DEMO_SKU, &revalidate).await;
+        assert_eq!(again.status, 304, "{etag}");
+    }
+    drop(varnish);
+    app.stop().await.expect("clean stop");
+}

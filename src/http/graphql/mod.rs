@@ -335,20 +335,24 @@ async fn respond(
     let requested = Some(checked.cost);
     record(call, &response, requested, refused.as_ref(), read);
     let actual = requested.filter(|_| refused.is_none());
+    let products = meta.products();
     let cacheability = Cacheability {
         over_get: call.over_get,
         error_free: response.errors.is_empty(),
         authorization: call.authorization,
+        tags_fit: response_cache::tags_fit(&products),
         throttle,
     };
-    let products = meta.products();
     let keep = pending.filter(|_| cacheability.error_free && refused.is_none());
     let mut http = match (keep, &call.app.response_cache) {
         // Kept bodies carry no cost: it is in a header (`response_cache` says why).
         (Some(pending), Some(cache)) => {
             let plain = transport::respond(call.media, &response);
             match axum::body::to_bytes(plain.into_body(), usize::MAX).await {
-                Ok(body) => cache.keep(pending, products.clone(), call.media, body, read),
+                Ok(body) => {
+                    let kept = cache.keep(pending, products.clone(), call.media, body, read);
+                    Box::pin(kept).await
+                }
                 Err(_) => transport::respond(call.media, &response),
             }
         }

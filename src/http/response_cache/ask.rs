@@ -1,8 +1,8 @@
 //! Asking the cache: the handler's step between admitting a request and running it. A hit is
-//! answered here, charged like any request (`failures::charge_cached`) and with the same
-//! caching headers.
+//! answered here, charged by the bytes it sends (`failures::charge_cached`) and with the same
+//! caching headers as any response.
 
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::HeaderMap;
 use axum::response::Response;
 
 use super::{Lookup, Pending};
@@ -39,7 +39,7 @@ impl<'a> Asker<'a> {
 
 /// Asks the response cache (when on) for `request` (unless `bypass`: a mutation, or one
 /// client's own answer): `Err` with the answer on a hit (charged
-/// `failures::charge_cached`, or its 429), else the entry to keep the answer in (`None` when
+/// `failures::charge_cached` by the bytes it sends, or its 429), else the entry to keep the answer in (`None` when
 /// the request is not for the cache). A hit of a request that sends an automatic persisted
 /// query's text registers it: the text passed validation, and its answer was paid for when it
 /// was kept; without this a client's retry answered from the cache would never register, and
@@ -58,23 +58,24 @@ pub(in crate::http) async fn from_cache(
     match cache.lookup(headers, request, media, bypass).await {
         Lookup::Bypass => Ok(None),
         Lookup::Run(pending) => Ok(Some(pending)),
-        Lookup::Answer(mut hit) => {
-            let not_modified = hit.status() == StatusCode::NOT_MODIFIED;
+        Lookup::Answer(hit) => {
             let (request_id, payer) = (asker.request_id, asker.payer);
             let throttle =
-                failures::charge_cached(app, media, request_id, payer, not_modified).await?;
+                failures::charge_cached(app, media, request_id, payer, hit.sent).await?;
             let cacheability = Cacheability {
                 over_get: asker.over_get,
                 error_free: true,
                 authorization: false,
+                tags_fit: hit.tags_fit,
                 throttle,
             };
-            super::caching_headers(&app.options, &cacheability, &mut hit, &[]);
+            let mut response = hit.response;
+            super::caching_headers(&app.options, &cacheability, &mut response, &[]);
             if let Some(hash) = asker.registration {
                 let budget = crate::http::payer::budget(app, None, payer, 0);
                 crate::http::persisted::keep(app, &budget, hash, &request.query).await;
             }
-            Err(hit)
+            Err(response)
         }
     }
 }

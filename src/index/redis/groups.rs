@@ -6,7 +6,7 @@
 use super::RedisIndex;
 use super::replies::per_product;
 use crate::domain::{Rating, RatingSet, Sku};
-use crate::index::IndexError;
+use crate::index::{IndexError, ProductVersion, new_epoch};
 
 impl RedisIndex {
     /// Each product's five rating sets (led by one of them, for its slot) and their `ZCARD`s.
@@ -32,17 +32,75 @@ impl RedisIndex {
         self.redis.group_round_trips(leaders)
     }
 
-    /// Each product's version (0 for none), in `skus`' order: one `GET` per product.
-    pub(super) async fn versions_of(&self, skus: &[Sku]) -> Result<Vec<u64>, IndexError> {
+    /// Each product's version (number 0 for none) and its epoch, in `skus`' order: a `GET` of
+    /// each of its two keys per product (one round trip), and for the products that have
+    /// no epoch yet one more round trip that makes one (`SET NX`, then `GET`, so that readers
+    /// racing to make it all read the one that won).
+    pub(super) async fn versions_of(
+        &self,
+        skus: &[Sku],
+    ) -> Result<Vec<ProductVersion>, IndexError> {
         let groups: Vec<(String, Vec<redis::Cmd>)> = skus
             .iter()
             .map(|sku| {
-                let key = self.keys.product_version(sku);
-                let get = redis::Cmd::get(&key);
-                (key, vec![get])
+                let number = self.keys.product_version(sku);
+                let epoch = redis::Cmd::get(self.keys.version_epoch(sku));
+                (number.clone(), vec![redis::Cmd::get(number), epoch])
             })
             .collect();
-        let versions: Vec<Option<u64>> = self.redis.query_groups(&groups).await?;
-        Ok(versions.into_iter().map(|v| v.unwrap_or(0)).collect())
+        let replies: Vec<Option<u64>> = self.redis.query_groups(&groups).await?;
+        let replies: Vec<(Option<u64>, Option<u64>)> = replies
+            .chunks(2)
+            .map(|pair| (pair[0], pair.get(1).copied().flatten()))
+            .collect();
+        let missing: Vec<usize> = (replies.iter().enumerate())
+            .filter(|(_, (_, epoch))| epoch.is_none())
+            .map(|(i, _)| i)
+            .collect();
+        let made = if missing.is_empty() {
+            Vec::new()
+        } else {
+            let unmade: Vec<&Sku> = missing.iter().map(|&i| &skus[i]).collect();
+            self.make_epochs(&unmade).await?
+        };
+        let mut made = missing.into_iter().zip(made).peekable();
+        Ok((replies.into_iter().enumerate())
+            .map(|(i, (number, epoch))| {
+                let epoch = match made.peek() {
+                    Some((at, _)) if *at == i => made.next().map_or(0, |(_, e)| e),
+                    _ => epoch.unwrap_or(0),
+                };
+                ProductVersion {
+                    epoch,
+                    number: number.unwrap_or(0),
+                }
+            })
+            .collect())
+    }
+
+    /// Makes an epoch for each of `skus` that has none (`SET NX` of a fresh random number)
+    /// and reads the one that holds.
+    async fn make_epochs(&self, skus: &[&Sku]) -> Result<Vec<u64>, IndexError> {
+        let groups: Vec<(String, Vec<redis::Cmd>)> = skus
+            .iter()
+            .map(|sku| {
+                let key = self.keys.version_epoch(sku);
+                let mut set = redis::cmd("SET");
+                set.arg(&key).arg(new_epoch()).arg("NX");
+                let get = redis::Cmd::get(&key);
+                (key, vec![set, get])
+            })
+            .collect();
+        let replies: Vec<redis::Value> = self.redis.query_groups(&groups).await?;
+        (replies.iter().skip(1).step_by(2))
+            .map(|reply| {
+                redis::from_redis_value_ref::<Option<u64>>(reply)
+                    .ok()
+                    .flatten()
+                    .ok_or_else(|| {
+                        IndexError::Internal("a version epoch vanished as it was made".into())
+                    })
+            })
+            .collect()
     }
 }

@@ -10,6 +10,7 @@
 //! | `<prefix>idx:{<sku>}:h<1..5>` | sorted set | the same comments by helpful votes: member = `createdAt` in 6 big-endian bytes then the member ([`by_count`]), score = `count × 2^31 + createdAt / 1024` (the count, then the second: `by_count.lua`) |
 //! | `<prefix>idx:{<sku>}:v` | hash | member -> version, for the comments at version 2 or more (the others are at version 1) |
 //! | `<prefix>idx:{<sku>}:n` | string | the product's version: replaced by every applied change (`apply.lua`), read by the response cache |
+//! | `<prefix>idx:{<sku>}:e` | string | the epoch of that version: a random number made (`SET NX`) by the first reader that finds none, so a version number that comes back after a flush, a restored snapshot or a rebuilt index comes back in another epoch (`crate::index::ProductVersion`) |
 //! | `<prefix>idx:{<sku>}:d:<id>` | string | a deleted comment's tombstone: the deletion's version; expires after the tombstone lifetime |
 //!
 //! The other namespaces under the prefix (the change log, the sync checkpoints, the rate
@@ -114,6 +115,11 @@ impl Keys {
     /// `<prefix>idx:{<sku>}:n`: the product's version.
     pub(super) fn product_version(&self, sku: &Sku) -> String {
         format!("{}:n", self.product(sku))
+    }
+
+    /// `<prefix>idx:{<sku>}:e`: the epoch of the product's version (`ProductVersion`).
+    pub(super) fn version_epoch(&self, sku: &Sku) -> String {
+        format!("{}:e", self.product(sku))
     }
 
     /// `<prefix>idx:{<sku>}:d:<id>`: the tombstone of a deleted comment.
@@ -226,6 +232,7 @@ mod tests {
         assert_eq!(keys.rating(&sku("A-1"), r3), "p:idx:{A-1}:r3");
         assert_eq!(keys.ratings(&sku("A-1"))[4], "p:idx:{A-1}:r5");
         assert_eq!(keys.versions(&sku("A-1")), "p:idx:{A-1}:v");
+        assert_eq!(keys.version_epoch(&sku("A-1")), "p:idx:{A-1}:e");
         let id = CommentId::from_parts(0, 0);
         assert_eq!(
             keys.tombstone(&sku("A-1"), id),

@@ -69,10 +69,12 @@ pub fn needs_to_read(prefix: &KeyPrefix) -> Vec<Need> {
         ],
     ));
     needs.extend(read_scripts_call(&sample));
-    needs.push(Need::new(
-        VERSIONS,
-        ["GET".to_owned(), sample.product_version()],
-    ));
+    let epoch = sample.keys.version_epoch(&sample.sku);
+    needs.extend([
+        Need::new(VERSIONS, ["GET".to_owned(), sample.product_version()]),
+        Need::new(VERSIONS, ["SET", &epoch, "1", "NX"].map(str::to_owned)),
+        Need::new(VERSIONS, ["GET".to_owned(), epoch]),
+    ]);
     needs
 }
 

@@ -1,5 +1,7 @@
 //! Compressed bodies: gzip, brotli and zstd, as `Accept-Encoding` prefers, by tower-http's
 //! compression layer, and a guard in front of it for clients that accept no encoding at all.
+//! The response cache encodes its kept answers itself, once per coding (`coding`), and marks
+//! them [`Negotiated`]: the layer leaves those alone.
 //!
 //! Why the guard exists: tower-http 0.7 answers a request whose `Accept-Encoding` rules out
 //! every encoding it has, identity included (`identity;q=0`), by running the handler and then
@@ -11,15 +13,19 @@ use std::future::{Ready, ready};
 use std::task::{Context, Poll};
 
 use axum::extract::Request;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
-use futures::future::Either;
+use futures::TryFutureExt;
+use futures::future::{Either, MapOk};
 use tower::{Layer, Service};
 use tower_http::compression::CompressionLayer;
 use tower_http::compression::predicate::{NotForContentType, Predicate, SizeAbove};
 
+pub use self::coding::{Coding, preferred};
 use super::REQUEST_ID;
 use super::transport::{self, MediaType, Refusal};
+
+mod coding;
 
 /// Bodies smaller than this go out uncompressed: below about a kilobyte the encoding's header
 /// and the CPU cost outweigh the bytes saved.
@@ -31,17 +37,39 @@ const CODINGS: [&str; 3] = ["gzip", "br", "zstd"];
 /// gzip, brotli (tower-http's default quality, 4) and zstd for bodies of at least
 /// [`COMPRESS_ABOVE_BYTES`]; it adds `Vary: Accept-Encoding` to what it compresses. Images and
 /// event streams are left alone, as tower-http's default does; a WebSocket upgrade has no body,
-/// and its frames never pass through here.
+/// and its frames never pass through here. Responses marked [`Negotiated`] are left alone too:
+/// they are in the coding the request asked for already (the layer skips a response with
+/// `Content-Encoding` by itself, but not a kept answer sent as identity, which it would
+/// otherwise compress again whenever its own choice differed).
 pub(super) fn layer() -> CompressionLayer<impl Predicate> {
     let predicate = SizeAbove::new(COMPRESS_ABOVE_BYTES)
         .and(NotForContentType::GRPC)
         .and(NotForContentType::IMAGES)
-        .and(NotForContentType::SSE);
+        .and(NotForContentType::SSE)
+        .and(NotNegotiated);
     CompressionLayer::new()
         .gzip(true)
         .br(true)
         .zstd(true)
         .compress_when(predicate)
+}
+
+/// The mark of a response whose body is already in the coding its request negotiated (the
+/// response cache's answers), with its `Vary` and validators set for that coding.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Negotiated;
+
+/// The layer's predicate that passes over [`Negotiated`] responses.
+#[derive(Clone, Copy, Debug)]
+struct NotNegotiated;
+
+impl Predicate for NotNegotiated {
+    fn should_compress<B>(&self, response: &axum::http::Response<B>) -> bool
+    where
+        B: axum::body::HttpBody,
+    {
+        response.extensions().get::<Negotiated>().is_none()
+    }
 }
 
 /// The guard, in front of the layer: a plain service wrapper rather than
@@ -68,7 +96,7 @@ where
 {
     type Response = Response;
     type Error = S::Error;
-    type Future = Either<Ready<Result<Response, S::Error>>, S::Future>;
+    type Future = Either<Ready<Result<Response, S::Error>>, MapOk<S::Future, WeakenFn>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
         self.0.poll_ready(cx)
@@ -76,11 +104,37 @@ where
 
     fn call(&mut self, request: Request) -> Self::Future {
         if acceptable(request.headers()) {
-            Either::Right(self.0.call(request))
+            Either::Right(self.0.call(request).map_ok(weaken_encoded as WeakenFn))
         } else {
             Either::Left(ready(Ok(refuse(&request))))
         }
     }
+}
+
+type WeakenFn = fn(Response) -> Response;
+
+/// A strong `ETag` names one sequence of bytes (RFC 9110 §8.8.1); the layer compresses a
+/// body without touching its validator, so a page sent as gzip and as identity would carry
+/// the same strong `ETag` for two bodies (the storefront's pages). So when the layer has
+/// encoded a response (it has `Content-Encoding` and is not [`Negotiated`]), its strong `ETag`
+/// becomes weak, `W/"…"`, as nginx does: the two bodies are still the same page, which is
+/// what a weak validator says, and `If-None-Match` compares weakly.
+fn weaken_encoded(mut response: Response) -> Response {
+    let encoded = response.headers().contains_key(header::CONTENT_ENCODING)
+        && response.extensions().get::<Negotiated>().is_none();
+    if !encoded {
+        return response;
+    }
+    if let Some(etag) = response.headers().get(header::ETAG) {
+        if etag.as_bytes().starts_with(b"\"") {
+            let mut weak = b"W/".to_vec();
+            weak.extend_from_slice(etag.as_bytes());
+            if let Ok(weak) = HeaderValue::from_bytes(&weak) {
+                response.headers_mut().insert(header::ETAG, weak);
+            }
+        }
+    }
+    response
 }
 
 /// The answer to a request that accepts no encoding the server has: 406 and a GraphQL error.
