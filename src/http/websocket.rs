@@ -136,18 +136,27 @@ impl Executor for SubscriptionsOnly {
         session_data: Option<Arc<Data>>,
     ) -> BoxStream<'static, Response> {
         let this = self.clone();
+        let client = this.connection.client();
+        let bytes = message_bytes(&request);
+        let limiter = this.options.rate_limiter.clone();
+        let budget = Arc::new(Budget::new(limiter, client.clone(), 0).for_bytes(bytes));
+        // A document short enough to be kept parsed is admitted at once, in the order its
+        // messages came (the per-connection limit counts them in that order); a longer one
+        // (parsed every time) only once its budget is known to afford the parse, as over HTTP.
+        let early =
+            (request.query.len() <= MAX_TEXT_BYTES).then(|| this.admit(&mut request, &client));
         async_stream::stream! {
-            let client = this.connection.client();
-            let bytes = message_bytes(&request);
-            let limiter = this.options.rate_limiter.clone();
-            let budget = Arc::new(Budget::new(limiter, client.clone(), 0).for_bytes(bytes));
-            if bytes > MAX_TEXT_BYTES
-                && let Some(checked) = budget.unaffordable(bytes).await
-            {
-                yield refusal_of(&budget, &checked);
-                return;
-            }
-            let (held, share, checked) = match this.admit(&mut request, &client) {
+            let admitted = match early {
+                Some(admitted) => admitted,
+                None => {
+                    if let Some(checked) = budget.unaffordable(bytes).await {
+                        yield refusal_of(&budget, &checked);
+                        return;
+                    }
+                    this.admit(&mut request, &client)
+                }
+            };
+            let (held, share, checked) = match admitted {
                 Ok(admitted) => admitted,
                 Err(Refused(code, message)) => {
                     let checked = budget.charge_failure(bytes, 0).await;

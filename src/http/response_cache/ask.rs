@@ -60,8 +60,7 @@ pub(in crate::http) async fn from_cache(
         Lookup::Run(pending) => Ok(Some(pending)),
         Lookup::Answer(hit) => {
             let (request_id, payer) = (asker.request_id, asker.payer);
-            let throttle =
-                failures::charge_cached(app, media, request_id, payer, hit.sent).await?;
+            let throttle = failures::charge_cached(app, media, request_id, payer, hit.sent).await?;
             let cacheability = Cacheability {
                 over_get: asker.over_get,
                 error_free: true,
