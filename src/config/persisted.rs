@@ -2,14 +2,13 @@
 //! trusted documents.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
 
 use crate::persisted::{Manifest, PersistedDocuments, RedisStore};
-use crate::ratelimit::{BucketSpec, MemoryLimiter, RateLimiter, RateLimits, RedisLimiter};
+use crate::ratelimit::RateLimiter;
 use crate::redis::RedisHandle;
 
 /// Automatic persisted queries and trusted documents.
@@ -86,23 +85,9 @@ impl PersistedArgs {
             store,
             max_document_bytes,
         );
-        Ok(documents.with_registration_limit(self.registration_limiter(redis)))
-    }
-
-    /// The limiter of each client's registrations (one point a registration, the hour's share
-    /// as its burst), in `redis` (shared by every server) when given, else in this process.
-    fn registration_limiter(&self, redis: Option<&RedisHandle>) -> Option<RateLimiter> {
-        let per_hour = self.rate_limit_registrations;
-        let rate = RateLimits {
-            cost: (per_hour > 0).then_some(BucketSpec {
-                per_second: f64::from(per_hour) / 3600.0,
-                burst: f64::from(per_hour),
-            }),
-            writes: None,
-        };
-        rate.any().then(|| match redis {
-            Some(redis) => RateLimiter::Redis(Arc::new(RedisLimiter::new(redis, rate))),
-            None => RateLimiter::Memory(Arc::new(MemoryLimiter::new(rate))),
-        })
+        // One point a registration, the hour's share as its burst.
+        let hour = Duration::from_secs(3600);
+        let limiter = RateLimiter::count_per(self.rate_limit_registrations, hour, redis);
+        Ok(documents.with_registration_limit(limiter))
     }
 }

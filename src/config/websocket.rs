@@ -7,7 +7,7 @@ use clap::Args;
 
 use crate::http::WebSocketLimits;
 use crate::live::shares::Shares;
-use crate::ratelimit::{BucketSpec, MemoryLimiter, RateLimiter, RateLimits, RedisLimiter};
+use crate::ratelimit::RateLimiter;
 use crate::redis::RedisHandle;
 
 /// Per-client caps on WebSockets and subscriptions, and the send deadline.
@@ -35,18 +35,11 @@ impl WebSocketArgs {
     /// The limits, with the subscription rate kept in `redis` (shared by every server) when
     /// given, else in this process.
     pub fn limits(&self, redis: Option<&RedisHandle>) -> WebSocketLimits {
-        let per_minute = self.rate_limit_subscriptions;
-        let rate = RateLimits {
-            cost: (per_minute > 0).then_some(BucketSpec {
-                per_second: f64::from(per_minute) / 60.0,
-                burst: f64::from(per_minute),
-            }),
-            writes: None,
-        };
-        let subscribe_limiter = rate.any().then(|| match redis {
-            Some(redis) => RateLimiter::Redis(Arc::new(RedisLimiter::new(redis, rate))),
-            None => RateLimiter::Memory(Arc::new(MemoryLimiter::new(rate))),
-        });
+        let subscribe_limiter = RateLimiter::count_per(
+            self.rate_limit_subscriptions,
+            Duration::from_secs(60),
+            redis,
+        );
         WebSocketLimits {
             shares: Shares::new(
                 self.max_sockets_per_client as usize,

@@ -167,6 +167,28 @@ pub enum RateLimiter {
 }
 
 impl RateLimiter {
+    /// A limiter of `count` events per `period` for each client (one point an event, the
+    /// period's count as its burst), kept in `redis` (shared by every server) when given,
+    /// else in this process; `None` when `count` is 0 (no limit). The rates of opening
+    /// subscriptions and of registering persisted queries are such limiters.
+    pub fn count_per(
+        count: u32,
+        period: std::time::Duration,
+        redis: Option<&crate::redis::RedisHandle>,
+    ) -> Option<Self> {
+        let rate = RateLimits {
+            cost: (count > 0).then_some(BucketSpec {
+                per_second: f64::from(count) / period.as_secs_f64(),
+                burst: f64::from(count),
+            }),
+            writes: None,
+        };
+        rate.any().then(|| match redis {
+            Some(redis) => RateLimiter::Redis(Arc::new(RedisLimiter::new(redis, rate))),
+            None => RateLimiter::Memory(Arc::new(MemoryLimiter::new(rate))),
+        })
+    }
+
     /// Takes `charge` from `client`'s budgets if both hold enough; never fails (see
     /// [`RedisLimiter`] for what happens when Redis cannot answer).
     pub async fn check(&self, client: &ClientKey, charge: Charge) -> Verdict {

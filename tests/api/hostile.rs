@@ -17,9 +17,9 @@ use std::time::Duration;
 use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
 use crate::helpers::{DEMO_SKU, terminate};
+use crate::subscriptions::{Socket, open_socket};
 
 /// The resident memory the server may reach during the suite, in MiB: its demo data and
 /// caches take well under a hundred; what an attack pins comes on top.
@@ -444,18 +444,8 @@ async fn generated_hostile_documents_never_abort_hang_or_pin_the_server() {
 }
 
 /// A `graphql-transport-ws` socket to `target`, `connection_init` acknowledged.
-async fn socket(
-    target: &Target,
-) -> tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>> {
-    let url = format!("{}/graphql", target.address.replacen("http", "ws", 1));
-    let mut request = url.into_client_request().expect("a request");
-    let protocol = "graphql-transport-ws".parse().expect("a value");
-    request
-        .headers_mut()
-        .insert("sec-websocket-protocol", protocol);
-    let (mut socket, _) = tokio_tungstenite::connect_async(request)
-        .await
-        .expect("the WebSocket opens");
+async fn socket(target: &Target) -> Socket {
+    let mut socket = open_socket(&target.address, "graphql-transport-ws").await;
     let init = json!({ "type": "connection_init", "payload": {} }).to_string();
     socket.send(Message::Text(init.into())).await.expect("sent");
     assert_eq!(next(&mut socket).await["type"], "connection_ack");
@@ -463,11 +453,7 @@ async fn socket(
 }
 
 /// The next protocol message within [`ANSWER_WITHIN`].
-async fn next(
-    socket: &mut tokio_tungstenite::WebSocketStream<
-        tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
-    >,
-) -> Value {
+async fn next(socket: &mut Socket) -> Value {
     loop {
         let message = tokio::time::timeout(ANSWER_WITHIN, socket.next())
             .await

@@ -12,7 +12,6 @@ use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
 use crate::helpers::{TestApp, dynapage_command};
 use crate::subscriptions::{Client, EVENTS, add};
@@ -162,15 +161,8 @@ impl LoggingServer {
 
     /// A `graphql-transport-ws` socket subscribed to `sku`'s events.
     async fn subscribe(&self, sku: &str) -> crate::subscriptions::Socket {
-        let url = format!("{}/graphql", self.address.replacen("http", "ws", 1));
-        let mut request = url.into_client_request().expect("a request");
-        let protocol = "graphql-transport-ws".parse().expect("a header value");
-        request
-            .headers_mut()
-            .insert("sec-websocket-protocol", protocol);
-        let (mut socket, _) = tokio_tungstenite::connect_async(request)
-            .await
-            .expect("the WebSocket opens");
+        let protocol = "graphql-transport-ws";
+        let mut socket = crate::subscriptions::open_socket(&self.address, protocol).await;
         for message in [
             json!({ "type": "connection_init", "payload": {} }),
             json!({ "id": "1", "type": "subscribe", "payload": { "query": EVENTS, "variables": { "sku": sku } } }),

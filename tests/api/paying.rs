@@ -12,9 +12,9 @@ use std::time::Instant;
 use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
 use crate::helpers::{DEMO_SKU, TestApp};
+use crate::subscriptions::open_socket;
 use crate::support::jwks::{JwksServer, TestKey};
 use crate::support::redis_server::RedisServer;
 use dynapage::graphql::bytes_floor;
@@ -210,15 +210,7 @@ async fn revalidations_and_bad_tokens_are_not_free() {
 #[tokio::test]
 async fn a_subscribe_the_checks_refuse_pays_the_failure_floor() {
     let app = budgeted(35, &[]).await;
-    let url = format!("{}/graphql", app.address.replacen("http", "ws", 1));
-    let mut request = url.into_client_request().expect("a request");
-    let protocol = "graphql-transport-ws".parse().expect("a value");
-    request
-        .headers_mut()
-        .insert("sec-websocket-protocol", protocol);
-    let (mut socket, _) = tokio_tungstenite::connect_async(request)
-        .await
-        .expect("open");
+    let mut socket = open_socket(&app.address, "graphql-transport-ws").await;
     let send = |message: Value| Message::Text(message.to_string().into());
     socket
         .send(send(json!({ "type": "connection_init", "payload": {} })))

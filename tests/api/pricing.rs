@@ -607,7 +607,6 @@ fn beyond_reads(ids: Vec<String>) -> impl Strategy<Value = Beyond> {
 async fn nothing_sends_stores_or_refuses_more_than_it_paid() {
     use futures::{SinkExt, StreamExt};
     use tokio_tungstenite::tungstenite::Message;
-    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
     let app = TestApp::spawn(&[
         "--demo-comments",
@@ -625,15 +624,7 @@ async fn nothing_sends_stores_or_refuses_more_than_it_paid() {
     ])
     .await;
     let ids = crate::helpers::newest_ids(&app, 60).await;
-    let url = format!("{}/graphql", app.address.replacen("http", "ws", 1));
-    let mut request = url.into_client_request().expect("a request");
-    let protocol = "graphql-transport-ws".parse().expect("a value");
-    request
-        .headers_mut()
-        .insert("sec-websocket-protocol", protocol);
-    let (mut socket, _) = tokio_tungstenite::connect_async(request)
-        .await
-        .expect("open");
+    let mut socket = crate::subscriptions::open_socket(&app.address, "graphql-transport-ws").await;
     let init = json!({ "type": "connection_init", "payload": {} }).to_string();
     socket.send(Message::Text(init.into())).await.expect("sent");
     socket.next().await.expect("an ack").expect("a message");

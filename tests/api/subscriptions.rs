@@ -33,24 +33,32 @@ pub(crate) struct Client {
     pub(crate) socket: Socket,
 }
 
+/// A WebSocket to the `/graphql` of the server at `address` (`http://…`) speaking `protocol`,
+/// before `connection_init`.
+pub(crate) async fn open_socket(address: &str, protocol: &str) -> Socket {
+    let url = format!("{}/graphql", address.replacen("http", "ws", 1));
+    let mut request = url.into_client_request().expect("a request");
+    request.headers_mut().insert(
+        "sec-websocket-protocol",
+        protocol.parse().expect("a header value"),
+    );
+    let (socket, response) = tokio_tungstenite::connect_async(request)
+        .await
+        .expect("the WebSocket opens");
+    assert_eq!(
+        response.headers()["sec-websocket-protocol"],
+        protocol,
+        "the server speaks the protocol asked for"
+    );
+    socket
+}
+
 impl Client {
     /// Connects to `app`'s `/graphql` with `protocol`, without `connection_init` yet.
     pub(crate) async fn connect(app: &TestApp, protocol: &str) -> Self {
-        let url = format!("{}/graphql", app.address.replacen("http", "ws", 1));
-        let mut request = url.into_client_request().expect("a request");
-        request.headers_mut().insert(
-            "sec-websocket-protocol",
-            protocol.parse().expect("a header value"),
-        );
-        let (socket, response) = tokio_tungstenite::connect_async(request)
-            .await
-            .expect("the WebSocket opens");
-        assert_eq!(
-            response.headers()["sec-websocket-protocol"],
-            protocol,
-            "the server speaks the protocol asked for"
-        );
-        Self { socket }
+        Self {
+            socket: open_socket(&app.address, protocol).await,
+        }
     }
 
     /// Connects with `graphql-transport-ws` and completes `connection_init`.
