@@ -141,6 +141,12 @@ impl DocumentCache {
         self
     }
 
+    /// Whether a request of `text` is parsed again each time it comes: it is neither a trusted
+    /// document (pinned) nor short enough to be kept.
+    pub fn parsed_each_time(&self, text: &str) -> bool {
+        text.len() > MAX_TEXT_BYTES && !self.pinned.contains_key(text)
+    }
+
     /// The document parsed from `text`, if it is kept.
     pub fn get(&self, text: &str) -> Option<Parsed> {
         // An empty map answers without hashing the text.

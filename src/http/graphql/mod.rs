@@ -192,8 +192,15 @@ async fn execute(
         Ok(registration) => registration,
         Err(refusal) => return refusal,
     };
-    // A persisted document's text may be longer than the request that named it.
-    let bytes = at.size.max(request.query.len());
+    // A request pays for its bytes on the wire, and for a persisted document's text when that
+    // is longer and parsed again each time (a trusted document's parse is pinned, a short
+    // text's kept).
+    let stored = app.documents.parsed_each_time(&request.query);
+    let bytes = if stored {
+        at.size.max(request.query.len())
+    } else {
+        at.size
+    };
     let payer = Payer { address, bytes };
     let unaffordable = failures::refuse_unaffordable(app, headers, media, &request_id, payer);
     if let Some(refusal) = Box::pin(unaffordable).await {
