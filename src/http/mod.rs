@@ -20,6 +20,7 @@
 //! permessage-deflate: compressing secrets beside attacker-chosen text leaks them, CRIME-style,
 //! and each socket would hold its own compression window in memory).
 
+mod body_limit;
 mod client_address;
 mod connections;
 mod cors;
@@ -67,7 +68,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use tower::util::MapRequestLayer;
-use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::request_id::{
     MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
 };
@@ -95,7 +95,7 @@ pub struct HttpOptions {
     pub max_selections: usize,
     /// Deepest nesting of fields accepted (see `limits::depth`).
     pub max_depth: usize,
-    /// Largest request body accepted (413 beyond).
+    /// Largest request body accepted (413 and a `PAYLOAD_TOO_LARGE` error beyond: `body_limit`).
     pub max_body_bytes: usize,
     /// Browser origins allowed to call the API.
     pub cors: CorsOrigins,
@@ -287,13 +287,16 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
             response_cache,
             readiness: Arc::default(),
         }));
+    // Inside CORS, so a browser's page may read a 413 (`body_limit`).
+    router = router.layer(body_limit::BodyLimitLayer {
+        max_bytes: max_body_bytes,
+    });
     if let Some(layer) = cors {
         router = router.layer(layer);
     }
     router
         .layer(compression::layer())
         .layer(compression::GuardLayer)
-        .layer(RequestBodyLimitLayer::new(max_body_bytes))
         .layer(
             TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
                 let request_id = request.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or_default();

@@ -83,10 +83,17 @@ fn body_refusal(error: &axum::Error, max_bytes: usize) -> Refusal {
         }
         source = cause.source();
     }
+    too_large(max_bytes)
+}
+
+/// A body larger than `max_bytes` (`--max-body-bytes`), declared so or read so (`body_limit`).
+pub(super) fn too_large(max_bytes: usize) -> Refusal {
     Refusal {
         status: StatusCode::PAYLOAD_TOO_LARGE,
-        code: "BAD_REQUEST",
-        message: format!("the request body is larger than {max_bytes} bytes"),
+        code: "PAYLOAD_TOO_LARGE",
+        message: format!(
+            "the request body is larger than {max_bytes} bytes, the most this server accepts"
+        ),
     }
 }
 

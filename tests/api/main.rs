@@ -9,6 +9,7 @@ mod support;
 
 mod auth;
 mod batched_lookups;
+mod body_limits;
 mod browser;
 mod cache_encodings;
 mod cache_epochs;

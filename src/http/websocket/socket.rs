@@ -110,7 +110,8 @@ pub(super) async fn serve(
         heard.clone(),
         ending.clone(),
     ));
-    let graphql = async_graphql::http::WebSocket::new(executor, incoming(stream, &heard), protocol)
+    let messages = incoming(stream, &heard, &ending);
+    let graphql = async_graphql::http::WebSocket::new(executor, messages, protocol)
         .on_connection_init(init.callback());
     let parts = Parts {
         options: &options,
@@ -251,14 +252,27 @@ async fn keep_alive(
 }
 
 /// The client's messages as async-graphql reads them, noting when each (pongs included) was
-/// heard; the stream ends at the socket's first error.
+/// heard; the stream ends at the socket's first error. A message over [`super::MESSAGE_BYTES`]
+/// ends the connection with 1009 ("message too big", RFC 6455 §7.4.1) and the cap in the
+/// reason: without it the client saw the socket drop with no close frame (1006), and no cause.
 fn incoming(
     stream: SplitStream<WebSocket>,
     heard: &Heard,
+    ending: &Ending,
 ) -> impl futures::Stream<Item = Vec<u8>> + Unpin + Send + 'static {
     let heard = heard.clone();
+    let ending = ending.clone();
     stream
-        .take_while(|message| futures::future::ready(message.is_ok()))
+        .take_while(move |message| {
+            if message.as_ref().is_err_and(too_long) {
+                let reason = format!(
+                    "a message is larger than {} bytes, the most this server accepts",
+                    super::MESSAGE_BYTES
+                );
+                ending.end(Some((1009, reason)));
+            }
+            futures::future::ready(message.is_ok())
+        })
         .inspect(move |_| heard.now())
         .map(|message| match message {
             Ok(Message::Text(text)) => text.as_bytes().to_vec(),
@@ -266,6 +280,20 @@ fn incoming(
             _ => Vec::new(),
         })
         .filter(|bytes| futures::future::ready(!bytes.is_empty()))
+}
+
+/// Whether a read failed on a message (or frame) over the socket's cap.
+fn too_long(error: &axum::Error) -> bool {
+    use std::error::Error as _;
+    let cause = error
+        .source()
+        .and_then(|e| e.downcast_ref::<tungstenite::Error>());
+    matches!(
+        cause,
+        Some(tungstenite::Error::Capacity(
+            tungstenite::error::CapacityError::MessageTooLong { .. }
+        ))
+    )
 }
 
 /// When the client last sent anything, in milliseconds since the socket opened.
@@ -350,7 +378,8 @@ async fn relay(
                 Some(WsMessage::Close(code, reason)) => {
                     return Some(init.refused_close().unwrap_or((code, reason)));
                 }
-                None => return None,
+                // The client's messages ended: it left, or `incoming` ended the connection.
+                None => return ending.reason(),
             },
             changed = init_seen.changed(), if !initialised_in_time => {
                 initialised_in_time = changed.is_ok() && *init_seen.borrow();
