@@ -30,6 +30,7 @@ mod demo_pages;
 mod dynamodb_api;
 mod dynamodb_store;
 mod dynamodb_votes;
+mod encodings;
 mod engine_oracle;
 mod errors;
 mod faults;
