@@ -15,8 +15,9 @@
 //! comment shows up within seconds. A response that is one client's own is `private`, and GET
 //! responses with errors are `no-store` (`caching` decides).
 //!
-//! Compression: bodies above [`COMPRESS_ABOVE_BYTES`] are sent gzip, brotli or zstd as the
-//! client's `Accept-Encoding` prefers; WebSocket frames are not compressed (no
+//! Compression: bodies above [`COMPRESS_ABOVE_BYTES`] are sent brotli, gzip or zstd as the
+//! client's `Accept-Encoding` prefers, in that order among equal weights (`compression`);
+//! WebSocket frames are not compressed (no
 //! permessage-deflate: compressing secrets beside attacker-chosen text leaks them, CRIME-style,
 //! and each socket would hold its own compression window in memory).
 
