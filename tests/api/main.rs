@@ -47,6 +47,7 @@ mod index_view;
 mod lambda;
 mod live_clients;
 mod live_resume;
+mod metrics;
 mod mutations;
 mod one_box;
 mod one_box_crash;

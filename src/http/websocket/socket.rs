@@ -42,6 +42,7 @@ use tokio_util::sync::CancellationToken;
 use super::cohort::Members;
 use super::{Init, SubscriptionsOnly};
 use crate::http::HttpOptions;
+use crate::telemetry::metric;
 
 /// Messages queued for one socket's writer at most.
 pub(super) const QUEUE: usize = 16;
@@ -94,7 +95,7 @@ pub(super) async fn serve(
     executor: SubscriptionsOnly,
     init: Init,
 ) {
-    metrics::gauge!("dynapage_websockets_open").increment(1.0);
+    metric::WEBSOCKETS_OPEN.gauge(&[]).increment(1.0);
     let options = executor.options.clone();
     let members = executor.members.clone();
     let deadline = options.websocket.send_timeout;
@@ -133,7 +134,7 @@ pub(super) async fn serve(
     drop(out);
     // The writer ends after the close frame, or at its send deadline.
     let _ = writer.await;
-    metrics::gauge!("dynapage_websockets_open").decrement(1.0);
+    metric::WEBSOCKETS_OPEN.gauge(&[]).decrement(1.0);
 }
 
 /// Messages the writer sends with one flush at most: what a fan-out readied for this socket
@@ -168,7 +169,7 @@ async fn write(
             Ok(Ok(false)) => {}
             Ok(_) => break,
             Err(_) => {
-                metrics::counter!("dynapage_websockets_closed_slow_total").increment(1);
+                metric::WEBSOCKETS_CLOSED_SLOW.counter(&[]).increment(1);
                 tracing::info!(
                     deadline_ms = deadline.as_millis() as u64,
                     "websocket closed: the client did not read within the send deadline"
