@@ -7,7 +7,8 @@
 //!   `extensions.persistedQuery` (`persisted` resolves both). A body that is
 //!   not JSON, or JSON that is not a GraphQL request, is refused with 400 and a JSON body of the
 //!   usual shape (`{"errors": [{"message", "extensions": {"code": "BAD_REQUEST"}}]}`); another
-//!   content type with 415.
+//!   content type with 415; a body over `--max-body-bytes` with 413 (`PAYLOAD_TOO_LARGE`,
+//!   `super::body_limit`).
 //! * Responses: `application/graphql-response+json` when the client asks for it (or ranks it
 //!   first), `application/json` when it asks for that, for `*/*`, or sends no `Accept`; 406 when
 //!   it accepts neither. Under `application/graphql-response+json`, a request that fails before

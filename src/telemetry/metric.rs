@@ -6,9 +6,10 @@
 //!
 //! Why a list: the Prometheus exporter shows a series only once it has been touched, so most
 //! names the README promised were absent from `/metrics` until their first event (a dashboard
-//! or an alert on them saw nothing, not 0), and nothing said which names the code emits. At start-up [`register_all`] describes every metric
-//! and registers every series its labels can make, at 0 (or NaN for a gauge whose 0 would be
-//! read as a value: a sync lag or a checkpoint time on a server that syncs nothing).
+//! or an alert on them saw nothing, not 0), and nothing said which names the code emits. At
+//! start-up `register_all` describes every metric and registers every series its labels can
+//! make, at 0 (or NaN for a gauge whose 0 would be read as a value: a sync lag or a checkpoint
+//! time on a server that syncs nothing).
 
 use metrics::Label;
 
