@@ -1,4 +1,7 @@
-//! Structured logs: `RUST_LOG` filters (default `info`), text or JSON lines on stderr.
+//! Structured logs: `RUST_LOG` filters (default `info`), text or JSON lines on stderr; the
+//! Prometheus recorder behind `/metrics`, and every metric the code emits (`metric`).
+
+pub mod metric;
 
 use tracing_subscriber::EnvFilter;
 
@@ -21,8 +24,9 @@ pub fn init(format: LogFormat) {
     };
 }
 
-/// The process's Prometheus recorder, installed on first use. `None` if another recorder
-/// was installed first (then `/metrics` answers 404 rather than lying).
+/// The process's Prometheus recorder, installed on first use with every metric of
+/// [`metric::ALL`] registered, so `/metrics` shows them all from start-up. `None` if another
+/// recorder was installed first (then `/metrics` answers 404 rather than lying).
 pub fn metrics_handle() -> Option<metrics_exporter_prometheus::PrometheusHandle> {
     static HANDLE: std::sync::OnceLock<Option<metrics_exporter_prometheus::PrometheusHandle>> =
         std::sync::OnceLock::new();
@@ -34,6 +38,7 @@ pub fn metrics_handle() -> Option<metrics_exporter_prometheus::PrometheusHandle>
                 tracing::warn!(%error, "metrics recorder not installed; /metrics is disabled");
             }
             let handle = installed.ok()?;
+            metric::register_all();
             // Histogram samples pile up in the recorder until upkeep drains them; without it the
             // process grows for as long as nobody scrapes /metrics. Drain every five seconds.
             let upkeep = handle.clone();
@@ -73,7 +78,7 @@ fn histogram_buckets(
     builder
         .set_buckets(REQUEST_SECONDS_BUCKETS)?
         .set_buckets_for_metric(
-            Matcher::Full("dynapage_page_items_read".into()),
+            Matcher::Full(metric::PAGE_ITEMS_READ.name.into()),
             PAGE_ITEMS_BUCKETS,
         )
 }

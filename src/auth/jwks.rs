@@ -26,6 +26,7 @@ use jsonwebtoken::{Algorithm, DecodingKey};
 use serde_json::Value;
 
 use crate::error::BoxError;
+use crate::telemetry::metric;
 
 /// Fewest seconds between two fetches.
 pub const MIN_REFETCH: Duration = Duration::from_secs(5);
@@ -185,7 +186,7 @@ impl KeyCache {
         }
         *last = Some(Instant::now());
         if let Err(error) = self.fetch_into_cache().await {
-            metrics::counter!("dynapage_auth_jwks_fetch_failures_total").increment(1);
+            metric::AUTH_JWKS_FETCH_FAILURES.counter(&[]).increment(1);
             tracing::warn!(error = %error, "fetching the JWKS failed; the cached keys stay in use");
         }
     }

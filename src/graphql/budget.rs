@@ -25,6 +25,7 @@ use async_graphql::ServerError;
 use super::pricing::Priced;
 use super::{ApiError, ApiState, ErrorCode, RequestMeta};
 use crate::ratelimit::{Charge, ClientKey, Limit, RateLimiter, Refused, Verdict};
+use crate::telemetry::metric;
 
 /// One request's budget check: whose budgets, what the request writes, and, once checked, what
 /// it cost and what the limiter said. The HTTP layer puts it in the request's data and reads
@@ -158,7 +159,8 @@ impl Budget {
         let Some(refused) = verdict.refused else {
             return Ok(());
         };
-        metrics::counter!("dynapage_rate_limited_total", "limit" => refused.limit.as_str())
+        metric::RATE_LIMITED
+            .counter(&[("limit", refused.limit.as_str())])
             .increment(1);
         let checked = Checked {
             cost,
@@ -202,7 +204,8 @@ impl Budget {
         request_id: Option<&str>,
     ) -> Option<ServerError> {
         let refused = checked.refused()?;
-        metrics::counter!("dynapage_rate_limited_total", "limit" => refused.limit.as_str())
+        metric::RATE_LIMITED
+            .counter(&[("limit", refused.limit.as_str())])
             .increment(1);
         let mut error = ServerError::new(self.refusal(checked, refused), None);
         let extensions = error.extensions.get_or_insert_with(Default::default);

@@ -22,6 +22,7 @@ use crate::pagination::{
     self, ANCHOR_ONLY, ConnectionArgs, ConnectionRequest, CursorScope, DEFAULT_AROUND,
     IndexSelection, Page, PagePlan, PageTarget, PagerLinks, Prefetched, Want,
 };
+use crate::telemetry::metric;
 
 /// The connection arguments shared by both `comments` fields.
 #[derive(Debug, Default)]
@@ -185,7 +186,9 @@ fn record_cost(meta: Option<&super::RequestMeta>, sku: &Sku, page: &Page) {
         meta.add_cost(page.stats);
         meta.read_product(sku);
     }
-    metrics::histogram!("dynapage_page_items_read").record(page.stats.items_read as f64);
+    metric::PAGE_ITEMS_READ
+        .histogram(&[])
+        .record(page.stats.items_read as f64);
     tracing::debug!(
         sku = sku.as_str(),
         edges = page.items.len(),

@@ -17,6 +17,7 @@ use crate::domain::InvalidInput;
 use crate::index::IndexError;
 use crate::pagination::PaginationError;
 use crate::store::StoreError;
+use crate::telemetry::metric;
 
 /// The `extensions.code` values clients can rely on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,7 +143,8 @@ impl ApiError {
                 format!("internal error (request id {request_id})")
             }
             ErrorCode::StoreUnavailable | ErrorCode::IndexUnavailable => {
-                metrics::counter!("dynapage_backend_unavailable_total", "code" => code.as_str())
+                metric::BACKEND_UNAVAILABLE
+                    .counter(&[("code", code.as_str())])
                     .increment(1);
                 tracing::warn!(request_id, code = code.as_str(), error = %chain(&self), "backend unavailable");
                 self.to_string()

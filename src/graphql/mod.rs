@@ -50,6 +50,7 @@ use crate::auth::Auth;
 use crate::index::AnyIndex;
 use crate::pagination::{CursorCodec, Engine, PageStats};
 use crate::store::AnyStore;
+use crate::telemetry::metric;
 
 /// Selections (fields, fragments) on one path from an operation's root beyond which a
 /// document counts as too deep whatever its fields (`http::limits::depth` refuses it before it
@@ -215,7 +216,7 @@ pub(crate) fn reserve_items(
     match meta.try_reserve_items(items, max) {
         Ok(()) => Ok(items),
         Err(_) => {
-            metrics::counter!("dynapage_items_cap_refusals_total").increment(1);
+            metric::ITEMS_CAP_REFUSALS.counter(&[]).increment(1);
             Err(ApiError::TooManyItems { max }.into_graphql(Some(meta)))
         }
     }

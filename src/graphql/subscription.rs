@@ -35,6 +35,7 @@ use super::{ApiState, Budget};
 use crate::domain::{self, ChangeEvent, Sku};
 use crate::live::LiveChange;
 use crate::pagination::CursorScope;
+use crate::telemetry::metric;
 
 /// Comments one resumed subscription replays at most; a client further behind refetches.
 pub const MAX_REPLAY: usize = 1_000;
@@ -88,7 +89,7 @@ impl Slot {
                 ),
             });
         }
-        metrics::gauge!("dynapage_subscriptions_open").increment(1.0);
+        metric::SUBSCRIPTIONS_OPEN.gauge(&[]).increment(1.0);
         Ok(Self(state.clone()))
     }
 }
@@ -96,7 +97,7 @@ impl Slot {
 impl Drop for Slot {
     fn drop(&mut self) {
         self.0.open_subscriptions.0.fetch_sub(1, Ordering::AcqRel);
-        metrics::gauge!("dynapage_subscriptions_open").decrement(1.0);
+        metric::SUBSCRIPTIONS_OPEN.gauge(&[]).decrement(1.0);
     }
 }
 
@@ -243,8 +244,8 @@ fn live_events<'a>(
                     if event.kind == CommentEventKind::Added && replayed.remove(&change.id()) {
                         continue;
                     }
-                    metrics::counter!("dynapage_subscription_executions_total").increment(1);
-                    metrics::histogram!("dynapage_subscription_delivery_lag_seconds")
+                    metric::SUBSCRIPTION_EXECUTIONS.counter(&[]).increment(1);
+                    metric::SUBSCRIPTION_DELIVERY_LAG.histogram(&[])
                         .record(crate::live::now_ms().saturating_sub(change.applied_ms) as f64 / 1000.0);
                     match shared {
                         Some(shared) => shared.note(Delivered {
@@ -252,12 +253,12 @@ fn live_events<'a>(
                             comment: change.id(),
                             added: event.kind == CommentEventKind::Added,
                         }),
-                        None => metrics::counter!("dynapage_subscription_events_total").increment(1),
+                        None => metric::SUBSCRIPTION_EVENTS.counter(&[]).increment(1),
                     }
                     yield Ok(event);
                 }
                 Err(RecvError::Lagged(missed_changes)) => {
-                    metrics::counter!("dynapage_subscriptions_dropped_slow_total").increment(1);
+                    metric::SUBSCRIPTIONS_DROPPED_SLOW.counter(&[]).increment(1);
                     tracing::info!(sku = scope.sku.as_str(), missed_changes, "slow subscriber closed");
                     yield Err(ApiError::Live {
                         code: ErrorCode::SlowSubscriber,

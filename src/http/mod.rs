@@ -15,11 +15,13 @@
 //! comment shows up within seconds. A response that is one client's own is `private`, and GET
 //! responses with errors are `no-store` (`caching` decides).
 //!
-//! Compression: bodies above [`COMPRESS_ABOVE_BYTES`] are sent gzip, brotli or zstd as the
-//! client's `Accept-Encoding` prefers; WebSocket frames are not compressed (no
+//! Compression: bodies above [`COMPRESS_ABOVE_BYTES`] are sent brotli, gzip or zstd as the
+//! client's `Accept-Encoding` prefers, in that order among equal weights (`compression`);
+//! WebSocket frames are not compressed (no
 //! permessage-deflate: compressing secrets beside attacker-chosen text leaks them, CRIME-style,
 //! and each socket would hold its own compression window in memory).
 
+mod body_limit;
 mod client_address;
 mod connections;
 mod cors;
@@ -67,7 +69,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use tower::util::MapRequestLayer;
-use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::request_id::{
     MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
 };
@@ -95,7 +96,7 @@ pub struct HttpOptions {
     pub max_selections: usize,
     /// Deepest nesting of fields accepted (see `limits::depth`).
     pub max_depth: usize,
-    /// Largest request body accepted (413 beyond).
+    /// Largest request body accepted (413 and a `PAYLOAD_TOO_LARGE` error beyond: `body_limit`).
     pub max_body_bytes: usize,
     /// Browser origins allowed to call the API.
     pub cors: CorsOrigins,
@@ -287,13 +288,16 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
             response_cache,
             readiness: Arc::default(),
         }));
+    // Inside CORS, so a browser's page may read a 413 (`body_limit`).
+    router = router.layer(body_limit::BodyLimitLayer {
+        max_bytes: max_body_bytes,
+    });
     if let Some(layer) = cors {
         router = router.layer(layer);
     }
     router
         .layer(compression::layer())
         .layer(compression::GuardLayer)
-        .layer(RequestBodyLimitLayer::new(max_body_bytes))
         .layer(
             TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
                 let request_id = request.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or_default();

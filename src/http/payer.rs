@@ -13,6 +13,7 @@ use super::transport::{self, MediaType, Refusal};
 use crate::auth::{Auth, TokenError, Viewer};
 use crate::graphql::Budget;
 use crate::ratelimit::ClientKey;
+use crate::telemetry::metric;
 
 /// The verified viewer of a request under `--auth jwt`: `None` without an `Authorization`
 /// header, a refusal when it holds a token that does not verify (even on a read: a client
@@ -35,7 +36,7 @@ pub(super) async fn viewer(
         Err(_) => Err(TokenError::NotBearer),
     };
     verified.map(Some).map_err(|error| {
-        metrics::counter!("dynapage_auth_refusals_total").increment(1);
+        metric::AUTH_REFUSALS.counter(&[]).increment(1);
         tracing::info!(request_id, reason = %error, "bearer token refused");
         let refusal = Refusal {
             status: StatusCode::UNAUTHORIZED,

@@ -17,6 +17,7 @@ use super::AppState;
 use super::transport::{self, DocumentId, MediaType, Refusal};
 use crate::graphql::{Budget, bytes_floor};
 use crate::persisted::{Asked, Refused, Registered, Resolved};
+use crate::telemetry::metric;
 
 /// Puts the text the request names in its `query`; `Ok(Some(hash))` when the text it sent is
 /// to be registered under `hash` once it passes its check ([`register`]).
@@ -98,7 +99,9 @@ fn refusal(refused: &Refused, media: MediaType, request_id: &str) -> Response {
         Refused::NotFound | Refused::NotSupported => StatusCode::OK,
         _ => StatusCode::BAD_REQUEST,
     };
-    metrics::counter!("dynapage_persisted_refusals_total", "code" => refused.code()).increment(1);
+    metric::PERSISTED_REFUSALS
+        .counter(&[("code", refused.code())])
+        .increment(1);
     let refusal = Refusal {
         status,
         code: refused.code(),

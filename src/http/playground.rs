@@ -3,13 +3,19 @@
 //! `scripts/update-playground-assets`), our page and script, and one tab per example query in
 //! `playground/*.graphql`. No request leaves the server, so the page works where CDNs are
 //! blocked; a Content-Security-Policy makes the browser enforce that.
+//!
+//! The page follows the server's `--auth`: under `jwt` the token names a comment's author and
+//! an `author` in `addComment`'s input is refused, so the AddComment tab leaves it out and
+//! shows where the token goes (its Headers pane); with `off` it is the file as written.
 
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
-use axum::extract::Path;
+use axum::extract::{Path, State};
 use axum::response::Response;
 
+use super::AppState;
 use super::embedded::{self, CSS, File, JS};
+use crate::auth::Auth;
 
 /// The example queries, in tab order: `(file stem, text)`. The tests execute the same files.
 pub const EXAMPLES: [(&str, &str); 10] = [
@@ -105,26 +111,50 @@ const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
 /// A hash of every asset, put in the page's asset URLs so they can be cached for good.
 static VERSION: LazyLock<String> = LazyLock::new(|| embedded::version(&ASSETS));
 
-static PAGE: LazyLock<String> = LazyLock::new(|| {
+/// The page of a server with `--auth off`.
+static PAGE: LazyLock<String> = LazyLock::new(|| page_text(false));
+
+/// The page of a server with `--auth jwt`.
+static PAGE_JWT: LazyLock<String> = LazyLock::new(|| page_text(true));
+
+/// What the AddComment tab leaves out under `--auth jwt`.
+const AUTHOR_ARGUMENT: &str = "author: \"Guy-Manuel\", ";
+
+/// The AddComment tab's headers under `--auth jwt`: where the token goes.
+const TOKEN_HEADERS: &str =
+    "{\n  \"Authorization\": \"Bearer <your token; dynapage token prints one for a local key>\"\n}";
+
+fn page_text(jwt: bool) -> String {
     TEMPLATE
         .replace("{{version}}", &VERSION)
-        .replace("{{tabs}}", &tabs_json())
-});
+        .replace("{{tabs}}", &tabs_json(jwt))
+}
 
-/// GraphiQL's `defaultTabs`: `[{ "query": … }]`, made safe to sit inside a `<script>` element.
-fn tabs_json() -> String {
+/// GraphiQL's `defaultTabs`: `[{ "query": … }]` (and the AddComment tab's `headers` under
+/// `jwt`), made safe to sit inside a `<script>` element.
+fn tabs_json(jwt: bool) -> String {
     let tabs: Vec<serde_json::Value> = EXAMPLES
         .iter()
-        .map(|(_, query)| serde_json::json!({ "query": query }))
+        .map(|&(name, query)| match name {
+            "add-comment" if jwt => serde_json::json!({
+                "query": query.replacen(AUTHOR_ARGUMENT, "", 1),
+                "headers": TOKEN_HEADERS,
+            }),
+            _ => serde_json::json!({ "query": query }),
+        })
         .collect();
     serde_json::Value::from(tabs)
         .to_string()
         .replace('<', "\\u003c")
 }
 
-/// `GET /`: the page.
-pub async fn page() -> Response {
-    embedded::page(PAGE.as_str(), CONTENT_SECURITY_POLICY)
+/// `GET /`: the page, for this server's `--auth`.
+pub async fn page(State(app): State<Arc<AppState>>) -> Response {
+    let page = match app.api.auth {
+        Auth::Off => &PAGE,
+        Auth::Jwt(_) => &PAGE_JWT,
+    };
+    embedded::page(page.as_str(), CONTENT_SECURITY_POLICY)
 }
 
 /// `GET /playground/{name}`: an embedded file.
@@ -149,11 +179,44 @@ mod tests {
                 "{name}"
             );
         }
-        let start = page.find("type=\"application/json\">").expect("tabs") + 24;
-        let end = start + page[start..].find("</script>").expect("end of tabs");
-        let tabs: serde_json::Value = serde_json::from_str(&page[start..end]).expect("JSON");
+        let tabs = tabs_of(page);
         assert_eq!(tabs.as_array().map(Vec::len), Some(EXAMPLES.len()));
         assert_eq!(tabs[0]["query"], EXAMPLES[0].1);
+    }
+
+    fn tabs_of(page: &str) -> serde_json::Value {
+        let start = page.find("type=\"application/json\">").expect("tabs") + 24;
+        let end = start + page[start..].find("</script>").expect("end of tabs");
+        serde_json::from_str(&page[start..end]).expect("JSON")
+    }
+
+    #[test]
+    fn under_jwt_only_the_add_comment_tab_differs_it_drops_author_and_asks_for_the_token() {
+        let (open, jwt) = (tabs_of(PAGE.as_str()), tabs_of(PAGE_JWT.as_str()));
+        let add = EXAMPLES.iter().position(|(name, _)| *name == "add-comment");
+        let add = add.expect("an AddComment tab");
+        for (i, (name, query)) in EXAMPLES.iter().enumerate() {
+            assert_eq!(open[i], serde_json::json!({ "query": query }), "{name}");
+            if i != add {
+                assert_eq!(jwt[i], open[i], "{name}");
+            }
+        }
+        let source = EXAMPLES[add].1;
+        assert_eq!(
+            source.matches(AUTHOR_ARGUMENT).count(),
+            1,
+            "the file has it once"
+        );
+        let without = jwt[add]["query"].as_str().expect("a query");
+        assert_eq!(without, source.replacen(AUTHOR_ARGUMENT, "", 1));
+        assert!(!without.contains("author: "), "{without}");
+        let headers: serde_json::Value =
+            serde_json::from_str(jwt[add]["headers"].as_str().expect("headers")).expect("JSON");
+        assert!(
+            headers["Authorization"]
+                .as_str()
+                .is_some_and(|h| h.starts_with("Bearer "))
+        );
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //!   `extensions.persistedQuery` (`persisted` resolves both). A body that is
 //!   not JSON, or JSON that is not a GraphQL request, is refused with 400 and a JSON body of the
 //!   usual shape (`{"errors": [{"message", "extensions": {"code": "BAD_REQUEST"}}]}`); another
-//!   content type with 415.
+//!   content type with 415; a body over `--max-body-bytes` with 413 (`PAYLOAD_TOO_LARGE`,
+//!   `super::body_limit`).
 //! * Responses: `application/graphql-response+json` when the client asks for it (or ranks it
 //!   first), `application/json` when it asks for that, for `*/*`, or sends no `Accept`; 406 when
 //!   it accepts neither. Under `application/graphql-response+json`, a request that fails before
@@ -83,10 +84,17 @@ fn body_refusal(error: &axum::Error, max_bytes: usize) -> Refusal {
         }
         source = cause.source();
     }
+    too_large(max_bytes)
+}
+
+/// A body larger than `max_bytes` (`--max-body-bytes`), declared so or read so (`body_limit`).
+pub(super) fn too_large(max_bytes: usize) -> Refusal {
     Refusal {
         status: StatusCode::PAYLOAD_TOO_LARGE,
-        code: "BAD_REQUEST",
-        message: format!("the request body is larger than {max_bytes} bytes"),
+        code: "PAYLOAD_TOO_LARGE",
+        message: format!(
+            "the request body is larger than {max_bytes} bytes, the most this server accepts"
+        ),
     }
 }
 

@@ -52,6 +52,7 @@ use crate::graphql::field_errors::OutputTypes;
 use crate::graphql::{ApiSchema, ApiState, Budget, ClientAddress};
 use crate::live::shares::{Kind, Share, Shares};
 use crate::ratelimit::{Charge, ClientKey, RateLimiter};
+use crate::telemetry::metric;
 
 /// Largest message a client may send (a `subscribe` with its query), and the size of each
 /// socket's read and write buffers.
@@ -226,7 +227,7 @@ impl SubscriptionsOnly {
             if let Some(limiter) = limiter {
                 let verdict = limiter.check(&client.scoped("subscribe"), Charge { cost: 1, writes: 0 }).await;
                 if let Some(refused) = verdict.refused {
-                    metrics::counter!("dynapage_rate_limited_total", "limit" => "subscribe").increment(1);
+                    metric::RATE_LIMITED.counter(&[("limit", "subscribe")]).increment(1);
                     let wait = refused.retry_after.map_or(60, crate::graphql::retry_after_seconds);
                     yield error_response("RATE_LIMITED", format!("this client opens subscriptions faster than it may: retry in {wait} s"));
                     return;
@@ -261,7 +262,7 @@ impl SubscriptionsOnly {
             let replayed = std::mem::take(&mut ticket.replayed);
             yield members.park(Live { joined, replayed, gone, ended });
             if let Ok(Ended::Slow(missed)) = end.await {
-                metrics::counter!("dynapage_subscriptions_dropped_slow_total").increment(1);
+                metric::SUBSCRIPTIONS_DROPPED_SLOW.counter(&[]).increment(1);
                 tracing::info!(missed_changes = missed, "slow subscriber closed");
                 yield error_response(
                     "SLOW_SUBSCRIBER",
@@ -410,7 +411,7 @@ pub(super) async fn upgrade(
     let connection = match Connection::open(app, address, signed_in) {
         Ok(connection) => Arc::new(connection),
         Err(full) => {
-            metrics::counter!("dynapage_websockets_refused_total").increment(1);
+            metric::WEBSOCKETS_REFUSED.counter(&[]).increment(1);
             let refusal = Refusal {
                 status: StatusCode::TOO_MANY_REQUESTS,
                 code: "TOO_MANY_SOCKETS",
@@ -465,7 +466,7 @@ async fn signed_in(
         Err(_) => Some(Err(crate::auth::TokenError::NotBearer)),
     };
     verified.transpose().map_err(|error| {
-        metrics::counter!("dynapage_auth_refusals_total").increment(1);
+        metric::AUTH_REFUSALS.counter(&[]).increment(1);
         tracing::info!(request_id, reason = %error, "bearer token refused on a websocket upgrade");
         let refusal = Refusal {
             status: StatusCode::UNAUTHORIZED,

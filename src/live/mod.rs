@@ -39,6 +39,7 @@ use self::redis_log::LogReader;
 use crate::domain::{ChangeEvent, Comment, CommentId, Sku};
 use crate::index::PageIndex;
 use crate::store::CommentStore;
+use crate::telemetry::metric;
 
 /// How many recent changes the hub keeps for resuming subscriptions.
 pub const RECENT: usize = 10_000;
@@ -193,7 +194,7 @@ impl Hub {
         // No receiver is not an error: nobody is subscribed right now.
         let _ = self.sender.send(change);
         drop(recent);
-        metrics::counter!("dynapage_live_changes_total").increment(1);
+        metric::LIVE_CHANGES.counter(&[]).increment(1);
     }
 }
 

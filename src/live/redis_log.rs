@@ -33,6 +33,7 @@ use tokio_util::sync::CancellationToken;
 use crate::domain::{ChangeEvent, IndexEntry, Rating, Sku};
 use crate::index::redis::{member, sort_key_of};
 use crate::redis::{CallError, KeyPrefix, Need, RedisHandle};
+use crate::telemetry::metric;
 
 /// About how many changes the log keeps unless `--change-log-max-len` says otherwise.
 pub const DEFAULT_MAX_LEN: usize = 100_000;
@@ -183,7 +184,7 @@ impl LogReader {
                     }
                 }
                 Err(error) => {
-                    metrics::counter!("dynapage_live_feed_errors_total").increment(1);
+                    metric::LIVE_FEED_ERRORS.counter(&[]).increment(1);
                     let wait = self.backoff.failed(&error);
                     tokio::select! {
                         () = tokio::time::sleep(wait) => {}

@@ -28,6 +28,7 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use crate::ratelimit::{Charge, ClientKey, RateLimiter};
+use crate::telemetry::metric;
 
 pub use self::manifest::{Manifest, ManifestError, TrustedDocument};
 pub use self::memory::MemoryStore;
@@ -227,7 +228,8 @@ impl PersistedDocuments {
                 .refused
                 .is_some()
             {
-                metrics::counter!("dynapage_rate_limited_total", "limit" => "registrations")
+                metric::RATE_LIMITED
+                    .counter(&[("limit", "registrations")])
                     .increment(1);
                 return Registered::OverLimit;
             }

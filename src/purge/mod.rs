@@ -31,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use self::request::{PurgeFormat, PurgeTarget};
 use crate::domain::Sku;
+use crate::telemetry::metric;
 
 /// Tags per purge request (Fastly takes up to 256 keys per request, Cloudflare 30 tags per
 /// request on most plans, xkey any number).
@@ -78,7 +79,9 @@ impl State {
             return false;
         }
         if self.waiting() >= MAX_WAITING {
-            metrics::counter!("dynapage_purge_requests_total", "outcome" => "dropped").increment(1);
+            metric::PURGE_REQUESTS
+                .counter(&[("outcome", "dropped")])
+                .increment(1);
             return false;
         }
         let within = self.purged.get(sku).is_some_and(|at| now < *at + WINDOW);
@@ -200,13 +203,16 @@ async fn send_with_retries(client: &request::Client, products: &[Sku]) {
     for attempt in 1..=TRIES {
         match client.send(&tags).await {
             Ok(()) => {
-                metrics::counter!("dynapage_purge_requests_total", "outcome" => "ok").increment(1);
-                metrics::counter!("dynapage_purge_tags_total").increment(tags.len() as u64);
+                metric::PURGE_REQUESTS
+                    .counter(&[("outcome", "ok")])
+                    .increment(1);
+                metric::PURGE_TAGS.counter(&[]).increment(tags.len() as u64);
                 tracing::debug!(tags = tags.len(), attempt, "cdn purge sent");
                 return;
             }
             Err(error) => {
-                metrics::counter!("dynapage_purge_requests_total", "outcome" => "retry")
+                metric::PURGE_REQUESTS
+                    .counter(&[("outcome", "retry")])
                     .increment(1);
                 tracing::warn!(error = %error, tags = tags.len(), attempt, "cdn purge failed");
             }
@@ -214,7 +220,9 @@ async fn send_with_retries(client: &request::Client, products: &[Sku]) {
         tokio::time::sleep(wait).await;
         wait *= 2;
     }
-    metrics::counter!("dynapage_purge_requests_total", "outcome" => "failed").increment(1);
+    metric::PURGE_REQUESTS
+        .counter(&[("outcome", "failed")])
+        .increment(1);
     tracing::error!(tags = tags.len(), "cdn purge given up");
 }
 

@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 use super::bucket::Take;
 use super::{Charge, ClientKey, MemoryLimiter, RateLimits, Verdict};
 use crate::redis::{CallError, KeyPrefix, LuaScript, Need, RedisHandle};
+use crate::telemetry::metric;
 
 /// `take.lua`: both buckets of a client, charged together or not at all.
 const TAKE: &str = include_str!("take.lua");
@@ -98,7 +99,7 @@ impl RedisLimiter {
                     format!("no answer within {} ms", CHECK_TIMEOUT.as_millis()).into(),
                 ),
             };
-            metrics::counter!("dynapage_rate_limit_store_errors_total").increment(1);
+            metric::RATE_LIMIT_STORE_ERRORS.counter(&[]).increment(1);
             // One log line per outage, not one per request; and the in-process buckets start
             // empty, so an outage never hands a client a fresh burst (`start_empty`).
             if self.redis_again_at.swap(again, Ordering::Relaxed) == 0 {
@@ -110,7 +111,7 @@ impl RedisLimiter {
                 );
             }
         }
-        metrics::counter!("dynapage_rate_limit_fallback_checks_total").increment(1);
+        metric::RATE_LIMIT_FALLBACK_CHECKS.counter(&[]).increment(1);
         self.fallback.check(client, charge)
     }
 

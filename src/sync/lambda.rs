@@ -16,6 +16,7 @@ use aws_lambda_events::event::streams::{DynamoDbBatchItemFailure, DynamoDbEventR
 
 use crate::index::PageIndex;
 use crate::store::dynamo::{change_from_lambda_record, lambda_sequence_number};
+use crate::telemetry::metric;
 
 /// A batch Lambda must retry whole: a failing record has no sequence number to name it by.
 #[derive(Debug, thiserror::Error)]
@@ -44,7 +45,9 @@ pub async fn apply_lambda_batch<I: PageIndex>(
                 "stream record of an unknown kind skipped"
             ),
             Err(error) => {
-                metrics::counter!("dynapage_sync_errors_total", "stage" => "decode").increment(1);
+                metric::SYNC_ERRORS
+                    .counter(&[("stage", "decode")])
+                    .increment(1);
                 tracing::error!(record = i, %error, "stream record is not a comment");
                 poison = Some((i, error.to_string()));
                 break;
@@ -54,7 +57,9 @@ pub async fn apply_lambda_batch<I: PageIndex>(
     let (applied, failed) = match super::apply(index, &events).await {
         Ok(()) => (events.len(), poison),
         Err(error) => {
-            metrics::counter!("dynapage_sync_errors_total", "stage" => "apply").increment(1);
+            metric::SYNC_ERRORS
+                .counter(&[("stage", "apply")])
+                .increment(1);
             tracing::warn!(records = records.len(), %error, "batch not applied; Lambda retries it");
             (0, Some((0, error.to_string())))
         }

@@ -29,6 +29,7 @@ use crate::domain::ChangeEvent;
 use crate::index::{IndexError, PageIndex};
 use crate::store::StoreError;
 use crate::store::change_source::SourceError;
+use crate::telemetry::metric;
 
 pub use self::checkpoint::Checkpoints;
 pub use self::helpful_counts::{CountMismatch, HelpfulCheck};
@@ -63,10 +64,13 @@ const MAX_BATCH: usize = 1_000;
 /// they are replays, retries or changes a reindex already applied.
 pub async fn apply<I: PageIndex>(index: &I, events: &[ChangeEvent]) -> Result<(), IndexError> {
     let stale = index.apply(events).await?;
-    metrics::counter!("dynapage_sync_events_applied_total")
+    metric::SYNC_EVENTS_APPLIED
+        .counter(&[])
         .increment((events.len() - stale.len()) as u64);
     if !stale.is_empty() {
-        metrics::counter!("dynapage_sync_events_stale_total").increment(stale.len() as u64);
+        metric::SYNC_EVENTS_STALE
+            .counter(&[])
+            .increment(stale.len() as u64);
         tracing::debug!(
             events = events.len(),
             stale = stale.len(),

@@ -3,6 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::telemetry::metric;
+
 /// Where reading of a shard resumes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) enum Position {
@@ -70,8 +72,10 @@ pub(super) fn trimmed(shard: &str, state: &mut ShardState) {
         checkpoint = ?state.position,
         "stream records were trimmed before they were applied; the index may have drifted: run `dynapage reindex`"
     );
-    metrics::counter!("dynapage_sync_trimmed_total").increment(1);
-    metrics::counter!("dynapage_sync_errors_total", "stage" => "trimmed").increment(1);
+    metric::SYNC_TRIMMED.counter(&[]).increment(1);
+    metric::SYNC_ERRORS
+        .counter(&[("stage", "trimmed")])
+        .increment(1);
     state.position = Position::Horizon;
     state.iterator = None;
 }

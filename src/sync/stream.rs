@@ -40,6 +40,7 @@ use crate::domain::ChangeEvent;
 use crate::index::PageIndex;
 use crate::store::change_source::{Batch, ChangeSource, SourceError, StartAt};
 use crate::store::dynamo::{DynamoChangeSource, DynamoStore};
+use crate::telemetry::metric;
 
 /// How often the shard list is refreshed while nothing closes (new shards appear when the
 /// stream rolls over, about every four hours on AWS).
@@ -126,7 +127,8 @@ impl<I: PageIndex, S: ChangeSource> StreamConsumer<I, S> {
                     Ok(()) => described = Some(Instant::now()),
                     Err(error) => {
                         tracing::warn!(table = %table, error = %error, "stream describe failed");
-                        metrics::counter!("dynapage_sync_errors_total", "stage" => "describe")
+                        metric::SYNC_ERRORS
+                            .counter(&[("stage", "describe")])
                             .increment(1);
                         backoff.wait(&shutdown).await;
                         continue;
@@ -217,7 +219,7 @@ impl<I: PageIndex, S: ChangeSource> StreamConsumer<I, S> {
         }
         let ids: BTreeSet<&str> = listed.iter().map(|shard| shard.id.as_str()).collect();
         shards.retain(|id, state| !state.finished || ids.contains(id.as_str()));
-        metrics::gauge!("dynapage_sync_shards").set(ids.len() as f64);
+        metric::SYNC_SHARDS.gauge(&[]).set(ids.len() as f64);
         Ok(())
     }
 
@@ -255,8 +257,10 @@ impl<I: PageIndex, S: ChangeSource> StreamConsumer<I, S> {
                 .last_written_ms
                 .map(|written| (now_ms() - written).max(0))
                 .unwrap_or_default();
-            metrics::counter!("dynapage_sync_records_total").increment(batch.read as u64);
-            metrics::gauge!("dynapage_sync_lag_ms").set(lag_ms as f64);
+            metric::SYNC_RECORDS
+                .counter(&[])
+                .increment(batch.read as u64);
+            metric::SYNC_LAG_MS.gauge(&[]).set(lag_ms as f64);
             tracing::debug!(
                 shard,
                 records = batch.read,
@@ -299,7 +303,9 @@ impl<I: PageIndex, S: ChangeSource> StreamConsumer<I, S> {
                 Ok(Err(Polled::default()))
             }
             Err(error) => {
-                metrics::counter!("dynapage_sync_errors_total", "stage" => "iterator").increment(1);
+                metric::SYNC_ERRORS
+                    .counter(&[("stage", "iterator")])
+                    .increment(1);
                 Err(error)
             }
         }
@@ -328,7 +334,7 @@ impl<I: PageIndex, S: ChangeSource> StreamConsumer<I, S> {
                     resume = ?state.position,
                     "shard iterator expired, resuming from the checkpoint"
                 );
-                metrics::counter!("dynapage_sync_iterators_expired_total").increment(1);
+                metric::SYNC_ITERATORS_EXPIRED.counter(&[]).increment(1);
                 Ok(Err(Polled::default()))
             }
             Err(SourceError::TrimmedData) => {
@@ -338,7 +344,8 @@ impl<I: PageIndex, S: ChangeSource> StreamConsumer<I, S> {
             Err(SourceError::ShardGone) => Ok(Err(finish(shard, state))),
             Err(error) => {
                 state.iterator = Some(iterator);
-                metrics::counter!("dynapage_sync_errors_total", "stage" => "get_records")
+                metric::SYNC_ERRORS
+                    .counter(&[("stage", "get_records")])
                     .increment(1);
                 Err(error.into())
             }
@@ -362,12 +369,14 @@ impl<I: PageIndex, S: ChangeSource> StreamConsumer<I, S> {
             };
             match result {
                 Ok(()) => {
-                    metrics::gauge!("dynapage_sync_checkpoint_timestamp_seconds")
+                    metric::SYNC_CHECKPOINT_TIMESTAMP
+                        .gauge(&[])
                         .set(now_ms() as f64 / 1000.0);
                     return true;
                 }
                 Err(error) => {
-                    metrics::counter!("dynapage_sync_errors_total", "stage" => "apply")
+                    metric::SYNC_ERRORS
+                        .counter(&[("stage", "apply")])
                         .increment(1);
                     tracing::warn!(shard, events = events.len(), error = %error, "index update failed, retrying");
                     if !backoff.wait(shutdown).await {

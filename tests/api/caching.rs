@@ -62,7 +62,12 @@ impl Raw {
 }
 
 /// A GraphQL GET written by hand over a fresh connection, with `headers` added.
-async fn get(app: &TestApp, query: &str, variables: Value, headers: &[(&str, &str)]) -> Raw {
+pub(crate) async fn get(
+    app: &TestApp,
+    query: &str,
+    variables: Value,
+    headers: &[(&str, &str)],
+) -> Raw {
     let url = reqwest::Url::parse_with_params(
         &format!("{}/graphql", app.address),
         &[("query", query), ("variables", &variables.to_string())],

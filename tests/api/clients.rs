@@ -6,7 +6,8 @@
 //! `schema.graphql` describes. Client libraries run in Node against running servers: Apollo
 //! Client 3 and urql's Graphcache, configured as the README says, merge pages, keep pages
 //! usable under a field error and insert `addComment`'s edge, without logging a warning;
-//! graphql-http audits the server against the GraphQL over HTTP specification.
+//! graphql-http audits the server against the GraphQL over HTTP specification. GraphQL Code
+//! Generator reads a running server's schema (`codegen.rs`).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -15,7 +16,10 @@ use crate::helpers::TestApp;
 use crate::support::redis_server::RedisServer;
 
 /// Every package `package.json` pins; an older `node_modules` misses some.
-const PACKAGES: [&str; 10] = [
+const PACKAGES: [&str; 13] = [
+    "@graphql-codegen/cli",
+    "@graphql-codegen/typescript-operations",
+    "typescript",
     "graphql",
     "relay-compiler",
     "@apollo/client",
@@ -52,23 +56,40 @@ fn run(command: &mut Command) -> String {
     text
 }
 
-/// Runs `node <script> <args>` in `tests/clients`; whether it succeeded, and its output.
 /// The longest a client script may run.
 const NODE_SCRIPT_LIMIT: std::time::Duration = std::time::Duration::from_secs(180);
 
+/// Runs `node <script> <args>` in `tests/clients`; whether it succeeded, and its output.
 pub(crate) async fn node(script: &str, args: &[&str]) -> (bool, String) {
-    // Bounded, and killed when the bound passes: a script stuck on a wait (a browser page that
-    // never subscribed, under load) fails its test instead of hanging the suite.
-    let run = tokio::process::Command::new("node")
-        .arg(script)
+    let mut command = tokio::process::Command::new("node");
+    command.arg(script).args(args);
+    bounded(command, &format!("node {script}")).await
+}
+
+/// Runs an installed tool, `node_modules/.bin/<tool> <args>`, in `tests/clients` with `env`
+/// added; whether it succeeded, and its output.
+pub(crate) async fn tool(tool: &str, args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
+    let mut command =
+        tokio::process::Command::new(clients_dir().join("node_modules/.bin").join(tool));
+    command
         .args(args)
+        .envs(env.iter().copied())
+        .env("NO_COLOR", "1");
+    bounded(command, tool).await
+}
+
+/// Runs `command` in `tests/clients`, bounded by [`NODE_SCRIPT_LIMIT`] and killed when the
+/// bound passes: a script stuck on a wait (a browser page that never subscribed, under load)
+/// fails its test instead of hanging the suite.
+async fn bounded(mut command: tokio::process::Command, name: &str) -> (bool, String) {
+    let run = command
         .current_dir(clients_dir())
         .kill_on_drop(true)
         .output();
     let output = tokio::time::timeout(NODE_SCRIPT_LIMIT, run)
         .await
-        .unwrap_or_else(|_| panic!("node {script} did not end within {NODE_SCRIPT_LIMIT:?}"))
-        .unwrap_or_else(|e| panic!("node {script} did not start (is Node.js installed?): {e}"));
+        .unwrap_or_else(|_| panic!("{name} did not end within {NODE_SCRIPT_LIMIT:?}"))
+        .unwrap_or_else(|e| panic!("{name} did not start (is Node.js installed?): {e}"));
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&output.stdout),

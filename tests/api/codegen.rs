@@ -3,13 +3,15 @@
 //! the committed contract (a renamed field, a changed type or nullability) fails to compile or
 //! to deserialize here, as it would in a client team's codegen. And the schema a code generator
 //! reads from a running server (graphql-js's introspection with every option, printed) is the
-//! one `schema.graphql` holds, to the byte.
+//! one `schema.graphql` holds, to the byte. GraphQL Code Generator, run as client teams run it
+//! against a running server, writes TypeScript types for every playground operation that
+//! `tsc` compiles with a consumer that reads them.
 
 use graphql_client::{GraphQLQuery, Response};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::clients::node;
+use crate::clients::{clients_dir, node, tool};
 use crate::helpers::{DEMO_SKU, TestApp};
 
 /// Custom scalars of the schema, as the generated code sees them.
@@ -201,4 +203,60 @@ async fn graphql_js_prints_the_served_schema_exactly_as_schema_graphql() {
         served, committed,
         "the served schema prints otherwise than schema.graphql"
     );
+}
+
+/// GraphQL Code Generator as client teams run it (`tests/clients/codegen.ts`): its schema is
+/// the running server's URL, which its URL loader introspects over HTTP with its own fetch
+/// (`@whatwg-node/node-fetch`, which sends `Accept-Encoding: gzip, deflate, br, zstd` even on
+/// Node 20, whose zlib cannot decode zstd: a zstd answer crashed it); `typescript-operations`
+/// writes the types of the GraphiQL tabs' operations, and `tsc -p codegen` compiles them with
+/// `codegen/consumer.ts`, which reads them as a client would.
+#[tokio::test]
+async fn graphql_code_generator_reads_the_running_servers_schema_and_its_types_compile() {
+    let app = TestApp::embedded(0).await;
+    let generated = clients_dir().join("codegen/__generated__");
+    // Not committed (.gitignore): start without them, so their presence proves this run.
+    if generated.exists() {
+        std::fs::remove_dir_all(&generated).expect("old output removed");
+    }
+    let url = format!("{}/graphql", app.address);
+    let env = [("SCHEMA_URL", url.as_str())];
+    let (success, output) = tool("graphql-codegen", &["--config", "codegen.ts"], &env).await;
+    assert!(success, "graphql-codegen failed:\n{output}");
+    let types = std::fs::read_to_string(generated.join("operations.ts")).expect("its output");
+    for (kind, name) in playground_operations() {
+        let suffix = kind[..1].to_uppercase() + &kind[1..];
+        assert!(
+            types.contains(&format!("export type {name}{suffix} = ")),
+            "no type for {kind} {name}:\n{types}"
+        );
+    }
+    let (success, output) = tool("tsc", &["-p", "codegen"], &[]).await;
+    assert!(success, "tsc failed on the generated types:\n{output}");
+}
+
+/// `(kind, name)` of the operation in each `playground/*.graphql` file.
+fn playground_operations() -> Vec<(String, String)> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/playground");
+    let mut operations: Vec<(String, String)> = std::fs::read_dir(dir)
+        .expect("playground/")
+        .filter_map(|entry| {
+            let path = entry.ok()?.path();
+            (path.extension()? == "graphql").then_some(path)
+        })
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).expect("a playground file");
+            text.lines()
+                .find_map(|line| {
+                    let (kind, rest) = line.split_once(' ')?;
+                    let name = rest.split(['(', ' ', '{']).next()?;
+                    ["query", "mutation", "subscription"]
+                        .contains(&kind)
+                        .then(|| (kind.to_owned(), name.to_owned()))
+                })
+                .unwrap_or_else(|| panic!("{} names no operation", path.display()))
+        })
+        .collect();
+    operations.sort();
+    operations
 }

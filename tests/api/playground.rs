@@ -1,11 +1,13 @@
 //! The example queries in `playground/` run against the real server and do what their comments
-//! say, so the examples users copy never rot.
+//! say, so the examples users copy never rot; the AddComment tab the page serves writes under
+//! both `--auth` modes.
 
 use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
 use crate::helpers::{Page, TestApp, edge_ids};
+use crate::support::jwks::{JwksServer, TestKey, claims};
 
 fn example(name: &str) -> String {
     let path = format!("{}/playground/{name}.graphql", env!("CARGO_MANIFEST_DIR"));
@@ -179,5 +181,96 @@ async fn the_playground_examples_page_through_the_demo_product() {
     assert_eq!(
         Value::from(top.ids[0].clone()),
         added["addComment"]["comment"]["id"]
+    );
+}
+
+/// The tab named `operation` as GraphiQL gets it from `app`'s page (`defaultTabs`).
+async fn served_tab(app: &TestApp, operation: &str) -> Value {
+    let page = app
+        .client
+        .get(format!("{}/", app.address))
+        .send()
+        .await
+        .expect("the page")
+        .text()
+        .await
+        .expect("its text");
+    let start = page.find("type=\"application/json\">").expect("tabs") + 24;
+    let end = start + page[start..].find("</script>").expect("end of tabs");
+    let tabs: Value = serde_json::from_str(&page[start..end]).expect("JSON tabs");
+    let tab = tabs.as_array().expect("a list").iter().find(|tab| {
+        tab["query"]
+            .as_str()
+            .is_some_and(|q| q.contains(&format!("mutation {operation}(")))
+    });
+    tab.unwrap_or_else(|| panic!("no {operation} tab in {tabs:#}"))
+        .clone()
+}
+
+/// Runs `tab` as its Run button does: its query, and its headers with the token in place.
+async fn run_tab(app: &TestApp, tab: &Value, token: Option<&str>) -> Value {
+    let mut request = app
+        .client
+        .post(format!("{}/graphql", app.address))
+        .json(&json!({ "query": tab["query"] }));
+    if let Some(headers) = tab["headers"].as_str() {
+        let headers: Value = serde_json::from_str(headers).expect("the Headers pane is JSON");
+        let authorization = headers["Authorization"]
+            .as_str()
+            .expect("where the token goes");
+        assert!(authorization.starts_with("Bearer <"), "{authorization}");
+        request = request.bearer_auth(token.expect("a token for a tab that asks for one"));
+    }
+    request
+        .send()
+        .await
+        .expect("sent")
+        .json()
+        .await
+        .expect("JSON")
+}
+
+#[tokio::test]
+async fn the_add_comment_tab_the_page_serves_writes_under_auth_off_and_under_auth_jwt() {
+    let open = TestApp::embedded(0).await;
+    let tab = served_tab(&open, "AddComment").await;
+    assert!(tab.get("headers").is_none(), "{tab:#}");
+    let answer = run_tab(&open, &tab, None).await;
+    assert!(answer.get("errors").is_none(), "{answer:#}");
+    assert_eq!(
+        answer["data"]["addComment"]["comment"]["author"],
+        "Guy-Manuel"
+    );
+
+    let key = TestKey::ec("ec-playground");
+    let jwks = JwksServer::start(&[&key]).await;
+    let mut args = jwks.serve_args();
+    args.extend(["--demo-comments", "0"].map(str::to_owned));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let signed = TestApp::spawn(&args).await;
+    let tab = served_tab(&signed, "AddComment").await;
+    let token = key.sign(&claims("ada", json!({ "name": "Ada" })));
+    let answer = run_tab(&signed, &tab, Some(&token)).await;
+    assert!(answer.get("errors").is_none(), "{answer:#}");
+    assert_eq!(answer["data"]["addComment"]["comment"]["author"], "Ada");
+    assert_eq!(
+        answer["data"]["addComment"]["clientMutationId"],
+        "playground"
+    );
+    // The file as written (with `author`) is what a jwt server refuses.
+    let refused = signed
+        .client
+        .post(format!("{}/graphql", signed.address))
+        .bearer_auth(&token)
+        .json(&json!({ "query": example("add-comment") }))
+        .send()
+        .await
+        .expect("sent")
+        .json::<Value>()
+        .await
+        .expect("JSON");
+    assert_eq!(
+        refused["errors"][0]["extensions"]["code"], "BAD_USER_INPUT",
+        "{refused:#}"
     );
 }

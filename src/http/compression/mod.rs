@@ -1,9 +1,16 @@
-//! Compressed bodies: gzip, brotli and zstd, as `Accept-Encoding` prefers, by tower-http's
-//! compression layer, and a guard in front of it for clients that accept no encoding at all.
-//! The response cache encodes its kept answers itself, once per coding (`coding`), and marks
-//! them [`Negotiated`]: the layer leaves those alone.
+//! Compressed bodies: br, gzip or zstd, as `Accept-Encoding` prefers, by tower-http's
+//! compression layer, and a guard in front of it that decides the coding ([`preferred`]). The
+//! response cache encodes its kept answers itself, once per coding (`coding`), and marks them
+//! [`Negotiated`]: the layer leaves those alone.
 //!
-//! Why the guard exists: tower-http 0.7 answers a request whose `Accept-Encoding` rules out
+//! Why the guard decides: tower-http 0.7.1 breaks a tie between codings of equal weight by the
+//! order of its private `Encoding` enum (`max_by_key((qvalue, encoding))`, zstd highest), with
+//! no setting to change it, so `gzip, deflate, br, zstd` got zstd, which clients list without
+//! always being able to decode it (`coding` says which and why br comes first). So the guard
+//! picks the coding and hands the layer an `Accept-Encoding` that names only that coding: the
+//! layer then has one choice, the same one the response cache makes for kept answers.
+//!
+//! Why the guard refuses: tower-http 0.7 answers a request whose `Accept-Encoding` rules out
 //! every encoding it has, identity included (`identity;q=0`), by running the handler and then
 //! only turning the status into 406. The client got a full GraphQL body, the query ran and was
 //! charged, and the response kept the handler's `Cache-Control: public`. The guard refuses such
@@ -13,7 +20,7 @@ use std::future::{Ready, ready};
 use std::task::{Context, Poll};
 
 use axum::extract::Request;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use futures::TryFutureExt;
 use futures::future::{Either, MapOk};
@@ -30,9 +37,6 @@ mod coding;
 /// Bodies smaller than this go out uncompressed: below about a kilobyte the encoding's header
 /// and the CPU cost outweigh the bytes saved.
 pub const COMPRESS_ABOVE_BYTES: u64 = 1024;
-
-/// The encodings the layer offers besides identity.
-const CODINGS: [&str; 3] = ["gzip", "br", "zstd"];
 
 /// gzip, brotli (tower-http's default quality, 4) and zstd for bodies of at least
 /// [`COMPRESS_ABOVE_BYTES`]; it adds `Vary: Accept-Encoding` to what it compresses. Images and
@@ -72,7 +76,8 @@ impl Predicate for NotNegotiated {
     }
 }
 
-/// The guard, in front of the layer: a plain service wrapper rather than
+/// The guard, in front of the layer (the module's comment says what it does): a plain service
+/// wrapper rather than
 /// `axum::middleware::from_fn`, which boxes each request's future and clones the router for it
 /// (about 6,000 instructions a request under callgrind, for a check that almost never refuses).
 #[derive(Clone, Copy, Debug)]
@@ -102,12 +107,18 @@ where
         self.0.poll_ready(cx)
     }
 
-    fn call(&mut self, request: Request) -> Self::Future {
-        if acceptable(request.headers()) {
-            Either::Right(self.0.call(request).map_ok(weaken_encoded as WeakenFn))
-        } else {
-            Either::Left(ready(Ok(refuse(&request))))
+    fn call(&mut self, mut request: Request) -> Self::Future {
+        let Some(coding) = preferred(request.headers()) else {
+            return Either::Left(ready(Ok(refuse(&request))));
+        };
+        let headers = request.headers_mut();
+        if headers.contains_key(header::ACCEPT_ENCODING) {
+            // The one coding the layer may pick (the module's comment says why); `insert`
+            // replaces every `Accept-Encoding` line the client sent.
+            let only = HeaderValue::from_static(coding.token());
+            headers.insert(header::ACCEPT_ENCODING, only);
         }
+        Either::Right(self.0.call(request).map_ok(weaken_encoded as WeakenFn))
     }
 }
 
@@ -155,41 +166,16 @@ fn refuse(request: &Request) -> Response {
     transport::refusal(media, &refusal, request_id)
 }
 
-/// Whether `Accept-Encoding` allows identity or one of [`CODINGS`] (RFC 9110 §12.5.3): a
-/// coding is acceptable when listed with a weight above 0, or covered by a `*` above 0 and
-/// not listed; identity also when neither it nor `*` is listed.
-fn acceptable(headers: &HeaderMap) -> bool {
-    let mut listed: Vec<(String, bool)> = Vec::new();
-    for value in headers.get_all(header::ACCEPT_ENCODING) {
-        let Ok(value) = value.to_str() else {
-            return true; // not ours to judge: the layer sends identity
-        };
-        for entry in value.split(',').filter(|e| !e.trim().is_empty()) {
-            let mut parts = entry.split(';');
-            let coding = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
-            let weight = parts
-                .filter_map(|p| p.split_once('='))
-                .find(|(name, _)| name.trim().eq_ignore_ascii_case("q"))
-                .map_or(1.0, |(_, q)| q.trim().parse::<f32>().unwrap_or(1.0));
-            listed.push((coding, weight > 0.0));
-        }
-    }
-    let weight = |coding: &str| listed.iter().find(|(c, _)| c == coding).map(|(_, ok)| *ok);
-    let any = weight("*");
-    let identity = weight("identity").or(any).unwrap_or(true);
-    identity || CODINGS.iter().any(|c| weight(c).or(any).unwrap_or(false))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn accepts(value: Option<&str>) -> bool {
-        let mut headers = HeaderMap::new();
+        let mut headers = axum::http::HeaderMap::new();
         if let Some(value) = value {
             headers.insert(header::ACCEPT_ENCODING, value.parse().expect("a value"));
         }
-        acceptable(&headers)
+        preferred(&headers).is_some()
     }
 
     #[test]

@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::http::TrustedProxies;
+use crate::telemetry::metric;
 
 /// Connections open per untrusted address.
 type Counts = Arc<Mutex<HashMap<IpAddr, usize>>>;
@@ -56,12 +57,9 @@ pub struct Admission {
     address: Option<(IpAddr, Counts)>,
 }
 
-/// The gauge of connections open (admitted and not yet closed), in this process.
-const OPEN_GAUGE: &str = "dynapage_http_connections_open";
-
 impl Admission {
     fn new(global: OwnedSemaphorePermit, address: Option<(IpAddr, Counts)>) -> Self {
-        metrics::gauge!(OPEN_GAUGE).increment(1.0);
+        metric::HTTP_CONNECTIONS_OPEN.gauge(&[]).increment(1.0);
         Self {
             _global: global,
             address,
@@ -71,7 +69,7 @@ impl Admission {
 
 impl Drop for Admission {
     fn drop(&mut self) {
-        metrics::gauge!(OPEN_GAUGE).decrement(1.0);
+        metric::HTTP_CONNECTIONS_OPEN.gauge(&[]).decrement(1.0);
         let Some((address, counts)) = self.address.take() else {
             return;
         };

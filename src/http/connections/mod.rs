@@ -43,6 +43,7 @@ use self::stream::WatchedStream;
 use self::watch::Activity;
 pub use self::watch::Timeouts;
 use super::TrustedProxies;
+use crate::telemetry::metric;
 
 /// How long a connection may wait in each phase, and how many may be open.
 #[derive(Clone, Debug)]
@@ -120,7 +121,8 @@ pub async fn serve(
         let admission = match caps.admit(peer.ip()) {
             Ok(admission) => admission,
             Err(refusal) => {
-                metrics::counter!("dynapage_http_connections_refused_total", "reason" => refusal.as_str())
+                metric::HTTP_CONNECTIONS_REFUSED
+                    .counter(&[("reason", refusal.as_str())])
                     .increment(1);
                 tracing::debug!(%peer, reason = refusal.as_str(), "connection refused");
                 continue;
@@ -148,7 +150,7 @@ pub async fn serve(
 /// or a connection that went away before it was accepted. Logged at most once a second: a
 /// flood must not turn into a flood of log lines.
 async fn accept_failed(error: &std::io::Error, last_warned: &mut Option<std::time::Instant>) {
-    metrics::counter!("dynapage_http_accept_errors_total").increment(1);
+    metric::HTTP_ACCEPT_ERRORS.counter(&[]).increment(1);
     if last_warned.is_none_or(|at| at.elapsed() >= Duration::from_secs(1)) {
         *last_warned = Some(std::time::Instant::now());
         tracing::warn!(%error, "accept failed");
@@ -218,7 +220,7 @@ async fn connection(
                 return;
             }
             why = activity.expired(timeouts) => {
-                metrics::counter!("dynapage_http_connections_timed_out_total", "reason" => why.as_str())
+                metric::HTTP_CONNECTIONS_TIMED_OUT.counter(&[("reason", why.as_str())])
                     .increment(1);
                 tracing::debug!(%peer, reason = why.as_str(), "connection closed");
                 return;

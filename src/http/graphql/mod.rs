@@ -26,6 +26,7 @@ use crate::graphql::{
 };
 use crate::pagination::PageStats;
 use crate::ratelimit::Refused;
+use crate::telemetry::metric;
 use run::run;
 
 /// The peer's address, as `serve` records it for each connection (`None` when the router is
@@ -292,7 +293,7 @@ fn operation_kind(mutation: bool) -> &'static str {
 
 /// A request beyond `--max-concurrent-requests`, refused at once rather than queued.
 fn shed(app: &AppState, media: MediaType, request_id: &str) -> Response {
-    metrics::counter!("dynapage_requests_shed_total").increment(1);
+    metric::REQUESTS_SHED.counter(&[]).increment(1);
     let message = format!(
         "the server is at its limit of {} concurrent requests; retry shortly",
         app.options.max_concurrent_requests
@@ -401,9 +402,11 @@ fn record(
     } else {
         "error"
     };
-    metrics::counter!("dynapage_graphql_requests_total", "kind" => kind, "outcome" => outcome)
+    metric::GRAPHQL_REQUESTS
+        .counter(&[("kind", kind), ("outcome", outcome)])
         .increment(1);
-    metrics::histogram!("dynapage_graphql_request_duration_seconds", "kind" => kind)
+    metric::GRAPHQL_REQUEST_DURATION
+        .histogram(&[("kind", kind)])
         .record(elapsed.as_secs_f64());
     tracing::info!(
         request_id = call.request_id,

@@ -19,6 +19,7 @@ use crate::graphql::{
     BatchReads, Budget, RequestMeta, field_errors, invalid_request, schema_description,
 };
 use crate::http::check::Checked;
+use crate::telemetry::metric;
 
 /// Runs the request within `--request-timeout-ms` (a timeout is answered at once, as the
 /// `Err`), after its variables (for a text validated before) and its price passed (a refusal is
@@ -137,7 +138,8 @@ async fn admit(
 /// The answer to a request still running at its timeout (its backend calls are cancelled).
 fn timed_out(call: &Call<'_>) -> Response {
     let (kind, timeout) = (call.kind, call.app.options.request_timeout);
-    metrics::counter!("dynapage_graphql_requests_total", "kind" => kind, "outcome" => "timeout")
+    metric::GRAPHQL_REQUESTS
+        .counter(&[("kind", kind), ("outcome", "timeout")])
         .increment(1);
     tracing::warn!(
         request_id = call.request_id,

@@ -15,6 +15,7 @@ use super::tags::Tags;
 use crate::domain::Sku;
 use crate::index::ProductVersion;
 use crate::pagination::PageStats;
+use crate::telemetry::metric;
 
 /// A request's key: SHA-256 of its document, operation name, variables and media type. A hash,
 /// so a key costs 32 bytes whatever the request's size, and two different requests never share
@@ -102,7 +103,8 @@ impl Entry {
             .get_or_init(|| async {
                 made.store(true, Ordering::Relaxed);
                 self.encoded.runs.fetch_add(1, Ordering::Relaxed);
-                metrics::counter!("dynapage_response_cache_encodings_total", "coding" => coding.token())
+                metric::RESPONSE_CACHE_ENCODINGS
+                    .counter(&[("coding", coding.token())])
                     .increment(1);
                 let body = self.body.clone();
                 // A large body takes milliseconds to encode: off the request threads.

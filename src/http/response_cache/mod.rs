@@ -70,6 +70,7 @@ use super::transport::MediaType;
 use crate::domain::Sku;
 use crate::index::{AnyIndex, ProductVersion};
 use crate::pagination::PageStats;
+use crate::telemetry::metric;
 
 /// What computing the answer served read, when it is not in the body (`Dynapage-Cost`).
 pub const COST: HeaderName = HeaderName::from_static("dynapage-cost");
@@ -129,7 +130,9 @@ pub(super) struct Pending {
 }
 
 fn count(outcome: &'static str) {
-    metrics::counter!("dynapage_response_cache_total", "outcome" => outcome).increment(1);
+    metric::RESPONSE_CACHE
+        .counter(&[("outcome", outcome)])
+        .increment(1);
 }
 
 impl ResponseCache {
@@ -214,7 +217,9 @@ impl ResponseCache {
         let (body, coding, made) = entry.in_coding(coding).await;
         if made {
             self.store.grew(key, entry);
-            metrics::gauge!("dynapage_response_cache_bytes").set(self.store.bytes() as f64);
+            metric::RESPONSE_CACHE_BYTES
+                .gauge(&[])
+                .set(self.store.bytes() as f64);
         }
         (body, coding)
     }
@@ -241,7 +246,9 @@ impl ResponseCache {
             &body, media, products, versions, etag, tags, read,
         ));
         if self.store.insert(key, entry.clone()) {
-            metrics::gauge!("dynapage_response_cache_bytes").set(self.store.bytes() as f64);
+            metric::RESPONSE_CACHE_BYTES
+                .gauge(&[])
+                .set(self.store.bytes() as f64);
         }
         let coding = coding_for(pending.asked, &entry.body);
         let (body, coding) = self.in_coding(&key, &entry, coding).await;

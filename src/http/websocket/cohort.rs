@@ -46,6 +46,7 @@ use crate::graphql::cohort::{Delivered, SharedRun};
 use crate::graphql::{ApiSchema, ClientAddress, VIEWER_FOUND_HELPFUL};
 use crate::live::Hub;
 use crate::ratelimit::ClientKey;
+use crate::telemetry::metric;
 
 /// The extension of the marker response a member yields when it goes live.
 pub(super) const JOIN_MARKER: &str = "dynapageCohortJoin";
@@ -169,7 +170,7 @@ impl Cohorts {
         let from_seq = hub.next_seq();
         running.insert(key.clone(), sender.clone());
         drop(running);
-        metrics::gauge!("dynapage_subscription_cohorts").increment(1.0);
+        metric::SUBSCRIPTION_COHORTS.gauge(&[]).increment(1.0);
         let shared = SharedRun::new(live);
         let (request, data) = key.request(variables, asking);
         let responses =
@@ -188,7 +189,7 @@ impl Cohorts {
         }
         if running.get(key).is_some_and(|s| s.same_channel(sender)) {
             running.remove(key);
-            metrics::gauge!("dynapage_subscription_cohorts").decrement(1.0);
+            metric::SUBSCRIPTION_COHORTS.gauge(&[]).decrement(1.0);
         }
         true
     }
@@ -339,7 +340,7 @@ fn deliveries(
         Message::Text(text.into())
     };
     async_stream::stream! {
-        let events = metrics::counter!("dynapage_subscription_events_total");
+        let events = metric::SUBSCRIPTION_EVENTS.counter(&[]);
         let end = loop {
             let frame = tokio::select! {
                 biased;

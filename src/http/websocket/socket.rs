@@ -42,6 +42,7 @@ use tokio_util::sync::CancellationToken;
 use super::cohort::Members;
 use super::{Init, SubscriptionsOnly};
 use crate::http::HttpOptions;
+use crate::telemetry::metric;
 
 /// Messages queued for one socket's writer at most.
 pub(super) const QUEUE: usize = 16;
@@ -94,7 +95,7 @@ pub(super) async fn serve(
     executor: SubscriptionsOnly,
     init: Init,
 ) {
-    metrics::gauge!("dynapage_websockets_open").increment(1.0);
+    metric::WEBSOCKETS_OPEN.gauge(&[]).increment(1.0);
     let options = executor.options.clone();
     let members = executor.members.clone();
     let deadline = options.websocket.send_timeout;
@@ -110,7 +111,8 @@ pub(super) async fn serve(
         heard.clone(),
         ending.clone(),
     ));
-    let graphql = async_graphql::http::WebSocket::new(executor, incoming(stream, &heard), protocol)
+    let messages = incoming(stream, &heard, &ending);
+    let graphql = async_graphql::http::WebSocket::new(executor, messages, protocol)
         .on_connection_init(init.callback());
     let parts = Parts {
         options: &options,
@@ -132,7 +134,7 @@ pub(super) async fn serve(
     drop(out);
     // The writer ends after the close frame, or at its send deadline.
     let _ = writer.await;
-    metrics::gauge!("dynapage_websockets_open").decrement(1.0);
+    metric::WEBSOCKETS_OPEN.gauge(&[]).decrement(1.0);
 }
 
 /// Messages the writer sends with one flush at most: what a fan-out readied for this socket
@@ -167,7 +169,7 @@ async fn write(
             Ok(Ok(false)) => {}
             Ok(_) => break,
             Err(_) => {
-                metrics::counter!("dynapage_websockets_closed_slow_total").increment(1);
+                metric::WEBSOCKETS_CLOSED_SLOW.counter(&[]).increment(1);
                 tracing::info!(
                     deadline_ms = deadline.as_millis() as u64,
                     "websocket closed: the client did not read within the send deadline"
@@ -251,14 +253,27 @@ async fn keep_alive(
 }
 
 /// The client's messages as async-graphql reads them, noting when each (pongs included) was
-/// heard; the stream ends at the socket's first error.
+/// heard; the stream ends at the socket's first error. A message over [`super::MESSAGE_BYTES`]
+/// ends the connection with 1009 ("message too big", RFC 6455 §7.4.1) and the cap in the
+/// reason: without it the client saw the socket drop with no close frame (1006), and no cause.
 fn incoming(
     stream: SplitStream<WebSocket>,
     heard: &Heard,
+    ending: &Ending,
 ) -> impl futures::Stream<Item = Vec<u8>> + Unpin + Send + 'static {
     let heard = heard.clone();
+    let ending = ending.clone();
     stream
-        .take_while(|message| futures::future::ready(message.is_ok()))
+        .take_while(move |message| {
+            if message.as_ref().is_err_and(too_long) {
+                let reason = format!(
+                    "a message is larger than {} bytes, the most this server accepts",
+                    super::MESSAGE_BYTES
+                );
+                ending.end(Some((1009, reason)));
+            }
+            futures::future::ready(message.is_ok())
+        })
         .inspect(move |_| heard.now())
         .map(|message| match message {
             Ok(Message::Text(text)) => text.as_bytes().to_vec(),
@@ -266,6 +281,20 @@ fn incoming(
             _ => Vec::new(),
         })
         .filter(|bytes| futures::future::ready(!bytes.is_empty()))
+}
+
+/// Whether a read failed on a message (or frame) over the socket's cap.
+fn too_long(error: &axum::Error) -> bool {
+    use std::error::Error as _;
+    let cause = error
+        .source()
+        .and_then(|e| e.downcast_ref::<tungstenite::Error>());
+    matches!(
+        cause,
+        Some(tungstenite::Error::Capacity(
+            tungstenite::error::CapacityError::MessageTooLong { .. }
+        ))
+    )
 }
 
 /// When the client last sent anything, in milliseconds since the socket opened.
@@ -350,7 +379,8 @@ async fn relay(
                 Some(WsMessage::Close(code, reason)) => {
                     return Some(init.refused_close().unwrap_or((code, reason)));
                 }
-                None => return None,
+                // The client's messages ended: it left, or `incoming` ended the connection.
+                None => return ending.reason(),
             },
             changed = init_seen.changed(), if !initialised_in_time => {
                 initialised_in_time = changed.is_ok() && *init_seen.borrow();

@@ -20,6 +20,7 @@ use super::error::{OnConditionFailed, classify};
 use super::item::{ID, key_of};
 use crate::domain::{Comment, CommentId};
 use crate::store::StoreError;
+use crate::telemetry::metric;
 
 /// BatchGetItem accepts at most 100 keys per request.
 pub(super) const GET_CHUNK: usize = 100;
@@ -83,7 +84,8 @@ pub(super) async fn get_items(
         } else {
             "get_many"
         };
-        metrics::counter!("dynapage_store_read_units_total", "operation" => operation)
+        metric::STORE_READ_UNITS
+            .counter(&[("operation", operation)])
             .increment(units.round() as u64);
         found.extend(
             output

@@ -24,6 +24,7 @@ use super::votes::comment_of_vote;
 use super::{DynamoStore, decode};
 use crate::domain::{Comment, CommentId, Order, Position};
 use crate::store::{KeyQuery, Partition, QueryPage, ScanPage, StoreError};
+use crate::telemetry::metric;
 
 /// Items per scan page, like the embedded store's (DynamoDB may still cut at 1 MB).
 const SCAN_PAGE: i32 = 1_000;
@@ -146,7 +147,8 @@ pub(super) async fn query(store: &DynamoStore, query: &KeyQuery) -> Result<Query
         consumed_rcu,
         "dynamodb query"
     );
-    metrics::counter!("dynapage_store_items_read_total", "operation" => "query")
+    metric::STORE_ITEMS_READ
+        .counter(&[("operation", "query")])
         .increment(items.len() as u64);
     Ok(QueryPage {
         items,
@@ -174,7 +176,8 @@ pub(super) async fn get_many(
         .flatten()
         .map(|comment| (comment.id, comment))
         .collect();
-    metrics::counter!("dynapage_store_items_read_total", "operation" => "get_many")
+    metric::STORE_ITEMS_READ
+        .counter(&[("operation", "get_many")])
         .increment(by_id.len() as u64);
     Ok(ids.iter().map(|id| by_id.get(id).cloned()).collect())
 }
@@ -231,7 +234,8 @@ pub(super) async fn scan(
         consumed_rcu,
         "dynamodb scan"
     );
-    metrics::counter!("dynapage_store_items_read_total", "operation" => "scan")
+    metric::STORE_ITEMS_READ
+        .counter(&[("operation", "scan")])
         .increment(output.items().len() as u64);
     let resume = output
         .last_evaluated_key()

@@ -18,6 +18,7 @@ use super::error::THROTTLING;
 use crate::domain::ChangeEvent;
 use crate::store::StoreError;
 use crate::store::change_source::{Batch, ChangeSource, ShardInfo, SourceError, StartAt};
+use crate::telemetry::metric;
 
 /// Records asked for per `GetRecords` (the API's maximum).
 const RECORDS_PER_CALL: i32 = 1_000;
@@ -161,7 +162,7 @@ fn changes_of(records: &[Record]) -> Vec<(String, ChangeEvent)> {
                 Ok(event) => Some((sequence.unwrap_or_default().to_owned(), event?)),
                 Err(error) => {
                     tracing::warn!(sequence, error = %error, "stream record skipped");
-                    metrics::counter!("dynapage_sync_records_skipped_total").increment(1);
+                    metric::SYNC_RECORDS_SKIPPED.counter(&[]).increment(1);
                     None
                 }
             }

@@ -51,6 +51,7 @@ use super::item::{
 use super::{DynamoStore, reads};
 use crate::domain::{CommentId, VersionCeiling, Voted, Voter, VoterId};
 use crate::store::StoreError;
+use crate::telemetry::metric;
 
 /// Attempts of a vote while other votes' transactions hold its comment.
 const CONFLICT_ATTEMPTS: u32 = 10;
@@ -94,7 +95,9 @@ pub(super) async fn mark_helpful(
             Outcome::Written => true,
             Outcome::Unchanged => false,
             Outcome::Conflict => {
-                metrics::counter!("dynapage_store_transaction_conflicts_total").increment(1);
+                metric::STORE_TRANSACTION_CONFLICTS
+                    .counter(&[])
+                    .increment(1);
                 tracing::debug!(table = %store.table, comment_id = %id, attempt, "vote met another transaction, retrying");
                 continue;
             }
@@ -224,7 +227,8 @@ async fn transact(
                 .iter()
                 .filter_map(|c| c.capacity_units())
                 .sum();
-            metrics::counter!("dynapage_store_write_units_total", "operation" => "mark_helpful")
+            metric::STORE_WRITE_UNITS
+                .counter(&[("operation", "mark_helpful")])
                 .increment(units.round() as u64);
             tracing::debug!(table = %store.table, comment_id = %id, helpful, consumed_wcu = units, "dynamodb vote written");
             return Ok(Outcome::Written);
@@ -301,7 +305,8 @@ pub(super) async fn helpful_votes(
         .filter(|id| is_vote_id(id))
         .filter_map(|id| comment_of_vote(id))
         .collect();
-    metrics::counter!("dynapage_store_items_read_total", "operation" => "helpful_votes")
+    metric::STORE_ITEMS_READ
+        .counter(&[("operation", "helpful_votes")])
         .increment(voted.len() as u64);
     Ok(ids.iter().map(|id| voted.contains(id)).collect())
 }

@@ -22,6 +22,7 @@ use super::rows;
 use crate::domain::{Access, Comment, CommentId, CommentPatch, Voted, Voter, VoterId};
 use crate::store::StoreError;
 use crate::store::memory::MemoryStore;
+use crate::telemetry::metric;
 
 /// Most requests committed in one transaction.
 pub const MAX_BATCH: usize = 512;
@@ -146,7 +147,8 @@ fn commit_group(conn: &mut Connection, batch: Vec<Request>, memory: &MemoryStore
                 });
                 let _ = request.reply.send(answer);
             }
-            metrics::histogram!("dynapage_store_commit_seconds")
+            metric::STORE_COMMIT_SECONDS
+                .histogram(&[])
                 .record(started.elapsed().as_secs_f64());
         }
         Err(error) => {
