@@ -149,30 +149,29 @@ pub(super) async fn viewer(
 ) -> Result<Option<Viewer>, Response> {
     match payer::viewer(app, headers, media, request_id).await {
         Ok(viewer) => Ok(viewer),
-        Err(unauthorized) => {
-            Err(charge_refused_token(app, media, request_id, at, unauthorized).await)
-        }
+        Err(unauthorized) => Err(charge_refused(app, media, request_id, at, unauthorized).await),
     }
 }
 
-/// Charges the failure floor of a request whose token did not verify to its address:
-/// `unauthorized` (the 401) when the budget pays it, else the 429.
-pub(super) async fn charge_refused_token(
+/// Charges a request refused before it could run (a token that did not verify, a body that is
+/// not a GraphQL request) the failure floor of its bytes, to its address: `refused` (its 401,
+/// 400 or 413) when the budget pays it, else the 429.
+pub(super) async fn charge_refused(
     app: &AppState,
     media: MediaType,
     request_id: &str,
     at: Payer,
-    unauthorized: Response,
+    refused: Response,
 ) -> Response {
     if app.options.rate_limiter.is_none() {
-        return unauthorized;
+        return refused;
     }
     let budget = budget(app, None, at, 0);
     let checked = budget.charge_failure(at.bytes, 0).await;
     if checked.refused().is_some() {
         return answer(media, &budget, &checked, None, request_id);
     }
-    unauthorized
+    refused
 }
 
 /// The response to a failure `checked` against `budget`: the budget's refusal (429), else the

@@ -169,16 +169,41 @@ struct GetParams {
 /// pays for at least (`graphql::bytes_floor`).
 pub type Read = (async_graphql::Request, usize);
 
+/// A request refused as it was read, and the bytes the server read of it before refusing, which
+/// it pays for like any failed request (`failures::charge_refused`): a body that is not JSON
+/// took parsing all the same.
+#[derive(Debug)]
+pub struct Unread {
+    pub refusal: Refusal,
+    pub bytes: usize,
+}
+
 /// Reads a POST request: `application/json` in UTF-8, at most `max_bytes`.
 pub async fn post_request(
     headers: &HeaderMap,
     body: Body,
     max_bytes: usize,
-) -> Result<Read, Refusal> {
-    check_content_type(headers)?;
-    let bytes = axum::body::to_bytes(body, max_bytes)
-        .await
-        .map_err(|e| body_refusal(&e, max_bytes))?;
+) -> Result<Read, Unread> {
+    let unread = |bytes| move |refusal| Unread { refusal, bytes };
+    check_content_type(headers).map_err(unread(0))?;
+    let bytes = axum::body::to_bytes(body, max_bytes).await.map_err(|e| {
+        let refusal = body_refusal(&e, max_bytes);
+        // Too large: the limit was read; too slow: the time was the client's, not the CPU.
+        let read = if refusal.status == StatusCode::PAYLOAD_TOO_LARGE {
+            max_bytes
+        } else {
+            0
+        };
+        Unread {
+            refusal,
+            bytes: read,
+        }
+    })?;
+    post_params(&bytes).map_err(unread(bytes.len()))
+}
+
+/// A POST body's parameters.
+fn post_params(bytes: &[u8]) -> Result<Read, Refusal> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(Refusal::bad_request(
             "the request has no body: send a JSON object with a `query`",
@@ -186,15 +211,15 @@ pub async fn post_request(
     }
     // Read straight into the parameters; only a body that does not fit is parsed again, to say
     // why (not JSON, a batch, not an object).
-    let params: PostParams = serde_json::from_slice(&bytes).map_err(|_| {
-        match serde_json::from_slice::<serde_json::Value>(&bytes) {
+    let params: PostParams = serde_json::from_slice(bytes).map_err(
+        |_| match serde_json::from_slice::<serde_json::Value>(bytes) {
             Err(e) => Refusal::bad_request(format!("the request body is not valid JSON: {e}")),
             Ok(serde_json::Value::Array(_)) => Refusal::bad_request(
                 "batched requests (a JSON array) are not supported: send one object per request",
             ),
             Ok(_) => Refusal::bad_request("the request body must be a JSON object"),
-        }
-    })?;
+        },
+    )?;
     let document_id = match params.document_id {
         None | Some(serde_json::Value::Null) => None,
         Some(serde_json::Value::String(id)) => Some(id),
@@ -251,8 +276,16 @@ fn with_document_id(
 }
 
 /// Reads a GET request's parameters from its URL query.
-pub fn get_request(uri: &axum::http::Uri) -> Result<Read, Refusal> {
+pub fn get_request(uri: &axum::http::Uri) -> Result<Read, Unread> {
     let url_query = uri.query().unwrap_or_default();
+    get_params(url_query).map_err(|refusal| Unread {
+        refusal,
+        bytes: url_query.len(),
+    })
+}
+
+/// A GET request's parameters, from its URL's query string.
+fn get_params(url_query: &str) -> Result<Read, Refusal> {
     let params: GetParams = serde_urlencoded::from_str(url_query)
         .map_err(|e| Refusal::bad_request(format!("the URL's query string is malformed: {e}")))?;
     let json = |text: Option<String>, name: &str| match text {

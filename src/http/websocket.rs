@@ -43,7 +43,7 @@ use self::init::{Connection, Init};
 pub use self::socket::SLOW_SUBSCRIBER_CLOSE;
 use super::check::{Checked, Rejection, Transport, check_request};
 use super::documents::{DocumentCache, MAX_TEXT_BYTES};
-use super::failures::charge_refused_token;
+use super::failures::charge_refused;
 use super::payer::Payer;
 use super::transport::{self, MediaType, Refusal};
 use super::{AppState, HttpOptions};
@@ -405,7 +405,7 @@ pub(super) async fn upgrade(
         Err(unauthorized) => {
             let payer = Payer { address, bytes: 0 };
             let media = MediaType::Json;
-            return charge_refused_token(app, media, &request_id, payer, unauthorized).await;
+            return charge_refused(app, media, &request_id, payer, unauthorized).await;
         }
     };
     let connection = match Connection::open(app, address, signed_in) {

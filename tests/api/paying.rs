@@ -359,3 +359,29 @@ async fn registrations_pay_for_their_bytes_are_capped_per_client_and_redis_keeps
     app.stop().await.expect("clean stop");
     drop(redis);
 }
+
+#[tokio::test]
+async fn bodies_that_are_not_graphql_requests_pay_for_what_was_read() {
+    let app = budgeted(100, &[]).await;
+    // 4,000 bytes that are not JSON: the failure floor of 4 KiB begun, 40 points each.
+    let garbage = format!("{{{}", "x".repeat(3_999));
+    let mut statuses = Vec::new();
+    for _ in 0..4 {
+        let response = app
+            .client
+            .post(format!("{}/graphql", app.address))
+            .header("content-type", "application/json")
+            .body(garbage.clone())
+            .send()
+            .await
+            .expect("sent");
+        let status = response.status().as_u16();
+        let body: Value = response.json().await.expect("a JSON body");
+        statuses.push((status, body["errors"][0]["extensions"]["code"].clone()));
+    }
+    let refused = (400, json!("BAD_REQUEST"));
+    assert_eq!(statuses[..2], [refused.clone(), refused], "{statuses:?}");
+    assert_eq!(statuses[3], (429, json!("RATE_LIMITED")), "{statuses:?}");
+    // What is left (20 points: the refused ones took nothing) still pays for an honest page.
+    a_normal_page_is_served(&app, &[]).await;
+}

@@ -80,7 +80,7 @@ async fn answer(
     app: &AppState,
     peer: Peer,
     headers: &HeaderMap,
-    read: impl Future<Output = Result<transport::Read, Refusal>>,
+    read: impl Future<Output = Result<transport::Read, transport::Unread>>,
     over_get: bool,
 ) -> Response {
     let request_id = request_id(headers);
@@ -98,7 +98,18 @@ async fn answer(
             };
             execute(app, headers, request_id, media, request, at).await
         }
-        Err(refusal) => transport::refusal(media, &refusal, &request_id),
+        Err(unread) => {
+            let refused = transport::refusal(media, &unread.refusal, &request_id);
+            if unread.bytes == 0 {
+                return refused;
+            }
+            let address = client_ip(app, peer, headers);
+            let at = Payer {
+                address,
+                bytes: unread.bytes,
+            };
+            failures::charge_refused(app, media, &request_id, at, refused).await
+        }
     }
 }
 
