@@ -11,10 +11,12 @@
 //! It knows dynapage only through its command line, its HTTP API and the library's public
 //! types; the criterion benches in `benches/` stay where they are (`criterion` runs them).
 //!
-//! Shared pieces live in one module each (`processes`, `services`, `server`, `wrk`, `graphql`,
+//! Shared pieces live in one module each (`processes`, `backends`, `server`, `wrk`, `graphql`,
 //! `proc_stat`, `redis_info`, `machine`, `report`, `stats`), so a new benchmark is a module in
-//! `benchmarks/` that composes them.
+//! `benchmarks/` that composes them. redis-server and DynamoDB Local are started by `services`,
+//! the one launcher the integration tests and the criterion benches include too.
 
+mod backends;
 mod benchmarks;
 mod context;
 mod generators;
@@ -25,6 +27,11 @@ mod processes;
 mod redis_info;
 mod report;
 mod server;
+#[allow(
+    dead_code,
+    reason = "shared with the tests, which use what the tool does not (servers kept until exit)"
+)]
+#[path = "../../tests/api/support/services.rs"]
 mod services;
 mod stats;
 mod wrk;

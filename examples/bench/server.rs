@@ -9,7 +9,7 @@ use anyhow::{Context as _, bail};
 
 use crate::context::Context;
 use crate::graphql::Api;
-use crate::processes::{Service, free_port, wait_until};
+use crate::processes::{self, Process, free_port, wait_until};
 use crate::report::log;
 
 /// The AWS settings every dynapage process gets (DynamoDB Local takes any credentials).
@@ -23,7 +23,7 @@ pub const AWS_ENV: [(&str, &str); 3] = [
 #[derive(Debug)]
 pub struct Server {
     pub name: String,
-    pub service: Service,
+    pub service: Process,
     pub api: Api,
 }
 
@@ -45,7 +45,7 @@ impl Server {
             .env("DYNAPAGE_RATE_LIMIT_COST", "0")
             .env("DYNAPAGE_RATE_LIMIT_WRITES", "0")
             .envs(AWS_ENV);
-        let service = Service::spawn(
+        let service = processes::spawn(
             &format!("server {name}"),
             command,
             &ctx.raw(&format!("server-{name}.log")),

@@ -12,13 +12,13 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, bail};
 
 use super::parse_seconds;
+use crate::backends;
 use crate::context::Context;
 use crate::graphql::{Api, body, write_bodies};
 use crate::machine::Machine;
 use crate::proc_stat::{loadavg, rss_kb};
 use crate::report::{Summary, log};
 use crate::server::{Server, await_indexed, seed_dynamodb, strings};
-use crate::services::{DynamoLocal, Redis};
 use crate::wrk;
 
 const SKU: &str = "SOAK_TEST_PRODUCT";
@@ -94,12 +94,12 @@ async fn bodies(api: &Api, args: &Args) -> anyhow::Result<Vec<String>> {
 pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     wrk::require()?;
     ctx.build_dynapage()?;
-    let dynamo = DynamoLocal::start(ctx).await?;
-    let redis = Redis::start(ctx).await?;
-    let mut serve = crate::server::dynamodb_redis_args(&dynamo.url, &redis.url);
+    let dynamo = backends::dynamodb_local(ctx).await?;
+    let redis = backends::redis(ctx).await?;
+    let mut serve = crate::server::dynamodb_redis_args(&dynamo.url(), &redis.url());
     serve.extend(strings(&["--sync", "--auth", "off"]));
     let server = Server::start(ctx, "soak", &serve).await?;
-    seed_dynamodb(ctx, &dynamo.url, SKU, args.comments, false, "soak-seed").await?;
+    seed_dynamodb(ctx, &dynamo.url(), SKU, args.comments, false, "soak-seed").await?;
     let (poll, timeout) = (Duration::from_secs(1), Duration::from_secs(300));
     await_indexed(&server.api, SKU, args.comments, poll, timeout).await?;
 
