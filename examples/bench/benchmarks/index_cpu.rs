@@ -134,7 +134,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     }
 
     let mut out = Summary::create(&ctx.result(&format!("{}.txt", args.result_name)))?;
-    for line in Machine::describe(ctx).header("index-cpu") {
+    for line in Machine::describe(ctx).header() {
         out.line(&line)?;
     }
     out.line(&format!(

@@ -126,7 +126,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     ctx.build_dynapage()?;
     let redis = backends::redis(ctx).await?;
     let mut out = Summary::create(&ctx.result("lambda-sync.txt"))?;
-    for line in Machine::describe(ctx).header("lambda-sync") {
+    for line in Machine::describe(ctx).header() {
         out.line(&line)?;
     }
     for &batch in &args.batch_sizes {

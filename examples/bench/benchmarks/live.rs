@@ -93,7 +93,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     };
 
     let mut out = Summary::create(&ctx.result("live.txt"))?;
-    for line in Machine::describe(ctx).header("live") {
+    for line in Machine::describe(ctx).header() {
         out.line(&line)?;
     }
     out.line(&format!("# load before: {}", loadavg()))?;

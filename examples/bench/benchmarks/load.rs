@@ -162,7 +162,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         Summary::append(&machine_path)?
     } else {
         let mut notes = Summary::create(&machine_path)?;
-        for line in Machine::describe(ctx).header(&format!("load {}", args.backends.name())) {
+        for line in Machine::describe(ctx).header() {
             notes.line(&line)?;
         }
         notes

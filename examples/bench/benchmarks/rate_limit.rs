@@ -88,7 +88,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     });
     write_bodies(&bodies, &[body.to_string()])?;
     let mut out = Summary::create(&ctx.result("rate-limit.txt"))?;
-    for line in Machine::describe(ctx).header("rate-limit") {
+    for line in Machine::describe(ctx).header() {
         out.line(&line)?;
     }
     out.line(&format!("# load before: {}", loadavg()))?;
@@ -109,6 +109,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
                 header: None,
                 lean: true,
                 cpus: None,
+                threads: None,
             };
             wrk::run(ctx, &load(1, 3)).await?; // warm-up
             let one = wrk::run(ctx, &load(1, args.duration)).await?;

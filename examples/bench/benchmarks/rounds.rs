@@ -135,7 +135,7 @@ pub async fn run<P: Plan>(
         bench.dynamodb().await?;
     }
     let mut out = Summary::create(&ctx.result(&format!("{result_name}.txt")))?;
-    for line in machine.header(&format!("{name} {}", args.backends.name())) {
+    for line in machine.header() {
         out.line(&line)?;
     }
     for line in plan.describe() {

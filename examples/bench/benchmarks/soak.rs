@@ -121,6 +121,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         header: None,
         lean: false,
         cpus: None,
+        threads: None,
     };
     log(&format!("warm-up {}s", args.warm_up));
     wrk::run(ctx, &load(args.warm_up)).await?;
@@ -155,7 +156,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     let growth = 100.0 * (rss_end as f64 - rss_start as f64) / rss_start.max(1) as f64;
 
     let mut out = Summary::create(&ctx.result(&format!("{}.txt", args.result_name)))?;
-    for line in Machine::describe(ctx).header("soak") {
+    for line in Machine::describe(ctx).header() {
         out.line(&line)?;
     }
     out.line(&format!(

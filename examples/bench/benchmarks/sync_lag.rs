@@ -88,7 +88,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     .context("DynamoDB")?;
     store.create_tables().await.context("creating the table")?;
     let mut out = Summary::create(&ctx.result("sync-lag.txt"))?;
-    for line in Machine::describe(ctx).header("sync-lag") {
+    for line in Machine::describe(ctx).header() {
         out.line(&line)?;
     }
     out.line("# DynamoDB Local, Redis, the writer and sync share the cores")?;
