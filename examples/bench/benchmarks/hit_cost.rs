@@ -20,7 +20,6 @@ use crate::machine::Machine;
 use crate::proc_stat::{loadavg, process_ticks, ticks_per_s};
 use crate::report::{Summary, log};
 use crate::server::{Server, strings};
-use crate::stats::median;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -93,7 +92,11 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         bail!("no round ran (--rounds 0)");
     };
     let price = page.price.context("the computed page carried no cost")? as f64;
-    let (page_cpu, small_cpu, large_cpu) = (median(&pages), median(&smalls), median(&larges));
+    let (page_cpu, small_cpu, large_cpu) = (
+        upper_median(&pages),
+        upper_median(&smalls),
+        upper_median(&larges),
+    );
     let kib_apart = (hit_large.bytes as f64 - hit_small.bytes as f64) / 1024.0;
     let per_kib = (large_cpu - small_cpu) / kib_apart;
 
@@ -141,10 +144,18 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The middle value, or the upper of the two middle ones, as the script took it.
+fn upper_median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted.get(sorted.len() / 2).copied().unwrap_or(0.0)
+}
+
 /// 20 GETs of `query` to warm up (the cache keeps the third answer on), then `requests` more
 /// one after another on one keep-alive connection, the server's CPU read around them.
 async fn case(server: &Server, query: &str, requests: u64) -> anyhow::Result<Case> {
-    let variables = serde_json::json!({ "sku": SKU }).to_string();
+    // As Python's json.dumps wrote them (the scripts' URLs), a space after the colon.
+    let variables = format!("{{\"sku\": \"{SKU}\"}}");
     let encoded = serde_urlencoded::to_string([("query", query), ("variables", &variables)])?;
     let url = format!("{}/graphql?{encoded}", server.api.url);
     let client = reqwest::Client::builder()

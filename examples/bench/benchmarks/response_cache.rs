@@ -57,7 +57,8 @@ const QUERY: &str = "query($sku: String!) { comments(sku: $sku, first: 20) { tot
 
 /// The page's GET path: the query and its variables in the URL.
 pub fn page_path(query: &str) -> String {
-    let variables = serde_json::json!({ "sku": SKU }).to_string();
+    // As Python's json.dumps wrote them (the scripts' URLs), a space after the colon.
+    let variables = format!("{{\"sku\": \"{SKU}\"}}");
     let encoded = serde_urlencoded::to_string([("query", query), ("variables", &variables)])
         .unwrap_or_default();
     format!("/graphql?{encoded}")
@@ -133,7 +134,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
             ]);
             let seeded = dynapage(ctx, "response-cache-seed", &seed).await?;
             for line in tail(&seeded, 2) {
-                out.line(line)?;
+                out.line(&line)?;
             }
             while cold.api.total_count(SKU).await? < args.comments {
                 tokio::time::sleep(Duration::from_secs(2)).await;
@@ -301,10 +302,31 @@ async fn etag(url: &str) -> anyhow::Result<String> {
         .context("the page has no ETag")
 }
 
-/// The last `n` lines of `text`.
-fn tail(text: &str, n: usize) -> Vec<&str> {
+/// The last `n` lines of `text`, without terminal colours.
+fn tail(text: &str, n: usize) -> Vec<String> {
     let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].to_vec()
+    lines[lines.len().saturating_sub(n)..]
+        .iter()
+        .map(|line| without_colours(line))
+        .collect()
+}
+
+/// `line` without ANSI escape sequences (`ESC [ … m`).
+fn without_colours(line: &str) -> String {
+    let mut plain = String::with_capacity(line.len());
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            plain.push(c);
+        }
+    }
+    plain
 }
 
 /// `varnishd` in the foreground on `port`, with the repository's VCL pointed at the server on
@@ -351,4 +373,25 @@ async fn start_varnish(
     .await?;
     log(&format!("varnishd on 127.0.0.1:{port}"));
     Ok(varnish)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_seed_lines_lose_their_colours() {
+        let line = "\u{1b}[2m2026-12-04T18:10:19Z\u{1b}[0m \u{1b}[32m INFO\u{1b}[0m seeded \u{1b}[3mwritten\u{1b}[0m\u{1b}[2m=\u{1b}[0m3000";
+        assert_eq!(
+            super::without_colours(line),
+            "2026-12-04T18:10:19Z  INFO seeded written=3000"
+        );
+    }
+
+    #[test]
+    fn the_page_is_a_get_with_the_query_and_its_variables_in_the_url() {
+        let path = super::page_path("query($sku: String!) { a }");
+        assert_eq!(
+            path,
+            "/graphql?query=query%28%24sku%3A+String%21%29+%7B+a+%7D&variables=%7B%22sku%22%3A+%22DAFT_PUNK_TSHIRT%22%7D"
+        );
+    }
 }

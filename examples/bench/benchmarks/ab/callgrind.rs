@@ -107,6 +107,7 @@ async fn control(args: &[&str]) -> anyhow::Result<()> {
     let status = tokio::process::Command::new("callgrind_control")
         .args(args)
         .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
         .status()
         .await
         .context("running callgrind_control")?;

@@ -64,6 +64,12 @@ impl Drop for Swapped {
 pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     let test_binary = build_test_binary(ctx).await?;
     let target = ctx.target_dir().join("debug/dynapage");
+    if std::fs::canonicalize(&args.binary)? == std::fs::canonicalize(&target)? {
+        bail!(
+            "{} is the test's own server binary: give another build (a copy of it will do)",
+            args.binary.display()
+        );
+    }
     let saved = ctx.raw("ab-soak-saved-dynapage");
     std::fs::copy(&target, &saved).with_context(|| format!("saving {}", target.display()))?;
     let _swapped = Swapped {
