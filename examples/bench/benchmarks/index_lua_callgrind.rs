@@ -9,8 +9,8 @@
 //! instructions per call are reported (Redis's whole process: the script, its commands, and
 //! the client's connection, ~40 k) with the Redis commands per call. The last four rows are N
 //! bare jumps and N pager pages to offsets spread at random, the same for every revision (and
-//! the same as `bench/index-lua-callgrind.sh` drew: bash's `RANDOM` seeded with 7). `worktree`
-//! names the files as they are on disk.
+//! the same as the script before it, `bench/index-lua-callgrind.sh`, drew: bash's `RANDOM`
+//! seeded with 7). `worktree` names the files as they are on disk.
 
 use std::path::Path;
 use std::process::Stdio;

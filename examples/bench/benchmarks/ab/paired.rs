@@ -4,8 +4,10 @@
 //! a 95 % bootstrap interval of the median (5,000 resamples, fixed seed). One line per file and
 //! case.
 //!
-//! The resampling draws exactly as `bench/ab/paired.py` did (Python's Mersenne Twister seeded
-//! with 1, `random.choices`), so a file gives the interval it gave.
+//! The resampling draws exactly as the Python script this replaced did (`bench/ab/paired.py`,
+//! before issue 43: Python's Mersenne Twister seeded with 1, `random.choices`), so a file of an
+//! earlier run gives the interval BENCHMARKS.md quotes; that script paired the last case of a
+//! round only, and this pairs each case.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -17,7 +19,8 @@ use crate::stats::median;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Outputs of `ab run` (its result files, or what `bench/ab/run.sh` printed)
+    /// Outputs of `ab run` (its result files, or what the script before it, `bench/ab/run.sh`,
+    /// printed)
     #[arg(required = true)]
     files: Vec<PathBuf>,
 }
@@ -249,7 +252,7 @@ mod tests {
     fn the_paired_line_matches_what_paired_py_printed_for_the_same_rounds() {
         let lines = parse(OUTPUT);
         assert_eq!(lines.len(), 13);
-        // bench/ab/paired.py on the page-0 lines alone printed exactly this.
+        // The script this replaced (bench/ab/paired.py) printed exactly this for these lines.
         let page_0: Vec<_> = lines.into_iter().filter(|l| l.case == "page-0").collect();
         assert_eq!(
             summaries("run.txt", &page_0),
