@@ -12,7 +12,7 @@
 //! coding), so an identity hit measures what any hit costs per byte. The cases alternate in
 //! rounds, so the machine's load drifts alike over each; the medians are reported.
 
-use anyhow::{Context as _, bail};
+use anyhow::Context as _;
 
 use super::SKU;
 use crate::context::Context;
@@ -72,8 +72,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     let cold = Server::start(ctx, "hit-cost-off", &serve("0")).await?;
     let warm = Server::start(ctx, "hit-cost-on", &serve("67108864")).await?;
     let (small, large) = (small(), large());
-    let (mut pages, mut smalls, mut larges) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut page, mut hit_small, mut hit_large) = (None, None, None);
+    let mut runs = Vec::new();
     for round in 1..=args.rounds {
         let computed = case(&cold, &small, args.requests).await?;
         let kept = case(&warm, &small, args.requests).await?;
@@ -82,16 +81,31 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
             "round {round}: page {:.0} µs, hit {:.0} µs, large hit {:.0} µs",
             computed.cpu_us, kept.cpu_us, kept_large.cpu_us
         ));
-        pages.push(computed.cpu_us);
-        smalls.push(kept.cpu_us);
-        larges.push(kept_large.cpu_us);
-        (page, hit_small, hit_large) = (Some(computed), Some(kept), Some(kept_large));
+        runs.push([computed, kept, kept_large]);
     }
     let large_price = case(&cold, &large, args.requests).await?.price;
-    let (Some(page), Some(hit_small), Some(hit_large)) = (page, hit_small, hit_large) else {
-        bail!("no round ran (--rounds 0)");
-    };
+    let mut out = Summary::create(&ctx.result("hit-cost.txt"))?;
+    for line in Machine::describe(ctx).header() {
+        out.line(&line)?;
+    }
+    for line in report(&args, &runs, large_price)? {
+        out.line(&line)?;
+    }
+    log(&format!("wrote {}", out.path().display()));
+    Ok(())
+}
+
+/// The report of the rounds (each: the page computed, its hit, the large hit): medians, and
+/// the sizes and prices of the last round.
+fn report(
+    args: &Args,
+    runs: &[[Case; 3]],
+    large_price: Option<u64>,
+) -> anyhow::Result<Vec<String>> {
+    let [page, hit_small, hit_large] = runs.last().context("no round ran (--rounds 0)")?;
     let price = page.price.context("the computed page carried no cost")? as f64;
+    let column = |i: usize| runs.iter().map(|r| r[i].cpu_us).collect::<Vec<_>>();
+    let (pages, smalls, larges) = (column(0), column(1), column(2));
     let (page_cpu, small_cpu, large_cpu) = (
         upper_median(&pages),
         upper_median(&smalls),
@@ -99,49 +113,44 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     );
     let kib_apart = (hit_large.bytes as f64 - hit_small.bytes as f64) / 1024.0;
     let per_kib = (large_cpu - small_cpu) / kib_apart;
-
-    let mut out = Summary::create(&ctx.result("hit-cost.txt"))?;
-    for line in Machine::describe(ctx).header() {
-        out.line(&line)?;
-    }
     let each = |xs: &[f64]| {
         xs.iter()
             .map(|x| format!("{x:.0}"))
             .collect::<Vec<_>>()
             .join(" ")
     };
-    out.line(&format!(
-        "load: {}; {} rounds of {} requests a case, medians",
-        loadavg(),
-        args.rounds,
-        args.requests
-    ))?;
-    out.line(&format!(
-        "page of 20 computed: {page_cpu:.1} us server CPU ({}), {} B, price {price}",
-        each(&pages),
-        page.bytes
-    ))?;
-    out.line(&format!(
-        "hit, {} B: {small_cpu:.1} us ({})",
-        hit_small.bytes,
-        each(&smalls)
-    ))?;
-    out.line(&format!(
-        "hit, {} B: {large_cpu:.1} us ({}); computing it: price {}",
-        hit_large.bytes,
-        each(&larges),
-        large_price.map_or_else(|| "none".to_owned(), |p| p.to_string())
-    ))?;
-    out.line(&format!(
-        "a KiB sent: {per_kib:.2} us = {:.3} points at the page's rate",
-        price * per_kib / page_cpu
-    ))?;
-    out.line(&format!(
-        "a hit's fixed part: {small_cpu:.1} us = {:.1} points",
-        price * small_cpu / page_cpu
-    ))?;
-    log(&format!("wrote {}", out.path().display()));
-    Ok(())
+    Ok(vec![
+        format!(
+            "load: {}; {} rounds of {} requests a case, medians",
+            loadavg(),
+            args.rounds,
+            args.requests
+        ),
+        format!(
+            "page of 20 computed: {page_cpu:.1} us server CPU ({}), {} B, price {price}",
+            each(&pages),
+            page.bytes
+        ),
+        format!(
+            "hit, {} B: {small_cpu:.1} us ({})",
+            hit_small.bytes,
+            each(&smalls)
+        ),
+        format!(
+            "hit, {} B: {large_cpu:.1} us ({}); computing it: price {}",
+            hit_large.bytes,
+            each(&larges),
+            large_price.map_or_else(|| "none".to_owned(), |p| p.to_string())
+        ),
+        format!(
+            "a KiB sent: {per_kib:.2} us = {:.3} points at the page's rate",
+            price * per_kib / page_cpu
+        ),
+        format!(
+            "a hit's fixed part: {small_cpu:.1} us = {:.1} points",
+            price * small_cpu / page_cpu
+        ),
+    ])
 }
 
 /// The middle value, or the upper of the two middle ones, as the script took it.

@@ -13,7 +13,7 @@ use std::process::Stdio;
 
 use anyhow::{Context as _, bail};
 
-use super::index_lua_callgrind::{index_script, long_connection, truncated_tenths};
+use super::index_script::{index_script, long_connection, truncated_tenths};
 use crate::backends;
 use crate::context::Context;
 use crate::machine::{Machine, redis_version};
@@ -58,23 +58,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     let redis = backends::redis(ctx).await?;
     let mut conn = long_connection(&redis.url()).await?;
     let keys: Vec<String> = (1..=5).map(|r| format!("idx:{{BIG}}:r{r}")).collect();
-    log(&format!("seeding {} comments", args.comments));
-    let mut start: i64 = 1_767_225_600_000;
-    let (mut done, mut chunk_seed) = (0, 1);
-    while done < args.comments {
-        let n = CHUNK.min(args.comments - done);
-        start = redis::cmd("EVAL")
-            .arg(SEED)
-            .arg(keys.len())
-            .arg(&keys)
-            .arg(n)
-            .arg(start)
-            .arg(chunk_seed)
-            .query_async(&mut conn)
-            .await?;
-        done += n;
-        chunk_seed += 1;
-    }
+    seed(&mut conn, &keys, args.comments).await?;
     let (mut sizes, mut bytes) = (Vec::new(), 0u64);
     for key in &keys {
         let size: u64 = redis::cmd("ZCARD").arg(key).query_async(&mut conn).await?;
@@ -113,26 +97,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         args.calls
     ))?;
     out.line("|---|---|---|---|")?;
-    let mut rows = vec![(
-        "totalCount".to_owned(),
-        strings(&["desc", "", "", "", "none", "", "", "1", "newest", "none"]),
-    )];
-    for offset in [0, 1_000_000, args.comments.saturating_sub(20)] {
-        let bound = offset.saturating_sub(1).to_string();
-        let (bound, at) = (bound.as_str(), offset.to_string());
-        rows.push((
-            format!("bare jump, offset {offset}"),
-            strings(&[
-                "desc", "", "", bound, "none", "", "", "20", "newest", "none",
-            ]),
-        ));
-        rows.push((
-            format!("pager page, offset {offset}"),
-            strings(&[
-                "desc", "", "", bound, "rank", &at, "", "1", "newest", "none",
-            ]),
-        ));
-    }
+    let rows = rows(args.comments);
     for (name, script_args) in rows {
         reset_stats(&mut conn).await?;
         let before = cpu_seconds(&mut conn).await?;
@@ -155,6 +120,58 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     out.line(&format!("# load after: {}", loadavg()))?;
     log(&format!("wrote {}", out.path().display()));
     Ok(())
+}
+
+/// Seeds `comments` comments into the rating sets `keys`, a chunk per script call.
+async fn seed(
+    conn: &mut redis::aio::MultiplexedConnection,
+    keys: &[String],
+    comments: u64,
+) -> anyhow::Result<()> {
+    log(&format!("seeding {comments} comments"));
+    let mut start: i64 = 1_767_225_600_000;
+    let (mut done, mut chunk_seed) = (0, 1);
+    while done < comments {
+        let n = CHUNK.min(comments - done);
+        start = redis::cmd("EVAL")
+            .arg(SEED)
+            .arg(keys.len())
+            .arg(keys)
+            .arg(n)
+            .arg(start)
+            .arg(chunk_seed)
+            .query_async(conn)
+            .await?;
+        done += n;
+        chunk_seed += 1;
+    }
+    Ok(())
+}
+
+/// The rows: `totalCount`, then a bare jump and a pager page at offsets 0, 10⁶ and the far
+/// end, each with the script's arguments after its keys.
+fn rows(comments: u64) -> Vec<(String, Vec<String>)> {
+    let mut rows = vec![(
+        "totalCount".to_owned(),
+        strings(&["desc", "", "", "", "none", "", "", "1", "newest", "none"]),
+    )];
+    for offset in [0, 1_000_000, comments.saturating_sub(20)] {
+        let bound = offset.saturating_sub(1).to_string();
+        let (bound, at) = (bound.as_str(), offset.to_string());
+        rows.push((
+            format!("bare jump, offset {offset}"),
+            strings(&[
+                "desc", "", "", bound, "none", "", "", "20", "newest", "none",
+            ]),
+        ));
+        rows.push((
+            format!("pager page, offset {offset}"),
+            strings(&[
+                "desc", "", "", bound, "rank", &at, "", "1", "newest", "none",
+            ]),
+        ));
+    }
+    rows
 }
 
 fn strings(args: &[&str]) -> Vec<String> {

@@ -14,12 +14,12 @@
 
 use std::path::Path;
 use std::process::Stdio;
-use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use redis::aio::MultiplexedConnection;
 
 use super::ab::callgrind::instructions;
+use super::index_script::{describe_revision, index_script, long_connection, truncated_tenths};
 use crate::backends::{self, RedisOptions};
 use crate::context::Context;
 use crate::machine::Machine;
@@ -94,10 +94,8 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     for line in header {
         out.line(&line)?;
     }
-    let five: Vec<String> = (1..=5).map(|r| format!("{K}{r}")).collect();
-    let two = vec![format!("{K}3"), format!("{K}5")];
-    let all = total(&mut conn, &five).await?;
-    let both = total(&mut conn, &two).await?;
+    let all = total(&mut conn, &keys(&[1, 2, 3, 4, 5])).await?;
+    let both = total(&mut conn, &keys(&[3, 5])).await?;
     for revision in &args.revisions {
         let sha = script_load(&mut conn, &index_script(ctx, revision)?).await?;
         out.line(&format!(
@@ -109,39 +107,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
             "| case (200,000 comments) | k instructions per call | Redis commands per call |",
         )?;
         out.line("|---|---|---|")?;
-        for (name, keys, script_args) in fixed_cases() {
-            let calls = vec![script_call(&sha, &keys, &script_args); args.calls as usize];
-            let line = bench.row(&mut conn, &name, &calls).await?;
-            out.line(&line)?;
-        }
-        let random_rows = [
-            (
-                format!("bare jumps, {} random offsets", args.calls),
-                false,
-                &five,
-                all,
-            ),
-            (
-                format!("bare jumps, ratings [3, 5], {} random offsets", args.calls),
-                false,
-                &two,
-                both,
-            ),
-            (
-                format!("pager pages, {} random offsets", args.calls),
-                true,
-                &five,
-                all,
-            ),
-            (
-                format!("pager pages, ratings [3, 5], {} random offsets", args.calls),
-                true,
-                &two,
-                both,
-            ),
-        ];
-        for (name, pager, keys, total) in random_rows {
-            let calls = random_jumps(&sha, keys, pager, total, args.calls);
+        for (name, calls) in calls_of_each_row(&sha, args.calls, [all, both]) {
             let line = bench.row(&mut conn, &name, &calls).await?;
             out.line(&line)?;
         }
@@ -150,12 +116,39 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Every row's name and calls (each a `redis-cli` run's arguments): the fixed cases, then the
+/// random offsets over all five sets (`totals[0]` members) and over ratings 3 and 5
+/// (`totals[1]`).
+fn calls_of_each_row(sha: &str, n: u64, totals: [u64; 2]) -> Vec<(String, Vec<Vec<String>>)> {
+    let mut rows: Vec<(String, Vec<Vec<String>>)> = fixed_cases()
+        .into_iter()
+        .map(|(name, keys, args)| (name, vec![script_call(sha, &keys, &args); n as usize]))
+        .collect();
+    let (five, two) = (keys(&[1, 2, 3, 4, 5]), keys(&[3, 5]));
+    for (kind, pager) in [("bare jumps", false), ("pager pages", true)] {
+        rows.push((
+            format!("{kind}, {n} random offsets"),
+            random_jumps(sha, &five, pager, totals[0], n),
+        ));
+        rows.push((
+            format!("{kind}, ratings [3, 5], {n} random offsets"),
+            random_jumps(sha, &two, pager, totals[1], n),
+        ));
+    }
+    rows
+}
+
+/// The keys of the sets of `ratings`.
+fn keys(ratings: &[u8]) -> Vec<String> {
+    ratings.iter().map(|r| format!("{K}{r}")).collect()
+}
+
 /// Seeds the 200,000 members into a plain redis-server and saves them in `<dir>/seed.rdb`.
 async fn seed(ctx: &Context, rdb: &[String]) -> anyhow::Result<()> {
     log("seeding 200,000 members");
     let redis = backends::redis_with(ctx, RedisOptions::with_args(rdb)).await?;
     let mut conn = long_connection(&redis.url()).await?;
-    let keys: Vec<String> = (1..=5).map(|r| format!("{K}{r}")).collect();
+    let keys = keys(&[1, 2, 3, 4, 5]);
     let mut start: i64 = 1_767_225_600_000;
     for chunk in 1..=10 {
         start = redis::cmd("EVAL")
@@ -352,70 +345,6 @@ async fn total(conn: &mut MultiplexedConnection, keys: &[String]) -> anyhow::Res
     Ok(sum)
 }
 
-/// The index's read script as of `revision` (`worktree`: the files on disk), as the scripts
-/// of issue 23 loaded it: `select.lua`, `pick.lua` (which older revisions lack) and
-/// `read.lua` one after the other, trailing newlines dropped.
-pub fn index_script(ctx: &Context, revision: &str) -> anyhow::Result<String> {
-    let dir = "src/index/redis";
-    let mut source = String::new();
-    for file in ["select.lua", "pick.lua", "read.lua"] {
-        let path = format!("{dir}/{file}");
-        if revision == "worktree" {
-            source.push_str(
-                &std::fs::read_to_string(ctx.repo.join(&path))
-                    .with_context(|| format!("reading {path}"))?,
-            );
-            continue;
-        }
-        let output = std::process::Command::new("git")
-            .current_dir(&ctx.repo)
-            .args(["show", &format!("{revision}:{path}")])
-            .stderr(Stdio::null())
-            .output()
-            .context("running git show")?;
-        match (output.status.success(), file) {
-            (true, _) => source.push_str(&String::from_utf8_lossy(&output.stdout)),
-            (false, "pick.lua") => {} // split from select.lua after main's ce54dd4
-            (false, _) => bail!("{revision} has no {path}"),
-        }
-    }
-    Ok(source.trim_end_matches('\n').to_owned())
-}
-
-/// "the work tree (on abc1234)" or "main (abc1234)".
-fn describe_revision(ctx: &Context, revision: &str) -> anyhow::Result<String> {
-    let short = |rev: &str| -> anyhow::Result<String> {
-        let output = std::process::Command::new("git")
-            .current_dir(&ctx.repo)
-            .args(["rev-parse", "--short", rev])
-            .output()?;
-        if !output.status.success() {
-            bail!("no revision {rev}");
-        }
-        Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
-    };
-    Ok(if revision == "worktree" {
-        format!("the work tree (on {})", short("HEAD")?)
-    } else {
-        format!("{revision} ({})", short(revision)?)
-    })
-}
-
-/// A connection with a long response timeout: seeding chunks and scripts under valgrind
-/// outlast the default.
-pub async fn long_connection(url: &str) -> anyhow::Result<MultiplexedConnection> {
-    let config =
-        redis::AsyncConnectionConfig::new().set_response_timeout(Some(Duration::from_secs(600)));
-    Ok(redis::Client::open(url)?
-        .get_multiplexed_async_connection_with_config(&config)
-        .await?)
-}
-
-/// `value` cut to one decimal as `bc` with `scale=1` cuts it (not rounded).
-pub fn truncated_tenths(value: f64) -> f64 {
-    (value * 10.0).trunc() / 10.0
-}
-
 /// `callgrind_control ARGS`, which must succeed.
 async fn callgrind_control(args: &[&str]) -> anyhow::Result<()> {
     let status = tokio::process::Command::new("callgrind_control")
@@ -465,7 +394,7 @@ fn newest_dump(dir: &Path) -> anyhow::Result<std::path::PathBuf> {
 
 #[cfg(test)]
 mod tests {
-    use super::{BashRandom, truncated_tenths};
+    use super::BashRandom;
 
     #[test]
     fn the_random_offsets_are_those_bash_drew_after_random_7() {
@@ -473,11 +402,5 @@ mod tests {
         let mut random = BashRandom::new(7);
         let drawn: Vec<u32> = (0..5).map(|_| random.next()).collect();
         assert_eq!(drawn, [19344, 26956, 7409, 20442, 22989]);
-    }
-
-    #[test]
-    fn tenths_are_cut_as_bc_cuts_them() {
-        assert_eq!(truncated_tenths(7.99), 7.9);
-        assert_eq!(truncated_tenths(3.0), 3.0);
     }
 }

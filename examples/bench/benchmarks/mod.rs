@@ -9,6 +9,7 @@ pub mod idle_sockets;
 pub mod index_big_product;
 pub mod index_cpu;
 pub mod index_lua_callgrind;
+pub mod index_script;
 pub mod lambda_sync;
 pub mod live;
 pub mod load;

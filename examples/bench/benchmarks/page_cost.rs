@@ -12,6 +12,7 @@
 use std::time::Duration;
 
 use anyhow::{Context as _, ensure};
+use redis::aio::MultiplexedConnection;
 use serde_json::Value;
 
 use super::{SKU, parse_seconds};
@@ -82,57 +83,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     ctx.build_dynapage()?;
     let redis = backends::redis(ctx).await?;
     let dynamo = backends::dynamodb_local(ctx).await?;
-    let store = strings(&["--store", "dynamodb", "--dynamodb-endpoint", &dynamo.url()]);
-    let index = strings(&["--index", "redis", "--redis-url", &redis.url()]);
-    let seed = |sku: &str, count: u64| {
-        let mut seed = strings(&["seed", "--sku", sku, "--count", &count.to_string()]);
-        seed.extend(store.clone());
-        seed
-    };
-    dynapage(
-        ctx,
-        "page-cost-tables",
-        &[seed("WARMUP", 1), strings(&["--create-tables"])].concat(),
-    )
-    .await?;
-    log(&format!(
-        "seeding {} comments (bodies: {} bytes, 0: short) into DynamoDB Local, then reindexing",
-        args.comments, args.body_bytes
-    ));
-    let body_bytes = args.body_bytes.to_string();
-    let seeding = [
-        seed(SKU, args.comments),
-        strings(&["--body-bytes", &body_bytes]),
-    ];
-    dynapage(ctx, "page-cost-seed", &seeding.concat()).await?;
-    let reindex = [
-        strings(&["reindex", "--sku", SKU]),
-        store.clone(),
-        index.clone(),
-    ];
-    dynapage(ctx, "page-cost-reindex", &reindex.concat()).await?;
-
-    let mut serve = [store, index].concat();
-    serve.extend(strings(&[
-        "--auth",
-        "off",
-        "--cursor-secret",
-        "bench-cost-per-page-secret-0123456789",
-        "--response-cache-bytes",
-        "0",
-        "--rate-limit-cost",
-        "0",
-        "--rate-limit-writes",
-        "0",
-        "--log-format",
-        "json",
-    ]));
-    let launch = Launch {
-        env: &[("RUST_LOG", "warn,dynapage::store::dynamo::reads=debug")],
-        ..Launch::default()
-    };
-    let server = Server::start_with(ctx, "page-cost", &serve, &launch).await?;
-    let server_log = ctx.raw("server-page-cost.log");
+    let server = seed_and_serve(ctx, &args, &dynamo.url(), &redis.url()).await?;
     let mut conn = backends::connect(&redis.url()).await?;
 
     let mut out = Summary::create(&ctx.result(&format!("{}.txt", args.result_name)))?;
@@ -153,49 +104,117 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         pages_per_second(ctx, &server.api, &first, args.wrk_seconds).await?;
     }
     out.line("case\tread units per page\tstore queries per page\titems per page\tRedis CPU us per page\tpages/s at 16 connections")?;
-    let n = args.requests as f64;
     for (name, connection, selection) in cases(args.comments * 9 / 10) {
         let query = format!("{{ comments(sku: \"{SKU}\", {connection}) {{ {selection} }} }}");
-        let lines_before = line_count(&server_log);
-        let cpu_before = cpu_seconds(&mut conn).await?;
-        let batch_before = batch_units(&server.api).await?;
-        for _ in 0..args.requests {
-            let (answer, _) = server.api.query(&query).await?;
-            let edges = answer["data"]["comments"]["edges"]
-                .as_array()
-                .map_or(0, Vec::len);
-            ensure!(edges == 20, "{name}: {edges} edges, not 20");
-        }
-        let cpu = cpu_seconds(&mut conn).await? - cpu_before;
-        let batch = batch_units(&server.api).await? - batch_before;
-        let lines_after = line_count(&server_log);
-        let rate = if args.wrk_seconds > 0 {
-            format!(
-                "{:.1}",
-                pages_per_second(ctx, &server.api, &query, args.wrk_seconds).await?
-            )
-        } else {
-            "-".to_owned()
-        };
-        let text = std::fs::read_to_string(&server_log).unwrap_or_default();
-        let logged: Vec<&str> = text
-            .lines()
-            .skip(lines_before)
-            .take(lines_after - lines_before)
-            .collect();
-        let (units, queries, items) = queries_logged(&logged);
-        let line = format!(
-            "{name}\t{:.2}\t{:.2}\t{:.1}\t{:.0}\t{rate}",
-            (units + batch) / n,
-            queries as f64 / n,
-            items as f64 / n,
-            cpu * 1e6 / n
-        );
+        let line = case_line(ctx, &args, &server, &mut conn, &name, &query).await?;
         out.line(&line)?;
     }
     out.line(&format!("# load after: {}", loadavg()))?;
     log(&format!("wrote {}", out.path().display()));
     Ok(())
+}
+
+/// Seeds the product into DynamoDB Local (the tables first), indexes it in Redis with
+/// `reindex`, and starts the server that logs every query's read units.
+async fn seed_and_serve(
+    ctx: &Context,
+    args: &Args,
+    dynamo_url: &str,
+    redis_url: &str,
+) -> anyhow::Result<Server> {
+    let store = strings(&["--store", "dynamodb", "--dynamodb-endpoint", dynamo_url]);
+    let index = strings(&["--index", "redis", "--redis-url", redis_url]);
+    let seed = |sku: &str, count: u64| {
+        let mut seed = strings(&["seed", "--sku", sku, "--count", &count.to_string()]);
+        seed.extend(store.clone());
+        seed
+    };
+    let tables = [seed("WARMUP", 1), strings(&["--create-tables"])];
+    dynapage(ctx, "page-cost-tables", &tables.concat()).await?;
+    log(&format!(
+        "seeding {} comments (bodies: {} bytes, 0: short) into DynamoDB Local, then reindexing",
+        args.comments, args.body_bytes
+    ));
+    let body_bytes = args.body_bytes.to_string();
+    let seeding = [
+        seed(SKU, args.comments),
+        strings(&["--body-bytes", &body_bytes]),
+    ];
+    dynapage(ctx, "page-cost-seed", &seeding.concat()).await?;
+    let reindex = [
+        strings(&["reindex", "--sku", SKU]),
+        store.clone(),
+        index.clone(),
+    ];
+    dynapage(ctx, "page-cost-reindex", &reindex.concat()).await?;
+    let mut serve = [store, index].concat();
+    serve.extend(strings(&[
+        "--auth",
+        "off",
+        "--cursor-secret",
+        "bench-cost-per-page-secret-0123456789",
+        "--response-cache-bytes",
+        "0",
+        "--rate-limit-cost",
+        "0",
+        "--rate-limit-writes",
+        "0",
+        "--log-format",
+        "json",
+    ]));
+    let launch = Launch {
+        env: &[("RUST_LOG", "warn,dynapage::store::dynamo::reads=debug")],
+        ..Launch::default()
+    };
+    Server::start_with(ctx, "page-cost", &serve, &launch).await
+}
+
+/// One case's line: `requests` sequential requests of `query` with Redis's CPU and the read
+/// units the server counted around them, the queries its log shows for them, and with
+/// `--wrk-seconds` the case's pages per second.
+async fn case_line(
+    ctx: &Context,
+    args: &Args,
+    server: &Server,
+    conn: &mut MultiplexedConnection,
+    name: &str,
+    query: &str,
+) -> anyhow::Result<String> {
+    let server_log = ctx.raw("server-page-cost.log");
+    let lines_before = line_count(&server_log);
+    let cpu_before = cpu_seconds(conn).await?;
+    let batch_before = batch_units(&server.api).await?;
+    for _ in 0..args.requests {
+        let (answer, _) = server.api.query(query).await?;
+        let edges = answer["data"]["comments"]["edges"]
+            .as_array()
+            .map_or(0, Vec::len);
+        ensure!(edges == 20, "{name}: {edges} edges, not 20");
+    }
+    let cpu = cpu_seconds(conn).await? - cpu_before;
+    let batch = batch_units(&server.api).await? - batch_before;
+    let lines_after = line_count(&server_log);
+    let rate = if args.wrk_seconds > 0 {
+        let rate = pages_per_second(ctx, &server.api, query, args.wrk_seconds).await?;
+        format!("{rate:.1}")
+    } else {
+        "-".to_owned()
+    };
+    let text = std::fs::read_to_string(&server_log).unwrap_or_default();
+    let logged: Vec<&str> = text
+        .lines()
+        .skip(lines_before)
+        .take(lines_after - lines_before)
+        .collect();
+    let (units, queries, items) = queries_logged(&logged);
+    let n = args.requests as f64;
+    Ok(format!(
+        "{name}\t{:.2}\t{:.2}\t{:.1}\t{:.0}\t{rate}",
+        (units + batch) / n,
+        queries as f64 / n,
+        items as f64 / n,
+        cpu * 1e6 / n
+    ))
 }
 
 /// Lines in a file so far (0 if it cannot be read).

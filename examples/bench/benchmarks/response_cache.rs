@@ -73,161 +73,32 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         out.line(&line)?;
     }
     out.line(&format!("load: {}", loadavg()))?;
-    let path = page_path(QUERY);
-    let varnish_port = free_port()?;
-    let common = strings(&[
-        "--rate-limit-cost",
-        "0",
-        "--rate-limit-writes",
-        "0",
-        "--max-connections-per-address",
-        "10000",
-    ]);
-    let server = |cache: &str, rest: &[String]| {
-        let mut serve = strings(&["--response-cache-bytes", cache]);
-        serve.extend(common.iter().cloned());
-        serve.extend(rest.iter().cloned());
-        serve
+    let bench = Bench {
+        ctx,
+        path: page_path(QUERY),
+        seconds: args.duration,
+        varnish_port: free_port()?,
     };
-    // The backends (kept until the end), the server without the cache and the one with it.
-    let mut kept = Vec::new();
-    let (cold, warm) = match args.backend {
-        Backend::Dynamodb => {
-            let dynamo = backends::dynamodb_local(ctx).await?;
-            let redis = backends::redis(ctx).await?;
-            let stack = strings(&[
-                "--store",
-                "dynamodb",
-                "--dynamodb-endpoint",
-                &dynamo.url(),
-                "--index",
-                "redis",
-                "--redis-url",
-                &redis.url(),
-                "--auth",
-                "off",
-                "--cursor-secret",
-                BENCH_CURSOR_SECRET,
-            ]);
-            let mut cold_args = stack.clone();
-            cold_args.extend(strings(&[
-                "--create-tables",
-                "--sync",
-                "--purge-url",
-                &format!("http://127.0.0.1:{varnish_port}/"),
-                "--purge-format",
-                "varnish",
-            ]));
-            // The server without the cache follows the stream into Redis and purges Varnish.
-            let cold = Server::start(ctx, "cache-cold", &server("0", &cold_args)).await?;
-            let started = Instant::now();
-            let seed = strings(&[
-                "seed",
-                "--sku",
-                SKU,
-                "--count",
-                &args.comments.to_string(),
-                "--store",
-                "dynamodb",
-                "--dynamodb-endpoint",
-                &dynamo.url(),
-            ]);
-            let seeded = dynapage(ctx, "response-cache-seed", &seed).await?;
-            for line in tail(&seeded, 2) {
-                out.line(&line)?;
-            }
-            while cold.api.total_count(SKU).await? < args.comments {
-                tokio::time::sleep(Duration::from_secs(2)).await;
-            }
-            out.line(&format!(
-                "seeded and indexed {} comments in {} s",
-                args.comments,
-                started.elapsed().as_secs()
-            ))?;
-            let warm = Server::start(ctx, "cache-warm", &server("67108864", &stack)).await?;
-            kept.push(dynamo.process);
-            kept.push(redis.process);
-            (Some(cold), warm)
-        }
-        Backend::Embedded => {
-            let demo = strings(&["--demo-comments", &args.comments.to_string()]);
-            let cold = Server::start(ctx, "cache-cold", &server("0", &demo)).await?;
-            out.line(&format!("load: {}", loadavg()))?;
-            out.line(
-                &measure(
-                    ctx,
-                    &cold,
-                    "without the response cache",
-                    &path,
-                    &[],
-                    args.duration,
-                )
-                .await?,
-            )?;
-            cold.service.stop();
-            let warm = Server::start(ctx, "cache-warm", &server("67108864", &demo)).await?;
-            (None, warm)
-        }
+    let servers = match args.backend {
+        Backend::Dynamodb => bench.dynamodb(&args, &mut out).await?,
+        Backend::Embedded => bench.embedded(&args, &mut out).await?,
     };
-    if let Some(cold) = &cold {
-        out.line(&format!("load: {}", loadavg()))?;
-        out.line(
-            &measure(
-                ctx,
-                cold,
-                "without the response cache",
-                &path,
-                &[],
-                args.duration,
-            )
-            .await?,
-        )?;
-    }
-    out.line(
-        &measure(
-            ctx,
-            &warm,
-            "with the response cache",
-            &path,
-            &[],
-            args.duration,
-        )
-        .await?,
-    )?;
-    let etag = etag(&format!("{}{path}", warm.api.url)).await?;
+    let warm = &servers.warm;
+    out.line(&bench.measure(warm, "with the response cache", &[]).await?)?;
+    let etag = etag(&format!("{}{}", warm.api.url, bench.path)).await?;
     let if_none_match = [format!("If-None-Match: {etag}")];
     out.line(
-        &measure(
-            ctx,
-            &warm,
-            "If-None-Match (304)",
-            &path,
-            &if_none_match,
-            args.duration,
-        )
-        .await?,
+        &bench
+            .measure(warm, "If-None-Match (304)", &if_none_match)
+            .await?,
     )?;
 
-    let warm_port = warm
-        .api
-        .url
-        .rsplit(':')
-        .next()
-        .unwrap_or_default()
-        .to_owned();
-    let varnish = start_varnish(ctx, varnish_port, &warm_port, &path).await?;
-    let through = format!("http://127.0.0.1:{varnish_port}{path}");
-    let line = run_wrk(
-        ctx,
-        &warm,
-        "through Varnish (server CPU: what reached it)",
-        &through,
-        &[],
-        args.duration,
-    )
-    .await?;
-    out.line(&line)?;
-    if let Some(cold) = &cold {
+    let warm_port = warm.api.url.rsplit(':').next().unwrap_or_default();
+    let varnish = start_varnish(ctx, bench.varnish_port, warm_port, &bench.path).await?;
+    let through = format!("http://127.0.0.1:{}{}", bench.varnish_port, bench.path);
+    let label = "through Varnish (server CPU: what reached it)";
+    out.line(&run_wrk(ctx, warm, label, &through, &[], args.duration).await?)?;
+    if let Some(cold) = &servers.cold {
         let (lines, missing) =
             write_to_fresh::measure(&cold.api.url, &through, SKU, args.writes, args.rate).await?;
         for line in lines {
@@ -238,22 +109,137 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         }
     }
     drop(varnish);
-    drop(kept);
+    drop(servers);
     log(&format!("wrote {}", out.path().display()));
     Ok(())
 }
 
-/// [`run_wrk`] against the server itself.
-async fn measure(
-    ctx: &Context,
-    server: &Server,
-    label: &str,
-    path: &str,
-    headers: &[String],
+/// What every run of this benchmark shares.
+struct Bench<'a> {
+    ctx: &'a Context,
+    /// The page's GET path.
+    path: String,
+    /// Each wrk run.
     seconds: u64,
-) -> anyhow::Result<String> {
-    let url = format!("{}{path}", server.api.url);
-    run_wrk(ctx, server, label, &url, headers, seconds).await
+    /// Where Varnish will listen (the server without the cache purges it on DynamoDB).
+    varnish_port: u16,
+}
+
+/// The servers with the cache and (on DynamoDB, still up) without it, and the backends they
+/// need, kept until the end.
+struct Servers {
+    cold: Option<Server>,
+    warm: Server,
+    _backends: Vec<Process>,
+}
+
+impl Bench<'_> {
+    /// `serve`'s arguments: a response cache of `cache` bytes, no budgets, then `rest`.
+    fn serve(cache: &str, rest: &[String]) -> Vec<String> {
+        let mut serve = strings(&["--response-cache-bytes", cache]);
+        serve.extend(strings(&[
+            "--rate-limit-cost",
+            "0",
+            "--rate-limit-writes",
+            "0",
+            "--max-connections-per-address",
+            "10000",
+        ]));
+        serve.extend(rest.iter().cloned());
+        serve
+    }
+
+    /// [`run_wrk`] on the page, against `server` itself.
+    async fn measure(
+        &self,
+        server: &Server,
+        label: &str,
+        headers: &[String],
+    ) -> anyhow::Result<String> {
+        let url = format!("{}{}", server.api.url, self.path);
+        run_wrk(self.ctx, server, label, &url, headers, self.seconds).await
+    }
+
+    /// The demo product in process: the server without the cache is measured, and stopped
+    /// before the one with it starts.
+    async fn embedded(&self, args: &Args, out: &mut Summary) -> anyhow::Result<Servers> {
+        let demo = strings(&["--demo-comments", &args.comments.to_string()]);
+        let cold = Server::start(self.ctx, "cache-cold", &Self::serve("0", &demo)).await?;
+        out.line(&format!("load: {}", loadavg()))?;
+        out.line(
+            &self
+                .measure(&cold, "without the response cache", &[])
+                .await?,
+        )?;
+        cold.service.stop();
+        let warm = Server::start(self.ctx, "cache-warm", &Self::serve("67108864", &demo)).await?;
+        Ok(Servers {
+            cold: None,
+            warm,
+            _backends: Vec::new(),
+        })
+    }
+
+    /// DynamoDB Local and Redis: the server without the cache follows the stream into Redis
+    /// and purges Varnish; the comments are seeded, and measured once indexed.
+    async fn dynamodb(&self, args: &Args, out: &mut Summary) -> anyhow::Result<Servers> {
+        let dynamo = backends::dynamodb_local(self.ctx).await?;
+        let redis = backends::redis(self.ctx).await?;
+        let stack = strings(&[
+            "--store",
+            "dynamodb",
+            "--dynamodb-endpoint",
+            &dynamo.url(),
+            "--index",
+            "redis",
+            "--redis-url",
+            &redis.url(),
+            "--auth",
+            "off",
+            "--cursor-secret",
+            BENCH_CURSOR_SECRET,
+        ]);
+        let mut cold_args = stack.clone();
+        cold_args.extend(strings(&[
+            "--create-tables",
+            "--sync",
+            "--purge-url",
+            &format!("http://127.0.0.1:{}/", self.varnish_port),
+            "--purge-format",
+            "varnish",
+        ]));
+        let cold = Server::start(self.ctx, "cache-cold", &Self::serve("0", &cold_args)).await?;
+        let started = Instant::now();
+        let comments = args.comments.to_string();
+        let seed = strings(&[
+            "seed", "--sku", SKU, "--count", &comments, "--store", "dynamodb",
+        ]);
+        let endpoint = strings(&["--dynamodb-endpoint", &dynamo.url()]);
+        let seeded = dynapage(self.ctx, "response-cache-seed", &[seed, endpoint].concat()).await?;
+        for line in tail(&seeded, 2) {
+            out.line(&line)?;
+        }
+        while cold.api.total_count(SKU).await? < args.comments {
+            tokio::time::sleep(Duration::from_secs(2)).await;
+        }
+        out.line(&format!(
+            "seeded and indexed {} comments in {} s",
+            args.comments,
+            started.elapsed().as_secs()
+        ))?;
+        let warm = Server::start(self.ctx, "cache-warm", &Self::serve("67108864", &stack)).await?;
+        out.line(&format!("load: {}", loadavg()))?;
+        out.line(
+            &self
+                .measure(&cold, "without the response cache", &[])
+                .await?,
+        )?;
+        Ok(Servers {
+            cold: Some(cold),
+            warm,
+            _backends: vec![dynamo.process, redis.process],
+        })
+    }
 }
 
 /// Three GETs to warm up (the cache keeps the third answer on), then wrk (2 threads, 16

@@ -66,77 +66,51 @@ pub async fn measure(
     let base = total_count(&client, api, sku).await?;
     let times = Arc::new(Mutex::new(Times::default()));
     let done = tokio_util::sync::CancellationToken::new();
-
-    let cdn_reader = {
-        let (client, page, tag, times, done) = (
-            client.clone(),
-            page.to_owned(),
-            tag.clone(),
-            times.clone(),
-            done.clone(),
-        );
-        tokio::spawn(async move {
-            while !done.is_cancelled() {
+    // Through the CDN: when each write's body first shows in the page.
+    let cdn_reader = poll(&times, &done, {
+        let (client, page, tag) = (client.clone(), page.to_owned(), tag.clone());
+        move |times: Arc<Mutex<Times>>| {
+            let (client, page, tag) = (client.clone(), page.clone(), tag.clone());
+            async move {
                 let text = client.get(&page).send().await?.text().await?;
                 let now = Instant::now();
-                {
-                    let mut times = lock(&times);
-                    let shown: Vec<u64> = times
-                        .acked
-                        .keys()
-                        .filter(|i| {
-                            !times.fresh.contains_key(i) && text.contains(&marker(&tag, **i))
-                        })
-                        .copied()
-                        .collect();
-                    for i in shown {
-                        times.fresh.insert(i, now);
-                    }
-                }
-                tokio::time::sleep(Duration::from_millis(5)).await;
+                let mut times = lock(&times);
+                let shown: Vec<u64> = times
+                    .acked
+                    .keys()
+                    .filter(|i| !times.fresh.contains_key(i) && text.contains(&marker(&tag, **i)))
+                    .copied()
+                    .collect();
+                times.fresh.extend(shown.into_iter().map(|i| (i, now)));
+                Ok(())
             }
-            anyhow::Ok(())
-        })
-    };
-    let index_reader = {
-        let (client, api, sku, times, done) = (
-            client.clone(),
-            api.to_owned(),
-            sku.to_owned(),
-            times.clone(),
-            done.clone(),
-        );
-        tokio::spawn(async move {
-            while !done.is_cancelled() {
+        }
+    });
+    // From the server: when the index's count first includes each write.
+    let index_reader = poll(&times, &done, {
+        let (client, api, sku) = (client.clone(), api.to_owned(), sku.to_owned());
+        move |times: Arc<Mutex<Times>>| {
+            let (client, api, sku) = (client.clone(), api.clone(), sku.clone());
+            async move {
                 let total = total_count(&client, &api, &sku).await?;
                 let now = Instant::now();
-                {
-                    let mut times = lock(&times);
-                    let counted: Vec<u64> = times
-                        .acked
-                        .keys()
-                        .filter(|i| !times.applied.contains_key(i) && total > base + **i)
-                        .copied()
-                        .collect();
-                    for i in counted {
-                        times.applied.insert(i, now);
-                    }
-                }
-                tokio::time::sleep(Duration::from_millis(5)).await;
+                let mut times = lock(&times);
+                let counted: Vec<u64> = times
+                    .acked
+                    .keys()
+                    .filter(|i| !times.applied.contains_key(i) && total > base + **i)
+                    .copied()
+                    .collect();
+                times.applied.extend(counted.into_iter().map(|i| (i, now)));
+                Ok(())
             }
-            anyhow::Ok(())
-        })
-    };
+        }
+    });
 
     let started = Instant::now();
     for i in 0..writes {
-        post(
-            &client,
-            api,
-            ADD,
-            json!({ "sku": sku, "body": marker(&tag, i) }),
-        )
-        .await?;
+        let body = marker(&tag, i);
+        post(&client, api, ADD, json!({ "sku": sku, "body": body })).await?;
         lock(&times).acked.insert(i, Instant::now());
         let next = started + Duration::from_secs_f64((i + 1) as f64 / rate);
         tokio::time::sleep_until(next.into()).await;
@@ -155,8 +129,32 @@ pub async fn measure(
     done.cancel();
     cdn_reader.await??;
     index_reader.await??;
+    let report = report(&lock(&times), writes, rate);
+    Ok(report)
+}
 
-    let t = lock(&times);
+/// Runs `read` every 5 ms (after each answer) until `done`.
+fn poll<F, Fut>(
+    times: &Arc<Mutex<Times>>,
+    done: &tokio_util::sync::CancellationToken,
+    read: F,
+) -> tokio::task::JoinHandle<anyhow::Result<()>>
+where
+    F: Fn(Arc<Mutex<Times>>) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = anyhow::Result<()>> + Send,
+{
+    let (times, done) = (times.clone(), done.clone());
+    tokio::spawn(async move {
+        while !done.is_cancelled() {
+            read(times.clone()).await?;
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        Ok(())
+    })
+}
+
+/// The report's lines, and how many writes never showed through the CDN.
+fn report(t: &Times, writes: u64, rate: f64) -> (Vec<String>, u64) {
     let since = |later: &HashMap<u64, Instant>, earlier: &HashMap<u64, Instant>| -> Vec<f64> {
         later
             .iter()
@@ -184,7 +182,7 @@ pub async fn measure(
         ),
         format!("writes: {writes} at {rate}/s; never fresh within 60 s after the last: {missing}"),
     ];
-    Ok((lines, missing))
+    (lines, missing)
 }
 
 fn lock(times: &Mutex<Times>) -> std::sync::MutexGuard<'_, Times> {
