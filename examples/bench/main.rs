@@ -91,7 +91,8 @@ enum Command {
     /// totalCounts): cost, Redis commands and read events per request, wrk (~5 min)
     RatingSummaries(benchmarks::rating_summaries::Args),
     /// The response cache: a popular page without it, with it, as 304s and through Varnish;
-    /// on DynamoDB Local + Redis also the time from a write to a fresh page (~2 min embedded)
+    /// on DynamoDB Local + Redis also the time from a write to a fresh page (~1 min embedded,
+    /// ~7 min on DynamoDB)
     ResponseCache(benchmarks::response_cache::Args),
     /// Server CPU of a response-cache hit against computing the page, and per KiB sent
     /// (~2 min)

@@ -40,17 +40,17 @@ pub struct Args {
 #[derive(clap::Subcommand, Debug)]
 enum Command {
     /// Two builds' CPU per request under wrk, both servers up, one after the other in every
-    /// round (the order flipped each round); medians and the paired ratios (~3 min a round
+    /// round (the order flipped each round); medians and the paired ratios (~6 min: 4 rounds
     /// of the four shapes at 10 s)
     Run(run::Args),
     /// One build's CPU per request on one page shape, the median of three wrk runs: for `git
-    /// bisect run` (~1 min)
+    /// bisect run` (~30 s)
     Cpu(cpu::Args),
     /// One build's instructions per request on each page shape, under valgrind's callgrind
-    /// (deterministic; ~10 min with the seeding under valgrind)
+    /// (deterministic; ~2 min with the seeding under valgrind)
     Callgrind(callgrind::Args),
     /// The WebSocket soak with a server setting at two values, alternated: each value's p99
-    /// ratio per round and the server's CPU (~1 min a run)
+    /// ratio per round and the server's CPU (~40 s a run, ~5 min at the defaults)
     Soak(soak::Args),
     /// The paired statistics of `ab run` outputs: per case, the median and geometric mean of
     /// the rounds' new/old ratios and a bootstrap interval of the median (instant)
