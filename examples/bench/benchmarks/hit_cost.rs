@@ -32,6 +32,9 @@ pub struct Args {
     /// Rounds of the three cases
     #[arg(long, default_value_t = 7)]
     rounds: u32,
+    /// The result file's name in bench/results, without `.txt`
+    #[arg(long, default_value = "hit-cost")]
+    result_name: String,
 }
 
 const FIELDS: &str =
@@ -84,7 +87,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         runs.push([computed, kept, kept_large]);
     }
     let large_price = case(&cold, &large, args.requests).await?.price;
-    let mut out = Summary::create(&ctx.result("hit-cost.txt"))?;
+    let mut out = Summary::create(&ctx.result(&format!("{}.txt", args.result_name)))?;
     for line in Machine::describe(ctx).header() {
         out.line(&line)?;
     }

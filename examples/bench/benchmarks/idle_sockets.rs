@@ -30,6 +30,9 @@ pub struct Args {
     /// How long after the last socket was ready the memory is read
     #[arg(long, default_value = "3s", value_parser = parse_seconds)]
     settle: u64,
+    /// The result file's name in bench/results, without `.txt`
+    #[arg(long, default_value = "idle-sockets")]
+    result_name: String,
 }
 
 const EVENTS: &str =
@@ -44,7 +47,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         );
     }
     ctx.build_dynapage()?;
-    let mut out = Summary::create(&ctx.result("idle-sockets.txt"))?;
+    let mut out = Summary::create(&ctx.result(&format!("{}.txt", args.result_name)))?;
     for line in Machine::describe(ctx).header() {
         out.line(&line)?;
     }

@@ -30,6 +30,9 @@ pub struct Args {
     /// Script calls per case, one at a time
     #[arg(long, default_value_t = 200)]
     calls: u64,
+    /// The result file's name in bench/results, without `.txt`
+    #[arg(long, default_value = "index-big-product")]
+    result_name: String,
 }
 
 /// The seeding script: `ARGV[1]` comments from the time `ARGV[2]` back, random seed `ARGV[3]`;
@@ -72,7 +75,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
             .await?;
         bytes += usage.unwrap_or(0);
     }
-    let mut out = Summary::create(&ctx.result("index-big-product.txt"))?;
+    let mut out = Summary::create(&ctx.result(&format!("{}.txt", args.result_name)))?;
     let mut header = Machine::describe(ctx).header();
     header.truncate(2); // Redis's work, whatever the server's build
     for line in header {

@@ -35,6 +35,9 @@ pub struct Args {
     /// Script calls per case
     #[arg(long, default_value_t = 20)]
     calls: u64,
+    /// The result file's name in bench/results, without `.txt`
+    #[arg(long, default_value = "index-lua-callgrind")]
+    result_name: String,
 }
 
 /// The seeding script: `ARGV[1]` members from the time `ARGV[2]` back, random seed `ARGV[3]`.
@@ -88,7 +91,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         calls: args.calls,
     };
 
-    let mut out = Summary::create(&ctx.result("index-lua-callgrind.txt"))?;
+    let mut out = Summary::create(&ctx.result(&format!("{}.txt", args.result_name)))?;
     let mut header = Machine::describe(ctx).header();
     header.truncate(2); // Redis's work, whatever the server's build
     for line in header {

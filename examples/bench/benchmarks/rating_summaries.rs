@@ -43,6 +43,9 @@ pub struct Args {
     /// Counts only, no wrk runs (any build, any load)
     #[arg(long)]
     counts_only: bool,
+    /// The result file's name in bench/results, without `.txt`
+    #[arg(long, default_value = "rating-summaries")]
+    result_name: String,
 }
 
 const PRODUCTS: u64 = 48;
@@ -91,7 +94,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     write_comments(&server.api, args.per_product).await?;
     let mut conn = backends::connect(&redis.url()).await?;
 
-    let mut out = Summary::create(&ctx.result("rating-summaries.txt"))?;
+    let mut out = Summary::create(&ctx.result(&format!("{}.txt", args.result_name)))?;
     for line in Machine::describe(ctx).header() {
         out.line(&line)?;
     }

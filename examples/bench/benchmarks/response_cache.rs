@@ -43,6 +43,9 @@ pub struct Args {
     /// Their rate per second
     #[arg(long, default_value_t = 10.0)]
     rate: f64,
+    /// The result file's name in bench/results, without `.txt`
+    #[arg(long, default_value = "response-cache")]
+    result_name: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -68,7 +71,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     wrk::require()?;
     require("varnishd", "apt-get install varnish varnish-modules")?;
     ctx.build_dynapage()?;
-    let mut out = Summary::create(&ctx.result("response-cache.txt"))?;
+    let mut out = Summary::create(&ctx.result(&format!("{}.txt", args.result_name)))?;
     for line in Machine::describe(ctx).header() {
         out.line(&line)?;
     }

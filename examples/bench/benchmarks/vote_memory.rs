@@ -31,6 +31,9 @@ pub struct Args {
     /// Comments that get a vote (the newest), then a second voter's
     #[arg(long, default_value_t = 20_000)]
     voted: u64,
+    /// The result file's name in bench/results, without `.txt`
+    #[arg(long, default_value = "vote-memory")]
+    result_name: String,
 }
 
 /// The comments of the demo's two small products, which are in `used_memory` too.
@@ -80,7 +83,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     let again = used(&mut conn).await?;
     let again_keys = keys_bytes(&mut conn).await?;
 
-    let mut out = Summary::create(&ctx.result("vote-memory.txt"))?;
+    let mut out = Summary::create(&ctx.result(&format!("{}.txt", args.result_name)))?;
     for line in Machine::describe(ctx).header() {
         out.line(&line)?;
     }
