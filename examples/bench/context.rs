@@ -85,6 +85,11 @@ impl Context {
         &self.results
     }
 
+    /// Cargo's target directory.
+    pub fn target_dir(&self) -> &Path {
+        &self.target
+    }
+
     /// The dynapage binary of the chosen build.
     pub fn dynapage(&self) -> PathBuf {
         let profile = match self.build {

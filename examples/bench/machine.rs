@@ -42,11 +42,11 @@ impl Machine {
         }
     }
 
-    /// The three header lines of a text result: what ran, at which commit and when; the
-    /// machine and the versions of the programs it used; the build of the server.
-    pub fn header(&self, what: &str) -> Vec<String> {
+    /// The three header lines of a text result: the command that made it, at which commit
+    /// and when; the machine and the versions of the programs it used; the build of the server.
+    pub fn header(&self) -> Vec<String> {
         vec![
-            format!("# bench {what} at {}, {}", self.commit, self.date),
+            format!("# {} at {}, {}", command_line(), self.commit, self.date),
             format!(
                 "# {} cores, {}, {} GB, Linux {}, redis {}, {}, {}",
                 self.cores,
@@ -59,6 +59,22 @@ impl Machine {
             ),
             format!("# {}", self.build),
         ]
+    }
+}
+
+/// This run's command as a user would type it again: `cargo bench-tool` and its arguments,
+/// quoted where the shell needs it.
+pub fn command_line() -> String {
+    let args: Vec<String> = std::env::args().skip(1).map(|a| shell_quote(&a)).collect();
+    format!("cargo bench-tool {}", args.join(" "))
+}
+
+fn shell_quote(arg: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:=,@%+".contains(c);
+    if !arg.is_empty() && arg.chars().all(plain) {
+        arg.to_owned()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\\''"))
     }
 }
 

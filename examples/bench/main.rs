@@ -11,10 +11,12 @@
 //! It knows dynapage only through its command line, its HTTP API and the library's public
 //! types; the criterion benches in `benches/` stay where they are (`criterion` runs them).
 //!
-//! Shared pieces live in one module each (`processes`, `services`, `server`, `wrk`, `graphql`,
+//! Shared pieces live in one module each (`processes`, `backends`, `server`, `wrk`, `graphql`,
 //! `proc_stat`, `redis_info`, `machine`, `report`, `stats`), so a new benchmark is a module in
-//! `benchmarks/` that composes them.
+//! `benchmarks/` that composes them. redis-server and DynamoDB Local are started by `services`,
+//! the one launcher the integration tests and the criterion benches include too.
 
+mod backends;
 mod benchmarks;
 mod context;
 mod generators;
@@ -25,6 +27,11 @@ mod processes;
 mod redis_info;
 mod report;
 mod server;
+#[allow(
+    dead_code,
+    reason = "shared with the tests, which use what the tool does not (servers kept until exit)"
+)]
+#[path = "../../tests/api/support/services.rs"]
 mod services;
 mod stats;
 mod wrk;
@@ -68,6 +75,31 @@ enum Command {
     /// Redis CPU and commands per page of the Redis index (issue #23's cases: pager pages, bare
     /// jumps, filters), raw ZRANK/ZRANGE on a set of the same size, memory per comment (~3 min)
     IndexCpu(benchmarks::index_cpu::Args),
+    /// One product of 10 million comments in the Redis index: its memory, and the read script's
+    /// Redis CPU, time and commands per call at offsets 0, 10^6 and the far end (~7 min)
+    IndexBigProduct(benchmarks::index_big_product::Args),
+    /// The Redis index's read script in instructions per call under callgrind, between git
+    /// revisions (deterministic on a loaded machine; ~1 min per revision)
+    IndexLuaCallgrind(benchmarks::index_lua_callgrind::Args),
+    /// DynamoDB read units, store queries, items and Redis CPU per page of each kind, on
+    /// DynamoDB Local + Redis (~2 min)
+    PageCost(benchmarks::page_cost::Args),
+    /// Redis memory of comments before helpful votes, with one, and with a second voter's
+    /// (~3 min)
+    VoteMemory(benchmarks::vote_memory::Args),
+    /// A category page's stars three ways (ratingSummaries, aliased lookups, aliased
+    /// totalCounts): cost, Redis commands and read events per request, wrk (~5 min)
+    RatingSummaries(benchmarks::rating_summaries::Args),
+    /// The response cache: a popular page without it, with it, as 304s and through Varnish;
+    /// on DynamoDB Local + Redis also the time from a write to a fresh page (~1 min embedded,
+    /// ~7 min on DynamoDB)
+    ResponseCache(benchmarks::response_cache::Args),
+    /// Server CPU of a response-cache hit against computing the page, and per KiB sent
+    /// (~2 min)
+    HitCost(benchmarks::hit_cost::Args),
+    /// The server's memory per idle WebSocket, after connection_init and with one
+    /// subscription (~1 min)
+    IdleSockets(benchmarks::idle_sockets::Args),
     /// A page with the rate limits off, kept in-process and kept in Redis (~3 min)
     RateLimit(benchmarks::rate_limit::Args),
     /// A read with --auth off against --auth jwt with a token on every request (~3 min)
@@ -78,6 +110,10 @@ enum Command {
     /// Records per second `dynapage lambda-sync` applies, fed by a Lambda Runtime API on
     /// loopback (~1 min)
     LambdaSync(benchmarks::lambda_sync::Args),
+    /// Two builds of the server compared (CPU per request in alternating rounds, instructions
+    /// under callgrind, one build's CPU for git bisect), two values of a setting in the
+    /// WebSocket soak, and the paired statistics of the rounds
+    Ab(benchmarks::ab::Args),
     /// A criterion bench of benches/ (engine, redis_index, auth, rate_limit, field_errors), its
     /// output saved with the machine and commit
     Criterion(benchmarks::criterion::Args),
@@ -89,6 +125,9 @@ enum Command {
     RawQuery(generators::raw_query::Args),
     /// Load generator (used by `live`): WebSocket subscribers and writes through the API
     LiveLoad(generators::live_load::Args),
+    /// Load generator (used by `response-cache`): timed writes, and when each shows through a
+    /// CDN and in the index
+    WriteToFresh(generators::write_to_fresh::Args),
 }
 
 #[tokio::main]
@@ -116,15 +155,25 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Live(args) => benchmarks::live::run(&ctx, args).await,
         Command::Soak(args) => benchmarks::soak::run(&ctx, args).await,
         Command::IndexCpu(args) => benchmarks::index_cpu::run(&ctx, args).await,
+        Command::IndexBigProduct(args) => benchmarks::index_big_product::run(&ctx, args).await,
+        Command::IndexLuaCallgrind(args) => benchmarks::index_lua_callgrind::run(&ctx, args).await,
+        Command::PageCost(args) => benchmarks::page_cost::run(&ctx, args).await,
+        Command::VoteMemory(args) => benchmarks::vote_memory::run(&ctx, args).await,
+        Command::RatingSummaries(args) => benchmarks::rating_summaries::run(&ctx, args).await,
+        Command::ResponseCache(args) => benchmarks::response_cache::run(&ctx, args).await,
+        Command::HitCost(args) => benchmarks::hit_cost::run(&ctx, args).await,
+        Command::IdleSockets(args) => benchmarks::idle_sockets::run(&ctx, args).await,
         Command::RateLimit(args) => benchmarks::rate_limit::run(&ctx, args).await,
         Command::Auth(args) => benchmarks::auth::run(&ctx, args).await,
         Command::SyncLag(args) => benchmarks::sync_lag::run(&ctx, args).await,
         Command::LambdaSync(args) => benchmarks::lambda_sync::run(&ctx, args).await,
+        Command::Ab(args) => benchmarks::ab::run(&ctx, args).await,
         Command::Criterion(args) => benchmarks::criterion::run(&ctx, args).await,
         Command::Plot(args) => benchmarks::plot::run(&ctx, args),
         Command::Summarize(args) => benchmarks::load_tables::run(&ctx, args),
         Command::RawQuery(args) => generators::raw_query::run(args).await,
         Command::LiveLoad(args) => generators::live_load::run(args).await,
+        Command::WriteToFresh(args) => generators::write_to_fresh::run(args).await,
     }
 }
 

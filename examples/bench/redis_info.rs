@@ -53,6 +53,33 @@ fn parse_command_stats(info: &str) -> Vec<CommandStat> {
         .collect()
 }
 
+/// Every command's calls since the last reset, by name (`INFO commandstats`, nothing left out).
+pub async fn command_calls(
+    conn: &mut MultiplexedConnection,
+) -> anyhow::Result<std::collections::BTreeMap<String, u64>> {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(conn)
+        .await?;
+    Ok(parse_command_stats(&info)
+        .into_iter()
+        .map(|s| (s.name, s.calls))
+        .collect())
+}
+
+/// A number of `INFO <section>` by its name (`used_memory`, `total_reads_processed`).
+pub async fn info_number(
+    conn: &mut MultiplexedConnection,
+    section: &str,
+    name: &str,
+) -> anyhow::Result<f64> {
+    let info: String = redis::cmd("INFO").arg(section).query_async(conn).await?;
+    info.lines()
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(':'))
+        .and_then(|value| value.trim().parse().ok())
+        .ok_or_else(|| anyhow::anyhow!("no {name} in INFO {section}"))
+}
+
 /// The CPU seconds (user + system) redis-server has used, by its own `INFO cpu`.
 pub async fn cpu_seconds(conn: &mut MultiplexedConnection) -> anyhow::Result<f64> {
     let info: String = redis::cmd("INFO").arg("cpu").query_async(conn).await?;

@@ -2,6 +2,7 @@
 //! unless a benchmark sets them: every load comes from one client address, which the budgets
 //! would throttle), and one-shot commands (`seed`, `reindex`, `token`) with their output kept.
 
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -9,7 +10,7 @@ use anyhow::{Context as _, bail};
 
 use crate::context::Context;
 use crate::graphql::Api;
-use crate::processes::{Service, free_port, wait_until};
+use crate::processes::{self, Process, free_port, wait_until};
 use crate::report::log;
 
 /// The AWS settings every dynapage process gets (DynamoDB Local takes any credentials).
@@ -23,16 +24,62 @@ pub const AWS_ENV: [(&str, &str); 3] = [
 #[derive(Debug)]
 pub struct Server {
     pub name: String,
-    pub service: Service,
+    pub service: Process,
     pub api: Api,
+    /// The path that answers 200 once the server serves.
+    ready_path: &'static str,
+}
+
+/// How to run a server other than the chosen build's plain `serve`: another binary (the two
+/// builds of an A/B), under another program (valgrind), with more environment.
+#[derive(Debug)]
+pub struct Launch<'a> {
+    /// The binary; none: the chosen build's (`Context::dynapage`).
+    pub binary: Option<&'a Path>,
+    /// A program (and its arguments) to run the server under.
+    pub under: &'a [String],
+    /// Environment beyond the benchmarks' own (which it may override).
+    pub env: &'a [(&'a str, &'a str)],
+    /// The path that says the server serves: `/readyz`, or `/healthz` as the A/B scripts
+    /// asked of builds of any age.
+    pub ready_path: &'static str,
+}
+
+impl Default for Launch<'_> {
+    fn default() -> Self {
+        Self {
+            binary: None,
+            under: &[],
+            env: &[],
+            ready_path: "/readyz",
+        }
+    }
 }
 
 impl Server {
     /// Starts `dynapage serve --listen 127.0.0.1:<free port> ARGS` without waiting for it.
     /// `RUST_LOG` defaults to `warn` (no line per request).
     pub fn launch(ctx: &Context, name: &str, args: &[String]) -> anyhow::Result<Self> {
+        Self::launch_with(ctx, name, args, &Launch::default())
+    }
+
+    /// [`Self::launch`] as `launch` says.
+    pub fn launch_with(
+        ctx: &Context,
+        name: &str,
+        args: &[String],
+        launch: &Launch<'_>,
+    ) -> anyhow::Result<Self> {
         let port = free_port()?;
-        let mut command = Command::new(ctx.dynapage());
+        let binary = launch.binary.map_or_else(|| ctx.dynapage(), Path::to_owned);
+        let mut command = match launch.under.split_first() {
+            Some((program, options)) => {
+                let mut command = Command::new(program);
+                command.args(options).arg(binary);
+                command
+            }
+            None => Command::new(binary),
+        };
         command
             .arg("serve")
             .args(["--listen", &format!("127.0.0.1:{port}")])
@@ -44,8 +91,9 @@ impl Server {
             .env("DYNAPAGE_REQUEST_TIMEOUT_MS", "120000")
             .env("DYNAPAGE_RATE_LIMIT_COST", "0")
             .env("DYNAPAGE_RATE_LIMIT_WRITES", "0")
-            .envs(AWS_ENV);
-        let service = Service::spawn(
+            .envs(AWS_ENV)
+            .envs(launch.env.iter().copied());
+        let service = processes::spawn(
             &format!("server {name}"),
             command,
             &ctx.raw(&format!("server-{name}.log")),
@@ -54,12 +102,14 @@ impl Server {
             name: name.to_owned(),
             service,
             api: Api::new(&format!("http://127.0.0.1:{port}")),
+            ready_path: launch.ready_path,
         })
     }
 
-    /// Waits for `/readyz` (seeding millions of demo comments takes minutes).
+    /// Waits for the ready path (seeding millions of demo comments takes minutes, and
+    /// 200,000 under valgrind too).
     pub async fn await_ready(&mut self) -> anyhow::Result<()> {
-        let ready = format!("{}/readyz", self.api.url);
+        let ready = format!("{}{}", self.api.url, self.ready_path);
         let client = reqwest::Client::new();
         wait_until(
             &format!("server {}", self.name),
@@ -83,7 +133,17 @@ impl Server {
 
     /// [`Self::launch`], then [`Self::await_ready`].
     pub async fn start(ctx: &Context, name: &str, args: &[String]) -> anyhow::Result<Self> {
-        let mut server = Self::launch(ctx, name, args)?;
+        Self::start_with(ctx, name, args, &Launch::default()).await
+    }
+
+    /// [`Self::launch_with`], then [`Self::await_ready`].
+    pub async fn start_with(
+        ctx: &Context,
+        name: &str,
+        args: &[String],
+        launch: &Launch<'_>,
+    ) -> anyhow::Result<Self> {
+        let mut server = Self::launch_with(ctx, name, args, launch)?;
         server.await_ready().await?;
         Ok(server)
     }

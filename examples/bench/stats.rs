@@ -62,9 +62,48 @@ pub fn thousands(value: f64, decimals: usize) -> String {
     }
 }
 
+/// A number as Python's `format(value, "g")` writes it: six significant digits, no trailing
+/// zeros, an exponent below 1e-4 and from 1e6 (`0.0208333`, `48`, `1.5e+06`).
+pub fn general(value: f64) -> String {
+    if value == 0.0 || !value.is_finite() {
+        return format!("{value}");
+    }
+    let exponent = value.abs().log10().floor() as i32;
+    // Rounding to six digits can carry into the next power of ten (999999.5 → 1e+06).
+    let scientific = format!("{value:.5e}");
+    let (mantissa, exp) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exp: i32 = exp.parse().unwrap_or(exponent);
+    let trim = |text: &str| {
+        if text.contains('.') {
+            text.trim_end_matches('0').trim_end_matches('.').to_owned()
+        } else {
+            text.to_owned()
+        }
+    };
+    if (-4..6).contains(&exp) {
+        let decimals = usize::try_from(5 - exp).unwrap_or(0);
+        trim(&format!("{value:.decimals$}"))
+    } else {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", trim(mantissa), exp.abs())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn general_numbers_print_as_pythons_g() {
+        assert_eq!(general(48.0), "48");
+        assert_eq!(general(1.0 / 48.0), "0.0208333");
+        assert_eq!(general(2.5), "2.5");
+        assert_eq!(general(96.001), "96.001");
+        assert_eq!(general(1_500_000.0), "1.5e+06");
+        assert_eq!(general(999_999.5), "1e+06");
+        assert_eq!(general(0.000_05), "5e-05");
+        assert_eq!(general(0.0), "0");
+    }
 
     #[test]
     fn median_and_spread_of_a_few_runs() {

@@ -25,6 +25,8 @@ pub struct Load<'a> {
     pub lean: bool,
     /// A `taskset -c` core list to confine wrk to.
     pub cpus: Option<&'a str>,
+    /// wrk's threads; none: one for one connection, else two.
+    pub threads: Option<u32>,
 }
 
 /// `post.lua`'s RESULT line, with the server's count of GraphQL errors in a lean run.
@@ -85,52 +87,19 @@ impl<'a> Load<'a> {
             header: None,
             lean: true,
             cpus,
+            threads: None,
         }
     }
 }
 
+/// One run, its GraphQL errors counted by the server in a lean run (see [`Outcome`]).
 pub async fn run(ctx: &Context, load: &Load<'_>) -> anyhow::Result<Outcome> {
     let before = if load.lean {
         Some(load.api.graphql_failures().await?)
     } else {
         None
     };
-    let threads = if load.connections < 2 { 1 } else { 2 };
-    let mut command = match load.cpus {
-        Some(cpus) => {
-            let mut c = tokio::process::Command::new("taskset");
-            c.args(["-c", cpus, "wrk"]);
-            c
-        }
-        None => tokio::process::Command::new("wrk"),
-    };
-    command
-        .args([
-            "-t",
-            &threads.to_string(),
-            "-c",
-            &load.connections.to_string(),
-        ])
-        .args(["-d", &format!("{}s", load.seconds), "--timeout", "60s"])
-        .env("BENCH_BODIES", load.bodies)
-        .env("BENCH_LEAN", if load.lean { "1" } else { "0" })
-        .kill_on_drop(true);
-    if let Some(header) = load.header {
-        command.args(["-H", header]);
-    }
-    command
-        .arg("-s")
-        .arg(ctx.repo.join("bench/wrk/post.lua"))
-        .arg(format!("{}/graphql", load.api.url));
-    let output = command.output().await.context("running wrk")?;
-    let text = String::from_utf8_lossy(&output.stdout).into_owned()
-        + &String::from_utf8_lossy(&output.stderr);
-    std::fs::write(ctx.raw("wrk-last.txt"), &text)?;
-    let line = text
-        .lines()
-        .rfind(|l| l.starts_with("RESULT"))
-        .with_context(|| format!("wrk printed no RESULT line ({}):\n{text}", output.status))?;
-    let mut outcome = parse(line)?;
+    let mut outcome = run_alone(ctx, load).await?;
     if outcome.graphql_errors == -1 {
         let Some(before) = before else {
             bail!("wrk ran lean but no error count was taken");
@@ -140,6 +109,128 @@ pub async fn run(ctx: &Context, load: &Load<'_>) -> anyhow::Result<Outcome> {
         outcome.errors += failed;
     }
     Ok(outcome)
+}
+
+/// One run and nothing else sent to the server around it (a lean run's GraphQL errors stay
+/// -1), for a caller that reads the server's CPU around wrk alone.
+pub async fn run_alone(ctx: &Context, load: &Load<'_>) -> anyhow::Result<Outcome> {
+    let threads = load
+        .threads
+        .unwrap_or(if load.connections < 2 { 1 } else { 2 });
+    let mut command = command(load.cpus);
+    command
+        .args([
+            "-t",
+            &threads.to_string(),
+            "-c",
+            &load.connections.to_string(),
+        ])
+        .args(["-d", &format!("{}s", load.seconds), "--timeout", "60s"])
+        .env("BENCH_BODIES", load.bodies)
+        .env("BENCH_LEAN", if load.lean { "1" } else { "0" });
+    if let Some(header) = load.header {
+        command.args(["-H", header]);
+    }
+    command
+        .arg("-s")
+        .arg(ctx.repo.join("bench/wrk/post.lua"))
+        .arg(format!("{}/graphql", load.api.url));
+    let text = output(ctx, command).await?;
+    let line = text
+        .lines()
+        .rfind(|l| l.starts_with("RESULT"))
+        .with_context(|| format!("wrk printed no RESULT line:\n{text}"))?;
+    parse(line)
+}
+
+/// `wrk`, or `taskset -c CPUS wrk`.
+fn command(cpus: Option<&str>) -> tokio::process::Command {
+    let mut command = match cpus {
+        Some(cpus) => {
+            let mut c = tokio::process::Command::new("taskset");
+            c.args(["-c", cpus, "wrk"]);
+            c
+        }
+        None => tokio::process::Command::new("wrk"),
+    };
+    command.kill_on_drop(true);
+    command
+}
+
+/// Runs wrk; its whole output (stdout, then stderr) is returned and kept in
+/// `<raw>/wrk-last.txt`.
+async fn output(ctx: &Context, mut command: tokio::process::Command) -> anyhow::Result<String> {
+    let output = command.output().await.context("running wrk")?;
+    let text = String::from_utf8_lossy(&output.stdout).into_owned()
+        + &String::from_utf8_lossy(&output.stderr);
+    std::fs::write(ctx.raw("wrk-last.txt"), &text)?;
+    if !output.status.success() {
+        bail!("wrk failed ({}):\n{text}", output.status);
+    }
+    Ok(text)
+}
+
+/// What wrk prints of a run of GETs with `--latency` (no script): its figures as it wrote
+/// them (`1.23ms`), for lines that quote them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GetOutcome {
+    pub requests: u64,
+    pub requests_per_s: String,
+    pub p50: String,
+    pub p99: String,
+    /// Responses that were neither 2xx nor 3xx.
+    pub non2xx_3xx: u64,
+}
+
+/// GETs of `url` from `connections` connections on `threads` threads for `seconds`, with
+/// `headers` ("Name: value"), wrk's own request and report.
+pub async fn get(
+    ctx: &Context,
+    url: &str,
+    (threads, connections): (u32, u32),
+    seconds: u64,
+    headers: &[String],
+) -> anyhow::Result<GetOutcome> {
+    let mut command = command(None);
+    command
+        .args(["-t", &threads.to_string(), "-c", &connections.to_string()])
+        .args(["-d", &format!("{seconds}s"), "--latency"]);
+    for header in headers {
+        command.args(["-H", header]);
+    }
+    command.arg(url);
+    parse_report(&output(ctx, command).await?)
+}
+
+/// Reads wrk's own report: `N requests in`, `Requests/sec:`, the `50%` and `99%` lines of
+/// `--latency`, and `Non-2xx or 3xx responses:` (absent when there were none).
+pub fn parse_report(text: &str) -> anyhow::Result<GetOutcome> {
+    let words = |prefix: &str| {
+        text.lines()
+            .map(str::trim)
+            .find(|line| line.starts_with(prefix))
+            .map(|line| line.split_whitespace().collect::<Vec<_>>())
+    };
+    let requests = text
+        .lines()
+        .find(|line| line.contains(" requests in "))
+        .and_then(|line| line.split_whitespace().next()?.parse().ok())
+        .with_context(|| format!("no request count in wrk's report:\n{text}"))?;
+    let second = |prefix: &str| {
+        words(prefix)
+            .and_then(|w| w.get(1).map(|v| (*v).to_owned()))
+            .with_context(|| format!("no {prefix} in wrk's report:\n{text}"))
+    };
+    let non2xx_3xx = words("Non-2xx or 3xx responses:")
+        .and_then(|w| w.last()?.parse().ok())
+        .unwrap_or(0);
+    Ok(GetOutcome {
+        requests,
+        requests_per_s: second("Requests/sec:")?,
+        p50: second("50%")?,
+        p99: second("99%")?,
+        non2xx_3xx,
+    })
 }
 
 /// Parses `RESULT requests=… requests_per_s=… …`.
@@ -161,6 +252,33 @@ pub fn parse(line: &str) -> anyhow::Result<Outcome> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn wrks_own_report_gives_requests_rate_percentiles_and_failures() {
+        let report = "Running 8s test @ http://127.0.0.1:1/graphql?query=x
+  2 threads and 16 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency     1.21ms  410.00us   9.87ms   80.00%
+    Req/Sec     6.66k   300.00     7.10k    70.00%
+  Latency Distribution
+     50%    1.10ms
+     75%    1.40ms
+     90%    1.80ms
+     99%    2.90ms
+  106254 requests in 8.00s, 520.00MB read
+  Non-2xx or 3xx responses: 12
+Requests/sec:  13281.75
+Transfer/sec:     65.00MB
+";
+        let outcome = super::parse_report(report).expect("a report");
+        assert_eq!(outcome.requests, 106_254);
+        assert_eq!(outcome.requests_per_s, "13281.75");
+        assert_eq!(
+            (outcome.p50.as_str(), outcome.p99.as_str()),
+            ("1.10ms", "2.90ms")
+        );
+        assert_eq!(outcome.non2xx_3xx, 12);
+    }
+
     #[test]
     fn a_result_line_reads_back_as_it_was_printed() {
         let line = "RESULT requests=69770 requests_per_s=6908.1 p50_ms=0.15 p99_ms=0.52 errors=0 non2xx=0 graphql_errors=-1 socket_errors=0";

@@ -287,8 +287,9 @@ pub const CACHED_ANSWER_POINTS: u64 = 1;
 /// Points an answer served from the response cache pays per KiB begun of the body it sends,
 /// as sent (the encoded size when compressed).
 ///
-/// Why 1: `bench/hit-cost.py` on main's release build (2 cores, 7 alternating rounds of 3,000
-/// sequential requests, server CPU from `/proc`; `bench/results/hit-cost.txt`) measured a
+/// Why 1: `bench/hit-cost.py` (now `cargo bench-tool hit-cost`) on main's release build (2
+/// cores, 7 alternating rounds of 3,000 sequential requests, server CPU from `/proc`;
+/// `bench/results/hit-cost.txt`) measured a
 /// computed first page of 20 with bodies (price 221) at 183 µs of server CPU, a hit of that
 /// page (5,085 bytes) at 77 µs and a hit of 76,066 bytes at 90 µs: a KiB sent costs 0.1 to
 /// 0.2 µs, 0.1 to 0.25 points at the page's rate. One point per KiB begun is the smallest

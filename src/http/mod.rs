@@ -174,7 +174,7 @@ pub const GET_QUERY_CACHE_CONTROL: &str = caching::PUBLIC;
 
 /// What the handlers share, behind one `Arc`: axum clones the state for every request, and one
 /// reference count to touch is cheaper than ten (−0.2 to −2.2 % of the server's CPU per request
-/// in `bench/ab/run.sh`, bench/results/ab/appstate-arc.txt).
+/// in `bench/ab/run.sh`, now `cargo bench-tool ab run`: bench/results/ab/appstate-arc.txt).
 struct AppState {
     schema: ApiSchema,
     /// The schema for texts that passed validation before (`graphql::variables` says why).

@@ -103,6 +103,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
                 header,
                 lean: true,
                 cpus: None,
+                threads: None,
             };
             let outcome = wrk::run(ctx, &load).await?;
             if outcome.errors != 0 {
@@ -138,7 +139,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         ])?;
     }
     let mut out = Summary::create(&ctx.result("auth.txt"))?;
-    for line in Machine::describe(ctx).header("auth") {
+    for line in Machine::describe(ctx).header() {
         out.line(&line)?;
     }
     for line in std::fs::read_to_string(&path)?.lines() {

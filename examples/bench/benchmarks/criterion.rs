@@ -52,7 +52,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         .next()
         .unwrap_or("unknown");
     let mut out = Summary::create(&ctx.result(&format!("criterion-{}-{commit}.txt", args.bench)))?;
-    let mut header = machine.header(&format!("criterion {}", args.bench));
+    let mut header = machine.header();
     // The bench's own build, not the server's.
     header.truncate(2);
     header.push(format!(

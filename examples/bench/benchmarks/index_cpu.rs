@@ -14,13 +14,13 @@ use anyhow::Context as _;
 use redis::aio::MultiplexedConnection;
 
 use super::{SKU, votes};
+use crate::backends;
 use crate::context::Context;
 use crate::machine::Machine;
 use crate::proc_stat::loadavg;
 use crate::redis_info;
 use crate::report::{Summary, log};
 use crate::server::{Server, strings};
-use crate::services::Redis;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -104,13 +104,13 @@ fn cases(n: u64, voted: u64) -> Vec<(String, String, bool)> {
 
 pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     ctx.build_dynapage()?;
-    let redis = Redis::start(ctx).await?;
+    let redis = backends::redis(ctx).await?;
     let n = args.demo_comments.to_string();
     let mut server_args = strings(&[
         "--index",
         "redis",
         "--redis-url",
-        &redis.url,
+        &redis.url(),
         "--redis-prefix",
         "idx:",
         "--demo-comments",
@@ -124,7 +124,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     // loaded machine outlasts the default.
     let config = redis::AsyncConnectionConfig::new()
         .set_response_timeout(Some(std::time::Duration::from_secs(60)));
-    let mut conn = redis::Client::open(redis.url.as_str())?
+    let mut conn = redis::Client::open(redis.url().as_str())?
         .get_multiplexed_async_connection_with_config(&config)
         .await?;
     let keys: Vec<String> = (1..=5).map(|r| format!("idx:idx:{{{SKU}}}:r{r}")).collect();
@@ -134,7 +134,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     }
 
     let mut out = Summary::create(&ctx.result(&format!("{}.txt", args.result_name)))?;
-    for line in Machine::describe(ctx).header("index-cpu") {
+    for line in Machine::describe(ctx).header() {
         out.line(&line)?;
     }
     out.line(&format!(

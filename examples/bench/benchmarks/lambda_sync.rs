@@ -16,11 +16,11 @@ use dynapage::domain::CommentId;
 use serde_json::{Value, json};
 use tokio::sync::{Mutex, Notify};
 
+use crate::backends;
 use crate::context::Context;
 use crate::machine::Machine;
-use crate::processes::Service;
+use crate::processes;
 use crate::report::{Summary, log};
-use crate::services::Redis;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -124,9 +124,9 @@ async fn handle(
 
 pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     ctx.build_dynapage()?;
-    let redis = Redis::start(ctx).await?;
+    let redis = backends::redis(ctx).await?;
     let mut out = Summary::create(&ctx.result("lambda-sync.txt"))?;
-    for line in Machine::describe(ctx).header("lambda-sync") {
+    for line in Machine::describe(ctx).header() {
         out.line(&line)?;
     }
     for &batch in &args.batch_sizes {
@@ -139,7 +139,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
 
 async fn one_run(
     ctx: &Context,
-    redis: &Redis,
+    redis: &backends::Redis,
     batch: usize,
     records: usize,
 ) -> anyhow::Result<String> {
@@ -172,7 +172,13 @@ async fn one_run(
     let api = tokio::spawn(async move { axum::serve(listener, app).await });
     let mut command = std::process::Command::new(ctx.dynapage());
     command
-        .args(["lambda-sync", "--index", "redis", "--redis-url", &redis.url])
+        .args([
+            "lambda-sync",
+            "--index",
+            "redis",
+            "--redis-url",
+            &redis.url(),
+        ])
         .args(["--redis-prefix", &format!("lb{batch}:")])
         .env("AWS_LAMBDA_RUNTIME_API", address.to_string())
         .env("AWS_LAMBDA_FUNCTION_NAME", "f")
@@ -180,7 +186,7 @@ async fn one_run(
         .env("AWS_LAMBDA_FUNCTION_VERSION", "1")
         .env("RUST_LOG", "warn")
         .envs(crate::server::AWS_ENV);
-    let lambda = Service::spawn(
+    let lambda = processes::spawn(
         "dynapage lambda-sync",
         command,
         &ctx.raw(&format!("lambda-sync-{batch}.log")),

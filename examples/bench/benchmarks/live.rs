@@ -15,13 +15,13 @@ use std::time::{Duration, Instant};
 use anyhow::ensure;
 
 use super::parse_seconds;
+use crate::backends;
 use crate::context::Context;
 use crate::generators::run_self;
 use crate::machine::Machine;
 use crate::proc_stat::{loadavg, open_files_limit, process_ticks, rss_kb, ticks_per_s};
 use crate::report::{Summary, log};
 use crate::server::{Server, strings};
-use crate::services::{DynamoLocal, Redis};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -58,9 +58,9 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     let mut serve = if args.embedded {
         strings(&["--demo-comments", "0"])
     } else {
-        let dynamo = DynamoLocal::start(ctx).await?;
-        let redis = Redis::start(ctx).await?;
-        let mut serve = crate::server::dynamodb_redis_args(&dynamo.url, &redis.url);
+        let dynamo = backends::dynamodb_local(ctx).await?;
+        let redis = backends::redis(ctx).await?;
+        let mut serve = crate::server::dynamodb_redis_args(&dynamo.url(), &redis.url());
         serve.extend(strings(&["--sync", "--sync-poll-ms", "50"]));
         services = Some((dynamo, redis));
         serve
@@ -93,7 +93,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     };
 
     let mut out = Summary::create(&ctx.result("live.txt"))?;
-    for line in Machine::describe(ctx).header("live") {
+    for line in Machine::describe(ctx).header() {
         out.line(&line)?;
     }
     out.line(&format!("# load before: {}", loadavg()))?;

@@ -15,13 +15,13 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 
 use super::{Backends, PAGE_SELECTION, SKU, parse_seconds};
+use crate::backends;
 use crate::context::Context;
 use crate::graphql::{Api, body, write_bodies};
 use crate::machine::Machine;
 use crate::proc_stat::loadavg;
 use crate::report::{Csv, Summary, field, log};
 use crate::server::{Server, await_indexed, seed_dynamodb, strings};
-use crate::services::{DynamoLocal, Redis};
 use crate::stats::{median, round, spread_pct};
 use crate::wrk;
 
@@ -162,7 +162,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         Summary::append(&machine_path)?
     } else {
         let mut notes = Summary::create(&machine_path)?;
-        for line in Machine::describe(ctx).header(&format!("load {}", args.backends.name())) {
+        for line in Machine::describe(ctx).header() {
             notes.line(&line)?;
         }
         notes
@@ -233,14 +233,14 @@ impl Load<'_> {
                 "DynamoDB product of {n} comments: the deep offset is scaled to {deep}"
             ));
         }
-        let dynamo = DynamoLocal::start(self.ctx).await?;
-        let redis = Redis::start(self.ctx).await?;
-        self.dynamodb_url.clone_from(&dynamo.url);
+        let dynamo = backends::dynamodb_local(self.ctx).await?;
+        let redis = backends::redis(self.ctx).await?;
+        self.dynamodb_url.clone_from(&dynamo.url());
         let mut args = strings(&[
             "--store",
             "dynamodb",
             "--dynamodb-endpoint",
-            &dynamo.url,
+            &dynamo.url(),
             "--cursor-secret",
             crate::server::BENCH_CURSOR_SECRET,
         ]);
@@ -249,7 +249,7 @@ impl Load<'_> {
             "--index",
             "redis",
             "--redis-url",
-            &redis.url,
+            &redis.url(),
         ]));
         args.extend(strings(&["--sync", "--auth", "off"]));
         let server = Server::start(self.ctx, "dynamodb", &args).await?;
@@ -257,7 +257,7 @@ impl Load<'_> {
             "seeding {n} comments into DynamoDB Local (the server follows the stream)"
         ));
         let started = Instant::now();
-        let seeded = seed_dynamodb(self.ctx, &dynamo.url, SKU, n, false, "seed").await?;
+        let seeded = seed_dynamodb(self.ctx, &dynamo.url(), SKU, n, false, "seed").await?;
         await_indexed(
             &server.api,
             SKU,
@@ -271,8 +271,9 @@ impl Load<'_> {
             "dynamodb seed: {n} comments written in {seeded} s ({} items/s), indexed through the stream after {indexed} s",
             n / seeded.max(1)
         ))?;
-        let raw = Some(redis.url.as_str());
-        self.warm_up(&server.api, deep, &redis.url).await?;
+        let redis_url = redis.url();
+        let raw = Some(redis_url.as_str());
+        self.warm_up(&server.api, deep, &redis_url).await?;
         self.note(&format!("load before dynamodb: {}", loadavg()))?;
         self.cases("dynamodb", &server.api, deep, raw).await?;
         self.sweep("dynamodb", "index", &server.api, &sweep_points(deep))

@@ -1,21 +1,31 @@
 //! The benchmarks, one module each, composed of the shared pieces (`processes`, `services`,
 //! `server`, `wrk`, `graphql`, `proc_stat`, `redis_info`, `machine`, `report`, `stats`).
 
+pub mod ab;
 pub mod auth;
 pub mod criterion;
+pub mod hit_cost;
+pub mod idle_sockets;
+pub mod index_big_product;
 pub mod index_cpu;
+pub mod index_lua_callgrind;
+pub mod index_script;
 pub mod lambda_sync;
 pub mod live;
 pub mod load;
 pub mod load_tables;
 pub mod orders;
+pub mod page_cost;
 pub mod page_numbers;
 pub mod plot;
 pub mod rate_limit;
+pub mod rating_summaries;
+pub mod response_cache;
 pub mod rounds;
 pub mod rounds_table;
 pub mod soak;
 pub mod sync_lag;
+pub mod vote_memory;
 pub mod votes;
 
 /// Which backends a benchmark of both runs on.
@@ -36,14 +46,6 @@ impl Backends {
 
     pub fn dynamodb(self) -> bool {
         self != Self::Embedded
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::All => "all",
-            Self::Embedded => "embedded",
-            Self::Dynamodb => "dynamodb",
-        }
     }
 }
 

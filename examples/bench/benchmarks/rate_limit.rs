@@ -6,13 +6,13 @@
 //! alone: `criterion rate_limit`.
 
 use super::{SKU, parse_seconds};
+use crate::backends;
 use crate::context::Context;
 use crate::graphql::write_bodies;
 use crate::machine::Machine;
 use crate::proc_stat::loadavg;
 use crate::report::{Summary, log};
 use crate::server::{Server, strings};
-use crate::services::Redis;
 use crate::wrk;
 
 /// u32::MAX points a second and in the bucket: every check spends, none refuses.
@@ -80,7 +80,7 @@ fn limits(mode: &str, redis_url: &str) -> Vec<String> {
 pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     wrk::require()?;
     ctx.build_dynapage()?;
-    let redis = Redis::start(ctx).await?;
+    let redis = backends::redis(ctx).await?;
     let bodies = ctx.raw("rate-limit-body.json");
     let body = serde_json::json!({
         "query": "query Page($sku: String!) { comments(sku: $sku, first: 20) { edges { cursor node { id rating createdAt } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }",
@@ -88,7 +88,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     });
     write_bodies(&bodies, &[body.to_string()])?;
     let mut out = Summary::create(&ctx.result("rate-limit.txt"))?;
-    for line in Machine::describe(ctx).header("rate-limit") {
+    for line in Machine::describe(ctx).header() {
         out.line(&line)?;
     }
     out.line(&format!("# load before: {}", loadavg()))?;
@@ -99,7 +99,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     for round in 1..=args.rounds {
         for mode in ["off", "memory", "redis"] {
             let mut serve = strings(&["--demo-comments", &args.demo_comments.to_string()]);
-            serve.extend(limits(mode, &redis.url));
+            serve.extend(limits(mode, &redis.url()));
             let server = Server::start(ctx, &format!("rate-{mode}"), &serve).await?;
             let load = |connections, seconds| wrk::Load {
                 api: &server.api,
@@ -109,6 +109,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
                 header: None,
                 lean: true,
                 cpus: None,
+                threads: None,
             };
             wrk::run(ctx, &load(1, 3)).await?; // warm-up
             let one = wrk::run(ctx, &load(1, args.duration)).await?;

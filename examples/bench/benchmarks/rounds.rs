@@ -21,13 +21,13 @@ use serde_json::Value;
 use super::rounds_table::{Case, CostRow, RunRow, write_tables};
 use super::votes::{self, VOTER_PROXIES};
 use super::{Backends, SKU, deep_offset, parse_seconds};
+use crate::backends;
 use crate::context::Context;
 use crate::graphql::{Api, body, write_bodies};
 use crate::machine::Machine;
 use crate::proc_stat::{CpuSample, children_ticks, load1, loadavg};
 use crate::report::{Csv, Summary, log};
 use crate::server::{Server, dynapage, seed_dynamodb, strings};
-use crate::services::{DynamoLocal, Redis};
 use crate::{redis_info, wrk};
 
 /// The server's options that turn its response cache off: wrk repeats one body, which the cache
@@ -135,7 +135,7 @@ pub async fn run<P: Plan>(
         bench.dynamodb().await?;
     }
     let mut out = Summary::create(&ctx.result(&format!("{result_name}.txt")))?;
-    for line in machine.header(&format!("{name} {}", args.backends.name())) {
+    for line in machine.header() {
         out.line(&line)?;
     }
     for line in plan.describe() {
@@ -220,7 +220,11 @@ impl<P: Plan> Bench<'_, P> {
 
     /// Casts the `--voted` votes through `server`; with `redis` (the server's index, on its
     /// default `--redis-prefix`), waits until the stream has brought them there.
-    async fn cast_votes(&self, server: &Server, redis: Option<&Redis>) -> anyhow::Result<()> {
+    async fn cast_votes(
+        &self,
+        server: &Server,
+        redis: Option<&backends::Redis>,
+    ) -> anyhow::Result<()> {
         let voted = self.args.voted;
         if voted == 0 {
             return Ok(());
@@ -229,7 +233,7 @@ impl<P: Plan> Bench<'_, P> {
         let Some(redis) = redis else {
             return votes::cast(&server.api, voted).await;
         };
-        let mut conn = redis::Client::open(redis.url.as_str())?
+        let mut conn = redis::Client::open(redis.url().as_str())?
             .get_multiplexed_async_connection()
             .await?;
         votes::cast_and_await_indexed(&server.api, &mut conn, "dynapage:", voted).await
@@ -237,11 +241,11 @@ impl<P: Plan> Bench<'_, P> {
 
     async fn dynamodb(&mut self) -> anyhow::Result<()> {
         let n = self.args.dynamo_comments;
-        let dynamo = DynamoLocal::start(self.ctx).await?;
-        let redis = Redis::start(self.ctx).await?;
+        let dynamo = backends::dynamodb_local(self.ctx).await?;
+        let redis = backends::redis(self.ctx).await?;
         let seeded = seed_dynamodb(
             self.ctx,
-            &dynamo.url,
+            &dynamo.url(),
             SKU,
             n,
             true,
@@ -250,8 +254,8 @@ impl<P: Plan> Bench<'_, P> {
         .await?;
         let started = Instant::now();
         let mut args = strings(&["reindex", "--sku", SKU, "--store", "dynamodb"]);
-        args.extend(strings(&["--dynamodb-endpoint", &dynamo.url]));
-        args.extend(strings(&["--index", "redis", "--redis-url", &redis.url]));
+        args.extend(strings(&["--dynamodb-endpoint", &dynamo.url()]));
+        args.extend(strings(&["--index", "redis", "--redis-url", &redis.url()]));
         let output = dynapage(self.ctx, &format!("{}-reindex", self.plan.name()), &args).await?;
         let indexed = started.elapsed().as_secs();
         let report = output
@@ -266,7 +270,7 @@ impl<P: Plan> Bench<'_, P> {
             "--store",
             "dynamodb",
             "--dynamodb-endpoint",
-            &dynamo.url,
+            &dynamo.url(),
             "--cursor-secret",
             crate::server::BENCH_CURSOR_SECRET,
         ]);
@@ -274,7 +278,7 @@ impl<P: Plan> Bench<'_, P> {
             "--index",
             "redis",
             "--redis-url",
-            &redis.url,
+            &redis.url(),
             "--auth",
             "off",
         ]));
@@ -286,14 +290,14 @@ impl<P: Plan> Bench<'_, P> {
         let server =
             Server::start(self.ctx, &format!("{}-dynamodb", self.plan.name()), &args).await?;
         self.cast_votes(&server, Some(&redis)).await?;
-        let pids = [server.pid(), dynamo.service.pid(), redis.service.pid()];
+        let pids = [server.pid(), dynamo.process.pid(), redis.process.pid()];
         self.bench("dynamodb", &server.api, n, &pids, self.args.warm_up)
             .await?;
         self.redis_profile(&server.api, &redis, deep_offset(n))
             .await?;
         server.service.stop();
-        redis.service.stop();
-        dynamo.service.stop();
+        redis.process.stop();
+        dynamo.process.stop();
         Ok(())
     }
 
@@ -455,8 +459,13 @@ impl<P: Plan> Bench<'_, P> {
     /// are counted too), the time of one EVALSHA (the commands it makes included), and Redis's
     /// CPU per page by its own `INFO cpu`. (Summing every command's time would count a script's
     /// commands twice.)
-    async fn redis_profile(&mut self, api: &Api, redis: &Redis, deep: u64) -> anyhow::Result<()> {
-        let mut conn = redis.connect().await?;
+    async fn redis_profile(
+        &mut self,
+        api: &Api,
+        redis: &backends::Redis,
+        deep: u64,
+    ) -> anyhow::Result<()> {
+        let mut conn = backends::connect(&redis.url()).await?;
         for offset in [0, deep] {
             for &case in self.plan.cases() {
                 redis_info::reset_stats(&mut conn).await?;

@@ -12,13 +12,13 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, bail};
 
 use super::parse_seconds;
+use crate::backends;
 use crate::context::Context;
 use crate::graphql::{Api, body, write_bodies};
 use crate::machine::Machine;
 use crate::proc_stat::{loadavg, rss_kb};
 use crate::report::{Summary, log};
 use crate::server::{Server, await_indexed, seed_dynamodb, strings};
-use crate::services::{DynamoLocal, Redis};
 use crate::wrk;
 
 const SKU: &str = "SOAK_TEST_PRODUCT";
@@ -94,12 +94,12 @@ async fn bodies(api: &Api, args: &Args) -> anyhow::Result<Vec<String>> {
 pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     wrk::require()?;
     ctx.build_dynapage()?;
-    let dynamo = DynamoLocal::start(ctx).await?;
-    let redis = Redis::start(ctx).await?;
-    let mut serve = crate::server::dynamodb_redis_args(&dynamo.url, &redis.url);
+    let dynamo = backends::dynamodb_local(ctx).await?;
+    let redis = backends::redis(ctx).await?;
+    let mut serve = crate::server::dynamodb_redis_args(&dynamo.url(), &redis.url());
     serve.extend(strings(&["--sync", "--auth", "off"]));
     let server = Server::start(ctx, "soak", &serve).await?;
-    seed_dynamodb(ctx, &dynamo.url, SKU, args.comments, false, "soak-seed").await?;
+    seed_dynamodb(ctx, &dynamo.url(), SKU, args.comments, false, "soak-seed").await?;
     let (poll, timeout) = (Duration::from_secs(1), Duration::from_secs(300));
     await_indexed(&server.api, SKU, args.comments, poll, timeout).await?;
 
@@ -121,6 +121,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         header: None,
         lean: false,
         cpus: None,
+        threads: None,
     };
     log(&format!("warm-up {}s", args.warm_up));
     wrk::run(ctx, &load(args.warm_up)).await?;
@@ -155,7 +156,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     let growth = 100.0 * (rss_end as f64 - rss_start as f64) / rss_start.max(1) as f64;
 
     let mut out = Summary::create(&ctx.result(&format!("{}.txt", args.result_name)))?;
-    for line in Machine::describe(ctx).header("soak") {
+    for line in Machine::describe(ctx).header() {
         out.line(&line)?;
     }
     out.line(&format!(

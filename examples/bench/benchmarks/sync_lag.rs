@@ -18,11 +18,11 @@ use dynapage::store::CommentStore;
 use dynapage::store::dynamo::{DynamoConfig, DynamoStore};
 
 use super::parse_seconds;
+use crate::backends;
 use crate::context::Context;
 use crate::machine::Machine;
-use crate::processes::Service;
+use crate::processes::{self, Process};
 use crate::report::{Summary, log};
-use crate::services::{DynamoLocal, Redis};
 use crate::stats::percentile;
 
 #[derive(clap::Args, Debug)]
@@ -44,11 +44,11 @@ pub struct Args {
 /// Starts `dynapage sync` on the table, into Redis under `prefix`.
 fn start_sync(
     ctx: &Context,
-    dynamo: &DynamoLocal,
-    redis: &Redis,
+    dynamo: &backends::DynamoDbLocal,
+    redis: &backends::Redis,
     prefix: &str,
     poll_ms: u64,
-) -> anyhow::Result<Service> {
+) -> anyhow::Result<Process> {
     let mut command = std::process::Command::new(ctx.dynapage());
     command
         .args([
@@ -56,13 +56,13 @@ fn start_sync(
             "--store",
             "dynamodb",
             "--dynamodb-endpoint",
-            &dynamo.url,
+            &dynamo.url(),
         ])
         .args([
             "--index",
             "redis",
             "--redis-url",
-            &redis.url,
+            &redis.url(),
             "--redis-prefix",
             prefix,
         ])
@@ -72,15 +72,15 @@ fn start_sync(
         "sync-{}-{poll_ms}.log",
         prefix.trim_end_matches(':')
     ));
-    Service::spawn("dynapage sync", command, &log)
+    processes::spawn("dynapage sync", command, &log)
 }
 
 pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     ctx.build_dynapage()?;
-    let dynamo = DynamoLocal::start(ctx).await?;
-    let redis = Redis::start(ctx).await?;
+    let dynamo = backends::dynamodb_local(ctx).await?;
+    let redis = backends::redis(ctx).await?;
     let store = DynamoStore::connect(DynamoConfig {
-        endpoint: Some(dynamo.url.clone()),
+        endpoint: Some(dynamo.url().clone()),
         table: "comments".to_owned(),
         region: None,
     })
@@ -88,7 +88,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     .context("DynamoDB")?;
     store.create_tables().await.context("creating the table")?;
     let mut out = Summary::create(&ctx.result("sync-lag.txt"))?;
-    for line in Machine::describe(ctx).header("sync-lag") {
+    for line in Machine::describe(ctx).header() {
         out.line(&line)?;
     }
     out.line("# DynamoDB Local, Redis, the writer and sync share the cores")?;
@@ -99,7 +99,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         tokio::time::sleep(Duration::from_secs(2)).await;
         sync.ensure_running()?;
         let sku = format!("SYNC_LAG_{poll_ms}");
-        let index = RedisIndex::connect(RedisConfig::new(&redis.url, "dynapage:")).await?;
+        let index = RedisIndex::connect(RedisConfig::new(&redis.url(), "dynapage:")).await?;
         let line = measure_lag(&store, &index, &sku, &args).await?;
         out.line(&format!("sync --poll-ms {poll_ms}: {line}"))?;
         sync.stop();
@@ -108,7 +108,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     let records = args.rate * args.duration * skus.len() as u64;
     for run in 1..=args.catch_up_runs {
         let prefix = format!("catchup{run}:");
-        let index = RedisIndex::connect(RedisConfig::new(&redis.url, &prefix)).await?;
+        let index = RedisIndex::connect(RedisConfig::new(&redis.url(), &prefix)).await?;
         let started = Instant::now();
         let mut sync = start_sync(ctx, &dynamo, &redis, &prefix, 250)?;
         loop {

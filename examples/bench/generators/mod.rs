@@ -1,10 +1,12 @@
 //! Load generators of our own, for what wrk cannot send: the raw DynamoDB (and Redis) calls a
-//! page costs without dynapage, and WebSocket subscribers with writes through the API. Each is
+//! page costs without dynapage, WebSocket subscribers with writes through the API, and timed
+//! writes watched through a CDN. Each is
 //! also a subcommand, so a benchmark can run it as a separate process (confined to a core with
 //! `taskset`, its CPU apart from the tool's).
 
 pub mod live_load;
 pub mod raw_query;
+pub mod write_to_fresh;
 
 /// Runs this tool's own subcommand `args` as a child process (optionally under `taskset -c
 /// CPUS`) and returns its stdout; fails on a non-zero exit.

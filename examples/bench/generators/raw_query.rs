@@ -62,7 +62,7 @@ pub struct Args {
 
 pub async fn run(args: Args) -> anyhow::Result<()> {
     let args = Arc::new(args);
-    let client = crate::services::dynamodb_client(&args.endpoint);
+    let client = crate::backends::dynamodb_client(&args.endpoint);
     let redis = match &args.redis_url {
         Some(url) => Some(
             RedisIndex::connect(RedisConfig::new(url, &args.redis_prefix))

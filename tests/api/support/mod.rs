@@ -1,7 +1,8 @@
 //! Launchers for the real backends the tests run against, what the contract suites share, and
 //! the doubles of the stream consumer's tests (a scripted stream, a recording index, counters).
 //! Each launcher starts its own server on a free port (or uses the URL given in the
-//! environment) and stops it when the tests end.
+//! environment) and stops it when the tests end; `services` starts the processes themselves,
+//! and is the one file that the benches and the bench tool include to start theirs.
 
 #[macro_use]
 pub mod contract;
@@ -14,5 +15,10 @@ pub mod recording_index;
 pub mod redis_cluster;
 pub mod redis_server;
 pub mod redis_tls;
+#[allow(
+    dead_code,
+    reason = "shared with the benches and the bench tool, which use what the tests do not"
+)]
+pub mod services;
 pub mod sqlite;
 pub mod stream_source;

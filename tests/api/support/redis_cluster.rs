@@ -14,13 +14,14 @@
 
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::{Duration, Instant};
 
-use super::redis_server::{spawn, url_for, wait_for, wait_until_ready};
+use super::redis_server::{spawn, wait_for, wait_until_ready};
 use super::redis_tls::TlsFiles;
+use super::services::{Process, RedisOptions, redis_url};
 
 /// The `--redis-url` value (six comma-separated URLs) of the cluster shared by all tests of
 /// this binary.
@@ -53,7 +54,7 @@ pub fn shared_cluster_urls() -> String {
 /// A six-node Redis Cluster owned by one test.
 #[derive(Debug)]
 pub struct RedisCluster {
-    nodes: Vec<(u16, Option<Child>)>,
+    nodes: Vec<(u16, Option<Process>)>,
     dir: PathBuf,
     /// The CA and certificate of a cluster that speaks only TLS.
     tls: Option<TlsFiles>,
@@ -83,7 +84,7 @@ impl RedisCluster {
         std::fs::create_dir_all(&dir)
             .unwrap_or_else(|e| panic!("could not create {}: {e}", dir.display()));
         let ports = free_cluster_ports(6);
-        let nodes: Vec<(u16, Option<Child>)> = ports
+        let nodes: Vec<(u16, Option<Process>)> = ports
             .iter()
             .map(|&port| {
                 let mut args: Vec<String> = [
@@ -112,8 +113,10 @@ impl RedisCluster {
                         0
                     }
                 };
-                let args: Vec<&str> = args.iter().map(String::as_str).collect();
-                (port, Some(spawn(plain_port, &args, None)))
+                (
+                    port,
+                    Some(spawn(plain_port, &RedisOptions::with_args(&args))),
+                )
             })
             .collect();
         let cluster = Self { nodes, dir, tls };
@@ -159,7 +162,7 @@ impl RedisCluster {
         self.nodes
             .iter()
             .map(|(port, _)| match self.tls {
-                None => url_for(*port),
+                None => redis_url(*port),
                 Some(_) => format!("rediss://127.0.0.1:{port}"),
             })
             .collect::<Vec<_>>()
@@ -229,11 +232,10 @@ impl RedisCluster {
 
     /// Kills the node on `port` (SIGKILL, as a crash) and waits until it is gone.
     pub fn kill(&mut self, port: u16) {
-        for (p, child) in &mut self.nodes {
+        for (p, node) in &mut self.nodes {
             if *p == port {
-                if let Some(mut child) = child.take() {
-                    let _ = child.kill();
-                    let _ = child.wait();
+                if let Some(mut process) = node.take() {
+                    process.kill();
                 }
             }
         }
@@ -302,7 +304,7 @@ impl RedisCluster {
     fn live_ports(&self) -> impl Iterator<Item = u16> + '_ {
         self.nodes
             .iter()
-            .filter(|(_, child)| child.is_some())
+            .filter(|(_, node)| node.is_some())
             .map(|(port, _)| *port)
     }
 
@@ -313,10 +315,9 @@ impl RedisCluster {
 
 impl Drop for RedisCluster {
     fn drop(&mut self) {
-        for (_, child) in &mut self.nodes {
-            if let Some(mut child) = child.take() {
-                let _ = child.kill();
-                let _ = child.wait();
+        for (_, node) in &mut self.nodes {
+            if let Some(mut process) = node.take() {
+                process.kill();
             }
         }
         let _ = std::fs::remove_dir_all(&self.dir);

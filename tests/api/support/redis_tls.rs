@@ -8,11 +8,12 @@
 //! ready; the tests talk to the TLS port.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use tempfile::TempDir;
 
 use crate::support::redis_server::{free_port, spawn, wait_until_ready};
+use crate::support::services::{Process, RedisOptions};
 
 /// A CA and a certificate for 127.0.0.1 signed by it, in a temporary directory removed on drop.
 #[derive(Debug)]
@@ -70,7 +71,7 @@ impl TlsFiles {
 pub struct TlsRedis {
     files: TlsFiles,
     tls_port: u16,
-    child: Child,
+    process: Process,
 }
 
 impl TlsRedis {
@@ -82,17 +83,15 @@ impl TlsRedis {
             let (port, tls_port) = (free_port(), free_port());
             let mut args = vec!["--tls-port".to_owned(), tls_port.to_string()];
             args.extend(files.server_args());
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            let mut child = spawn(port, &args, None);
+            let mut process = spawn(port, &RedisOptions::with_args(&args));
             if wait_until_ready(port) {
                 return Self {
                     files,
                     tls_port,
-                    child,
+                    process,
                 };
             }
-            let _ = child.kill();
-            let _ = child.wait();
+            process.kill();
         }
         panic!("could not start a TLS redis-server (five attempts): is it built with TLS?");
     }
@@ -120,8 +119,7 @@ impl TlsRedis {
 
 impl Drop for TlsRedis {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.process.kill();
     }
 }
 

@@ -6,12 +6,12 @@
 use anyhow::Context as _;
 
 use super::{Load, comments};
+use crate::backends;
 use crate::benchmarks::SKU;
 use crate::generators::run_self;
 use crate::graphql::{Api, body, write_bodies};
 use crate::report::log;
 use crate::server::{Server, strings};
-use crate::services::{DynamoLocal, Redis};
 use crate::stats::{median, round, spread_pct};
 
 impl Load<'_> {
@@ -59,7 +59,11 @@ impl Load<'_> {
     /// The Redis rank lookup alone under redis-benchmark, for information (the raw offset page
     /// does the same lookup itself before its Query): the index's read script on the
     /// product's five rating sets, as the server calls it for a bare deep jump (`read.lua`).
-    pub(super) async fn raw_redis(&mut self, redis: &Redis, deep: u64) -> anyhow::Result<()> {
+    pub(super) async fn raw_redis(
+        &mut self,
+        redis: &backends::Redis,
+        deep: u64,
+    ) -> anyhow::Result<()> {
         crate::processes::require(
             "redis-benchmark",
             "it comes with redis-server (redis-tools)",
@@ -70,7 +74,9 @@ impl Load<'_> {
             .collect::<Result<Vec<_>, _>>()
             .context("reading the index's Lua scripts")?
             .concat();
-        let sha = crate::redis_info::script_load(&mut redis.connect().await?, &source).await?;
+        let sha =
+            crate::redis_info::script_load(&mut backends::connect(&redis.url()).await?, &source)
+                .await?;
         let keys: Vec<String> = (1..=5)
             .map(|r| format!("dynapage:idx:{{{SKU}}}:r{r}"))
             .collect();
@@ -120,8 +126,8 @@ impl Load<'_> {
     pub(super) async fn pinned(
         &mut self,
         server: &Server,
-        dynamo: &DynamoLocal,
-        redis: &Redis,
+        dynamo: &backends::DynamoDbLocal,
+        redis: &backends::Redis,
         deep: u64,
     ) -> anyhow::Result<()> {
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
@@ -133,8 +139,8 @@ impl Load<'_> {
             "pinned pass: DynamoDB Local and Redis on core 0, server and load generators on core 1",
         );
         for (core, pid) in [
-            ("0", dynamo.service.pid()),
-            ("0", redis.service.pid()),
+            ("0", dynamo.process.pid()),
+            ("0", redis.process.pid()),
             ("1", server.pid()),
         ] {
             let status = std::process::Command::new("taskset")
@@ -144,8 +150,8 @@ impl Load<'_> {
             anyhow::ensure!(status.success(), "taskset -apc {core} {pid} failed");
         }
         self.cpus = Some("1");
-        self.warm_up(&server.api, deep, &redis.url).await?;
-        self.cases("dynamodb-pinned", &server.api, deep, Some(&redis.url))
+        self.warm_up(&server.api, deep, &redis.url()).await?;
+        self.cases("dynamodb-pinned", &server.api, deep, Some(&redis.url()))
             .await?;
         self.cpus = None;
         Ok(())
