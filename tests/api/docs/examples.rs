@@ -91,6 +91,9 @@ impl Place {
         command
             .env("PATH", format!("{}:{path}", self.bin.display()))
             .env("DYNAPAGE_BIN", env!("CARGO_BIN_EXE_dynapage"))
+            // The examples talk to 127.0.0.1: never through a proxy the machine may name.
+            .env("no_proxy", "127.0.0.1,localhost")
+            .env("NO_PROXY", "127.0.0.1,localhost")
             .stdin(Stdio::null())
             .kill_on_drop(true);
         command
