@@ -134,3 +134,72 @@ fn table_cells_split_outside_code_spans() {
         ["`--a`", "`A`", "`x|y`", "b"]
     );
 }
+
+/// `dynapage serve --help` as it prints: each flag with the variable and the default it shows.
+fn help_flags() -> Vec<(String, Option<String>, Option<String>)> {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_dynapage"))
+        .args(["serve", "--help"])
+        .output()
+        .expect("dynapage serve --help runs");
+    assert!(output.status.success());
+    let text = String::from_utf8(output.stdout).expect("UTF-8");
+    let mut flags: Vec<(String, Option<String>, Option<String>)> = Vec::new();
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        let flag = trimmed
+            .strip_prefix("--")
+            .or_else(|| trimmed.split_once(", --").map(|(_, flag)| flag))
+            .filter(|_| line.starts_with("  "));
+        if let Some(flag) = flag {
+            let name = flag.split_whitespace().next().unwrap_or("").to_owned();
+            flags.push((name, None, None));
+        } else if let Some((_, variable, default)) = flags.last_mut() {
+            if let Some(env) = trimmed.strip_prefix("[env: ") {
+                let env = env.trim_end_matches(']');
+                *variable = Some(env.split('=').next().unwrap_or(env).to_owned());
+            } else if let Some(value) = trimmed.strip_prefix("[default: ") {
+                *default = Some(value.trim_end_matches(']').to_owned());
+            }
+        }
+    }
+    flags.retain(|(name, _, _)| name != "help");
+    flags
+}
+
+#[test]
+fn the_settings_table_lists_what_serve_help_prints() {
+    let table = table();
+    let printed = help_flags();
+    assert!(printed.len() > 50, "{printed:?}");
+    let mut problems = Vec::new();
+    for (flag, variable, default) in &printed {
+        let Some(row) = table.get(flag) else {
+            problems.push(format!(
+                "--{flag}: printed by `serve --help`, not in the table"
+            ));
+            continue;
+        };
+        if variable.as_deref() != Some(row.variable.as_str()) {
+            problems.push(format!(
+                "--{flag}: help prints {variable:?}, the table {}",
+                row.variable
+            ));
+        }
+        if let Some(default) = default {
+            if row.default != format!("`{default}`") {
+                problems.push(format!(
+                    "--{flag}: help prints the default {default}, the table {}",
+                    row.default
+                ));
+            }
+        }
+    }
+    let printed: Vec<&String> = printed.iter().map(|(flag, _, _)| flag).collect();
+    problems.extend(
+        table
+            .keys()
+            .filter(|flag| !printed.contains(flag))
+            .map(|flag| format!("--{flag}: in the table, not printed by `serve --help`")),
+    );
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
