@@ -5,7 +5,7 @@
 #   varnishd -a :6081 -f /etc/varnish/default.vcl -s malloc,256m
 #
 # Set the backend below to the server's address. What may be kept is decided by the server
-# (README, "Caching and browsers"): only `Cache-Control: public` responses, which are the
+# (docs/api/caching.md): only `Cache-Control: public` responses, which are the
 # error-free anonymous GETs; anything with `Authorization` is passed and never stored.
 vcl 4.1;
 

@@ -5,7 +5,7 @@ use clap::Args;
 use crate::http::TrustedProxies;
 use crate::ratelimit::RateLimits;
 
-/// Rate limits per client (README: Rate limits). Shared by every server through Redis with
+/// Rate limits per client (docs/api/rate-limits.md). Shared by every server through Redis with
 /// `--index redis`, kept in each process otherwise.
 #[derive(Args, Clone, Debug)]
 pub struct RateLimitArgs {

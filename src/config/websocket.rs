@@ -1,4 +1,5 @@
-//! What one client may hold and do over WebSockets (README: Rate limits, Live comments).
+//! What one client may hold and do over WebSockets (docs/api/rate-limits.md,
+//! docs/api/live-comments.md).
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -5,7 +5,7 @@
 //! their product) makes one read for all of them:
 //!
 //! * every product's rating counts in one index call ([`PageIndex::rating_counts_many`]: one
-//!   Redis pipeline of five `ZCARD`s per product; on a Cluster one pipeline per hash slot, all
+//!   Redis pipeline of ten `ZCARD`s per product; on a Cluster one pipeline per hash slot, all
 //!   sent at once). A `totalCount` is the sum of its filter's counts ([`RatingSet::count_in`]),
 //!   so a category page's stars and its products' totals share the call;
 //! * every comment asked by id in one [`CommentStore::get_many`] (DynamoDB `BatchGetItem`, 100

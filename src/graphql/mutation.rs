@@ -86,7 +86,7 @@ pub struct DeleteCommentPayload {
 }
 
 /// The author name a token gives, or a refusal naming the claim it lacks: the `sub` is never
-/// shown in its place (a provider's user id is not a name, and the README promises it is never
+/// shown in its place (a provider's user id is not a name, and the docs promise it is never
 /// served). Access tokens of Auth0 and Cognito carry no name unless the provider is told to
 /// add one.
 fn author_name<'a>(state: &ApiState, viewer: &'a Viewer) -> Result<&'a str, ApiError> {

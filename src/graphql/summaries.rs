@@ -1,5 +1,5 @@
 //! `Query.ratingSummaries`: the stars under every product of a category page, up to
-//! [`MAX_SKUS`] products in one index round trip (Redis: five `ZCARD`s per product in one
+//! [`MAX_SKUS`] products in one index round trip (Redis: ten `ZCARD`s per product in one
 //! pipeline; on a Cluster one per hash slot), in one field. (Aliased `product { ratingSummary }`
 //! lookups batch the same read: `batch`.)
 

@@ -2,8 +2,8 @@
 //! "which sort key sits at rank k" of any union of ratings in O(log n), so `totalCount` and page
 //! jumps cost the same at page 50,000 as at page 1. A list by rating (`domain::Listing` with a
 //! grouping) is its ratings' sets one after another, so its ranks are the same questions asked
-//! of one set, after the counts of the groups ahead (in Redis: five sorted sets per product, one
-//! per rating, `redis::keys`; embedded: one treap with per-rating counts).
+//! of one set, after the counts of the groups ahead (in Redis: sorted sets per product and rating,
+//! `redis::keys`; embedded: one treap with per-rating counts).
 //!
 //! The index is derived from the store and eventually consistent with it (DESIGN §6). Its rank
 //! order is the store's order, ties included (the order invariant, `domain::SortKey`).
@@ -158,7 +158,7 @@ pub trait PageIndex: Send + Sync + 'static {
     ) -> impl Future<Output = Result<u64, IndexError>> + Send;
 
     /// How many of `sku`'s comments have each rating: `[ones, twos, threes, fours, fives]`.
-    /// One round trip where the index has them (Redis: five `ZCARD`s in one pipeline).
+    /// One round trip where the index has them (Redis: ten `ZCARD`s in one pipeline).
     fn rating_counts(
         &self,
         sku: &Sku,
@@ -173,7 +173,7 @@ pub trait PageIndex: Send + Sync + 'static {
     }
 
     /// [`Self::rating_counts`] of each of `skus`, in their order (repeats answered again). One
-    /// round trip where the index has them together (Redis: one pipeline of five `ZCARD`s per
+    /// round trip where the index has them together (Redis: one pipeline of ten `ZCARD`s per
     /// product).
     fn rating_counts_many(
         &self,

@@ -1,6 +1,8 @@
-//! The Redis adapter of the page index: five sorted sets per product, one per rating
-//! (DESIGN §3, and the layout in `keys`): member = the comment id's 16 bytes, score =
-//! `createdAt` in epoch milliseconds. The product's whole list is the union of the five.
+//! The Redis adapter of the page index: sorted sets per product, by rating (DESIGN §3, and the
+//! layout in `keys`): two by time per rating (comments without helpful votes, and those with
+//! them), member = the comment id in a compact binary form (`keys`), score = `createdAt` in
+//! epoch milliseconds, and one by helpful count per rating. The product's whole list by time
+//! is the union of the ten.
 //!
 //! Redis orders equal scores by member bytewise, and a comment id's bytes sort like the id
 //! (`CommentId`), so `ZRANGE` rank order is exactly [`SortKey`] order: the order invariant that
@@ -282,7 +284,7 @@ impl PageIndex for RedisIndex {
             .ok_or_else(|| IndexError::Internal("no counts".into()))
     }
 
-    /// Five `ZCARD`s per product (`groups`).
+    /// Ten `ZCARD`s per product (`groups`).
     async fn rating_counts_many(&self, skus: &[Sku]) -> Result<Vec<[u64; 5]>, IndexError> {
         self.counts_of(skus).await
     }

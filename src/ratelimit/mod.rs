@@ -6,7 +6,7 @@
 //! * **cost**: every operation takes its price (counted before execution by
 //!   `graphql::pricing`, the same one `--max-query-complexity` bounds) from a bucket of `burst`
 //!   tokens refilled at `per_second`. The cost is taken up front, from the requested page sizes; it is
-//!   not refunded when a page comes back short (see `actualQueryCost` in the README).
+//!   not refunded when a page comes back short (see `actualQueryCost` in docs/api/rate-limits.md).
 //! * **writes**: every mutation takes one token per root field it selects (so aliases cannot
 //!   dodge it) from a bucket of `per_minute` tokens refilled at `per_minute` a minute.
 //!

@@ -65,7 +65,7 @@ impl fmt::Display for AclDenied {
         }
         write!(
             f,
-            ". Allow these commands in the user's ACL (README: Redis over TLS and ACL users)"
+            ". Allow these commands in the user's ACL (docs/operations/redis-tls-acl.md)"
         )
     }
 }
@@ -263,8 +263,8 @@ mod tests {
             message,
             "the Redis user `dp` may not run: SET, needed by the checkpoints and the rate limits \
              (Redis said: no permissions); XADD, needed by the change log (Redis said: no \
-             permissions). Allow these commands in the user's ACL (README: Redis over TLS and ACL \
-             users)"
+             permissions). Allow these commands in the user's ACL \
+             (docs/operations/redis-tls-acl.md)"
         );
     }
 }

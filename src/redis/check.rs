@@ -98,8 +98,8 @@ fn settings_hint(err: &RedisError) -> Option<&'static str> {
     if auth {
         return Some(
             "Redis refused the user, the password or a command: check `user:password@` in the \
-             URL and that the user's ACL allows the commands dynapage sends (README: Redis over \
-             TLS and ACL users)",
+             URL and that the user's ACL allows the commands dynapage sends \
+             (docs/operations/redis-tls-acl.md)",
         );
     }
     // The redis crate keeps an I/O error behind an `Arc`, which is what `source` returns.

@@ -1,4 +1,4 @@
-//! The README's IAM table and policy held to what the code calls: every row's command run
+//! The IAM table and policy (`docs/operations/iam.md`) held to what the code calls: every row's command run
 //! through a proxy in front of DynamoDB Local that notes the action of each request (its
 //! `X-Amz-Target`), the policy against the table, the `lambda-sync` row against the role in
 //! `deploy/template.yaml`, and the SDK operations `src/store/dynamo` calls against them all.
@@ -32,7 +32,7 @@ const STREAM_ACTIONS: [&str; 4] = [
 fn between<'a>(text: &'a str, start: &str, end: &str) -> &'a str {
     let from = text
         .find(start)
-        .unwrap_or_else(|| panic!("no `{start}` in the README"))
+        .unwrap_or_else(|| panic!("no `{start}` in docs/operations/iam.md"))
         + start.len();
     let to = text[from..]
         .find(end)
@@ -40,11 +40,11 @@ fn between<'a>(text: &'a str, start: &str, end: &str) -> &'a str {
     &text[from..from + to]
 }
 
-/// The rows of the README's `iam-actions` table: a command and its actions, where a quoted
+/// The rows of the `iam-actions` table: a command and its actions, where a quoted
 /// earlier command (`` `serve`'s ``) stands for that row's actions.
-fn readme_rows() -> Vec<(String, Actions)> {
-    let readme = repo_file("README.md");
-    let table = between(&readme, "<!-- iam-actions -->", "<!-- /iam-actions -->");
+fn documented_rows() -> Vec<(String, Actions)> {
+    let page = repo_file("docs/operations/iam.md");
+    let table = between(&page, "<!-- iam-actions -->", "<!-- /iam-actions -->");
     let mut rows: Vec<(String, Actions)> = Vec::new();
     for line in table.lines().filter(|l| l.starts_with("| `")) {
         let cells: Vec<&str> = line.split('|').map(str::trim).collect();
@@ -66,10 +66,10 @@ fn readme_rows() -> Vec<(String, Actions)> {
     rows
 }
 
-/// The README's `iam-policy` JSON.
-fn readme_policy() -> Value {
-    let readme = repo_file("README.md");
-    let block = between(&readme, "<!-- iam-policy -->", "<!-- /iam-policy -->");
+/// The `iam-policy` JSON.
+fn documented_policy() -> Value {
+    let page = repo_file("docs/operations/iam.md");
+    let block = between(&page, "<!-- iam-policy -->", "<!-- /iam-policy -->");
     serde_json::from_str(between(block, "```json", "```")).expect("the policy is JSON")
 }
 
@@ -138,11 +138,11 @@ fn operations_in_the_adapter() -> Actions {
 }
 
 #[test]
-fn the_readme_policy_grants_the_table_s_actions_each_on_its_resource_and_nothing_more() {
-    let rows = readme_rows();
+fn the_documented_policy_grants_the_table_s_actions_each_on_its_resource_and_nothing_more() {
+    let rows = documented_rows();
     let listed: Actions = rows.iter().flat_map(|(_, a)| a.iter().cloned()).collect();
 
-    let policy = readme_policy();
+    let policy = documented_policy();
     assert_eq!(policy["Version"], "2012-10-17");
     let mut granted = Actions::new();
     for statement in policy["Statement"].as_array().expect("statements") {
@@ -262,8 +262,8 @@ async fn serve_and_use(proxy: &FaultProxy, args: &[String], awaited: Option<&str
 }
 
 #[tokio::test]
-async fn every_command_calls_exactly_the_dynamodb_actions_its_readme_row_lists() {
-    let rows: BTreeMap<String, Actions> = readme_rows().into_iter().collect();
+async fn every_command_calls_exactly_the_dynamodb_actions_its_documented_row_lists() {
+    let rows: BTreeMap<String, Actions> = documented_rows().into_iter().collect();
     let mut backends = Backends::on(&shared_url()).await;
     let upstream = endpoint().await;
     let upstream = tokio::net::lookup_host(upstream.trim_start_matches("http://"))

@@ -27,6 +27,7 @@ mod cursor_fuzz;
 mod degradation;
 mod demo;
 mod demo_pages;
+mod docs;
 mod dynamodb_api;
 mod dynamodb_store;
 mod dynamodb_votes;

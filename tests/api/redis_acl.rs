@@ -1,7 +1,7 @@
 //! The Redis user's permissions, checked at start-up: every process dry-runs (`ACL DRYRUN`) the
 //! commands it declared as its configured user, on a real `redis-server`, so a missing
 //! permission stops it at start-up naming the command and what needs it, instead of failing
-//! later (a `sync` without `XADD` used to retry its first batch for ever). And the README's ACL
+//! later (a `sync` without `XADD` used to retry its first batch for ever). And the book's ACL
 //! line held to what the processes declare.
 
 use std::collections::BTreeSet;
@@ -56,28 +56,32 @@ fn every_need(prefix: &str) -> Vec<Need> {
     needs
 }
 
-/// The README's `ACL SETUSER dynapage …` line.
-fn readme_acl_line() -> String {
-    let readme = repo_file("README.md");
-    let lines: Vec<&str> = readme
+/// The `ACL SETUSER dynapage …` line of `docs/operations/redis-tls-acl.md`.
+fn documented_acl_line() -> String {
+    let page = repo_file("docs/operations/redis-tls-acl.md");
+    let lines: Vec<&str> = page
         .lines()
         .filter(|line| line.starts_with("ACL SETUSER dynapage "))
         .collect();
-    assert_eq!(lines.len(), 1, "one ACL line in the README: {lines:?}");
+    assert_eq!(
+        lines.len(),
+        1,
+        "one ACL line in docs/operations/redis-tls-acl.md: {lines:?}"
+    );
     lines[0].to_owned()
 }
 
-/// The command rules of the README's ACL line (`-@all`, then `+command` each), without the
+/// The command rules of the book's ACL line (`-@all`, then `+command` each), without the
 /// user, password and key pattern, which each test sets itself.
-pub fn readme_command_rules() -> Vec<String> {
-    readme_acl_line()
+pub fn documented_command_rules() -> Vec<String> {
+    documented_acl_line()
         .split_whitespace()
         .filter(|rule| rule.starts_with('+') || rule.starts_with("-@"))
         .map(str::to_owned)
         .collect()
 }
 
-/// `ACL SETUSER` arguments of a user limited to `prefix`'s keys and the README's commands,
+/// `ACL SETUSER` arguments of a user limited to `prefix`'s keys and the book's commands,
 /// less `without` (`+xadd`).
 pub fn acl_rules(user: &str, password: &str, prefix: &str, without: &[&str]) -> Vec<String> {
     let mut rules = vec![
@@ -88,11 +92,11 @@ pub fn acl_rules(user: &str, password: &str, prefix: &str, without: &[&str]) -> 
         format!("~{prefix}*"),
         "resetchannels".to_owned(),
     ];
-    let commands = readme_command_rules();
+    let commands = documented_command_rules();
     for without in without {
         assert!(
             commands.iter().any(|c| c == without),
-            "{without} is in the README's line"
+            "{without} is in the book's line"
         );
     }
     rules.extend(
@@ -128,22 +132,22 @@ async fn first_contact(urls: &str, prefix: &str, needs: &[Need]) -> FirstContact
 }
 
 #[test]
-fn the_readmes_acl_line_allows_exactly_what_the_processes_declare() {
+fn the_documented_acl_line_allows_exactly_what_the_processes_declare() {
     let declared: BTreeSet<String> = every_need("dynapage:")
         .iter()
         .map(Need::acl_name)
         .chain([DRYRUN_RULE.to_owned()])
         .collect();
-    let line = readme_acl_line();
+    let line = documented_acl_line();
     assert!(line.contains(" resetkeys ~dynapage:* "), "{line}");
-    let rules = readme_command_rules();
+    let rules = documented_command_rules();
     assert_eq!(rules.first().map(String::as_str), Some("-@all"), "{line}");
     let allowed: BTreeSet<String> = rules
         .iter()
         .filter_map(|rule| rule.strip_prefix('+'))
         .map(str::to_owned)
         .collect();
-    assert_eq!(allowed, declared, "the README's ACL line: {line}");
+    assert_eq!(allowed, declared, "the book's ACL line: {line}");
 }
 
 #[tokio::test]
@@ -165,13 +169,13 @@ async fn every_declared_command_dry_runs_on_a_single_node_and_on_every_master_of
 }
 
 #[tokio::test]
-async fn a_user_with_the_readmes_line_may_run_everything_and_one_without_acl_dryrun_is_not_checked()
-{
+async fn a_user_with_the_documented_line_may_run_everything_and_one_without_acl_dryrun_is_not_checked()
+ {
     let redis = RedisServer::start();
     let prefix = unique_prefix();
     let needs = every_need(&prefix);
-    create_user(&redis.url(), &acl_rules("readme", "pw", &prefix, &[])).await;
-    let url = redis.url().replace("redis://", "redis://readme:pw@");
+    create_user(&redis.url(), &acl_rules("documented", "pw", &prefix, &[])).await;
+    let url = redis.url().replace("redis://", "redis://documented:pw@");
     let contact = first_contact(&url, &prefix, &needs).await;
     assert!(
         matches!(&contact, FirstContact::Answered(AclCheck::Done { unchecked, .. }) if unchecked.is_empty()),
@@ -192,7 +196,7 @@ async fn a_user_with_the_readmes_line_may_run_everything_and_one_without_acl_dry
     assert!(reason.contains(DRYRUN_RULE), "{reason}");
 }
 
-/// Runs `command` with `backends`' flags and `extra` as `user` (created with the README's line
+/// Runs `command` with `backends`' flags and `extra` as `user` (created with the book's line
 /// less `without`), which must stop at start-up; its standard error.
 async fn refused_at_start_up(
     redis: &RedisServer,

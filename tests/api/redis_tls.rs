@@ -2,8 +2,8 @@
 //! Cloud) requires: `rediss://` with the test's own CA (`--redis-ca-file`) on a single node and
 //! on a Cluster whose nodes speak only TLS, the start-up errors of settings that can never work,
 //! and every command (`serve`, `sync`, `reindex`, `verify`) run by a user limited to its key
-//! prefix and the commands dynapage sends: the ACL line the README lists (read from the README
-//! by `redis_acl`), on a single node and on every node of a Cluster.
+//! prefix and the commands dynapage sends: the ACL line the book lists (read from
+//! `docs/operations/redis-tls-acl.md` by `redis_acl`), on a single node and on every node of a Cluster.
 
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 //! long as any index call (the connection's 2 s timeout) and had no memory of failure, so a
 //! stalled Redis added 2–2.5 s to every cached page while uncached pages answered at once, and
 //! under traffic the waiting requests filled `--max-concurrent-requests` and everyone got 503.
-//! The README promises that an index outage costs only `totalCount` and deep offsets.
+//! The docs promise (docs/api/caching.md) that an index outage costs only `totalCount` and deep offsets.
 //!
 //! So the read waits at most [`READ_TIMEOUT`] (it answers in well under a millisecond when
 //! Redis is well), and a failure opens the breaker: for [`RETRY_AFTER`] the cache is bypassed

@@ -9,7 +9,8 @@ use crate::domain::{Rating, RatingSet, Sku};
 use crate::index::{IndexError, ProductVersion, new_epoch};
 
 impl RedisIndex {
-    /// Each product's five rating sets (led by one of them, for its slot) and their `ZCARD`s.
+    /// Each product's ten sets by time (per rating, its comments without helpful votes and those
+    /// with them; led by one of them, for its slot) and their `ZCARD`s.
     fn count_groups(&self, skus: &[Sku]) -> Vec<(String, Vec<redis::Cmd>)> {
         skus.iter()
             .map(|sku| {

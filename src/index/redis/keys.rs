@@ -51,8 +51,8 @@
 //!
 //! **Upgrading from the earlier layout** (`<prefix>comments:{<sku>}` and
 //! `<prefix>comments:{<sku>}:r<k>`, string members): the names differ, so the two never mix; a
-//! `dynapage reindex` fills the new keys and the old ones can then be deleted (README,
-//! "Upgrading").
+//! `dynapage reindex` fills the new keys and the old ones can then be deleted
+//! (docs/operations/table-layout.md, "Upgrading").
 
 use std::cmp::Ordering;
 

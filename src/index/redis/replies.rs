@@ -111,9 +111,9 @@ enum WireError {
 
 /// The sort key a `(member, score)` pair stands for ([`sort_key_of`]). Scores are integer
 /// milliseconds below 2^53, so the `f64` Redis keeps them in is exact.
-/// The five rating counts of each of `products` products from one pipeline's `ZCARD`s, five
-/// a product in rating order; any other number of replies is an internal error, not a short
-/// answer.
+/// The five rating counts of each of `products` products from one pipeline's `ZCARD`s, ten a
+/// product in rating order (each rating's set without helpful votes, then its set with them);
+/// any other number of replies is an internal error, not a short answer.
 pub(super) fn per_product(counts: Vec<u64>, products: usize) -> Result<Vec<[u64; 5]>, IndexError> {
     if counts.len() != 10 * products {
         let message = format!("{} counts for {products} products", counts.len());

@@ -9,7 +9,7 @@
 //!
 //! A table made before the GSIs by helpful votes existed gets them from `--create-tables`
 //! (`UpdateTable`, one index at a time, as DynamoDB allows); `dynapage reindex` then writes
-//! `helpfulRank` on the comments written before (README, "Upgrading").
+//! `helpfulRank` on the comments written before (docs/operations/table-layout.md, "Upgrading").
 
 use std::time::Duration;
 
@@ -131,7 +131,8 @@ pub(super) async fn check_table(client: &Client, table: &str) -> Result<(), Stor
     if let Some((wanted, _, _)) = missing_indexes(&description).first() {
         return Err(internal(format!(
             "table `{table}` has no global secondary index `{wanted}` (start once with \
-             --create-tables to add it, then run `dynapage reindex`; README, \"Upgrading\")"
+             --create-tables to add it, then run `dynapage reindex`; docs/operations/table-layout.md, \
+             \"Upgrading\")"
         )));
     }
     Ok(())

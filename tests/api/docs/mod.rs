@@ -1,0 +1,16 @@
+//! The front doors held to the code: README.md, BENCHMARKS.md and the book in `docs/`. Every
+//! request with a shown answer and every command shown with its output is run against a server
+//! started as the text says (`examples`), every other `graphql` fence is valid against the
+//! schema (`graphql_fences`), every link and anchor resolves (`links`), the
+//! settings table is `serve`'s flags (`settings`) and the metrics table is the names the code
+//! emits (`metrics`). How a writer marks an example is in `docs/contributing.md`.
+
+mod examples;
+mod fences;
+mod graphiql;
+mod graphql_fences;
+mod json;
+mod links;
+mod markdown;
+mod metrics;
+mod settings;
