@@ -90,7 +90,7 @@ impl TestApp {
 
     /// `dynapage serve --listen 127.0.0.1:0 <args>`, with rate limits off unless `args` set
     /// one: every test's requests come from 127.0.0.1, and most send far more than one
-    /// client's budget (`ratelimit` tests the limits).
+    /// client's budget (`admission::ratelimit` tests the limits).
     pub async fn spawn(args: &[&str]) -> Self {
         let mut argv = vec!["dynapage", "serve"];
         if !args.iter().any(|a| a.starts_with("--rate-limit")) {
@@ -98,12 +98,12 @@ impl TestApp {
         }
         argv.extend_from_slice(args);
         // The response cache answers repeats with what was read before, and these tests count
-        // what each request reads; `response_cache` tests it.
+        // what each request reads; `caching::response_cache` tests it.
         if !args.iter().any(|a| a.starts_with("--response-cache")) {
             argv.extend_from_slice(&["--response-cache-bytes", "0"]);
         }
         // A DynamoDB server must be told how writes are authorised; these tests are about
-        // other things and write openly (tests/api/auth.rs is about that).
+        // other things and write openly (`auth::writes` is about that).
         if args.contains(&"dynamodb") && !args.iter().any(|a| a.starts_with("--auth")) {
             argv.extend_from_slice(&["--auth", "off"]);
         }

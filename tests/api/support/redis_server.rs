@@ -1,6 +1,6 @@
 //! Real `redis-server` processes for the tests (DESIGN §8: no mocks).
 //!
-//! Two flavours (a six-node Redis Cluster is in `redis_cluster`):
+//! Two flavours (a six-node Redis Cluster is in `support::redis_cluster`):
 //! - [`shared_url`]: one server per test binary, started on first use. Only its URL is kept
 //!   (every `#[tokio::test]` has its own runtime, so connections must not outlive a test);
 //!   tests keep apart by giving each its own key prefix ([`unique_prefix`]). A static is never

@@ -1,0 +1,115 @@
+//! A Redis that stalls does not stall cached pages (issue 42, item 8): the response cache's
+//! version read gives up after a short timeout and the cache is bypassed while Redis is away,
+//! so a kept page that needs nothing else of the index answers at once, a burst of them gets
+//! no 503, and each bypass is counted. The stall is real: `CLIENT PAUSE` on the server's own
+//! `redis-server` (every command of every client waits until it ends).
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::caching::headers::Raw;
+use crate::caching::response_cache::raw;
+use crate::helpers::{DEMO_SKU, TestApp};
+
+/// A page whose edges come from the store alone (no `totalCount`, no offset).
+const PAGE: &str =
+    "query($sku: String!) { comments(sku: $sku, first: 5) { edges { node { id body } } } }";
+
+async fn get(app: &TestApp) -> Raw {
+    let variables = json!({ "sku": DEMO_SKU }).to_string();
+    let url = reqwest::Url::parse_with_params(
+        &format!("{}/graphql", app.address),
+        &[("query", PAGE), ("variables", &variables)],
+    )
+    .expect("a URL");
+    let path = format!("{}?{}", url.path(), url.query().unwrap_or_default());
+    raw(url.authority(), "GET", &path, &[], "").await
+}
+
+async fn unavailable(app: &TestApp) -> u64 {
+    let text = app
+        .client
+        .get(format!("{}/metrics", app.address))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    text.lines()
+        .find_map(|l| {
+            l.strip_prefix("dynapage_response_cache_total{outcome=\"unavailable\"} ")?
+                .trim()
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0)
+}
+
+#[tokio::test]
+async fn while_redis_stalls_cached_pages_answer_at_once_and_a_burst_gets_no_503() {
+    let (app, redis) = TestApp::on_redis(30, &["--response-cache-bytes", "1048576"]).await;
+    for _ in 0..3 {
+        assert_eq!(get(&app).await.status, 200);
+    }
+    let kept = get(&app).await;
+    assert!(kept.header("etag").is_some(), "a hit before the stall");
+
+    let client = redis::Client::open(redis.url().as_str()).expect("a Redis URL");
+    let mut conn = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("Redis");
+    let before = unavailable(&app).await;
+    let () = redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(6000)
+        .arg("ALL")
+        .query_async(&mut conn)
+        .await
+        .expect("CLIENT PAUSE");
+    let stalled = Instant::now();
+
+    for _ in 0..5 {
+        let started = Instant::now();
+        let page = get(&app).await;
+        assert_eq!(page.status, 200);
+        assert_eq!(
+            page.json()["data"],
+            kept.json()["data"],
+            "the same page, computed"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "a cached page waited {:?} for Redis",
+            started.elapsed()
+        );
+    }
+    let burst = (0..40).map(|_| get(&app));
+    let started = Instant::now();
+    let pages = futures::future::join_all(burst).await;
+    let statuses: Vec<u16> = pages.iter().map(|p| p.status).collect();
+    assert!(statuses.iter().all(|s| *s == 200), "{statuses:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "40 pages took {:?}",
+        started.elapsed()
+    );
+    assert!(
+        stalled.elapsed() < Duration::from_millis(5_500),
+        "the stall lasted through the checks"
+    );
+    assert!(
+        unavailable(&app).await >= before + 45,
+        "every bypass is counted"
+    );
+
+    // Once Redis answers again, hits come back.
+    tokio::time::sleep_until((stalled + Duration::from_millis(6_200)).into()).await;
+    crate::helpers::eventually("the cache serves hits again", || async {
+        get(&app).await.header("etag").is_some().then_some(())
+    })
+    .await;
+    app.stop().await.expect("clean stop");
+}
