@@ -8,7 +8,7 @@ use dynapage::index::redis::RedisIndex;
 use dynapage::index::{IndexError, PageIndex};
 use dynapage::redis::RedisConfig;
 
-use crate::contracts::index::upserts;
+use crate::support::data::upserts;
 use crate::support::data::{key, rating, sku};
 use crate::support::redis_server::{RedisServer, unique_prefix};
 

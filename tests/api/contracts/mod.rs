@@ -1,6 +1,6 @@
 //! The two narrow traits' contracts (STYLE 4): one list of behaviours per trait, run against
 //! every backend of `CommentStore` (its votes too) and of `PageIndex`.
 
-pub(crate) mod index;
+mod index;
 pub(crate) mod store;
 mod votes;

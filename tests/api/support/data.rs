@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use dynapage::domain::{Comment, CommentId, Rating, Sku, SortKey};
+use dynapage::domain::{ChangeEvent, Comment, CommentId, IndexEntry, Rating, Sku, SortKey};
 
 /// The millisecond the generated comments start at.
 pub const BASE_MILLIS: u64 = 1_700_000_000_000;
@@ -92,4 +92,15 @@ pub fn sku(name: &str) -> Sku {
 
 pub fn rating(value: i64) -> Rating {
     Rating::new(value).expect("valid rating")
+}
+
+/// Each entry as a creation, as the index is given a new comment.
+pub fn upserts(entries: &[IndexEntry]) -> Vec<ChangeEvent> {
+    entries
+        .iter()
+        .map(|e| ChangeEvent::Upsert {
+            old: None,
+            new: e.clone(),
+        })
+        .collect()
 }
