@@ -18,8 +18,9 @@ use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::helpers::{DEMO_SKU, terminate};
-use crate::live::subscriptions::{Socket, open_socket};
+use crate::helpers::DEMO_SKU;
+use crate::helpers::process::{ServerProcess, rss_mib};
+use crate::helpers::websocket::{Socket, errors_of, open_socket};
 
 /// The resident memory the server may reach during the suite, in MiB: its demo data and
 /// caches take well under a hundred; what an attack pins comes on top.
@@ -31,10 +32,10 @@ const ANSWER_WITHIN: Duration = Duration::from_secs(15);
 /// The normal client's page: the same query, the same answer, before and after every batch.
 const PAGE: &str = r#"query Page($sku: String!) { comments(sku: $sku, first: 3) { totalCount edges { node { id rating } } pageInfo { hasNextPage } } }"#;
 
-/// The server under attack: the binary, its address, what a normal client sees.
+/// The server under attack: the binary's process, a client that waits at most
+/// [`ANSWER_WITHIN`], what a normal client sees.
 struct Target {
-    child: tokio::process::Child,
-    address: String,
+    server: ServerProcess,
     client: reqwest::Client,
     page: Value,
 }
@@ -46,43 +47,37 @@ impl Target {
     async fn start() -> Self {
         let binary = std::env::var("DYNAPAGE_HOSTILE_BINARY")
             .unwrap_or_else(|_| env!("CARGO_BIN_EXE_dynapage").to_owned());
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .expect("a free port")
-            .local_addr()
-            .expect("an address")
-            .port();
-        let child = tokio::process::Command::new(binary)
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-            .args(["--demo-comments", "2000", "--rate-limit-cost", "0"])
-            .args([
+        let mut serve = tokio::process::Command::new(binary);
+        serve
+            .arg("serve")
+            .env("RUST_LOG", "error")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .kill_on_drop(true);
+        let server = ServerProcess::start_from(
+            serve,
+            &[
+                "--demo-comments",
+                "2000",
+                "--rate-limit-cost",
+                "0",
                 "--rate-limit-writes",
                 "0",
                 "--rate-limit-subscriptions",
                 "0",
-            ])
-            .env("RUST_LOG", "error")
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("the dynapage binary runs");
+            ],
+        )
+        .await;
         let mut target = Self {
-            child,
-            address: format!("http://127.0.0.1:{port}"),
+            server,
             client: reqwest::Client::builder()
                 .timeout(ANSWER_WITHIN)
                 .build()
                 .expect("a client"),
             page: Value::Null,
         };
-        for _ in 0..600 {
-            if let Ok(page) = target.normal_page().await {
-                target.page = page;
-                return target;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        panic!("the server did not start in 30 s");
+        target.page = target.normal_page().await.expect("the normal page");
+        target
     }
 
     async fn normal_page(&self) -> Result<Value, reqwest::Error> {
@@ -92,17 +87,17 @@ impl Target {
     }
 
     fn url(&self) -> String {
-        format!("{}/graphql", self.address)
+        self.server.url("/graphql")
     }
 
     fn pid(&self) -> u32 {
-        self.child.id().expect("the server runs")
+        self.server.pid()
     }
 
     /// The checks after a batch: alive, within its memory bound, serving the normal page as
     /// before.
     async fn still_serves(&mut self, batch: &str) {
-        if let Some(status) = self.child.try_wait().expect("a status") {
+        if let Some(status) = self.server.child.try_wait().expect("a status") {
             panic!("the server died during the batch `{batch}`: {status}");
         }
         let rss = rss_mib(self.pid());
@@ -163,18 +158,8 @@ impl Target {
 
 impl Drop for Target {
     fn drop(&mut self) {
-        let _ = self.child.start_kill();
+        let _ = self.server.child.start_kill();
     }
-}
-
-fn rss_mib(pid: u32) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("a process");
-    let kib: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS");
-    kib / 1024.0
 }
 
 /// An answer the suite accepts: one of the statuses a refusal or an answer may have, and, when
@@ -439,13 +424,13 @@ async fn generated_hostile_documents_never_abort_hang_or_pin_the_server() {
     // Both sides of the bounds were reached: refused for their nesting, and run.
     assert!(tally.too_deep > 50 && tally.ran > 30, "{tally:?}");
 
-    let status = terminate(&mut target.child, Duration::from_secs(15)).await;
+    let status = target.server.terminate(Duration::from_secs(15)).await;
     assert!(status.success(), "a clean exit after the suite: {status:?}");
 }
 
 /// A `graphql-transport-ws` socket to `target`, `connection_init` acknowledged.
 async fn socket(target: &Target) -> Socket {
-    let mut socket = open_socket(&target.address, "graphql-transport-ws").await;
+    let mut socket = open_socket(&target.server.address, "graphql-transport-ws").await;
     let init = json!({ "type": "connection_init", "payload": {} }).to_string();
     socket.send(Message::Text(init.into())).await.expect("sent");
     assert_eq!(next(&mut socket).await["type"], "connection_ack");
@@ -498,11 +483,7 @@ async fn hostile_subscribe_messages_are_refused_each_with_a_code_and_the_socket_
                 }
                 assert_ne!(message["type"], "close", "the socket was closed: {message}");
             };
-            let errors = match answer["type"].as_str() {
-                Some("error") => answer["payload"].clone(),
-                _ => answer["payload"]["errors"].clone(),
-            };
-            for error in errors.as_array().into_iter().flatten() {
+            for error in errors_of(&answer).as_array().into_iter().flatten() {
                 assert!(error["extensions"]["code"].is_string(), "{error}");
             }
         }
@@ -568,12 +549,9 @@ async fn a_list_value_nested_1500_deep_is_refused_on_every_transport_and_pays_it
         .await
         .expect("sent");
     let refused = next(&mut socket).await;
-    let errors = match refused["type"].as_str() {
-        Some("error") => refused["payload"].clone(),
-        _ => refused["payload"]["errors"].clone(),
-    };
     assert_eq!(
-        errors[0]["extensions"]["code"], "GRAPHQL_VALIDATION_FAILED",
+        errors_of(&refused)[0]["extensions"]["code"],
+        "GRAPHQL_VALIDATION_FAILED",
         "{refused}"
     );
     target.still_serves("the 3 kB request").await;
@@ -587,7 +565,7 @@ async fn long_unfinished_request_heads_are_refused_431_and_pin_no_memory() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut target = Target::start().await;
     let before = rss_mib(target.pid());
-    let peer = target.address.trim_start_matches("http://").to_owned();
+    let peer = target.server.authority().to_owned();
     let head = format!(
         "GET /graphql?query={} HTTP/1.1\r\nhost: x\r\n",
         "a".repeat(64 * 1024)

@@ -9,12 +9,10 @@
 
 use std::time::Instant;
 
-use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
-use tokio_tungstenite::tungstenite::Message;
 
+use crate::helpers::websocket::{Client, errors_of};
 use crate::helpers::{DEMO_SKU, TestApp};
-use crate::live::subscriptions::open_socket;
 use crate::support::jwks::{JwksServer, TestKey};
 use crate::support::redis_server::RedisServer;
 use dynapage::graphql::bytes_floor;
@@ -23,36 +21,13 @@ use dynapage::persisted::sha256_hex;
 const PAGE: &str =
     r#"query($sku: String!) { comments(sku: $sku, first: 2) { edges { node { id } } } }"#;
 
-/// An embedded server with a cost budget of `burst` points refilled at 1 a second, writes off.
-async fn budgeted(burst: u32, extra: &[&str]) -> TestApp {
-    let burst = burst.to_string();
-    let mut args = vec![
-        "--demo-comments",
-        "20",
-        "--rate-limit-cost",
-        "1",
-        "--rate-limit-cost-burst",
-        &burst,
-        "--rate-limit-writes",
-        "0",
-    ];
-    args.extend_from_slice(extra);
-    TestApp::spawn(&args).await
-}
-
 /// POSTs `body` (its bytes as sent); the status and the JSON answer.
 async fn post(app: &TestApp, body: &Value, headers: &[(&str, &str)]) -> (u16, Value) {
-    let mut request = app
-        .client
-        .post(format!("{}/graphql", app.address))
-        .header("content-type", "application/json")
-        .body(body.to_string());
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let response = request.send().await.expect("sent");
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
+    let mut headers = headers.to_vec();
+    headers.push(("content-type", "application/json"));
+    let answer = app.post_graphql(body.to_string(), &headers).await;
+    let json = serde_json::from_str(&answer.text).unwrap_or(Value::Null);
+    (answer.status, json)
 }
 
 fn cost(answer: &Value, field: &str) -> u64 {
@@ -77,7 +52,7 @@ async fn a_normal_page_is_served(app: &TestApp, headers: &[(&str, &str)]) {
 
 #[tokio::test]
 async fn a_document_of_free_fields_pays_for_its_bytes_and_an_honest_page_its_price() {
-    let app = budgeted(10_000, &["--trusted-proxies", "127.0.0.1"]).await;
+    let app = TestApp::cost_budgeted(20, 10_000, &["--trusted-proxies", "127.0.0.1"]).await;
     let attacker = [("x-forwarded-for", "198.51.100.7")];
     // Issue 42, item 3: 7,000 unknown arguments on `__typename` ran for 0 points.
     let arguments: String = (0..5_000).map(|i| format!(" a{i}: {i}")).collect();
@@ -150,7 +125,7 @@ async fn get_page(app: &TestApp, headers: &[(&str, &str)]) -> (u16, Option<u64>,
 
 #[tokio::test]
 async fn revalidations_and_bad_tokens_are_not_free() {
-    let app = budgeted(40, &["--response-cache-bytes", "1048576"]).await;
+    let app = TestApp::cost_budgeted(20, 40, &["--response-cache-bytes", "1048576"]).await;
     get_page(&app, &[]).await;
     let (_, left, etag) = get_page(&app, &[]).await;
     let etag = etag.expect("an ETag once the answer is verified");
@@ -179,11 +154,13 @@ async fn revalidations_and_bad_tokens_are_not_free() {
     // Bad tokens: 401 while the address can pay the failure floor (10 points), then 429.
     let key = TestKey::ec("ec-pays");
     let jwks = JwksServer::start(&[&key]).await;
-    let mut args = jwks.serve_args();
-    args.extend(["--demo-comments", "20", "--rate-limit-cost", "1"].map(str::to_owned));
-    args.extend(["--rate-limit-cost-burst", "35", "--rate-limit-writes", "0"].map(str::to_owned));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let app = TestApp::spawn(&args).await;
+    let budget = ["--rate-limit-cost", "1", "--rate-limit-cost-burst", "35"];
+    let app = TestApp::under_jwt(
+        &jwks,
+        20,
+        &[&budget[..], &["--rate-limit-writes", "0"]].concat(),
+    )
+    .await;
     let bad = [("authorization", "Bearer not.a.token")];
     let body = json!({ "query": PAGE, "variables": { "sku": DEMO_SKU } });
     let mut statuses = Vec::new();
@@ -209,39 +186,15 @@ async fn revalidations_and_bad_tokens_are_not_free() {
 
 #[tokio::test]
 async fn a_subscribe_the_checks_refuse_pays_the_failure_floor() {
-    let app = budgeted(35, &[]).await;
-    let mut socket = open_socket(&app.address, "graphql-transport-ws").await;
-    let send = |message: Value| Message::Text(message.to_string().into());
-    socket
-        .send(send(json!({ "type": "connection_init", "payload": {} })))
-        .await
-        .expect("sent");
+    let app = TestApp::cost_budgeted(20, 35, &[]).await;
+    let mut client = Client::ready(&app).await;
     let mut codes = Vec::new();
     for n in 0..5 {
         // A query over the WebSocket is refused by the request check (BAD_REQUEST).
         let id = format!("q{n}");
-        let subscribe =
-            json!({ "id": id, "type": "subscribe", "payload": { "query": "{ __typename }" } });
-        socket.send(send(subscribe)).await.expect("sent");
-        let code = loop {
-            let message = tokio::time::timeout(std::time::Duration::from_secs(5), socket.next())
-                .await
-                .expect("an answer")
-                .expect("open")
-                .expect("a message");
-            let Message::Text(text) = message else {
-                continue;
-            };
-            let value: Value = serde_json::from_str(&text).expect("JSON");
-            if value["id"] == id.as_str() && value["type"] != "complete" {
-                let errors = match value["type"].as_str() {
-                    Some("error") => value["payload"].clone(),
-                    _ => value["payload"]["errors"].clone(),
-                };
-                break errors[0]["extensions"]["code"].clone();
-            }
-        };
-        codes.push(code);
+        client.subscribe_to(&id, "{ __typename }", json!({})).await;
+        let answer = client.answer_to(&id).await;
+        codes.push(errors_of(&answer)[0]["extensions"]["code"].clone());
     }
     assert_eq!(
         codes[..3],
@@ -362,22 +315,17 @@ async fn registrations_pay_for_their_bytes_are_capped_per_client_and_redis_keeps
 
 #[tokio::test]
 async fn bodies_that_are_not_graphql_requests_pay_for_what_was_read() {
-    let app = budgeted(100, &[]).await;
+    let app = TestApp::cost_budgeted(20, 100, &[]).await;
     // 4,000 bytes that are not JSON: the failure floor of 4 KiB begun, 40 points each.
     let garbage = format!("{{{}", "x".repeat(3_999));
     let mut statuses = Vec::new();
     for _ in 0..4 {
-        let response = app
-            .client
-            .post(format!("{}/graphql", app.address))
-            .header("content-type", "application/json")
-            .body(garbage.clone())
-            .send()
-            .await
-            .expect("sent");
-        let status = response.status().as_u16();
-        let body: Value = response.json().await.expect("a JSON body");
-        statuses.push((status, body["errors"][0]["extensions"]["code"].clone()));
+        let json = [("content-type", "application/json")];
+        let answer = app.post_graphql(garbage.clone(), &json).await;
+        statuses.push((
+            answer.status,
+            answer.json()["errors"][0]["extensions"]["code"].clone(),
+        ));
     }
     let refused = (400, json!("BAD_REQUEST"));
     assert_eq!(statuses[..2], [refused.clone(), refused], "{statuses:?}");

@@ -5,9 +5,9 @@
 //! by `documentId`; and `--require-trusted-documents` refusing every other document. The
 //! client libraries themselves run in `clients::tools` (`persisted.mjs`).
 
-use reqwest::header::{CACHE_CONTROL, CONTENT_TYPE};
 use serde_json::{Value, json};
 
+use crate::helpers::raw_http::Reply;
 use crate::helpers::{DEMO_SKU, TestApp};
 use crate::support::redis_server;
 use dynapage::persisted::sha256_hex;
@@ -44,39 +44,26 @@ impl Answer {
     }
 }
 
-async fn answer(request: reqwest::RequestBuilder) -> Answer {
-    let response = request.send().await.expect("sent");
-    let header = |name| {
-        response
-            .headers()
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_owned()
-    };
-    Answer {
-        status: response.status().as_u16(),
-        cache_control: header(CACHE_CONTROL.as_str()),
-        request_id: header("x-request-id"),
-        text: response.text().await.expect("a body"),
+impl From<Reply> for Answer {
+    fn from(reply: Reply) -> Self {
+        let header = |name| reply.header(name).unwrap_or_default().to_owned();
+        Self {
+            status: reply.status,
+            cache_control: header("cache-control"),
+            request_id: header("x-request-id"),
+            text: reply.text.clone(),
+        }
     }
 }
 
 async fn post(app: &TestApp, body: Value) -> Answer {
-    let request = app
-        .client
-        .post(format!("{}/graphql", app.address))
-        .header(CONTENT_TYPE, "application/json")
-        .body(body.to_string());
-    answer(request).await
+    let json = [("content-type", "application/json")];
+    app.post_graphql(body.to_string(), &json).await.into()
 }
 
 async fn get(app: &TestApp, params: &[(&str, String)]) -> Answer {
-    let request = app
-        .client
-        .get(format!("{}/graphql", app.address))
-        .query(params);
-    answer(request).await
+    let params: Vec<(&str, &str)> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    app.get_graphql(&params, &[]).await.into()
 }
 
 fn persisted(hash: &str) -> Value {
@@ -375,7 +362,8 @@ async fn a_bad_manifest_stops_the_server_at_start_up_naming_the_flag() {
     let file = tempfile::NamedTempFile::new().expect("a temporary file");
     std::fs::write(file.path(), r#"{"x": "query {"}"#).expect("written");
     let path = file.path().to_str().expect("a UTF-8 path");
-    let message = crate::helpers::serve_fails_to_start(&["--trusted-documents", path]).await;
+    let message =
+        crate::helpers::process::serve_fails_to_start(&["--trusted-documents", path]).await;
     assert!(message.contains("--trusted-documents"), "{message}");
     assert!(message.contains("document `x` does not parse"), "{message}");
 }
@@ -388,7 +376,7 @@ async fn a_bad_manifest_stops_the_server_at_start_up_naming_the_flag() {
 async fn apollo_client_and_urql_page_through_a_product_with_automatic_persisted_queries() {
     let app = TestApp::embedded(45).await;
     let endpoint = format!("{}/graphql", app.address);
-    let (success, output) = crate::clients::tools::node("persisted.mjs", &[&endpoint]).await;
+    let (success, output) = crate::helpers::node::node("persisted.mjs", &[&endpoint]).await;
     assert!(success, "{output}");
     assert!(
         output.contains("persisted: 3 checks passed, 0 failed, 0 warnings"),
@@ -433,9 +421,10 @@ async fn a_client_whose_budget_is_spent_registers_nothing() {
 /// is refused, one in it runs (and sees a comment a trusted mutation added).
 #[tokio::test]
 async fn requiring_trusted_documents_refuses_other_subscriptions_too() {
-    use crate::live::subscriptions::{ADD, Client, EVENTS};
+    use crate::helpers::ADD_COMMENT;
+    use crate::helpers::websocket::{Client, EVENTS};
     let file = tempfile::NamedTempFile::new().expect("a temporary file");
-    let manifest = json!({ "events": EVENTS, "add": ADD });
+    let manifest = json!({ "events": EVENTS, "add": ADD_COMMENT });
     std::fs::write(file.path(), manifest.to_string()).expect("written");
     let path = file.path().to_str().expect("a UTF-8 path");
     let app = TestApp::spawn(&[
@@ -455,7 +444,8 @@ async fn requiring_trusted_documents_refuses_other_subscriptions_too() {
         "{message:#}"
     );
     client.subscribe("trusted", json!({ "sku": "OK" })).await;
-    crate::live::subscriptions::add(&app, "OK", "a trusted subscription sees this", 5).await;
+    app.add_comment(None, "OK", "a trusted subscription sees this", 5)
+        .await;
     // The refused operation then says `complete`; the trusted one's event follows.
     let mut event = client.next().await;
     while event["id"] == "other" {
@@ -481,29 +471,15 @@ async fn a_text_answered_from_the_response_cache_registers_its_hash() {
     }
     let mut with_hash = text.clone();
     with_hash.push(("extensions", persisted(&hash).to_string()));
-    let hit = app
-        .client
-        .get(format!("{}/graphql", app.address))
-        .query(&with_hash)
-        .send()
-        .await
-        .expect("sent");
+    let with_hash: Vec<(&str, &str)> = with_hash.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let hit = app.get_graphql(&with_hash, &[]).await;
     // Only an answer kept verified has an `ETag`, and the third request of a text is a hit.
     assert!(
-        hit.headers().contains_key("etag"),
+        hit.header("etag").is_some(),
         "answered from the response cache"
     );
-    let expected = ids(&answer_of(hit).await);
+    let expected = ids(&hit.into());
     // Apollo Client and urql send the hash alone from now on: it must be known.
     assert_eq!(ids(&get(&app, &get_by_hash(&hash)).await), expected);
     app.stop().await.expect("clean stop");
-}
-
-async fn answer_of(response: reqwest::Response) -> Answer {
-    Answer {
-        status: response.status().as_u16(),
-        cache_control: String::new(),
-        request_id: String::new(),
-        text: response.text().await.expect("a body"),
-    }
 }

@@ -7,57 +7,31 @@ use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::{Value, json};
 
-use crate::helpers::{DEMO_SKU, TestApp, error_codes};
+use crate::helpers::raw_http::Reply;
+use crate::helpers::{Api, DEMO_SKU, TestApp, error_codes};
 
 /// A page a storefront asks for: it must work after every attack.
 const NORMAL_PAGE: &str = r#"{ comments(sku: "DAFT_PUNK_TSHIRT", first: 10) { edges { cursor node { id body } } pageInfo { hasNextPage endCursor } } }"#;
 
-/// The answer to a raw POST: status, headers that matter, and the body's bytes.
-struct Raw {
-    status: u16,
-    retry_after: Option<String>,
-    bytes: Vec<u8>,
+/// `extensions.cost` of an answer.
+fn cost_of(answer: &Reply) -> Value {
+    answer.json()["extensions"]["cost"].clone()
 }
 
-impl Raw {
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.bytes).expect("a JSON body")
-    }
-
-    fn cost(&self) -> Value {
-        self.json()["extensions"]["cost"].clone()
-    }
+async fn post(app: &Api, query: &str, client: Option<&str>) -> Reply {
+    post_body(app, &json!({ "query": query }), client).await
 }
 
-async fn post(address: &str, query: &str, client: Option<&str>) -> Raw {
-    post_body(address, &json!({ "query": query }), client).await
-}
-
-async fn post_body(address: &str, body: &Value, client: Option<&str>) -> Raw {
-    let mut request = reqwest::Client::new()
-        .post(format!("{address}/graphql"))
-        .json(body);
-    if let Some(client) = client {
-        request = request.header("x-forwarded-for", client);
-    }
-    let response = request.send().await.expect("request sent");
-    let status = response.status().as_u16();
-    let retry_after = response
-        .headers()
-        .get("retry-after")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    let bytes = response.bytes().await.expect("a body").to_vec();
-    Raw {
-        status,
-        retry_after,
-        bytes,
-    }
+/// POSTs `body` from `client` (`X-Forwarded-For`, trusted from 127.0.0.1) when there is one.
+async fn post_body(app: &Api, body: &Value, client: Option<&str>) -> Reply {
+    let mut headers = vec![("content-type", "application/json")];
+    headers.extend(client.map(|client| ("x-forwarded-for", client)));
+    app.post_graphql(body.to_string(), &headers).await
 }
 
 /// The normal page still pages: ten edges and a cursor to the next.
 async fn assert_normal_page_works(app: &TestApp, client: Option<&str>) {
-    let answer = post(&app.address, NORMAL_PAGE, client).await;
+    let answer = post(app, NORMAL_PAGE, client).await;
     let body = answer.json();
     assert_eq!(answer.status, 200, "{body:#}");
     assert!(body.get("errors").is_none(), "{body:#}");
@@ -77,8 +51,8 @@ async fn an_offset_read_from_the_store_over_four_ratings_costs_every_item_it_rea
     let app = TestApp::embedded(2_000).await;
     // Issue 22, item 5, exactly: it cost 3 points and read 408 items.
     let attack = r#"{ comments(sku: "DAFT_PUNK_TSHIRT", first: 1, offset: 100, ratings: [1,2,3,4]) { pageInfo { hasNextPage } } }"#;
-    let answer = post(&app.address, attack, None).await;
-    let cost = answer.cost();
+    let answer = post(&app, attack, None).await;
+    let cost = cost_of(&answer);
     assert!(answer.json().get("errors").is_none(), "{:#}", answer.json());
     assert_eq!(number(&cost, "itemsRead"), 408, "each partition reads 102");
     assert_eq!(number(&cost, "requestedQueryCost"), 412);
@@ -93,16 +67,16 @@ async fn an_offset_read_from_the_store_over_four_ratings_costs_every_item_it_rea
     }
     fragment.push('}');
     let spread = |times: usize| format!("{{ {} }} {fragment}", "...F ".repeat(times));
-    let refused = post(&app.address, &spread(3), None).await;
+    let refused = post(&app, &spread(3), None).await;
     let body = refused.json();
     assert_eq!(
         error_codes(&body),
         ["GRAPHQL_VALIDATION_FAILED"],
         "{body:#}"
     );
-    assert_eq!(number(&refused.cost(), "itemsRead"), 0);
+    assert_eq!(number(&cost_of(&refused), "itemsRead"), 0);
     // Aliases count at every spread: ten spreads select 100 of them.
-    let aliased = post(&app.address, &spread(10), None).await.json();
+    let aliased = post(&app, &spread(10), None).await.json();
     let message = aliased["errors"][0]["message"].as_str().unwrap_or_default();
     assert!(
         message.contains("selects 100 aliased fields"),
@@ -118,7 +92,7 @@ async fn an_offset_read_from_the_store_over_four_ratings_costs_every_item_it_rea
 async fn a_fragment_spread_under_node_pays_for_its_products_reads() {
     let app = TestApp::embedded(2_000).await;
     let product = post(
-        &app.address,
+        &app,
         &format!(r#"{{ product(sku: "{DEMO_SKU}") {{ id }} }}"#),
         None,
     )
@@ -131,10 +105,10 @@ async fn a_fragment_spread_under_node_pays_for_its_products_reads() {
         "comments(first: 1, offset: 100, ratings: [1,2,3,4]) { pageInfo { hasNextPage } }";
     let spread =
         format!(r#"{{ node(id: "{id}") {{ ...P }} }} fragment P on Product {{ {connection} }}"#);
-    let answer = post(&app.address, &spread, None).await;
+    let answer = post(&app, &spread, None).await;
     let body = answer.json();
     assert!(body.get("errors").is_none(), "{body:#}");
-    let cost = answer.cost();
+    let cost = cost_of(&answer);
     assert_eq!(number(&cost, "itemsRead"), 408, "{cost}");
     assert_eq!(number(&cost, "requestedQueryCost"), 1 + 412, "{cost}");
     assert_normal_page_works(&app, None).await;
@@ -152,10 +126,10 @@ async fn an_argument_the_price_cannot_read_refuses_the_request_unread() {
     let request = |n: u64| json!({ "query": query, "variables": { "n": n } });
     // Once answered, the text is taken for validated and its later requests are not validated
     // in full again: the refusal must hold on that path too.
-    let fine = post_body(&app.address, &request(5), None).await;
+    let fine = post_body(&app, &request(5), None).await;
     assert!(fine.json().get("errors").is_none(), "{:#}", fine.json());
     for _ in 0..2 {
-        let answer = post_body(&app.address, &request(3_000_000_000), None).await;
+        let answer = post_body(&app, &request(3_000_000_000), None).await;
         let body = answer.json();
         assert_eq!(
             error_codes(&body),
@@ -163,7 +137,7 @@ async fn an_argument_the_price_cannot_read_refuses_the_request_unread() {
             "{body:#}"
         );
         assert!(body["data"].is_null(), "{body:#}");
-        assert_eq!(number(&answer.cost(), "itemsRead"), 0, "{body:#}");
+        assert_eq!(number(&cost_of(&answer), "itemsRead"), 0, "{body:#}");
     }
     assert_normal_page_works(&app, None).await;
 }
@@ -180,14 +154,14 @@ async fn a_priced_document_validation_refuses_pays_its_price_or_the_floor() {
     );
     // Per edge: edges 1, node 1 + id 1: 100 × 3 + 1.
     for (query, cost) in [(small, 10), (large.as_str(), 301)] {
-        let answer = post(&app.address, query, None).await;
+        let answer = post(&app, query, None).await;
         let body = answer.json();
         assert_eq!(
             error_codes(&body),
             ["GRAPHQL_VALIDATION_FAILED"],
             "{body:#}"
         );
-        let charged = answer.cost();
+        let charged = cost_of(&answer);
         assert_eq!(
             number(&charged, "requestedQueryCost"),
             cost,
@@ -212,17 +186,17 @@ async fn nodes_cost_per_id_and_report_what_they_read() {
         .collect();
     let query = format!("query($ids: [ID!]!) {{{fields} }}");
     let request = json!({ "query": query, "variables": { "ids": ids } });
-    let answer = post_body(&app.address, &request, None).await;
+    let answer = post_body(&app, &request, None).await;
     let body = answer.json();
     assert!(body.get("errors").is_none(), "{:#}", body["errors"]);
-    let cost = answer.cost();
+    let cost = cost_of(&answer);
     assert_eq!(number(&cost, "itemsRead"), 100);
     assert_eq!(number(&cost, "requestedQueryCost"), 20 * (100 * 2 + 1));
     assert_eq!(number(&cost, "storeQueries"), 1);
 
     // One `node` reads one item, and says so.
     let one = format!(r#"{{ node(id: "{}") {{ id }} }}"#, ids[0]);
-    let cost = post(&app.address, &one, None).await.cost();
+    let cost = cost_of(&post(&app, &one, None).await);
     assert_eq!(number(&cost, "itemsRead"), 1);
     assert!(number(&cost, "requestedQueryCost") >= 1);
 
@@ -233,11 +207,11 @@ async fn nodes_cost_per_id_and_report_what_they_read() {
 async fn a_request_over_the_items_cap_is_refused_before_it_reads() {
     let app = TestApp::spawn(&["--demo-comments", "500", "--max-items-per-request", "300"]).await;
     let deep = r#"{ comments(sku: "DAFT_PUNK_TSHIRT", first: 100, offset: 100, ratings: [1,2]) { nodes { id } } }"#;
-    let answer = post(&app.address, deep, None).await;
+    let answer = post(&app, deep, None).await;
     let body = answer.json();
     assert_eq!(error_codes(&body), ["TOO_MANY_ITEMS"], "{body:#}");
     assert!(body.get("data").is_none(), "{body:#}");
-    assert_eq!(number(&answer.cost(), "itemsRead"), 0);
+    assert_eq!(number(&cost_of(&answer), "itemsRead"), 0);
     let message = body["errors"][0]["message"].as_str().unwrap_or_default();
     assert!(message.contains("more than 300 items"), "{message}");
     assert_normal_page_works(&app, None).await;
@@ -255,7 +229,7 @@ async fn a_document_of_thousands_of_unknown_fields_is_refused_before_validation_
     // Issue 22, item 8: 9.8 kB of 4,900 unknown fields answered 695 kB of errors, for free.
     let document = format!("{{ {}}}", "x ".repeat(4_900));
     assert_eq!(document.len(), 9_803);
-    let answer = post(&app.address, &document, None).await;
+    let answer = post(&app, &document, None).await;
     let body = answer.json();
     assert_eq!(
         error_codes(&body),
@@ -267,8 +241,8 @@ async fn a_document_of_thousands_of_unknown_fields_is_refused_before_validation_
         message.contains("selects 4900 fields") && message.contains("at most 1000"),
         "{message}"
     );
-    assert!(answer.bytes.len() < 1_000, "{} bytes", answer.bytes.len());
-    let cost = answer.cost();
+    assert!(answer.text.len() < 1_000, "{} bytes", answer.text.len());
+    let cost = cost_of(&answer);
     assert_eq!(
         number(&cost, "requestedQueryCost"),
         100,
@@ -287,8 +261,8 @@ async fn a_document_of_thousands_of_unknown_fields_is_refused_before_validation_
     assert_eq!(too_big.status(), 413);
     let wide = unknown_fields(10_000);
     assert_eq!((wide.len() as u64).div_ceil(1024), 58);
-    let answer = post(&app.address, &wide, None).await;
-    assert_eq!(number(&answer.cost(), "requestedQueryCost"), 580);
+    let answer = post(&app, &wide, None).await;
+    assert_eq!(number(&cost_of(&answer), "requestedQueryCost"), 580);
     assert_eq!(error_codes(&answer.json()), ["GRAPHQL_VALIDATION_FAILED"]);
     assert_normal_page_works(&app, None).await;
 }
@@ -297,8 +271,8 @@ async fn a_document_of_thousands_of_unknown_fields_is_refused_before_validation_
 async fn a_response_carries_at_most_twenty_errors_and_says_how_many_were_cut() {
     let app = TestApp::embedded(30).await;
     // Under --max-selections, so async-graphql validates it: 500 errors, 480 of them cut.
-    let answer = post(&app.address, &unknown_fields(500), None).await;
-    let raw = String::from_utf8(answer.bytes.clone()).expect("UTF-8");
+    let answer = post(&app, &unknown_fields(500), None).await;
+    let raw = answer.text.clone();
     assert!(raw.len() < 6_000, "{} bytes: {raw}", raw.len());
     let body = answer.json();
     let errors = body["errors"].as_array().expect("errors");
@@ -339,18 +313,18 @@ async fn a_client_spending_its_budget_on_failing_documents_gets_429_and_others_d
     assert_eq!((refused_shape.len() as u64).div_ceil(1024), 9);
     let mut statuses = Vec::new();
     for _ in 0..12 {
-        statuses.push(post(&app.address, &refused_shape, attacker).await.status);
+        statuses.push(post(&app, &refused_shape, attacker).await.status);
     }
     // 11 × 90 = 990 of the 1,000 points; the twelfth cannot be paid (1 point comes back a
     // second).
     assert_eq!(&statuses[..11], [200; 11], "{statuses:?}");
     assert_eq!(statuses[11], 429, "{statuses:?}");
     for document in [&refused_shape, &broken] {
-        let spent = post(&app.address, document, attacker).await;
+        let spent = post(&app, document, attacker).await;
         assert_eq!(spent.status, 429, "{:#}", spent.json());
-        assert!(spent.retry_after.is_some());
+        assert!(spent.header("retry-after").is_some());
         assert_eq!(error_codes(&spent.json()), ["RATE_LIMITED"]);
-        assert_eq!(spent.cost()["actualQueryCost"], Value::Null);
+        assert_eq!(cost_of(&spent)["actualQueryCost"], Value::Null);
     }
 
     assert_normal_page_works(&app, Some("198.51.100.2")).await;
@@ -472,8 +446,8 @@ async fn no_response_reads_more_items_than_it_was_priced() {
             .new_tree(&mut runner)
             .expect("a document")
             .current();
-        let answer = post(&app.address, &document, None).await;
-        let cost = answer.cost();
+        let answer = post(&app, &document, None).await;
+        let cost = cost_of(&answer);
         let (read, priced) = (
             number(&cost, "itemsRead"),
             number(&cost, "requestedQueryCost"),
@@ -495,8 +469,8 @@ async fn no_response_reads_more_items_than_it_was_priced() {
 
 /// What is left of 127.0.0.1's cost budget, as a cheap query reports it.
 async fn budget_left(app: &TestApp) -> u64 {
-    let answer = post(&app.address, "{ product(sku: \"X\") { sku } }", None).await;
-    number(&answer.cost()["throttleStatus"], "currentlyAvailable")
+    let answer = post(app, "{ product(sku: \"X\") { sku } }", None).await;
+    number(&cost_of(&answer)["throttleStatus"], "currentlyAvailable")
 }
 
 #[tokio::test]
@@ -521,23 +495,21 @@ async fn a_query_is_priced_with_the_servers_paging_settings_and_its_neighbours_c
          query Deep {{ comments(sku: \"{DEMO_SKU}\", first: 1, offset: 900) {{ pageInfo {{ hasNextPage }} }} }}"
     );
     let over_http = post_body(
-        &app.address,
+        &app,
         &json!({ "query": document, "operationName": "Deep" }),
         None,
     )
     .await;
-    let priced = number(&over_http.cost(), "requestedQueryCost");
+    let priced = number(&cost_of(&over_http), "requestedQueryCost");
     assert!(priced > 900, "{}", over_http.json());
 
     let before = budget_left(&app).await;
-    let mut client = crate::live::subscriptions::Client::ready(&app).await;
+    let mut client = crate::helpers::websocket::Client::ready(&app).await;
     client
         .send(json!({ "id": "live", "type": "subscribe", "payload": { "query": document, "operationName": "Live" } }))
         .await;
     // An event proves the subscription ran, so its price was charged.
-    let write = json!({ "query": crate::live::subscriptions::ADD, "variables": { "sku": DEMO_SKU, "body": "b", "rating": 5 } });
-    let written = post_body(&app.address, &write, None).await;
-    assert!(written.json().get("errors").is_none(), "{}", written.json());
+    app.add_comment(None, DEMO_SKU, "b", 5).await;
     let event = client.next().await;
     assert_eq!(
         event["payload"]["data"]["commentEvents"]["kind"], "ADDED",
@@ -625,7 +597,7 @@ async fn nothing_sends_stores_or_refuses_more_than_it_paid() {
     .await;
     let ids = crate::helpers::newest_ids(&app, 60).await;
     let mut socket =
-        crate::live::subscriptions::open_socket(&app.address, "graphql-transport-ws").await;
+        crate::helpers::websocket::open_socket(&app.address, "graphql-transport-ws").await;
     let init = json!({ "type": "connection_init", "payload": {} }).to_string();
     socket.send(Message::Text(init.into())).await.expect("sent");
     socket.next().await.expect("an ack").expect("a message");
@@ -672,7 +644,7 @@ async fn nothing_sends_stores_or_refuses_more_than_it_paid() {
                     "query": text,
                     "extensions": { "persistedQuery": { "version": 1, "sha256Hash": dynapage::persisted::sha256_hex(text) } },
                 });
-                let answer = post_body(&app.address, &body, None).await.json();
+                let answer = post_body(&app, &body, None).await.json();
                 if answer.get("errors").is_some() {
                     continue; // not registered: a document that fails is never kept
                 }

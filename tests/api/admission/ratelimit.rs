@@ -16,7 +16,9 @@ use dynapage::ratelimit::{
 use dynapage::redis::{RedisConfig, RedisHandle};
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, dynapage_command, terminate};
+use crate::helpers::process::ServerProcess;
+use crate::helpers::raw_http::Reply;
+use crate::helpers::{Api, TestApp};
 use crate::support::redis_server::{RedisServer, shared_url, unique_prefix};
 
 /// Complexity 2 (`product` and `sku`): the cheapest query that reaches a resolver.
@@ -29,13 +31,18 @@ const ADD_ONE: &str = r#"mutation {
   addComment(input: { sku: "RATE_WRITES", author: "c", body: "three", rating: 3 }) { comment { id } }
 }"#;
 
-/// One HTTP answer of `/graphql`.
+/// One HTTP answer of `/graphql`, read for its budget.
 #[derive(Debug)]
 struct Answer {
     status: u16,
     retry_after: Option<u64>,
     cache_control: Option<String>,
     body: Value,
+}
+
+/// An embedded server whose cost budget is `burst` points refilled at 1 a second, writes off.
+async fn cost_limited(burst: u32, extra: &[&str]) -> TestApp {
+    TestApp::cost_budgeted(0, burst, extra).await
 }
 
 impl Answer {
@@ -79,58 +86,31 @@ impl Answer {
     }
 }
 
-/// POSTs `query` to the server at `address` with extra `headers`.
-async fn post(address: &str, query: &str, headers: &[(&str, &str)]) -> Answer {
-    let mut request = reqwest::Client::new()
-        .post(format!("{address}/graphql"))
+/// POSTs `query` to `server` with extra `headers`.
+async fn post(server: &Api, query: &str, headers: &[(&str, &str)]) -> Answer {
+    let mut request = server
+        .client
+        .post(server.url("/graphql"))
         .json(&json!({ "query": query }));
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
-    let response = request.send().await.expect("request sent");
-    let header = |name: &str| {
-        response
-            .headers()
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned)
-    };
-    let (status, retry_after, cache_control) = (
-        response.status().as_u16(),
-        header("retry-after").map(|v| v.parse().expect("Retry-After in seconds")),
-        header("cache-control"),
-    );
-    let body = response.json().await.expect("a JSON body");
+    let reply = Reply::of(request).await;
     Answer {
-        status,
-        retry_after,
-        cache_control,
-        body,
+        status: reply.status,
+        retry_after: reply
+            .header("retry-after")
+            .map(|v| v.parse().expect("Retry-After in seconds")),
+        cache_control: reply.header("cache-control").map(str::to_owned),
+        body: reply.json(),
     }
-}
-
-/// An embedded server whose cost budget is `burst` points refilled at 1 a second, writes off.
-async fn cost_limited(burst: u32, extra: &[&str]) -> TestApp {
-    let burst = burst.to_string();
-    let mut args = vec![
-        "--demo-comments",
-        "0",
-        "--rate-limit-cost",
-        "1",
-        "--rate-limit-cost-burst",
-        &burst,
-        "--rate-limit-writes",
-        "0",
-    ];
-    args.extend_from_slice(extra);
-    TestApp::spawn(&args).await
 }
 
 #[tokio::test]
 async fn a_spent_budget_answers_429_with_retry_after_and_rate_limited_and_refills() {
     let app = cost_limited(6, &[]).await;
     for left in [4, 2, 0] {
-        let answer = post(&app.address, CHEAP, &[]).await;
+        let answer = post(&app, CHEAP, &[]).await;
         answer.assert_ok();
         assert_eq!(answer.cost()["requestedQueryCost"], 2);
         assert_eq!(answer.cost()["actualQueryCost"], 2);
@@ -138,7 +118,7 @@ async fn a_spent_budget_answers_429_with_retry_after_and_rate_limited_and_refill
     }
     // Under both media types, a refusal is 429.
     for accept in ["application/json", "application/graphql-response+json"] {
-        let refused = post(&app.address, CHEAP, &[("accept", accept)]).await;
+        let refused = post(&app, CHEAP, &[("accept", accept)]).await;
         refused.assert_refused();
         let retry = refused.retry_after.expect("a Retry-After header");
         assert!((1..=2).contains(&retry), "2 points at 1 a second: {retry}");
@@ -147,18 +127,18 @@ async fn a_spent_budget_answers_429_with_retry_after_and_rate_limited_and_refill
         assert!(refused.available() < 2, "{refused:#?}");
     }
     // Refused requests took nothing: after Retry-After the query passes.
-    let retry = post(&app.address, CHEAP, &[])
+    let retry = post(&app, CHEAP, &[])
         .await
         .retry_after
         .expect("Retry-After");
     tokio::time::sleep(Duration::from_secs(retry)).await;
-    post(&app.address, CHEAP, &[]).await.assert_ok();
+    post(&app, CHEAP, &[]).await.assert_ok();
 }
 
 #[tokio::test]
 async fn a_query_costing_more_than_the_whole_budget_is_told_it_can_never_pass() {
     let app = cost_limited(1, &[]).await;
-    let refused = post(&app.address, CHEAP, &[]).await;
+    let refused = post(&app, CHEAP, &[]).await;
     refused.assert_refused();
     assert_eq!(refused.retry_after, None, "waiting would not help");
     assert!(refused.message().contains("never pass"), "{refused:#?}");
@@ -167,18 +147,10 @@ async fn a_query_costing_more_than_the_whole_budget_is_told_it_can_never_pass() 
 
 #[tokio::test]
 async fn writes_are_counted_per_root_field_and_a_refused_mutation_writes_nothing() {
-    let app = TestApp::spawn(&[
-        "--demo-comments",
-        "0",
-        "--rate-limit-writes",
-        "3",
-        "--rate-limit-cost",
-        "0",
-    ])
-    .await;
-    post(&app.address, ADD_TWO, &[]).await.assert_ok();
+    let app = TestApp::writes_budgeted(0, 3).await;
+    post(&app, ADD_TWO, &[]).await.assert_ok();
     // Two aliases are two writes: one is left, so two more are refused as a whole.
-    let refused = post(&app.address, ADD_TWO, &[]).await;
+    let refused = post(&app, ADD_TWO, &[]).await;
     refused.assert_refused();
     assert!(refused.message().contains("3 writes"), "{refused:#?}");
     let retry = refused.retry_after.expect("Retry-After");
@@ -202,10 +174,10 @@ async fn writes_are_counted_per_root_field_and_a_refused_mutation_writes_nothing
         Some(2),
         "the refused mutation wrote nothing: {page:#}"
     );
-    post(&app.address, ADD_ONE, &[]).await.assert_ok();
-    post(&app.address, ADD_ONE, &[]).await.assert_refused();
+    post(&app, ADD_ONE, &[]).await.assert_ok();
+    post(&app, ADD_ONE, &[]).await.assert_refused();
     // Queries spend no writes.
-    post(&app.address, CHEAP, &[]).await.assert_ok();
+    post(&app, CHEAP, &[]).await.assert_ok();
     let four = format!(
         "mutation {{ {} }}",
         (0..4)
@@ -215,7 +187,7 @@ async fn writes_are_counted_per_root_field_and_a_refused_mutation_writes_nothing
             .collect::<Vec<_>>()
             .join(" ")
     );
-    let never = post(&app.address, &four, &[]).await;
+    let never = post(&app, &four, &[]).await;
     never.assert_refused();
     assert_eq!(never.retry_after, None);
     assert!(never.message().contains("never pass"), "{never:#?}");
@@ -225,7 +197,7 @@ async fn writes_are_counted_per_root_field_and_a_refused_mutation_writes_nothing
 async fn extensions_cost_says_the_budget_on_every_response() {
     let app = TestApp::spawn(&["--demo-comments", "30", "--rate-limit-cost", "1000"]).await;
     let page = post(
-        &app.address,
+        &app,
         r#"{ comments(sku: "DAFT_PUNK_TSHIRT", first: 10) { edges { cursor } pageInfo { hasNextPage } } }"#,
         &[],
     )
@@ -245,7 +217,7 @@ async fn extensions_cost_says_the_budget_on_every_response() {
         "{cost}"
     );
 
-    let mutation = post(&app.address, ADD_ONE, &[]).await;
+    let mutation = post(&app, ADD_ONE, &[]).await;
     mutation.assert_ok();
     assert!(mutation.cost()["requestedQueryCost"].as_u64() > Some(0));
     assert_eq!(
@@ -256,7 +228,7 @@ async fn extensions_cost_says_the_budget_on_every_response() {
     // Requests that fail parsing or validation pay the failure floor (10 points per KiB begun)
     // and see the budget it left. (Until issue 22 they spent nothing: requestedQueryCost null.)
     for invalid in ["{ product(sku: \"A\") { nope } }", "{ product("] {
-        let answer = post(&app.address, invalid, &[]).await;
+        let answer = post(&app, invalid, &[]).await;
         assert_eq!(
             answer.code(),
             Some("GRAPHQL_VALIDATION_FAILED"),
@@ -272,7 +244,7 @@ async fn extensions_cost_says_the_budget_on_every_response() {
 
     // Without limits the cost is still reported; the budget is null.
     let unlimited = TestApp::embedded(0).await;
-    let answer = post(&unlimited.address, CHEAP, &[]).await;
+    let answer = post(&unlimited, CHEAP, &[]).await;
     answer.assert_ok();
     assert_eq!(
         answer.cost(),
@@ -288,85 +260,35 @@ async fn x_forwarded_for_names_the_client_only_from_a_trusted_proxy() {
     // A budget of one CHEAP query per client.
     let proxied = cost_limited(2, &["--trusted-proxies", "10.0.0.0/8,127.0.0.1"]).await;
     let from = |client: &'static str| [("x-forwarded-for", client)];
-    post(&proxied.address, CHEAP, &from("203.0.113.1"))
+    post(&proxied, CHEAP, &from("203.0.113.1"))
         .await
         .assert_ok();
-    post(&proxied.address, CHEAP, &from("203.0.113.1"))
+    post(&proxied, CHEAP, &from("203.0.113.1"))
         .await
         .assert_refused();
-    post(&proxied.address, CHEAP, &from("203.0.113.2"))
+    post(&proxied, CHEAP, &from("203.0.113.2"))
         .await
         .assert_ok();
     // What the client writes left of the right-most untrusted address does not count...
-    post(&proxied.address, CHEAP, &from("198.51.100.9, 203.0.113.2"))
+    post(&proxied, CHEAP, &from("198.51.100.9, 203.0.113.2"))
         .await
         .assert_refused();
     // ...while trusted proxies right of it are walked through.
-    post(&proxied.address, CHEAP, &from("203.0.113.3, 10.1.2.3"))
+    post(&proxied, CHEAP, &from("203.0.113.3, 10.1.2.3"))
         .await
         .assert_ok();
-    post(&proxied.address, CHEAP, &from("203.0.113.3"))
+    post(&proxied, CHEAP, &from("203.0.113.3"))
         .await
         .assert_refused();
     // The proxy itself, without the header, is a client of its own.
-    post(&proxied.address, CHEAP, &[]).await.assert_ok();
+    post(&proxied, CHEAP, &[]).await.assert_ok();
 
     // From a peer that is not trusted, the header is ignored: every request is 127.0.0.1's.
     let direct = cost_limited(2, &[]).await;
-    post(&direct.address, CHEAP, &from("203.0.113.1"))
-        .await
-        .assert_ok();
-    post(&direct.address, CHEAP, &from("203.0.113.2"))
+    post(&direct, CHEAP, &from("203.0.113.1")).await.assert_ok();
+    post(&direct, CHEAP, &from("203.0.113.2"))
         .await
         .assert_refused();
-}
-
-/// [`spawn_server`] with no demo comments and no budgets (`--rate-limit-cost 0`,
-/// `--rate-limit-writes 0`), then `args`: for the WebSocket tests, whose clients subscribe and
-/// write freely.
-pub(crate) async fn spawn_unmetered_server(args: &[&str]) -> (tokio::process::Child, String) {
-    let unmetered = [
-        "--demo-comments",
-        "0",
-        "--rate-limit-cost",
-        "0",
-        "--rate-limit-writes",
-        "0",
-    ];
-    spawn_server(&[&unmetered[..], args].concat()).await
-}
-
-/// `dynapage serve` as a child process on a free port; its URL once `/healthz` answers.
-pub(crate) async fn spawn_server(args: &[&str]) -> (tokio::process::Child, String) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
-    // Repeats answered by the response cache cost one point, not their complexity
-    // (`caching::response_cache`); these servers price every request, unless a test turns the cache on.
-    let cache_off = ["--response-cache-bytes", "0"];
-    let cache = if args.iter().any(|a| a.starts_with("--response-cache")) {
-        &[][..]
-    } else {
-        &cache_off[..]
-    };
-    let child = dynapage_command("serve")
-        .args(["--listen", &format!("127.0.0.1:{port}")])
-        .args(cache)
-        .args(args)
-        .spawn()
-        .expect("dynapage serve starts");
-    let url = format!("http://127.0.0.1:{port}");
-    let client = reqwest::Client::new();
-    for _ in 0..600 {
-        if let Ok(response) = client.get(format!("{url}/healthz")).send().await
-            && response.status().is_success()
-        {
-            return (child, url);
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("dynapage serve did not become healthy in 30 s");
 }
 
 #[tokio::test]
@@ -390,8 +312,9 @@ async fn two_server_processes_sharing_one_redis_server_enforce_one_budget_that_r
         "--rate-limit-writes",
         "0",
     ];
-    let (mut first, a) = spawn_server(&args).await;
-    let (mut second, b) = spawn_server(&args).await;
+    let mut first = ServerProcess::uncached(&args).await;
+    let mut second = ServerProcess::uncached(&args).await;
+    let (a, b) = (Api::clone(&first), Api::clone(&second));
 
     let mut passed = Vec::new();
     let refused = loop {
@@ -419,8 +342,8 @@ async fn two_server_processes_sharing_one_redis_server_enforce_one_budget_that_r
     tokio::time::sleep(Duration::from_secs(retry)).await;
     post(other, CHEAP, &[]).await.assert_ok();
 
-    for child in [&mut first, &mut second] {
-        let status = terminate(child, Duration::from_secs(15)).await;
+    for server in [&mut first, &mut second] {
+        let status = server.terminate(Duration::from_secs(15)).await;
         assert!(status.success(), "{status:?}");
     }
 }
@@ -441,28 +364,25 @@ async fn with_redis_down_each_server_keeps_the_limits_in_process_until_redis_is_
     .await;
     // Redis is stopped: the budget still holds, in buckets that start empty (no fresh burst
     // for an outage), and the pages are served once the rate has refilled them.
-    let refused = post(&app.address, CHEAP, &[]).await;
+    let refused = post(&app, CHEAP, &[]).await;
     refused.assert_refused();
     let retry = refused.retry_after.expect("Retry-After");
     assert!(retry <= 4, "the rate refills it: {retry} s");
     tokio::time::sleep(Duration::from_secs(retry)).await;
-    post(&app.address, CHEAP, &[]).await.assert_ok();
-    post(&app.address, CHEAP, &[]).await.assert_refused();
-    let metrics = app
-        .client
-        .get(format!("{}/metrics", app.address))
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
-    for metric in [
-        "dynapage_rate_limit_store_errors_total",
-        "dynapage_rate_limit_fallback_checks_total",
-        "dynapage_rate_limited_total{limit=\"cost\"}",
+    post(&app, CHEAP, &[]).await.assert_ok();
+    post(&app, CHEAP, &[]).await.assert_refused();
+    // Every series is served from start-up at 0 (`http::metrics`): these moved.
+    let metrics = app.metrics().await;
+    for (name, labels) in [
+        ("dynapage_rate_limit_store_errors_total", &[][..]),
+        ("dynapage_rate_limit_fallback_checks_total", &[]),
+        ("dynapage_rate_limited_total", &[("limit", "cost")]),
     ] {
-        assert!(metrics.contains(metric), "{metric} in:\n{metrics}");
+        assert!(
+            metrics.value(name, labels) >= 1.0,
+            "{name} {labels:?} counted:\n{}",
+            metrics.text
+        );
     }
 
     // Back (empty): within a second or so the budgets are kept in Redis again.
@@ -472,7 +392,7 @@ async fn with_redis_down_each_server_keeps_the_limits_in_process_until_redis_is_
     let kept = crate::helpers::eventually("the budget kept in Redis again", || {
         let (app, url) = (&app, url.clone());
         async move {
-            post(&app.address, CHEAP, &[]).await;
+            post(app, CHEAP, &[]).await;
             let client = redis::Client::open(url).expect("redis url");
             let mut conn = client.get_multiplexed_async_connection().await.ok()?;
             let tat: Option<String> = redis::cmd("GET")

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::helpers::TestApp;
-use crate::live::subscriptions::Client;
+use crate::helpers::websocket::{Client, errors_of};
 
 /// The first error's message and code of a WebSocket operation's answer (a `next` whose
 /// payload has `errors`, or an `error` whose payload is the list), reading on to its
@@ -14,15 +14,15 @@ async fn websocket_refusal(client: &mut Client, id: &str, query: &str) -> (Value
     client.subscribe_to(id, query, json!({})).await;
     let message = client.next().await;
     assert_eq!(message["id"], id, "{message:#}");
-    let error = match message["type"].as_str() {
+    match message["type"].as_str() {
         Some("next") => {
             let complete = client.next().await;
             assert_eq!(complete["type"], "complete", "{complete:#}");
-            message["payload"]["errors"][0].clone()
         }
-        Some("error") => message["payload"][0].clone(),
+        Some("error") => {}
         _ => panic!("not a refusal: {message:#}"),
-    };
+    }
+    let error = &errors_of(&message)[0];
     (
         error["message"].clone(),
         error["extensions"]["code"].clone(),

@@ -6,7 +6,8 @@ use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, WWW_AUTHENTICATE};
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, dynapage_command, error_codes, serve_fails_to_start};
+use crate::helpers::process::{dynapage_command, serve_fails_to_start};
+use crate::helpers::{TestApp, error_codes};
 use crate::support::dynamodb_local;
 use crate::support::jwks::{AUDIENCE, ISSUER, JwksServer, TestKey, at, claims, forged};
 
@@ -31,16 +32,10 @@ async fn post(
     query: &str,
     variables: Value,
 ) -> (StatusCode, HeaderMap, Value) {
-    let mut request = app
-        .client
-        .post(format!("{}/graphql", app.address))
-        .json(&json!({ "query": query, "variables": variables }));
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    let response = request.send().await.expect("request sent");
-    let (status, headers) = (response.status(), response.headers().clone());
-    (status, headers, response.json().await.expect("a JSON body"))
+    let answer = app.graphql_reply(token, query, variables).await;
+    let status = StatusCode::from_u16(answer.status).expect("a status");
+    let body = answer.json();
+    (status, answer.headers, body)
 }
 
 /// `data` of a request that must succeed.
@@ -58,11 +53,7 @@ async fn comments(app: &TestApp, token: Option<&str>, sku: &str) -> Value {
 }
 
 async fn server(jwks: &JwksServer, extra: &[&str]) -> TestApp {
-    let mut args: Vec<String> = jwks.serve_args();
-    args.extend(["--demo-comments", "0"].map(str::to_owned));
-    args.extend(extra.iter().map(|a| (*a).to_owned()));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    TestApp::spawn(&args).await
+    TestApp::under_jwt(jwks, 0, extra).await
 }
 
 #[tokio::test]

@@ -75,8 +75,8 @@ async fn a_walk_survives_redis_going_away_and_counts_come_back_with_it() {
     crate::helpers::until_readyz(&app, 503).await;
 
     // Writes while Redis is down are kept by the feed and applied once it is back.
-    let add = "mutation { addComment(input: { sku: \"DAFT_PUNK_TSHIRT\", author: \"a\", body: \"while redis slept\", rating: 5 }) { comment { id } } }";
-    app.data(add, json!({})).await;
+    app.add_comment(None, DEMO_SKU, "while redis slept", 5)
+        .await;
 
     redis.restart();
     eventually("counts come back by themselves", || async {

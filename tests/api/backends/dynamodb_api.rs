@@ -106,10 +106,9 @@ async fn a_page_of_n_reads_n_plus_one_items_and_one_more_per_boundary_query() {
 #[tokio::test]
 async fn mutations_write_to_dynamodb() {
     let app = dynamodb_app(0).await;
-    let add = "mutation { addComment(input: { sku: \"DDB\", author: \"a\", body: \"stored\", rating: 4 }) { comment { id } } }";
-    let id = app.data(add, json!({})).await["addComment"]["comment"]["id"].clone();
+    let id = app.add_comment(None, "DDB", "stored", 4).await;
     let page = app.page("DDB", json!({ "first": 5 })).await;
-    assert_eq!(page.ids, vec![id.as_str().expect("id").to_owned()]);
+    assert_eq!(page.ids, vec![id.clone()]);
     let update = "mutation($id: ID!) { updateComment(input: { id: $id, rating: 1 }) { comment { rating } } }";
     assert_eq!(
         app.data(update, json!({ "id": id })).await["updateComment"]["comment"]["rating"],

@@ -8,7 +8,8 @@ use dynapage::domain::{Access, Comment, CommentId, Order};
 use dynapage::store::dynamo::{DynamoConfig, DynamoStore};
 use dynapage::store::{CommentStore, KeyQuery, StoreError};
 
-use crate::contracts::store::{dataset, keys_of, product, read_all, sorted_keys};
+use crate::helpers::process::free_port;
+use crate::support::data::{dataset, keys_of, product, read_all, sorted_keys};
 use crate::support::dynamodb_local::{dynamo_store, endpoint};
 
 /// DynamoDB stops a query at 1 MB whatever the `Limit`; the adapter must report that as a
@@ -92,10 +93,7 @@ async fn a_missing_table_is_reported_at_start_up_and_on_every_call() {
 
 #[tokio::test]
 async fn an_unreachable_endpoint_is_reported_as_unavailable() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free port")
-        .port();
+    let port = free_port();
     let config = DynamoConfig {
         endpoint: Some(format!("http://127.0.0.1:{port}")),
         table: "comments".to_owned(),

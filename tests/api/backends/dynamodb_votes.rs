@@ -9,10 +9,12 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use dynapage::domain::{Access, Comment, Voter};
 use dynapage::store::CommentStore;
 
+use crate::helpers::process::{exit_code, stdout};
+use crate::support::backends::Backends;
 use crate::support::counters::Counters;
+use crate::support::data::generated;
 use crate::support::dynamodb_local::{dynamo_store, endpoint, sdk_client};
 use crate::support::redis_server::shared_url;
-use crate::sync::commands::{Backends, exit_code, generated, stdout};
 
 const NOW: u64 = 1_800_000_000_000;
 
@@ -162,7 +164,7 @@ async fn the_commands_read_a_table_with_votes_and_verify_holds_counts_to_votes()
         }
     }
     backends.until_no_drift("votes through the stream").await;
-    crate::helpers::terminate(&mut sync, Duration::from_secs(10)).await;
+    crate::helpers::process::terminate(&mut sync, Duration::from_secs(10)).await;
 
     let rebuilt = backends.run("reindex", &[]).await;
     assert_eq!(exit_code(&rebuilt), Some(0), "{rebuilt:?}");

@@ -2,28 +2,18 @@
 //! recovers; index latency is cut off by the index's own timeout; requests are bounded in time
 //! and in number; hostile queries are refused before they run.
 
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::helpers::{DEMO_SKU, TestApp, error_codes};
+use crate::helpers::{DEMO_SKU, TestApp, error_codes, socket_address};
 use crate::support::fault_proxy::{Fault, FaultProxy};
-use crate::support::{dynamodb_local, redis_server::RedisServer};
-
-fn socket(url: &str) -> SocketAddr {
-    let host_port = url
-        .split("://")
-        .nth(1)
-        .expect("scheme")
-        .trim_end_matches('/');
-    host_port.parse().expect("host:port")
-}
+use crate::support::redis_server::RedisServer;
 
 /// A server on embedded data whose Redis index sits behind a fault proxy.
 async fn app_with_slow_index_possible(extra: &[&str]) -> (TestApp, FaultProxy, RedisServer) {
     let redis = RedisServer::start();
-    let proxy = FaultProxy::start(socket(&redis.url())).await;
+    let proxy = FaultProxy::start(socket_address(&redis.url())).await;
     let url = format!("redis://{}", proxy.address);
     let mut args = vec![
         "--demo-comments",
@@ -39,7 +29,7 @@ async fn app_with_slow_index_possible(extra: &[&str]) -> (TestApp, FaultProxy, R
 
 #[tokio::test]
 async fn a_store_outage_answers_store_unavailable_without_hanging_and_recovers() {
-    let (app, proxy) = app_on_proxied_dynamodb(&[]).await;
+    let (app, proxy) = TestApp::on_proxied_dynamodb(&[]).await;
     let first = app.page(DEMO_SKU, json!({ "first": 30 })).await;
 
     proxy.set(Fault::Refuse);
@@ -214,81 +204,49 @@ async fn too_many_aliases_and_oversized_bodies_are_refused() {
 async fn metrics_count_requests_and_backend_reads() {
     let app = TestApp::embedded(50).await;
     app.page(DEMO_SKU, json!({ "first": 5 })).await;
-    let text = app
-        .client
-        .get(format!("{}/metrics", app.address))
-        .send()
-        .await
-        .expect("sent")
-        .text()
-        .await
-        .expect("text");
-    for metric in [
-        "dynapage_graphql_requests_total",
-        "dynapage_graphql_request_duration_seconds",
-        "dynapage_page_items_read",
+    let metrics = app.metrics().await;
+    for (metric, kind) in [
+        ("dynapage_graphql_requests_total", "counter"),
+        ("dynapage_graphql_request_duration_seconds", "histogram"),
+        ("dynapage_page_items_read", "histogram"),
     ] {
-        assert!(
-            text.contains(metric),
-            "{metric} missing from /metrics:\n{text}"
+        assert_eq!(
+            metrics.types.get(metric).map(String::as_str),
+            Some(kind),
+            "{metric} in /metrics:\n{}",
+            metrics.text
         );
     }
     // Histograms, not summaries: buckets add up across replicas, quantiles do not.
     assert!(
-        !text.contains("quantile="),
-        "a summary is exported:\n{text}"
+        !metrics
+            .samples
+            .keys()
+            .any(|s| s.labels.contains_key("quantile")),
+        "a summary is exported:\n{}",
+        metrics.text
     );
-    for bucket in [
-        r#"dynapage_graphql_request_duration_seconds_bucket{kind="query",le="0.0005"}"#,
-        r#"dynapage_graphql_request_duration_seconds_bucket{kind="query",le="10"}"#,
-        r#"dynapage_graphql_request_duration_seconds_bucket{kind="query",le="+Inf"}"#,
-        r#"dynapage_page_items_read_bucket{le="21"}"#,
-        r#"dynapage_page_items_read_bucket{le="+Inf"}"#,
-        "dynapage_page_items_read_sum",
-    ] {
-        assert!(
-            text.contains(bucket),
-            "{bucket} missing from /metrics:\n{text}"
-        );
+    let query = ("kind", "query");
+    for le in ["0.0005", "10", "+Inf"] {
+        let bucket = "dynapage_graphql_request_duration_seconds_bucket";
+        metrics.value(bucket, &[query, ("le", le)]);
     }
-    let value = |line_start: &str| -> f64 {
-        text.lines()
-            .find_map(|l| l.strip_prefix(line_start))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or_else(|| panic!("{line_start} in /metrics:\n{text}"))
-    };
+    metrics.value("dynapage_page_items_read_bucket", &[("le", "21")]);
+    metrics.value("dynapage_page_items_read_sum", &[]);
     assert_eq!(
-        value(r#"dynapage_page_items_read_bucket{le="+Inf"}"#),
-        value("dynapage_page_items_read_count"),
+        metrics.value("dynapage_page_items_read_bucket", &[("le", "+Inf")]),
+        metrics.value("dynapage_page_items_read_count", &[]),
         "the last bucket holds every page"
     );
     assert!(
-        value(r#"dynapage_page_items_read_bucket{le="11"}"#) >= 1.0,
+        metrics.value("dynapage_page_items_read_bucket", &[("le", "11")]) >= 1.0,
         "the page of 5 read 6 items"
     );
 }
 
-/// A server on DynamoDB Local behind a fault proxy, with `extra` flags.
-pub(crate) async fn app_on_proxied_dynamodb(extra: &[&str]) -> (TestApp, FaultProxy) {
-    let store = dynamodb_local::dynamo_store().await;
-    crate::helpers::seed_demo(&store, 100).await;
-    let proxy = FaultProxy::start(socket(&dynamodb_local::endpoint().await)).await;
-    let endpoint = format!("http://{}", proxy.address);
-    let mut args = vec![
-        "--store",
-        "dynamodb",
-        "--dynamodb-endpoint",
-        &endpoint,
-        "--dynamodb-table",
-        store.table(),
-    ];
-    args.extend_from_slice(extra);
-    (TestApp::spawn(&args).await, proxy)
-}
-
 #[tokio::test]
 async fn shutdown_lets_in_flight_requests_finish_then_stops() {
-    let (app, proxy) = app_on_proxied_dynamodb(&[]).await;
+    let (app, proxy) = TestApp::on_proxied_dynamodb(&[]).await;
     proxy.set(Fault::Delay(Duration::from_millis(400)));
     let query = json!({ "query": "{ comments(sku: \"DAFT_PUNK_TSHIRT\", first: 10) { edges { cursor } } }" });
     let url = format!("{}/graphql", app.address);
@@ -321,9 +279,13 @@ async fn shutdown_lets_in_flight_requests_finish_then_stops() {
 
 #[tokio::test]
 async fn shutdown_is_bounded_when_requests_hang() {
-    let (app, proxy) =
-        app_on_proxied_dynamodb(&["--shutdown-grace-ms", "500", "--request-timeout-ms", "2000"])
-            .await;
+    let (app, proxy) = TestApp::on_proxied_dynamodb(&[
+        "--shutdown-grace-ms",
+        "500",
+        "--request-timeout-ms",
+        "2000",
+    ])
+    .await;
     proxy.set(Fault::Delay(Duration::from_secs(30)));
     let url = format!("{}/graphql", app.address);
     let hanging = app

@@ -6,7 +6,7 @@ mod degradation;
 mod dynamodb_api;
 mod dynamodb_store;
 mod dynamodb_votes;
-pub(crate) mod faults;
+mod faults;
 pub(crate) mod redis_acl;
 mod redis_cluster;
 mod redis_index;

@@ -15,10 +15,12 @@ use dynapage::redis::{
 use dynapage::startup::Process;
 use dynapage::store::CommentStore;
 
-use crate::deploy::compose::repo_file;
+use crate::helpers::process::exit_code;
+use crate::helpers::repo::repo_file;
+use crate::support::backends::Backends;
+use crate::support::data::generated;
 use crate::support::redis_cluster::shared_cluster_urls;
 use crate::support::redis_server::{RedisServer, shared_url, unique_prefix};
-use crate::sync::commands::{Backends, exit_code, generated};
 
 /// Every kind of process, with the settings that change what it sends.
 fn every_process() -> Vec<(Process, StoreKind)> {

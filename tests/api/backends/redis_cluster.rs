@@ -10,9 +10,10 @@ use dynapage::index::redis::RedisIndex;
 use dynapage::redis::RedisConfig;
 use serde_json::{Value, json};
 
-use crate::helpers::{DEMO_SKU, TestApp, error_codes, seed_demo};
+use crate::helpers::process::{exit_code, stdout};
+use crate::helpers::{DELETE_COMMENT, DEMO_SKU, EDIT_COMMENT, TestApp, error_codes, seed_demo};
+use crate::support::backends::Backends;
 use crate::support::redis_cluster::{RedisCluster, cli, shared_cluster_urls};
-use crate::sync::commands::{ADD, Backends, DELETE, UPDATE, exit_code, stdout, until_total};
 
 const DEEP: &str = "query($offset: Int, $ratings: [Int!]) {
   comments(sku: \"DAFT_PUNK_TSHIRT\", first: 20, offset: $offset, ratings: $ratings) {
@@ -34,9 +35,7 @@ async fn reindex_verify_sync_and_the_ratings_filter_work_on_a_six_node_cluster()
     let verified = backends.run("verify", &[]).await;
     assert_eq!(exit_code(&verified), Some(0), "{}", stdout(&verified));
 
-    let mut args: Vec<&str> = backends.args.iter().map(String::as_str).collect();
-    args.extend(["--sync", "--sync-poll-ms", "50"]);
-    let app = TestApp::spawn(&args).await;
+    let app = backends.serve_syncing(&[]).await;
     let embedded = TestApp::embedded_like_dynamodb(COUNT).await;
     for ratings in [Value::Null, json!([3, 5]), json!([1])] {
         for offset in [0, 150, 700, 1_490] {
@@ -50,16 +49,15 @@ async fn reindex_verify_sync_and_the_ratings_filter_work_on_a_six_node_cluster()
     }
 
     // Writes through the API reach the cluster through the stream.
-    let input = json!({ "sku": DEMO_SKU, "author": "ann", "body": "clustered", "rating": 2 });
-    let added = app.data(ADD, json!({ "input": input })).await;
-    let id = added["addComment"]["comment"]["id"].clone();
-    until_total(&app, DEMO_SKU, Value::Null, COUNT as i64 + 1).await;
-    let before_edit = crate::sync::commands::total(&app, DEMO_SKU, json!([5])).await;
-    app.data(UPDATE, json!({ "input": { "id": id, "rating": 5 } }))
+    let id = app.add_comment(None, DEMO_SKU, "clustered", 2).await;
+    app.until_total(DEMO_SKU, Value::Null, COUNT as i64 + 1)
         .await;
-    until_total(&app, DEMO_SKU, json!([5]), before_edit + 1).await;
-    app.data(DELETE, json!({ "input": { "id": id } })).await;
-    until_total(&app, DEMO_SKU, Value::Null, COUNT as i64).await;
+    let before_edit = app.total(DEMO_SKU, json!([5])).await;
+    app.data(EDIT_COMMENT, json!({ "id": id, "rating": 5 }))
+        .await;
+    app.until_total(DEMO_SKU, json!([5]), before_edit + 1).await;
+    app.data(DELETE_COMMENT, json!({ "id": id })).await;
+    app.until_total(DEMO_SKU, Value::Null, COUNT as i64).await;
     backends.until_no_drift("after writes on the cluster").await;
     app.stop().await.expect("stops");
 }
@@ -82,7 +80,7 @@ async fn a_master_killed_during_a_walk_fails_over_and_counts_and_deep_offsets_co
     seed_demo(&backends.store, COUNT).await;
     let rebuilt = backends.run("reindex", &[]).await;
     assert_eq!(exit_code(&rebuilt), Some(0), "{rebuilt:?}");
-    let app = TestApp::spawn(&backends.args.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    let app = backends.serve(&[]).await;
     let embedded = TestApp::embedded_like_dynamodb(COUNT).await;
     let deep = json!({ "offset": 1_200, "ratings": null });
     let expected_deep = embedded.graphql(DEEP, deep.clone()).await["data"].clone();
@@ -269,7 +267,7 @@ async fn scripts_missing_on_the_nodes_are_loaded_where_the_keys_live_even_with_a
         .await
         .expect("the index builds");
     let sku = Sku::parse("SCRIPTED").expect("sku");
-    let events: Vec<ChangeEvent> = crate::sync::commands::generated("SCRIPTED", 4, 300)
+    let events: Vec<ChangeEvent> = crate::support::data::generated("SCRIPTED", 4, 300)
         .iter()
         .map(|c| ChangeEvent::Upsert {
             old: None,

@@ -11,11 +11,14 @@ use dynapage::store::CommentStore;
 use serde_json::{Value, json};
 
 use crate::backends::redis_acl::acl_rules;
-use crate::helpers::{DEMO_SKU, TestApp, serve_fails_to_start, terminate};
+use crate::helpers::process::{exit_code, stdout};
+use crate::helpers::process::{serve_fails_to_start, terminate};
+use crate::helpers::{DEMO_SKU, TestApp};
+use crate::support::backends::Backends;
+use crate::support::data::generated;
 use crate::support::redis_cluster::{RedisCluster, cli, shared_cluster_urls};
 use crate::support::redis_server::RedisServer;
 use crate::support::redis_tls::TlsRedis;
-use crate::sync::commands::{Backends, exit_code, generated, stdout, until_total};
 
 /// Writes `count` comments of `sku` to the table, then runs `reindex` and `verify` (no drift)
 /// and serves `totalCount` and a deep page, all with `backends`' flags.
@@ -53,7 +56,7 @@ async fn serve_counts_and_jumps_through_a_tls_redis_trusted_by_its_ca_file() {
         &ca,
     ])
     .await;
-    until_total(&app, DEMO_SKU, Value::Null, 600).await;
+    app.until_total(DEMO_SKU, Value::Null, 600).await;
     let deep = app
         .data(
             "query($sku: String!) { comments(sku: $sku, first: 20, offset: 550) { totalCount edges { cursor } } }",

@@ -15,8 +15,9 @@ use dynapage::store::memory::MemoryStore;
 use dynapage::store::{CommentStore, StoreError};
 use serde_json::{Value, json};
 
-use crate::contracts::store::dataset;
-use crate::helpers::{TestApp, dynapage_command, error_codes};
+use crate::helpers::process::dynapage_command;
+use crate::helpers::{DELETE_COMMENT, EDIT_COMMENT, TestApp, error_codes};
+use crate::support::data::dataset;
 use crate::support::dynamodb_local::dynamo_store;
 use crate::support::redis_server::{shared_url, unique_prefix};
 use crate::support::sqlite::sqlite_store;
@@ -257,11 +258,7 @@ async fn import(file: &std::path::Path, dir: &std::path::Path) -> (bool, String)
 }
 
 const PAGE: &str = "query($sku: String!) { comments(sku: $sku, first: 10) { totalCount nodes { id body helpfulCount } } }";
-const EDIT: &str = "mutation($id: ID!, $body: String!) { updateComment(input: { id: $id, body: $body }) { comment { id } } }";
 const MARK: &str = "mutation($id: ID!, $helpful: Boolean!) { markHelpful(input: { commentId: $id, helpful: $helpful }) { comment { helpfulCount } } }";
-const DELETE: &str =
-    "mutation($id: ID!) { deleteComment(input: { id: $id }) { deletedCommentId } }";
-const ADD: &str = "mutation($sku: String!) { addComment(input: { sku: $sku, author: \"new\", body: \"after the restart\", rating: 5 }) { comment { id } } }";
 
 async fn page(app: &TestApp, sku: &str) -> Value {
     app.data(PAGE, json!({ "sku": sku })).await["comments"].clone()
@@ -335,7 +332,10 @@ async fn a_box_imported_at_the_highest_versions_refuses_writes_past_them_and_sta
     for (query, variables) in [
         (MARK, json!({ "id": below, "helpful": false })),
         (MARK, json!({ "id": top, "helpful": true })),
-        (EDIT, json!({ "id": top, "body": "past the ceiling" })),
+        (
+            EDIT_COMMENT,
+            json!({ "id": top, "body": "past the ceiling" }),
+        ),
     ] {
         let refused = app.graphql(query, variables.clone()).await;
         assert_eq!(
@@ -346,7 +346,7 @@ async fn a_box_imported_at_the_highest_versions_refuses_writes_past_them_and_sta
         let message = refused["errors"][0]["message"].as_str().expect("a message");
         assert!(message.contains("highest a comment may reach"), "{message}");
     }
-    app.data(DELETE, json!({ "id": top })).await;
+    app.data(DELETE_COMMENT, json!({ "id": top })).await;
     let before = page(&app, "TOP").await;
     assert_eq!(before["totalCount"], 1);
     assert_eq!(before["nodes"][0]["helpfulCount"], 1);
@@ -358,7 +358,7 @@ async fn a_box_imported_at_the_highest_versions_refuses_writes_past_them_and_sta
         before,
         "the box starts again as it was"
     );
-    app.data(ADD, json!({ "sku": "TOP" })).await;
+    app.add_comment(None, "TOP", "after the restart", 5).await;
     assert_eq!(page(&app, "TOP").await["totalCount"], 2);
     app.stop().await.expect("a clean stop");
 }
@@ -368,7 +368,7 @@ async fn a_row_past_the_highest_version_stops_start_up_naming_the_row() {
     let dir = tempfile::tempdir().expect("a data directory");
     let dir_arg = dir.path().to_str().expect("UTF-8");
     let app = TestApp::spawn(&["--data-dir", dir_arg]).await;
-    app.data(ADD, json!({ "sku": "ROW" })).await;
+    app.add_comment(None, "ROW", "after the restart", 5).await;
     app.stop().await.expect("a clean stop");
     let conn = rusqlite::Connection::open(dir.path().join("comments.sqlite3")).expect("open");
     let id: Vec<u8> = conn
@@ -380,7 +380,7 @@ async fn a_row_past_the_highest_version_stops_start_up_naming_the_row() {
     )
     .expect("a version past the ceiling");
     drop(conn);
-    let stderr = crate::helpers::serve_fails_to_start(&["--data-dir", dir_arg]).await;
+    let stderr = crate::helpers::process::serve_fails_to_start(&["--data-dir", dir_arg]).await;
     assert!(
         stderr.contains("the version is not between 1 and"),
         "{stderr}"

@@ -7,9 +7,8 @@
 
 use serde_json::{Value, json};
 
-use crate::caching::headers::Raw;
-use crate::caching::response_cache::raw;
-use crate::helpers::TestApp;
+use crate::helpers::raw_http::{Raw, graphql_path};
+use crate::helpers::{EDIT_COMMENT, TestApp};
 use crate::support::redis_server::RedisServer;
 
 const SKU: &str = "RESTARTED";
@@ -18,14 +17,8 @@ const PAGE: &str =
 const CACHE: [&str; 2] = ["--response-cache-bytes", "1048576"];
 
 async fn get(app: &TestApp, headers: &[(&str, &str)]) -> Raw {
-    let variables = json!({ "sku": SKU }).to_string();
-    let url = reqwest::Url::parse_with_params(
-        &format!("{}/graphql", app.address),
-        &[("query", PAGE), ("variables", &variables)],
-    )
-    .expect("a URL");
-    let path = format!("{}?{}", url.path(), url.query().unwrap_or_default());
-    raw(url.authority(), "GET", &path, headers, "").await
+    let path = graphql_path(PAGE, &json!({ "sku": SKU }));
+    app.raw_request("GET", &path, headers, "").await
 }
 
 fn first_body(page: &Raw) -> Value {
@@ -33,24 +26,12 @@ fn first_body(page: &Raw) -> Value {
 }
 
 async fn add(app: &TestApp, body: &str) -> String {
-    let added = app
-        .data(
-            "mutation($sku: String!, $body: String!) { addComment(input: { sku: $sku, author: \"a\", body: $body, rating: 4 }) { comment { id } } }",
-            json!({ "sku": SKU, "body": body }),
-        )
-        .await;
-    added["addComment"]["comment"]["id"]
-        .as_str()
-        .expect("an id")
-        .to_owned()
+    app.add_comment(None, SKU, body, 4).await
 }
 
 async fn edit(app: &TestApp, id: &str, body: &str) {
-    app.data(
-        "mutation($id: ID!, $body: String!) { updateComment(input: { id: $id, body: $body }) { comment { id } } }",
-        json!({ "id": id, "body": body }),
-    )
-    .await;
+    app.data(EDIT_COMMENT, json!({ "id": id, "body": body }))
+        .await;
 }
 
 /// Three GETs revalidating with `etag` (computed, computed and kept, then a hit): each must be

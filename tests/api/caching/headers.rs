@@ -3,8 +3,6 @@
 //! varies with, the budget in `RateLimit` fields, and gzip, brotli and zstd bodies that decode
 //! to the same JSON as the plain one.
 
-use std::io::Read;
-
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -13,128 +11,6 @@ use crate::support::jwks::{JwksServer, TestKey, claims};
 
 const PAGE: &str = "query($sku: String!) { product(sku: $sku) { comments(first: 40) { edges { cursor node { id author body rating createdAt viewerCanUpdate viewerCanDelete } } } } }";
 
-/// One response as it came off the socket.
-#[derive(Debug)]
-pub(crate) struct Raw {
-    pub(crate) status: u16,
-    headers: Vec<(String, String)>,
-    /// The body after chunked transfer coding is undone; still content-encoded.
-    pub(crate) body: Vec<u8>,
-}
-
-impl Raw {
-    /// Every value of `name`, joined as a list.
-    pub(crate) fn header(&self, name: &str) -> Option<String> {
-        let values: Vec<&str> = self
-            .headers
-            .iter()
-            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-            .collect();
-        (!values.is_empty()).then(|| values.join(", "))
-    }
-
-    fn varies_with(&self, name: &str) -> bool {
-        self.header("vary")
-            .is_some_and(|vary| vary.split(',').any(|v| v.trim().eq_ignore_ascii_case(name)))
-    }
-
-    /// The body as JSON, decoded from its `Content-Encoding`.
-    pub(crate) fn json(&self) -> Value {
-        let mut plain = Vec::new();
-        match self.header("content-encoding").as_deref() {
-            None => plain.clone_from(&self.body),
-            Some("gzip") => {
-                flate2::read::GzDecoder::new(&self.body[..])
-                    .read_to_end(&mut plain)
-                    .expect("gzip");
-            }
-            Some("br") => {
-                brotli_decompressor::Decompressor::new(&self.body[..], 4096)
-                    .read_to_end(&mut plain)
-                    .expect("brotli");
-            }
-            Some("zstd") => plain = zstd::stream::decode_all(&self.body[..]).expect("zstd"),
-            Some(other) => panic!("unexpected encoding {other}"),
-        }
-        serde_json::from_slice(&plain).expect("a JSON body")
-    }
-}
-
-/// A GraphQL GET written by hand over a fresh connection, with `headers` added.
-pub(crate) async fn get(
-    app: &TestApp,
-    query: &str,
-    variables: Value,
-    headers: &[(&str, &str)],
-) -> Raw {
-    let url = reqwest::Url::parse_with_params(
-        &format!("{}/graphql", app.address),
-        &[("query", query), ("variables", &variables.to_string())],
-    )
-    .expect("a URL");
-    let mut request = format!(
-        "GET {}?{} HTTP/1.1\r\nHost: {}\r\nAccept: application/json\r\nConnection: close\r\n",
-        url.path(),
-        url.query().unwrap_or_default(),
-        url.authority()
-    );
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    request.push_str("\r\n");
-    let mut stream = tokio::net::TcpStream::connect(url.authority())
-        .await
-        .expect("connect");
-    stream.write_all(request.as_bytes()).await.expect("write");
-    let mut bytes = Vec::new();
-    stream.read_to_end(&mut bytes).await.expect("read");
-    parse(&bytes)
-}
-
-pub(crate) fn parse(bytes: &[u8]) -> Raw {
-    let end = bytes
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .expect("a header block");
-    let head = String::from_utf8(bytes[..end].to_vec()).expect("ASCII headers");
-    let mut lines = head.split("\r\n");
-    let status = lines.next().expect("a status line")[9..12]
-        .parse()
-        .expect("a status");
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
-        .collect();
-    let mut body = bytes[end + 4..].to_vec();
-    if headers
-        .iter()
-        .any(|(n, v)| n == "transfer-encoding" && v.contains("chunked"))
-    {
-        body = dechunk(&body);
-    }
-    Raw {
-        status,
-        headers,
-        body,
-    }
-}
-
-fn dechunk(mut rest: &[u8]) -> Vec<u8> {
-    let mut body = Vec::new();
-    loop {
-        let line = rest.windows(2).position(|w| w == b"\r\n").expect("a size");
-        let size = std::str::from_utf8(&rest[..line]).expect("hex");
-        let size = usize::from_str_radix(size.split(';').next().unwrap_or("0").trim(), 16)
-            .expect("a chunk size");
-        if size == 0 {
-            return body;
-        }
-        body.extend_from_slice(&rest[line + 2..line + 2 + size]);
-        rest = &rest[line + 2 + size + 2..];
-    }
-}
-
 fn sku() -> Value {
     json!({ "sku": DEMO_SKU })
 }
@@ -142,7 +18,7 @@ fn sku() -> Value {
 #[tokio::test]
 async fn an_anonymous_get_is_public_and_varies_with_accept() {
     let app = TestApp::embedded(3).await;
-    let raw = get(&app, PAGE, sku(), &[]).await;
+    let raw = app.raw_get(PAGE, &sku(), &[]).await;
     assert_eq!(raw.status, 200, "{raw:?}");
     assert_eq!(
         raw.header("cache-control").as_deref(),
@@ -159,14 +35,13 @@ async fn an_anonymous_get_is_public_and_varies_with_accept() {
 async fn a_signed_in_get_and_its_viewer_fields_are_never_public() {
     let key = TestKey::rsa("rsa-cache");
     let jwks = JwksServer::start(&[&key]).await;
-    let mut args = jwks.serve_args();
-    args.extend(["--demo-comments", "3"].map(str::to_owned));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let app = TestApp::spawn(&args).await;
+    let app = TestApp::under_jwt(&jwks, 3, &[]).await;
     let bearer = format!("Bearer {}", key.sign(&claims("alice", json!({}))));
 
     // The attack: a CDN in front would keep Alice's page (with her `viewerCan*`) for Bob.
-    let signed_in = get(&app, PAGE, sku(), &[("Authorization", &bearer)]).await;
+    let signed_in = app
+        .raw_get(PAGE, &sku(), &[("Authorization", &bearer)])
+        .await;
     assert_eq!(signed_in.status, 200, "{signed_in:?}");
     let control = signed_in.header("cache-control").expect("Cache-Control");
     assert!(control.starts_with("private"), "{control}");
@@ -177,14 +52,16 @@ async fn a_signed_in_get_and_its_viewer_fields_are_never_public() {
 
     // A header the server does not even verify under `--auth off` still keeps it private.
     let open = TestApp::embedded(3).await;
-    let raw = get(&open, PAGE, sku(), &[("Authorization", "Bearer anything")]).await;
+    let raw = open
+        .raw_get(PAGE, &sku(), &[("Authorization", "Bearer anything")])
+        .await;
     assert_eq!(
         raw.header("cache-control").as_deref(),
         Some("private, max-age=5")
     );
 
     // A normal anonymous client is still served, publicly.
-    let anonymous = get(&app, PAGE, sku(), &[]).await;
+    let anonymous = app.raw_get(PAGE, &sku(), &[]).await;
     assert_eq!(
         anonymous.header("cache-control").as_deref(),
         Some("public, max-age=5, stale-while-revalidate=30")
@@ -192,31 +69,10 @@ async fn a_signed_in_get_and_its_viewer_fields_are_never_public() {
     assert!(anonymous.json()["data"]["product"].is_object());
 }
 
-/// `r=` of the `RateLimit` field.
-pub(crate) fn remaining(raw: &Raw) -> u64 {
-    let field = raw.header("ratelimit").expect("RateLimit");
-    assert!(field.starts_with("\"cost\";r="), "{field}");
-    let r = field
-        .split(';')
-        .find_map(|p| p.strip_prefix("r="))
-        .expect("r=");
-    r.parse().expect("a number")
-}
-
 #[tokio::test]
 async fn the_budget_is_in_ratelimit_fields_and_out_of_shared_bodies() {
-    let app = TestApp::spawn(&[
-        "--demo-comments",
-        "3",
-        "--rate-limit-cost",
-        "1",
-        "--rate-limit-cost-burst",
-        "5000",
-        "--rate-limit-writes",
-        "0",
-    ])
-    .await;
-    let first = get(&app, PAGE, sku(), &[]).await;
+    let app = TestApp::cost_budgeted(3, 5000, &[]).await;
+    let first = app.raw_get(PAGE, &sku(), &[]).await;
     assert_eq!(
         first.header("ratelimit-policy").as_deref(),
         Some("\"cost\";q=5000;w=5000")
@@ -232,7 +88,9 @@ async fn the_budget_is_in_ratelimit_fields_and_out_of_shared_bodies() {
     assert!(cost["requestedQueryCost"].as_u64() > Some(0), "{cost}");
 
     // With `throttleStatus` in the body, the response is the client's own.
-    let mine = get(&app, PAGE, sku(), &[("Authorization", "Bearer mine")]).await;
+    let mine = app
+        .raw_get(PAGE, &sku(), &[("Authorization", "Bearer mine")])
+        .await;
     assert_eq!(
         mine.header("cache-control").as_deref(),
         Some("private, max-age=5")
@@ -240,23 +98,23 @@ async fn the_budget_is_in_ratelimit_fields_and_out_of_shared_bodies() {
     let status = &mine.json()["extensions"]["cost"]["throttleStatus"];
     assert_eq!(
         status["currentlyAvailable"].as_u64(),
-        Some(remaining(&mine)),
+        Some(mine.remaining()),
         "the header and the body say the same: {status}"
     );
     assert!(
-        remaining(&mine) < remaining(&first),
+        mine.remaining() < first.remaining(),
         "the budget goes down: {:?} then {:?}",
         first.header("ratelimit"),
         mine.header("ratelimit")
     );
     // A failed request shows the budget too, and is kept by no cache.
-    let failed = get(&app, "{ product(sku: ", json!({}), &[]).await;
+    let failed = app.raw_get("{ product(sku: ", &json!({}), &[]).await;
     assert_eq!(failed.header("cache-control").as_deref(), Some("no-store"));
-    assert!(remaining(&failed) <= remaining(&mine), "{failed:?}");
-    let third = get(&app, PAGE, sku(), &[]).await;
+    assert!(failed.remaining() <= mine.remaining(), "{failed:?}");
+    let third = app.raw_get(PAGE, &sku(), &[]).await;
     assert_eq!(third.status, 200);
     assert!(
-        remaining(&third) < remaining(&failed),
+        third.remaining() < failed.remaining(),
         "{:?} then {:?} then {:?}",
         first.header("ratelimit"),
         mine.header("ratelimit"),
@@ -267,7 +125,7 @@ async fn the_budget_is_in_ratelimit_fields_and_out_of_shared_bodies() {
 #[tokio::test]
 async fn a_large_page_is_compressed_as_asked_and_decodes_to_the_same_json() {
     let app = TestApp::embedded(40).await;
-    let plain = get(&app, PAGE, sku(), &[]).await;
+    let plain = app.raw_get(PAGE, &sku(), &[]).await;
     assert_eq!(plain.header("content-encoding"), None);
     assert!(
         plain.body.len() > 4096,
@@ -276,7 +134,9 @@ async fn a_large_page_is_compressed_as_asked_and_decodes_to_the_same_json() {
     );
     let expected = plain.json();
     for encoding in ["gzip", "br", "zstd"] {
-        let raw = get(&app, PAGE, sku(), &[("Accept-Encoding", encoding)]).await;
+        let raw = app
+            .raw_get(PAGE, &sku(), &[("Accept-Encoding", encoding)])
+            .await;
         assert_eq!(raw.status, 200);
         assert_eq!(raw.header("content-encoding").as_deref(), Some(encoding));
         assert!(raw.varies_with("accept-encoding"), "{encoding}: {raw:?}");
@@ -290,13 +150,13 @@ async fn a_large_page_is_compressed_as_asked_and_decodes_to_the_same_json() {
         assert_eq!(raw.json(), expected, "{encoding}");
     }
     // The client's preference decides among several.
-    let preferred = get(
-        &app,
-        PAGE,
-        sku(),
-        &[("Accept-Encoding", "gzip;q=0.5, zstd;q=1.0, br;q=0.8")],
-    )
-    .await;
+    let preferred = app
+        .raw_get(
+            PAGE,
+            &sku(),
+            &[("Accept-Encoding", "gzip;q=0.5, zstd;q=1.0, br;q=0.8")],
+        )
+        .await;
     assert_eq!(
         preferred.header("content-encoding").as_deref(),
         Some("zstd")
@@ -306,13 +166,13 @@ async fn a_large_page_is_compressed_as_asked_and_decodes_to_the_same_json() {
 #[tokio::test]
 async fn a_small_response_is_not_compressed() {
     let app = TestApp::embedded(0).await;
-    let raw = get(
-        &app,
-        "{ __typename }",
-        json!({}),
-        &[("Accept-Encoding", "gzip, br, zstd")],
-    )
-    .await;
+    let raw = app
+        .raw_get(
+            "{ __typename }",
+            &json!({}),
+            &[("Accept-Encoding", "gzip, br, zstd")],
+        )
+        .await;
     assert_eq!(raw.status, 200);
     assert_eq!(raw.header("content-encoding"), None, "{raw:?}");
     assert_eq!(raw.json()["data"]["__typename"], "Query");
@@ -322,19 +182,11 @@ async fn a_small_response_is_not_compressed() {
 /// `http::compression`'s guard refuses first (see its comment).
 #[tokio::test]
 async fn a_client_refusing_every_encoding_gets_406_and_nothing_runs() {
-    let app = TestApp::spawn(&[
-        "--demo-comments",
-        "3",
-        "--rate-limit-cost",
-        "1",
-        "--rate-limit-cost-burst",
-        "5000",
-        "--rate-limit-writes",
-        "0",
-    ])
-    .await;
-    let before = remaining(&get(&app, PAGE, sku(), &[]).await);
-    let refused = get(&app, PAGE, sku(), &[("Accept-Encoding", "identity;q=0")]).await;
+    let app = TestApp::cost_budgeted(3, 5000, &[]).await;
+    let before = app.raw_get(PAGE, &sku(), &[]).await.remaining();
+    let refused = app
+        .raw_get(PAGE, &sku(), &[("Accept-Encoding", "identity;q=0")])
+        .await;
     assert_eq!(refused.status, 406, "{refused:?}");
     assert_eq!(refused.header("cache-control").as_deref(), Some("no-store"));
     assert_eq!(refused.header("content-encoding"), None);
@@ -345,14 +197,16 @@ async fn a_client_refusing_every_encoding_gets_406_and_nothing_runs() {
     );
     assert!(body.get("data").is_none(), "nothing ran: {body}");
     // A normal client is served, and the refusal cost it nothing.
-    let after = get(&app, PAGE, sku(), &[("Accept-Encoding", "gzip")]).await;
+    let after = app
+        .raw_get(PAGE, &sku(), &[("Accept-Encoding", "gzip")])
+        .await;
     assert_eq!(after.status, 200);
     assert!(after.json()["data"]["product"].is_object());
     let cost = after.json()["extensions"]["cost"]["requestedQueryCost"]
         .as_u64()
         .expect("a cost");
     assert!(
-        remaining(&after) + cost >= before,
+        after.remaining() + cost >= before,
         "{before} then {after:?}"
     );
 }
@@ -362,8 +216,8 @@ async fn a_client_refusing_every_encoding_gets_406_and_nothing_runs() {
 #[tokio::test]
 async fn a_websocket_upgrade_is_not_compressed() {
     let app = TestApp::embedded(0).await;
-    let authority = app.address.trim_start_matches("http://").to_owned();
-    let mut stream = tokio::net::TcpStream::connect(&authority)
+    let authority = app.authority();
+    let mut stream = tokio::net::TcpStream::connect(authority)
         .await
         .expect("connect");
     let request = format!(
@@ -386,7 +240,7 @@ async fn a_websocket_upgrade_is_not_compressed() {
     assert!(!head.contains("sec-websocket-extensions"), "{head}");
     drop(stream);
     // A normal client is still served.
-    let raw = get(&app, "{ __typename }", json!({}), &[]).await;
+    let raw = app.raw_get("{ __typename }", &json!({}), &[]).await;
     assert_eq!(raw.status, 200);
 }
 
@@ -403,13 +257,13 @@ async fn under_a_cors_list_a_response_varies_with_origin_and_exposes_the_budget(
         "0",
     ])
     .await;
-    let raw = get(
-        &app,
-        "{ __typename }",
-        json!({}),
-        &[("Origin", "https://shop.example.com")],
-    )
-    .await;
+    let raw = app
+        .raw_get(
+            "{ __typename }",
+            &json!({}),
+            &[("Origin", "https://shop.example.com")],
+        )
+        .await;
     assert_eq!(raw.status, 200);
     assert!(raw.varies_with("origin"), "{raw:?}");
     assert!(raw.varies_with("accept"), "{raw:?}");

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::caching::response_cache::raw;
+use crate::helpers::raw_http::{Raw, graphql_path};
 use crate::helpers::{DEMO_SKU, TestApp, newest_ids};
 
 /// The purges received: their tags and when they came.
@@ -101,7 +101,7 @@ async fn a_vote_toggled_in_a_burst_is_purged_at_once_and_once_more_after_its_win
         assert!(data["markHelpful"]["comment"]["helpfulCount"].is_number());
         last_toggle = Instant::now();
         if toggle == 7 {
-            crate::caching::response_cache::add_comment(&app, "BYSTANDER", "changed meanwhile")
+            app.add_comment(None, "BYSTANDER", "changed meanwhile", 4)
                 .await;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -157,15 +157,9 @@ fn long_sku(i: usize) -> String {
 
 const NODES: &str = "query($a: [ID!]!, $b: [ID!]!) { a: nodes(ids: $a) { ... on Comment { id product { sku } } } b: nodes(ids: $b) { ... on Comment { id } } }";
 
-async fn get_nodes(app: &TestApp, a: &[String], b: &[String]) -> crate::caching::headers::Raw {
-    let variables = json!({ "a": a, "b": b }).to_string();
-    let url = reqwest::Url::parse_with_params(
-        &format!("{}/graphql", app.address),
-        &[("query", NODES), ("variables", &variables)],
-    )
-    .expect("a URL");
-    let path = format!("{}?{}", url.path(), url.query().unwrap_or_default());
-    raw(url.authority(), "GET", &path, &[], "").await
+async fn get_nodes(app: &TestApp, a: &[String], b: &[String]) -> Raw {
+    let path = graphql_path(NODES, &json!({ "a": a, "b": b }));
+    app.raw_request("GET", &path, &[], "").await
 }
 
 #[tokio::test]
@@ -173,18 +167,7 @@ async fn a_response_reading_more_products_than_the_tags_header_holds_is_kept_fro
     let app = TestApp::spawn(&["--demo-comments", "0", "--response-cache-bytes", "8388608"]).await;
     let mut ids = Vec::new();
     for i in 0..130 {
-        let added = app
-            .data(
-                "mutation($sku: String!) { addComment(input: { sku: $sku, author: \"a\", body: \"b\", rating: 4 }) { comment { id } } }",
-                json!({ "sku": long_sku(i) }),
-            )
-            .await;
-        ids.push(
-            added["addComment"]["comment"]["id"]
-                .as_str()
-                .expect("an id")
-                .to_owned(),
-        );
+        ids.push(app.add_comment(None, &long_sku(i), "b", 4).await);
     }
     // Three times: the answer computed, computed again and kept verified, then a hit.
     for attempt in 0..3 {

@@ -6,93 +6,36 @@
 //! `If-None-Match: *` tell nobody whether someone else asked the same query lately.
 
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::caching::headers::{Raw, parse, remaining};
+use crate::helpers::raw_http::{Raw, graphql_path};
 use crate::helpers::{DEMO_SKU, TestApp};
 
 const PAGE: &str = "query($sku: String!) { comments(sku: $sku, first: 5) { totalCount edges { node { id body } } } }";
 const CACHE_ON: [&str; 2] = ["--response-cache-bytes", "1048576"];
 
-/// `method` `path` written by hand to `authority`, with `headers` and `body`.
-pub(crate) async fn raw(
-    authority: &str,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> Raw {
-    let mut request = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {authority}\r\nAccept: application/json\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(body);
-    let mut stream = tokio::net::TcpStream::connect(authority)
-        .await
-        .expect("connect");
-    stream.write_all(request.as_bytes()).await.expect("write");
-    let mut bytes = Vec::new();
-    stream.read_to_end(&mut bytes).await.expect("read");
-    parse(&bytes)
-}
-
 /// The path of a GET of the page of `sku`.
 pub(crate) fn page_path(sku: &str) -> String {
-    let variables = json!({ "sku": sku }).to_string();
-    let query: String = url_encode(&[("query", PAGE), ("variables", &variables)]);
-    format!("/graphql?{query}")
-}
-
-fn url_encode(pairs: &[(&str, &str)]) -> String {
-    let url = reqwest::Url::parse_with_params("http://x/", pairs).expect("a URL");
-    url.query().unwrap_or_default().to_owned()
-}
-
-fn authority(app: &TestApp) -> String {
-    app.address.trim_start_matches("http://").to_owned()
+    graphql_path(PAGE, &json!({ "sku": sku }))
 }
 
 async fn get_page(app: &TestApp, headers: &[(&str, &str)]) -> Raw {
-    raw(&authority(app), "GET", &page_path(DEMO_SKU), headers, "").await
+    app.raw_request("GET", &page_path(DEMO_SKU), headers, "")
+        .await
 }
 
 async fn post_page(app: &TestApp, headers: &[(&str, &str)]) -> Raw {
     let body = json!({ "query": PAGE, "variables": { "sku": DEMO_SKU } }).to_string();
     let mut headers = headers.to_vec();
     headers.push(("Content-Type", "application/json"));
-    raw(&authority(app), "POST", "/graphql", &headers, &body).await
+    app.raw_request("POST", "/graphql", &headers, &body).await
 }
 
-pub(crate) async fn add_comment(app: &TestApp, sku: &str, body: &str) {
-    app.data(
-        "mutation($sku: String!, $body: String!) { addComment(input: { sku: $sku, author: \"a\", body: $body, rating: 4 }) { comment { id } } }",
-        json!({ "sku": sku, "body": body }),
-    )
-    .await;
-}
-
-/// `dynapage_response_cache_total{outcome}` now (counters are shared by the test process's
-/// servers, so tests compare differences).
-async fn outcomes(app: &TestApp) -> [u64; 4] {
-    let text = app
-        .client
-        .get(format!("{}/metrics", app.address))
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
-    ["hit", "miss", "stale", "bypass"].map(|outcome| {
-        let line = format!("dynapage_response_cache_total{{outcome=\"{outcome}\"}} ");
-        text.lines()
-            .find_map(|l| l.strip_prefix(&line))
-            .map_or(0, |n| n.trim().parse().expect("a count"))
-    })
+/// `dynapage_response_cache_total{outcome}` now, for a hit, a miss, a stale answer and a
+/// bypass (counters are shared by the test process's servers, so tests compare differences).
+async fn outcomes(app: &TestApp) -> [f64; 4] {
+    let metrics = app.metrics().await;
+    ["hit", "miss", "stale", "bypass"]
+        .map(|outcome| metrics.value("dynapage_response_cache_total", &[("outcome", outcome)]))
 }
 
 fn cost(raw: &Raw) -> String {
@@ -145,11 +88,11 @@ async fn repeats_are_hits_until_a_write(app: &TestApp) {
     assert_eq!(over_post.status, 304, "POST validates too");
     let after = outcomes(app).await;
     assert!(
-        after[0] >= before[0] + 3,
+        after[0] >= before[0] + 3.0,
         "three hits: {before:?} -> {after:?}"
     );
 
-    add_comment(app, DEMO_SKU, "fresh news").await;
+    app.add_comment(None, DEMO_SKU, "fresh news", 4).await;
     let fresh = crate::helpers::eventually("the write reaches the index", || async {
         let page = get_page(app, &[("If-None-Match", &etag)]).await;
         (page.status == 200).then_some(page)
@@ -204,12 +147,13 @@ async fn a_viewers_request_and_a_write_to_another_product_never_touch_the_cache_
         );
     }
     assert!(
-        outcomes(&app).await[3] >= before[3] + 3,
+        outcomes(&app).await[3] >= before[3] + 3.0,
         "counted as bypass"
     );
     get_page(&app, &[]).await;
     let etag = get_page(&app, &[]).await.header("etag").expect("an ETag");
-    add_comment(&app, "ANOTHER_PRODUCT", "elsewhere").await;
+    app.add_comment(None, "ANOTHER_PRODUCT", "elsewhere", 4)
+        .await;
     let page = get_page(&app, &[("If-None-Match", &etag)]).await;
     assert_eq!(
         page.status, 304,
@@ -240,19 +184,7 @@ async fn with_the_cache_off_bodies_keep_their_cost_and_no_etag_is_given() {
 /// the loop below would never be refused.
 #[tokio::test]
 async fn a_hit_costs_its_kib_sent_a_304_its_bytes_and_a_spent_budget_is_refused_both() {
-    let app = TestApp::spawn(&[
-        "--demo-comments",
-        "30",
-        CACHE_ON[0],
-        CACHE_ON[1],
-        "--rate-limit-cost",
-        "1",
-        "--rate-limit-cost-burst",
-        "100",
-        "--rate-limit-writes",
-        "0",
-    ])
-    .await;
+    let app = TestApp::cost_budgeted(30, 100, &CACHE_ON).await;
     get_page(&app, &[]).await;
     let verified = get_page(&app, &[]).await;
     let etag = verified.header("etag").expect("an ETag once verified");
@@ -261,7 +193,7 @@ async fn a_hit_costs_its_kib_sent_a_304_its_bytes_and_a_spent_budget_is_refused_
     let second_304 = get_page(&app, &revalidate).await;
     assert_eq!((first_304.status, second_304.status), (304, 304));
     // The request's URL is a few hundred bytes: a 304 takes its 10 points a KiB (2 to 4).
-    let revalidation = remaining(&first_304).saturating_sub(remaining(&second_304));
+    let revalidation = first_304.remaining().saturating_sub(second_304.remaining());
     assert!(
         (1..=5).contains(&revalidation),
         "a 304 takes what its bytes cost: {:?} then {:?}",
@@ -271,7 +203,7 @@ async fn a_hit_costs_its_kib_sent_a_304_its_bytes_and_a_spent_budget_is_refused_
 
     let price = (verified.body.len().div_ceil(1024) as u64).max(revalidation);
     let started = std::time::Instant::now();
-    let mut left = remaining(&second_304);
+    let mut left = second_304.remaining();
     let budget = left;
     let mut hits = 0;
     let refused = loop {
@@ -280,7 +212,7 @@ async fn a_hit_costs_its_kib_sent_a_304_its_bytes_and_a_spent_budget_is_refused_
             break page;
         }
         assert_eq!(page.body, verified.body);
-        let now = remaining(&page);
+        let now = page.remaining();
         assert!(
             now + price <= left + 1,
             "{now} after {left}: a hit took less than {price}"
@@ -314,14 +246,10 @@ const LARGE: &str = "query($sku: String!) { comments(sku: $sku, first: 100) { ed
 /// A GET of `query` for the demo product from the client `from` (`X-Forwarded-For`, which
 /// the server trusts from 127.0.0.1), with `headers`.
 async fn get_as(app: &TestApp, from: &str, query: &str, headers: &[(&str, &str)]) -> Raw {
-    let variables = json!({ "sku": DEMO_SKU }).to_string();
-    let path = format!(
-        "/graphql?{}",
-        url_encode(&[("query", query), ("variables", &variables)])
-    );
+    let path = graphql_path(query, &json!({ "sku": DEMO_SKU }));
     let mut headers = headers.to_vec();
     headers.push(("X-Forwarded-For", from));
-    raw(&authority(app), "GET", &path, &headers, "").await
+    app.raw_request("GET", &path, &headers, "").await
 }
 
 /// The attack of issue 42: one client repeating a large kept answer. It runs out of budget
@@ -331,21 +259,8 @@ async fn get_as(app: &TestApp, from: &str, query: &str, headers: &[(&str, &str)]
 #[tokio::test]
 async fn a_client_repeating_a_large_cached_answer_runs_out_by_its_size_while_small_pages_stay_cheap()
  {
-    let app = TestApp::spawn(&[
-        "--demo-comments",
-        "150",
-        CACHE_ON[0],
-        "8388608",
-        "--rate-limit-cost",
-        "1",
-        "--rate-limit-cost-burst",
-        "3000",
-        "--rate-limit-writes",
-        "0",
-        "--trusted-proxies",
-        "127.0.0.1",
-    ])
-    .await;
+    let large_cache = [CACHE_ON[0], "8388608", "--trusted-proxies", "127.0.0.1"];
+    let app = TestApp::cost_budgeted(150, 3000, &large_cache).await;
     // The attacker computes the answer twice (first, verified), as anyone would.
     for _ in 0..2 {
         assert_eq!(get_as(&app, "10.9.0.1", LARGE, &[]).await.status, 200);
@@ -357,7 +272,7 @@ async fn a_client_repeating_a_large_cached_answer_runs_out_by_its_size_while_sma
         "a large answer: {} bytes",
         first_hit.body.len()
     );
-    let budget = remaining(&first_hit) + price;
+    let budget = first_hit.remaining() + price;
     let gzip = [("Accept-Encoding", "gzip")];
     let zipped = get_as(&app, "10.9.0.2", LARGE, &gzip).await;
     assert_eq!(zipped.header("content-encoding").as_deref(), Some("gzip"));
@@ -366,7 +281,7 @@ async fn a_client_repeating_a_large_cached_answer_runs_out_by_its_size_while_sma
         zipped_price < price,
         "{zipped_price} for gzip against {price}"
     );
-    let taken = 3_000 - remaining(&zipped);
+    let taken = 3_000 - zipped.remaining();
     assert!(
         taken == zipped_price || taken + 1 == zipped_price,
         "priced as sent: {taken} taken for {zipped_price}"
@@ -395,7 +310,7 @@ async fn a_client_repeating_a_large_cached_answer_runs_out_by_its_size_while_sma
         "{hits} hits of {price} points from {budget}"
     );
     // The honest client's hits (after its first two runs) cost what they send: a point or two.
-    let hits_left: Vec<u64> = small.iter().skip(2).map(remaining).collect();
+    let hits_left: Vec<u64> = small.iter().skip(2).map(Raw::remaining).collect();
     for pair in hits_left.windows(2) {
         assert!(
             pair[0] - pair[1].min(pair[0]) <= 2,

@@ -10,13 +10,14 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use dynapage::store::CommentStore;
-use serde_json::json;
 
-use crate::caching::headers::Raw;
-use crate::caching::response_cache::{page_path, raw};
+use crate::caching::response_cache::page_path;
+use crate::helpers::process::free_port;
+use crate::helpers::raw_http::{self, Raw};
 use crate::helpers::{DEMO_SKU, TestApp};
+use crate::support::backends::Backends;
+use crate::support::data::generated;
 use crate::support::redis_server::shared_url;
-use crate::sync::commands::{Backends, generated};
 
 const OTHER_SKU: &str = "OTHER_PRODUCT";
 
@@ -32,13 +33,6 @@ impl Drop for Varnish {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
 }
 
 impl Varnish {
@@ -87,7 +81,7 @@ impl Varnish {
     }
 
     async fn get(&self, sku: &str, headers: &[(&str, &str)]) -> Raw {
-        raw(&self.authority, "GET", &page_path(sku), headers, "").await
+        raw_http::request(&self.authority, "GET", &page_path(sku), headers, "").await
     }
 }
 
@@ -96,14 +90,6 @@ fn first_body(page: &Raw) -> String {
         .as_str()
         .unwrap_or_default()
         .to_owned()
-}
-
-async fn add_comment(app: &TestApp, sku: &str, body: &str) {
-    app.data(
-        "mutation($sku: String!, $body: String!) { addComment(input: { sku: $sku, author: \"a\", body: $body, rating: 4 }) { comment { id } } }",
-        json!({ "sku": sku, "body": body }),
-    )
-    .await;
 }
 
 #[tokio::test]
@@ -124,7 +110,7 @@ async fn varnish_keeps_anonymous_pages_until_a_write_purges_their_product() {
     ])
     .await;
     let varnish = Varnish::start(port, app.address.trim_start_matches("http://")).await;
-    add_comment(&app, OTHER_SKU, "other's first").await;
+    app.add_comment(None, OTHER_SKU, "other's first", 4).await;
     // That comment's purge is sent apart from the write and may land after its page is kept
     // (on a loaded machine, well after): wait until a page stays kept across half a second.
     for sku in [DEMO_SKU, OTHER_SKU] {
@@ -143,7 +129,7 @@ async fn varnish_keeps_anonymous_pages_until_a_write_purges_their_product() {
         .await;
     }
 
-    add_comment(&app, DEMO_SKU, "purged in").await;
+    app.add_comment(None, DEMO_SKU, "purged in", 4).await;
     let fresh = crate::helpers::eventually("the purge reaches Varnish", || async {
         let page = varnish.get(DEMO_SKU, &[]).await;
         (first_body(&page) == "purged in").then_some(page)
@@ -195,15 +181,16 @@ async fn on_dynamodb_and_redis_a_write_straight_into_the_table_purges_through_se
     let backends = Backends::on(&shared_url()).await;
     let port = free_port();
     let purge_url = format!("http://127.0.0.1:{port}/");
-    let mut argv: Vec<&str> = backends.args.iter().map(String::as_str).collect();
-    argv.extend(["--sync", "--sync-poll-ms", "50", "--cache-max-age", "3600"]);
-    argv.extend([
-        "--response-cache-bytes",
-        "1048576",
-        "--purge-url",
-        &purge_url,
-    ]);
-    let app = TestApp::spawn(&argv).await;
+    let app = backends
+        .serve_syncing(&[
+            "--cache-max-age",
+            "3600",
+            "--response-cache-bytes",
+            "1048576",
+            "--purge-url",
+            &purge_url,
+        ])
+        .await;
     let varnish = Varnish::start(port, app.address.trim_start_matches("http://")).await;
     for sku in ["STRAIGHT", "BYSTANDER"] {
         let comment = generated(sku, 7, 1).remove(0);
@@ -278,14 +265,7 @@ async fn through_varnish_the_kept_gzip_body_serves_every_client_and_revalidates(
     .await;
     // Kept verified on the server first, so the copy Varnish keeps has its ETag.
     for _ in 0..2 {
-        raw(
-            app.address.trim_start_matches("http://"),
-            "GET",
-            &page_path(DEMO_SKU),
-            &[],
-            "",
-        )
-        .await;
+        app.raw_request("GET", &page_path(DEMO_SKU), &[], "").await;
     }
     let varnish = Varnish::start(port, app.address.trim_start_matches("http://")).await;
     let gzip = [("Accept-Encoding", "gzip")];

@@ -11,7 +11,7 @@ use graphql_client::{GraphQLQuery, Response};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::clients::tools::{clients_dir, node, tool};
+use crate::helpers::node::{clients_dir, node, tool};
 use crate::helpers::{DEMO_SKU, TestApp};
 
 /// Custom scalars of the schema, as the generated code sees them.

@@ -11,9 +11,11 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt};
 
-use crate::clients::browser::{OFFLINE_FLAGS, chromium};
-use crate::clients::tools::clients_dir;
 use crate::helpers::TestApp;
+use crate::helpers::browser::{OFFLINE_FLAGS, chromium};
+use crate::helpers::node::clients_dir;
+use crate::support::backends::Backends;
+use crate::support::redis_server::shared_url;
 
 #[tokio::test]
 async fn graphiqls_comment_events_tab_clicked_in_chromium_shows_a_comment_written_meanwhile() {
@@ -34,7 +36,7 @@ async fn graphiqls_comment_events_tab_clicked_in_chromium_shows_a_comment_writte
         "expect": body,
     });
     let (success, output) =
-        crate::clients::tools::node("graphiql-events.mjs", &[&config.to_string()]).await;
+        crate::helpers::node::node("graphiql-events.mjs", &[&config.to_string()]).await;
     assert!(success, "graphiql-events.mjs failed:\n{output}");
     let report: Value = serde_json::from_str(output.trim())
         .unwrap_or_else(|e| panic!("graphiql-events.mjs printed no JSON ({e}):\n{output}"));
@@ -75,11 +77,8 @@ async fn graphql_ws_apollo_and_urql_receive_a_comment_written_straight_into_dyna
     use dynapage::graphql::GlobalId;
     use dynapage::store::CommentStore;
 
-    let backends =
-        crate::sync::commands::Backends::on(&crate::support::redis_server::shared_url()).await;
-    let mut args: Vec<&str> = backends.args.iter().map(String::as_str).collect();
-    args.extend(["--sync", "--sync-poll-ms", "50"]);
-    let app = TestApp::spawn(&args).await;
+    let backends = Backends::on(&shared_url()).await;
+    let app = backends.serve_syncing(&[]).await;
     let (sku, body) = ("NODE_DIRECT", "written by another tool");
     let mut node = tokio::process::Command::new("node")
         .args([

@@ -164,7 +164,7 @@ async fn the_playground_examples_page_through_the_demo_product() {
     assert_eq!(connection["startOffset"], 1_230);
 
     // The subscription tab, with the AddComment tab run beside it.
-    let mut live = crate::live::subscriptions::Client::ready(&app).await;
+    let mut live = crate::helpers::websocket::Client::ready(&app).await;
     live.subscribe_to("tab", &example("comment-events"), json!({}))
         .await;
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
@@ -244,10 +244,7 @@ async fn the_add_comment_tab_the_page_serves_writes_under_auth_off_and_under_aut
 
     let key = TestKey::ec("ec-playground");
     let jwks = JwksServer::start(&[&key]).await;
-    let mut args = jwks.serve_args();
-    args.extend(["--demo-comments", "0"].map(str::to_owned));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let signed = TestApp::spawn(&args).await;
+    let signed = TestApp::under_jwt(&jwks, 0, &[]).await;
     let tab = served_tab(&signed, "AddComment").await;
     let token = key.sign(&claims("ada", json!({ "name": "Ada" })));
     let answer = run_tab(&signed, &tab, Some(&token)).await;

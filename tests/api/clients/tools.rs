@@ -9,39 +9,11 @@
 //! graphql-http audits the server against the GraphQL over HTTP specification. GraphQL Code
 //! Generator reads a running server's schema (`clients::codegen`).
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use crate::helpers::TestApp;
+use crate::helpers::node::{clients_dir, node};
 use crate::support::redis_server::RedisServer;
-
-/// Every package `package.json` pins; an older `node_modules` misses some.
-const PACKAGES: [&str; 13] = [
-    "@graphql-codegen/cli",
-    "@graphql-codegen/typescript-operations",
-    "typescript",
-    "graphql",
-    "relay-compiler",
-    "@apollo/client",
-    "@urql/core",
-    "@urql/exchange-graphcache",
-    "@urql/exchange-persisted",
-    "graphql-http",
-    "playwright-core",
-    "graphql-ws",
-    "ws",
-];
-
-pub(crate) fn clients_dir() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clients");
-    assert!(
-        PACKAGES
-            .iter()
-            .all(|package| dir.join("node_modules").join(package).is_dir()),
-        "the client tools are not installed: run scripts/test, or `npm ci` in tests/clients"
-    );
-    dir
-}
 
 fn run(command: &mut Command) -> String {
     let output = command
@@ -54,48 +26,6 @@ fn run(command: &mut Command) -> String {
     );
     assert!(output.status.success(), "{command:?} failed:\n{text}");
     text
-}
-
-/// The longest a client script may run.
-const NODE_SCRIPT_LIMIT: std::time::Duration = std::time::Duration::from_secs(180);
-
-/// Runs `node <script> <args>` in `tests/clients`; whether it succeeded, and its output.
-pub(crate) async fn node(script: &str, args: &[&str]) -> (bool, String) {
-    let mut command = tokio::process::Command::new("node");
-    command.arg(script).args(args);
-    bounded(command, &format!("node {script}")).await
-}
-
-/// Runs an installed tool, `node_modules/.bin/<tool> <args>`, in `tests/clients` with `env`
-/// added; whether it succeeded, and its output.
-pub(crate) async fn tool(tool: &str, args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
-    let mut command =
-        tokio::process::Command::new(clients_dir().join("node_modules/.bin").join(tool));
-    command
-        .args(args)
-        .envs(env.iter().copied())
-        .env("NO_COLOR", "1");
-    bounded(command, tool).await
-}
-
-/// Runs `command` in `tests/clients`, bounded by [`NODE_SCRIPT_LIMIT`] and killed when the
-/// bound passes: a script stuck on a wait (a browser page that never subscribed, under load)
-/// fails its test instead of hanging the suite.
-async fn bounded(mut command: tokio::process::Command, name: &str) -> (bool, String) {
-    let run = command
-        .current_dir(clients_dir())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(NODE_SCRIPT_LIMIT, run)
-        .await
-        .unwrap_or_else(|_| panic!("{name} did not end within {NODE_SCRIPT_LIMIT:?}"))
-        .unwrap_or_else(|e| panic!("{name} did not start (is Node.js installed?): {e}"));
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (output.status.success(), text)
 }
 
 /// Two servers with the demo data: one whole, one whose index (Redis) has gone away after

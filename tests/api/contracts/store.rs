@@ -6,7 +6,6 @@
 //! Every dataset has timestamp ties (about three comments per millisecond), because the order
 //! invariant (DESIGN §3) is only tested where ties exist.
 
-use std::collections::HashSet;
 use std::ops::Bound;
 
 use dynapage::domain::{
@@ -15,7 +14,10 @@ use dynapage::domain::{
 use dynapage::store::memory::MemoryStore;
 use dynapage::store::{CommentStore, KeyQuery, Partition, StoreError};
 
-use crate::support::data::{self, BASE_MILLIS, Rng, has_ties, rating, sku};
+use crate::support::data::{
+    BASE_MILLIS, dataset, has_ties, keys_of, product, rating, read_all, read_all_from, sku,
+    sorted_keys,
+};
 use crate::support::dynamodb_local::dynamo_store;
 use crate::support::sqlite::sqlite_store;
 
@@ -55,103 +57,10 @@ contract_suite! {
 // ---------------------------------------------------------------------------------------------
 // Data.
 
-/// `count` comments of `sku_name`, about three per millisecond, ratings spread over 1..5
-/// independently of time; the same for the same arguments, and never sharing an id with
-/// another product's.
-pub fn dataset(sku_name: &str, count: usize) -> Vec<Comment> {
-    let spread = (count as u64 / 3).max(1);
-    data::comments(&mut Rng::named(sku_name), &sku(sku_name), count, spread)
-}
-
 async fn stored<S: CommentStore>(store: &S, sku_name: &str, count: usize) -> Vec<Comment> {
     let comments = dataset(sku_name, count);
     store.put_batch(&comments).await.expect("put_batch");
     comments
-}
-
-/// The comments' sort keys as the given order reads them.
-pub fn sorted_keys<'a>(
-    comments: impl IntoIterator<Item = &'a Comment>,
-    order: Order,
-) -> Vec<SortKey> {
-    let mut keys: Vec<SortKey> = comments.into_iter().map(Comment::sort_key).collect();
-    keys.sort();
-    if order == Order::NewestFirst {
-        keys.reverse();
-    }
-    keys
-}
-
-pub fn keys_of(comments: &[Comment]) -> Vec<SortKey> {
-    comments.iter().map(Comment::sort_key).collect()
-}
-
-pub fn product(sku_name: &str) -> Partition {
-    Partition::Product(sku(sku_name))
-}
-
-/// Reads a partition to its end the way the engine does: one query, then another from the
-/// last evaluated key, until none comes back. Checks each page keeps the contract on the way.
-pub async fn read_all<S: CommentStore>(
-    store: &S,
-    partition: Partition,
-    order: Order,
-    from: Bound<SortKey>,
-    limit: usize,
-) -> Vec<Comment> {
-    read_all_from(store, partition, order, from.map(Position::flat), limit).await
-}
-
-/// [`read_all`] from a position in the partition's order (a count and a sort key, in a
-/// partition by helpful votes).
-pub async fn read_all_from<S: CommentStore>(
-    store: &S,
-    partition: Partition,
-    order: Order,
-    from: Bound<Position>,
-    limit: usize,
-) -> Vec<Comment> {
-    let mut query = KeyQuery {
-        partition: partition.clone(),
-        order,
-        from,
-        limit,
-    };
-    let mut all: Vec<Comment> = Vec::new();
-    for _ in 0..10_000 {
-        let page = store.query(&query).await.expect("query");
-        assert!(
-            page.items.len() <= limit,
-            "a page holds at most `limit` items"
-        );
-        for item in &page.items {
-            assert!(
-                query.admits(&partition.position_of(item)),
-                "{:?} violates {:?}",
-                item.sort_key(),
-                query.from
-            );
-        }
-        all.extend(page.items.iter().cloned());
-        match page.last_evaluated {
-            Some(key) => {
-                if let Some(last) = page.items.last() {
-                    assert_eq!(
-                        key,
-                        partition.position_of(last),
-                        "last_evaluated is the last item's key"
-                    );
-                }
-                query.from = Bound::Excluded(key);
-            }
-            None => {
-                let ids: HashSet<CommentId> = all.iter().map(|c| c.id).collect();
-                assert_eq!(ids.len(), all.len(), "no comment is read twice");
-                return all;
-            }
-        }
-    }
-    panic!("the partition never ended");
 }
 
 async fn read_keys<S: CommentStore>(

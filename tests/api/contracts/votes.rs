@@ -13,8 +13,8 @@ use dynapage::domain::{Access, Comment, CommentId, CommentPatch, Order, Voter};
 use dynapage::store::memory::MemoryStore;
 use dynapage::store::{CommentStore, StoreError};
 
-use crate::contracts::store::{dataset, product, read_all};
 use crate::support::data::BASE_MILLIS;
+use crate::support::data::{dataset, product, read_all};
 use crate::support::dynamodb_local::dynamo_store;
 use crate::support::sqlite::sqlite_store;
 

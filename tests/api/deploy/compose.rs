@@ -5,14 +5,11 @@
 
 use std::collections::BTreeSet;
 
-use clap::{CommandFactory, Parser};
+use clap::Parser;
 use dynapage::cli::{Cli, Command};
-use serde_yaml_ng::Value;
 
-pub(crate) fn repo_file(name: &str) -> String {
-    let path = format!("{}/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
+use crate::helpers::repo::{known_env_vars, repo_file};
+use serde_yaml_ng::Value;
 
 fn compose() -> Value {
     serde_yaml_ng::from_str(&repo_file("docker-compose.yml"))
@@ -28,23 +25,6 @@ fn strings(value: &Value) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// Every environment variable any flag of any subcommand reads.
-pub(crate) fn known_env_vars() -> BTreeSet<String> {
-    fn walk(command: &clap::Command, out: &mut BTreeSet<String>) {
-        for arg in command.get_arguments() {
-            if let Some(env) = arg.get_env() {
-                out.insert(env.to_string_lossy().into_owned());
-            }
-        }
-        for sub in command.get_subcommands() {
-            walk(sub, out);
-        }
-    }
-    let mut out = BTreeSet::new();
-    walk(&Cli::command(), &mut out);
-    out
 }
 
 #[test]

@@ -12,12 +12,15 @@ use dynapage::index::PageIndex;
 use dynapage::store::CommentStore;
 use serde_json::{Value, json};
 
-use crate::deploy::compose::repo_file;
-use crate::helpers::{TestApp, terminate};
+use crate::helpers::process::terminate;
+use crate::helpers::process::{exit_code, stdout};
+use crate::helpers::repo::repo_file;
+use crate::helpers::{DELETE_COMMENT, EDIT_COMMENT, TestApp};
+use crate::support::backends::Backends;
+use crate::support::data::generated;
 use crate::support::dynamodb_local::{endpoint, sdk_client};
 use crate::support::fault_proxy::FaultProxy;
 use crate::support::redis_server::shared_url;
-use crate::sync::commands::{ADD, Backends, DELETE, UPDATE, exit_code, generated, stdout};
 
 type Actions = BTreeSet<String>;
 
@@ -193,9 +196,7 @@ fn the_readme_policy_grants_the_table_s_actions_each_on_its_resource_and_nothing
 /// Runs everything a server offers that reads or writes the table: a mutation of each kind,
 /// a page with `totalCount` and the viewer's votes, `nodes`, and `/readyz`.
 async fn use_every_feature(app: &TestApp, sku: &str) {
-    let input = json!({ "sku": sku, "author": "iam", "body": "checked", "rating": 4 });
-    let added = app.data(ADD, json!({ "input": input })).await;
-    let id = added["addComment"]["comment"]["id"].clone();
+    let id = app.add_comment(None, sku, "checked", 4).await;
     let voted = app
         .data(
             "mutation($id: ID!) { markHelpful(input: { commentId: $id }) { comment { helpfulCount } } }",
@@ -220,9 +221,9 @@ async fn use_every_feature(app: &TestApp, sku: &str) {
         )
         .await;
     assert_eq!(nodes["nodes"][0]["id"], id);
-    app.data(UPDATE, json!({ "input": { "id": id, "rating": 2 } }))
+    app.data(EDIT_COMMENT, json!({ "id": id, "rating": 2 }))
         .await;
-    app.data(DELETE, json!({ "input": { "id": id } })).await;
+    app.data(DELETE_COMMENT, json!({ "id": id })).await;
     let ready = app
         .client
         .get(format!("{}/readyz", app.address))

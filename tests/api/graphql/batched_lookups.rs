@@ -36,12 +36,11 @@ fn aliased_summaries(skus: &[String]) -> String {
 /// Rates some of the shelf (product `i` of the first eight gets `i + 1` comments, ratings
 /// cycling from `i`), and waits until the index has every write.
 async fn rate_the_shelf(app: &TestApp) {
-    let add = "mutation($sku: String!, $rating: Int!) { addComment(input: { sku: $sku, author: \"a\", body: \"b\", rating: $rating }) { comment { id } } }";
     for i in 0..8 {
         for j in 0..=i {
             let rating = 1 + (i + j) % 5;
-            let variables = json!({ "sku": format!("SHELF_{i}"), "rating": rating });
-            app.data(add, variables).await;
+            app.add_comment(None, &format!("SHELF_{i}"), "b", rating)
+                .await;
         }
     }
     eventually("the writes reach the index", || async {
@@ -196,8 +195,7 @@ async fn on_dynamodb_aliased_nodes_make_one_batch_get() {
 #[tokio::test]
 async fn the_bytes_of_a_batched_answer() {
     let app = TestApp::spawn(&["--demo-comments", "0"]).await;
-    let add = r#"mutation { addComment(input: { sku: "B", author: "a", body: "b", rating: 4 }) { comment { id } } }"#;
-    app.data(add, json!({})).await;
+    app.add_comment(None, "B", "b", 4).await;
     let query = r#"{ a: product(sku: "A") { ratingSummary { total average } } b: product(sku: "B") { sku ratingSummary { total average } } c: comments(sku: "B", ratings: [4]) { totalCount } }"#;
     let body = eventually("the write reaches the index", || async {
         let (text, parsed) = raw(&app, query, json!({})).await;
@@ -246,7 +244,7 @@ async fn without_the_index_each_batched_field_is_null_with_its_code() {
 /// the data, each with its error.
 #[tokio::test]
 async fn without_the_store_each_batched_node_is_null_with_its_code() {
-    let (app, proxy) = crate::backends::faults::app_on_proxied_dynamodb(&[]).await;
+    let (app, proxy) = TestApp::on_proxied_dynamodb(&[]).await;
     let ids = crate::helpers::newest_ids(&app, 3).await;
     let product = app.data(r#"{ product(sku: "X") { id } }"#, json!({})).await;
     let product = product["product"]["id"].clone();

@@ -15,17 +15,10 @@ use crate::support::redis_server::RedisServer;
 
 /// The body's raw text and its parsed form.
 pub(crate) async fn raw(app: &TestApp, query: &str, variables: Value) -> (String, Value) {
-    let response = app
-        .client
-        .post(format!("{}/graphql", app.address))
-        .json(&json!({ "query": query, "variables": variables }))
-        .send()
-        .await
-        .expect("request sent");
-    assert_eq!(response.status(), 200);
-    let text = response.text().await.expect("a body");
-    let parsed = serde_json::from_str(&text).expect("JSON");
-    (text, parsed)
+    let answer = app.graphql_reply(None, query, variables).await;
+    assert_eq!(answer.status, 200);
+    let parsed = answer.json();
+    (answer.text, parsed)
 }
 
 /// Asserts the body starts with exactly `{"data":<data>,"errors":` and that its errors have
@@ -323,7 +316,7 @@ async fn a_response_without_errors_keeps_every_key_and_has_no_errors_entry() {
 
 #[tokio::test]
 async fn a_store_outage_nulls_the_node_it_needed_and_nothing_else() {
-    let (app, proxy) = crate::backends::faults::app_on_proxied_dynamodb(&[]).await;
+    let (app, proxy) = TestApp::on_proxied_dynamodb(&[]).await;
     let page = app
         .data(
             r#"{ comments(sku: "DAFT_PUNK_TSHIRT", first: 1) { edges { node { id } } } }"#,

@@ -11,10 +11,12 @@ use std::time::Duration;
 use futures::StreamExt as _;
 use serde_json::{Value, json};
 
-use crate::caching::response_cache::raw;
+use crate::helpers::raw_http::graphql_path;
+use crate::helpers::websocket::Client;
 use crate::helpers::{TestApp, error_codes};
-use crate::live::subscriptions::{Client, add};
+use crate::support::backends::Backends;
 use crate::support::jwks::{JwksServer, TestKey, claims};
+use crate::support::redis_server::shared_url;
 
 const MARK: &str = "mutation($id: ID!, $helpful: Boolean!) {
   markHelpful(input: { commentId: $id, helpful: $helpful, clientMutationId: \"m\" }) {
@@ -37,15 +39,8 @@ async fn post(
     query: &str,
     variables: Value,
 ) -> Value {
-    let mut request = app
-        .client
-        .post(format!("{}/graphql", app.address))
+    app.graphql_request(token, query, variables)
         .header("x-forwarded-for", from)
-        .json(&json!({ "query": query, "variables": variables }));
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    request
         .send()
         .await
         .expect("request sent")
@@ -101,8 +96,8 @@ fn by_id(mut page: Vec<(String, i64, bool)>) -> Vec<(String, i64, bool)> {
 #[tokio::test]
 async fn marking_twice_counts_once_per_address_and_taking_back_uncounts() {
     let app = open_server().await;
-    let id = add(&app, "VOTED", "helpful words", 5).await;
-    let other = add(&app, "VOTED", "other words", 4).await;
+    let id = app.add_comment(None, "VOTED", "helpful words", 5).await;
+    let other = app.add_comment(None, "VOTED", "other words", 4).await;
     let (ann, bob) = ("192.0.2.1", "198.51.100.2");
     let vote = |helpful: bool| json!({ "id": id, "helpful": helpful });
 
@@ -150,7 +145,7 @@ async fn marking_twice_counts_once_per_address_and_taking_back_uncounts() {
 #[tokio::test]
 async fn a_bad_or_unknown_comment_id_is_refused_and_nothing_is_written() {
     let app = open_server().await;
-    let id = add(&app, "VOTED", "words", 5).await;
+    let id = app.add_comment(None, "VOTED", "words", 5).await;
     let deleted = app.deleted_comment_id().await;
     for (bad, code) in [
         (json!("not an id"), "BAD_USER_INPUT"),
@@ -186,21 +181,10 @@ async fn a_bad_or_unknown_comment_id_is_refused_and_nothing_is_written() {
 async fn under_jwt_a_vote_needs_a_token_and_an_author_may_not_mark_their_own_comment() {
     let key = TestKey::ec("ec-votes");
     let jwks = JwksServer::start(&[&key]).await;
-    let mut args = jwks.serve_args();
-    args.extend(["--demo-comments", "0"].map(str::to_owned));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let app = TestApp::spawn(&args).await;
+    let app = TestApp::under_jwt(&jwks, 0, &[]).await;
     let ann = key.sign(&claims("ann", json!({ "name": "Ann" })));
     let bob = key.sign(&claims("bob", json!({ "name": "Bob" })));
-    let added = post(
-        &app,
-        "192.0.2.1",
-        Some(&ann),
-        r#"mutation { addComment(input: { sku: "JWT_VOTES", body: "mine", rating: 5 }) { comment { id } } }"#,
-        json!({}),
-    )
-    .await;
-    let id = added["data"]["addComment"]["comment"]["id"].clone();
+    let id = app.add_comment(Some(&ann), "JWT_VOTES", "mine", 5).await;
     let vote = json!({ "id": id, "helpful": true });
 
     let anonymous = post(&app, "192.0.2.1", None, MARK, vote.clone()).await;
@@ -217,7 +201,6 @@ async fn under_jwt_a_vote_needs_a_token_and_an_author_may_not_mark_their_own_com
         marked(&post(&app, "192.0.2.1", Some(&bob), MARK, vote).await),
         (1, true)
     );
-    let id = id.as_str().expect("id").to_owned();
     assert_eq!(
         page(&app, "192.0.2.1", Some(&bob), "JWT_VOTES").await,
         vec![(id.clone(), 1, true)]
@@ -235,16 +218,8 @@ async fn under_jwt_a_vote_needs_a_token_and_an_author_may_not_mark_their_own_com
 
 #[tokio::test]
 async fn every_vote_spends_a_write_of_the_budget_even_one_that_changes_nothing() {
-    let app = TestApp::spawn(&[
-        "--demo-comments",
-        "0",
-        "--rate-limit-writes",
-        "3",
-        "--rate-limit-cost",
-        "0",
-    ])
-    .await;
-    let id = add(&app, "VOTE_BUDGET", "words", 5).await;
+    let app = TestApp::writes_budgeted(0, 3).await;
+    let id = app.add_comment(None, "VOTE_BUDGET", "words", 5).await;
     let vote = json!({ "id": id, "helpful": true });
     for _ in 0..2 {
         marked(&post(&app, "192.0.2.1", None, MARK, vote.clone()).await);
@@ -314,16 +289,7 @@ async fn a_page_reads_the_viewer_s_votes_in_one_batched_read_and_so_do_comments_
 #[tokio::test]
 async fn votes_of_an_address_are_never_shared_and_a_cached_page_never_shows_an_old_count() {
     let app = TestApp::spawn(&["--demo-comments", "5", "--response-cache-bytes", "1048576"]).await;
-    let authority = app.address.trim_start_matches("http://").to_owned();
-    let get = |query: &str| {
-        let variables = json!({}).to_string();
-        let url = reqwest::Url::parse_with_params(
-            "http://x/graphql",
-            &[("query", query), ("variables", &variables)],
-        )
-        .expect("a URL");
-        format!("/graphql?{}", url.query().unwrap_or_default())
-    };
+    let get = |query: &str| graphql_path(query, &json!({}));
     let counts = get(
         "{ comments(sku: \"DAFT_PUNK_TSHIRT\", first: 2) { edges { node { id helpfulCount } } } }",
     );
@@ -331,7 +297,7 @@ async fn votes_of_an_address_are_never_shared_and_a_cached_page_never_shows_an_o
         "{ comments(sku: \"DAFT_PUNK_TSHIRT\", first: 2) { edges { node { id viewerFoundHelpful } } } }",
     );
 
-    let answer = raw(&authority, "GET", &mine, &[], "").await;
+    let answer = app.raw_request("GET", &mine, &[], "").await;
     assert_eq!(answer.status, 200);
     assert_eq!(
         answer.header("cache-control").as_deref(),
@@ -343,7 +309,7 @@ async fn votes_of_an_address_are_never_shared_and_a_cached_page_never_shows_an_o
         "and never in the response cache"
     );
 
-    let first = raw(&authority, "GET", &counts, &[], "").await;
+    let first = app.raw_request("GET", &counts, &[], "").await;
     assert!(
         first
             .header("cache-control")
@@ -357,13 +323,13 @@ async fn votes_of_an_address_are_never_shared_and_a_cached_page_never_shows_an_o
         0
     );
     // The second answer is kept with its versions, the third is a hit.
-    raw(&authority, "GET", &counts, &[], "").await;
-    let hit = raw(&authority, "GET", &counts, &[], "").await;
+    app.raw_request("GET", &counts, &[], "").await;
+    let hit = app.raw_request("GET", &counts, &[], "").await;
     assert!(hit.header("etag").is_some(), "a hit has its ETag");
     let vote = app.data(MARK_DEFAULT, json!({ "id": id })).await;
     assert_eq!(vote["markHelpful"]["comment"]["helpfulCount"], 1);
     let after = crate::helpers::eventually("the vote's change reaches the index", || async {
-        let answer = raw(&authority, "GET", &counts, &[], "").await;
+        let answer = app.raw_request("GET", &counts, &[], "").await;
         (answer.json()["data"]["comments"]["edges"][0]["node"]["helpfulCount"] == 1)
             .then_some(answer)
     })
@@ -380,15 +346,14 @@ async fn votes_of_an_address_are_never_shared_and_a_cached_page_never_shows_an_o
 #[tokio::test]
 async fn mark_helpful_answers_in_these_bytes() {
     let app = open_server().await;
-    let authority = app.address.trim_start_matches("http://").to_owned();
-    let id = add(&app, "BYTES", "words", 5).await;
+    let id = app.add_comment(None, "BYTES", "words", 5).await;
     let body = json!({
         "query": "mutation($id: ID!) { markHelpful(input: { commentId: $id, clientMutationId: \"m1\" }) { clientMutationId comment { helpfulCount viewerFoundHelpful } } }",
         "variables": { "id": id },
     })
     .to_string();
     let headers = [("Content-Type", "application/json")];
-    let answer = raw(&authority, "POST", "/graphql", &headers, &body).await;
+    let answer = app.raw_request("POST", "/graphql", &headers, &body).await;
     let text = String::from_utf8(answer.body.clone()).expect("UTF-8");
     assert!(
         text.starts_with(r#"{"data":{"markHelpful":{"clientMutationId":"m1","comment":{"helpfulCount":1,"viewerFoundHelpful":true}}},"extensions":{"cost":{"#),
@@ -400,7 +365,7 @@ async fn mark_helpful_answers_in_these_bytes() {
         "variables": { "id": deleted },
     })
     .to_string();
-    let answer = raw(&authority, "POST", "/graphql", &headers, &body).await;
+    let answer = app.raw_request("POST", "/graphql", &headers, &body).await;
     let text = String::from_utf8(answer.body.clone()).expect("UTF-8");
     assert!(
         text.starts_with(r#"{"data":null,"errors":[{"message":"#),
@@ -424,7 +389,7 @@ async fn a_vote_reaches_a_subscriber_as_updated_with_the_new_count() {
     client
         .subscribe_to("1", events, json!({ "sku": "LIVE_VOTES" }))
         .await;
-    let id = add(&app, "LIVE_VOTES", "vote for me", 5).await;
+    let id = app.add_comment(None, "LIVE_VOTES", "vote for me", 5).await;
     let added = client.event().await;
     assert_eq!(added["kind"], "ADDED");
     app.data(MARK_DEFAULT, json!({ "id": id })).await;
@@ -451,11 +416,8 @@ async fn a_vote_reaches_a_subscriber_as_updated_with_the_new_count() {
 /// `serve --sync` delivers it as `UPDATED` (the vote item's own record is skipped).
 #[tokio::test]
 async fn a_vote_in_dynamodb_reaches_a_subscriber_through_the_stream() {
-    let backends =
-        crate::sync::commands::Backends::on(&crate::support::redis_server::shared_url()).await;
-    let mut args: Vec<&str> = backends.args.iter().map(String::as_str).collect();
-    args.extend(["--sync", "--sync-poll-ms", "50"]);
-    let app = TestApp::spawn(&args).await;
+    let backends = Backends::on(&shared_url()).await;
+    let app = backends.serve_syncing(&[]).await;
     let mut client = Client::ready(&app).await;
     let events = r#"subscription($sku: String!) {
   commentEvents(sku: $sku) { kind totalCount edge { node { id helpfulCount } } }
@@ -464,7 +426,9 @@ async fn a_vote_in_dynamodb_reaches_a_subscriber_through_the_stream() {
         .subscribe_to("1", events, json!({ "sku": "STREAMED_VOTES" }))
         .await;
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let id = add(&app, "STREAMED_VOTES", "vote for me", 5).await;
+    let id = app
+        .add_comment(None, "STREAMED_VOTES", "vote for me", 5)
+        .await;
     assert_eq!(client.event().await["kind"], "ADDED");
     let voted = app.data(MARK_DEFAULT, json!({ "id": id })).await;
     assert_eq!(voted["markHelpful"]["comment"]["helpfulCount"], 1);

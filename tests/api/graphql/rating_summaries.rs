@@ -12,11 +12,7 @@ const ONE: &str = "query($sku: String!) { product(sku: $sku) { ratingSummary { t
 /// Adds `ratings.len()` comments to `sku`, one per rating given.
 async fn rate(app: &TestApp, sku: &str, ratings: &[u8]) {
     for rating in ratings {
-        app.data(
-            "mutation($sku: String!, $rating: Int!) { addComment(input: { sku: $sku, author: \"a\", body: \"b\", rating: $rating }) { comment { id } } }",
-            json!({ "sku": sku, "rating": rating }),
-        )
-        .await;
+        app.add_comment(None, sku, "b", *rating).await;
     }
 }
 

@@ -7,27 +7,18 @@
 
 use futures::SinkExt;
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::caching::headers::{Raw, parse};
 use crate::helpers::TestApp;
-use crate::live::subscriptions::{Client, add};
+use crate::helpers::raw_http::{self, Raw};
+use crate::helpers::websocket::Client;
 
 /// Writes `bytes` to `app` over a fresh connection and reads until the server closes it.
 async fn exchange(app: &TestApp, bytes: &[u8]) -> Raw {
-    let authority = app.address.trim_start_matches("http://");
-    let mut stream = tokio::net::TcpStream::connect(authority)
-        .await
-        .expect("connect");
-    stream.write_all(bytes).await.expect("write");
-    let mut answer = Vec::new();
-    let read = stream.read_to_end(&mut answer);
-    tokio::time::timeout(std::time::Duration::from_secs(10), read)
+    let answer = raw_http::exchange(app.authority(), bytes);
+    tokio::time::timeout(std::time::Duration::from_secs(10), answer)
         .await
         .expect("the server answers and closes within 10 s")
-        .expect("read");
-    parse(&answer)
 }
 
 /// A POST's head, with `headers` after the method line.
@@ -147,6 +138,6 @@ async fn a_websocket_message_over_the_cap_closes_the_socket_with_1009_and_says_t
     let mut again = Client::ready(&app).await;
     again.subscribe("1", json!({ "sku": "A" })).await;
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    add(&app, "A", "after the refusal", 5).await;
+    app.add_comment(None, "A", "after the refusal", 5).await;
     assert_eq!(again.event().await["kind"], "ADDED");
 }

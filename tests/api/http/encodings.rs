@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use crate::caching::headers::{Raw, get};
+use crate::helpers::raw_http::Raw;
 use crate::helpers::{DEMO_SKU, TestApp};
 
 /// A page well above the compression threshold.
@@ -38,7 +38,7 @@ async fn page(app: &TestApp, accept_encoding: &[&str]) -> Raw {
         .iter()
         .map(|value| ("Accept-Encoding", *value))
         .collect();
-    let raw = get(app, PAGE, sku(), &headers).await;
+    let raw = app.raw_get(PAGE, &sku(), &headers).await;
     assert_eq!(raw.status, 200, "{accept_encoding:?}: {raw:?}");
     raw
 }

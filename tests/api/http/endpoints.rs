@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::helpers::TestApp;
+use crate::helpers::process::free_port;
 
 #[tokio::test]
 async fn queries_work_over_get_but_mutations_do_not() {
@@ -221,11 +222,7 @@ fn the_committed_schema_matches_the_code() {
 /// environment alone, and SIGTERM stops it cleanly (exit 0).
 #[tokio::test]
 async fn the_binary_without_a_command_serves_and_stops_on_sigterm() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("a free port")
-        .local_addr()
-        .expect("address")
-        .port();
+    let port = free_port();
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_dynapage"))
         .env("DYNAPAGE_LISTEN", format!("127.0.0.1:{port}"))
         .env("DYNAPAGE_DEMO_COMMENTS", "100")
@@ -254,6 +251,7 @@ async fn the_binary_without_a_command_serves_and_stops_on_sigterm() {
         answered.expect("the server answered")["data"]["comments"]["totalCount"],
         100
     );
-    let status = crate::helpers::terminate(&mut child, std::time::Duration::from_secs(15)).await;
+    let status =
+        crate::helpers::process::terminate(&mut child, std::time::Duration::from_secs(15)).await;
     assert!(status.success(), "a clean exit on SIGTERM: {status:?}");
 }

@@ -5,7 +5,8 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{DEMO_SKU, TestApp, error_codes, serve_fails_to_start};
+use crate::helpers::process::{free_port, serve_fails_to_start};
+use crate::helpers::{Api, DEMO_SKU, TestApp, error_codes};
 use crate::support::dynamodb_local;
 use crate::support::jwks::{JwksServer, TestKey, claims};
 
@@ -38,10 +39,8 @@ async fn a_dynamodb_server_will_not_start_without_a_cursor_secret() {
 /// The `x-request-id` a request sent with `id` is answered with.
 async fn answered_request_id(app: &TestApp, id: &str) -> String {
     let response = app
-        .client
-        .post(format!("{}/graphql", app.address))
+        .graphql_request(None, PAGE, json!({ "sku": DEMO_SKU }))
         .header("x-request-id", id)
-        .json(&json!({ "query": PAGE, "variables": { "sku": DEMO_SKU } }))
         .send()
         .await
         .expect("request sent");
@@ -87,27 +86,11 @@ const AUTHORS: &str = r#"query($sku: String!) {
   comments(sku: $sku, first: 50) { totalCount edges { node { author body } } }
 }"#;
 
-/// A GraphQL POST with an optional bearer token; the whole JSON answer.
-async fn post(app: &TestApp, token: Option<&str>, query: &str, variables: Value) -> Value {
-    let mut request = app
-        .client
-        .post(format!("{}/graphql", app.address))
-        .json(&json!({ "query": query, "variables": variables }));
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    let response = request.send().await.expect("request sent");
-    response.json().await.expect("a JSON body")
-}
-
 #[tokio::test]
 async fn a_token_without_a_usable_name_cannot_add_and_the_sub_is_never_shown() {
     let key = TestKey::ec("ec-names");
     let jwks = JwksServer::start(&[&key]).await;
-    let mut args = jwks.serve_args();
-    args.extend(["--demo-comments", "0"].map(str::to_owned));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let app = TestApp::spawn(&args).await;
+    let app = TestApp::under_jwt(&jwks, 0, &[]).await;
     let sku = "NAMES";
     let add = |body: &str| json!({ "sku": sku, "body": body });
 
@@ -120,14 +103,14 @@ async fn a_token_without_a_usable_name_cannot_add_and_the_sub_is_never_shown() {
         ("a name that is not a string", json!({ "name": 7 })),
     ] {
         let token = key.sign(&claims("auth0|64f1c0ffee", extra));
-        let body = post(&app, Some(&token), ADD, add("hello")).await;
+        let body = app.graphql_as(&token, ADD, add("hello")).await;
         assert_eq!(error_codes(&body), ["BAD_USER_INPUT"], "{case}: {body:#}");
         let message = body["errors"][0]["message"].as_str().unwrap_or_default();
         assert!(message.contains("`name` claim"), "{case}: {message}");
         assert!(!message.contains("auth0|"), "{case}: {message}");
         assert_eq!(body["data"], Value::Null, "{case}: {body:#}");
     }
-    let listed = post(&app, None, AUTHORS, json!({ "sku": sku })).await;
+    let listed = app.graphql(AUTHORS, json!({ "sku": sku })).await;
     assert_eq!(listed["data"]["comments"]["totalCount"], 0, "{listed:#}");
 
     // A named token writes under its name, cleaned like any text; the sub appears nowhere.
@@ -135,12 +118,12 @@ async fn a_token_without_a_usable_name_cannot_add_and_the_sub_is_never_shown() {
         "auth0|64f1c0ffee",
         json!({ "name": "\u{202E}Zoë\u{202C} " }),
     ));
-    let added = post(&app, Some(&named), ADD, add("hello")).await;
+    let added = app.graphql_as(&named, ADD, add("hello")).await;
     assert_eq!(
         added["data"]["addComment"]["comment"]["author"], "Zoë",
         "{added:#}"
     );
-    let listed = post(&app, None, AUTHORS, json!({ "sku": sku })).await;
+    let listed = app.graphql(AUTHORS, json!({ "sku": sku })).await;
     assert!(!listed.to_string().contains("auth0|"), "{listed:#}");
     assert_eq!(listed["data"]["comments"]["totalCount"], 1, "{listed:#}");
     app.stop().await.expect("clean stop");
@@ -158,23 +141,22 @@ async fn bodies_lose_bidi_overrides_and_control_characters_and_blank_ones_are_re
         ("only controls", "Ann", "\u{0}\u{7}\u{1B}"),
         ("a filler as the author", "\u{3164}", "fine"),
     ] {
-        let answer = post(&app, None, ADD, add(author, body)).await;
+        let answer = app.graphql(ADD, add(author, body)).await;
         assert_eq!(
             error_codes(&answer),
             ["BAD_USER_INPUT"],
             "{case}: {answer:#}"
         );
     }
-    let answer = post(
-        &app,
-        None,
-        ADD,
-        add(
-            "\u{202E}nimda\u{202C}",
-            "Great\u{1B}[2J shirt\r\nfits\u{2067} well\u{0}",
-        ),
-    )
-    .await;
+    let answer = app
+        .graphql(
+            ADD,
+            add(
+                "\u{202E}nimda\u{202C}",
+                "Great\u{1B}[2J shirt\r\nfits\u{2067} well\u{0}",
+            ),
+        )
+        .await;
     let comment = &answer["data"]["addComment"]["comment"];
     assert_eq!(comment["author"], "nimda", "{answer:#}");
     assert_eq!(comment["body"], "Great[2J shirt\nfits well", "{answer:#}");
@@ -183,15 +165,19 @@ async fn bodies_lose_bidi_overrides_and_control_characters_and_blank_ones_are_re
     let edit = r#"mutation($id: ID!, $body: String!) {
       updateComment(input: { id: $id, body: $body }) { comment { body } }
     }"#;
-    let blank = post(&app, None, edit, json!({ "id": id, "body": "\u{2060}" })).await;
+    let blank = app
+        .graphql(edit, json!({ "id": id, "body": "\u{2060}" }))
+        .await;
     assert_eq!(error_codes(&blank), ["BAD_USER_INPUT"], "{blank:#}");
-    let edited = post(&app, None, edit, json!({ "id": id, "body": "ok\u{202D}!" })).await;
+    let edited = app
+        .graphql(edit, json!({ "id": id, "body": "ok\u{202D}!" }))
+        .await;
     assert_eq!(
         edited["data"]["updateComment"]["comment"]["body"], "ok!",
         "{edited:#}"
     );
     // A normal client still pages through what was written.
-    let listed = post(&app, None, AUTHORS, json!({ "sku": sku })).await;
+    let listed = app.graphql(AUTHORS, json!({ "sku": sku })).await;
     assert_eq!(listed["data"]["comments"]["totalCount"], 1, "{listed:#}");
     app.stop().await.expect("clean stop");
 }
@@ -204,22 +190,14 @@ async fn a_key_the_provider_withdrew_stops_working_at_the_next_fetch_even_for_to
         TestKey::ec("never-published"),
     );
     let jwks = JwksServer::start(&[&kept, &withdrawn]).await;
-    let mut args = jwks.serve_args();
-    args.extend(["--demo-comments", "0"].map(str::to_owned));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let app = TestApp::spawn(&args).await;
+    let app = TestApp::under_jwt(&jwks, 0, &[]).await;
     let status = |token: String| {
         let app = &app;
         async move {
-            app.client
-                .post(format!("{}/graphql", app.address))
-                .bearer_auth(token)
-                .json(&json!({ "query": AUTHORS, "variables": { "sku": "KEYS" } }))
-                .send()
-                .await
-                .expect("request sent")
-                .status()
-                .as_u16()
+            let answer = app
+                .graphql_reply(Some(&token), AUTHORS, json!({ "sku": "KEYS" }))
+                .await;
+            answer.status
         }
     };
     let leaked = withdrawn.sign(&claims("mallory", json!({ "name": "M" })));
@@ -266,18 +244,11 @@ async fn a_jwks_over_plain_http_is_refused_unless_it_is_on_this_machine() {
     // The test provider serves on 127.0.0.1 over http://: accepted (a sidecar, a test).
     let key = TestKey::ec("ec-loopback");
     let jwks = JwksServer::start(&[&key]).await;
-    let mut args = jwks.serve_args();
-    args.extend(["--demo-comments", "0"].map(str::to_owned));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let app = TestApp::spawn(&args).await;
+    let app = TestApp::under_jwt(&jwks, 0, &[]).await;
     let token = key.sign(&claims("alice", json!({ "name": "Alice" })));
-    let added = post(
-        &app,
-        Some(&token),
-        ADD,
-        json!({ "sku": "LOOP", "body": "hi" }),
-    )
-    .await;
+    let added = app
+        .graphql_as(&token, ADD, json!({ "sku": "LOOP", "body": "hi" }))
+        .await;
     assert_eq!(
         added["data"]["addComment"]["comment"]["author"], "Alice",
         "{added:#}"
@@ -287,11 +258,7 @@ async fn a_jwks_over_plain_http_is_refused_unless_it_is_on_this_machine() {
 
 #[tokio::test]
 async fn with_metrics_addr_the_metrics_leave_the_public_listener_for_their_own() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
-    let metrics_addr = format!("127.0.0.1:{port}");
+    let metrics_addr = format!("127.0.0.1:{}", free_port());
     let app = TestApp::spawn(&["--demo-comments", "5", "--metrics-addr", &metrics_addr]).await;
     app.data(PAGE, json!({ "sku": DEMO_SKU })).await;
     let public = app
@@ -301,15 +268,10 @@ async fn with_metrics_addr_the_metrics_leave_the_public_listener_for_their_own()
         .await
         .expect("answered");
     assert_eq!(public.status(), 404, "not on the public listener");
-    let private = app
-        .client
-        .get(format!("http://{metrics_addr}/metrics"))
-        .send()
-        .await
-        .expect("answered");
-    assert_eq!(private.status(), 200);
-    let text = private.text().await.expect("text");
-    assert!(text.contains("dynapage_graphql_requests_total"), "{text}");
+    let metrics = Api::at(&format!("http://{metrics_addr}")).metrics().await;
+    let queries = [("kind", "query"), ("outcome", "ok")];
+    let counted = metrics.value("dynapage_graphql_requests_total", &queries);
+    assert!(counted >= 1.0, "the page was counted: {}", metrics.text);
     app.stop().await.expect("clean stop");
     // Stopped with the server.
     let gone = reqwest::get(format!("http://{metrics_addr}/metrics")).await;

@@ -3,87 +3,58 @@
 //! list every call site goes through) is there from start-up with its type and help, each of
 //! its series at its start value, and nothing else; dashboards and alerts see 0, not nothing.
 
-use std::time::Duration;
-
 use dynapage::telemetry::metric::{ALL, Kind, Metric};
 
-use crate::helpers::dynapage_command;
+use crate::helpers::metrics::Metrics;
+use crate::helpers::process::ServerProcess;
 
-/// `/metrics` of a fresh `dynapage serve` (embedded, no demo comments).
-async fn fresh_scrape() -> String {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
-    let authority = format!("127.0.0.1:{port}");
-    let _server = dynapage_command("serve")
-        .args(["--listen", &authority, "--demo-comments", "0"])
-        .spawn()
-        .expect("the dynapage binary runs");
-    for _ in 0..600 {
-        let healthy = reqwest::get(format!("http://{authority}/healthz")).await;
-        if healthy.is_ok_and(|r| r.status().is_success()) {
-            let metrics = reqwest::get(format!("http://{authority}/metrics"))
-                .await
-                .expect("/metrics");
-            assert_eq!(metrics.status(), 200);
-            return metrics.text().await.expect("its text");
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+/// The series `labels` of `metric` as it is sampled: `name_count{…}` for a histogram.
+fn sample(metrics: &Metrics, metric: &Metric, labels: &[(&str, &str)]) -> Option<f64> {
+    match metric.kind {
+        Kind::Histogram => metrics.get(&format!("{}_count", metric.name), labels),
+        _ => metrics.get(metric.name, labels),
     }
-    panic!("serve did not become healthy");
-}
-
-/// The sample line of one series: `name{labels} value` (`name_count{…}` for a histogram).
-fn sample<'a>(text: &'a str, metric: &Metric, labels: &[(&str, &str)]) -> Option<&'a str> {
-    let name = match metric.kind {
-        Kind::Histogram => format!("{}_count", metric.name),
-        _ => metric.name.to_owned(),
-    };
-    let labels: Vec<String> = labels.iter().map(|(k, v)| format!("{k}=\"{v}\"")).collect();
-    let series = if labels.is_empty() {
-        format!("{name} ")
-    } else {
-        format!("{name}{{{}}} ", labels.join(","))
-    };
-    text.lines()
-        .find_map(|line| line.strip_prefix(series.as_str()))
 }
 
 #[tokio::test]
 async fn a_fresh_servers_metrics_show_every_metric_the_code_emits_and_only_those() {
-    let text = fresh_scrape().await;
+    // A process of its own, with the settings a user starts with.
+    let server = ServerProcess::start(&["--demo-comments", "0"]).await;
+    let metrics = server.metrics().await;
+    let text = &metrics.text;
     for metric in ALL {
         let name = metric.name;
         let kind = metric.kind.as_str();
-        assert!(
-            text.contains(&format!("\n# TYPE {name} {kind}\n")),
+        assert_eq!(
+            metrics.types.get(name).map(String::as_str),
+            Some(kind),
             "no `# TYPE {name} {kind}`:\n{text}"
         );
-        assert!(
-            text.contains(&format!("# HELP {name} {}\n", metric.help())),
+        assert_eq!(
+            metrics.help.get(name).map(String::as_str),
+            Some(metric.help()),
             "no help for {name}:\n{text}"
         );
         for labels in metric.series() {
-            let value = sample(&text, metric, &labels)
+            let value = sample(&metrics, metric, &labels)
                 .unwrap_or_else(|| panic!("no series {name} {labels:?}:\n{text}"));
             // Counters and histograms start at 0; gauges at what their series says now
             // (`http_connections_open` counts this scrape), or NaN until first set.
             if metric.kind != Kind::Gauge {
-                assert_eq!(value, "0", "{name} {labels:?}");
+                assert_eq!(value, 0.0, "{name} {labels:?}");
             }
         }
     }
     let listed: Vec<&str> = ALL.iter().map(|m| m.name).collect();
-    for line in text.lines() {
-        if let Some(rest) = line.strip_prefix("# TYPE ") {
-            let name = rest.split(' ').next().unwrap_or_default();
-            assert!(listed.contains(&name), "{name} is emitted but not listed");
-        }
+    for name in metrics.types.keys() {
+        assert!(
+            listed.contains(&name.as_str()),
+            "{name} is emitted but not listed"
+        );
     }
-    assert_eq!(
-        sample(&text, &dynapage::telemetry::metric::SYNC_LAG_MS, &[]),
-        Some("NaN"),
-        "a server that syncs nothing has no lag to show"
+    let lag = sample(&metrics, &dynapage::telemetry::metric::SYNC_LAG_MS, &[]);
+    assert!(
+        lag.is_some_and(f64::is_nan),
+        "a server that syncs nothing has no lag to show: {lag:?}"
     );
 }

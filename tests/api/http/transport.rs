@@ -5,70 +5,38 @@
 //! `application/graphql-response+json`. (`src/http/transport.rs` says why this is ours and not
 //! async-graphql-axum's.) The npm package graphql-http's audit runs in `clients::tools`.
 
-use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use reqwest::header::ACCEPT;
 use serde_json::{Value, json};
 
 use crate::helpers::TestApp;
+use crate::helpers::raw_http::Reply;
 
 const JSON: &str = "application/json; charset=utf-8";
 const GRAPHQL_RESPONSE: &str = "application/graphql-response+json; charset=utf-8";
 
-struct Answer {
-    status: u16,
-    content_type: String,
-    text: String,
+/// The single error's code of `answer`; also checks the error has the usual shape.
+fn code(answer: &Reply) -> String {
+    let body = answer.json();
+    let errors = body["errors"].as_array().expect("an errors list");
+    assert_eq!(errors.len(), 1, "{}", answer.text);
+    assert!(errors[0]["message"].is_string(), "{}", answer.text);
+    errors[0]["extensions"]["code"]
+        .as_str()
+        .expect("a code")
+        .to_owned()
 }
 
-impl Answer {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.text).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text))
-    }
-
-    /// The single error's code; also checks the error has the usual shape.
-    fn code(&self) -> String {
-        let body = self.json();
-        let errors = body["errors"].as_array().expect("an errors list");
-        assert_eq!(errors.len(), 1, "{}", self.text);
-        assert!(errors[0]["message"].is_string(), "{}", self.text);
-        errors[0]["extensions"]["code"]
-            .as_str()
-            .expect("a code")
-            .to_owned()
-    }
+/// The answer's media type (empty when it names none).
+fn content_type(answer: &Reply) -> &str {
+    answer.header("content-type").unwrap_or_default()
 }
 
-async fn post(app: &TestApp, headers: &[(&str, &str)], body: &str) -> Answer {
-    let mut request = app
-        .client
-        .post(format!("{}/graphql", app.address))
-        .body(body.to_owned());
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    answer(request.send().await.expect("sent")).await
+async fn post(app: &TestApp, headers: &[(&str, &str)], body: &str) -> Reply {
+    app.post_graphql(body.to_owned(), headers).await
 }
 
-async fn get(app: &TestApp, headers: &[(&str, &str)], query: &[(&str, &str)]) -> Answer {
-    let mut request = app
-        .client
-        .get(format!("{}/graphql", app.address))
-        .query(query);
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    answer(request.send().await.expect("sent")).await
-}
-
-async fn answer(response: reqwest::Response) -> Answer {
-    Answer {
-        status: response.status().as_u16(),
-        content_type: response
-            .headers()
-            .get(CONTENT_TYPE)
-            .map(|v| v.to_str().expect("ASCII").to_owned())
-            .unwrap_or_default(),
-        text: response.text().await.expect("a body"),
-    }
+async fn get(app: &TestApp, headers: &[(&str, &str)], query: &[(&str, &str)]) -> Reply {
+    app.get_graphql(query, headers).await
 }
 
 const TYPENAME: &str = r#"{"query":"{ __typename }"}"#;
@@ -99,7 +67,7 @@ async fn the_response_media_type_follows_the_accept_header() {
         }
         let answer = post(&app, &headers, TYPENAME).await;
         assert_eq!(answer.status, 200, "{accept:?}: {}", answer.text);
-        assert_eq!(answer.content_type, expected, "Accept: {accept:?}");
+        assert_eq!(content_type(&answer), expected, "Accept: {accept:?}");
         assert!(
             answer.text.starts_with(r#"{"data":{"__typename":"Query"}"#),
             "{}",
@@ -113,7 +81,7 @@ async fn the_response_media_type_follows_the_accept_header() {
     )
     .await;
     assert_eq!(
-        (answer.status, answer.content_type.as_str()),
+        (answer.status, content_type(&answer)),
         (200, GRAPHQL_RESPONSE)
     );
 }
@@ -123,8 +91,8 @@ async fn an_accept_header_without_a_type_the_server_speaks_gets_406_in_json() {
     let app = TestApp::embedded(5).await;
     let answer = post(&app, &[JSON_BODY, ("accept", "text/html")], TYPENAME).await;
     assert_eq!(answer.status, 406, "{}", answer.text);
-    assert_eq!(answer.content_type, JSON);
-    assert_eq!(answer.code(), "BAD_REQUEST");
+    assert_eq!(content_type(&answer), JSON);
+    assert_eq!(code(&answer), "BAD_REQUEST");
 }
 
 #[tokio::test]
@@ -134,11 +102,11 @@ async fn a_body_that_is_not_json_gets_400_with_a_json_error_not_debug_text() {
         let answer = post(&app, &[JSON_BODY, ("accept", accept)], r#"{ "not a JSON"#).await;
         assert_eq!(answer.status, 400, "{}", answer.text);
         assert!(
-            answer.content_type.starts_with(accept),
+            content_type(&answer).starts_with(accept),
             "{}",
-            answer.content_type
+            content_type(&answer)
         );
-        assert_eq!(answer.code(), "BAD_REQUEST");
+        assert_eq!(code(&answer), "BAD_REQUEST");
         assert!(
             answer.json()["errors"][0]["message"]
                 .as_str()
@@ -186,8 +154,8 @@ async fn json_that_is_not_a_graphql_request_gets_400_saying_what_is_wrong() {
     for (body, message) in cases {
         let answer = post(&app, &[JSON_BODY], body).await;
         assert_eq!(answer.status, 400, "{body}: {}", answer.text);
-        assert_eq!(answer.content_type, JSON, "{body}");
-        assert_eq!(answer.code(), "BAD_REQUEST", "{body}");
+        assert_eq!(content_type(&answer), JSON, "{body}");
+        assert_eq!(code(&answer), "BAD_REQUEST", "{body}");
         let got = answer.json()["errors"][0]["message"].clone();
         assert!(
             got.as_str().is_some_and(|m| m.starts_with(message)),
@@ -217,8 +185,8 @@ async fn a_body_that_is_not_json_by_its_content_type_gets_415() {
     for headers in cases {
         let answer = post(&app, headers, TYPENAME).await;
         assert_eq!(answer.status, 415, "{headers:?}: {}", answer.text);
-        assert_eq!(answer.content_type, JSON);
-        assert_eq!(answer.code(), "BAD_REQUEST");
+        assert_eq!(content_type(&answer), JSON);
+        assert_eq!(code(&answer), "BAD_REQUEST");
     }
     let answer = post(
         &app,
@@ -260,7 +228,7 @@ async fn a_request_that_fails_before_execution_has_no_data_and_its_status_follow
         )
         .await;
         assert_eq!(modern.status, 400, "{body}: {}", modern.text);
-        assert_eq!(modern.content_type, GRAPHQL_RESPONSE);
+        assert_eq!(content_type(&modern), GRAPHQL_RESPONSE);
         assert!(
             modern.text.starts_with(r#"{"errors":["#),
             "{body}: {}",
@@ -324,7 +292,7 @@ async fn a_validated_texts_later_requests_with_wrong_variables_are_request_error
             "{variables}: {}",
             answer.text
         );
-        assert_eq!(answer.code(), "GRAPHQL_VALIDATION_FAILED", "{variables}");
+        assert_eq!(code(&answer), "GRAPHQL_VALIDATION_FAILED", "{variables}");
     }
     // A lone value where a list is expected is a list of one, as validation takes it.
     let lone = post(&app, &modern, &request(json!({ "n": 1, "r": 5 }))).await;
@@ -354,17 +322,17 @@ async fn get_reads_json_variables_from_the_url_and_refuses_mutations_and_bad_par
 
     let answer = get(&app, &[], &[("query", query), ("variables", "{sku")]).await;
     assert_eq!(
-        (answer.status, answer.code().as_str()),
+        (answer.status, code(&answer).as_str()),
         (400, "BAD_REQUEST")
     );
     let answer = get(&app, &[], &[("operationName", "A")]).await;
     assert_eq!(
-        (answer.status, answer.code().as_str()),
+        (answer.status, code(&answer).as_str()),
         (400, "BAD_REQUEST")
     );
 
     let mutation = r#"mutation { deleteComment(input: { id: "x" }) { deletedCommentId } }"#;
     let answer = get(&app, &[], &[("query", mutation)]).await;
     assert_eq!(answer.status, 405, "{}", answer.text);
-    assert_eq!(answer.code(), "BAD_REQUEST");
+    assert_eq!(code(&answer), "BAD_REQUEST");
 }

@@ -11,8 +11,8 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
+use crate::helpers::websocket::Client;
 use crate::helpers::{RATE_LIMITS_OFF, TestApp};
-use crate::live::subscriptions::{Client, EVENTS, add};
 use crate::support::counters::Counters;
 
 const EXECUTIONS: &str = "dynapage_subscription_executions_total";
@@ -39,14 +39,8 @@ async fn next_text(client: &mut Client) -> String {
 
 /// A legacy `graphql-ws` client subscribed to [`EVENTS`] with `variables` as operation `id`.
 async fn legacy(app: &TestApp, id: &str, variables: Value) -> Client {
-    let mut client = Client::connect(app, "graphql-ws").await;
-    client
-        .send(json!({ "type": "connection_init", "payload": {} }))
-        .await;
-    assert_eq!(client.next().await["type"], "connection_ack");
-    client
-        .send(json!({ "id": id, "type": "start", "payload": { "query": EVENTS, "variables": variables } }))
-        .await;
+    let mut client = Client::legacy_ready(app).await;
+    client.start(id, variables).await;
     client
 }
 
@@ -78,9 +72,9 @@ async fn subscribers_of_one_document_share_one_execution_per_event_over_both_pro
     let executed = counters.get(EXECUTIONS);
 
     let ids = [
-        add(&app, "COHORT", "one", 5).await,
-        add(&app, "COHORT", "two", 3).await,
-        add(&app, "COHORT", "three", 5).await,
+        app.add_comment(None, "COHORT", "one", 5).await,
+        app.add_comment(None, "COHORT", "two", 3).await,
+        app.add_comment(None, "COHORT", "three", 5).await,
     ];
     let mut payloads: Vec<String> = Vec::new();
     for (n, client) in clients.iter_mut().enumerate() {
@@ -118,8 +112,8 @@ async fn subscribers_of_one_document_share_one_execution_per_event_over_both_pro
     assert!(counters.get(DELIVERIES) >= 15 * 3 + 2);
 
     // Nothing more, nothing twice.
-    add(&app, "ELSEWHERE", "not theirs", 5).await;
-    let last = add(&app, "COHORT", "last", 1).await;
+    app.add_comment(None, "ELSEWHERE", "not theirs", 5).await;
+    let last = app.add_comment(None, "COHORT", "last", 1).await;
     for client in clients.iter_mut().chain(old.iter_mut()) {
         let message: Value = serde_json::from_str(&next_text(client).await).expect("JSON");
         assert_eq!(
@@ -137,10 +131,7 @@ async fn a_selection_that_asks_what_the_viewer_may_do_runs_once_per_viewer() {
     let _recorder = metrics::set_default_local_recorder(&counters);
     let key = TestKey::rsa("cohort-key");
     let jwks = JwksServer::start(&[&key]).await;
-    let mut args = jwks.serve_args();
-    args.extend(["--demo-comments", "0"].map(str::to_owned));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let app = TestApp::spawn(&args).await;
+    let app = TestApp::under_jwt(&jwks, 0, &[]).await;
     let alice_token = key.sign(&claims("alice", json!({ "name": "Alice" })));
     let bob_token = key.sign(&claims("bob", json!({ "name": "Bob" })));
     const MINE: &str = "subscription { commentEvents(sku: \"MINE\") { kind edge { node { id viewerCanUpdate viewerCanDelete } } } }";
@@ -148,11 +139,7 @@ async fn a_selection_that_asks_what_the_viewer_may_do_runs_once_per_viewer() {
     let signed_in = |token: String| {
         let app = &app;
         async move {
-            let mut client = Client::connect(app, "graphql-transport-ws").await;
-            client
-                .send(json!({ "type": "connection_init", "payload": { "Authorization": format!("Bearer {token}") } }))
-                .await;
-            assert_eq!(client.next().await["type"], "connection_ack");
+            let mut client = Client::signed_in(app, &token).await;
             client.subscribe_to("1", MINE, json!({})).await;
             client
         }
@@ -165,19 +152,7 @@ async fn a_selection_that_asks_what_the_viewer_may_do_runs_once_per_viewer() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     let executed = counters.get(EXECUTIONS);
 
-    let written: Value = app
-        .client
-        .post(format!("{}/graphql", app.address))
-        .bearer_auth(&alice_token)
-        .json(&json!({ "query": "mutation { addComment(input: { sku: \"MINE\", body: \"hers\", rating: 5 }) { comment { id } } }" }))
-        .send()
-        .await
-        .expect("sent")
-        .json()
-        .await
-        .expect("JSON");
-    let id = written["data"]["addComment"]["comment"]["id"].clone();
-    assert!(id.is_string(), "{written:#}");
+    let id = app.add_comment(Some(&alice_token), "MINE", "hers", 5).await;
     for alice in &mut alices {
         assert_eq!(
             alice.event().await["edge"]["node"],
@@ -198,10 +173,10 @@ async fn a_selection_that_asks_what_the_viewer_may_do_runs_once_per_viewer() {
 /// Adds two comments to `sku` back to back, each seen by `live`: the first one's cursor and the
 /// second one's id.
 async fn two_comments(app: &TestApp, live: &mut Client, sku: &str) -> (Value, String) {
-    let first = add(app, sku, "first", 4).await;
+    let first = app.add_comment(None, sku, "first", 4).await;
     let event = live.event().await;
     assert_eq!(event["edge"]["node"]["id"], first);
-    let second = add(app, sku, "second", 4).await;
+    let second = app.add_comment(None, sku, "second", 4).await;
     assert_eq!(live.event().await["edge"]["node"]["id"], second);
     (event["edge"]["cursor"].clone(), second)
 }
@@ -233,7 +208,7 @@ async fn a_subscriber_resuming_beside_a_running_cohort_gets_its_replay_once_then
     tokio::time::sleep(Duration::from_millis(200)).await;
     let (cursor, second) = two_comments(&app, &mut live, "RESUME").await;
     let mut resumed = resumed_pair(&app, "RESUME", &cursor, &second).await;
-    let third = add(&app, "RESUME", "third", 4).await;
+    let third = app.add_comment(None, "RESUME", "third", 4).await;
     for client in resumed.iter_mut().chain([&mut live]) {
         let event = client.event().await;
         assert_eq!(event["kind"], "ADDED");

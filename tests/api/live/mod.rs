@@ -3,7 +3,7 @@
 
 mod cohorts;
 mod resume;
-pub(crate) mod subscriptions;
+mod subscriptions;
 pub(crate) mod ws_attacks;
 mod ws_send_buffer;
 mod ws_soak;

@@ -1,138 +1,19 @@
 //! `Subscription.commentEvents` over a real WebSocket (`graphql-transport-ws`, and the legacy
-//! `graphql-ws`), with a client written here on tokio-tungstenite: mutations arrive as ADDED,
+//! `graphql-ws`), with the client of `helpers::websocket`: mutations arrive as ADDED,
 //! UPDATED and DELETED within a second; a rating filter sees edits into and out of it as ADDED
 //! and DELETED; a client that resumes with `after:` gets what it missed once, in order; the
 //! protocol's timeouts, limits and refusals.
 
 use std::time::{Duration, Instant};
 
-use futures::{SinkExt, StreamExt};
+use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
-use crate::helpers::TestApp;
-
-pub(crate) const EVENTS: &str = r#"subscription Events($sku: String!, $ratings: [Int!], $after: String) {
-  commentEvents(sku: $sku, ratings: $ratings, after: $after) {
-    kind totalCount deletedCommentId
-    edge { cursor node { id body rating } }
-  }
-}"#;
-
-pub(crate) const ADD: &str = "mutation($sku: String!, $body: String!, $rating: Int!) { addComment(input: { sku: $sku, author: \"live\", body: $body, rating: $rating }) { comment { id } } }";
-const EDIT: &str = "mutation($id: ID!, $body: String, $rating: Int) { updateComment(input: { id: $id, body: $body, rating: $rating }) { comment { id } } }";
-const DELETE: &str =
-    "mutation($id: ID!) { deleteComment(input: { id: $id }) { deletedCommentId } }";
-
-pub(crate) type Socket =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-
-/// A GraphQL WebSocket client.
-pub(crate) struct Client {
-    pub(crate) socket: Socket,
-}
-
-/// A WebSocket to the `/graphql` of the server at `address` (`http://…`) speaking `protocol`,
-/// before `connection_init`.
-pub(crate) async fn open_socket(address: &str, protocol: &str) -> Socket {
-    let url = format!("{}/graphql", address.replacen("http", "ws", 1));
-    let mut request = url.into_client_request().expect("a request");
-    request.headers_mut().insert(
-        "sec-websocket-protocol",
-        protocol.parse().expect("a header value"),
-    );
-    let (socket, response) = tokio_tungstenite::connect_async(request)
-        .await
-        .expect("the WebSocket opens");
-    assert_eq!(
-        response.headers()["sec-websocket-protocol"],
-        protocol,
-        "the server speaks the protocol asked for"
-    );
-    socket
-}
-
-impl Client {
-    /// Connects to `app`'s `/graphql` with `protocol`, without `connection_init` yet.
-    pub(crate) async fn connect(app: &TestApp, protocol: &str) -> Self {
-        Self {
-            socket: open_socket(&app.address, protocol).await,
-        }
-    }
-
-    /// Connects with `graphql-transport-ws` and completes `connection_init`.
-    pub(crate) async fn ready(app: &TestApp) -> Self {
-        let mut client = Self::connect(app, "graphql-transport-ws").await;
-        client
-            .send(json!({ "type": "connection_init", "payload": {} }))
-            .await;
-        assert_eq!(client.next().await["type"], "connection_ack");
-        client
-    }
-
-    pub(crate) async fn send(&mut self, message: Value) {
-        self.socket
-            .send(Message::Text(message.to_string().into()))
-            .await
-            .expect("sent");
-    }
-
-    pub(crate) async fn subscribe(&mut self, id: &str, variables: Value) {
-        self.subscribe_to(id, EVENTS, variables).await;
-    }
-
-    /// Starts the subscription `query` as operation `id`.
-    pub(crate) async fn subscribe_to(&mut self, id: &str, query: &str, variables: Value) {
-        self.send(json!({ "id": id, "type": "subscribe", "payload": { "query": query, "variables": variables } }))
-            .await;
-    }
-
-    /// The next protocol message (pings answered), within 5 s; `{"type": "close", …}` for a
-    /// close frame.
-    pub(crate) async fn next(&mut self) -> Value {
-        loop {
-            let message = tokio::time::timeout(Duration::from_secs(5), self.socket.next())
-                .await
-                .expect("a message within 5 s")
-                .expect("the socket is open")
-                .expect("a message");
-            match message {
-                Message::Text(text) => {
-                    let value: Value = serde_json::from_str(&text).expect("JSON");
-                    if value["type"] == "ping" {
-                        self.send(json!({ "type": "pong" })).await;
-                        continue;
-                    }
-                    return value;
-                }
-                Message::Close(frame) => {
-                    let (code, reason) = frame.map_or((0, String::new()), |f| {
-                        (u16::from(f.code), f.reason.to_string())
-                    });
-                    return json!({ "type": "close", "code": code, "reason": reason });
-                }
-                _ => continue,
-            }
-        }
-    }
-
-    /// The next event's `commentEvents` payload (a `next` message without errors).
-    pub(crate) async fn event(&mut self) -> Value {
-        let message = self.next().await;
-        assert_eq!(message["type"], "next", "{message:#}");
-        assert!(message["payload"].get("errors").is_none(), "{message:#}");
-        message["payload"]["data"]["commentEvents"].clone()
-    }
-}
-
-pub(crate) async fn add(app: &TestApp, sku: &str, body: &str, rating: i64) -> String {
-    app.data(ADD, json!({ "sku": sku, "body": body, "rating": rating }))
-        .await["addComment"]["comment"]["id"]
-        .as_str()
-        .expect("an id")
-        .to_owned()
-}
+use crate::helpers::websocket::Client;
+use crate::helpers::{Api, DELETE_COMMENT, EDIT_COMMENT, TestApp};
+use crate::support::backends::Backends;
+use crate::support::redis_server::shared_url;
 
 #[tokio::test]
 async fn mutations_reach_a_subscriber_as_added_updated_and_deleted() {
@@ -140,12 +21,12 @@ async fn mutations_reach_a_subscriber_as_added_updated_and_deleted() {
     let mut client = Client::ready(&app).await;
     client.subscribe("1", json!({ "sku": "LIVE" })).await;
     // Another product's comment is not this subscription's business.
-    add(&app, "ELSEWHERE", "not here", 5).await;
+    app.add_comment(None, "ELSEWHERE", "not here", 5).await;
 
     // How soon events arrive is measured by the live benchmark (BENCHMARKS.md), not asserted
     // here, where the machine is shared with the whole suite: `event` waits as long as
     // `Client::next` does.
-    let id = add(&app, "LIVE", "first words", 4).await;
+    let id = app.add_comment(None, "LIVE", "first words", 4).await;
     let added = client.event().await;
     assert_eq!(added["kind"], "ADDED");
     assert_eq!(
@@ -157,13 +38,13 @@ async fn mutations_reach_a_subscriber_as_added_updated_and_deleted() {
     let page = app.page("LIVE", json!({ "first": 1 })).await;
     assert_eq!(added["edge"]["cursor"], page.cursors[0]);
 
-    app.data(EDIT, json!({ "id": id, "body": "second thoughts" }))
+    app.data(EDIT_COMMENT, json!({ "id": id, "body": "second thoughts" }))
         .await;
     let updated = client.event().await;
     assert_eq!(updated["kind"], "UPDATED");
     assert_eq!(updated["edge"]["node"]["body"], "second thoughts");
 
-    app.data(DELETE, json!({ "id": id })).await;
+    app.data(DELETE_COMMENT, json!({ "id": id })).await;
     let deleted = client.event().await;
     assert_eq!(
         deleted,
@@ -178,25 +59,28 @@ async fn a_rating_filter_sees_edits_into_and_out_of_it_as_added_and_deleted() {
     client
         .subscribe("five", json!({ "sku": "FILTERED", "ratings": [5] }))
         .await;
-    let id = add(&app, "FILTERED", "good", 4).await;
-    app.data(EDIT, json!({ "id": id, "rating": 5 })).await;
+    let id = app.add_comment(None, "FILTERED", "good", 4).await;
+    app.data(EDIT_COMMENT, json!({ "id": id, "rating": 5 }))
+        .await;
     let entered = client.event().await;
     assert_eq!(
         entered["kind"], "ADDED",
         "the first event is the edit into the filter"
     );
     assert_eq!(entered["totalCount"], 1);
-    app.data(EDIT, json!({ "id": id, "body": "great" })).await;
+    app.data(EDIT_COMMENT, json!({ "id": id, "body": "great" }))
+        .await;
     assert_eq!(client.event().await["kind"], "UPDATED");
-    app.data(EDIT, json!({ "id": id, "rating": 3 })).await;
+    app.data(EDIT_COMMENT, json!({ "id": id, "rating": 3 }))
+        .await;
     let left = client.event().await;
     assert_eq!(
         (&left["kind"], &left["deletedCommentId"]),
         (&json!("DELETED"), &json!(id))
     );
     assert_eq!(left["totalCount"], 0);
-    app.data(DELETE, json!({ "id": id })).await;
-    let other = add(&app, "FILTERED", "five stars", 5).await;
+    app.data(DELETE_COMMENT, json!({ "id": id })).await;
+    let other = app.add_comment(None, "FILTERED", "five stars", 5).await;
     let next = client.event().await;
     assert_eq!(
         (&next["kind"], &next["edge"]["node"]["id"]),
@@ -210,17 +94,20 @@ async fn a_client_that_resumes_after_a_cursor_gets_what_it_missed_once_and_in_or
     let app = TestApp::embedded(0).await;
     let mut client = Client::ready(&app).await;
     client.subscribe("1", json!({ "sku": "RESUMED" })).await;
-    let first = add(&app, "RESUMED", "seen", 3).await;
+    let first = app.add_comment(None, "RESUMED", "seen", 3).await;
     let seen = client.event().await;
     let cursor = seen["edge"]["cursor"].clone();
     drop(client);
 
     let mut missed = Vec::new();
     for body in ["missed 1", "missed 2", "missed 3"] {
-        missed.push(add(&app, "RESUMED", body, 2).await);
+        missed.push(app.add_comment(None, "RESUMED", body, 2).await);
     }
-    app.data(EDIT, json!({ "id": first, "body": "edited while away" }))
-        .await;
+    app.data(
+        EDIT_COMMENT,
+        json!({ "id": first, "body": "edited while away" }),
+    )
+    .await;
 
     let mut client = Client::ready(&app).await;
     client
@@ -244,7 +131,7 @@ async fn a_client_that_resumes_after_a_cursor_gets_what_it_missed_once_and_in_or
     assert_eq!(edit["kind"], "UPDATED");
     assert_eq!(edit["edge"]["node"]["body"], "edited while away");
 
-    let live = add(&app, "RESUMED", "live again", 5).await;
+    let live = app.add_comment(None, "RESUMED", "live again", 5).await;
     let event = client.event().await;
     assert_eq!(
         (&event["kind"], &event["edge"]["node"]["id"]),
@@ -256,15 +143,9 @@ async fn a_client_that_resumes_after_a_cursor_gets_what_it_missed_once_and_in_or
 #[tokio::test]
 async fn the_legacy_graphql_ws_protocol_works_too() {
     let app = TestApp::embedded(0).await;
-    let mut client = Client::connect(&app, "graphql-ws").await;
-    client
-        .send(json!({ "type": "connection_init", "payload": {} }))
-        .await;
-    assert_eq!(client.next().await["type"], "connection_ack");
-    client
-        .send(json!({ "id": "1", "type": "start", "payload": { "query": EVENTS, "variables": { "sku": "LEGACY" } } }))
-        .await;
-    let id = add(&app, "LEGACY", "old protocol", 1).await;
+    let mut client = Client::legacy_ready(&app).await;
+    client.start("1", json!({ "sku": "LEGACY" })).await;
+    let id = app.add_comment(None, "LEGACY", "old protocol", 1).await;
     let message = loop {
         let message = client.next().await;
         if message["type"] != "ka" {
@@ -330,7 +211,7 @@ async fn subscriptions_are_counted_per_connection_and_only_subscriptions_run_ove
     );
 
     // The first subscription still works.
-    let id = add(&app, "ONE", "still here", 2).await;
+    let id = app.add_comment(None, "ONE", "still here", 2).await;
     let event = loop {
         let message = client.next().await;
         if message["type"] == "next" && message["id"] == "1" {
@@ -390,11 +271,8 @@ async fn items_written_straight_into_dynamodb_reach_a_subscriber_through_the_str
     use dynapage::graphql::GlobalId;
     use dynapage::store::CommentStore;
 
-    let backends =
-        crate::sync::commands::Backends::on(&crate::support::redis_server::shared_url()).await;
-    let mut args: Vec<&str> = backends.args.iter().map(String::as_str).collect();
-    args.extend(["--sync", "--sync-poll-ms", "50"]);
-    let app = TestApp::spawn(&args).await;
+    let backends = Backends::on(&shared_url()).await;
+    let app = backends.serve_syncing(&[]).await;
     let mut client = Client::ready(&app).await;
     client
         .subscribe("1", json!({ "sku": "STREAMED_LIVE" }))
@@ -450,16 +328,10 @@ async fn two_servers_and_one_sync_give_a_client_on_each_every_event_exactly_once
     use dynapage::graphql::GlobalId;
     use dynapage::store::CommentStore;
 
-    let backends =
-        crate::sync::commands::Backends::on(&crate::support::redis_server::shared_url()).await;
-    let args: Vec<&str> = backends.args.iter().map(String::as_str).collect();
+    let backends = Backends::on(&shared_url()).await;
     // The servers only read the change log; one `sync` process applies the stream and writes it.
-    let (a, b) = (TestApp::spawn(&args).await, TestApp::spawn(&args).await);
-    let _sync = crate::helpers::dynapage_command("sync")
-        .args(&args)
-        .args(["--poll-ms", "50"])
-        .spawn()
-        .expect("sync starts");
+    let (a, b) = (backends.serve(&[]).await, backends.serve(&[]).await);
+    let _sync = backends.spawn_sync();
     let mut on_a = Client::ready(&a).await;
     let mut on_b = Client::ready(&b).await;
     on_a.subscribe("a", json!({ "sku": "FANNED" })).await;
@@ -469,10 +341,13 @@ async fn two_servers_and_one_sync_give_a_client_on_each_every_event_exactly_once
     // A write through server A, an edit through server B, a comment written straight into the
     // table and deleted there: each client gets each change once, in order.
     let both = |kind: &'static str, id: String| (kind, id);
-    let first = add(&a, "FANNED", "through a", 4).await;
+    let first = a.add_comment(None, "FANNED", "through a", 4).await;
     expect_on_both(&mut on_a, &mut on_b, both("ADDED", first.clone())).await;
-    b.data(EDIT, json!({ "id": first, "body": "edited through b" }))
-        .await;
+    b.data(
+        EDIT_COMMENT,
+        json!({ "id": first, "body": "edited through b" }),
+    )
+    .await;
     expect_on_both(&mut on_a, &mut on_b, both("UPDATED", first.clone())).await;
     let now = dynapage::live::now_ms();
     let direct = Comment {
@@ -549,35 +424,13 @@ async fn a_subscriber_that_cannot_keep_up_is_closed_with_slow_subscriber() {
     .await;
     // A client with a small receive window that reads nothing while comments pour in: the
     // server's socket fills, its subscription stops being polled, and falls 8 changes behind.
-    let url = format!("{}/graphql", app.address.replacen("http", "ws", 1));
-    let mut request = url.into_client_request().expect("a request");
-    request.headers_mut().insert(
-        "sec-websocket-protocol",
-        "graphql-transport-ws".parse().expect("a header value"),
-    );
-    let address = app
-        .address
-        .trim_start_matches("http://")
-        .parse()
-        .expect("an address");
-    let tcp = tokio::net::TcpSocket::new_v4().expect("a socket");
-    tcp.set_recv_buffer_size(4096).expect("a small window");
-    let stream = tcp.connect(address).await.expect("connected");
-    let (socket, _) =
-        tokio_tungstenite::client_async(request, tokio_tungstenite::MaybeTlsStream::Plain(stream))
-            .await
-            .expect("the WebSocket opens");
-    let mut client = Client { socket };
-    client
-        .send(json!({ "type": "connection_init", "payload": {} }))
-        .await;
-    assert_eq!(client.next().await["type"], "connection_ack");
+    let mut client = Client::ready_at(&app.address, &[], true).await;
     client.subscribe("slow", json!({ "sku": "FLOOD" })).await;
 
     let body = "x".repeat(4_000);
     let written = 1_500;
     for _ in 0..written {
-        add(&app, "FLOOD", &body, 3).await;
+        app.add_comment(None, "FLOOD", &body, 3).await;
     }
     let mut delivered = 0;
     let closed = loop {
@@ -605,15 +458,10 @@ async fn listening_clients_that_answer_pings_stay_connected_and_silent_ones_are_
     let mut listening = Client::ready(&app).await;
     listening.subscribe("1", json!({ "sku": "KEPT" })).await;
     let writer = {
-        let address = app.address.clone();
+        let api = Api::clone(&app);
         tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(1_500)).await;
-            reqwest::Client::new()
-                .post(format!("{address}/graphql"))
-                .json(&json!({ "query": ADD, "variables": { "sku": "KEPT", "body": "after a while", "rating": 3 } }))
-                .send()
-                .await
-                .expect("sent");
+            api.add_comment(None, "KEPT", "after a while", 3).await;
         })
     };
     let event = listening.event().await;
@@ -644,37 +492,18 @@ async fn a_token_may_come_in_connection_init_and_a_bad_one_is_refused() {
 
     let key = TestKey::rsa("ws-key");
     let jwks = JwksServer::start(&[&key]).await;
-    let mut args = jwks.serve_args();
-    args.extend(["--demo-comments", "0"].map(str::to_owned));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let app = TestApp::spawn(&args).await;
+    let app = TestApp::under_jwt(&jwks, 0, &[]).await;
     let token = key.sign(&claims("alice", json!({ "name": "Alice" })));
     const MINE: &str = "subscription { commentEvents(sku: \"MINE\") { kind edge { node { id viewerCanUpdate } } } }";
 
     // Alice's socket carries her token; another listens anonymously (events are public).
-    let mut alice = Client::connect(&app, "graphql-transport-ws").await;
-    alice
-        .send(json!({ "type": "connection_init", "payload": { "Authorization": format!("Bearer {token}") } }))
-        .await;
-    assert_eq!(alice.next().await["type"], "connection_ack");
+    let mut alice = Client::signed_in(&app, &token).await;
     alice.subscribe_to("1", MINE, json!({})).await;
     let mut anonymous = Client::ready(&app).await;
     anonymous.subscribe_to("1", MINE, json!({})).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
 
-    let written: Value = app
-        .client
-        .post(format!("{}/graphql", app.address))
-        .bearer_auth(&token)
-        .json(&json!({ "query": "mutation { addComment(input: { sku: \"MINE\", body: \"signed\", rating: 5 }) { comment { id } } }" }))
-        .send()
-        .await
-        .expect("sent")
-        .json()
-        .await
-        .expect("JSON");
-    let id = written["data"]["addComment"]["comment"]["id"].clone();
-    assert!(id.is_string(), "{written:#}");
+    let id = app.add_comment(Some(&token), "MINE", "signed", 5).await;
     let seen_by_alice = alice.event().await;
     assert_eq!(
         seen_by_alice["edge"]["node"],

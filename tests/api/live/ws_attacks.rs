@@ -9,109 +9,30 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
-use crate::helpers::{DEMO_SKU, TestApp};
-use crate::live::subscriptions::{Client, EVENTS, add};
-
-/// A `graphql-transport-ws` socket to `address` (`http://…`) with `headers` on the upgrade,
-/// optionally over a TCP socket with a tiny receive window (a client that reads nothing).
-async fn open(
-    address: &str,
-    headers: &[(&str, &str)],
-    tiny_window: bool,
-) -> Result<Client, tungstenite::Error> {
-    let url = format!("{}/graphql", address.replacen("http", "ws", 1));
-    let mut request = url.into_client_request().expect("a request");
-    let mut all = vec![("sec-websocket-protocol", "graphql-transport-ws")];
-    all.extend_from_slice(headers);
-    for (name, value) in all {
-        let name: tungstenite::http::HeaderName = name.parse().expect("a header name");
-        request
-            .headers_mut()
-            .insert(name, value.parse().expect("a header value"));
-    }
-    let tcp = tokio::net::TcpSocket::new_v4().expect("a socket");
-    if tiny_window {
-        tcp.set_recv_buffer_size(4096).expect("a small window");
-    }
-    let peer = address
-        .trim_start_matches("http://")
-        .parse()
-        .expect("an address");
-    let stream = tcp.connect(peer).await.expect("connected");
-    let stream = tokio_tungstenite::MaybeTlsStream::Plain(stream);
-    let (socket, _) = tokio_tungstenite::client_async(request, stream).await?;
-    Ok(Client { socket })
-}
-
-/// [`open`], then `connection_init` acknowledged.
-pub(crate) async fn ready(address: &str, headers: &[(&str, &str)], tiny_window: bool) -> Client {
-    let mut client = open(address, headers, tiny_window)
-        .await
-        .expect("the WebSocket opens");
-    client
-        .send(json!({ "type": "connection_init", "payload": {} }))
-        .await;
-    assert_eq!(client.next().await["type"], "connection_ack");
-    client
-}
+use crate::helpers::process::{ServerProcess, rss_mib};
+use crate::helpers::websocket::{Client, EVENTS, errors_of, try_open};
+use crate::helpers::{Api, DEMO_SKU, TestApp};
 
 /// The code and message of a refusal (`next` with errors, or `error`).
 fn refusal(message: &Value) -> (String, String) {
-    let error = if message["type"] == "error" {
-        &message["payload"][0]
-    } else {
-        &message["payload"]["errors"][0]
-    };
+    let error = &errors_of(message)[0];
     let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
     (text(&error["extensions"]["code"]), text(&error["message"]))
 }
 
-/// The next message about operation `id` that is not `complete`.
-async fn answer_to(client: &mut Client, id: &str) -> Value {
-    loop {
-        let message = client.next().await;
-        if message["id"] == id && message["type"] != "complete" {
-            return message;
-        }
-    }
-}
-
 /// A normal client's story: it subscribes to `sku` and hears the comment written next.
-pub(crate) async fn a_normal_client_still_subscribes(
-    app_address: &str,
-    client: &mut Client,
-    sku: &str,
-) {
+pub(crate) async fn a_normal_client_still_subscribes(app: &Api, client: &mut Client, sku: &str) {
     client
         .subscribe_to("normal", EVENTS, json!({ "sku": sku }))
         .await;
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let written = write(app_address, sku, "still served", 4).await;
-    let event = answer_to(client, "normal").await;
+    let written = app.add_comment(None, sku, "still served", 4).await;
+    let event = client.answer_to("normal").await;
     assert_eq!(
         event["payload"]["data"]["commentEvents"]["edge"]["node"]["id"], written,
         "{event:#}"
     );
-}
-
-/// Adds a comment through `address`'s HTTP API; its id.
-pub(crate) async fn write(address: &str, sku: &str, body: &str, rating: i64) -> String {
-    const ADD: &str = "mutation($sku: String!, $body: String!, $rating: Int!) { addComment(input: { sku: $sku, author: \"a\", body: $body, rating: $rating }) { comment { id } } }";
-    let response: Value = reqwest::Client::new()
-        .post(format!("{address}/graphql"))
-        .json(&json!({ "query": ADD, "variables": { "sku": sku, "body": body, "rating": rating } }))
-        .send()
-        .await
-        .expect("sent")
-        .json()
-        .await
-        .expect("JSON");
-    response["data"]["addComment"]["comment"]["id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("written: {response:#}"))
-        .to_owned()
 }
 
 /// The field: each event would read a connection 100 deep over four partitions.
@@ -143,11 +64,11 @@ async fn item1_a_subscription_of_many_root_fields_or_of_connections_is_refused_b
         ),
     ] {
         client.subscribe_to(id, document, json!({})).await;
-        let (code, message) = refusal(&answer_to(&mut client, id).await);
+        let (code, message) = refusal(&client.answer_to(id).await);
         assert_eq!(code, "GRAPHQL_VALIDATION_FAILED", "{id}: {message}");
         assert!(message.contains(says), "{id}: {message}");
     }
-    a_normal_client_still_subscribes(&app.address, &mut client, "AFTER_ITEM_1").await;
+    a_normal_client_still_subscribes(&app, &mut client, "AFTER_ITEM_1").await;
 }
 
 /// What is left of 127.0.0.1's cost budget, as a cheap query reports it.
@@ -162,9 +83,9 @@ async fn budget_left(app: &TestApp) -> i64 {
 
 #[tokio::test]
 async fn item1_a_resume_too_far_behind_reads_nothing_and_a_resume_pays_for_what_it_replays() {
-    // A slow refill, so what the budget loses is what the requests took.
-    let limits = ["--rate-limit-cost", "1", "--rate-limit-writes", "0"];
-    let app = TestApp::spawn(&[&["--demo-comments", "1200"][..], &limits].concat()).await;
+    // A slow refill, so what the budget loses is what the requests took (from the default
+    // burst, 10,000 points).
+    let app = TestApp::cost_budgeted(1200, 10_000, &[]).await;
     let deep = app
         .page(DEMO_SKU, json!({ "first": 1, "offset": 1_100 }))
         .await;
@@ -181,7 +102,7 @@ async fn item1_a_resume_too_far_behind_reads_nothing_and_a_resume_pays_for_what_
     // The hub started after the demo comments were written: its own EVENTS_MISSED first.
     let mut messages = Vec::new();
     for _ in 0..2 {
-        messages.push(refusal(&answer_to(&mut client, "deep").await));
+        messages.push(refusal(&client.answer_to("deep").await));
     }
     assert!(
         messages.iter().all(|(code, _)| code == "EVENTS_MISSED"),
@@ -199,12 +120,9 @@ async fn item1_a_resume_too_far_behind_reads_nothing_and_a_resume_pays_for_what_
     client
         .subscribe("mid", json!({ "sku": DEMO_SKU, "after": mid.cursors[0] }))
         .await;
-    assert_eq!(
-        refusal(&answer_to(&mut client, "mid").await).0,
-        "EVENTS_MISSED"
-    );
+    assert_eq!(refusal(&client.answer_to("mid").await).0, "EVENTS_MISSED");
     for _ in 0..300 {
-        let event = answer_to(&mut client, "mid").await;
+        let event = client.answer_to("mid").await;
         assert_eq!(event["type"], "next", "{event:#}");
         assert_eq!(event["payload"]["data"]["commentEvents"]["kind"], "ADDED");
     }
@@ -212,14 +130,7 @@ async fn item1_a_resume_too_far_behind_reads_nothing_and_a_resume_pays_for_what_
     assert!(spent >= 300, "the replay of 300 comments cost {spent}");
 
     // A budget that cannot hold a replay refuses the resume.
-    let poor = TestApp::spawn(
-        &[
-            &["--demo-comments", "1200", "--rate-limit-cost-burst", "200"][..],
-            &limits,
-        ]
-        .concat(),
-    )
-    .await;
+    let poor = TestApp::cost_budgeted(1200, 200, &[]).await;
     let mid = poor
         .page(DEMO_SKU, json!({ "first": 1, "offset": 300 }))
         .await;
@@ -228,23 +139,12 @@ async fn item1_a_resume_too_far_behind_reads_nothing_and_a_resume_pays_for_what_
         .subscribe("mid", json!({ "sku": DEMO_SKU, "after": mid.cursors[0] }))
         .await;
     let codes = [
-        refusal(&answer_to(&mut refused, "mid").await).0,
-        refusal(&answer_to(&mut refused, "mid").await).0,
+        refusal(&refused.answer_to("mid").await).0,
+        refusal(&refused.answer_to("mid").await).0,
     ];
     assert_eq!(codes, ["EVENTS_MISSED", "RATE_LIMITED"]);
 
-    a_normal_client_still_subscribes(&app.address, &mut client, "AFTER_RESUMES").await;
-}
-
-/// The resident memory of process `pid`, in MiB.
-fn rss_mib(pid: u32) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("a process");
-    let kib: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS");
-    kib / 1024.0
+    a_normal_client_still_subscribes(&app, &mut client, "AFTER_RESUMES").await;
 }
 
 /// A socket that opens once the server has closed the client's other one (one socket per
@@ -252,12 +152,10 @@ fn rss_mib(pid: u32) -> f64 {
 async fn open_when_a_socket_is_free(address: &str, tiny_window: bool) -> (Client, Duration) {
     let started = Instant::now();
     loop {
-        match open(address, &[], tiny_window).await {
-            Ok(mut client) => {
-                client
-                    .send(json!({ "type": "connection_init", "payload": {} }))
-                    .await;
-                assert_eq!(client.next().await["type"], "connection_ack");
+        match try_open(address, "graphql-transport-ws", &[], tiny_window).await {
+            Ok(socket) => {
+                let mut client = Client { socket };
+                client.init(json!({})).await;
                 return (client, started.elapsed());
             }
             Err(tungstenite::Error::Http(response)) => {
@@ -272,7 +170,7 @@ async fn open_when_a_socket_is_free(address: &str, tiny_window: bool) -> (Client
 
 #[tokio::test]
 async fn item2_a_socket_that_never_reads_is_closed_at_its_send_deadline_and_its_memory_returned() {
-    let (mut server, address) = crate::admission::ratelimit::spawn_unmetered_server(&[
+    let mut server = ServerProcess::unmetered(&[
         "--websocket-send-timeout-ms",
         "1000",
         "--max-sockets-per-client",
@@ -282,13 +180,13 @@ async fn item2_a_socket_that_never_reads_is_closed_at_its_send_deadline_and_its_
         "100000",
     ])
     .await;
-    let pid = server.id().expect("running");
-    let (mut warm, _) = open_when_a_socket_is_free(&address, false).await;
-    a_normal_client_still_subscribes(&address, &mut warm, "FLOOD").await;
+    let pid = server.pid();
+    let (mut warm, _) = open_when_a_socket_is_free(&server.address, false).await;
+    a_normal_client_still_subscribes(&server, &mut warm, "FLOOD").await;
     drop(warm);
     let baseline = rss_mib(pid);
 
-    let (mut silent, _) = open_when_a_socket_is_free(&address, true).await;
+    let (mut silent, _) = open_when_a_socket_is_free(&server.address, true).await;
     for id in 0..20 {
         silent
             .subscribe_to(&id.to_string(), EVENTS, json!({ "sku": "FLOOD" }))
@@ -299,12 +197,12 @@ async fn item2_a_socket_that_never_reads_is_closed_at_its_send_deadline_and_its_
     let body = "x".repeat(4_000);
     let mut peak = baseline;
     for n in 0..400 {
-        write(&address, "FLOOD", &body, 3).await;
+        server.add_comment(None, "FLOOD", &body, 3).await;
         if n % 50 == 0 {
             peak = peak.max(rss_mib(pid));
         }
     }
-    let (mut normal, waited) = open_when_a_socket_is_free(&address, false).await;
+    let (mut normal, waited) = open_when_a_socket_is_free(&server.address, false).await;
     let after = rss_mib(pid);
     eprintln!(
         "RSS: baseline {baseline:.1} MiB, peak {peak:.1} MiB, after the close {after:.1} MiB; the socket was free {waited:?} after the flood"
@@ -317,9 +215,9 @@ async fn item2_a_socket_that_never_reads_is_closed_at_its_send_deadline_and_its_
         after < baseline + 40.0,
         "memory returned: {baseline:.1} -> {after:.1} MiB"
     );
-    a_normal_client_still_subscribes(&address, &mut normal, "FLOOD").await;
+    a_normal_client_still_subscribes(&server, &mut normal, "FLOOD").await;
     drop(silent);
-    crate::helpers::terminate(&mut server, Duration::from_secs(10)).await;
+    server.terminate(Duration::from_secs(10)).await;
 }
 
 #[tokio::test]
@@ -336,9 +234,9 @@ async fn item3_one_client_holds_a_small_share_of_the_subscriptions_and_others_st
     let attacker = [("x-forwarded-for", "203.0.113.9")];
     let mut sockets = Vec::new();
     for _ in 0..5 {
-        sockets.push(ready(&app.address, &attacker, false).await);
+        sockets.push(Client::ready_at(&app.address, &attacker, false).await);
     }
-    match open(&app.address, &attacker, false).await {
+    match try_open(&app.address, "graphql-transport-ws", &attacker, false).await {
         Err(tungstenite::Error::Http(response)) => {
             assert_eq!(response.status(), 429);
             let body: Value =
@@ -367,8 +265,9 @@ async fn item3_one_client_holds_a_small_share_of_the_subscriptions_and_others_st
     }
     assert_eq!(refused, 30, "the client holds 20 of the server's 30");
 
-    let mut normal = ready(&app.address, &[("x-forwarded-for", "198.51.100.1")], false).await;
-    a_normal_client_still_subscribes(&app.address, &mut normal, "TAKEN").await;
+    let normal_client = [("x-forwarded-for", "198.51.100.1")];
+    let mut normal = Client::ready_at(&app.address, &normal_client, false).await;
+    a_normal_client_still_subscribes(&app, &mut normal, "TAKEN").await;
 }
 
 #[tokio::test]
@@ -387,7 +286,7 @@ async fn opening_subscriptions_has_a_rate_of_its_own() {
     client
         .subscribe_to("4", EVENTS, json!({ "sku": "CHURN" }))
         .await;
-    let (code, message) = refusal(&answer_to(&mut client, "4").await);
+    let (code, message) = refusal(&client.answer_to("4").await);
     assert_eq!(code, "RATE_LIMITED", "{message}");
     assert!(message.contains("retry in"), "{message}");
 }
@@ -405,7 +304,7 @@ async fn item4_one_message_is_one_subscription_and_the_connection_limit_counts_t
     let field = "commentEvents(sku: \"MANY\") { kind }";
     let many = format!("subscription {{ {} }}", [field; 300].join(" "));
     client.subscribe_to("many", &many, json!({})).await;
-    let (code, message) = refusal(&answer_to(&mut client, "many").await);
+    let (code, message) = refusal(&client.answer_to("many").await);
     assert_eq!(code, "GRAPHQL_VALIDATION_FAILED");
     assert!(message.contains("selects 300"), "{message}");
 
@@ -425,7 +324,7 @@ async fn item4_one_message_is_one_subscription_and_the_connection_limit_counts_t
     refused.sort_by_key(|(id, _)| id.to_string());
     let code = || "TOO_MANY_SUBSCRIPTIONS".to_owned();
     assert_eq!(refused, [(json!("4"), code()), (json!("5"), code())]);
-    add(&app, "MANY", "one comment", 5).await;
+    app.add_comment(None, "MANY", "one comment", 5).await;
     let mut heard = Vec::new();
     while let Ok(Some(Ok(message))) =
         tokio::time::timeout(Duration::from_millis(700), client.socket.next()).await
@@ -444,5 +343,5 @@ async fn item4_one_message_is_one_subscription_and_the_connection_limit_counts_t
     );
 
     let mut normal = Client::ready(&app).await;
-    a_normal_client_still_subscribes(&app.address, &mut normal, "MANY").await;
+    a_normal_client_still_subscribes(&app, &mut normal, "MANY").await;
 }

@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::live::subscriptions::EVENTS;
-use crate::live::ws_attacks::{a_normal_client_still_subscribes, ready, write};
+use crate::helpers::process::ServerProcess;
+use crate::helpers::websocket::{Client, EVENTS};
+use crate::live::ws_attacks::a_normal_client_still_subscribes;
 
 /// The most bytes the kernel holds unsent on any connection of the server listening on
 /// `port` (`/proc/net/tcp`'s `tx_queue`, the local address being the server's).
@@ -53,7 +54,7 @@ async fn settled_queue(port: u16) -> u64 {
 /// times and then reads nothing, and 1.7 MB of events for it (100 comments of 4 kB); what the
 /// kernel holds unsent for it then. A normal client still subscribes and hears a comment.
 async fn queued_for_a_silent_socket(send_buffer: &str) -> u64 {
-    let (mut server, address) = crate::admission::ratelimit::spawn_unmetered_server(&[
+    let mut server = ServerProcess::unmetered(&[
         // Long enough that the socket is still open when its queue is read.
         "--websocket-send-timeout-ms",
         "60000",
@@ -63,11 +64,12 @@ async fn queued_for_a_silent_socket(send_buffer: &str) -> u64 {
         send_buffer,
     ])
     .await;
-    let port: u16 = address
+    let port: u16 = server
+        .address
         .rsplit_once(':')
         .and_then(|(_, port)| port.parse().ok())
         .expect("a port");
-    let mut silent = ready(&address, &[], false).await;
+    let mut silent = Client::ready_at(&server.address, &[], false).await;
     for id in 0..4 {
         silent
             .subscribe_to(&id.to_string(), EVENTS, json!({ "sku": "FLOOD" }))
@@ -76,13 +78,13 @@ async fn queued_for_a_silent_socket(send_buffer: &str) -> u64 {
     tokio::time::sleep(Duration::from_millis(200)).await;
     let body = "x".repeat(4_000);
     for _ in 0..100 {
-        write(&address, "FLOOD", &body, 3).await;
+        server.add_comment(None, "FLOOD", &body, 3).await;
     }
     let queued = settled_queue(port).await;
-    let mut normal = ready(&address, &[], false).await;
-    a_normal_client_still_subscribes(&address, &mut normal, "FLOOD").await;
+    let mut normal = Client::ready_at(&server.address, &[], false).await;
+    a_normal_client_still_subscribes(&server, &mut normal, "FLOOD").await;
     drop(silent);
-    crate::helpers::terminate(&mut server, Duration::from_secs(10)).await;
+    server.terminate(Duration::from_secs(10)).await;
     queued
 }
 

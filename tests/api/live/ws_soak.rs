@@ -14,30 +14,16 @@ use std::time::{Duration, Instant};
 use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
-use crate::live::subscriptions::{Client, EVENTS, Socket};
+use crate::helpers::process::{ServerProcess, rss_mib};
+use crate::helpers::websocket::{Client, EVENTS, Socket, try_open};
+use crate::helpers::{ADD_COMMENT, AUTHOR, Api};
 
-/// A socket from `from` (through the trusted proxy header), initialised.
+/// A socket from `from` (through the trusted proxy header), initialised; `None` when the server
+/// refuses or drops it (a hostile socket's fate, not a failure).
 async fn socket(address: &str, from: &str, tiny_window: bool) -> Option<Socket> {
-    let url = format!("{}/graphql", address.replacen("http", "ws", 1));
-    let mut request = url.into_client_request().expect("a request");
-    let headers = request.headers_mut();
-    headers.insert(
-        "sec-websocket-protocol",
-        "graphql-transport-ws".parse().ok()?,
-    );
-    headers.insert("x-forwarded-for", from.parse().ok()?);
-    let tcp = tokio::net::TcpSocket::new_v4().ok()?;
-    if tiny_window {
-        tcp.set_recv_buffer_size(4096).ok()?;
-    }
-    let stream = tcp
-        .connect(address.trim_start_matches("http://").parse().ok()?)
-        .await
-        .ok()?;
-    let stream = tokio_tungstenite::MaybeTlsStream::Plain(stream);
-    let (mut socket, _) = tokio_tungstenite::client_async(request, stream)
+    let from = [("x-forwarded-for", from)];
+    let mut socket = try_open(address, "graphql-transport-ws", &from, tiny_window)
         .await
         .ok()?;
     let init = json!({ "type": "connection_init", "payload": {} }).to_string();
@@ -165,8 +151,7 @@ async fn hostile(address: String, n: usize, until: Instant) {
 /// back-to-back with the last would measure the fan-out of the one before it, to every
 /// subscriber, not what the hostile sockets cost); each write's latency.
 async fn write(address: &str, count: usize, from: usize) -> Vec<Duration> {
-    const ADD: &str = "mutation($body: String!) { addComment(input: { sku: \"SOAK\", author: \"a\", body: $body, rating: 3 }) { comment { id } } }";
-    let client = reqwest::Client::new();
+    let api = Api::at(address);
     let mut latencies = Vec::with_capacity(count);
     let mut pace = tokio::time::interval(Duration::from_secs(1) / WRITES_PER_SECOND);
     pace.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -174,10 +159,10 @@ async fn write(address: &str, count: usize, from: usize) -> Vec<Duration> {
         pace.tick().await;
         let body = format!("{i:06} {}", "y".repeat(2_000));
         let started = Instant::now();
-        let response: Value = client
-            .post(format!("{address}/graphql"))
+        let variables = json!({ "sku": "SOAK", "author": AUTHOR, "body": body, "rating": 3 });
+        let response: Value = api
+            .graphql_request(None, ADD_COMMENT, variables)
             .header("x-forwarded-for", "198.51.100.7")
-            .json(&json!({ "query": ADD, "variables": { "body": body } }))
             .send()
             .await
             .expect("sent")
@@ -226,18 +211,9 @@ async fn writes_heard(
 
 /// How many WebSockets the server has closed for not reading within the send deadline (its
 /// `/metrics`).
-async fn closed_slow(address: &str) -> u64 {
-    let metrics = reqwest::get(format!("{address}/metrics"))
-        .await
-        .expect("/metrics answers")
-        .text()
-        .await
-        .expect("a text");
-    metrics
-        .lines()
-        .find_map(|line| line.strip_prefix("dynapage_websockets_closed_slow_total "))
-        .and_then(|count| count.trim().parse::<f64>().ok())
-        .map_or(0, |count| count as u64)
+async fn closed_slow(server: &ServerProcess) -> f64 {
+    let metrics = server.metrics().await;
+    metrics.value("dynapage_websockets_closed_slow_total", &[])
 }
 
 fn p99(latencies: &mut [Duration]) -> Duration {
@@ -276,30 +252,18 @@ fn cpu_seconds(pid: u32) -> f64 {
     ticks / 100.0 // USER_HZ, 100 on Linux
 }
 
-fn rss_mib(pid: u32) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("a process");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .expect("VmRSS")
-        / 1024.0
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_hundred_hostile_sockets_beside_normal_traffic_bound_memory_and_lose_nothing() {
-    let (mut server, address) = crate::admission::ratelimit::spawn_unmetered_server(&[
+    let mut server = ServerProcess::unmetered(&[
         "--trusted-proxies",
         "127.0.0.1",
         "--websocket-send-timeout-ms",
         send_timeout_ms().as_str(),
     ])
     .await;
-    let pid = server.id().expect("running");
-    let normal = socket(&address, "198.51.100.1", false)
-        .await
-        .expect("opens");
-    let mut normal = Client { socket: normal };
+    let (pid, address) = (server.pid(), server.address.clone());
+    let normal_client = [("x-forwarded-for", "198.51.100.1")];
+    let mut normal = Client::ready_at(&address, &normal_client, false).await;
     normal
         .subscribe_to("normal", EVENTS, json!({ "sku": "SOAK" }))
         .await;
@@ -328,14 +292,14 @@ async fn two_hundred_hostile_sockets_beside_normal_traffic_bound_memory_and_lose
     let elapsed = busy_started.elapsed().as_secs_f64();
     let server_cores = (cpu_seconds(pid) - server_before) / elapsed;
     let clients_cores = (cpu_seconds(std::process::id()) - clients_before) / elapsed;
-    let closed = closed_slow(&address).await;
+    let closed = closed_slow(&server).await;
     eprintln!(
         "soak: the slowest writes beside them, by when: {}; sockets closed as slow readers: {closed}",
         slowest(&busy)
     );
     if std::env::var_os("SOAK_ONLY").is_none() {
         // A third of the 200 (n % 3 == 0) never read: each must have been closed.
-        assert!(closed >= 67, "the silent sockets were closed: {closed}");
+        assert!(closed >= 67.0, "the silent sockets were closed: {closed}");
     }
     let (quiet, busy) = (p99(&mut quiet), p99(&mut busy));
     eprintln!(
@@ -349,5 +313,5 @@ async fn two_hundred_hostile_sockets_beside_normal_traffic_bound_memory_and_lose
         busy < Duration::from_secs(1),
         "p99 {busy:?} against {quiet:?}"
     );
-    crate::helpers::terminate(&mut server, Duration::from_secs(10)).await;
+    server.terminate(Duration::from_secs(10)).await;
 }

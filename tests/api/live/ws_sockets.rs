@@ -1,6 +1,7 @@
 //! What a WebSocket's token and silence end: a bad `Authorization` header refuses the upgrade
 //! like any request (401 and a GraphQL error body); a socket closes at its token's `exp`
-//! (4403, which the `graphql-ws` client answers by reconnecting); a legacy `graphql-ws` socket that goes silent is closed, as a listening one is not.
+//! (4403, which the `graphql-ws` client answers by reconnecting); a legacy `graphql-ws` socket
+//! that goes silent is closed, as a listening one is not.
 
 use std::time::{Duration, Instant};
 
@@ -8,64 +9,20 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
-use crate::helpers::TestApp;
-use crate::live::subscriptions::{Client, EVENTS};
+use crate::helpers::websocket::{Client, try_open};
+use crate::helpers::{Api, TestApp};
 use crate::support::jwks::{JwksServer, TestKey, at, claims};
-
-/// Connects to `app` with `protocol` and `headers` on the upgrade.
-async fn connect(
-    app: &TestApp,
-    protocol: &str,
-    headers: &[(&'static str, String)],
-) -> Result<Client, tungstenite::Error> {
-    let url = format!("{}/graphql", app.address.replacen("http", "ws", 1));
-    let mut request = url.into_client_request().expect("a request");
-    request.headers_mut().insert(
-        "sec-websocket-protocol",
-        protocol.parse().expect("a header value"),
-    );
-    for (name, value) in headers {
-        request
-            .headers_mut()
-            .insert(*name, value.parse().expect("a header value"));
-    }
-    let (socket, _) = tokio_tungstenite::connect_async(request).await?;
-    Ok(Client { socket })
-}
-
-/// Adds a comment as the holder of `token`; its id.
-async fn add(app: &TestApp, token: &str, sku: &str, body: &str) -> Value {
-    let mutation = "mutation($sku: String!, $body: String!) { addComment(input: { sku: $sku, body: $body, rating: 3 }) { comment { id } } }";
-    let written: Value = app
-        .client
-        .post(format!("{}/graphql", app.address))
-        .bearer_auth(token)
-        .json(&json!({ "query": mutation, "variables": { "sku": sku, "body": body } }))
-        .send()
-        .await
-        .expect("sent")
-        .json()
-        .await
-        .expect("JSON");
-    let id = written["data"]["addComment"]["comment"]["id"].clone();
-    assert!(id.is_string(), "{written:#}");
-    id
-}
 
 #[tokio::test]
 async fn a_bad_token_on_the_upgrade_is_refused_and_a_socket_closes_when_its_token_expires() {
     let key = TestKey::rsa("ws-exp");
     let jwks = JwksServer::start(&[&key]).await;
-    let mut args = jwks.serve_args();
-    args.extend(["--demo-comments", "0"].map(str::to_owned));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let app = TestApp::spawn(&args).await;
+    let app = TestApp::under_jwt(&jwks, 0, &[]).await;
 
     let writer = key.sign(&claims("writer", json!({ "name": "Writer" })));
-    let forged = [("authorization", "Bearer not.a.token".to_owned())];
-    match connect(&app, "graphql-transport-ws", &forged).await {
+    let forged = [("authorization", "Bearer not.a.token")];
+    match try_open(&app.address, "graphql-transport-ws", &forged, false).await {
         Err(tungstenite::Error::Http(response)) => {
             assert_eq!(response.status(), 401);
             assert_eq!(
@@ -82,18 +39,15 @@ async fn a_bad_token_on_the_upgrade_is_refused_and_a_socket_closes_when_its_toke
 
     // A token good for two more seconds, in the header: the socket works, then closes.
     let short = key.sign(&claims("bob", json!({ "exp": at(2) })));
-    let header = [("authorization", format!("Bearer {short}"))];
-    let mut client = connect(&app, "graphql-transport-ws", &header)
-        .await
-        .expect("a good token upgrades");
-    client
-        .send(json!({ "type": "connection_init", "payload": {} }))
-        .await;
-    assert_eq!(client.next().await["type"], "connection_ack");
+    let bearer = format!("Bearer {short}");
+    let header = [("authorization", bearer.as_str())];
+    let mut client = Client::ready_at(&app.address, &header, false).await;
     let started = Instant::now();
     client.subscribe("1", json!({ "sku": "EXPIRING" })).await;
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let id = add(&app, &writer, "EXPIRING", "before the expiry").await;
+    let id = app
+        .add_comment(Some(&writer), "EXPIRING", "before the expiry", 3)
+        .await;
     assert_eq!(client.event().await["edge"]["node"]["id"], id);
     let closed = loop {
         let message = client.next().await;
@@ -112,16 +66,12 @@ async fn a_bad_token_on_the_upgrade_is_refused_and_a_socket_closes_when_its_toke
 
     // A fresh token in connection_init works as before.
     let fresh = key.sign(&claims("bob", json!({})));
-    let mut again = connect(&app, "graphql-transport-ws", &[])
-        .await
-        .expect("opens");
-    again
-        .send(json!({ "type": "connection_init", "payload": { "Authorization": format!("Bearer {fresh}") } }))
-        .await;
-    assert_eq!(again.next().await["type"], "connection_ack");
+    let mut again = Client::signed_in(&app, &fresh).await;
     again.subscribe("1", json!({ "sku": "EXPIRING" })).await;
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let id = add(&app, &writer, "EXPIRING", "after a reconnect").await;
+    let id = app
+        .add_comment(Some(&writer), "EXPIRING", "after a reconnect", 3)
+        .await;
     assert_eq!(again.event().await["edge"]["node"]["id"], id);
 }
 
@@ -143,12 +93,7 @@ async fn closed_after_silence(client: &mut Client, quiet: Duration, within: Dura
 #[tokio::test]
 async fn a_legacy_graphql_ws_socket_that_goes_silent_is_closed_and_a_listening_one_is_not() {
     let app = TestApp::spawn(&["--demo-comments", "0", "--websocket-keepalive-ms", "300"]).await;
-    let init = json!({ "type": "connection_init", "payload": {} });
-    let start = json!({ "id": "1", "type": "start", "payload": { "query": EVENTS, "variables": { "sku": "LEGACY_KEPT" } } });
-
-    let mut silent = connect(&app, "graphql-ws", &[]).await.expect("opens");
-    silent.send(init.clone()).await;
-    assert_eq!(silent.next().await["type"], "connection_ack");
+    let mut silent = Client::legacy_ready(&app).await;
     assert!(
         closed_after_silence(
             &mut silent,
@@ -160,21 +105,13 @@ async fn a_legacy_graphql_ws_socket_that_goes_silent_is_closed_and_a_listening_o
     );
 
     // A legacy client that reads answers the ping frames by itself and stays.
-    let mut listening = connect(&app, "graphql-ws", &[]).await.expect("opens");
-    listening.send(init).await;
-    assert_eq!(listening.next().await["type"], "connection_ack");
-    listening.send(start).await;
+    let mut listening = Client::legacy_ready(&app).await;
+    listening.start("1", json!({ "sku": "LEGACY_KEPT" })).await;
     let writer = {
-        let address = app.address.clone();
+        let api = Api::clone(&app);
         tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(1_200)).await;
-            let add = "mutation { addComment(input: { sku: \"LEGACY_KEPT\", author: \"a\", body: \"later\", rating: 2 }) { comment { id } } }";
-            reqwest::Client::new()
-                .post(format!("{address}/graphql"))
-                .json(&json!({ "query": add }))
-                .send()
-                .await
-                .expect("sent");
+            api.add_comment(None, "LEGACY_KEPT", "later", 2).await;
         })
     };
     let data = loop {

@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::helpers::dynapage_command;
+use crate::helpers::RATE_LIMITS_OFF;
+use crate::helpers::process::{ServerProcess, dynapage_command};
 
 const SKU: &str = "CRASH";
 const KILLS: usize = 20;
@@ -34,36 +35,11 @@ struct Model {
     unanswered_adds: Vec<(String, i64)>,
 }
 
-struct Server {
-    child: tokio::process::Child,
-    url: String,
-}
-
-async fn start(dir: &std::path::Path) -> Server {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
-    let child = dynapage_command("serve")
-        .args([
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--demo-comments",
-            "0",
-        ])
-        .args(["--rate-limit-writes", "0", "--rate-limit-cost", "0"])
-        .args(["--data-dir", dir.to_str().expect("UTF-8")])
-        .spawn()
-        .expect("the dynapage binary runs");
-    let url = format!("http://127.0.0.1:{port}");
-    let client = reqwest::Client::new();
-    for _ in 0..300 {
-        if client.get(format!("{url}/healthz")).send().await.is_ok() {
-            return Server { child, url };
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("the server did not start on {dir:?}");
+/// `serve --data-dir` on `dir`, rate limits off, the rest as users start it.
+async fn start(dir: &std::path::Path) -> ServerProcess {
+    let data_dir = ["--data-dir", dir.to_str().expect("UTF-8")];
+    ServerProcess::start(&[&["--demo-comments", "0"][..], &RATE_LIMITS_OFF, &data_dir].concat())
+        .await
 }
 
 async fn call(client: &reqwest::Client, url: &str, query: &str, variables: Value) -> Option<Value> {
@@ -202,12 +178,12 @@ async fn every_acknowledged_write_survives_sigkill_at_random_moments() {
     eprintln!("crash test seed {rng}");
     for kill in 0..KILLS {
         let mut server = start(dir.path()).await;
-        let (held, total) = read_all(&server.url).await;
+        let (held, total) = read_all(&server.address).await;
         check(&mut model.lock().expect("model"), &held, total, kill);
         let writers: Vec<_> = (0..WRITERS)
             .map(|w| {
                 tokio::spawn(writer(
-                    server.url.clone(),
+                    server.address.clone(),
                     model.clone(),
                     (kill * WRITERS + w) as u64 ^ rng,
                 ))
@@ -230,7 +206,7 @@ async fn every_acknowledged_write_survives_sigkill_at_random_moments() {
         assert!(verify.success(), "kill {kill}: verify --data-dir is clean");
     }
     let server = start(dir.path()).await;
-    let (held, total) = read_all(&server.url).await;
+    let (held, total) = read_all(&server.address).await;
     let mut model = model.lock().expect("model");
     check(&mut model, &held, total, KILLS);
     assert!(

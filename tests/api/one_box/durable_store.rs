@@ -7,14 +7,13 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, serve_fails_to_start};
-use crate::live::subscriptions::Client;
+use crate::helpers::process::serve_fails_to_start;
+use crate::helpers::websocket::Client;
+use crate::helpers::{Api, EDIT_COMMENT, TestApp};
 
 const EVENTS: &str = r#"subscription Events($sku: String!) {
   commentEvents(sku: $sku) { kind totalCount edge { node { id body rating } } }
 }"#;
-const ADD: &str = "mutation($sku: String!, $body: String!, $rating: Int!) { addComment(input: { sku: $sku, author: \"box\", body: $body, rating: $rating }) { comment { id } } }";
-const EDIT: &str = "mutation($id: ID!, $body: String) { updateComment(input: { id: $id, body: $body }) { comment { id } } }";
 const PAGE: &str = "query($sku: String!) { comments(sku: $sku, first: 10) { totalCount nodes { id body rating } } }";
 
 /// `serve --data-dir DIR` on a random port.
@@ -23,11 +22,7 @@ async fn on_disk(dir: &Path) -> TestApp {
 }
 
 async fn add(app: &TestApp, sku: &str, body: &str) -> String {
-    app.data(ADD, json!({ "sku": sku, "body": body, "rating": 4 }))
-        .await["addComment"]["comment"]["id"]
-        .as_str()
-        .expect("an id")
-        .to_owned()
+    app.add_comment(None, sku, body, 4).await
 }
 
 async fn page(app: &TestApp, sku: &str) -> Value {
@@ -55,7 +50,8 @@ async fn comments_survive_a_restart_and_live_subscribers_see_every_write() {
     );
     add(&app, "BOX", "also kept").await;
     client.event().await;
-    app.data(EDIT, json!({ "id": id, "body": "edited" })).await;
+    app.data(EDIT_COMMENT, json!({ "id": id, "body": "edited" }))
+        .await;
     let updated = client.event().await;
     assert_eq!(updated["kind"], "UPDATED");
     assert_eq!(updated["edge"]["node"]["body"], "edited");
@@ -214,17 +210,16 @@ async fn a_backup_taken_while_the_server_writes_restores_by_starting_a_server_on
     for i in 0..50 {
         add(&app, "BOX", &format!("before the backup {i}")).await;
     }
-    let (client, url) = (app.client.clone(), format!("{}/graphql", app.address));
+    let api = Api::clone(&app);
     let writing = tokio::spawn(async move {
         for i in 0..200 {
-            let body = json!({ "query": ADD, "variables": { "sku": "BOX", "body": format!("during {i}"), "rating": 2 } });
-            let response = client.post(&url).json(&body).send().await.expect("a write");
-            assert!(response.status().is_success());
+            api.add_comment(None, "BOX", &format!("during {i}"), 2)
+                .await;
         }
     });
     let work = tempfile::tempdir().expect("a directory");
     let copy = work.path().join("backup.sqlite3");
-    let status = crate::helpers::dynapage_command("backup")
+    let status = crate::helpers::process::dynapage_command("backup")
         .args(["--data-dir", dir.path().to_str().expect("UTF-8")])
         .args(["--out", copy.to_str().expect("UTF-8")])
         .status()
@@ -237,7 +232,7 @@ async fn a_backup_taken_while_the_server_writes_restores_by_starting_a_server_on
     let restored = work.path().join("restored");
     std::fs::create_dir(&restored).expect("mkdir");
     std::fs::copy(&copy, restored.join("comments.sqlite3")).expect("restore");
-    let verify = crate::helpers::dynapage_command("verify")
+    let verify = crate::helpers::process::dynapage_command("verify")
         .args(["--data-dir", restored.to_str().expect("UTF-8")])
         .status()
         .await

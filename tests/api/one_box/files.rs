@@ -10,19 +10,17 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::helpers::terminate;
+use crate::helpers::RATE_LIMITS_OFF;
+use crate::helpers::process::{ServerProcess, free_port};
 
-const ADD: &str = "mutation($body: String!) { addComment(input: { sku: \"FILES\", author: \"box\", body: $body, rating: 4 }) { comment { id } } }";
 const PAGE: &str = "{ comments(sku: \"FILES\", first: 100) { totalCount nodes { body } } }";
 
 /// A `dynapage serve --data-dir` process, started under a umask, its standard error in a file.
 struct Server {
-    child: tokio::process::Child,
-    url: String,
+    process: ServerProcess,
     stderr: tempfile::NamedTempFile,
-    client: reqwest::Client,
 }
 
 fn text(path: &Path) -> &str {
@@ -61,79 +59,38 @@ async fn run(args: &[&str]) -> (bool, String) {
 
 impl Server {
     async fn start(dir: &Path, umask: &str) -> Self {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
         let stderr = tempfile::NamedTempFile::new().expect("a log file");
         let log = stderr.reopen().expect("the log file");
-        let child = command(
-            umask,
-            &[
-                "serve",
-                "--listen",
-                &format!("127.0.0.1:{port}"),
-                "--demo-comments",
-                "0",
-                "--rate-limit-writes",
-                "0",
-                "--rate-limit-cost",
-                "0",
-                "--data-dir",
-                text(dir),
-            ],
-        )
-        .stdout(Stdio::null())
-        .stderr(Stdio::from(log))
-        .spawn()
-        .expect("the dynapage binary runs");
+        let mut serve = command(umask, &["serve"]);
+        serve.stdout(Stdio::null()).stderr(Stdio::from(log));
+        let args = [
+            &RATE_LIMITS_OFF[..],
+            &["--demo-comments", "0", "--data-dir", text(dir)],
+        ];
         let server = Self {
-            child,
-            url: format!("http://127.0.0.1:{port}"),
+            process: ServerProcess::spawned(serve, &args.concat()),
             stderr,
-            client: reqwest::Client::new(),
         };
-        for _ in 0..600 {
-            if server
-                .client
-                .get(format!("{}/healthz", server.url))
-                .send()
-                .await
-                .is_ok()
-            {
-                return server;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        panic!("the server did not start: {}", server.log());
+        assert!(
+            server.process.becomes_healthy().await,
+            "the server did not start: {}",
+            server.log()
+        );
+        server
     }
 
     fn log(&self) -> String {
         std::fs::read_to_string(self.stderr.path()).unwrap_or_default()
     }
 
-    async fn data(&self, query: &str, variables: Value) -> Value {
-        let body: Value = self
-            .client
-            .post(format!("{}/graphql", self.url))
-            .json(&json!({ "query": query, "variables": variables }))
-            .send()
-            .await
-            .expect("an answer")
-            .json()
-            .await
-            .expect("JSON");
-        assert!(body.get("errors").is_none(), "{body}");
-        body["data"].clone()
-    }
-
     /// Adds a comment and returns once the server acknowledged it.
     async fn add(&self, body: &str) {
-        self.data(ADD, json!({ "body": body })).await;
+        self.process.add_comment(None, "FILES", body, 4).await;
     }
 
     async fn bodies(&self) -> Vec<String> {
-        let mut bodies: Vec<String> = self.data(PAGE, json!({})).await["comments"]["nodes"]
+        let page = self.process.data(PAGE, json!({})).await;
+        let mut bodies: Vec<String> = page["comments"]["nodes"]
             .as_array()
             .expect("nodes")
             .iter()
@@ -144,7 +101,7 @@ impl Server {
     }
 
     async fn stop(mut self) {
-        let status = terminate(&mut self.child, Duration::from_secs(15)).await;
+        let status = self.process.terminate(Duration::from_secs(15)).await;
         assert!(status.success(), "{status}: {}", self.log());
     }
 }
@@ -344,10 +301,7 @@ async fn a_second_server_is_refused_even_after_the_lock_file_is_deleted() {
     let first = Server::start(&dir, "022").await;
     first.add("the owner's").await;
     std::fs::remove_file(dir.join("dynapage.lock")).expect("someone deletes the lock file");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
+    let port = free_port();
     let listen = format!("127.0.0.1:{port}");
     let second = command(
         "022",

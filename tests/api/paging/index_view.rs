@@ -105,13 +105,12 @@ async fn while_the_index_lags_a_first_page_is_viewed_again_from_its_real_first_e
     use dynapage::domain::{Comment, CommentId, Rating, Sku};
     use dynapage::store::CommentStore;
 
-    let backends = crate::sync::commands::Backends::on(&shared_url()).await;
+    let backends = crate::support::backends::Backends::on(&shared_url()).await;
     crate::helpers::seed_demo(&backends.store, 250).await;
     let reindexed = backends.run("reindex", &[]).await;
-    assert_eq!(crate::sync::commands::exit_code(&reindexed), Some(0));
+    assert_eq!(crate::helpers::process::exit_code(&reindexed), Some(0));
     // No `--sync`: comments written from now on stay out of the index, as during a stream lag.
-    let args: Vec<&str> = backends.args.iter().map(String::as_str).collect();
-    let app = TestApp::spawn(&args).await;
+    let app = backends.serve(&[]).await;
     let newest: Vec<Comment> = (0..3u64)
         .map(|i| Comment {
             id: CommentId::from_parts(4_102_444_800_000 + i, u128::from(i) + 1),

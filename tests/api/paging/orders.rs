@@ -304,7 +304,7 @@ async fn every_order_pages_like_its_rule_says_on_the_embedded_server() {
 #[tokio::test]
 async fn every_order_pages_like_its_rule_says_on_dynamodb_local_with_redis() {
     // The server follows the stream itself, so that the index learns of the votes.
-    let (_backends, app) = crate::sync::commands::Backends::serving_demo_with(
+    let (_backends, app) = crate::support::backends::Backends::serving_demo_with(
         COMMENTS,
         &["--sync", "--sync-poll-ms", "50"],
     )

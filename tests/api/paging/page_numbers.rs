@@ -313,13 +313,7 @@ async fn containing_a_comment_outside_the_connection_is_not_found() {
         .as_i64()
         .expect("rating");
     let other_ratings: Vec<i64> = (1..=5).filter(|r| *r != rating).collect();
-    let elsewhere = app
-        .data(
-            r#"mutation { addComment(input: { sku: "ELSEWHERE", author: "a", body: "b", rating: 3 }) { comment { id } } }"#,
-            json!({}),
-        )
-        .await["addComment"]["comment"]["id"]
-        .clone();
+    let elsewhere = app.add_comment(None, "ELSEWHERE", "b", 3).await;
     let deleted = app.deleted_comment_id().await;
     let cases = [
         (
@@ -502,11 +496,8 @@ async fn pages_numbered_from_the_oldest_keep_their_content_when_comments_arrive_
 
     let added = 13;
     for i in 0..added {
-        app.data(
-            "mutation($sku: String!, $body: String!) { addComment(input: { sku: $sku, author: \"new\", body: $body, rating: 4 }) { comment { id } } }",
-            json!({ "sku": DEMO_SKU, "body": format!("new comment {i}") }),
-        )
-        .await;
+        app.add_comment(None, DEMO_SKU, &format!("new comment {i}"), 4)
+            .await;
     }
     eventually("the index holds the new comments", || async {
         let count = app
@@ -555,7 +546,7 @@ async fn pages_numbered_from_the_oldest_keep_their_content_when_comments_arrive_
 #[tokio::test]
 async fn dynamodb_local_with_redis_serves_the_same_pagers_and_containing_pages_as_the_embedded_server()
  {
-    let (_backends, dynamo) = crate::sync::commands::Backends::serving_demo(250).await;
+    let (_backends, dynamo) = crate::support::backends::Backends::serving_demo(250).await;
     let embedded = TestApp::embedded_like_dynamodb(250).await;
 
     let list = whole_list(&embedded, &Value::Null).await;
@@ -594,13 +585,12 @@ async fn containing_finds_a_comment_the_index_does_not_hold_yet() {
     use dynapage::store::CommentStore;
 
     let backends =
-        crate::sync::commands::Backends::on(&crate::support::redis_server::shared_url()).await;
+        crate::support::backends::Backends::on(&crate::support::redis_server::shared_url()).await;
     crate::helpers::seed_demo(&backends.store, 250).await;
     let reindexed = backends.run("reindex", &[]).await;
-    assert_eq!(crate::sync::commands::exit_code(&reindexed), Some(0));
+    assert_eq!(crate::helpers::process::exit_code(&reindexed), Some(0));
     // No `--sync`: what is written from now on stays out of the index, as during a stream lag.
-    let args: Vec<&str> = backends.args.iter().map(String::as_str).collect();
-    let app = TestApp::spawn(&args).await;
+    let app = backends.serve(&[]).await;
     let list = whole_list(&app, &Value::Null).await;
     let Ok(GlobalId::Comment(middle)) = GlobalId::decode(&list[125]) else {
         panic!("a comment id");

@@ -14,11 +14,11 @@ use std::collections::HashSet;
 
 use serde_json::{Value, json};
 
-use crate::clients::browser::{
+use crate::helpers::browser::{
     OFFLINE_FLAGS, assert_nothing_from_another_origin, attribute_values, chromium, is_local,
     local_files,
 };
-use crate::helpers::{DEMO_SKU, TestApp};
+use crate::helpers::{ADD_COMMENT, AUTHOR, DELETE_COMMENT, DEMO_SKU, EDIT_COMMENT, TestApp};
 
 /// The demo product's comments in these tests: 24 pages of 10, the last one holding 7.
 pub(crate) const COMMENTS: u64 = 237;
@@ -132,7 +132,7 @@ pub(crate) async fn browse_with(app: &TestApp, steps: Value, javascript: bool) -
         "javaScript": javascript,
     });
     let (success, output) =
-        crate::clients::tools::node("browse-demo.mjs", &[&config.to_string()]).await;
+        crate::helpers::node::node("browse-demo.mjs", &[&config.to_string()]).await;
     assert!(success, "browse-demo.mjs failed:\n{output}");
     let result: Value = serde_json::from_str(output.trim())
         .unwrap_or_else(|e| panic!("browse-demo.mjs printed no JSON ({e}):\n{output}"));
@@ -545,36 +545,30 @@ async fn the_demo_and_its_files_load_nothing_from_another_origin() {
 #[tokio::test]
 async fn the_demo_counts_new_comments_and_shows_edits_and_deletions_in_place() {
     let app = TestApp::embedded(0).await;
-    let add = "mutation($body: String!) { addComment(input: { sku: \"LIVE_DEMO\", author: \"shopper\", body: $body, rating: 4 }) { comment { id } } }";
     let mut ids = Vec::new();
     for body in ["first", "second", "third"] {
-        let added = app.data(add, json!({ "body": body })).await;
-        ids.push(added["addComment"]["comment"]["id"].clone());
+        ids.push(app.add_comment(None, "LIVE_DEMO", body, 4).await);
         // `createdAt` has millisecond precision and ties are ordered by id, not by arrival:
         // comments written in separate milliseconds are newest first in the order written.
         tokio::time::sleep(std::time::Duration::from_millis(2)).await;
     }
-    let edit = "mutation($id: ID!) { updateComment(input: { id: $id, body: \"edited while shown\" }) { comment { id } } }";
-    let delete = "mutation($id: ID!) { deleteComment(input: { id: $id }) { deletedCommentId } }";
-    let selector = |id: &Value, attribute: &str| {
-        format!(
-            "li[data-comment-id=\"{}\"][{attribute}]",
-            id.as_str().expect("an id")
-        )
-    };
+    let arriving =
+        json!({ "sku": "LIVE_DEMO", "author": AUTHOR, "body": "arrived live", "rating": 4 });
+    let edited = json!({ "id": ids[1], "body": "edited while shown" });
+    let selector = |id: &str, attribute: &str| format!("li[data-comment-id=\"{id}\"][{attribute}]");
     let run = browse(
         &app,
         json!([
             { "goto": "/demo?sku=LIVE_DEMO" },
             { "waitFor": "main[data-live=\"connected\"]" },
-            { "post": { "query": add, "variables": { "body": "arrived live" } }, "waitFor": "#live:not([hidden])" },
-            { "post": { "query": edit, "variables": { "id": ids[1] } }, "waitFor": selector(&ids[1], "data-updated") },
-            { "post": { "query": delete, "variables": { "id": ids[0] } }, "waitFor": selector(&ids[0], "data-deleted") },
+            { "post": { "query": ADD_COMMENT, "variables": arriving }, "waitFor": "#live:not([hidden])" },
+            { "post": { "query": EDIT_COMMENT, "variables": edited }, "waitFor": selector(&ids[1], "data-updated") },
+            { "post": { "query": DELETE_COMMENT, "variables": { "id": ids[0] } }, "waitFor": selector(&ids[0], "data-deleted") },
         ]),
     )
     .await;
     let opened = &run[1];
-    let newest_first: Vec<Value> = ids.iter().rev().cloned().collect();
+    let newest_first: Vec<&String> = ids.iter().rev().collect();
     assert_eq!(opened["ids"], json!(newest_first), "{opened:#}");
     assert_eq!(
         opened["live"],

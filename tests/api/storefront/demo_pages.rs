@@ -341,11 +341,7 @@ async fn canonical_urls_name_pages_whose_comments_stay_put() {
     // New comments shift every newest-first page, but not the oldest-first ones.
     let before = shown_comments(&stable);
     for body in ["one", "two", "three"] {
-        app.data(
-            "mutation($sku: String!, $body: String!) { addComment(input: { sku: $sku, author: \"new\", body: $body, rating: 5 }) { comment { id } } }",
-            json!({ "sku": DEMO_SKU, "body": body }),
-        )
-        .await;
+        app.add_comment(None, DEMO_SKU, body, 5).await;
     }
     let (_, stable_after) = fetch(&app, &canonical).await;
     assert_eq!(

@@ -3,337 +3,40 @@
 //! restarted), and `reindex` and `verify` repair and detect drift. Each test has its own table
 //! and Redis key prefix.
 
-use std::path::Path;
-use std::process::{Output, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use dynapage::domain::{Access, ChangeEvent, Comment, IndexEntry, Rating, RatingSet, Sku};
-use dynapage::generate::CommentGenerator;
+use dynapage::domain::{Access, ChangeEvent, IndexEntry, Rating, RatingSet};
 use dynapage::index::PageIndex;
-use dynapage::index::redis::RedisIndex;
-use dynapage::redis::{RedisConfig, TrustedCa};
 use dynapage::store::CommentStore;
-use dynapage::store::dynamo::DynamoStore;
 use serde_json::{Value, json};
 
-use crate::helpers::TestApp;
+use crate::helpers::process::{exit_code, stdout};
+use crate::helpers::{DELETE_COMMENT, EDIT_COMMENT, TestApp};
+use crate::support::backends::Backends;
+use crate::support::data::{generated, sku};
 use crate::support::dynamodb_local::{dynamo_store, endpoint};
-use crate::support::redis_server::{shared_url, unique_prefix};
-
-pub const ADD: &str =
-    "mutation($input: AddCommentInput!) { addComment(input: $input) { comment { id } } }";
-pub const UPDATE: &str = "mutation($input: UpdateCommentInput!) { updateComment(input: $input) { comment { id rating } } }";
-pub const DELETE: &str =
-    "mutation($input: DeleteCommentInput!) { deleteComment(input: $input) { deletedCommentId } }";
-
-/// A fresh table and Redis prefix, with the flags that name them.
-pub struct Backends {
-    pub store: DynamoStore,
-    pub index: RedisIndex,
-    pub prefix: String,
-    pub args: Vec<String>,
-}
-
-impl Backends {
-    /// A fresh table and prefix on the shared single Redis.
-    async fn new() -> Self {
-        Self::on(&shared_url()).await
-    }
-
-    /// A fresh table seeded with `comments` demo comments, reindexed into a fresh prefix of
-    /// the shared Redis, and a server on both.
-    pub async fn serving_demo(comments: u64) -> (Self, crate::helpers::TestApp) {
-        Self::serving_demo_with(comments, &[]).await
-    }
-
-    /// [`Self::serving_demo`], the server started with `extra` flags too.
-    pub async fn serving_demo_with(
-        comments: u64,
-        extra: &[&str],
-    ) -> (Self, crate::helpers::TestApp) {
-        let backends = Self::new().await;
-        crate::helpers::seed_demo(&backends.store, comments).await;
-        let reindexed = backends.run("reindex", &[]).await;
-        assert_eq!(exit_code(&reindexed), Some(0), "{}", stdout(&reindexed));
-        let mut args: Vec<&str> = backends.args.iter().map(String::as_str).collect();
-        args.extend(extra);
-        let app = crate::helpers::TestApp::spawn(&args).await;
-        (backends, app)
-    }
-
-    /// A fresh table and a fresh prefix in the Redis at `redis_url` (several comma-separated
-    /// URLs: a Redis Cluster, passed without `--redis-cluster`).
-    pub async fn on(redis_url: &str) -> Self {
-        Self::trusting(redis_url, None).await
-    }
-
-    /// [`Self::on`] for a `rediss://` Redis whose certificate `ca_file` signs: the flags carry
-    /// `--redis-ca-file`, and the test's own index handle trusts it too.
-    pub async fn on_tls(redis_url: &str, ca_file: &Path) -> Self {
-        Self::trusting(redis_url, Some(ca_file)).await
-    }
-
-    async fn trusting(redis_url: &str, ca_file: Option<&Path>) -> Self {
-        let store = dynamo_store().await;
-        let prefix = unique_prefix();
-        let mut config = RedisConfig::new(redis_url, &prefix);
-        if let Some(file) = ca_file {
-            config = config.with_ca(TrustedCa::from_file(file).expect("the test's CA file"));
-        }
-        let index = RedisIndex::connect(config)
-            .await
-            .expect("the Redis index builds");
-        let mut args = [
-            "--store",
-            "dynamodb",
-            "--dynamodb-endpoint",
-            &endpoint().await,
-            "--dynamodb-table",
-            store.table(),
-            "--index",
-            "redis",
-            "--redis-url",
-            redis_url,
-            "--redis-prefix",
-            &prefix,
-        ]
-        .map(str::to_owned)
-        .to_vec();
-        if let Some(file) = ca_file {
-            args.extend(["--redis-ca-file".to_owned(), file.display().to_string()]);
-        }
-        Self {
-            store,
-            index,
-            prefix,
-            args,
-        }
-    }
-
-    /// Runs `dynapage <command> <backend flags> <extra>` to completion.
-    pub async fn run(&self, command: &str, extra: &[&str]) -> Output {
-        tokio::process::Command::new(env!("CARGO_BIN_EXE_dynapage"))
-            .arg(command)
-            .args(&self.args)
-            .args(extra)
-            .env("RUST_LOG", "warn")
-            .stdin(Stdio::null())
-            .output()
-            .await
-            .expect("the dynapage binary runs")
-    }
-
-    /// These backends' flags with `--redis-url` set to `url` (through a proxy, as a user).
-    pub fn args_with_redis_url(&self, url: &str) -> Vec<String> {
-        self.args_with("--redis-url", url)
-    }
-
-    /// These backends' flags with `flag` (one they have) set to `value`.
-    pub fn args_with(&self, flag: &str, value: &str) -> Vec<String> {
-        let mut args = self.args.clone();
-        let position = args
-            .iter()
-            .position(|a| a == flag)
-            .unwrap_or_else(|| panic!("a {flag} flag"));
-        args[position + 1] = value.to_owned();
-        args
-    }
-
-    /// Serves these backends and checks one index-backed page of `sku`: `total` comments, and a
-    /// full page of 20 at `offset`. The rate limits are on, so the page also takes its cost
-    /// from a budget in the same Redis, as the same user. The budget refills at 1 point a
-    /// second, so its key (which expires when the bucket is full again) outlives the check by
-    /// minutes however slow the machine: at the default 1,000 a second it would be gone in a
-    /// fraction of a second.
-    pub async fn assert_serves_a_deep_page(&self, sku: &str, offset: u64, total: u64) {
-        let mut argv: Vec<&str> = self.args.iter().map(String::as_str).collect();
-        argv.extend(["--rate-limit-cost", "1"]);
-        let app = crate::helpers::TestApp::spawn(&argv).await;
-        let response = app
-            .graphql(
-                "query($sku: String!, $offset: Int) { comments(sku: $sku, first: 20, offset: $offset) { totalCount edges { cursor } } }",
-                serde_json::json!({ "sku": sku, "offset": offset }),
-            )
-            .await;
-        let throttle = &response["extensions"]["cost"]["throttleStatus"];
-        let (left, maximum) = (
-            throttle["currentlyAvailable"].as_u64().expect("a budget"),
-            throttle["maximumAvailable"].as_u64().expect("a budget"),
-        );
-        assert!(left < maximum, "the page was charged: {response:#}");
-        let page = &response["data"];
-        assert_eq!(page["comments"]["totalCount"], total);
-        assert_eq!(page["comments"]["edges"].as_array().map(Vec::len), Some(20));
-        // Charged in Redis, not by the in-process fallback. (On a loaded machine one check may
-        // take longer than the limiter waits, and it limits in-process for a second: ask
-        // again then. A script Redis refuses, or keys in two slots, would never get there.)
-        let bucket = format!("{}rl:{{ip:127.0.0.1}}:c", self.prefix);
-        let mut kept = false;
-        for _ in 0..5 {
-            kept = self.redis_get(&bucket).await.is_some();
-            if kept {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(1100)).await;
-            app.graphql("{ product(sku: \"A\") { sku } }", json!({}))
-                .await;
-        }
-        assert!(kept, "the cost budget is kept in Redis at {bucket}");
-        app.stop().await.expect("the server stops");
-    }
-
-    /// `GET key` through this test's `--redis-url` (a Cluster when it names several nodes),
-    /// trusting its `--redis-ca-file` if it has one.
-    pub async fn redis_get(&self, key: &str) -> Option<String> {
-        let flag = |name: &str| {
-            let position = self.args.iter().position(|a| a == name)?;
-            self.args.get(position + 1).map(String::as_str)
-        };
-        let url = flag("--redis-url").expect("a --redis-url flag");
-        let certs = flag("--redis-ca-file").map(|file| redis::TlsCertificates {
-            client_tls: None,
-            root_cert: Some(std::fs::read(file).expect("the CA file")),
-        });
-        let mut get = redis::cmd("GET");
-        get.arg(key);
-        if url.contains(',') {
-            let mut builder = redis::cluster::ClusterClientBuilder::new(url.split(','));
-            if let Some(certs) = certs {
-                builder = builder.certs(certs);
-            }
-            let client = builder.build().expect("cluster urls");
-            let mut conn = client
-                .get_async_connection()
-                .await
-                .expect("cluster connection");
-            get.query_async(&mut conn).await.expect("GET")
-        } else {
-            let client = match certs {
-                Some(certs) => redis::Client::build_with_tls(url, certs).expect("redis url"),
-                None => redis::Client::open(url).expect("redis url"),
-            };
-            let mut conn = client
-                .get_multiplexed_async_connection()
-                .await
-                .expect("redis connection");
-            get.query_async(&mut conn).await.expect("GET")
-        }
-    }
-
-    /// `dynapage sync` as a child process.
-    pub fn spawn_sync(&self) -> tokio::process::Child {
-        crate::helpers::dynapage_command("sync")
-            .args(&self.args)
-            .args(["--poll-ms", "50"])
-            .spawn()
-            .expect("dynapage sync starts")
-    }
-
-    /// The Redis keys holding this table's stream checkpoints (`<prefix>sync:<table>:<shard>`).
-    async fn checkpoint_keys(&self) -> Vec<String> {
-        let client = redis::Client::open(shared_url()).expect("redis url");
-        let mut conn = client
-            .get_multiplexed_async_connection()
-            .await
-            .expect("redis connection");
-        redis::cmd("KEYS")
-            .arg(format!("{}sync:{}:*", self.prefix, self.store.table()))
-            .query_async(&mut conn)
-            .await
-            .expect("KEYS")
-    }
-
-    /// Polls the library's verification until the index matches the table.
-    pub async fn until_no_drift(&self, what: &str) {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let report = dynapage::sync::verify(&self.store, &self.index, None, 2)
-                .await
-                .expect("verify runs");
-            if report.is_clean() {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{what}: still drifting after 20 s: {report:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-}
-
-fn sku(s: &str) -> Sku {
-    Sku::parse(s).expect("valid sku")
-}
-
-pub fn generated(sku_name: &str, seed: u64, count: usize) -> Vec<Comment> {
-    let now_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock after 1970")
-        .as_millis() as u64;
-    CommentGenerator::new(sku(sku_name), seed, now_ms)
-        .take(count)
-        .collect()
-}
-
-pub fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-pub fn exit_code(output: &Output) -> Option<i32> {
-    output.status.code()
-}
-
-pub async fn total(app: &TestApp, sku: &str, ratings: Value) -> i64 {
-    let data = app
-        .data(
-            "query($sku: String!, $r: [Int!]) { comments(sku: $sku, ratings: $r) { totalCount } }",
-            json!({ "sku": sku, "r": ratings }),
-        )
-        .await;
-    data["comments"]["totalCount"].as_i64().expect("a count")
-}
-
-/// Polls `totalCount` until it equals `expected` (the stream delay is ~0.1 s plus a poll).
-pub async fn until_total(app: &TestApp, sku: &str, ratings: Value, expected: i64) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let seen = total(app, sku, ratings.clone()).await;
-        if seen == expected {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "totalCount of {sku} {ratings} stayed {seen}, expected {expected}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 #[tokio::test]
 async fn writes_through_the_api_reach_the_redis_index_through_the_stream() {
     let backends = Backends::new().await;
-    let mut argv: Vec<&str> = backends.args.iter().map(String::as_str).collect();
-    argv.extend(["--sync", "--sync-poll-ms", "50"]);
-    let app = TestApp::spawn(&argv).await;
+    let app = backends.serve_syncing(&[]).await;
 
     let mut ids = Vec::new();
-    for (author, rating) in [("ann", 3), ("bob", 5), ("cy", 3)] {
-        let input = json!({ "sku": "STREAMED", "author": author, "body": "ok", "rating": rating });
-        let added = app.data(ADD, json!({ "input": input })).await;
-        ids.push(added["addComment"]["comment"]["id"].clone());
+    for rating in [3, 5, 3] {
+        ids.push(app.add_comment(None, "STREAMED", "ok", rating).await);
     }
-    until_total(&app, "STREAMED", Value::Null, 3).await;
-    until_total(&app, "STREAMED", json!([3]), 2).await;
+    app.until_total("STREAMED", Value::Null, 3).await;
+    app.until_total("STREAMED", json!([3]), 2).await;
 
-    let input = json!({ "id": ids[0], "rating": 1 });
-    app.data(UPDATE, json!({ "input": input })).await;
-    until_total(&app, "STREAMED", json!([1]), 1).await;
-    until_total(&app, "STREAMED", json!([3]), 1).await;
+    app.data(EDIT_COMMENT, json!({ "id": ids[0], "rating": 1 }))
+        .await;
+    app.until_total("STREAMED", json!([1]), 1).await;
+    app.until_total("STREAMED", json!([3]), 1).await;
 
-    app.data(DELETE, json!({ "input": { "id": ids[1] } })).await;
-    until_total(&app, "STREAMED", Value::Null, 2).await;
-    until_total(&app, "STREAMED", json!([5]), 0).await;
+    app.data(DELETE_COMMENT, json!({ "id": ids[1] })).await;
+    app.until_total("STREAMED", Value::Null, 2).await;
+    app.until_total("STREAMED", json!([5]), 0).await;
 
     let verified = backends.run("verify", &[]).await;
     assert_eq!(
@@ -403,7 +106,7 @@ async fn a_sync_worker_killed_while_writes_go_on_catches_up_after_a_restart() {
     assert_eq!(exit_code(&verified), Some(0), "{}", stdout(&verified));
 
     // SIGTERM is a graceful stop: the batch in hand is finished and the worker exits 0.
-    let status = crate::helpers::terminate(&mut worker, Duration::from_secs(10)).await;
+    let status = crate::helpers::process::terminate(&mut worker, Duration::from_secs(10)).await;
     assert!(status.success(), "a stopped worker exits 0: {status}");
 }
 
@@ -536,13 +239,12 @@ async fn a_memory_index_over_dynamodb_is_filled_at_start_up_and_follows_the_stre
     ])
     .await;
     assert_eq!(
-        total(&app, "FILLED", Value::Null).await,
+        app.total("FILLED", Value::Null).await,
         50,
         "filled by a scan before serving"
     );
-    let input = json!({ "sku": "FILLED", "author": "ann", "body": "late", "rating": 4 });
-    app.data(ADD, json!({ "input": input })).await;
-    until_total(&app, "FILLED", Value::Null, 51).await;
+    app.add_comment(None, "FILLED", "late", 4).await;
+    app.until_total("FILLED", Value::Null, 51).await;
     app.stop().await.expect("stops");
 }
 
@@ -553,10 +255,9 @@ async fn a_deep_offset_over_dynamodb_and_redis_equals_the_embedded_page_at_first
     const COUNT: u64 = 6_000;
     let backends = Backends::new().await;
     crate::helpers::seed_demo(&backends.store, COUNT).await;
-    let mut args: Vec<&str> = backends.args.iter().map(String::as_str).collect();
-    args.extend(["--sync", "--sync-poll-ms", "50"]);
-    let real = TestApp::spawn(&args).await;
-    until_total(&real, crate::helpers::DEMO_SKU, Value::Null, COUNT as i64).await;
+    let real = backends.serve_syncing(&[]).await;
+    real.until_total(crate::helpers::DEMO_SKU, Value::Null, COUNT as i64)
+        .await;
     backends.until_no_drift("after the stream caught up").await;
     let embedded = TestApp::embedded_like_dynamodb(COUNT).await;
 
@@ -629,7 +330,8 @@ async fn after_redis_restarts_empty_a_reindex_restores_counts_and_verify_is_clea
         "{}",
         String::from_utf8_lossy(&filled.stderr)
     );
-    until_total(&app, crate::helpers::DEMO_SKU, Value::Null, 300).await;
+    app.until_total(crate::helpers::DEMO_SKU, Value::Null, 300)
+        .await;
 
     redis.stop();
     let page = app
@@ -659,7 +361,8 @@ async fn after_redis_restarts_empty_a_reindex_restores_counts_and_verify_is_clea
         "{}",
         String::from_utf8_lossy(&reindex.stderr)
     );
-    until_total(&app, crate::helpers::DEMO_SKU, Value::Null, 300).await;
+    app.until_total(crate::helpers::DEMO_SKU, Value::Null, 300)
+        .await;
     let clean = run("verify").await;
     assert_eq!(exit_code(&clean), Some(0), "{}", stdout(&clean));
 }

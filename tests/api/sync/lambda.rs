@@ -21,11 +21,11 @@ use dynapage::store::CommentStore;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use crate::support::backends::Backends;
 use crate::support::dynamodb_local::{endpoint, streams_client};
 use crate::support::fault_proxy::{Fault, FaultProxy};
 use crate::support::redis_server::shared_url;
 use crate::support::redis_tls::TlsRedis;
-use crate::sync::commands::Backends;
 
 /// What the function answered for one invocation.
 #[derive(Debug)]
@@ -303,7 +303,7 @@ fn sequence(record: &Value) -> String {
 
 /// `dynapage lambda-sync <flags>` under the runtime API at `api`.
 fn function_command(api: &str, flags: &[String]) -> tokio::process::Command {
-    let mut command = crate::helpers::dynapage_command("lambda-sync");
+    let mut command = crate::helpers::process::dynapage_command("lambda-sync");
     command
         .args(flags)
         .env("AWS_LAMBDA_RUNTIME_API", api)
@@ -587,7 +587,7 @@ async fn redis_settings_that_can_never_work_fail_the_init_and_are_reported_to_th
 /// the binary reads, a bootstrap that runs `lambda-sync`, and a role with only the actions used.
 #[test]
 fn the_sam_template_maps_the_stream_as_the_function_expects_with_only_the_actions_it_uses() {
-    use crate::deploy::compose::{known_env_vars, repo_file};
+    use crate::helpers::repo::{known_env_vars, repo_file};
     use serde_yaml_ng::Value as Yaml;
 
     let template: Yaml = serde_yaml_ng::from_str(&repo_file("deploy/template.yaml"))
@@ -683,7 +683,7 @@ fn the_sam_template_maps_the_stream_as_the_function_expects_with_only_the_action
 /// The actions the template's role for the function allows, sorted.
 pub fn sync_role_actions() -> Vec<String> {
     let template: serde_yaml_ng::Value =
-        serde_yaml_ng::from_str(&crate::deploy::compose::repo_file("deploy/template.yaml"))
+        serde_yaml_ng::from_str(&crate::helpers::repo::repo_file("deploy/template.yaml"))
             .expect("deploy/template.yaml is valid YAML");
     let mut actions: Vec<String> = template["Resources"]["SyncRole"]["Properties"]["Policies"]
         .as_sequence()

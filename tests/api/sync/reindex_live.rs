@@ -15,9 +15,11 @@ use dynapage::store::CommentStore;
 use dynapage::store::dynamo::DynamoStore;
 use indicatif::ProgressBar;
 
+use crate::helpers::process::{exit_code, stdout};
+use crate::support::backends::Backends;
+use crate::support::data::generated;
 use crate::support::fault_proxy::{Fault, FaultProxy};
 use crate::support::redis_server::shared_url;
-use crate::sync::commands::{Backends, exit_code, generated, stdout};
 
 /// Writes to `store` until `stop`: at most `per_second` changes a second, half of them new
 /// comments, a third edits of a rating, the rest deletions, on comments of `sku` (starting

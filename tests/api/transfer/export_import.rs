@@ -12,8 +12,9 @@ use dynapage::store::CommentStore;
 use dynapage::store::sqlite::SqliteStore;
 use serde_json::json;
 
-use crate::contracts::store::dataset;
-use crate::helpers::{TEST_CURSOR_SECRET, TestApp, dynapage_command};
+use crate::helpers::process::dynapage_command;
+use crate::helpers::{TEST_CURSOR_SECRET, TestApp};
+use crate::support::data::dataset;
 use crate::support::dynamodb_local::{dynamo_store, endpoint};
 
 const PAGE: &str = r#"query($sku: String!, $ratings: [Int!], $first: Int, $last: Int, $offset: Int) {

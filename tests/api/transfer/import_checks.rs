@@ -14,8 +14,9 @@ use dynapage::store::CommentStore;
 use dynapage::store::sqlite::SqliteStore;
 use serde_json::{Value, json};
 
-use crate::contracts::store::dataset;
-use crate::helpers::{TestApp, dynapage_command};
+use crate::helpers::TestApp;
+use crate::helpers::process::dynapage_command;
+use crate::support::data::dataset;
 use crate::support::dynamodb_local::{dynamo_store, endpoint};
 
 /// The export line of `comment` with `version` and `body` (and `author`), as JSON.
@@ -67,14 +68,13 @@ async fn held(dir: &Path, ids: &[CommentId]) -> Vec<Option<Comment>> {
 
 const PAGE: &str =
     "query($sku: String!) { comments(sku: $sku, first: 10) { totalCount nodes { author body } } }";
-const ADD: &str = "mutation($sku: String!) { addComment(input: { sku: $sku, author: \"after\", body: \"a normal write\", rating: 5 }) { comment { id } } }";
 
 /// Starts a server on `dir`, checks that a normal client reads `sku` and writes to it, and
 /// returns the page as it was before that write.
 async fn served(dir: &Path, sku: &str) -> Value {
     let app = TestApp::spawn(&["--data-dir", text(dir)]).await;
     let page = app.data(PAGE, json!({ "sku": sku })).await["comments"].clone();
-    app.data(ADD, json!({ "sku": sku })).await;
+    app.add_comment(None, sku, "a normal write", 5).await;
     let total = page["totalCount"].as_u64().expect("a count");
     assert_eq!(
         app.data(PAGE, json!({ "sku": sku })).await["comments"]["totalCount"],
