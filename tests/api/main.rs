@@ -1,8 +1,12 @@
-//! The integration tests: one binary, in folders that follow `src/` (STYLE 10). Real backends
-//! only: `support` starts DynamoDB Local and `redis-server` on free ports; `helpers` starts the
-//! real server on port 0 and talks to it (GraphQL, raw HTTP, WebSockets, `/metrics`). The one
-//! exception is `sync::stream_consumer`, which scripts a stream to produce what DynamoDB Local
-//! cannot (shard splits, expired iterators, trimmed records).
+//! The integration tests: one binary, in a folder per subject that follows `src/` (STYLE 10),
+//! each folder's `mod.rs` saying what it holds. Real backends only: `support` starts DynamoDB
+//! Local and `redis-server` on free ports (and holds what the contract suites share); `helpers`
+//! starts the real server on port 0 and talks to it as clients do (GraphQL anonymous or signed,
+//! raw HTTP, WebSockets, `/metrics`, child processes). What several folders use lives in those
+//! two; a module lends its helpers only to its folder, and a scenario only where it is run again
+//! on another backend. The one exception to real backends is `sync::stream_consumer`, which
+//! scripts a stream to produce what DynamoDB Local cannot (shard splits, expired iterators,
+//! trimmed records).
 
 // First, so the contract suites can use its `contract_suite!` macro.
 #[macro_use]
@@ -17,7 +21,7 @@ mod caching;
 mod clients;
 mod contracts;
 mod deploy;
-// `docs`: README.md, BENCHMARKS.md and the book's examples, run as the text says.
+// `docs` goes here: README.md, BENCHMARKS.md and the book, their examples run as the text says.
 mod graphql;
 mod http;
 mod live;

@@ -7,5 +7,5 @@ mod hostile;
 mod paying;
 mod persisted;
 mod pricing;
-pub(crate) mod ratelimit;
+mod ratelimit;
 mod request_checks;

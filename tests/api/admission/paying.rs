@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::helpers::websocket::{Client, errors_of};
 use crate::helpers::{DEMO_SKU, TestApp};
 use crate::support::jwks::{JwksServer, TestKey};
-use crate::support::redis_server::RedisServer;
+use crate::support::redis_server::{RedisServer, connect};
 use dynapage::graphql::bytes_floor;
 use dynapage::persisted::sha256_hex;
 
@@ -284,11 +284,7 @@ async fn registrations_pay_for_their_bytes_are_capped_per_client_and_redis_keeps
     );
     // Redis holds at most its bound: three texts of 1.5 kB do not fit in 5,000 bytes with
     // their keeping, so the first registered left for the third.
-    let client = redis::Client::open(url.as_str()).expect("a client");
-    let mut conn = client
-        .get_multiplexed_async_connection()
-        .await
-        .expect("connected");
+    let mut conn = connect(&url).await;
     let held: u64 = redis::cmd("GET")
         .arg("dynapage:pq:{apq}:bytes")
         .query_async(&mut conn)

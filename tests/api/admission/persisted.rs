@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::helpers::raw_http::Reply;
 use crate::helpers::{DEMO_SKU, TestApp};
-use crate::support::redis_server;
+use crate::support::redis_server::{self, connect};
 use dynapage::persisted::sha256_hex;
 
 const PAGE: &str = "query Page($first: Int) { product(sku: \"DAFT_PUNK_TSHIRT\") { comments(first: $first) { edges { node { id } } } } }";
@@ -222,11 +222,7 @@ async fn servers_on_one_redis_share_what_either_registered() {
     assert_eq!(ids(&get(&two, &get_by_hash(&hash)).await), expected);
     // Kept under the deployment's prefix, in the one bounded store: the text, when it was
     // registered, and the bytes the store counts for it.
-    let client = redis::Client::open(url.as_str()).expect("a client");
-    let mut conn = client
-        .get_multiplexed_async_connection()
-        .await
-        .expect("connected");
+    let mut conn = connect(&url).await;
     let texts = format!("{prefix}pq:{{apq}}");
     let text: Option<String> = redis::cmd("HGET")
         .arg(&texts)

@@ -104,14 +104,14 @@ async fn a_request_past_its_time_limit_answers_request_timeout() {
     proxy.set(Fault::Delay(Duration::from_secs(3)));
     let started = Instant::now();
     let response = app
-        .client
-        .post(format!("{}/graphql", app.address))
-        .json(&json!({ "query": "{ comments(sku: \"DAFT_PUNK_TSHIRT\") { totalCount } }" }))
-        .send()
-        .await
-        .expect("sent");
-    assert_eq!(response.status(), 504);
-    let body: serde_json::Value = response.json().await.expect("json");
+        .graphql_reply(
+            None,
+            "{ comments(sku: \"DAFT_PUNK_TSHIRT\") { totalCount } }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(response.status, 504);
+    let body = response.json();
     assert_eq!(error_codes(&body), ["REQUEST_TIMEOUT"], "{body:#}");
     // Answered by the time limit, not by the index's answer 3 s later (a margin for a machine
     // shared with the whole suite).
@@ -133,23 +133,13 @@ async fn requests_beyond_the_concurrency_limit_are_refused_with_503_not_queued()
     );
     let second = async {
         tokio::time::sleep(Duration::from_millis(300)).await;
-        app.client
-            .post(format!("{}/graphql", app.address))
-            .json(&json!({ "query": "{ product(sku: \"A\") { sku } }" }))
-            .send()
+        app.graphql_reply(None, "{ product(sku: \"A\") { sku } }", json!({}))
             .await
-            .expect("sent")
     };
     let (_, refused) = tokio::join!(slow, second);
-    assert_eq!(refused.status(), 503);
-    assert_eq!(
-        refused
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok()),
-        Some("1")
-    );
-    let body: serde_json::Value = refused.json().await.expect("json");
+    assert_eq!(refused.status, 503);
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    let body = refused.json();
     assert_eq!(error_codes(&body), ["SERVICE_UNAVAILABLE"]);
     proxy.set(Fault::None);
     assert_eq!(
@@ -190,14 +180,8 @@ async fn too_many_aliases_and_oversized_bodies_are_refused() {
         "{{ product(sku: \"{}\") {{ sku }} }}",
         "A".repeat(300 * 1024)
     );
-    let response = app
-        .client
-        .post(format!("{}/graphql", app.address))
-        .json(&json!({ "query": huge }))
-        .send()
-        .await
-        .expect("sent");
-    assert_eq!(response.status(), 413);
+    let response = app.graphql_reply(None, &huge, json!({})).await;
+    assert_eq!(response.status, 413);
 }
 
 #[tokio::test]

@@ -7,7 +7,7 @@ mod dynamodb_api;
 mod dynamodb_store;
 mod dynamodb_votes;
 mod faults;
-pub(crate) mod redis_acl;
+mod redis_acl;
 mod redis_cluster;
 mod redis_index;
 mod redis_tls;

@@ -20,7 +20,7 @@ use crate::helpers::repo::repo_file;
 use crate::support::backends::Backends;
 use crate::support::data::generated;
 use crate::support::redis_cluster::shared_cluster_urls;
-use crate::support::redis_server::{RedisServer, shared_url, unique_prefix};
+use crate::support::redis_server::{RedisServer, connect, shared_url, unique_prefix};
 
 /// Every kind of process, with the settings that change what it sends.
 fn every_process() -> Vec<(Process, StoreKind)> {
@@ -107,11 +107,7 @@ pub fn acl_rules(user: &str, password: &str, prefix: &str, without: &[&str]) -> 
 
 /// Creates `rules`' user on the Redis at `url`, as its default user.
 async fn create_user(url: &str, rules: &[String]) {
-    let admin = redis::Client::open(url).expect("admin url");
-    let mut admin = admin
-        .get_multiplexed_async_connection()
-        .await
-        .expect("admin connection");
+    let mut admin = connect(url).await;
     redis::cmd("ACL")
         .arg("SETUSER")
         .arg(rules)

@@ -17,7 +17,7 @@ use crate::helpers::{DEMO_SKU, TestApp};
 use crate::support::backends::Backends;
 use crate::support::data::generated;
 use crate::support::redis_cluster::{RedisCluster, cli, shared_cluster_urls};
-use crate::support::redis_server::RedisServer;
+use crate::support::redis_server::{RedisServer, connect};
 use crate::support::redis_tls::TlsRedis;
 
 /// Writes `count` comments of `sku` to the table, then runs `reindex` and `verify` (no drift)
@@ -113,11 +113,7 @@ async fn a_tls_redis_with_a_private_ca_is_refused_without_its_ca_file_or_with_a_
 async fn an_acl_user_limited_to_its_prefix_runs_serve_sync_reindex_and_verify() {
     let redis = RedisServer::start();
     let mut backends = Backends::on(&redis.url()).await;
-    let admin = redis::Client::open(redis.url()).expect("admin url");
-    let mut admin = admin
-        .get_multiplexed_async_connection()
-        .await
-        .expect("admin connection");
+    let mut admin = connect(&redis.url()).await;
     redis::cmd("ACL")
         .arg("SETUSER")
         .arg(acl_rules("dynapage", "s3cret", &backends.prefix, &[]))
@@ -221,11 +217,7 @@ async fn serve_reindex_and_verify_work_on_a_cluster_whose_nodes_speak_only_tls()
 #[tokio::test]
 async fn a_wrong_password_or_a_user_without_ping_stops_serve_at_start_up() {
     let redis = RedisServer::start();
-    let admin = redis::Client::open(redis.url()).expect("admin url");
-    let mut admin = admin
-        .get_multiplexed_async_connection()
-        .await
-        .expect("admin connection");
+    let mut admin = connect(&redis.url()).await;
     redis::cmd("ACL")
         .arg(&["SETUSER", "noping", "on", ">pw", "~*", "-@all", "+get"][..])
         .exec_async(&mut admin)

@@ -4,8 +4,8 @@
 
 mod encodings;
 mod epochs;
-pub(crate) mod headers;
+mod headers;
 mod outages;
 mod purges;
-pub(crate) mod response_cache;
+mod response_cache;
 mod varnish;

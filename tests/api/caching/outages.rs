@@ -10,6 +10,7 @@ use serde_json::json;
 
 use crate::helpers::raw_http::{Raw, graphql_path};
 use crate::helpers::{DEMO_SKU, TestApp};
+use crate::support::redis_server::connect;
 
 /// A page whose edges come from the store alone (no `totalCount`, no offset).
 const PAGE: &str =
@@ -38,11 +39,7 @@ async fn while_redis_stalls_cached_pages_answer_at_once_and_a_burst_gets_no_503(
     let kept = get(&app).await;
     assert!(kept.header("etag").is_some(), "a hit before the stall");
 
-    let client = redis::Client::open(redis.url().as_str()).expect("a Redis URL");
-    let mut conn = client
-        .get_multiplexed_async_connection()
-        .await
-        .expect("Redis");
+    let mut conn = connect(&redis.url()).await;
     let before = unavailable(&app).await;
     let () = redis::cmd("CLIENT")
         .arg("PAUSE")

@@ -209,25 +209,17 @@ async fn served_tab(app: &TestApp, operation: &str) -> Value {
 
 /// Runs `tab` as its Run button does: its query, and its headers with the token in place.
 async fn run_tab(app: &TestApp, tab: &Value, token: Option<&str>) -> Value {
-    let mut request = app
-        .client
-        .post(format!("{}/graphql", app.address))
-        .json(&json!({ "query": tab["query"] }));
-    if let Some(headers) = tab["headers"].as_str() {
-        let headers: Value = serde_json::from_str(headers).expect("the Headers pane is JSON");
-        let authorization = headers["Authorization"]
-            .as_str()
-            .expect("where the token goes");
-        assert!(authorization.starts_with("Bearer <"), "{authorization}");
-        request = request.bearer_auth(token.expect("a token for a tab that asks for one"));
-    }
-    request
-        .send()
-        .await
-        .expect("sent")
-        .json()
-        .await
-        .expect("JSON")
+    let query = tab["query"].as_str().expect("the tab's query");
+    let Some(headers) = tab["headers"].as_str() else {
+        return app.graphql(query, Value::Null).await;
+    };
+    let headers: Value = serde_json::from_str(headers).expect("the Headers pane is JSON");
+    let authorization = headers["Authorization"]
+        .as_str()
+        .expect("where the token goes");
+    assert!(authorization.starts_with("Bearer <"), "{authorization}");
+    let token = token.expect("a token for a tab that asks for one");
+    app.graphql_as(token, query, Value::Null).await
 }
 
 #[tokio::test]
@@ -256,16 +248,8 @@ async fn the_add_comment_tab_the_page_serves_writes_under_auth_off_and_under_aut
     );
     // The file as written (with `author`) is what a jwt server refuses.
     let refused = signed
-        .client
-        .post(format!("{}/graphql", signed.address))
-        .bearer_auth(&token)
-        .json(&json!({ "query": example("add-comment") }))
-        .send()
-        .await
-        .expect("sent")
-        .json::<Value>()
-        .await
-        .expect("JSON");
+        .graphql_as(&token, &example("add-comment"), Value::Null)
+        .await;
     assert_eq!(
         refused["errors"][0]["extensions"]["code"], "BAD_USER_INPUT",
         "{refused:#}"

@@ -2,5 +2,5 @@
 //! every backend of `CommentStore` (its votes too) and of `PageIndex`.
 
 mod index;
-pub(crate) mod store;
+mod store;
 mod votes;

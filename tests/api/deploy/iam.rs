@@ -175,7 +175,7 @@ fn the_readme_policy_grants_the_table_s_actions_each_on_its_resource_and_nothing
         .iter()
         .find(|(c, _)| c == "lambda-sync")
         .expect("a lambda-sync row");
-    let role: Actions = crate::sync::lambda::sync_role_actions()
+    let role: Actions = crate::helpers::repo::sync_role_actions()
         .into_iter()
         .filter(|a| a.starts_with("dynamodb:"))
         .collect();

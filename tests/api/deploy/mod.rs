@@ -1,5 +1,5 @@
 //! The files operators deploy from, held to the binary: `docker-compose.yml`, the
 //! `Dockerfile`, and the IAM policy the documentation gives.
 
-pub(crate) mod compose;
+mod compose;
 mod iam;

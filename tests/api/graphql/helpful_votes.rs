@@ -225,18 +225,13 @@ async fn every_vote_spends_a_write_of_the_budget_even_one_that_changes_nothing()
         marked(&post(&app, "192.0.2.1", None, MARK, vote.clone()).await);
     }
     let response = app
-        .client
-        .post(format!("{}/graphql", app.address))
-        .json(&json!({ "query": MARK, "variables": { "id": id, "helpful": false } }))
-        .send()
-        .await
-        .expect("sent");
+        .graphql_reply(None, MARK, json!({ "id": id, "helpful": false }))
+        .await;
     assert_eq!(
-        response.status(),
-        429,
+        response.status, 429,
         "the add and two votes spent the 3 writes"
     );
-    let body: Value = response.json().await.expect("JSON");
+    let body = response.json();
     assert_eq!(error_codes(&body), ["RATE_LIMITED"], "{body:#}");
     let counts: Vec<i64> = page(&app, "192.0.2.1", None, "VOTE_BUDGET")
         .await

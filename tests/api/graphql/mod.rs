@@ -4,7 +4,7 @@
 
 pub(crate) mod batched_lookups;
 mod errors;
-pub(crate) mod field_errors;
+mod field_errors;
 mod helpful_votes;
 mod mutations;
 mod rating_summaries;

@@ -28,3 +28,25 @@ pub fn known_env_vars() -> BTreeSet<String> {
     walk(&Cli::command(), &mut out);
     out
 }
+
+/// The actions `deploy/template.yaml` lets the `lambda-sync` function's role take, sorted.
+pub fn sync_role_actions() -> Vec<String> {
+    let template: serde_yaml_ng::Value =
+        serde_yaml_ng::from_str(&repo_file("deploy/template.yaml"))
+            .expect("deploy/template.yaml is valid YAML");
+    let mut actions: Vec<String> = template["Resources"]["SyncRole"]["Properties"]["Policies"]
+        .as_sequence()
+        .expect("policies")
+        .iter()
+        .flat_map(|p| {
+            p["PolicyDocument"]["Statement"]
+                .as_sequence()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .flat_map(|s| s["Action"].as_sequence().cloned().unwrap_or_default())
+        .filter_map(|a| a.as_str().map(str::to_owned))
+        .collect();
+    actions.sort();
+    actions
+}

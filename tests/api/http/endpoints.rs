@@ -98,26 +98,11 @@ async fn one_document_text_serves_each_operation_it_names() {
 async fn responses_carry_a_request_id_and_are_never_cached() {
     let app = TestApp::embedded(5).await;
     let response = app
-        .client
-        .post(format!("{}/graphql", app.address))
-        .json(&json!({ "query": "{ product(sku: \"A\") { sku } }" }))
-        .send()
-        .await
-        .expect("sent");
-    let id = response
-        .headers()
-        .get("x-request-id")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
+        .graphql_reply(None, "{ product(sku: \"A\") { sku } }", json!({}))
+        .await;
+    let id = response.header("x-request-id").unwrap_or_default();
     assert_eq!(id.len(), 26, "a ULID request id, got {id:?}");
-    assert_eq!(
-        response
-            .headers()
-            .get("cache-control")
-            .and_then(|v| v.to_str().ok()),
-        Some("no-store")
-    );
+    assert_eq!(response.header("cache-control"), Some("no-store"));
     let bad = app
         .graphql(
             "{ comments(sku: \"A\", first: -1) { totalCount } }",
@@ -138,11 +123,7 @@ async fn responses_carry_a_request_id_and_are_never_cached() {
 #[tokio::test]
 async fn readiness_probes_share_one_check_a_second() {
     let (app, redis) = TestApp::on_redis(5, &[]).await;
-    let mut conn = redis::Client::open(redis.url())
-        .expect("a Redis URL")
-        .get_multiplexed_async_connection()
-        .await
-        .expect("connects");
+    let mut conn = crate::support::redis_server::connect(&redis.url()).await;
     let mut pings = async || -> u64 {
         let stats: String = redis::cmd("INFO")
             .arg("commandstats")

@@ -4,7 +4,7 @@
 mod cohorts;
 mod resume;
 mod subscriptions;
-pub(crate) mod ws_attacks;
+mod ws_attacks;
 mod ws_send_buffer;
 mod ws_soak;
 mod ws_sockets;

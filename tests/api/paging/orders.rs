@@ -355,16 +355,10 @@ async fn a_cursor_belongs_to_its_order() {
 
 /// The body of the answer to a `POST /graphql` of `body`, as the client receives it.
 async fn raw_answer(app: &TestApp, body: &str) -> String {
-    let response = app
-        .client
-        .post(format!("{}/graphql", app.address))
-        .header("content-type", "application/json")
-        .body(body.to_owned())
-        .send()
-        .await
-        .expect("the server answers");
-    assert_eq!(response.status(), 200);
-    response.text().await.expect("a body")
+    let json = [("content-type", "application/json")];
+    let answer = app.post_graphql(body.to_owned(), &json).await;
+    assert_eq!(answer.status, 200);
+    answer.text
 }
 
 /// The bytes a client receives for a page of an order by rating: the demo data and the

@@ -14,7 +14,7 @@ use serde_json::json;
 use crate::helpers::TestApp;
 use crate::helpers::process::{exit_code, stdout};
 use crate::support::dynamodb_local::{dynamo_store, endpoint};
-use crate::support::redis_server::{shared_url, unique_prefix};
+use crate::support::redis_server::{connect, shared_url, unique_prefix};
 
 /// A fresh table and Redis prefix, with the flags that name them.
 pub struct Backends {
@@ -230,13 +230,15 @@ impl Backends {
 
     /// The Redis keys holding this table's stream checkpoints (`<prefix>sync:<table>:<shard>`).
     pub async fn checkpoint_keys(&self) -> Vec<String> {
-        let client = redis::Client::open(shared_url()).expect("redis url");
-        let mut conn = client
-            .get_multiplexed_async_connection()
-            .await
-            .expect("redis connection");
+        self.keys(&format!("sync:{}:*", self.store.table())).await
+    }
+
+    /// The keys under this test's prefix that match `pattern` (`KEYS <prefix><pattern>`), on
+    /// the shared Redis.
+    pub async fn keys(&self, pattern: &str) -> Vec<String> {
+        let mut conn = connect(&shared_url()).await;
         redis::cmd("KEYS")
-            .arg(format!("{}sync:{}:*", self.prefix, self.store.table()))
+            .arg(format!("{}{pattern}", self.prefix))
             .query_async(&mut conn)
             .await
             .expect("KEYS")

@@ -37,6 +37,16 @@ pub fn shared_url() -> String {
     .clone()
 }
 
+/// A connection of the test's own to the Redis at `url` (`redis://…`), to look at or change
+/// what a server keeps there behind its back.
+pub async fn connect(url: &str) -> redis::aio::MultiplexedConnection {
+    redis::Client::open(url)
+        .expect("a Redis URL")
+        .get_multiplexed_async_connection()
+        .await
+        .expect("a Redis connection")
+}
+
 /// A key prefix no other test (in this process or another run) uses.
 pub fn unique_prefix() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);

@@ -661,7 +661,7 @@ fn the_sam_template_maps_the_stream_as_the_function_expects_with_only_the_action
         "an explicit role"
     );
     assert_eq!(
-        sync_role_actions(),
+        crate::helpers::repo::sync_role_actions(),
         [
             "dynamodb:DescribeStream",
             "dynamodb:GetRecords",
@@ -678,26 +678,4 @@ fn the_sam_template_maps_the_stream_as_the_function_expects_with_only_the_action
             "sqs:SendMessage",
         ]
     );
-}
-
-/// The actions the template's role for the function allows, sorted.
-pub fn sync_role_actions() -> Vec<String> {
-    let template: serde_yaml_ng::Value =
-        serde_yaml_ng::from_str(&crate::helpers::repo::repo_file("deploy/template.yaml"))
-            .expect("deploy/template.yaml is valid YAML");
-    let mut actions: Vec<String> = template["Resources"]["SyncRole"]["Properties"]["Policies"]
-        .as_sequence()
-        .expect("policies")
-        .iter()
-        .flat_map(|p| {
-            p["PolicyDocument"]["Statement"]
-                .as_sequence()
-                .cloned()
-                .unwrap_or_default()
-        })
-        .flat_map(|s| s["Action"].as_sequence().cloned().unwrap_or_default())
-        .filter_map(|a| a.as_str().map(str::to_owned))
-        .collect();
-    actions.sort();
-    actions
 }

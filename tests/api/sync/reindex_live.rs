@@ -185,18 +185,7 @@ async fn a_reindex_that_fails_midway_leaves_nothing_to_clean_up_and_the_next_run
         "it failed midway"
     );
 
-    let keys: Vec<String> = {
-        let client = redis::Client::open(shared_url()).expect("redis url");
-        let mut conn = client
-            .get_multiplexed_async_connection()
-            .await
-            .expect("redis connection");
-        redis::cmd("KEYS")
-            .arg(format!("{}*", backends.prefix))
-            .query_async(&mut conn)
-            .await
-            .expect("KEYS")
-    };
+    let keys = backends.keys("*").await;
     assert!(!keys.is_empty(), "some comments were applied");
     for key in &keys {
         let rest = key.strip_prefix(&backends.prefix).unwrap_or(key);
