@@ -1,6 +1,6 @@
 // Drives the storefront demo (/demo) in headless Chromium through playwright-core, as a reader
 // would: open a URL, click a link or a checkbox. It only reports what the page shows; the Rust
-// test (tests/api/demo.rs) decides what that should be, from the API.
+// test (tests/api/storefront/demo.rs) decides what that should be, from the API.
 //
 //   node browse-demo.mjs '<json>'
 //

@@ -1,6 +1,6 @@
 // The README's three subscription clients (the `graphql-ws` client, Apollo Client's
 // GraphQLWsLink, urql's subscriptionExchange) receiving a comment that nobody wrote through the
-// API: the Rust test (tests/api/live_clients.rs) writes it straight into the DynamoDB table once
+// API: the Rust test (tests/api/clients/live_clients.rs) writes it straight into the DynamoDB table once
 // this script says the three are subscribed, and the server (`serve --sync`) hears of it from the
 // table's stream.
 //

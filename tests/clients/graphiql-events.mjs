@@ -2,7 +2,7 @@
 // CommentEvents tab: open the page, click the tab, press the run button, and, once the browser
 // has sent the subscription over its WebSocket, write a comment over HTTP (as another client
 // would). It reports what the result pane shows then; the Rust test
-// (tests/api/live_clients.rs) decides what that should be.
+// (tests/api/clients/live_clients.rs) decides what that should be.
 //
 //   node graphiql-events.mjs '<json>'
 //

@@ -17,7 +17,7 @@ use tokio::process::{Child, Command};
 use super::fences::{Step, plan};
 use super::json::{Json, differences};
 use super::markdown::{Document, examples_documents};
-use crate::helpers::terminate;
+use crate::helpers::process::terminate;
 
 /// The address the text writes for the server it started.
 const SHOWN_ADDRESS: &str = "127.0.0.1:8080";

@@ -2,7 +2,7 @@
 //! named by its operation and holding its file's text.
 
 use super::markdown::Document;
-use crate::compose::repo_file;
+use crate::helpers::repo::repo_file;
 use crate::helpers::TestApp;
 
 /// The rows between `<!-- playground-tabs -->` and its end: (tab, file under `playground/`).

@@ -1,8 +1,10 @@
 //! How a contract suite is declared: one list of behaviours, each an `async fn` generic over
 //! the trait, run as one `#[tokio::test]` per backend and behaviour (STYLE 4). The store and the
-//! index suites are both built with [`contract_suite!`], so a behaviour added to either list
-//! runs against every backend of that trait, and a test that only makes sense for one backend
-//! lives in that backend's own module instead (`dynamodb_store`, `redis_index`).
+//! index suites are both built with [`contract_suite!`] (the index's through `index_contract!`,
+//! which names its backends once for the files it is split into), so a behaviour added to either
+//! list runs against every backend of that trait, and a test that only makes sense for one
+//! backend lives in that backend's own module instead (`backends::dynamodb_store`,
+//! `backends::redis_index`).
 
 /// Declares `mod <backend> { #[tokio::test] async fn <behaviour>() }` for every backend and
 /// behaviour. Each backend is an expression of a future that yields a fresh backend (its own

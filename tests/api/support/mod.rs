@@ -1,9 +1,13 @@
-//! Launchers for the real backends the tests run against, what the contract suites share, and
-//! the doubles of the stream consumer's tests (a scripted stream, a recording index, counters).
+//! Launchers for the real backends the tests run against (and `backends`, a fresh DynamoDB
+//! Local table and Redis prefix with the flags that name them), what the contract suites share,
+//! and the doubles of the stream consumer's tests (a scripted stream, a recording index,
+//! counters).
+//!
 //! Each launcher starts its own server on a free port (or uses the URL given in the
 //! environment) and stops it when the tests end; `services` starts the processes themselves,
 //! and is the one file that the benches and the bench tool include to start theirs.
 
+pub mod backends;
 #[macro_use]
 pub mod contract;
 pub mod counters;

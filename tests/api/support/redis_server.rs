@@ -1,6 +1,6 @@
 //! Real `redis-server` processes for the tests (DESIGN §8: no mocks).
 //!
-//! Two flavours (a six-node Redis Cluster is in `redis_cluster`):
+//! Two flavours (a six-node Redis Cluster is in `support::redis_cluster`):
 //! - [`shared_url`]: one server per test binary, started on first use. Only its URL is kept
 //!   (every `#[tokio::test]` has its own runtime, so connections must not outlive a test);
 //!   tests keep apart by giving each its own key prefix ([`unique_prefix`]). A static is never
@@ -35,6 +35,16 @@ pub fn shared_url() -> String {
         url
     })
     .clone()
+}
+
+/// A connection of the test's own to the Redis at `url` (`redis://…`), to look at or change
+/// what a server keeps there behind its back.
+pub async fn connect(url: &str) -> redis::aio::MultiplexedConnection {
+    redis::Client::open(url)
+        .expect("a Redis URL")
+        .get_multiplexed_async_connection()
+        .await
+        .expect("a Redis connection")
 }
 
 /// A key prefix no other test (in this process or another run) uses.

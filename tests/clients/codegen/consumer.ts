@@ -1,6 +1,6 @@
 // What a client team writes against the generated types: it compiles only while the
 // operations in playground/*.graphql keep the shapes it reads (`tsc -p codegen`, run by
-// tests/api/codegen.rs after GraphQL Code Generator wrote __generated__/operations.ts).
+// tests/api/clients/codegen.rs after GraphQL Code Generator wrote __generated__/operations.ts).
 import type {
   AddCommentMutation,
   CommentEventsSubscription,

@@ -1,0 +1,6 @@
+//! The two narrow traits' contracts (STYLE 4): one list of behaviours per trait, run against
+//! every backend of `CommentStore` (its votes too) and of `PageIndex`.
+
+mod index;
+mod store;
+mod votes;

@@ -1,0 +1,10 @@
+//! The API's answers (`src/graphql`): writes and what pages show of them, helpful votes,
+//! refusals and their codes, field errors as the specification places them, and lookups that
+//! batch their reads.
+
+pub(crate) mod batched_lookups;
+mod errors;
+mod field_errors;
+mod helpful_votes;
+mod mutations;
+mod rating_summaries;
