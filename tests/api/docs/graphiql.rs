@@ -2,8 +2,8 @@
 //! named by its operation and holding its file's text.
 
 use super::markdown::Document;
-use crate::helpers::repo::repo_file;
 use crate::helpers::TestApp;
+use crate::helpers::repo::repo_file;
 
 /// The rows between `<!-- playground-tabs -->` and its end: (tab, file under `playground/`).
 fn documented_tabs() -> Vec<(String, String)> {
