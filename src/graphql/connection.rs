@@ -13,7 +13,7 @@ use async_graphql::{Context, ID, Object};
 use super::ApiState;
 use super::error::ApiError;
 use super::global_id::GlobalId;
-use super::pages::{PageCursors, PageNumbering};
+use super::page_cursors::{PageCursors, PageNumbering};
 use super::pricing::ConnectionShape;
 use super::types::{Comment, CommentEdge, PageInfo};
 use crate::domain::{self, Position, RatingSet, Sku};

@@ -15,7 +15,7 @@ mod helpful;
 mod mutation;
 pub mod nesting;
 mod order;
-mod pages;
+mod page_cursors;
 pub mod pricing;
 mod product;
 mod query;
