@@ -40,6 +40,7 @@ use super::types::Comment;
 use super::viewer::{viewer, writer};
 use super::{ApiState, RequestMeta};
 use crate::auth::Auth;
+use crate::clock::now_ms;
 use crate::domain::{self, CommentId, InvalidInput, Voter, VoterId};
 use crate::pagination::PageStats;
 use crate::ratelimit::ClientKey;
@@ -87,13 +88,6 @@ pub(super) fn voter(ctx: &Context<'_>, state: &ApiState) -> Option<Voter> {
             Some(Voter::anonymous(ClientKey::new(None, address).as_str()))
         }
     }
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or_default()
 }
 
 /// `Mutation.markHelpful`: one vote per voter and comment, in one atomic store write.

@@ -9,6 +9,7 @@ use super::helpful::{MarkHelpfulInput, MarkHelpfulPayload};
 use super::types::{Comment, CommentEdge};
 use super::viewer::writer;
 use crate::auth::Viewer;
+use crate::clock::now_ms;
 use crate::domain::{CommentDraft, CommentOrder, CommentPatch, InvalidInput, Position, RatingSet};
 use crate::graphql::ApiState;
 use crate::pagination::CursorScope;
@@ -105,13 +106,6 @@ fn author_name<'a>(state: &ApiState, viewer: &'a Viewer) -> Result<&'a str, ApiE
         )
         .into()
     })
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or_default()
 }
 
 /// Writes. They go to the store; `totalCount` and page jumps follow within the index's lag.

@@ -246,7 +246,7 @@ fn live_events<'a>(
                     }
                     metric::SUBSCRIPTION_EXECUTIONS.counter(&[]).increment(1);
                     metric::SUBSCRIPTION_DELIVERY_LAG.histogram(&[])
-                        .record(crate::live::now_ms().saturating_sub(change.applied_ms) as f64 / 1000.0);
+                        .record(crate::clock::now_ms().saturating_sub(change.applied_ms) as f64 / 1000.0);
                     match shared {
                         Some(shared) => shared.note(Delivered {
                             seq: change.seq,

@@ -36,6 +36,7 @@ use tokio_util::sync::CancellationToken;
 use super::backoff::{Backoff, sleep_or_cancel, until_cancelled};
 use super::shards::{Polled, Position, ShardState, finish, ready, trimmed};
 use super::{Checkpoints, SyncError};
+use crate::clock::now_ms;
 use crate::domain::ChangeEvent;
 use crate::index::PageIndex;
 use crate::store::change_source::{Batch, ChangeSource, SourceError, StartAt};
@@ -255,7 +256,7 @@ impl<I: PageIndex, S: ChangeSource> StreamConsumer<I, S> {
             state.position = Position::After(last.clone());
             let lag_ms = batch
                 .last_written_ms
-                .map(|written| (now_ms() - written).max(0))
+                .map(|written| (i64::try_from(now_ms()).unwrap_or(i64::MAX) - written).max(0))
                 .unwrap_or_default();
             metric::SYNC_RECORDS
                 .counter(&[])
@@ -403,11 +404,4 @@ impl<I: PageIndex, S: ChangeSource> StreamConsumer<I, S> {
         };
         Ok(self.source.iterator(shard, &at).await?)
     }
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or_default()
 }
