@@ -10,6 +10,7 @@
 //! assemble the program.
 
 pub mod auth;
+pub mod backoff;
 pub mod cli;
 pub mod clock;
 pub mod config;

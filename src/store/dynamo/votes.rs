@@ -42,7 +42,7 @@ use aws_sdk_dynamodb::types::{
 };
 use futures::{StreamExt, TryStreamExt};
 
-use super::batch::{self, BATCHES_IN_FLIGHT, GET_CHUNK, backoff};
+use super::batch::{self, BATCHES_IN_FLIGHT, GET_CHUNK, RETRY};
 use super::error::{OnConditionFailed, THROTTLING};
 use super::item::{
     AUTHOR_SUB, BELOW_CEILING, HELPFUL_COUNT, HELPFUL_RANK, ID, RANK_COUNT, VERSION, VOTE_PREFIX,
@@ -89,7 +89,7 @@ pub(super) async fn mark_helpful(
 ) -> Result<Voted, StoreError> {
     for attempt in 0..CONFLICT_ATTEMPTS {
         if attempt > 0 {
-            tokio::time::sleep(backoff(attempt)).await;
+            tokio::time::sleep(RETRY.pause(attempt)).await;
         }
         let changed = match transact(store, id, voter, helpful, now_ms).await? {
             Outcome::Written => true,

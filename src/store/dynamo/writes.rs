@@ -16,7 +16,7 @@ use aws_sdk_dynamodb::types::{
 };
 use futures::{StreamExt, TryStreamExt};
 
-use super::batch::{self, BATCHES_IN_FLIGHT, WRITE_CHUNK, backoff};
+use super::batch::{self, BATCHES_IN_FLIGHT, RETRY, WRITE_CHUNK};
 use super::error::{OnConditionFailed, internal, is_transaction_conflict};
 use super::item::{
     AUTHOR_SUB, BELOW_CEILING, BODY, ID, LAST_EDIT, RATING, SKU_RATING, UPDATED_AT, VERSION,
@@ -94,7 +94,7 @@ pub(super) async fn update(
     old.next_version()?;
     for attempt in 0..CONFLICT_ATTEMPTS {
         if attempt > 0 {
-            tokio::time::sleep(backoff(attempt)).await;
+            tokio::time::sleep(RETRY.pause(attempt)).await;
         }
         if let Some(new) = apply_patch(store, &old, patch, now_ms).await? {
             return Ok(new);
@@ -210,7 +210,7 @@ pub(super) async fn delete(
 ) -> Result<Comment, StoreError> {
     for attempt in 0..CONFLICT_ATTEMPTS {
         if attempt > 0 {
-            tokio::time::sleep(backoff(attempt)).await;
+            tokio::time::sleep(RETRY.pause(attempt)).await;
         }
         if let Some(old) = delete_once(store, id, access).await? {
             return Ok(old);
