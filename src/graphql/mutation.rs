@@ -2,10 +2,10 @@
 
 use async_graphql::{Context, ID, InputObject, Object, SimpleObject};
 
-use super::connection::state;
 use super::error::ApiError;
 use super::global_id::GlobalId;
-use super::helpful::{MarkHelpfulInput, MarkHelpfulPayload};
+use super::mark_helpful::{MarkHelpfulInput, MarkHelpfulPayload};
+use super::state;
 use super::types::{Comment, CommentEdge};
 use super::viewer::writer;
 use crate::auth::Viewer;
@@ -199,7 +199,7 @@ impl MutationRoot {
         ctx: &Context<'_>,
         #[graphql(desc = "The comment and the vote.")] input: MarkHelpfulInput,
     ) -> async_graphql::Result<MarkHelpfulPayload> {
-        super::helpful::mark_helpful(ctx, input).await
+        super::mark_helpful::mark_helpful(ctx, input).await
     }
 
     /// Deletes a comment. With `--auth jwt` only its author or a moderator may (`FORBIDDEN`

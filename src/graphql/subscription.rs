@@ -27,11 +27,11 @@ mod replay;
 
 use self::cohort::{Delivered, Member, SharedRun, Ticket};
 use self::replay::{Resumed, resumed};
-use super::connection::{edge_of, rating_set, state};
+use super::connection::{edge_of, rating_set};
 use super::error::{ApiError, ErrorCode};
 use super::global_id::GlobalId;
 use super::types::CommentEdge;
-use super::{ApiState, Budget};
+use super::{ApiState, Budget, state};
 use crate::domain::{self, ChangeEvent, Sku};
 use crate::live::LiveChange;
 use crate::pagination::CursorScope;
