@@ -175,28 +175,40 @@ async fn apply_patch(
             decode(&new).map(Some)
         }
         Err(err) if is_transaction_conflict(&err) => Ok(None),
-        Err(err) => {
-            let held = match err.as_service_error() {
-                Some(UpdateItemError::ConditionalCheckFailedException(failed)) => {
-                    failed.item.as_ref()
-                }
-                _ => None,
-            };
-            let written =
-                held.filter(|item| item.get(LAST_EDIT).and_then(|v| v.as_s().ok()) == Some(&token));
-            if let Some(item) = written {
-                return decode(item).map(Some);
-            }
-            if let Some(version) = held.and_then(version_at_ceiling) {
-                return Err(VersionCeiling {
-                    id: old.id,
-                    version,
-                }
-                .into());
-            }
-            Err(store.classify(err, OnConditionFailed::NotFound(old.id)))
-        }
+        Err(err) => patch_refused(store, old, &token, err),
     }
+}
+
+/// What a refused edit means: the item a failed condition returned holds `token` (this edit's
+/// own first attempt was written: that item is the answer), or is at the version ceiling, or
+/// the comment is gone (or the call failed otherwise).
+fn patch_refused(
+    store: &DynamoStore,
+    old: &Comment,
+    token: &str,
+    err: aws_sdk_dynamodb::error::SdkError<UpdateItemError>,
+) -> Result<Option<Comment>, StoreError> {
+    let held = match err.as_service_error() {
+        Some(UpdateItemError::ConditionalCheckFailedException(failed)) => failed.item.as_ref(),
+        _ => None,
+    };
+    let written = held.filter(|item| {
+        item.get(LAST_EDIT)
+            .and_then(|v| v.as_s().ok())
+            .map(String::as_str)
+            == Some(token)
+    });
+    if let Some(item) = written {
+        return decode(item).map(Some);
+    }
+    if let Some(version) = held.and_then(version_at_ceiling) {
+        return Err(VersionCeiling {
+            id: old.id,
+            version,
+        }
+        .into());
+    }
+    Err(store.classify(err, OnConditionFailed::NotFound(old.id)))
 }
 
 /// One conditional `DeleteItem` (sent again while a vote's transaction holds the comment). For
