@@ -10,7 +10,9 @@
 //! assemble the program.
 
 pub mod auth;
+pub mod backoff;
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod domain;
 pub mod error;

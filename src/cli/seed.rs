@@ -7,12 +7,13 @@ use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::backoff::Backoff;
 use crate::config::{BackendArgs, StoreKind};
 use crate::domain::Comment;
 use crate::domain::Sku;
 use crate::generate::CommentGenerator;
 use crate::store::{CommentStore, StoreError};
-use crate::sync::backoff::Backoff;
+use crate::sync::FIRST_RETRY;
 
 /// Comments generated and written per step; the store batches further (25 per DynamoDB call).
 const CHUNK: usize = 2_000;
@@ -139,7 +140,7 @@ pub async fn write_comments<S: CommentStore>(
 /// Writes `chunk`, again after a pause while the store is unavailable: the same puts again
 /// change nothing, and a seed of millions should not end at one slow call.
 pub async fn put_retrying<S: CommentStore>(store: &S, chunk: &[Comment]) -> Result<(), StoreError> {
-    let mut backoff = Backoff::new(Duration::from_secs(5));
+    let mut backoff = Backoff::new(FIRST_RETRY, Duration::from_secs(5));
     let never = tokio_util::sync::CancellationToken::new();
     for _ in 1..PUT_ATTEMPTS {
         match store.put_batch(chunk).await {

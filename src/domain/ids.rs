@@ -71,7 +71,7 @@ impl CommentId {
 /// The random part (80 bits) of the next id made at `millis`. For the millisecond of the newest
 /// id made: the newest one's first 49 bits plus one, then 31 fresh bits. So it is larger (the
 /// later id sorts after), and its first 49 bits are its own: they place the comment in the
-/// helpful indexes (`store::dynamo::item::helpful_rank`), where two ids sharing them would tie.
+/// helpful indexes (`store::dynamo::helpful_rank`), where two ids sharing them would tie.
 /// Else 79 fresh bits (below 2^79, so the 49 bits never run out in practice; it is still
 /// checked). An id for an older millisecond than the newest (a clock reading overtaken by
 /// another request's) gets fresh bits and leaves the newest millisecond's sequence alone.

@@ -75,9 +75,9 @@ macro_rules! object_with_comments {
                 containing: Option<::async_graphql::ID>,
                 #[graphql(
                     desc = "Which end pages are counted from, for `containing`.",
-                    default_with = "Some(crate::graphql::pages::PageNumbering::FromStart)"
+                    default_with = "Some(crate::graphql::page_cursors::PageNumbering::FromStart)"
                 )]
-                numbering: Option<crate::graphql::pages::PageNumbering>,
+                numbering: Option<crate::graphql::page_cursors::PageNumbering>,
                 #[graphql(
                     name = "orderBy",
                     desc = "The order of the list. Every order pages alike; a cursor belongs to its order (with another, `BAD_CURSOR`).",

@@ -6,16 +6,14 @@
 //!
 //! [`Engine::connection`]: crate::pagination::Engine::connection
 
-use std::sync::Arc;
-
 use async_graphql::{Context, ID, Object};
 
-use super::ApiState;
 use super::error::ApiError;
 use super::global_id::GlobalId;
-use super::pages::{PageCursors, PageNumbering};
+use super::page_cursors::{PageCursors, PageNumbering};
 use super::pricing::ConnectionShape;
 use super::types::{Comment, CommentEdge, PageInfo};
+use super::{ApiState, state};
 use crate::domain::{self, Position, RatingSet, Sku};
 use crate::index::Positions;
 use crate::pagination::{
@@ -58,10 +56,6 @@ pub(super) fn edge_of(
             .seal(scope, &scope.listing().position_of(&comment)),
         node: Comment(comment),
     }
-}
-
-pub(super) fn state<'a>(ctx: &Context<'a>) -> async_graphql::Result<&'a Arc<ApiState>> {
-    ctx.data::<Arc<ApiState>>()
 }
 
 /// Validates the arguments, asks the engine for exactly what the query selected, and records

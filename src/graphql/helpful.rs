@@ -1,5 +1,5 @@
-//! Helpful votes in the API: `Mutation.markHelpful`, `Comment.viewerFoundHelpful`, and who the
-//! voter is.
+//! Helpful votes in the API: who the voter is, and `Comment.viewerFoundHelpful`
+//! (`Mutation.markHelpful` is `super::mark_helpful`, which asks this module for the voter).
 //!
 //! **Who votes** ([`voter`]): under `--auth jwt`, the verified token's subject (voting needs a
 //! token: `UNAUTHENTICATED` without one); under `--auth off`, the client's address as the rate
@@ -29,18 +29,15 @@ use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::{Arc, Mutex};
 
+use async_graphql::Context;
 use async_graphql::dataloader::Loader;
-use async_graphql::{Context, ID, InputObject, SimpleObject};
 
 use super::batch::{BatchReads, RequestLoader};
-use super::connection::state;
 use super::error::ApiError;
-use super::global_id::GlobalId;
-use super::types::Comment;
-use super::viewer::{viewer, writer};
-use super::{ApiState, RequestMeta};
+use super::viewer::viewer;
+use super::{ApiState, RequestMeta, state};
 use crate::auth::Auth;
-use crate::domain::{self, CommentId, InvalidInput, Voter, VoterId};
+use crate::domain::{self, CommentId, Voter, VoterId};
 use crate::pagination::PageStats;
 use crate::ratelimit::ClientKey;
 use crate::store::CommentStore;
@@ -51,29 +48,6 @@ pub const VIEWER_FOUND_HELPFUL: &str = "viewerFoundHelpful";
 /// The address a request came from (the transport attaches it): the voter under `--auth off`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ClientAddress(pub IpAddr);
-
-/// A helpful vote, or its withdrawal.
-#[derive(Debug, InputObject)]
-pub struct MarkHelpfulInput {
-    /// The comment's global id.
-    pub comment_id: ID,
-    /// `true` marks the comment helpful (again: still one vote); `false` takes the viewer's
-    /// vote back (nothing happens without one).
-    #[graphql(default = true)]
-    pub helpful: bool,
-    /// Echoed back in the payload (Relay).
-    pub client_mutation_id: Option<String>,
-}
-
-/// The comment with its new count.
-#[derive(Debug, SimpleObject)]
-pub struct MarkHelpfulPayload {
-    /// The comment as it now is: `helpfulCount` counts the vote, `viewerFoundHelpful` is the
-    /// input's `helpful`.
-    pub comment: Comment,
-    /// The `clientMutationId` of the input.
-    pub client_mutation_id: Option<String>,
-}
 
 /// Who votes in this request: the token's subject under `--auth jwt` (`None` without a token),
 /// the client's address under `--auth off` (`0.0.0.0` when the transport named none).
@@ -87,59 +61,6 @@ pub(super) fn voter(ctx: &Context<'_>, state: &ApiState) -> Option<Voter> {
             Some(Voter::anonymous(ClientKey::new(None, address).as_str()))
         }
     }
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or_default()
-}
-
-/// `Mutation.markHelpful`: one vote per voter and comment, in one atomic store write.
-pub(super) async fn mark_helpful(
-    ctx: &Context<'_>,
-    input: MarkHelpfulInput,
-) -> async_graphql::Result<MarkHelpfulPayload> {
-    let state = state(ctx)?;
-    let meta = super::meta(ctx);
-    let fail = |e: ApiError| e.into_graphql(meta);
-    writer(ctx, state).map_err(fail)?;
-    let voter = voter(ctx, state).ok_or_else(|| {
-        fail(ApiError::Unauthenticated(
-            "voting needs a signed-in user".into(),
-        ))
-    })?;
-    let id = GlobalId::comment(&input.comment_id).map_err(|e| {
-        fail(
-            InvalidInput {
-                field: "commentId",
-                ..e
-            }
-            .into(),
-        )
-    })?;
-    let voted = state
-        .engine
-        .store()
-        .mark_helpful(id, &voter, input.helpful, now_ms())
-        .await
-        .map_err(|e| fail(e.into()))?;
-    tracing::info!(
-        sku = voted.comment.sku.as_str(),
-        comment_id = %id,
-        helpful = input.helpful,
-        changed = voted.changed,
-        helpful_count = voted.comment.helpful_count,
-        "helpful vote"
-    );
-    if let Some(meta) = meta {
-        meta.votes.know(id, input.helpful);
-    }
-    Ok(MarkHelpfulPayload {
-        comment: Comment(voted.comment),
-        client_mutation_id: input.client_mutation_id,
-    })
 }
 
 /// The viewer's votes this request knows or will read together.
@@ -158,7 +79,7 @@ struct PageVotes {
 }
 
 impl VoteLookups {
-    fn know(&self, id: CommentId, helpful: bool) {
+    pub(super) fn know(&self, id: CommentId, helpful: bool) {
         self.known
             .lock()
             .unwrap_or_else(|p| p.into_inner())

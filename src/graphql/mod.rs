@@ -12,10 +12,11 @@ mod error;
 pub mod field_errors;
 mod global_id;
 mod helpful;
+mod mark_helpful;
 mod mutation;
 pub mod nesting;
 mod order;
-mod pages;
+mod page_cursors;
 pub mod pricing;
 mod product;
 mod query;
@@ -220,6 +221,11 @@ pub(crate) fn reserve_items(
             Err(ApiError::TooManyItems { max }.into_graphql(Some(meta)))
         }
     }
+}
+
+/// The server's state, which the schema is built with.
+fn state<'a>(ctx: &async_graphql::Context<'a>) -> async_graphql::Result<&'a Arc<ApiState>> {
+    ctx.data::<Arc<ApiState>>()
 }
 
 /// The request's [`RequestMeta`], when the HTTP layer attached one.

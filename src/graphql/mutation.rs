@@ -2,13 +2,14 @@
 
 use async_graphql::{Context, ID, InputObject, Object, SimpleObject};
 
-use super::connection::state;
 use super::error::ApiError;
 use super::global_id::GlobalId;
-use super::helpful::{MarkHelpfulInput, MarkHelpfulPayload};
+use super::mark_helpful::{MarkHelpfulInput, MarkHelpfulPayload};
+use super::state;
 use super::types::{Comment, CommentEdge};
 use super::viewer::writer;
 use crate::auth::Viewer;
+use crate::clock::now_ms;
 use crate::domain::{CommentDraft, CommentOrder, CommentPatch, InvalidInput, Position, RatingSet};
 use crate::graphql::ApiState;
 use crate::pagination::CursorScope;
@@ -107,13 +108,6 @@ fn author_name<'a>(state: &ApiState, viewer: &'a Viewer) -> Result<&'a str, ApiE
     })
 }
 
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or_default()
-}
-
 /// Writes. They go to the store; `totalCount` and page jumps follow within the index's lag.
 #[Object(name = "Mutation")]
 impl MutationRoot {
@@ -205,7 +199,7 @@ impl MutationRoot {
         ctx: &Context<'_>,
         #[graphql(desc = "The comment and the vote.")] input: MarkHelpfulInput,
     ) -> async_graphql::Result<MarkHelpfulPayload> {
-        super::helpful::mark_helpful(ctx, input).await
+        super::mark_helpful::mark_helpful(ctx, input).await
     }
 
     /// Deletes a comment. With `--auth jwt` only its author or a moderator may (`FORBIDDEN`

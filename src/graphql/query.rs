@@ -6,9 +6,10 @@ use std::collections::HashMap;
 use async_graphql::{Context, ID, MergedObject, Object};
 
 use super::comments_field::object_with_comments;
-use super::connection::{resolve_connection, state};
+use super::connection::resolve_connection;
 use super::error::ApiError;
 use super::global_id::GlobalId;
+use super::state;
 use super::summaries::SummariesQuery;
 use super::types::{Comment, Node, Product};
 use crate::domain::{CommentId, Sku};

@@ -27,11 +27,11 @@ mod replay;
 
 use self::cohort::{Delivered, Member, SharedRun, Ticket};
 use self::replay::{Resumed, resumed};
-use super::connection::{edge_of, rating_set, state};
+use super::connection::{edge_of, rating_set};
 use super::error::{ApiError, ErrorCode};
 use super::global_id::GlobalId;
 use super::types::CommentEdge;
-use super::{ApiState, Budget};
+use super::{ApiState, Budget, state};
 use crate::domain::{self, ChangeEvent, Sku};
 use crate::live::LiveChange;
 use crate::pagination::CursorScope;
@@ -141,23 +141,7 @@ impl SubscriptionRoot {
             order: domain::CommentOrder::Newest,
         };
         let after = after
-            .map(|cursor| {
-                state
-                    .codec
-                    .open(&scope, &cursor)
-                    .ok()
-                    .and_then(|at| match at {
-                        crate::pagination::CursorAt::Position(at) => Some(at.key),
-                        // A numbered page's cursor names no comment to resume after.
-                        crate::pagination::CursorAt::Offset { .. } => None,
-                    })
-                    .ok_or_else(|| {
-                        fail(
-                            crate::pagination::PaginationError::BadCursor { argument: "after" }
-                                .into(),
-                        )
-                    })
-            })
+            .map(|cursor| resume_after(&state, &scope, &cursor))
             .transpose()?;
         if let Some(shared) = ctx.data_opt::<Arc<SharedRun>>() {
             return Ok(shared_events(state, scope, shared.clone()).boxed());
@@ -203,6 +187,28 @@ impl SubscriptionRoot {
 
 pub(super) type EventResult = async_graphql::Result<CommentEvent>;
 
+/// The comment a subscription's `after` cursor names, to replay what is newer. A numbered
+/// page's cursor names no comment to resume after, and is refused like a cursor of another
+/// connection.
+fn resume_after(
+    state: &ApiState,
+    scope: &CursorScope,
+    cursor: &str,
+) -> async_graphql::Result<domain::SortKey> {
+    state
+        .codec
+        .open(scope, cursor)
+        .ok()
+        .and_then(|at| match at {
+            crate::pagination::CursorAt::Position(at) => Some(at.key),
+            crate::pagination::CursorAt::Offset { .. } => None,
+        })
+        .ok_or_else(|| {
+            ApiError::from(crate::pagination::PaginationError::BadCursor { argument: "after" })
+                .into_graphql(None)
+        })
+}
+
 /// A cohort's one execution: live at once from the receiver the cohort subscribed, noting the
 /// change behind each event it yields.
 fn shared_events(
@@ -246,7 +252,7 @@ fn live_events<'a>(
                     }
                     metric::SUBSCRIPTION_EXECUTIONS.counter(&[]).increment(1);
                     metric::SUBSCRIPTION_DELIVERY_LAG.histogram(&[])
-                        .record(crate::live::now_ms().saturating_sub(change.applied_ms) as f64 / 1000.0);
+                        .record(crate::clock::now_ms().saturating_sub(change.applied_ms) as f64 / 1000.0);
                     match shared {
                         Some(shared) => shared.note(Delivered {
                             seq: change.seq,

@@ -5,8 +5,8 @@
 
 use async_graphql::{Context, Object, SimpleObject};
 
-use super::connection::state;
 use super::error::ApiError;
+use super::state;
 use super::types::RatingSummary;
 use crate::domain::Sku;
 

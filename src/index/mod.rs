@@ -210,7 +210,7 @@ pub trait PageIndex: Send + Sync + 'static {
 
     /// `listing` (a list of `sku`'s comments) seen from `anchor` under `layout`: its total,
     /// the anchor's rank, and, with `PageLinks::Current`, the bound of the page that holds the
-    /// anchor (`domain::pages`). The anchor need not be a member. One round trip, and one
+    /// anchor (`domain::page_numbers`). The anchor need not be a member. One round trip, and one
     /// consistent view of the list: the counts and the bound never disagree.
     fn positions(
         &self,

@@ -36,6 +36,7 @@ use tokio_util::sync::CancellationToken;
 pub use publish::{Publishing, Sink};
 
 use self::redis_log::LogReader;
+use crate::clock::now_ms;
 use crate::domain::{ChangeEvent, Comment, CommentId, Sku};
 use crate::index::PageIndex;
 use crate::store::CommentStore;
@@ -286,11 +287,4 @@ pub async fn run_feed<S: CommentStore, I: PageIndex>(
             });
         }
     }
-}
-
-/// Now, in epoch milliseconds.
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }

@@ -13,7 +13,7 @@
 //! each, measured); each server reads the comments of a batch from the store once.
 //!
 //! While Redis is away, a reader retries with capped exponential backoff and jitter, and warns
-//! once per outage rather than once per retry ([`backoff`]).
+//! once per outage rather than once per retry ([`outage`]).
 //!
 //! The log is one key, so on a Cluster it lives on one node: every server reads from that node.
 //! That is one blocking `XREAD` per server and one `XADD` per applied change, well within one
@@ -24,7 +24,7 @@
 //! them for the start-up check: [`needs_to_append`], [`needs_to_read`]); it reaches Redis through
 //! `crate::redis` and knows nothing of the index's keys or scripts.
 
-pub mod backoff;
+pub mod outage;
 pub mod resume;
 
 use redis::Value;
@@ -97,7 +97,7 @@ impl RedisLog {
             redis: self.redis.dedicated()?,
             key: self.key.clone(),
             last: None,
-            backoff: backoff::Backoff::default(),
+            outage: outage::Outage::default(),
         })
     }
 }
@@ -163,13 +163,13 @@ pub struct LogReader {
     /// The id of the last entry read; `None` before the first read.
     last: Option<String>,
     /// When to try again after failed reads, and whether to say so.
-    backoff: backoff::Backoff,
+    outage: outage::Outage,
 }
 
 impl LogReader {
     /// The next changes appended to the log, as soon as there are some; `None` once `shutdown`
     /// fires. A failed read is retried from the same place after a wait that grows while Redis
-    /// stays away ([`backoff`]).
+    /// stays away ([`outage`]).
     pub async fn next_batch(&mut self, shutdown: &CancellationToken) -> Option<Vec<ChangeEvent>> {
         loop {
             let read = tokio::select! {
@@ -178,14 +178,14 @@ impl LogReader {
             };
             match read {
                 Ok(batch) => {
-                    self.backoff.succeeded();
+                    self.outage.succeeded();
                     if !batch.is_empty() {
                         return Some(batch);
                     }
                 }
                 Err(error) => {
                     metric::LIVE_FEED_ERRORS.counter(&[]).increment(1);
-                    let wait = self.backoff.failed(&error);
+                    let wait = self.outage.failed(&error);
                     tokio::select! {
                         () = tokio::time::sleep(wait) => {}
                         () = shutdown.cancelled() => return None,

@@ -77,31 +77,9 @@ impl PagePlan {
         codec: &CursorCodec,
         scope: &CursorScope,
     ) -> Result<Self, PaginationError> {
-        let size = |argument: &'static str,
-                    value: Option<i32>|
-         -> Result<Option<usize>, PaginationError> {
-            match value {
-                None => Ok(None),
-                Some(v) if v < 0 => Err(PaginationError::Negative { argument }),
-                Some(v) if v as usize > settings.max_page_size => {
-                    Err(PaginationError::PageSizeExceeded {
-                        argument,
-                        max: settings.max_page_size,
-                    })
-                }
-                Some(v) => Ok(Some(v as usize)),
-            }
-        };
-        let first = size("first", args.first)?;
-        let last = size("last", args.last)?;
-        let skip = match args.offset {
-            None => 0,
-            Some(v) if v < 0 => return Err(PaginationError::Negative { argument: "offset" }),
-            Some(_) if first.is_some() == last.is_some() => {
-                return Err(PaginationError::OffsetNeedsOneDirection);
-            }
-            Some(v) => v as u64,
-        };
+        let first = page_size("first", args.first, settings)?;
+        let last = page_size("last", args.last, settings)?;
+        let skip = offset_skip(args.offset, first.is_some() == last.is_some())?;
         let open = |argument: &'static str, cursor: &Option<String>| {
             cursor
                 .as_deref()
@@ -125,27 +103,8 @@ impl PagePlan {
         } else {
             (("after", after), ("before", before))
         };
-        // A page cursor starts a page read from the end its pager counts from; it bounds
-        // nothing else.
-        let (start, cursor_skip) = match start {
-            None => (None, None),
-            Some(CursorAt::Position(at)) => (Some(at), None),
-            Some(CursorAt::Offset { numbering, offset }) if numbering.order() == order => {
-                (None, Some(offset))
-            }
-            Some(CursorAt::Offset { .. }) => {
-                return Err(PaginationError::PageCursorMisplaced {
-                    argument: start_arg,
-                });
-            }
-        };
-        let stop = match stop {
-            None => None,
-            Some(CursorAt::Position(at)) => Some(at),
-            Some(CursorAt::Offset { .. }) => {
-                return Err(PaginationError::PageCursorMisplaced { argument: stop_arg });
-            }
-        };
+        let (start, cursor_skip) = start_of(start_arg, start, order)?;
+        let stop = stop_of(stop_arg, stop)?;
         let plan = Self {
             order,
             forward: scope.order.forward(),
@@ -164,6 +123,64 @@ impl PagePlan {
                 ..plan
             },
         })
+    }
+}
+
+/// `first` or `last` (named `argument`), checked against the largest page size.
+fn page_size(
+    argument: &'static str,
+    value: Option<i32>,
+    settings: &PagingSettings,
+) -> Result<Option<usize>, PaginationError> {
+    match value {
+        None => Ok(None),
+        Some(v) if v < 0 => Err(PaginationError::Negative { argument }),
+        Some(v) if v as usize > settings.max_page_size => Err(PaginationError::PageSizeExceeded {
+            argument,
+            max: settings.max_page_size,
+        }),
+        Some(v) => Ok(Some(v as usize)),
+    }
+}
+
+/// The items `offset` skips: 0 without one; refused when negative, or when the page is not
+/// sized from exactly one end (`sizes_alike`: both or neither of `first` and `last`).
+fn offset_skip(offset: Option<i32>, sizes_alike: bool) -> Result<u64, PaginationError> {
+    match offset {
+        None => Ok(0),
+        Some(v) if v < 0 => Err(PaginationError::Negative { argument: "offset" }),
+        Some(_) if sizes_alike => Err(PaginationError::OffsetNeedsOneDirection),
+        Some(v) => Ok(v as u64),
+    }
+}
+
+/// The position a page read in `order` starts beyond, or the offset a page cursor starts it
+/// at. A page cursor starts a page read from the end its pager counts from; it bounds nothing
+/// else.
+fn start_of(
+    argument: &'static str,
+    start: Option<CursorAt>,
+    order: Order,
+) -> Result<(Option<Position>, Option<u64>), PaginationError> {
+    match start {
+        None => Ok((None, None)),
+        Some(CursorAt::Position(at)) => Ok((Some(at), None)),
+        Some(CursorAt::Offset { numbering, offset }) if numbering.order() == order => {
+            Ok((None, Some(offset)))
+        }
+        Some(CursorAt::Offset { .. }) => Err(PaginationError::PageCursorMisplaced { argument }),
+    }
+}
+
+/// The position the window ends before; a page cursor bounds no window.
+fn stop_of(
+    argument: &'static str,
+    stop: Option<CursorAt>,
+) -> Result<Option<Position>, PaginationError> {
+    match stop {
+        None => Ok(None),
+        Some(CursorAt::Position(at)) => Ok(Some(at)),
+        Some(CursorAt::Offset { .. }) => Err(PaginationError::PageCursorMisplaced { argument }),
     }
 }
 

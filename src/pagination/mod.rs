@@ -9,20 +9,19 @@
 mod args;
 pub mod cursor;
 mod engine;
-mod memo;
 pub mod oracle;
 mod pager;
-mod pages;
 
 pub use args::{ConnectionArgs, PagePlan, PagingSettings};
 pub use cursor::{BadCursor, CursorAt, CursorCodec, CursorScope};
-pub use engine::{Engine, Page, PageStats, Want};
+pub use engine::{
+    Connection, ConnectionRequest, Engine, IndexSelection, Page, PageStats, PageTarget, Prefetched,
+    Want, containing_layout,
+};
 pub use pager::{
     ANCHOR_ONLY, DEFAULT_AROUND, MAX_AROUND, PageLink, PagerLayout, PagerLinks, pager_layout,
     start_offset,
 };
-pub use pages::Prefetched;
-pub use pages::{Connection, ConnectionRequest, IndexSelection, PageTarget, containing_layout};
 
 use crate::domain::CommentId;
 use crate::index::IndexError;

@@ -1,6 +1,6 @@
 //! A numbered pager over a connection (`pageCursors`, `startOffset`): the layout its arguments
-//! ask for, and its links. The arithmetic is `domain::pages`; the list's total and the anchor's
-//! rank come from one index call
+//! ask for, and its links. The arithmetic is `domain::page_numbers`; the list's total and the
+//! anchor's rank come from one index call
 //! ([`PageIndex::positions`](crate::index::PageIndex::positions)), and nothing else does: a
 //! link is its page's offset, sealed as a page cursor
 //! ([`CursorAt::Offset`](super::CursorAt::Offset)) that is followed like `offset:`. So a pager

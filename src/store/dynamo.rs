@@ -14,16 +14,19 @@
 //! This file holds the store's handle (client, table) and the [`CommentStore`] impl, which
 //! sends each call to `reads` or `writes`.
 
+mod attribute;
 mod batch;
 mod change;
 mod client;
 mod error;
+mod helpful_rank;
 mod item;
 mod lambda;
 mod ranks;
 mod reads;
 mod schema;
 mod stream;
+mod vote_key;
 mod votes;
 mod writes;
 
@@ -42,13 +45,13 @@ use crate::domain::{Access, Comment, CommentId, CommentPatch, Voted, Voter, Vote
 /// and no vote item (`vote#…`) can be it.
 const PING_KEY: &str = "dynapage#ping";
 
+pub use self::attribute::ItemAttribute;
 pub use self::change::{RecordDecodeError, change_from_record};
 pub use self::client::DynamoConfig;
-pub use self::item::{
-    ItemAttribute, ItemDecodeError, comment_from_item, is_vote_id, sort_key_from_item,
-};
+pub use self::item::{ItemDecodeError, comment_from_item, sort_key_from_item};
 pub use self::lambda::{change_from_lambda_record, lambda_sequence_number};
 pub use self::stream::DynamoChangeSource;
+pub use self::vote_key::is_vote_id;
 
 /// The comment store backed by a DynamoDB table. Cloning shares the client.
 #[derive(Clone, Debug)]

@@ -10,7 +10,6 @@
 //!
 //! [`ChangeSource`]: crate::store::change_source::ChangeSource
 
-pub(crate) mod backoff;
 mod checkpoint;
 pub mod helpful_counts;
 pub mod lambda;
@@ -25,6 +24,7 @@ use std::time::Duration;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
+use crate::backoff::{Backoff, until_cancelled};
 use crate::domain::ChangeEvent;
 use crate::index::{IndexError, PageIndex};
 use crate::store::StoreError;
@@ -57,6 +57,10 @@ pub enum SyncError {
 
 /// Most events applied in one index round trip.
 const MAX_BATCH: usize = 1_000;
+
+/// The first pause after a failed index write or stream read (and a seed's failed put); the
+/// pauses double from it up to each caller's cap.
+pub(crate) const FIRST_RETRY: Duration = Duration::from_millis(50);
 
 /// Applies one ordered batch of changes to the index: the one path from a write to the index
 /// (the embedded feed, `sync`, the Lambda handler). Changes older than what the index holds
@@ -92,14 +96,14 @@ pub async fn follow_feed<I: PageIndex>(
     let mut batch = Vec::with_capacity(MAX_BATCH);
     loop {
         let Some(received) =
-            backoff::until_cancelled(feed.recv_many(&mut batch, MAX_BATCH), &shutdown).await
+            until_cancelled(feed.recv_many(&mut batch, MAX_BATCH), &shutdown).await
         else {
             return;
         };
         if received == 0 {
             return;
         }
-        let mut backoff = backoff::Backoff::new(Duration::from_secs(5));
+        let mut backoff = Backoff::new(FIRST_RETRY, Duration::from_secs(5));
         while let Err(error) = apply(&index, &batch).await {
             tracing::warn!(events = batch.len(), %error, "index update failed; retrying");
             if !backoff.wait(&shutdown).await {

@@ -33,9 +33,10 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::backoff::{Backoff, sleep_or_cancel, until_cancelled};
 use super::shards::{Polled, Position, ShardState, finish, ready, trimmed};
-use super::{Checkpoints, SyncError};
+use super::{Checkpoints, FIRST_RETRY, SyncError};
+use crate::backoff::{Backoff, sleep_or_cancel, until_cancelled};
+use crate::clock::now_ms;
 use crate::domain::ChangeEvent;
 use crate::index::PageIndex;
 use crate::store::change_source::{Batch, ChangeSource, SourceError, StartAt};
@@ -114,7 +115,7 @@ impl<I: PageIndex, S: ChangeSource> StreamConsumer<I, S> {
         tracing::info!(table = %table, stream = %stream, "stream sync started");
         let mut shards: BTreeMap<String, ShardState> = BTreeMap::new();
         let mut described: Option<Instant> = None;
-        let mut backoff = Backoff::new(self.options.max_backoff);
+        let mut backoff = Backoff::new(FIRST_RETRY, self.options.max_backoff);
         while !shutdown.is_cancelled() {
             if described.is_none_or(|at| at.elapsed() > DESCRIBE_INTERVAL) {
                 // Describing changes nothing, so a stop may abandon it midway.
@@ -174,7 +175,7 @@ impl<I: PageIndex, S: ChangeSource> StreamConsumer<I, S> {
     /// Finds the stream, retrying while it is unreachable; `None` if stopped meanwhile.
     async fn open(&self, shutdown: &CancellationToken) -> Result<Option<String>, SyncError> {
         let table = self.source.name();
-        let mut backoff = Backoff::new(self.options.max_backoff);
+        let mut backoff = Backoff::new(FIRST_RETRY, self.options.max_backoff);
         loop {
             let Some(found) = until_cancelled(self.source.open(), shutdown).await else {
                 return Ok(None);
@@ -255,7 +256,7 @@ impl<I: PageIndex, S: ChangeSource> StreamConsumer<I, S> {
             state.position = Position::After(last.clone());
             let lag_ms = batch
                 .last_written_ms
-                .map(|written| (now_ms() - written).max(0))
+                .map(|written| (i64::try_from(now_ms()).unwrap_or(i64::MAX) - written).max(0))
                 .unwrap_or_default();
             metric::SYNC_RECORDS
                 .counter(&[])
@@ -361,7 +362,7 @@ impl<I: PageIndex, S: ChangeSource> StreamConsumer<I, S> {
         last: &str,
         shutdown: &CancellationToken,
     ) -> bool {
-        let mut backoff = Backoff::new(self.options.max_backoff);
+        let mut backoff = Backoff::new(FIRST_RETRY, self.options.max_backoff);
         loop {
             let result = match super::apply(&self.index, events).await {
                 Ok(()) => self.checkpoints.save(shard, last).await,
@@ -403,11 +404,4 @@ impl<I: PageIndex, S: ChangeSource> StreamConsumer<I, S> {
         };
         Ok(self.source.iterator(shard, &at).await?)
     }
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or_default()
 }

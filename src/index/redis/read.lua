@@ -1,7 +1,8 @@
 -- read: everything one connection derives from a product's list, in one call and one
 -- consistent view of it (`PageIndex::view`): a deep offset's bound, the list's total, the
 -- anchor's rank and, for `containing`, the member that bounds the anchor's page
--- (`domain::pages` says what pages and bounds are; a pager's links are offsets and need none).
+-- (`domain::page_numbers` says what pages and bounds are; a pager's links are offsets and need
+-- none).
 -- Read-only. (select.lua and pick.lua, prepended, have the functions and say what KEYS are.)
 --
 -- ARGV[1]  "desc" (newest first) or "asc" (oldest first): the order ranks are counted in

@@ -18,6 +18,7 @@ use aws_sdk_dynamodb::types::{
 use super::decode;
 use super::error::{OnConditionFailed, classify};
 use super::item::{ID, key_of};
+use crate::backoff::Backoff;
 use crate::domain::{Comment, CommentId};
 use crate::store::StoreError;
 use crate::telemetry::metric;
@@ -54,7 +55,7 @@ pub(super) async fn get_items(
     let mut found = Vec::with_capacity(keys.len());
     for attempt in 0..UNPROCESSED_ATTEMPTS {
         if attempt > 0 {
-            tokio::time::sleep(backoff(attempt)).await;
+            tokio::time::sleep(RETRY.pause(attempt)).await;
         }
         let mut request = KeysAndAttributes::builder()
             .set_keys(Some(std::mem::take(&mut keys)))
@@ -120,7 +121,7 @@ pub(super) async fn write_chunk(
 ) -> Result<(), StoreError> {
     for attempt in 0..UNPROCESSED_ATTEMPTS {
         if attempt > 0 {
-            tokio::time::sleep(backoff(attempt)).await;
+            tokio::time::sleep(RETRY.pause(attempt)).await;
         }
         let output = client
             .batch_write_item()
@@ -145,16 +146,8 @@ pub(super) async fn write_chunk(
     ))
 }
 
-/// Exponential backoff with jitter for batch retries: 50 ms doubling to at most 3 s, each
-/// drawn from the upper half so retries of parallel batches spread out.
-pub(super) fn backoff(attempt: u32) -> Duration {
-    let ceiling = Duration::from_millis(50)
-        .saturating_mul(1 << attempt.min(6))
-        .min(Duration::from_secs(3));
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or_default();
-    let jitter = f64::from(crate::domain::splitmix(u64::from(nanos)) as u32) / f64::from(u32::MAX);
-    ceiling.mul_f64(0.5 + 0.5 * jitter)
-}
+/// Exponential backoff with jitter for batch and transaction retries: 100 ms before the
+/// second try, doubling to at most 3 s, each drawn from the upper half of its step so retries
+/// of parallel batches spread out. `RETRY.pause(attempt)` before try `attempt + 1`.
+pub(super) const RETRY: Backoff =
+    Backoff::new(Duration::from_millis(100), Duration::from_secs(3)).with_jitter();

@@ -9,7 +9,9 @@ use std::collections::HashMap;
 
 use aws_sdk_dynamodbstreams::types::{OperationType, Record};
 
-use super::item::{ID, ItemAttribute, ItemDecodeError, comment_from_item, is_vote_id};
+use super::attribute::ItemAttribute;
+use super::item::{ID, ItemDecodeError, comment_from_item};
+use super::vote_key::is_vote_id;
 use crate::domain::{ChangeEvent, IndexEntry};
 
 /// Why a record could not become a change event.

@@ -3,10 +3,10 @@
 //! Attribute names live here and nowhere else. The decoder is generic over [`ItemAttribute`]
 //! because DynamoDB Streams' SDK has its own `AttributeValue` type: the stream consumer decodes
 //! its old and new images with the same function the store uses, so both read one format.
+//! The number written as `helpfulRank` is computed in `super::helpful_rank`.
 //!
-//! The table also holds one item per helpful vote (`votes`), keyed `vote#<comment>#<voter>`:
-//! no comment id can start so (they are ULIDs), and a vote item has none of the GSI keys, so
-//! it never appears in a page. Scans and the stream tell the two kinds apart by [`is_vote_id`].
+//! The table also holds one item per helpful vote (`votes`), keyed as `super::vote_key`
+//! spells it; a vote item has none of the GSI keys, so it never appears in a page.
 //!
 //! Numbers are written as decimal text and read back with `parse`, each checked against its
 //! range (a version against [`crate::domain::MAX_VERSION`]): clippy refuses an `as` cast here
@@ -22,9 +22,9 @@ use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
-use crate::domain::{
-    Comment, CommentId, Position, Rating, Sku, SortKey, helpful_group, version_is_valid,
-};
+use super::attribute::ItemAttribute;
+use super::helpful_rank::{helpful_rank, position_of_rank};
+use crate::domain::{Comment, CommentId, Position, Rating, Sku, SortKey, version_is_valid};
 
 pub(super) const ID: &str = "id";
 pub(super) const SKU: &str = "sku";
@@ -38,59 +38,16 @@ pub(super) const CREATED_AT: &str = "createdAt";
 pub(super) const UPDATED_AT: &str = "updatedAt";
 pub(super) const VERSION: &str = "version";
 pub(super) const HELPFUL_COUNT: &str = "helpfulCount";
-/// The sort key of the GSIs by helpful votes: [`helpful_rank`].
+/// The sort key of the GSIs by helpful votes: [`helpful_rank`](super::helpful_rank).
 pub(super) const HELPFUL_RANK: &str = "helpfulRank";
 /// The token of the last edit written (`writes::update`): a retried edit finds it and knows
 /// its first attempt was written.
 pub(super) const LAST_EDIT: &str = "lastEdit";
 
-/// The start of every vote item's `id`.
-pub(super) const VOTE_PREFIX: &str = "vote#";
-
-/// Whether an item's `id` is a vote's rather than a comment's.
-pub fn is_vote_id(id: &str) -> bool {
-    id.starts_with(VOTE_PREFIX)
-}
-
 /// The partition key of GSI `byProductRating`: `sku#rating`. SKUs cannot contain `#`
 /// ([`Sku::parse`]), so the value is unambiguous.
 pub(super) fn sku_rating(sku: &Sku, rating: Rating) -> String {
     format!("{sku}#{}", rating.get())
-}
-
-/// The place of a comment in the GSIs by helpful votes (`byProductHelpful`,
-/// `byProductRatingHelpful`), one number that orders like [`Position`] in the list by helpful
-/// votes: `count · 10^28 + createdAt · 10^15 + r`, where `r` is the first 49 of the id's 80
-/// random bits (below 10^15). A number, not a string, so that a vote moves it with `ADD` in the
-/// same transaction as the count, without reading the comment first: one vote is `± 10^28`.
-/// At most 38 digits (a count up to `u32::MAX`, `createdAt` below 10^13), DynamoDB's precision.
-///
-/// Ids one server makes in one millisecond never share their first 49 random bits
-/// (`CommentId::new`). Two comments of one product created in the same millisecond on two
-/// servers whose ids share them (one chance in 5.6·10^14 for such a pair) get one number;
-/// DynamoDB then orders them arbitrarily, and a page boundary between them may repeat or skip
-/// one in this order.
-/// The same holds, in a rarer case, for ids whose time part is not their `createdAt` (written
-/// by another tool): within one millisecond they order here by their random bits, where the
-/// sort key orders them by the whole id.
-pub fn helpful_rank(count: u64, key: &SortKey) -> u128 {
-    let random = u128::from_be_bytes(key.id().to_bytes()) & ((1 << 80) - 1);
-    u128::from(helpful_group(count)) * RANK_COUNT
-        + u128::from(key.millis()) * RANK_MILLIS
-        + (random >> 31)
-}
-
-/// One helpful vote in [`helpful_rank`].
-pub(super) const RANK_COUNT: u128 = 10u128.pow(28);
-const RANK_MILLIS: u128 = 10u128.pow(15);
-
-/// The position a [`helpful_rank`] and the comment's id name (from a `LastEvaluatedKey`).
-pub(super) fn position_of_rank(rank: u128, id: CommentId) -> Result<Position, ItemDecodeError> {
-    let group = u32::try_from(rank / RANK_COUNT).map_err(|_| bad(HELPFUL_RANK, "is too large"))?;
-    let millis = u64::try_from(rank % RANK_COUNT / RANK_MILLIS)
-        .map_err(|_| bad(HELPFUL_RANK, "is out of range"))?;
-    let key = SortKey::new(millis, id).map_err(|_| bad(HELPFUL_RANK, "is out of range"))?;
-    Ok(Position { group, key })
 }
 
 /// The position of a `LastEvaluatedKey` of a query on a GSI by helpful votes.
@@ -106,7 +63,7 @@ pub fn helpful_position_from_item<A: ItemAttribute>(
         .ok_or_else(|| bad(HELPFUL_RANK, "is missing"))?
         .parse()
         .map_err(|_| bad(HELPFUL_RANK, "is not a non-negative integer"))?;
-    position_of_rank(rank, id)
+    position_of_rank(rank, id).map_err(|problem| bad(HELPFUL_RANK, problem))
 }
 
 /// Whether an item's stored `helpfulRank` is the one its count and sort key give (an item
@@ -189,34 +146,6 @@ pub(super) fn string_value(value: impl Into<String>) -> AttributeValue {
 
 pub(super) fn number_value(value: impl ToString) -> AttributeValue {
     n(value)
-}
-
-/// Read access to one attribute value, implemented for both SDKs' `AttributeValue` types.
-pub trait ItemAttribute {
-    /// The value if it is a string (`S`).
-    fn as_string(&self) -> Option<&str>;
-    /// The decimal text if it is a number (`N`).
-    fn as_number(&self) -> Option<&str>;
-}
-
-impl ItemAttribute for AttributeValue {
-    fn as_string(&self) -> Option<&str> {
-        self.as_s().ok().map(String::as_str)
-    }
-
-    fn as_number(&self) -> Option<&str> {
-        self.as_n().ok().map(String::as_str)
-    }
-}
-
-impl ItemAttribute for aws_sdk_dynamodbstreams::types::AttributeValue {
-    fn as_string(&self) -> Option<&str> {
-        self.as_s().ok().map(String::as_str)
-    }
-
-    fn as_number(&self) -> Option<&str> {
-        self.as_n().ok().map(String::as_str)
-    }
 }
 
 /// An item that is not a well-formed comment: written by something else, or corrupted.
@@ -382,34 +311,7 @@ mod tests {
     }
 
     #[test]
-    fn the_helpful_rank_orders_like_the_position_and_names_it_back() {
-        use crate::domain::helpful_group;
-        let mut seed = 7u64;
-        let mut next = || {
-            seed = crate::domain::splitmix(seed);
-            seed
-        };
-        let mut keyed: Vec<(Position, u128)> = (0..2_000)
-            .map(|_| {
-                // Few counts and few milliseconds, so ties on both are common.
-                let count = [0, 1, 2, 3, 1_000, u64::from(u32::MAX), u64::MAX]
-                    [usize::try_from(next() % 7).expect("below 7")];
-                let millis = 1_700_000_000_000 + next() % 4;
-                let random = u128::from(next()) << 16 | u128::from(next() & 0xffff);
-                let key = SortKey::new(millis, CommentId::from_parts(millis, random))
-                    .expect("a sort key");
-                let rank = helpful_rank(count, &key);
-                assert!(rank < 10u128.pow(38), "38 digits at most");
-                let position = Position {
-                    group: helpful_group(count),
-                    key,
-                };
-                assert_eq!(position_of_rank(rank, key.id()), Ok(position));
-                (position, rank)
-            })
-            .collect();
-        keyed.sort();
-        assert!(keyed.windows(2).all(|w| w[0].1 <= w[1].1));
+    fn the_stored_rank_is_current_only_for_the_count_and_key_it_was_made_of() {
         let comment = sample(Some(1));
         let mut item = item_from_comment(&comment);
         assert!(rank_is_current(&item, &comment));

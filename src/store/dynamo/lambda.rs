@@ -7,8 +7,8 @@ use std::collections::HashMap;
 
 use aws_lambda_events::event::dynamodb::EventRecord;
 
+use super::attribute::ItemAttribute;
 use super::change::{RecordDecodeError, RecordKind, change_from_images};
-use super::item::ItemAttribute;
 use crate::domain::ChangeEvent;
 
 impl ItemAttribute for serde_dynamo::AttributeValue {

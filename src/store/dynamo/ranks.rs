@@ -10,7 +10,8 @@ use futures::{StreamExt, TryStreamExt};
 
 use super::batch::BATCHES_IN_FLIGHT;
 use super::error::OnConditionFailed;
-use super::item::{HELPFUL_RANK, ID, VERSION, helpful_rank, key_of, number_value};
+use super::helpful_rank::helpful_rank;
+use super::item::{HELPFUL_RANK, ID, VERSION, key_of, number_value};
 use super::{DynamoStore, reads};
 use crate::domain::Comment;
 use crate::store::StoreError;

@@ -14,13 +14,13 @@ use futures::{StreamExt, TryStreamExt};
 
 use super::batch::{self, BATCHES_IN_FLIGHT, GET_CHUNK};
 use super::error::{OnConditionFailed, internal};
+use super::helpful_rank::helpful_rank;
 use super::item::{
-    HELPFUL_RANK, ID, SKU, SKU_RATING, SORT_KEY, helpful_position_from_item, helpful_rank,
-    is_vote_id, key_of, number_value, rank_is_current, sku_rating, sort_key_from_item,
-    string_value,
+    HELPFUL_RANK, ID, SKU, SKU_RATING, SORT_KEY, helpful_position_from_item, key_of, number_value,
+    rank_is_current, sku_rating, sort_key_from_item, string_value,
 };
 use super::schema::{BY_PRODUCT, BY_PRODUCT_HELPFUL, BY_PRODUCT_RATING, BY_PRODUCT_RATING_HELPFUL};
-use super::votes::comment_of_vote;
+use super::vote_key::{comment_of_vote, is_vote_id};
 use super::{DynamoStore, decode};
 use crate::domain::{Comment, CommentId, Order, Position};
 use crate::store::{KeyQuery, Partition, QueryPage, ScanPage, StoreError};

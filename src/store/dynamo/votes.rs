@@ -18,8 +18,8 @@
 //! subscribers see as an update with the new count.
 //!
 //! The same `Update` moves the comment's `helpfulRank` (its place in the GSIs by helpful
-//! votes, `item::helpful_rank`) by one vote's step, so the list by helpful votes changes in
-//! the same transaction as the count.
+//! votes, `helpful_rank::helpful_rank`) by one vote's step, so the list by helpful votes
+//! changes in the same transaction as the count.
 //!
 //! What it costs: a transactional write costs two write units per KB begun of each item it
 //! writes (AWS pricing), and the comment is written seven times: in the table, in its two GSIs
@@ -42,12 +42,14 @@ use aws_sdk_dynamodb::types::{
 };
 use futures::{StreamExt, TryStreamExt};
 
-use super::batch::{self, BATCHES_IN_FLIGHT, GET_CHUNK, backoff};
+use super::batch::{self, BATCHES_IN_FLIGHT, GET_CHUNK, RETRY};
 use super::error::{OnConditionFailed, THROTTLING};
+use super::helpful_rank::RANK_COUNT;
 use super::item::{
-    AUTHOR_SUB, BELOW_CEILING, HELPFUL_COUNT, HELPFUL_RANK, ID, RANK_COUNT, VERSION, VOTE_PREFIX,
-    ceiling_value, is_vote_id, key_of, number_value, string_value, version_at_ceiling,
+    AUTHOR_SUB, BELOW_CEILING, HELPFUL_COUNT, HELPFUL_RANK, ID, VERSION, ceiling_value, key_of,
+    number_value, string_value, version_at_ceiling,
 };
+use super::vote_key::{comment_of_vote, is_vote_id, vote_id};
 use super::{DynamoStore, reads};
 use crate::domain::{CommentId, VersionCeiling, Voted, Voter, VoterId};
 use crate::store::StoreError;
@@ -57,18 +59,6 @@ use crate::telemetry::metric;
 const CONFLICT_ATTEMPTS: u32 = 10;
 
 const VOTED_AT: &str = "votedAt";
-
-/// The `id` of `voter`'s vote item on comment `comment`.
-pub(super) fn vote_id(comment: CommentId, voter: VoterId) -> String {
-    format!("{VOTE_PREFIX}{comment}#{voter}")
-}
-
-/// The comment a vote item's `id` names; `None` when `id` is no vote's.
-pub(super) fn comment_of_vote(id: &str) -> Option<CommentId> {
-    let rest = id.strip_prefix(VOTE_PREFIX)?;
-    let (comment, _voter) = rest.split_once('#')?;
-    comment.parse().ok()
-}
 
 /// What one transaction did.
 enum Outcome {
@@ -89,7 +79,7 @@ pub(super) async fn mark_helpful(
 ) -> Result<Voted, StoreError> {
     for attempt in 0..CONFLICT_ATTEMPTS {
         if attempt > 0 {
-            tokio::time::sleep(backoff(attempt)).await;
+            tokio::time::sleep(RETRY.pause(attempt)).await;
         }
         let changed = match transact(store, id, voter, helpful, now_ms).await? {
             Outcome::Written => true,
@@ -163,9 +153,9 @@ fn count_write(
     let mut update = Update::builder()
         .table_name(store.table.as_ref())
         .set_key(Some(key_of(id)))
-        // The rank moves with the count, one vote's step (`item::helpful_rank`). A comment
-        // written before ranks existed has none until `reindex` writes it; here it would start
-        // from 0, a wrong rank that `verify` reports and `reindex` puts right.
+        // The rank moves with the count, one vote's step (`helpful_rank::helpful_rank`). A
+        // comment written before ranks existed has none until `reindex` writes it; here it would
+        // start from 0, a wrong rank that `verify` reports and `reindex` puts right.
         .update_expression(
             "SET #count = if_not_exists(#count, :zero) + :delta, \
              #rank = if_not_exists(#rank, :zero) + :step, \
@@ -309,21 +299,4 @@ pub(super) async fn helpful_votes(
         .counter(&[("operation", "helpful_votes")])
         .increment(voted.len() as u64);
     Ok(ids.iter().map(|id| voted.contains(id)).collect())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_vote_id_names_its_comment_and_is_never_a_comment_id() {
-        let comment = CommentId::from_parts(1_700_000_000_000, 9);
-        let id = vote_id(comment, VoterId::of("sub:ann"));
-        assert!(is_vote_id(&id));
-        assert_eq!(comment_of_vote(&id), Some(comment));
-        assert!(id.parse::<CommentId>().is_err());
-        assert!(!is_vote_id(&comment.to_string()));
-        assert_eq!(comment_of_vote(&comment.to_string()), None);
-        assert_eq!(comment_of_vote("vote#nonsense"), None);
-    }
 }

@@ -16,7 +16,7 @@ use aws_sdk_dynamodb::types::{
 };
 use futures::{StreamExt, TryStreamExt};
 
-use super::batch::{self, BATCHES_IN_FLIGHT, WRITE_CHUNK, backoff};
+use super::batch::{self, BATCHES_IN_FLIGHT, RETRY, WRITE_CHUNK};
 use super::error::{OnConditionFailed, internal, is_transaction_conflict};
 use super::item::{
     AUTHOR_SUB, BELOW_CEILING, BODY, ID, LAST_EDIT, RATING, SKU_RATING, UPDATED_AT, VERSION,
@@ -94,7 +94,7 @@ pub(super) async fn update(
     old.next_version()?;
     for attempt in 0..CONFLICT_ATTEMPTS {
         if attempt > 0 {
-            tokio::time::sleep(backoff(attempt)).await;
+            tokio::time::sleep(RETRY.pause(attempt)).await;
         }
         if let Some(new) = apply_patch(store, &old, patch, now_ms).await? {
             return Ok(new);
@@ -175,28 +175,40 @@ async fn apply_patch(
             decode(&new).map(Some)
         }
         Err(err) if is_transaction_conflict(&err) => Ok(None),
-        Err(err) => {
-            let held = match err.as_service_error() {
-                Some(UpdateItemError::ConditionalCheckFailedException(failed)) => {
-                    failed.item.as_ref()
-                }
-                _ => None,
-            };
-            let written =
-                held.filter(|item| item.get(LAST_EDIT).and_then(|v| v.as_s().ok()) == Some(&token));
-            if let Some(item) = written {
-                return decode(item).map(Some);
-            }
-            if let Some(version) = held.and_then(version_at_ceiling) {
-                return Err(VersionCeiling {
-                    id: old.id,
-                    version,
-                }
-                .into());
-            }
-            Err(store.classify(err, OnConditionFailed::NotFound(old.id)))
-        }
+        Err(err) => patch_refused(store, old, &token, err),
     }
+}
+
+/// What a refused edit means: the item a failed condition returned holds `token` (this edit's
+/// own first attempt was written: that item is the answer), or is at the version ceiling, or
+/// the comment is gone (or the call failed otherwise).
+fn patch_refused(
+    store: &DynamoStore,
+    old: &Comment,
+    token: &str,
+    err: aws_sdk_dynamodb::error::SdkError<UpdateItemError>,
+) -> Result<Option<Comment>, StoreError> {
+    let held = match err.as_service_error() {
+        Some(UpdateItemError::ConditionalCheckFailedException(failed)) => failed.item.as_ref(),
+        _ => None,
+    };
+    let written = held.filter(|item| {
+        item.get(LAST_EDIT)
+            .and_then(|v| v.as_s().ok())
+            .map(String::as_str)
+            == Some(token)
+    });
+    if let Some(item) = written {
+        return decode(item).map(Some);
+    }
+    if let Some(version) = held.and_then(version_at_ceiling) {
+        return Err(VersionCeiling {
+            id: old.id,
+            version,
+        }
+        .into());
+    }
+    Err(store.classify(err, OnConditionFailed::NotFound(old.id)))
 }
 
 /// One conditional `DeleteItem` (sent again while a vote's transaction holds the comment). For
@@ -210,7 +222,7 @@ pub(super) async fn delete(
 ) -> Result<Comment, StoreError> {
     for attempt in 0..CONFLICT_ATTEMPTS {
         if attempt > 0 {
-            tokio::time::sleep(backoff(attempt)).await;
+            tokio::time::sleep(RETRY.pause(attempt)).await;
         }
         if let Some(old) = delete_once(store, id, access).await? {
             return Ok(old);

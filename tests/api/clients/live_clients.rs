@@ -115,7 +115,7 @@ async fn graphql_ws_apollo_and_urql_receive_a_comment_written_straight_into_dyna
     // The stream consumer reads the stream from its start; let it reach the end first.
     tokio::time::sleep(Duration::from_millis(500)).await;
 
-    let now = dynapage::live::now_ms();
+    let now = dynapage::clock::now_ms();
     let comment = Comment {
         id: CommentId::new(now),
         sku: Sku::parse(sku).expect("sku"),

@@ -280,7 +280,7 @@ async fn items_written_straight_into_dynamodb_reach_a_subscriber_through_the_str
     // The consumer reads the stream from its start; let it reach the end before writing.
     tokio::time::sleep(Duration::from_millis(500)).await;
 
-    let now = dynapage::live::now_ms();
+    let now = dynapage::clock::now_ms();
     let comment = Comment {
         id: CommentId::new(now),
         sku: Sku::parse("STREAMED_LIVE").expect("sku"),
@@ -349,7 +349,7 @@ async fn two_servers_and_one_sync_give_a_client_on_each_every_event_exactly_once
     )
     .await;
     expect_on_both(&mut on_a, &mut on_b, both("UPDATED", first.clone())).await;
-    let now = dynapage::live::now_ms();
+    let now = dynapage::clock::now_ms();
     let direct = Comment {
         id: CommentId::new(now),
         sku: Sku::parse("FANNED").expect("sku"),

@@ -14,12 +14,12 @@
 //! pages (`last`, windows between two cursors, `containing`) are read first and viewed from
 //! their first edge: one call too, after the page. This module knows nothing of GraphQL.
 
-use super::engine::{Page, Want};
-use super::pager::ANCHOR_ONLY;
-use super::pages::{Connection, IndexSelection, Prefetched};
-use super::{CursorScope, Engine, PagePlan, PaginationError};
+use super::connection::{Connection, IndexSelection, Prefetched};
+use super::{Engine, Page, Want};
 use crate::domain::{Order, Position};
 use crate::index::{PageIndex, Start, View, ViewAnchor, ViewRequest};
+use crate::pagination::pager::ANCHOR_ONLY;
+use crate::pagination::{CursorScope, PagePlan, PaginationError};
 use crate::store::CommentStore;
 
 /// Whether the page's first edge is the item at rank `skip` from its start: a page read in its

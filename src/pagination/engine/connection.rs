@@ -1,23 +1,23 @@
 //! A connection as the engine serves it: the one entry ([`Engine::connection`]) that serves a
 //! page (a window, or the numbered page that holds a comment: `containing`) together with what
-//! its client selected from the index (the pager's rules and links are `super::pager`). Ranks
-//! and bounds come from [`PageIndex::positions`]. Cursors are not sealed here: the caller seals
-//! bounds as it seals edges. This module knows nothing of GraphQL (the selection arrives as
-//! [`IndexSelection`]).
+//! its client selected from the index (the pager's rules and links are `pagination::pager`).
+//! Ranks and bounds come from [`PageIndex::positions`]. Cursors are not sealed here: the caller
+//! seals bounds as it seals edges. This module knows nothing of GraphQL (the selection arrives
+//! as [`IndexSelection`]).
 //!
 //! # One index call per connection
 //!
 //! Everything a connection derives from the index (the bound of a deep offset, `totalCount`,
 //! `startOffset`, every `pageCursors` link) comes from one [`PageIndex::view`] call: the caller
 //! says up front what it selected ([`ConnectionRequest::index`]) and the answers travel with the
-//! page ([`Connection::prefetched`], `super::memo`). Only a second `pageCursors` under an alias
+//! page ([`Connection::prefetched`], `super::view`). Only a second `pageCursors` under an alias
 //! with other arguments asks again, and a `containing` page, which needs its own bound before its
 //! anchor is known, makes two calls.
 
-use super::engine::{Page, PageStats, Want};
-use super::{ConnectionArgs, CursorScope, Engine, PagePlan, PaginationError};
+use super::{Engine, Page, PageStats, Want};
 use crate::domain::{AnchorRank, CommentId, Numbering, PageLayout, PageLinks, Position};
 use crate::index::{IndexError, PageIndex, Positions};
+use crate::pagination::{ConnectionArgs, CursorScope, PagePlan, PaginationError};
 use crate::store::CommentStore;
 
 /// Which page a connection serves.
@@ -251,9 +251,9 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{CursorCodec, PagingSettings};
     use super::*;
     use crate::domain::{CommentOrder, RatingSet, Sku};
+    use crate::pagination::{CursorCodec, PagingSettings};
 
     #[test]
     fn only_a_window_that_selects_its_total_alone_is_total_only() {

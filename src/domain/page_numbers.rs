@@ -14,8 +14,8 @@
 //! Counted from the newest, every page shifts by one item per new comment.
 //!
 //! Everything here is arithmetic on ranks. A pager's links need nothing more: they are offsets
-//! (sealed as page cursors by `graphql::pages`). Only `containing` needs a page's bound as a
-//! sort key, which the index finds (`PageIndex::positions`) in the same round trip as the
+//! (sealed as page cursors by `graphql::page_cursors`). Only `containing` needs a page's bound as
+//! a sort key, which the index finds (`PageIndex::positions`) in the same round trip as the
 //! counts. The Redis script `read.lua` repeats [`PageLayout::page_to_bound`], and the index
 //! contract tests hold the two to the same answers.
 

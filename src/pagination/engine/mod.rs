@@ -14,7 +14,9 @@
 //! An order by rating (`domain::Listing` with a grouping) reads its ratings' partitions one
 //! after another instead; its positions carry their group, so one position resumes the read.
 
+mod connection;
 mod read;
+mod view;
 
 use std::ops::Bound;
 
@@ -23,6 +25,10 @@ use futures::future::OptionFuture;
 use self::read::{Partitions, Read};
 use super::PaginationError;
 use super::args::{PagePlan, PagingSettings};
+
+pub use self::connection::{
+    Connection, ConnectionRequest, IndexSelection, PageTarget, Prefetched, containing_layout,
+};
 use crate::domain::{
     Comment, Listing, Numbering, PageLayout, PageLinks, Position, RatingSet, Sku, SortKey,
 };
