@@ -36,9 +36,7 @@ pub use compression::COMPRESS_ABOVE_BYTES;
 pub use connections::{BodyTimeout, ConnectionOptions, Timeouts};
 pub use cors::CorsOrigins;
 pub use offline_check::{OfflineCheck, Outcome};
-pub use response_cache::{
-    COST as COST_HEADER, MAX_TAGS_BYTES, ResponseCacheOptions, tag as cache_tag,
-};
+pub use response_cache::{COST as COST_HEADER, MAX_TAGS_BYTES, ResponseCacheOptions};
 pub use websocket::{SLOW_SUBSCRIBER_CLOSE, WebSocketLimits};
 
 mod caching;
