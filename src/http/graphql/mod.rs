@@ -14,7 +14,7 @@ use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 
-use super::admission::check::{Checked, Transport, check_request};
+use super::admission::check::Transport;
 use super::admission::payer::{Payer, budget};
 use super::admission::{cost, failures, persisted};
 use super::caching::Cacheability;
