@@ -6,8 +6,8 @@
 //! changes the index applied out to subscriptions; [`ratelimit`] keeps each client within its
 //! budgets. [`redis`] is the one connection layer under every Redis user (the index, the change
 //! log, the checkpoints, the rate limits), and imports none of them. [`domain`] is the
-//! vocabulary they share; [`auth`] says who writes; [`cli`], [`config`] and [`startup`]
-//! assemble the program.
+//! vocabulary they share; [`auth`] says who writes; [`storefront`] is a shop's pages drawn from
+//! the API in process, above [`http`]; [`cli`], [`config`] and [`startup`] assemble the program.
 
 pub mod auth;
 pub mod backoff;
@@ -28,5 +28,6 @@ pub mod ratelimit;
 pub mod redis;
 pub mod startup;
 pub mod store;
+pub mod storefront;
 pub mod sync;
 pub mod telemetry;

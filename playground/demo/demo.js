@@ -1,7 +1,7 @@
 // The storefront demo (/demo): one product's comments as a shop shows them. Copy it: no
 // framework, no build step.
 //
-// The server draws every page (src/http/demo/): the comments, the pager, the rating form, from
+// The server draws every page (src/storefront/): the comments, the pager, the rating form, from
 // the answer to storefront.graphql for the page's URL, as GET /graphql would answer it. So the
 // page works without this script, and search engines read it. Everything a page shows is in its
 // URL, so every view is a plain link (crawlable, shareable):
@@ -62,7 +62,7 @@ function readView(main) {
 }
 
 // The URL of a view; defaults are left out, so each view has one URL (the server writes the
-// same ones: View::url in src/http/demo/view.rs).
+// same ones: View::url in src/storefront/view.rs).
 function viewUrl({
   sku, sort = 'newest', page = 1, numbering = 'newest', ratings = [], size = DEFAULT_SIZE, comment = null,
 }) {

@@ -1,8 +1,11 @@
-//! `dynapage serve`: the GraphQL server, with demo data when it runs on the embedded store.
+//! `dynapage serve`: the GraphQL server, with demo data when it runs on the embedded store
+//! (`demo_data`).
+
+mod demo_data;
 
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, Parser};
@@ -17,22 +20,15 @@ use crate::config::{
     AuthArgs, BackendArgs, CacheArgs, CursorArgs, IndexKind, PagingArgs, PersistedArgs, PurgeArgs,
     RateLimitArgs, ServerArgs, StoreKind, WebSocketArgs,
 };
-use crate::domain::{ChangeEvent, RatingSet, Sku};
+use crate::domain::ChangeEvent;
 use crate::graphql::{ApiState, build_schema};
-use crate::index::{AnyIndex, PageIndex};
+use crate::index::AnyIndex;
 use crate::live::redis_log::RedisLog;
 use crate::pagination::Engine;
 use crate::purge::Purger;
 use crate::redis::RedisHandle;
 use crate::startup::{Backends, Process, open_backends_live, rate_limiter, stream_consumer};
 use crate::store::AnyStore;
-
-/// The embedded demo: `(sku, comments, seed)`. The first one's size is `--demo-comments`.
-const DEMO_PRODUCTS: [(&str, u64, u64); 3] = [
-    ("DAFT_PUNK_TSHIRT", 250_000, 1),
-    ("HELMET_REPLICA", 1_234, 2),
-    ("VINYL_RAM", 12, 3),
-];
 
 #[derive(Args, Clone, Debug)]
 pub struct ServeArgs {
@@ -144,16 +140,7 @@ async fn serve_on(
     // feed, or the table's stream (`--sync`, implied by a memory index over DynamoDB).
     let hub = crate::live::Hub::new(args.server.subscription_buffer as usize);
     let (local, mut local_feed) = crate::live::Hub::local_channel();
-    // Budgets, the subscription rate and the registrations of persisted queries are each kept
-    // in Redis (`take.lua`) when the index is there.
-    let persisted = &args.persisted;
-    let rate_limits = args.rate_limit.limits().any()
-        || args.websocket.rate_limit_subscriptions > 0
-        || (persisted.rate_limit_registrations > 0 && persisted.persisted_queries_bytes > 0);
-    let process = Process::Serve {
-        sync: args.sync,
-        rate_limits,
-    };
+    let process = process(&args);
     let purger = args.purge.purger(&shutdown)?;
     let Backends {
         store,
@@ -171,7 +158,7 @@ async fn serve_on(
     *closed = store.closed();
     let durable = args.backend.data_dir()?.is_some();
     if args.backend.store == StoreKind::Memory && !durable && args.demo_comments > 0 {
-        seed_demo(&store, &index, args.demo_comments).await?;
+        demo_data::seed(&store, &index, args.demo_comments).await?;
     }
     // The demo data is not news: nobody can have subscribed yet.
     while local_feed.try_recv().is_ok() {}
@@ -206,9 +193,23 @@ async fn serve_on(
     let mut options = http_options(&args, redis.as_ref(), trusted_proxies, &shutdown)?;
     tasks.extend(serve_metrics_apart(&args, &mut options, &shutdown).await?);
     tasks.push(wait_for_cohorts(&options, &shutdown));
-    let router = crate::http::router(schema, api, options);
+    let router = crate::http::router(schema, api, options, crate::storefront::routes);
     let grace = Duration::from_millis(args.server.shutdown_grace_ms);
     serve_until_stopped(listener, router, connections, &shutdown, grace, tasks).await
+}
+
+/// What this process asks of the backends it opens: the stream's sync, and Redis for the rate
+/// limits. Budgets, the subscription rate and the registrations of persisted queries are each
+/// kept in Redis (`take.lua`) when the index is there.
+fn process(args: &ServeArgs) -> Process {
+    let persisted = &args.persisted;
+    let rate_limits = args.rate_limit.limits().any()
+        || args.websocket.rate_limit_subscriptions > 0
+        || (persisted.rate_limit_registrations > 0 && persisted.persisted_queries_bytes > 0);
+    Process::Serve {
+        sync: args.sync,
+        rate_limits,
+    }
 }
 
 /// The HTTP side's options: the rate limiter, persisted documents (shared through Redis when
@@ -420,32 +421,4 @@ async fn start_sync(
             );
         }
     })))
-}
-
-/// Writes the demo products and waits until the index has caught up with them.
-async fn seed_demo<I: PageIndex>(
-    store: &AnyStore,
-    index: &I,
-    first_size: u64,
-) -> anyhow::Result<()> {
-    let started = Instant::now();
-    for (i, (sku, count, seed)) in DEMO_PRODUCTS.into_iter().enumerate() {
-        let sku = Sku::parse(sku)?;
-        let count = if i == 0 { first_size } else { count };
-        let generated = super::seed::Generated::new(count, seed);
-        super::seed::write_comments(store, &sku, generated, &ProgressBar::hidden()).await?;
-        let deadline = Instant::now() + Duration::from_secs(120);
-        while index.count(&sku, RatingSet::ALL).await? < count {
-            anyhow::ensure!(
-                Instant::now() < deadline,
-                "the index did not catch up with the demo data of {sku}"
-            );
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    }
-    tracing::info!(
-        elapsed_ms = started.elapsed().as_millis() as u64,
-        "demo data ready"
-    );
-    Ok(())
 }

@@ -54,9 +54,9 @@ use crate::store::AnyStore;
 use crate::telemetry::metric;
 
 /// Selections (fields, fragments) on one path from an operation's root beyond which a
-/// document counts as too deep whatever its fields (`http::limits::depth` refuses it before it
-/// runs): the parser already bounds each definition, this bounds chains of fragment spreads.
-/// No real query comes near it. The walks over a checked document stop there too.
+/// document counts as too deep whatever its fields (`http::admission::limits::depth` refuses it
+/// before it runs): the parser already bounds each definition, this bounds chains of fragment
+/// spreads. No real query comes near it. The walks over a checked document stop there too.
 pub const MAX_NESTING: usize = 64;
 
 /// The executable schema.
@@ -168,7 +168,7 @@ impl RequestMeta {
 /// It carries no async-graphql extension: with one, async-graphql sends every field through the
 /// extension chain (`pricing::document` says what that cost and how the price is counted
 /// instead). Depth, aliases and selections are checked by the HTTP layer on the parsed
-/// document (`http::check`), the price before the request runs (`Budget::admit`).
+/// document (`http::admission::check`), the price before the request runs (`Budget::admit`).
 pub fn build_schema(state: Option<Arc<ApiState>>) -> ApiSchema {
     let mut builder = schema_builder();
     if let Some(state) = state {

@@ -103,7 +103,7 @@ impl InputTypes {
 
     /// Holds every variable `operation` declares to its type; `Err` says which is wrong and
     /// why. An absent variable is left to its default, or to the request check when it is
-    /// required (`http::check`).
+    /// required (`http::admission::check`).
     pub fn check(
         &self,
         operation: &OperationDefinition,

@@ -1,4 +1,4 @@
-//! Pages and files compiled into the binary (the GraphiQL page at `/`, the storefront demo at
+//! Pages and files compiled into the binary (the GraphiQL page at `/`, the storefront's at
 //! `/demo`), and how they are served: a page is never cached and names its files with a
 //! version, a hash of their bytes, so the files themselves can be cached for good. Which files
 //! a page has, and what its Content-Security-Policy allows, belong to the page's module.

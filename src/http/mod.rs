@@ -5,6 +5,11 @@
 //! and stop it at will (STYLE 9). Its sockets are `connections`' business: caps, and timeouts
 //! for connections that wait. Nothing here knows how pages are computed.
 //!
+//! What a GraphQL request passes before anything runs, over either transport, is
+//! `admission`'s. Pages drawn from the API in process (the storefront at `/demo`) are the
+//! caller's: [`router`] routes them beside its own and lends them an [`InProcessApi`], and
+//! imports nothing of theirs.
+//!
 //! Rate limits: the server is served with each connection's peer address, from which
 //! `client_address` tells the client (`--trusted-proxies`), whose budgets `graphql::budget`
 //! checks.
@@ -25,38 +30,30 @@ mod body_limit;
 mod client_address;
 mod connections;
 mod cors;
-mod demo;
-mod embedded;
+pub mod embedded;
+mod in_process;
 mod playground;
 mod websocket;
 
-pub use check::Transport;
+pub use admission::check::Transport;
+pub use admission::offline_check::{OfflineCheck, Outcome};
+pub use caching::{NO_STORE, RATELIMIT, RATELIMIT_POLICY};
 pub use client_address::{TrustedProxies, client_address};
 pub use compression::COMPRESS_ABOVE_BYTES;
 pub use connections::{BodyTimeout, ConnectionOptions, Timeouts};
 pub use cors::CorsOrigins;
-pub use offline_check::{OfflineCheck, Outcome};
-pub use response_cache::{
-    COST as COST_HEADER, MAX_TAGS_BYTES, ResponseCacheOptions, tag as cache_tag,
-};
+pub use graphql::Peer;
+pub use in_process::InProcessApi;
+pub use response_cache::{COST as COST_HEADER, MAX_TAGS_BYTES, ResponseCacheOptions};
 pub use websocket::{SLOW_SUBSCRIBER_CLOSE, WebSocketLimits};
 
+mod admission;
 mod caching;
-mod check;
 mod compression;
-mod cost;
-mod documents;
-mod expansion;
-mod failures;
 mod graphql;
-mod limits;
-mod offline_check;
-mod payer;
-mod persisted;
 mod readiness;
 mod request_id;
 mod response_cache;
-mod subscription_shape;
 mod transport;
 
 use std::future::Future;
@@ -94,7 +91,7 @@ pub struct HttpOptions {
     pub max_aliases: usize,
     /// Fields one document may select (per fragment expansion), checked before validation.
     pub max_selections: usize,
-    /// Deepest nesting of fields accepted (see `limits::depth`).
+    /// Deepest nesting of fields accepted (see `admission::limits::depth`).
     pub max_depth: usize,
     /// Largest request body accepted (413 and a `PAYLOAD_TOO_LARGE` error beyond: `body_limit`).
     pub max_body_bytes: usize,
@@ -182,7 +179,7 @@ struct AppState {
     api: Arc<ApiState>,
     options: Arc<HttpOptions>,
     in_flight: Arc<tokio::sync::Semaphore>,
-    documents: Arc<documents::DocumentCache>,
+    documents: Arc<admission::documents::DocumentCache>,
     /// Automatic persisted queries and trusted documents (`persisted`).
     persisted: Arc<PersistedDocuments>,
     /// The schema's field types, for completing field errors (`graphql::field_errors`) and
@@ -231,51 +228,33 @@ async fn graphql_get(
     websocket::upgrade(upgrade, protocol, &app, address, &headers).await
 }
 
-/// The application's routes.
-pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Router {
-    let in_flight = Arc::new(tokio::sync::Semaphore::new(options.max_concurrent_requests));
-    let trusted_proxies = options.trusted_proxies.clone();
-    let max_body_bytes = options.max_body_bytes;
-    // Browsers show a cross-origin page only the headers it is allowed to read.
-    let cors = options.cors.layer([
-        REQUEST_ID,
-        header::RETRY_AFTER,
-        caching::RATELIMIT,
-        caching::RATELIMIT_POLICY,
-        header::ETAG,
-        response_cache::COST,
-    ]);
-    let response_cache =
-        response_cache::ResponseCache::new(&options.response_cache, api.engine.index().clone())
-            .map(Arc::new);
-    let sdl = schema.sdl();
-    let types = OutputTypes::from_sdl(&sdl).unwrap_or_else(|e| {
-        // Our own SDL always parses; without types every failed field still becomes a null.
-        tracing::error!(error = %e, "the schema's SDL did not parse");
-        OutputTypes::default()
-    });
-    let inputs = InputTypes::from_sdl(&sdl)
-        .inspect_err(|e| {
-            // Our own SDL always parses; without input types every request is validated in
-            // full (no text is taken for validated).
+impl AppState {
+    /// The state of `schema`'s handlers: the schema's types read from its SDL, the caches, the
+    /// concurrency limit.
+    fn new(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Self {
+        let in_flight = Arc::new(tokio::sync::Semaphore::new(options.max_concurrent_requests));
+        let response_cache =
+            response_cache::ResponseCache::new(&options.response_cache, api.engine.index().clone())
+                .map(Arc::new);
+        let sdl = schema.sdl();
+        let types = OutputTypes::from_sdl(&sdl).unwrap_or_else(|e| {
+            // Our own SDL always parses; without types every failed field still becomes a null.
             tracing::error!(error = %e, "the schema's SDL did not parse");
-        })
-        .ok();
-    let validated_schema = crate::graphql::build_schema_for_validated_texts(api.clone());
-    let persisted = Arc::clone(&options.persisted);
-    let trusted = persisted.trusted().into_iter().flat_map(|m| m.documents());
-    let documents = documents::DocumentCache::new(DOCUMENT_CACHE_ENTRIES)
-        .with_pinned(trusted.map(|d| (&d.text, &d.document)));
-    let mut router = Router::new()
-        .route("/graphql", get(graphql_get).post(graphql::post))
-        .route("/", get(playground::page))
-        .route("/playground/{name}", get(playground::asset))
-        .route("/demo", get(demo::page))
-        .route("/demo/{name}", get(demo::file))
-        .route("/healthz", get(|| async { "ok" }))
-        .route("/readyz", get(readyz))
-        .route("/metrics", get(metrics))
-        .with_state(Arc::new(AppState {
+            OutputTypes::default()
+        });
+        let inputs = InputTypes::from_sdl(&sdl)
+            .inspect_err(|e| {
+                // Our own SDL always parses; without input types every request is validated in
+                // full (no text is taken for validated).
+                tracing::error!(error = %e, "the schema's SDL did not parse");
+            })
+            .ok();
+        let validated_schema = crate::graphql::build_schema_for_validated_texts(api.clone());
+        let persisted = Arc::clone(&options.persisted);
+        let trusted = persisted.trusted().into_iter().flat_map(|m| m.documents());
+        let documents = admission::documents::DocumentCache::new(DOCUMENT_CACHE_ENTRIES)
+            .with_pinned(trusted.map(|d| (&d.text, &d.document)));
+        Self {
             schema,
             validated_schema,
             api,
@@ -287,7 +266,41 @@ pub fn router(schema: ApiSchema, api: Arc<ApiState>, options: HttpOptions) -> Ro
             inputs,
             response_cache,
             readiness: Arc::default(),
-        }));
+        }
+    }
+}
+
+/// The application's routes, and the pages `pages` routes beside them (the storefront at
+/// `/demo`), under the same layers: `pages` is lent the API to draw its pages from, so this
+/// module knows nothing of them.
+pub fn router(
+    schema: ApiSchema,
+    api: Arc<ApiState>,
+    options: HttpOptions,
+    pages: impl FnOnce(InProcessApi) -> Router,
+) -> Router {
+    let trusted_proxies = options.trusted_proxies.clone();
+    let max_body_bytes = options.max_body_bytes;
+    // Browsers show a cross-origin page only the headers it is allowed to read.
+    let cors = options.cors.layer([
+        REQUEST_ID,
+        header::RETRY_AFTER,
+        caching::RATELIMIT,
+        caching::RATELIMIT_POLICY,
+        header::ETAG,
+        response_cache::COST,
+    ]);
+    let state = Arc::new(AppState::new(schema, api, options));
+    let pages = pages(InProcessApi::new(state.clone()));
+    let mut router = Router::new()
+        .route("/graphql", get(graphql_get).post(graphql::post))
+        .route("/", get(playground::page))
+        .route("/playground/{name}", get(playground::asset))
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .with_state(state)
+        .merge(pages);
     // Inside CORS, so a browser's page may read a 413 (`body_limit`).
     router = router.layer(body_limit::BodyLimitLayer {
         max_bytes: max_body_bytes,

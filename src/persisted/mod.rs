@@ -17,7 +17,7 @@
 //!   automatic persisted query. With `--require-trusted-documents` nothing else runs.
 //!
 //! This module decides what text a request runs, or why it runs none ([`Refused`]); HTTP
-//! (`http::persisted`) reads the request and answers. It knows nothing of HTTP.
+//! (`http::admission::persisted`) reads the request and answers. It knows nothing of HTTP.
 
 pub mod manifest;
 pub mod memory;

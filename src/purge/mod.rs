@@ -1,5 +1,5 @@
 //! CDN purges driven by what the index applies: after each applied batch, the tags of the
-//! products it changed (`http::cache_tag`, the names cacheable responses carry in
+//! products it changed (`tags`, the names cacheable responses carry in
 //! `--cache-tag-header`) are purged from the CDN in front.
 //!
 //! Purging must never hold up or fail the index update: [`Purger::purge`] only notes the
@@ -20,6 +20,7 @@
 //! recent purges holds only the products purged within the last window.
 
 mod request;
+mod tags;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
@@ -30,6 +31,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 pub use self::request::{PurgeFormat, PurgeTarget};
+pub use self::tags::{tag, tag_len};
 use crate::domain::Sku;
 use crate::telemetry::metric;
 
@@ -198,7 +200,7 @@ async fn send_loop(shared: Arc<Shared>, client: request::Client, shutdown: Cance
 
 /// One purge of `products`' tags, retried with backoff; never fails, only counts and logs.
 async fn send_with_retries(client: &request::Client, products: &[Sku]) {
-    let tags: Vec<String> = products.iter().map(crate::http::cache_tag).collect();
+    let tags: Vec<String> = products.iter().map(tag).collect();
     let mut wait = FIRST_BACKOFF;
     for attempt in 1..=TRIES {
         match client.send(&tags).await {

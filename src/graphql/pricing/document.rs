@@ -19,8 +19,8 @@
 //! document, so a neighbour's arguments could decide whether the one that runs was priced).
 //!
 //! The walk looks the schema's types up once per document (a `Plan`, kept with the parse by
-//! text, `http::documents`); each request then counts only the fields that read, from its
-//! variables. A document the walk cannot follow (a field its type does not have, a fragment
+//! text, `http::admission::documents`); each request then counts only the fields that read, from
+//! its variables. A document the walk cannot follow (a field its type does not have, a fragment
 //! that does not exist) is left to async-graphql, whose validation refuses it; the request then
 //! pays the failure floor. A reading field's argument that does not parse as its resolver's
 //! type is the request's error ([`Priced::Invalid`]): such a request never runs unpriced.

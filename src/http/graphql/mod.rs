@@ -2,6 +2,7 @@
 //! WebSocket subscriptions), the concurrency limit, bearer tokens, rate limits, timeouts, the
 //! `cost` extension, codes on every error, metrics and one structured log line per request.
 
+mod admit;
 mod run;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -13,13 +14,13 @@ use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 
+use super::admission::check::Transport;
+use super::admission::payer::{Payer, budget};
+use super::admission::{cost, failures, persisted};
 use super::caching::Cacheability;
-use super::check::{Transport, check_request};
-use super::payer::{Payer, budget};
 use super::response_cache::{self, Asker, Pending, from_cache};
 use super::transport::{self, MediaType, Refusal};
 use super::{AppState, REQUEST_ID, client_address};
-use super::{cost, failures, persisted};
 use crate::auth::Auth;
 use crate::graphql::{
     Budget, ClientAddress, RequestMeta, VIEWER_FOUND_HELPFUL, retry_after_seconds,
@@ -27,11 +28,12 @@ use crate::graphql::{
 use crate::pagination::PageStats;
 use crate::ratelimit::Refused;
 use crate::telemetry::metric;
+use admit::{Admitted, admit};
 use run::run;
 
 /// The peer's address, as `serve` records it for each connection (`None` when the router is
 /// served some other way: such requests share the budget of `0.0.0.0`).
-pub(super) type Peer = Option<Extension<ConnectInfo<SocketAddr>>>;
+pub type Peer = Option<Extension<ConnectInfo<SocketAddr>>>;
 
 fn request_id(headers: &HeaderMap) -> String {
     headers
@@ -113,8 +115,8 @@ async fn answer(
     }
 }
 
-/// A query the server asks of itself to draw a page (`demo`), run exactly as the same query
-/// sent over `GET /graphql` by the page's client would be: the client's address pays (its
+/// A query the server asks of itself to draw a page (`InProcessApi`), run exactly as the same
+/// query sent over `GET /graphql` by the page's client would be: the client's address pays (its
 /// budgets, the complexity price, the failure floor), under the same limits, concurrency cap,
 /// timeout and response cache, so a page costs what its query costs and no less. Only the
 /// headers in `forwarded` reach the request (the page's own are not the API's: no
@@ -199,39 +201,14 @@ async fn execute(
     // awaits, and axum and tower move a handler's future whole, twice a request; these steps
     // await Redis, the JWKS and async-graphql's execution, kilobytes each. Boxed, each is
     // allocated only while it runs (BENCHMARKS.md, "Cost of the abuse checks").
-    let resolved = persisted::resolve(app, &mut request, media, &request_id);
-    let registration = match Box::pin(resolved).await {
-        Ok(registration) => registration,
+    let admitted = admit(app, headers, &request_id, media, &mut request, at).await;
+    let Admitted {
+        registration,
+        checked,
+        payer,
+    } = match admitted {
+        Ok(admitted) => admitted,
         Err(refusal) => return refusal,
-    };
-    // A request pays for its bytes on the wire, and for a persisted document's text when that
-    // is longer and parsed again each time (a trusted document's parse is pinned, a short
-    // text's kept).
-    let stored = app.documents.parsed_each_time(&request.query);
-    let bytes = if stored {
-        at.size.max(request.query.len())
-    } else {
-        at.size
-    };
-    let payer = Payer { address, bytes };
-    let unaffordable = failures::refuse_unaffordable(app, headers, media, &request_id, payer);
-    if let Some(refusal) = Box::pin(unaffordable).await {
-        return refusal;
-    }
-    let transport = transport(over_get);
-    let checked = match check_request(&mut request, transport, &app.documents, &app.options) {
-        Ok(checked) => checked,
-        Err(rejection) => {
-            return Box::pin(failures::charge_rejection(
-                app,
-                headers,
-                media,
-                &rejection,
-                &request_id,
-                payer,
-            ))
-            .await;
-        }
     };
     let Ok(_permit) = app.in_flight.clone().try_acquire_owned() else {
         return shed(app, media, &request_id);
@@ -260,7 +237,7 @@ async fn execute(
         started,
         operation_name: request.operation_name.clone(),
         kind: operation_kind(checked.mutation),
-        bytes,
+        bytes: payer.bytes,
     };
     let meta = Arc::new(RequestMeta::new(call.request_id.clone()));
     let request = request.data(ClientAddress(address));

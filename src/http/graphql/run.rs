@@ -11,14 +11,14 @@ use async_graphql::parser::types::ExecutableDocument;
 use axum::http::StatusCode;
 use axum::response::Response;
 
-use super::failures;
 use super::{Call, refuse};
 use crate::graphql::field_errors::operation;
 use crate::graphql::variables::InputTypes;
 use crate::graphql::{
     BatchReads, Budget, RequestMeta, field_errors, invalid_request, schema_description,
 };
-use crate::http::check::Checked;
+use crate::http::admission::check::Checked;
+use crate::http::admission::failures;
 use crate::telemetry::metric;
 
 /// Runs the request within `--request-timeout-ms` (a timeout is answered at once, as the

@@ -7,9 +7,9 @@ use axum::response::Response;
 
 use super::{Lookup, Pending};
 use crate::http::AppState;
+use crate::http::admission::failures;
+use crate::http::admission::payer::Payer;
 use crate::http::caching::Cacheability;
-use crate::http::failures;
-use crate::http::payer::Payer;
 use crate::http::transport::MediaType;
 
 /// Who asks the response cache, and how.
@@ -71,8 +71,8 @@ pub(in crate::http) async fn from_cache(
             let mut response = hit.response;
             super::caching_headers(&app.options, &cacheability, &mut response, &[]);
             if let Some(hash) = asker.registration {
-                let budget = crate::http::payer::budget(app, None, payer, 0);
-                crate::http::persisted::keep(app, &budget, hash, &request.query).await;
+                let budget = crate::http::admission::payer::budget(app, None, payer, 0);
+                crate::http::admission::persisted::keep(app, &budget, hash, &request.query).await;
             }
             Err(response)
         }

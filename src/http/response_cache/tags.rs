@@ -1,5 +1,6 @@
-//! The CDN tags of a response (`--cache-tag-header`): one `sku-<SKU>` per product it read, so
-//! a purge of a product's tag drops every page that shows it, and a bound on their length.
+//! The CDN tags of a response (`--cache-tag-header`): one `sku-<SKU>` per product it read
+//! (named by `crate::purge::tag`), so a purge of a product's tag drops every page that shows
+//! it, and a bound on their length.
 //!
 //! **The bound.** CDNs cap the header: Fastly reads at most 16,384 bytes of `Surrogate-Key`,
 //! Cloudflare 16 KB of `Cache-Tag` in all, and Varnish refuses a backend response with any
@@ -14,6 +15,7 @@
 use axum::http::{HeaderName, HeaderValue};
 
 use crate::domain::Sku;
+use crate::purge::{tag, tag_len};
 
 /// The longest tags header value sent: Varnish's default `http_resp_hdr_len` (8,192 bytes for
 /// the whole line) less the longest name it may be sent under and its separator.
@@ -49,10 +51,7 @@ impl Tags {
     /// Whether the tags of `products` fit the header ([`Tags::of`] would not be `TooMany`),
     /// counted without building them: every response asks.
     pub(super) fn fit_for(products: &[Sku]) -> bool {
-        let tags: usize = products
-            .iter()
-            .map(|p| "sku-".len() + p.as_str().len())
-            .sum();
+        let tags: usize = products.iter().map(tag_len).sum();
         tags + products.len().saturating_sub(1) <= MAX_TAGS_BYTES
     }
 
@@ -68,11 +67,6 @@ impl Tags {
     pub(super) fn fit(&self) -> bool {
         *self != Self::TooMany
     }
-}
-
-/// The tag a CDN purges `sku`'s pages by.
-pub fn tag(sku: &Sku) -> String {
-    format!("sku-{sku}")
 }
 
 /// Cloudflare's `Cache-Tag` is comma-separated; the others space-separated.

@@ -206,7 +206,7 @@ async fn a_request_that_fails_before_execution_has_no_data_and_its_status_follow
         json!({ "query": "query($n: Int!) { comments(sku: \"X\", first: $n) { totalCount } }", "variables": { "n": "ten" } }),
         json!({ "query": "query($n: Int!) { comments(sku: \"X\", first: $n) { totalCount } }" }),
         // A required variable absent or null is a request error (async-graphql 7.2.1 ran the
-        // operation and failed the field; `http::check` refuses it first).
+        // operation and failed the field; `http::admission::check` refuses it first).
         json!({ "query": "query($s: String!) { product(sku: $s) { sku } }", "variables": { "s": null } }),
         json!({ "query": "query($s: String!) { product(sku: $s) { sku } }" }),
     ];

@@ -2,7 +2,7 @@
 //! (`graphql`: POST and GET; `websocket`: a `subscribe`): [`check_request`] parses the text
 //! (once per text, through `documents`), sees that the operation it selects may run over this
 //! transport, and holds the document to the limits async-graphql does not enforce (`limits`:
-//! depth; `expansion`: aliases and fields, counted per fragment expansion; `subscription_shape`:
+//! depth; `selections`: aliases and fields, counted per fragment expansion; `subscription_shape`:
 //! a subscription's one root field and no connections; the first two measured once per kept
 //! parse, `documents::Measures`), and sees that every required variable of the selected
 //! operation has a value (async-graphql 7.2.1 does not). Its refusals ([`Rejection`]) carry
@@ -22,10 +22,10 @@ use std::sync::Arc;
 
 use async_graphql::parser::types::{DocumentOperations, ExecutableDocument, OperationType};
 
-use super::HttpOptions;
 use super::documents::{DocumentCache, Measures, Parsed};
 use super::{limits, subscription_shape};
 use crate::graphql::nesting::{self, Unparsed};
+use crate::http::HttpOptions;
 
 /// How a request came, which decides the kinds of operation it may run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

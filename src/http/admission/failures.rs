@@ -25,14 +25,15 @@ use async_graphql::{ErrorExtensionValues, ServerError};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 
-use super::caching::Cacheability;
 use super::check::Rejection;
+use super::cost;
 use super::documents::MAX_TEXT_BYTES;
 use super::payer::{self, Payer, budget};
-use super::transport::{self, MediaType};
-use super::{AppState, cost};
 use crate::auth::Viewer;
 use crate::graphql::{Budget, Checked, cached_answer_price, retry_after_seconds};
+use crate::http::AppState;
+use crate::http::caching::Cacheability;
+use crate::http::transport::{self, MediaType};
 use crate::pagination::PageStats;
 use crate::ratelimit::Throttle;
 
@@ -60,7 +61,7 @@ pub fn cap(errors: &mut Vec<ServerError>) {
 /// A request the check refused (its shape, before validation), in the GraphQL response shape
 /// with its `cost` extension: charged the failure floor like any request that fails
 /// validation, and answered 429 when its budget cannot pay even that.
-pub(super) async fn charge_rejection(
+pub(in crate::http) async fn charge_rejection(
     app: &AppState,
     headers: &HeaderMap,
     media: MediaType,
@@ -81,7 +82,7 @@ pub(super) async fn charge_rejection(
 /// 429 when the budget cannot pay it, else the budget to show in the `RateLimit` fields
 /// (`None`: cost is not limited). The cache passes every request with `Authorization` by, so a
 /// hit is anonymous and its address pays.
-pub(super) async fn charge_cached(
+pub(in crate::http) async fn charge_cached(
     app: &AppState,
     media: MediaType,
     request_id: &str,
@@ -105,7 +106,7 @@ pub(super) async fn charge_cached(
 /// is parsed: otherwise a client with a spent budget could still make the server parse 64 KiB
 /// documents as fast as it sends them, and be refused only afterwards. Shorter documents, and
 /// servers without a cost budget, pass on (`None`) without a check.
-pub(super) async fn refuse_unaffordable(
+pub(in crate::http) async fn refuse_unaffordable(
     app: &AppState,
     headers: &HeaderMap,
     media: MediaType,
@@ -140,7 +141,7 @@ async fn payer(
 /// request like any other: its address pays the failure floor, and once it cannot, the answer
 /// is 429 rather than 401. Why: bad tokens cost a signature check each and were free, so one
 /// client could send them without limit (issue 42, item 3).
-pub(super) async fn viewer(
+pub(in crate::http) async fn viewer(
     app: &AppState,
     headers: &HeaderMap,
     media: MediaType,
@@ -156,7 +157,7 @@ pub(super) async fn viewer(
 /// Charges a request refused before it could run (a token that did not verify, a body that is
 /// not a GraphQL request) the failure floor of its bytes, to its address: `refused` (its 401,
 /// 400 or 413) when the budget pays it, else the 429.
-pub(super) async fn charge_refused(
+pub(in crate::http) async fn charge_refused(
     app: &AppState,
     media: MediaType,
     request_id: &str,

@@ -10,10 +10,14 @@
 //! JavaScript), a canonical URL and JSON-LD for search engines (`head`, `json_ld`); the script
 //! then enhances it (live comments, dates in the reader's time zone, checkboxes that apply at
 //! once). The page is drawn from the answer to its query (`storefront.graphql`, with the
-//! variables `view` derives from the URL), asked of the API in-process by
-//! `graphql::on_behalf_of`: the same bytes `GET /graphql` would answer, from the same response
+//! variables `view` derives from the URL), asked of the API in-process through
+//! `http::InProcessApi`: the same bytes `GET /graphql` would answer, from the same response
 //! cache, paid from the same client's budget. A crawler hammering `/demo` spends its budget as
 //! if it asked `/graphql` itself, and every view equals the API's answer for the same URL.
+//!
+//! It stands above the API it calls, as any client would: `cli::serve` hands [`routes`] to
+//! `http::router`, which serves them beside its own under the same layers and knows nothing of
+//! this module. Nothing here reaches past `InProcessApi` into the server's state.
 
 mod answer;
 mod head;
@@ -24,35 +28,36 @@ mod view;
 
 use std::sync::LazyLock;
 
+use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
+use axum::routing::get;
 
 use self::answer::{Answer, Failure};
 use self::render::Rendered;
 use self::view::{BadLink, View};
-use super::embedded::{self, CSS, File, JS};
-use super::graphql::{Peer, on_behalf_of};
-use super::{AppState, caching, response_cache};
+use crate::http::embedded::{self, CSS, File, JS};
+use crate::http::{COST_HEADER, InProcessApi, NO_STORE, Peer, RATELIMIT, RATELIMIT_POLICY};
 
 /// The files the page loads, by name under `/demo/`.
 const FILES: [File; 2] = [
     (
         "demo.js",
         JS,
-        include_bytes!("../../../playground/demo/demo.js"),
+        include_bytes!("../../playground/demo/demo.js"),
     ),
     (
         "demo.css",
         CSS,
-        include_bytes!("../../../playground/demo/demo.css"),
+        include_bytes!("../../playground/demo/demo.css"),
     ),
 ];
 
-const TEMPLATE: &str = include_str!("../../../playground/demo/demo.html");
+const TEMPLATE: &str = include_str!("../../playground/demo/demo.html");
 
 /// The query every page is drawn from.
-const QUERY: &str = include_str!("../../../playground/demo/storefront.graphql");
+const QUERY: &str = include_str!("../../playground/demo/storefront.graphql");
 
 /// Scripts, styles and `fetch` from this server only; no inline script or style at all (the
 /// JSON-LD is data, which no policy runs); the rating form submits to this server.
@@ -72,19 +77,27 @@ static VERSION: LazyLock<String> = LazyLock::new(|| {
 const KEPT_HEADERS: [HeaderName; 5] = [
     header::CACHE_CONTROL,
     header::RETRY_AFTER,
-    caching::RATELIMIT,
-    caching::RATELIMIT_POLICY,
-    response_cache::COST,
+    RATELIMIT,
+    RATELIMIT_POLICY,
+    COST_HEADER,
 ];
 
+/// The storefront's routes, `/demo` and its files, whose pages are drawn from `api`'s answers.
+pub fn routes(api: InProcessApi) -> Router {
+    Router::new()
+        .route("/demo", get(page))
+        .route("/demo/{name}", get(file))
+        .with_state(api)
+}
+
 /// `GET /demo`: the view its query string names (see `view`), drawn from the API's answer.
-pub async fn page(
-    State(app): State<std::sync::Arc<AppState>>,
+async fn page(
+    State(api): State<InProcessApi>,
     peer: Peer,
     headers: HeaderMap,
     uri: Uri,
 ) -> Response {
-    let max_size = u32::try_from(app.api.engine.settings().max_page_size).unwrap_or(u32::MAX);
+    let max_size = u32::try_from(api.max_page_size()).unwrap_or(u32::MAX);
     let view = match View::parse(uri.query().unwrap_or_default(), max_size) {
         Ok(view) => view,
         Err(BadLink(message)) => {
@@ -110,13 +123,10 @@ pub async fn page(
     if let Some(etag) = headers.get(header::IF_NONE_MATCH).and_then(api_etags) {
         forwarded.insert(header::IF_NONE_MATCH, etag);
     }
-    let answered = on_behalf_of(&app, peer, &headers, &forwarded, request).await;
+    let answered = api.on_behalf_of(peer, &headers, &forwarded, request).await;
     let (parts, body) = answered.into_parts();
     let mut kept = HeaderMap::new();
-    for name in KEPT_HEADERS
-        .iter()
-        .chain([&app.options.response_cache.tag_header])
-    {
+    for name in KEPT_HEADERS.iter().chain([api.tag_header()]) {
         if let Some(value) = parts.headers.get(name) {
             kept.insert(name.clone(), value.clone());
         }
@@ -208,12 +218,12 @@ fn document(page: &Rendered, headers: HeaderMap) -> Response {
     );
     headers
         .entry(header::CACHE_CONTROL)
-        .or_insert(HeaderValue::from_static(caching::NO_STORE));
+        .or_insert(HeaderValue::from_static(NO_STORE));
     response
 }
 
 /// `GET /demo/{name}`: the page's script and style sheet.
-pub async fn file(Path(name): Path<String>) -> Response {
+async fn file(Path(name): Path<String>) -> Response {
     embedded::file(&FILES, &name)
 }
 

@@ -6,15 +6,16 @@
 //!
 //! Why it exists: it is what the fuzz target (`fuzz/fuzz_targets/request_check.rs`) drives, so
 //! that whatever text, variables and transport a client sends, the whole check must end, and
-//! never panic or overflow its stack; the hostile-request suite (`tests/api/hostile.rs`) sends
-//! the same inputs to the real binary. The limits are the server's defaults.
+//! never panic or overflow its stack; the hostile-request suite
+//! (`tests/api/admission/hostile.rs`) sends the same inputs to the real binary. The limits are
+//! the server's defaults.
 
-use super::HttpOptions;
 use super::check::{Transport, check_request};
 use super::documents::DocumentCache;
 use crate::graphql::field_errors::OutputTypes;
 use crate::graphql::pricing::Priced;
 use crate::graphql::{ApiSchema, build_schema};
+use crate::http::HttpOptions;
 use crate::pagination::PagingSettings;
 
 /// The server's checks with its default limits, and a schema to validate against.
@@ -80,7 +81,7 @@ impl OfflineCheck {
             }
             Transport::Post | Transport::Get => self.schema.execute(request).await,
         };
-        let ran = super::transport::executed(&response);
+        let ran = crate::http::transport::executed(&response);
         Outcome::Checked { price, ran }
     }
 

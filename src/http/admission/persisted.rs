@@ -13,15 +13,15 @@ use std::any::TypeId;
 use axum::http::StatusCode;
 use axum::response::Response;
 
-use super::AppState;
-use super::transport::{self, DocumentId, MediaType, Refusal};
 use crate::graphql::{Budget, bytes_floor};
+use crate::http::AppState;
+use crate::http::transport::{self, DocumentId, MediaType, Refusal};
 use crate::persisted::{Asked, Refused, Registered, Resolved};
 use crate::telemetry::metric;
 
 /// Puts the text the request names in its `query`; `Ok(Some(hash))` when the text it sent is
 /// to be registered under `hash` once it passes its check ([`register`]).
-pub(super) async fn resolve(
+pub(in crate::http) async fn resolve(
     app: &AppState,
     request: &mut async_graphql::Request,
     media: MediaType,
@@ -55,7 +55,7 @@ pub(super) async fn resolve(
 /// Registers the request's text under its hash (`registration`, from [`resolve`]) once the
 /// request ran: only when it passed validation and its budget paid for it, so a client whose
 /// budget is spent registers nothing ([`keep`] says what else it pays).
-pub(super) async fn register(
+pub(in crate::http) async fn register(
     app: &AppState,
     registration: Option<(String, String)>,
     budget: &Budget,
@@ -74,7 +74,7 @@ pub(super) async fn register(
 /// costs nothing more. Why: a registration is a write that others' servers hold for a day, and
 /// a text that ran for free (`{ __typename }` padded to 64 KiB) registered for free, so one
 /// connection filled Redis at 18 MB a second (issue 42, item 4).
-pub(super) async fn keep(app: &AppState, budget: &Budget, hash: &str, text: &str) {
+pub(in crate::http) async fn keep(app: &AppState, budget: &Budget, hash: &str, text: &str) {
     if app.persisted.keeps(hash) {
         return;
     }

@@ -1,5 +1,5 @@
 //! Limits checked on the parsed document before async-graphql runs it: depth (aliases and
-//! selections are counted in `expansion`); and what a mutation writes, for the writes budget.
+//! selections are counted in `selections`); and what a mutation writes, for the writes budget.
 //! The price is limited before the request runs (`graphql::pricing`, `Budget::admit`).
 //!
 //! Depth is counted here rather than by async-graphql's `limit_depth`, which counts every

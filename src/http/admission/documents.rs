@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use async_graphql::parser::types::ExecutableDocument;
 
-use super::{expansion, limits};
+use super::{limits, selections};
 use crate::graphql::field_errors::OutputTypes;
 use crate::graphql::pricing::{Priced, Pricing};
 use crate::pagination::PagingSettings;
@@ -35,8 +35,8 @@ pub const MAX_TEXT_BYTES: usize = 8 * 1024;
 /// What the limits of the request check measure of a document, whatever its operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Measures {
-    /// Fields and aliases, fragments counted at every spread ([`expansion::selected`]).
-    pub selected: expansion::Selected,
+    /// Fields and aliases, fragments counted at every spread ([`selections::selected`]).
+    pub selected: selections::Selected,
     /// How deep fields nest; `usize::MAX` for chains of fragment spreads ([`limits::depth`]).
     pub depth: usize,
 }
@@ -45,7 +45,7 @@ impl Measures {
     /// Walks `document` once for each measure.
     fn of(document: &ExecutableDocument) -> Self {
         Self {
-            selected: expansion::selected(document),
+            selected: selections::selected(document),
             depth: limits::depth(document),
         }
     }
@@ -210,7 +210,7 @@ mod tests {
         cache.insert(text, &parse(text));
         let kept = cache.get(text).expect("kept");
         assert_eq!(format!("{kept:?}"), format!("{:?}", parse(text)));
-        let selected = expansion::Selected {
+        let selected = selections::Selected {
             fields: 2,
             aliases: 0,
         };
@@ -245,7 +245,7 @@ mod tests {
             cache.insert(&query(n), &parse(&query(n)));
         }
         let pinned = cache.get(&long).expect("pinned");
-        let selected = expansion::Selected {
+        let selected = selections::Selected {
             fields: 1,
             aliases: 0,
         };

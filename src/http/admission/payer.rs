@@ -8,10 +8,10 @@ use std::sync::Arc;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 
-use super::AppState;
-use super::transport::{self, MediaType, Refusal};
 use crate::auth::{Auth, TokenError, Viewer};
 use crate::graphql::Budget;
+use crate::http::AppState;
+use crate::http::transport::{self, MediaType, Refusal};
 use crate::ratelimit::ClientKey;
 use crate::telemetry::metric;
 
@@ -19,7 +19,7 @@ use crate::telemetry::metric;
 /// header, a refusal when it holds a token that does not verify (even on a read: a client
 /// should learn at once that its token went bad, not on its next write). Under `--auth off` the
 /// header is not looked at. The refusal is not charged here: `failures::viewer` charges it.
-pub(super) async fn viewer(
+pub(in crate::http) async fn viewer(
     app: &AppState,
     headers: &HeaderMap,
     media: MediaType,
@@ -56,14 +56,14 @@ pub(super) async fn viewer(
 /// Who pays for a request when no token says: its client's address; and the request's size,
 /// which it pays for at least (`graphql::bytes_floor`).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Payer {
+pub(in crate::http) struct Payer {
     pub address: IpAddr,
     pub bytes: usize,
 }
 
 /// The request's budget check: the viewer's budgets when a token says who it is, else its
 /// address's. The budgets are checked after validation, before execution (`graphql::budget`).
-pub(super) fn budget(
+pub(in crate::http) fn budget(
     app: &AppState,
     viewer: Option<&Viewer>,
     payer: Payer,
