@@ -1,13 +1,14 @@
 //! dynapage: Relay cursor connections over DynamoDB, with `totalCount` and page jumps answered
 //! by a Redis sorted-set index.
 //!
-//! The layers, in the direction data flows (DESIGN §2): [`http`] → [`graphql`] → [`pagination`]
-//! → [`store`] / [`index`]; [`sync`] keeps the index in step with the store; [`live`] fans the
-//! changes the index applied out to subscriptions; [`ratelimit`] keeps each client within its
-//! budgets. [`redis`] is the one connection layer under every Redis user (the index, the change
-//! log, the checkpoints, the rate limits), and imports none of them. [`domain`] is the
-//! vocabulary they share; [`auth`] says who writes; [`storefront`] is a shop's pages drawn from
-//! the API in process, above [`http`]; [`cli`], [`config`] and [`startup`] assemble the program.
+//! The layers, in the direction data flows (`docs/architecture.md` draws them): [`http`] →
+//! [`graphql`] → [`pagination`] → [`store`] / [`index`]; [`sync`] keeps the index in step with
+//! the store; [`live`] fans the changes the index applied out to subscriptions; [`ratelimit`]
+//! keeps each client within its budgets. [`redis`] is the one connection layer under every
+//! Redis user (the index, the change log, the checkpoints, the rate limits), and imports none of
+//! them. [`domain`] is the vocabulary they share, over [`clock`] and [`backoff`]; [`auth`] says
+//! who writes; [`storefront`] is a shop's pages drawn from the API in process, above [`http`];
+//! [`cli`], [`config`] and [`startup`] assemble the program.
 
 pub mod auth;
 pub mod backoff;

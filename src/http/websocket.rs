@@ -37,7 +37,7 @@ use axum::http::{HeaderMap, StatusCode};
 pub use self::cohort::Cohorts;
 use self::init::{Connection, Init};
 pub use self::socket::SLOW_SUBSCRIBER_CLOSE;
-use self::subscribe::{SubscriptionsOnly, coded};
+use self::subscribe::SubscriptionsOnly;
 use super::AppState;
 use super::admission::failures::charge_refused;
 use super::admission::payer::Payer;

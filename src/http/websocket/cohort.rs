@@ -235,7 +235,7 @@ async fn run(
         let Some(mut response) = response else {
             break;
         };
-        super::coded(&mut response);
+        coded(&mut response);
         let payload = Utf8Bytes::from(serde_json::to_string(&response).unwrap_or_default());
         let Some(delivered) = shared.take_delivered() else {
             // Taken out of the running cohorts first: nobody joins it after its last frame.
@@ -366,5 +366,16 @@ fn deliveries(
             }
         };
         let _ = ended.send(end);
+    }
+}
+
+/// Gives every error a code: async-graphql's parse and validation errors come without one (the
+/// HTTP handler does the same).
+pub(super) fn coded(response: &mut Response) {
+    for error in &mut response.errors {
+        let extensions = error.extensions.get_or_insert_with(Default::default);
+        if extensions.get("code").is_none() {
+            extensions.set("code", "GRAPHQL_VALIDATION_FAILED");
+        }
     }
 }

@@ -197,7 +197,7 @@ impl SubscriptionsOnly {
             }
             let session = session_data.unwrap_or_default();
             for await mut response in schema.execute_stream_with_session_data(request, session) {
-                coded(&mut response);
+                cohort::coded(&mut response);
                 yield response;
             }
             // Gone live: the cohort's frames take over (the socket's writer sends them), this
@@ -304,17 +304,6 @@ impl SubscriptionsOnly {
             *left.lock().unwrap_or_else(|p| p.into_inner()) = Some(joined);
         });
         (member, joining)
-    }
-}
-
-/// Gives every error a code: async-graphql's parse and validation errors come without one (the
-/// HTTP handler does the same).
-pub(super) fn coded(response: &mut Response) {
-    for error in &mut response.errors {
-        let extensions = error.extensions.get_or_insert_with(Default::default);
-        if extensions.get("code").is_none() {
-            extensions.set("code", "GRAPHQL_VALIDATION_FAILED");
-        }
     }
 }
 
