@@ -10,6 +10,10 @@
 //! who writes; [`storefront`] is a shop's pages drawn from the API in process, above [`http`];
 //! [`cli`], [`config`] and [`startup`] assemble the program.
 
+// Everything the library exports is documented, and nothing is `pub` that no one outside can
+// reach (`pub(crate)` says so).
+#![warn(missing_docs, unreachable_pub)]
+
 pub mod auth;
 pub mod backoff;
 pub mod cli;

@@ -19,23 +19,23 @@ use std::time::{Duration, Instant};
 use super::Viewer;
 
 /// Longest time a verified token is trusted without verifying it again.
-pub const TTL: Duration = Duration::from_secs(60);
+pub(super) const TTL: Duration = Duration::from_secs(60);
 /// Tokens kept at most (a few MB of tokens at most).
-pub const CAPACITY: usize = 4_096;
+pub(super) const CAPACITY: usize = 4_096;
 
 /// A verified token: who it is, until when it is trusted, and the key set's generation it was
 /// verified under (`KeyCache::generation`).
 type Entry = (Viewer, Instant, u64);
 
 #[derive(Debug, Default)]
-pub struct VerifiedTokens {
+pub(super) struct VerifiedTokens {
     entries: Mutex<HashMap<String, Entry>>,
 }
 
 impl VerifiedTokens {
     /// The viewer `token` verified as, if it did within [`TTL`], has not expired since, and no
     /// key was withdrawn since (`generation` is the key set's now).
-    pub fn get(&self, token: &str, now: Instant, generation: u64) -> Option<Viewer> {
+    pub(super) fn get(&self, token: &str, now: Instant, generation: u64) -> Option<Viewer> {
         let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         match entries.get(token) {
             Some((viewer, until, verified_in)) if now < *until && *verified_in == generation => {
@@ -48,7 +48,7 @@ impl VerifiedTokens {
     /// Keeps `token` as verified for `viewer`, under the key set's `generation` (read before
     /// the token was verified), until `expires_in` from `now` (the token's remaining life) or
     /// [`TTL`], whichever is shorter.
-    pub fn insert(
+    pub(super) fn insert(
         &self,
         token: &str,
         viewer: &Viewer,

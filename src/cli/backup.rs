@@ -28,7 +28,7 @@ pub struct BackupArgs {
     pub force: bool,
 }
 
-pub async fn run(args: BackupArgs) -> anyhow::Result<()> {
+pub(super) async fn run(args: BackupArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let output = Output {
         path: &args.out,

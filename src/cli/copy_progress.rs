@@ -12,7 +12,7 @@ use crate::config::BackendArgs;
 use crate::store::sqlite::modes;
 
 /// Progress of a long copy: a log line every few seconds.
-pub struct Progress {
+pub(super) struct Progress {
     what: &'static str,
     done: u64,
     started: Instant,
@@ -20,7 +20,7 @@ pub struct Progress {
 }
 
 impl Progress {
-    pub fn new(what: &'static str) -> Self {
+    pub(super) fn new(what: &'static str) -> Self {
         let now = Instant::now();
         Self {
             what,
@@ -30,7 +30,7 @@ impl Progress {
         }
     }
 
-    pub fn add(&mut self, n: u64) {
+    pub(super) fn add(&mut self, n: u64) {
         self.done += n;
         if Instant::now() >= self.next {
             self.next += Duration::from_secs(2);
@@ -46,14 +46,14 @@ impl Progress {
 
 /// At most `per_second` comments a second over the whole run (none when `None`): spares a
 /// production table's read capacity, or the disk beside a running server.
-pub struct Pace {
+pub(super) struct Pace {
     per_second: Option<u64>,
     started: Instant,
     done: u64,
 }
 
 impl Pace {
-    pub fn new(per_second: Option<u64>) -> Self {
+    pub(super) fn new(per_second: Option<u64>) -> Self {
         Self {
             per_second,
             started: Instant::now(),
@@ -62,7 +62,7 @@ impl Pace {
     }
 
     /// Counts `n` more comments; returns how long to wait before the next ones (if at all).
-    pub fn add(&mut self, n: u64) -> Option<Duration> {
+    pub(super) fn add(&mut self, n: u64) -> Option<Duration> {
         self.done += n;
         let rate = self.per_second?;
         let due = Duration::from_secs_f64(self.done as f64 / rate as f64);
@@ -75,7 +75,7 @@ impl Pace {
 /// only what the same source started; anything else starts over.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Saved {
+pub(super) struct Saved {
     /// `data-dir:PATH` or `dynamodb:ENDPOINT/TABLE`.
     pub source: String,
     /// Where the DynamoDB scan stands; `None` for the embedded store, whose position is the
@@ -87,7 +87,7 @@ pub struct Saved {
 /// page appended to `FILE.scan` before this is saved.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ScanState {
+pub(super) struct ScanState {
     pub segments: u32,
     /// The segment being read; `segments` when the scan is complete.
     pub segment: u32,
@@ -101,7 +101,7 @@ pub struct ScanState {
 
 impl Saved {
     /// The saved state at `path` if it belongs to `source`.
-    pub fn load(path: &Path, source: &str) -> Option<Self> {
+    pub(super) fn load(path: &Path, source: &str) -> Option<Self> {
         let text = std::fs::read_to_string(path).ok()?;
         match serde_json::from_str::<Saved>(&text) {
             Ok(saved) if saved.source == source => Some(saved),
@@ -117,7 +117,7 @@ impl Saved {
     }
 
     /// Saves atomically (a temporary file renamed over the old one).
-    pub fn save(&self, path: &Path) -> anyhow::Result<()> {
+    pub(super) fn save(&self, path: &Path) -> anyhow::Result<()> {
         let temporary = format!("{}.tmp", path.display());
         modes::write_private(Path::new(&temporary), &serde_json::to_vec(self)?)
             .and_then(|()| std::fs::rename(&temporary, path))
@@ -127,7 +127,7 @@ impl Saved {
 
 /// Names a store (`data-dir:PATH` or `dynamodb:ENDPOINT/TABLE`), so a saved progress is only
 /// resumed against the store it was saved for.
-pub fn store_name(backend: &BackendArgs) -> anyhow::Result<String> {
+pub(super) fn store_name(backend: &BackendArgs) -> anyhow::Result<String> {
     Ok(match backend.data_dir()? {
         Some(dir) => format!(
             "data-dir:{}",
@@ -144,7 +144,7 @@ pub fn store_name(backend: &BackendArgs) -> anyhow::Result<String> {
 }
 
 /// Removes `path`; one already gone is fine.
-pub fn remove_if_there(path: &Path) -> anyhow::Result<()> {
+pub(super) fn remove_if_there(path: &Path) -> anyhow::Result<()> {
     match std::fs::remove_file(path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
             Err(e).with_context(|| format!("removing {}", path.display()))

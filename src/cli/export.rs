@@ -74,7 +74,7 @@ impl Files {
     }
 }
 
-pub async fn run(args: ExportArgs) -> anyhow::Result<()> {
+pub(super) async fn run(args: ExportArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let output = Output {
         path: &args.out,

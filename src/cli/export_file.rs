@@ -19,7 +19,7 @@ use crate::store::sqlite::modes;
 
 /// Lines per zstd frame: large enough to compress as well as one long stream (a frame is
 /// about 250 KB of text), small enough that a resumed export redoes little.
-pub const FRAME_LINES: u64 = 1_000;
+pub(super) const FRAME_LINES: u64 = 1_000;
 /// zstd's default level: about 7× smaller than the text, at hundreds of MB/s.
 const LEVEL: i32 = 3;
 /// The first bytes of every zstd frame.
@@ -27,14 +27,14 @@ const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 
 /// How an export file is encoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
+pub(super) enum Format {
     Plain,
     Zstd,
 }
 
 impl Format {
     /// Chosen by the file's name: `.zst` is compressed.
-    pub fn of(path: &Path) -> Self {
+    pub(super) fn of(path: &Path) -> Self {
         if path.extension().is_some_and(|e| e == "zst") {
             Self::Zstd
         } else {
@@ -44,7 +44,7 @@ impl Format {
 }
 
 /// Writes export lines in a [`Format`], appending to what the file already holds.
-pub struct LineWriter {
+pub(super) struct LineWriter {
     out: BufWriter<File>,
     format: Format,
     /// The lines of the zstd frame being gathered.
@@ -53,7 +53,7 @@ pub struct LineWriter {
 }
 
 impl LineWriter {
-    pub fn new(file: File, format: Format) -> Self {
+    pub(super) fn new(file: File, format: Format) -> Self {
         Self {
             out: BufWriter::new(file),
             format,
@@ -62,7 +62,7 @@ impl LineWriter {
         }
     }
 
-    pub fn write(&mut self, comment: &Comment) -> io::Result<()> {
+    pub(super) fn write(&mut self, comment: &Comment) -> io::Result<()> {
         let line = transfer::encode(comment);
         match self.format {
             Format::Plain => {
@@ -92,7 +92,7 @@ impl LineWriter {
     }
 
     /// Writes the last (short) frame and syncs the file to disk.
-    pub fn finish(mut self) -> anyhow::Result<()> {
+    pub(super) fn finish(mut self) -> anyhow::Result<()> {
         self.end_frame()?;
         let file = self.out.into_inner().map_err(|e| e.into_error())?;
         file.sync_all()?;
@@ -102,14 +102,14 @@ impl LineWriter {
 
 /// Where an interrupted export stopped: its file, cut after the last complete line (plain) or
 /// full frame (zstd) and open for appending; the id of the last comment kept; lines kept.
-pub struct ResumePoint {
+pub(super) struct ResumePoint {
     pub file: File,
     pub after: Option<CommentId>,
     pub lines: u64,
 }
 
 /// Opens (or creates) `partial` for appending after the part of it an export can keep.
-pub fn resume_point(partial: &Path, format: Format) -> anyhow::Result<ResumePoint> {
+pub(super) fn resume_point(partial: &Path, format: Format) -> anyhow::Result<ResumePoint> {
     let context = || format!("opening {}", partial.display());
     let mut file = modes::open_private(
         partial,
@@ -194,7 +194,7 @@ fn full_frame(text: &[u8]) -> Option<Vec<CommentId>> {
 ///
 /// The first bytes read to tell are put back in front of the rest rather than sought back
 /// to, so the input may be a FIFO as well as a file.
-pub fn open_lines(path: &Path) -> anyhow::Result<Box<dyn BufRead + Send>> {
+pub(super) fn open_lines(path: &Path) -> anyhow::Result<Box<dyn BufRead + Send>> {
     let context = || format!("opening {} (--in / DYNAPAGE_IMPORT_IN)", path.display());
     let mut file = File::open(path).with_context(context)?;
     let mut magic = [0u8; 4];

@@ -27,7 +27,7 @@ use crate::store::CommentStore;
 use crate::store::sqlite::modes;
 
 /// The files of one export to DynamoDB's side.
-pub struct ScanFiles<'a> {
+pub(super) struct ScanFiles<'a> {
     pub spool: &'a Path,
     pub progress: &'a Path,
     pub partial: &'a Path,
@@ -36,7 +36,7 @@ pub struct ScanFiles<'a> {
 /// Scans the table into the spool (from `saved`, saved again after every page), then writes
 /// the sorted comments to the partial file; returns how many, and how many of them an earlier
 /// run had scanned.
-pub async fn export<S: CommentStore>(
+pub(super) async fn export<S: CommentStore>(
     store: &S,
     files: &ScanFiles<'_>,
     mut saved: Saved,
@@ -98,7 +98,7 @@ pub async fn export<S: CommentStore>(
 }
 
 /// The state of a scan not yet begun.
-pub fn fresh_state(segments: u32) -> ScanState {
+pub(super) fn fresh_state(segments: u32) -> ScanState {
     ScanState {
         segments,
         segment: 0,

@@ -21,7 +21,7 @@ pub struct ExportSchemaArgs {
     force: bool,
 }
 
-pub fn run(args: ExportSchemaArgs) -> anyhow::Result<()> {
+pub(super) fn run(args: ExportSchemaArgs) -> anyhow::Result<()> {
     let sdl = crate::graphql::sdl();
     match &args.output {
         Some(path) => {

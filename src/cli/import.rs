@@ -77,7 +77,7 @@ struct Tally {
     cleaned: u64,
 }
 
-pub async fn run(args: ImportArgs) -> anyhow::Result<()> {
+pub(super) async fn run(args: ImportArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let destination = store_name(&args.backend)?;
     let progress_file = PathBuf::from(format!("{}.import-progress", args.input.display()));

@@ -10,12 +10,12 @@ use crate::domain::{MAX_AUTHOR_CHARS, MAX_AUTHOR_SUB_BYTES, MAX_BODY_CHARS};
 /// of its body, author and `authorSub` written as a JSON surrogate-pair escape
 /// (`\uD83D\uDC4D`, 12 bytes), and room for the other fields and the names. An export's own
 /// lines are at most a third of this (it writes characters as UTF-8, 4 bytes at most).
-pub const MAX_LINE_BYTES: usize =
+pub(super) const MAX_LINE_BYTES: usize =
     12 * (MAX_BODY_CHARS + MAX_AUTHOR_CHARS + MAX_AUTHOR_SUB_BYTES) + 1_024;
 
 /// Why a line could not be read.
 #[derive(Debug, thiserror::Error)]
-pub enum LineError {
+pub(super) enum LineError {
     #[error(
         "line {line} is longer than {MAX_LINE_BYTES} bytes, more than any comment's line can be: not an export's line"
     )]
@@ -33,7 +33,7 @@ pub enum LineError {
 /// Reads lines (ending in `\n` or `\r\n`, the last one possibly without) of at most
 /// [`MAX_LINE_BYTES`], numbered from 1. A longer line is refused as soon as its first
 /// [`MAX_LINE_BYTES`] bytes are read, so memory stays bounded whatever the file holds.
-pub struct BoundedLines<R> {
+pub(super) struct BoundedLines<R> {
     reader: R,
     number: u64,
     line: Vec<u8>,
@@ -41,7 +41,7 @@ pub struct BoundedLines<R> {
 }
 
 impl<R: BufRead> BoundedLines<R> {
-    pub fn new(reader: R) -> Self {
+    pub(super) fn new(reader: R) -> Self {
         Self::with_max(reader, MAX_LINE_BYTES)
     }
 
@@ -55,7 +55,7 @@ impl<R: BufRead> BoundedLines<R> {
     }
 
     /// The next line and its number; `None` at the end of the input.
-    pub fn next_line(&mut self) -> Option<Result<(u64, &str), LineError>> {
+    pub(super) fn next_line(&mut self) -> Option<Result<(u64, &str), LineError>> {
         self.line.clear();
         self.number += 1;
         let line = self.number;

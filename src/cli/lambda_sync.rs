@@ -39,7 +39,7 @@ pub struct LambdaSyncArgs {
     pub purge: crate::config::PurgeArgs,
 }
 
-pub async fn run(args: LambdaSyncArgs) -> anyhow::Result<()> {
+pub(super) async fn run(args: LambdaSyncArgs) -> anyhow::Result<()> {
     let redis = match open_redis(&args).await {
         Ok(redis) => redis,
         Err(error) => {

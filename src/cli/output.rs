@@ -19,7 +19,7 @@ use crate::store::sqlite::dir::{DATABASE_FILE, LOCK_FILE};
 
 /// How a command names its output and the way to write over an existing one.
 #[derive(Clone, Copy, Debug)]
-pub struct Output<'a> {
+pub(super) struct Output<'a> {
     /// The file, as the user named it.
     pub path: &'a Path,
     /// Its flag and variable, for messages: `--out / DYNAPAGE_BACKUP_OUT`.
@@ -33,7 +33,7 @@ pub struct Output<'a> {
 impl Output<'_> {
     /// Refuses the output inside a data directory (`data_dir`, the one the command reads,
     /// or any other), over a directory, or over an existing file without `--force`.
-    pub fn check(&self, data_dir: Option<&Path>) -> anyhow::Result<()> {
+    pub(super) fn check(&self, data_dir: Option<&Path>) -> anyhow::Result<()> {
         let shown = self.path.display();
         let parent = parent_of(self.path);
         let place = std::fs::canonicalize(&parent).with_context(|| {
@@ -67,7 +67,7 @@ impl Output<'_> {
     /// Gives the complete file `written` (beside the output) the output's name: over an
     /// existing file only with `--force`. Without it the name is taken with a hard link, which
     /// fails rather than replace a file that appeared since [`Output::check`].
-    pub fn place(&self, written: &Path) -> anyhow::Result<()> {
+    pub(super) fn place(&self, written: &Path) -> anyhow::Result<()> {
         let context = || format!("renaming {} to {}", written.display(), self.path.display());
         if self.force {
             return std::fs::rename(written, self.path).with_context(context);
@@ -93,7 +93,7 @@ impl Output<'_> {
 /// Refuses `path` (named by `flag`) when `dir`, the directory it would be written in (or that
 /// would be made to hold it), lies inside a data directory. `dir` need not exist yet: its
 /// nearest existing ancestor is what is resolved.
-pub fn refuse_in_data_dir(dir: &Path, flag: &str, path: &Path) -> anyhow::Result<()> {
+pub(super) fn refuse_in_data_dir(dir: &Path, flag: &str, path: &Path) -> anyhow::Result<()> {
     let mut existing = dir.to_owned();
     while existing.symlink_metadata().is_err() {
         match existing.parent() {

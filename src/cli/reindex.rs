@@ -25,7 +25,7 @@ pub struct ReindexArgs {
     pub backend: BackendArgs,
 }
 
-pub async fn run(args: ReindexArgs) -> anyhow::Result<()> {
+pub(super) async fn run(args: ReindexArgs) -> anyhow::Result<()> {
     args.backend.require_dynamodb_and_redis("reindex")?;
     let sku = args
         .sku

@@ -21,7 +21,7 @@ pub struct SyncArgs {
     pub purge: PurgeArgs,
 }
 
-pub async fn run(args: SyncArgs) -> anyhow::Result<()> {
+pub(super) async fn run(args: SyncArgs) -> anyhow::Result<()> {
     args.backend.require_dynamodb_and_redis("sync")?;
     let shutdown = CancellationToken::new();
     tokio::spawn(super::serve::stop_on_signal(shutdown.clone()));

@@ -31,7 +31,7 @@ pub struct TokenArgs {
 
 /// Prints the token on standard output, and on standard error how to start a server that
 /// accepts it.
-pub fn run(args: TokenArgs) -> anyhow::Result<()> {
+pub(super) fn run(args: TokenArgs) -> anyhow::Result<()> {
     // The key is written there on first use: not inside a data directory (`super::output`).
     super::output::refuse_in_data_dir(
         &args.key_dir,

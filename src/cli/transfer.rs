@@ -13,7 +13,7 @@ use crate::domain::{Comment, CommentId, MAX_VERSION, Rating, Sku, SortKey, versi
 /// One line of an export.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Line {
+pub(super) struct Line {
     pub id: String,
     pub sku: String,
     pub author: String,
@@ -42,12 +42,12 @@ impl From<&Comment> for Line {
 }
 
 /// The line as JSON, without its newline.
-pub fn encode(comment: &Comment) -> String {
+pub(super) fn encode(comment: &Comment) -> String {
     serde_json::to_string(&Line::from(comment)).unwrap_or_else(|_| unreachable!("plain data"))
 }
 
 /// A line read back into a comment, every field checked.
-pub fn decode(text: &str) -> Result<Comment, String> {
+pub(super) fn decode(text: &str) -> Result<Comment, String> {
     let line: Line = serde_json::from_str(text).map_err(|e| e.to_string())?;
     let millis = |ms: u64, field: &str| {
         if ms <= SortKey::MAX_MILLIS {

@@ -277,7 +277,7 @@ impl Budget {
 /// for 4.9 kB, 40 ms for 160 kB), while an honest page of about 220 points takes well under a
 /// millisecond. At 10 points a KiB, a budget restoring 1,000 points a second buys about 30 ms
 /// of parsing a second; at 1 it bought 300.
-pub const FAILURE_POINTS_PER_KIB: u64 = 10;
+pub(super) const FAILURE_POINTS_PER_KIB: u64 = 10;
 
 /// The least an answer served from the response cache costs its client: the one index read it
 /// made (a page it would otherwise have run costs its complexity, 3 points or more). A `304`

@@ -195,7 +195,7 @@ fn record_cost(meta: Option<&super::RequestMeta>, sku: &Sku, page: &Page) {
 
 /// A page of a product's comments, in the connection's order (`orderBy`).
 #[derive(Debug)]
-pub struct CommentConnection {
+pub(super) struct CommentConnection {
     scope: CursorScope,
     items: Vec<domain::Comment>,
     has_next_page: bool,

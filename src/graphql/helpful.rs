@@ -65,7 +65,7 @@ pub(super) fn voter(ctx: &Context<'_>, state: &ApiState) -> Option<Voter> {
 
 /// The viewer's votes this request knows or will read together.
 #[derive(Debug, Default)]
-pub struct VoteLookups {
+pub(super) struct VoteLookups {
     /// Answers known without a read (`markHelpful`'s own vote).
     known: Mutex<HashMap<CommentId, bool>>,
     /// Each page's comments, read in one batch by whichever resolves first.

@@ -16,7 +16,7 @@ use crate::store::CommentStore;
 
 /// A helpful vote, or its withdrawal.
 #[derive(Debug, InputObject)]
-pub struct MarkHelpfulInput {
+pub(super) struct MarkHelpfulInput {
     /// The comment's global id.
     pub comment_id: ID,
     /// `true` marks the comment helpful (again: still one vote); `false` takes the viewer's
@@ -29,7 +29,7 @@ pub struct MarkHelpfulInput {
 
 /// The comment with its new count.
 #[derive(Debug, SimpleObject)]
-pub struct MarkHelpfulPayload {
+pub(super) struct MarkHelpfulPayload {
     /// The comment as it now is: `helpfulCount` counts the vote, `viewerFoundHelpful` is the
     /// input's `helpful`.
     pub comment: Comment,

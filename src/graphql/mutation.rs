@@ -21,7 +21,7 @@ pub struct MutationRoot;
 
 /// A new comment.
 #[derive(Debug, InputObject)]
-pub struct AddCommentInput {
+pub(super) struct AddCommentInput {
     /// The product's SKU.
     pub sku: String,
     /// Who writes it, 1 to 100 characters: required when the server does not verify tokens
@@ -37,7 +37,7 @@ pub struct AddCommentInput {
 
 /// The created comment and its edge, ready to insert at the top of a connection.
 #[derive(Debug, SimpleObject)]
-pub struct AddCommentPayload {
+pub(super) struct AddCommentPayload {
     /// The created comment.
     pub comment: Comment,
     /// The comment's edge in the product's unfiltered connection.
@@ -48,7 +48,7 @@ pub struct AddCommentPayload {
 
 /// An edit; give `body`, `rating` or both.
 #[derive(Debug, InputObject)]
-pub struct UpdateCommentInput {
+pub(super) struct UpdateCommentInput {
     /// The comment's global id.
     pub id: ID,
     /// The new text, 1 to 4,000 characters.
@@ -61,7 +61,7 @@ pub struct UpdateCommentInput {
 
 /// The edited comment.
 #[derive(Debug, SimpleObject)]
-pub struct UpdateCommentPayload {
+pub(super) struct UpdateCommentPayload {
     /// The comment as it now is.
     pub comment: Comment,
     /// The `clientMutationId` of the input.
@@ -70,7 +70,7 @@ pub struct UpdateCommentPayload {
 
 /// A deletion.
 #[derive(Debug, InputObject)]
-pub struct DeleteCommentInput {
+pub(super) struct DeleteCommentInput {
     /// The comment's global id.
     pub id: ID,
     /// Echoed back in the payload (Relay).
@@ -79,7 +79,7 @@ pub struct DeleteCommentInput {
 
 /// What was deleted.
 #[derive(Debug, SimpleObject)]
-pub struct DeleteCommentPayload {
+pub(super) struct DeleteCommentPayload {
     /// The deleted comment's global id (for removing it from client caches).
     pub deleted_comment_id: ID,
     /// The `clientMutationId` of the input.

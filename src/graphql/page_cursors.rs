@@ -55,7 +55,7 @@ impl PageNumbering {
 
 /// One page of a numbered pager.
 #[derive(Clone, Debug, PartialEq, Eq, SimpleObject)]
-pub struct PageCursor {
+pub(super) struct PageCursor {
     /// The page number, from 1.
     pub page: i32,
     /// Where this page starts, for `first: size, after: cursor` (FROM_START) or `last: size,
@@ -76,7 +76,7 @@ pub struct PageCursor {
 
 /// Links for a numbered pager over a connection (and its rating filter).
 #[derive(Clone, Debug, PartialEq, Eq, SimpleObject)]
-pub struct PageCursors {
+pub(super) struct PageCursors {
     /// Page 1.
     pub first: PageCursor,
     /// The last page (page 1 when the list is empty).
@@ -94,7 +94,7 @@ pub struct PageCursors {
 
 impl PageCursors {
     /// The pager `links` describes, its pages' starts sealed as cursors of `scope`.
-    pub fn sealed(links: PagerLinks, codec: &CursorCodec, scope: &CursorScope) -> Self {
+    pub(super) fn sealed(links: PagerLinks, codec: &CursorCodec, scope: &CursorScope) -> Self {
         let int = |n: u64| i32::try_from(n).unwrap_or(i32::MAX);
         let numbering = links.numbering;
         let cursor = |link: PageLink| PageCursor {

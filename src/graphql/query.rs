@@ -23,7 +23,7 @@ pub struct QueryRoot(NodeQuery, CatalogQuery, SummariesQuery);
 /// `Query.node` and `Query.nodes`: Relay refetching (`nodes` is priced per id,
 /// `graphql::pricing`).
 #[derive(Debug, Default)]
-pub struct NodeQuery;
+pub(super) struct NodeQuery;
 
 #[Object]
 impl NodeQuery {
@@ -72,7 +72,7 @@ impl NodeQuery {
 
 /// `Query.product` and `Query.comments`.
 #[derive(Debug, Default)]
-pub struct CatalogQuery;
+pub(super) struct CatalogQuery;
 
 object_with_comments! {
     #[Object]

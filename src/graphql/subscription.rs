@@ -38,7 +38,7 @@ use crate::pagination::CursorScope;
 use crate::telemetry::metric;
 
 /// Comments one resumed subscription replays at most; a client further behind refetches.
-pub const MAX_REPLAY: usize = 1_000;
+pub(super) const MAX_REPLAY: usize = 1_000;
 
 /// What happened to a comment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Enum)]
@@ -53,7 +53,7 @@ pub enum CommentEventKind {
 
 /// One change to a product's comments, as a subscriber's connection sees it.
 #[derive(Clone, Debug, SimpleObject)]
-pub struct CommentEvent {
+pub(super) struct CommentEvent {
     /// What happened: ADDED, UPDATED or DELETED, as this subscription's filter sees it.
     pub kind: CommentEventKind,
     /// The comment with its cursor in this connection (ADDED, UPDATED).

@@ -11,11 +11,11 @@ use super::types::RatingSummary;
 use crate::domain::Sku;
 
 /// Products one `ratingSummaries` call answers at most.
-pub const MAX_SKUS: usize = 100;
+pub(super) const MAX_SKUS: usize = 100;
 
 /// One product's rating summary, as `ratingSummaries` answers it.
 #[derive(Clone, Debug, SimpleObject)]
-pub struct ProductRatingSummary {
+pub(super) struct ProductRatingSummary {
     /// The product's SKU, as asked.
     pub sku: String,
     /// How the product's comments are rated.
@@ -24,7 +24,7 @@ pub struct ProductRatingSummary {
 
 /// `Query.ratingSummaries` (priced per SKU, `graphql::pricing`).
 #[derive(Debug, Default)]
-pub struct SummariesQuery;
+pub(super) struct SummariesQuery;
 
 #[Object]
 impl SummariesQuery {

@@ -14,7 +14,7 @@ use crate::domain::{self, Sku};
     ty = "ID",
     desc = "Globally unique, opaque id of the object."
 ))]
-pub enum Node {
+pub(super) enum Node {
     Product(Product),
     Comment(Comment),
 }
@@ -23,13 +23,13 @@ pub enum Node {
 /// connection and a `totalCount` of 0. Its fields are resolved in `product.rs`, above the
 /// connection (which holds comments, whose `product` field names this type).
 #[derive(Clone, Debug)]
-pub struct Product {
+pub(super) struct Product {
     pub sku: Sku,
 }
 
 /// A comment on a product.
 #[derive(Clone, Debug)]
-pub struct Comment(pub domain::Comment);
+pub(super) struct Comment(pub domain::Comment);
 
 /// A comment on a product.
 #[Object]
@@ -106,7 +106,7 @@ impl Comment {
 /// How a product's comments are rated: what a storefront shows beside its pager and rating
 /// filter.
 #[derive(Clone, Debug, SimpleObject)]
-pub struct RatingSummary {
+pub(super) struct RatingSummary {
     /// How many comments the product has.
     pub total: i32,
     /// The mean rating, from the counts; null when there are no comments.
@@ -117,7 +117,7 @@ pub struct RatingSummary {
 
 impl RatingSummary {
     /// The summary of the counts of ratings 1 to 5 (`[ones, …, fives]`).
-    pub fn from_counts(counts: [u64; 5]) -> Self {
+    pub(super) fn from_counts(counts: [u64; 5]) -> Self {
         let total: u64 = counts.iter().sum();
         let stars: u64 = counts
             .iter()
@@ -141,7 +141,7 @@ impl RatingSummary {
 
 /// The number of comments with one rating.
 #[derive(Clone, Debug, SimpleObject)]
-pub struct RatingCount {
+pub(super) struct RatingCount {
     /// Star rating, 1 to 5.
     pub rating: i32,
     /// Comments with that rating.
@@ -150,7 +150,7 @@ pub struct RatingCount {
 
 /// A comment and its position in the connection.
 #[derive(Clone, Debug, SimpleObject)]
-pub struct CommentEdge {
+pub(super) struct CommentEdge {
     /// Opaque position of this comment; pass it as `after` or `before` to page from here.
     /// Valid only for the same product and rating filter.
     pub cursor: String,
@@ -160,7 +160,7 @@ pub struct CommentEdge {
 
 /// Where the page sits in the whole list.
 #[derive(Clone, Debug, SimpleObject)]
-pub struct PageInfo {
+pub(super) struct PageInfo {
     /// Whether any comment comes after the page's last edge in the connection's order (older,
     /// newest first), in the whole list.
     pub has_next_page: bool,

@@ -22,9 +22,9 @@ use crate::ratelimit::Throttle;
 /// `Cache-Control` of an error-free anonymous query over GET, with no per-client figure, under
 /// the default `--cache-max-age` and `--cache-stale-while-revalidate` (the server's own value
 /// replaces it: `HttpOptions::public_cache_control`).
-pub const PUBLIC: &str = "public, max-age=5, stale-while-revalidate=30";
+pub(super) const PUBLIC: &str = "public, max-age=5, stale-while-revalidate=30";
 /// `Cache-Control` of an error-free query over GET that is one client's own.
-pub const PRIVATE: &str = "private, max-age=5";
+pub(super) const PRIVATE: &str = "private, max-age=5";
 /// `Cache-Control` of everything else: POST, and responses with errors.
 pub const NO_STORE: &str = "no-store";
 
@@ -52,17 +52,17 @@ pub(super) struct Cacheability {
 
 impl Cacheability {
     /// Whether a shared cache may keep the response: then it must hold nothing of one client's.
-    pub fn shared(&self) -> bool {
+    pub(super) fn shared(&self) -> bool {
         self.over_get && self.error_free && !self.authorization && self.tags_fit
     }
 
     /// The `throttleStatus` the body may show: none in a response a shared cache may keep.
-    pub fn body_throttle(&self) -> Option<Throttle> {
+    pub(super) fn body_throttle(&self) -> Option<Throttle> {
         self.throttle.filter(|_| !self.shared())
     }
 
     /// The `Cache-Control` value.
-    pub fn cache_control(&self) -> &'static str {
+    pub(super) fn cache_control(&self) -> &'static str {
         if !self.over_get || !self.error_free {
             NO_STORE
         } else if self.shared() {
@@ -73,7 +73,7 @@ impl Cacheability {
     }
 
     /// Sets `Cache-Control`, `Vary` and the rate-limit fields on `headers`.
-    pub fn apply(&self, headers: &mut HeaderMap) {
+    pub(super) fn apply(&self, headers: &mut HeaderMap) {
         headers.insert(
             header::CACHE_CONTROL,
             HeaderValue::from_static(self.cache_control()),

@@ -18,7 +18,7 @@ use super::embedded::{self, CSS, File, JS};
 use crate::auth::Auth;
 
 /// The example queries, in tab order: `(file stem, text)`. The tests execute the same files.
-pub const EXAMPLES: [(&str, &str); 10] = [
+pub(super) const EXAMPLES: [(&str, &str); 10] = [
     (
         "first-page",
         include_str!("../../playground/first-page.graphql"),
@@ -149,7 +149,7 @@ fn tabs_json(jwt: bool) -> String {
 }
 
 /// `GET /`: the page, for this server's `--auth`.
-pub async fn page(State(app): State<Arc<AppState>>) -> Response {
+pub(super) async fn page(State(app): State<Arc<AppState>>) -> Response {
     let page = match app.api.auth {
         Auth::Off => &PAGE,
         Auth::Jwt(_) => &PAGE_JWT,
@@ -158,7 +158,7 @@ pub async fn page(State(app): State<Arc<AppState>>) -> Response {
 }
 
 /// `GET /playground/{name}`: an embedded file.
-pub async fn asset(Path(name): Path<String>) -> Response {
+pub(super) async fn asset(Path(name): Path<String>) -> Response {
     embedded::file(&ASSETS, &name)
 }
 

@@ -16,11 +16,11 @@ use axum::http::{HeaderValue, Request};
 use super::{REQUEST_ID, TrustedProxies};
 
 /// The longest request id kept from a trusted proxy (a UUID is 36, a W3C trace id 32).
-pub const MAX_REQUEST_ID_CHARS: usize = 128;
+pub(super) const MAX_REQUEST_ID_CHARS: usize = 128;
 
 /// `request` without its `X-Request-Id` unless it came from a trusted proxy and looks like an
 /// id (the module's comment); the request-id layer then sets a fresh one.
-pub fn keep_only_trusted<B>(mut request: Request<B>, trusted: &TrustedProxies) -> Request<B> {
+pub(super) fn keep_only_trusted<B>(mut request: Request<B>, trusted: &TrustedProxies) -> Request<B> {
     let from_trusted = request
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()

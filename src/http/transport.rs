@@ -26,11 +26,11 @@ mod request;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-pub use self::request::{DocumentId, Read, Unread, get_request, post_request};
+pub(super) use self::request::{DocumentId, Read, Unread, get_request, post_request};
 
 /// The media types `/graphql` answers in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MediaType {
+pub(super) enum MediaType {
     /// `application/graphql-response+json`: status codes say whether execution began.
     GraphQlResponse,
     /// `application/json`: 200 for every GraphQL result, for clients of before the spec.
@@ -47,7 +47,7 @@ impl MediaType {
 
     /// The status of a GraphQL result: under `application/graphql-response+json`, a request
     /// that never reached execution (it has no `data`) is the client's error.
-    pub fn status(self, executed: bool) -> StatusCode {
+    pub(super) fn status(self, executed: bool) -> StatusCode {
         match (self, executed) {
             (MediaType::GraphQlResponse, false) => StatusCode::BAD_REQUEST,
             _ => StatusCode::OK,
@@ -57,7 +57,7 @@ impl MediaType {
 
 /// A request `/graphql` cannot take, answered before any GraphQL runs.
 #[derive(Debug)]
-pub struct Refusal {
+pub(super) struct Refusal {
     pub status: StatusCode,
     pub code: &'static str,
     pub message: String,
@@ -87,7 +87,7 @@ pub(super) fn too_large(max_bytes: usize) -> Refusal {
 /// Picks the response's media type from the request's `Accept` header: the supported type with
 /// the highest quality, the earlier on a tie; `*/*` and `application/*` mean `application/json`;
 /// no header (or an empty one) means `application/json`.
-pub fn negotiate(headers: &HeaderMap) -> Result<MediaType, Refusal> {
+pub(super) fn negotiate(headers: &HeaderMap) -> Result<MediaType, Refusal> {
     let accept: Vec<&str> = headers
         .get_all(header::ACCEPT)
         .iter()
@@ -143,14 +143,14 @@ struct ResponseBody<'a> {
 
 /// Whether execution began: a request error (syntax, validation, variables) has no data and
 /// errors that point nowhere into it.
-pub fn executed(response: &async_graphql::Response) -> bool {
+pub(super) fn executed(response: &async_graphql::Response) -> bool {
     !(response.data == async_graphql::Value::Null
         && !response.errors.is_empty()
         && response.errors.iter().all(|e| e.path.is_empty()))
 }
 
 /// Writes `response` in `media`.
-pub fn respond(media: MediaType, response: &async_graphql::Response) -> Response {
+pub(super) fn respond(media: MediaType, response: &async_graphql::Response) -> Response {
     let executed = executed(response);
     let body = ResponseBody {
         data: executed.then_some(&response.data),
@@ -179,7 +179,7 @@ pub fn respond(media: MediaType, response: &async_graphql::Response) -> Response
 }
 
 /// A refusal in the GraphQL response shape, `no-store`.
-pub fn refusal(media: MediaType, refusal: &Refusal, request_id: &str) -> Response {
+pub(super) fn refusal(media: MediaType, refusal: &Refusal, request_id: &str) -> Response {
     #[derive(serde::Serialize)]
     struct Body<'a> {
         errors: [Error<'a>; 1],

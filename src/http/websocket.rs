@@ -34,7 +34,7 @@ use async_graphql::http::WebSocketProtocols;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::http::{HeaderMap, StatusCode};
 
-pub use self::cohort::Cohorts;
+pub(super) use self::cohort::Cohorts;
 use self::init::{Connection, Init};
 pub use self::socket::SLOW_SUBSCRIBER_CLOSE;
 use self::subscribe::SubscriptionsOnly;

@@ -44,12 +44,12 @@ impl<K> Default for Treap<K> {
 
 impl<K: Ord + Copy> Treap<K> {
     /// Number of members with a rating in `ratings`.
-    pub fn count(&self, ratings: RatingSet) -> u64 {
+    pub(super) fn count(&self, ratings: RatingSet) -> u64 {
         self.masked(self.root, ratings)
     }
 
     /// The rating stored for `key`, if it is a member.
-    pub fn rating_of(&self, key: &K) -> Option<Rating> {
+    pub(super) fn rating_of(&self, key: &K) -> Option<Rating> {
         let mut t = self.root;
         while t != NIL {
             let node = &self.nodes[t as usize];
@@ -63,7 +63,7 @@ impl<K: Ord + Copy> Treap<K> {
     }
 
     /// Adds `key` with `rating`, or changes its rating. Idempotent.
-    pub fn insert(&mut self, key: K, rating: Rating) {
+    pub(super) fn insert(&mut self, key: K, rating: Rating) {
         match self.rating_of(&key) {
             Some(existing) if existing == rating => return,
             Some(_) => self.remove(&key),
@@ -77,7 +77,7 @@ impl<K: Ord + Copy> Treap<K> {
 
     /// The same members under keys mapped by `f`, which must keep their order (sort keys to
     /// positions in one group, say): shape, priorities and counts carry over, in O(n).
-    pub fn map_keys<L>(&self, f: impl Fn(&K) -> L) -> Treap<L> {
+    pub(super) fn map_keys<L>(&self, f: impl Fn(&K) -> L) -> Treap<L> {
         Treap {
             nodes: self
                 .nodes
@@ -98,7 +98,7 @@ impl<K: Ord + Copy> Treap<K> {
     }
 
     /// Removes `key` if it is a member. Idempotent.
-    pub fn remove(&mut self, key: &K) {
+    pub(super) fn remove(&mut self, key: &K) {
         if self.rating_of(key).is_none() {
             return;
         }
@@ -113,7 +113,7 @@ impl<K: Ord + Copy> Treap<K> {
 
     /// How many members with a rating in `ratings` come at or before `key` when reading in
     /// `order` (`key` itself counted if it is a member).
-    pub fn count_through(&self, key: &K, order: Order, ratings: RatingSet) -> u64 {
+    pub(super) fn count_through(&self, key: &K, order: Order, ratings: RatingSet) -> u64 {
         let mut total = 0;
         let mut t = self.root;
         while t != NIL {
@@ -136,7 +136,7 @@ impl<K: Ord + Copy> Treap<K> {
     }
 
     /// The member at 0-based `rank` among those with a rating in `ratings`, read in `order`.
-    pub fn select(&self, mut rank: u64, order: Order, ratings: RatingSet) -> Option<K> {
+    pub(super) fn select(&self, mut rank: u64, order: Order, ratings: RatingSet) -> Option<K> {
         let mut t = self.root;
         while t != NIL {
             let (near, far) = self.sides(t, order);
@@ -262,7 +262,7 @@ impl<K: Ord + Copy> Treap<K> {
 impl Treap<SortKey> {
     /// Every member, newest first, with the version `version_of` tells.
     /// (and the helpful count `helpful_of` tells).
-    pub fn entries(
+    pub(super) fn entries(
         &self,
         sku: &Sku,
         version_of: impl Fn(&SortKey) -> u64,

@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 /// A GraphQL response: `data` (absent when the request never ran) and `errors`.
 #[derive(Debug, Default, Deserialize)]
-pub struct Answer {
+pub(super) struct Answer {
     #[serde(default)]
     pub data: Option<Data>,
     #[serde(default)]
@@ -14,34 +14,34 @@ pub struct Answer {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct Data {
+pub(super) struct Data {
     pub product: Option<Product>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Product {
+pub(super) struct Product {
     pub sku: String,
     pub rating_summary: Option<RatingSummary>,
     pub comments: Option<Comments>,
 }
 
 #[derive(Debug, Deserialize)]
-pub struct RatingSummary {
+pub(super) struct RatingSummary {
     pub total: u64,
     pub average: Option<f64>,
     pub counts: Vec<RatingCount>,
 }
 
 #[derive(Debug, Deserialize)]
-pub struct RatingCount {
+pub(super) struct RatingCount {
     pub rating: u8,
     pub count: u64,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Comments {
+pub(super) struct Comments {
     pub total_count: Option<u64>,
     pub start_offset: Option<u64>,
     pub nodes: Vec<Comment>,
@@ -50,7 +50,7 @@ pub struct Comments {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Comment {
+pub(super) struct Comment {
     pub id: String,
     pub author: String,
     pub body: String,
@@ -61,7 +61,7 @@ pub struct Comment {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct PageCursors {
+pub(super) struct PageCursors {
     pub first: PageLink,
     pub previous: Option<PageLink>,
     pub around: Vec<PageLink>,
@@ -72,7 +72,7 @@ pub struct PageCursors {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct PageLink {
+pub(super) struct PageLink {
     pub page: u64,
     #[serde(default)]
     pub is_current: bool,
@@ -80,7 +80,7 @@ pub struct PageLink {
 
 impl PageCursors {
     /// The page holding the connection's first edge, if it is one of the links.
-    pub fn current(&self) -> Option<u64> {
+    pub(super) fn current(&self) -> Option<u64> {
         std::iter::once(&self.first)
             .chain(&self.around)
             .chain(std::iter::once(&self.last))
@@ -90,19 +90,19 @@ impl PageCursors {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct ApiError {
+pub(super) struct ApiError {
     pub message: String,
     #[serde(default)]
     pub extensions: Option<Extensions>,
 }
 
 #[derive(Debug, Deserialize)]
-pub struct Extensions {
+pub(super) struct Extensions {
     pub code: Option<String>,
 }
 
 impl ApiError {
-    pub fn code(&self) -> &str {
+    pub(super) fn code(&self) -> &str {
         self.extensions
             .as_ref()
             .and_then(|e| e.code.as_deref())
@@ -113,7 +113,7 @@ impl ApiError {
 /// Why an answer holds no comments, said for a reader: the page's title, the detail and the
 /// HTTP status of the page that says it.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Failure {
+pub(super) struct Failure {
     pub status: StatusCode,
     pub title: &'static str,
     pub detail: String,
@@ -124,7 +124,7 @@ pub struct Failure {
 impl Failure {
     /// The failure of an answer without comments, by its first error's `extensions.code`.
     /// `status` is the HTTP status `/graphql` answered (429 when a budget refused it).
-    pub fn of(errors: &[ApiError], status: StatusCode, filtered: bool) -> Self {
+    pub(super) fn of(errors: &[ApiError], status: StatusCode, filtered: bool) -> Self {
         let (code, message) = errors
             .first()
             .map_or(("", "The server answered without data."), |e| {

@@ -29,7 +29,7 @@ use super::json_ld;
 use super::view::{DEFAULT_ORDER, View};
 
 /// The `<head>` elements of `view`, showing `shown` (the view at the page it holds).
-pub fn elements(view: &View, shown: &View, product: &Product, comments: &Comments) -> String {
+pub(super) fn elements(view: &View, shown: &View, product: &Product, comments: &Comments) -> String {
     let mut head = format!(
         "<link rel=\"canonical\" href=\"{}\">",
         esc(&canonical(shown, comments).url())
@@ -57,7 +57,7 @@ pub fn elements(view: &View, shown: &View, product: &Product, comments: &Comment
 }
 
 /// The canonical view of `shown`: see the module's comment.
-pub fn canonical(shown: &View, comments: &Comments) -> View {
+pub(super) fn canonical(shown: &View, comments: &Comments) -> View {
     let page = shown.at_page(shown.page);
     match shown.order {
         DEFAULT_ORDER => {}

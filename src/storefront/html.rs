@@ -4,7 +4,7 @@
 use std::fmt;
 
 /// `text` escaped for HTML text and quoted attribute values alike.
-pub struct Escaped<'a>(pub &'a str);
+pub(super) struct Escaped<'a>(pub &'a str);
 
 impl fmt::Display for Escaped<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -25,14 +25,14 @@ impl fmt::Display for Escaped<'_> {
 }
 
 /// Shorthand for [`Escaped`].
-pub fn esc(text: &str) -> Escaped<'_> {
+pub(super) fn esc(text: &str) -> Escaped<'_> {
     Escaped(text)
 }
 
 /// JSON text made safe inside `<script>`: `<`, `>` and `&` (which can only occur inside JSON
 /// strings) as `\u003c`, `\u003e`, `\u0026`, so no `</script>` or `<!--` can end or change the
 /// element; U+2028 and U+2029 too, for scripts that read it as JavaScript.
-pub fn script_json(json: &str) -> String {
+pub(super) fn script_json(json: &str) -> String {
     let mut out = String::with_capacity(json.len());
     for c in json.chars() {
         match c {
@@ -49,7 +49,7 @@ pub fn script_json(json: &str) -> String {
 
 /// `template` with each `{{name}}` replaced by `value(name)` (left as it is when `None`), in one
 /// pass: text put in never gets its own `{{…}}` filled.
-pub fn fill(template: &str, value: impl Fn(&str) -> Option<String>) -> String {
+pub(super) fn fill(template: &str, value: impl Fn(&str) -> Option<String>) -> String {
     let mut out = String::with_capacity(template.len() * 2);
     let mut rest = template;
     while let Some(start) = rest.find("{{") {
@@ -69,7 +69,7 @@ pub fn fill(template: &str, value: impl Fn(&str) -> Option<String>) -> String {
 }
 
 /// `n` with thousands separated by commas: `250,000`.
-pub fn grouped(n: u64) -> String {
+pub(super) fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, digit) in digits.chars().enumerate() {
@@ -83,7 +83,7 @@ pub fn grouped(n: u64) -> String {
 
 /// An RFC 3339 instant as a reader sees it before the script shows it in their own time zone:
 /// `3 Mar 2025, 14:05 UTC` (the text as it is when it does not parse).
-pub fn date(rfc3339: &str) -> String {
+pub(super) fn date(rfc3339: &str) -> String {
     chrono::DateTime::parse_from_rfc3339(rfc3339).map_or_else(
         |_| rfc3339.to_owned(),
         |t| t.to_utc().format("%-d %b %Y, %H:%M UTC").to_string(),
@@ -92,7 +92,7 @@ pub fn date(rfc3339: &str) -> String {
 
 /// `rating` filled stars and `5 - rating` empty ones, for screen readers "`rating` out of 5
 /// stars" (`label`: `false` where the label already says it).
-pub fn stars(rating: u8, label: bool) -> String {
+pub(super) fn stars(rating: u8, label: bool) -> String {
     let rating = usize::from(rating.min(5));
     let (on, off) = ("★".repeat(rating), "★".repeat(5 - rating));
     if label {

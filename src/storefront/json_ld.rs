@@ -13,7 +13,7 @@ use super::html::script_json;
 /// The `<script type="application/ld+json">` element of a page of `product` showing
 /// `comments`; `None` for a product without comments (rich results need a rating or a
 /// review, and there is neither).
-pub fn element(product: &Product, comments: &[Comment]) -> Option<String> {
+pub(super) fn element(product: &Product, comments: &[Comment]) -> Option<String> {
     let data = structured_data(product, comments)?;
     Some(format!(
         "<script type=\"application/ld+json\">{}</script>",

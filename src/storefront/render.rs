@@ -14,7 +14,7 @@ use super::view::{self, View};
 
 /// A page's parts, for `demo.html`'s placeholders.
 #[derive(Debug, Default)]
-pub struct Rendered {
+pub(super) struct Rendered {
     pub status: StatusCode,
     pub title: String,
     /// Links and structured data for `<head>` (`head`).
@@ -33,7 +33,7 @@ pub struct Rendered {
 /// The page of `view`, from the answer's `product` and its `comments`; `partial` when the
 /// answer had errors beside its comments (counts or page numbers missing). A page past the
 /// end of the list is a 404 that says how many pages there are.
-pub fn reviews(view: &View, product: &Product, comments: &Comments, partial: bool) -> Rendered {
+pub(super) fn reviews(view: &View, product: &Product, comments: &Comments, partial: bool) -> Rendered {
     let cursors = comments.page_cursors.as_ref();
     let page = cursors.and_then(PageCursors::current).unwrap_or(view.page);
     let size = u64::from(view.size);
@@ -87,7 +87,7 @@ fn ratings_list(ratings: &[u8]) -> String {
 }
 
 /// A page number past the end of the list (404).
-pub fn past_the_end(view: &View, page_count: u64) -> Rendered {
+pub(super) fn past_the_end(view: &View, page_count: u64) -> Rendered {
     let last = page_count.max(1);
     let pages = if page_count == 1 {
         "1 page".to_owned()
@@ -110,7 +110,7 @@ pub fn past_the_end(view: &View, page_count: u64) -> Rendered {
 }
 
 /// The page for an answer without comments (`Failure`), with links onward.
-pub fn failed(view: &View, why: &Failure) -> Rendered {
+pub(super) fn failed(view: &View, why: &Failure) -> Rendered {
     let mut links = vec![];
     if why.code == "NOT_FOUND" && !view.ratings.is_empty() {
         let all = View {
@@ -131,7 +131,7 @@ pub fn failed(view: &View, why: &Failure) -> Rendered {
 }
 
 /// A page that says what went wrong (`status`), for `sku`, with `links` (`(href, text)`).
-pub fn failure(
+pub(super) fn failure(
     sku: &str,
     status: StatusCode,
     title: &str,

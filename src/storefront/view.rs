@@ -14,22 +14,22 @@ use serde_json::{Value, json};
 use crate::graphql::CommentOrder;
 
 /// The product a URL without `sku` shows: the one the embedded server seeds.
-pub const DEFAULT_SKU: &str = "DAFT_PUNK_TSHIRT";
+pub(super) const DEFAULT_SKU: &str = "DAFT_PUNK_TSHIRT";
 /// Comments per page when the URL gives no `size`.
-pub const DEFAULT_SIZE: u32 = 10;
+pub(super) const DEFAULT_SIZE: u32 = 10;
 /// The highest page number a URL may carry (nine digits, as the script reads them).
 const MAX_PAGE: u64 = 999_999_999;
 /// The default order (`CommentOrder`'s default).
-pub const DEFAULT_ORDER: &str = "NEWEST";
+pub(super) const DEFAULT_ORDER: &str = "NEWEST";
 
 /// The orders a view may be sorted in: `CommentOrder`'s values, the default first.
-pub fn orders() -> impl Iterator<Item = &'static str> {
+pub(super) fn orders() -> impl Iterator<Item = &'static str> {
     CommentOrder::items().iter().map(|item| item.name)
 }
 
 /// How the selector and the status line name an order: `HIGHEST_RATED` is "Highest rated
 /// first".
-pub fn order_label(order: &str) -> String {
+pub(super) fn order_label(order: &str) -> String {
     let words = order.to_lowercase().replace('_', " ");
     let mut chars = words.chars();
     let first = chars.next().map(|c| c.to_uppercase().to_string());
@@ -39,7 +39,7 @@ pub fn order_label(order: &str) -> String {
 /// One view of the demo: a product's comments, filtered, cut into pages of `size` and numbered
 /// from one end, or the page that holds one comment.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct View {
+pub(super) struct View {
     pub sku: String,
     /// The `CommentOrder` value (`sort`, in lower case, in the URL).
     pub order: &'static str,
@@ -57,11 +57,11 @@ pub struct View {
 
 /// A URL parameter that makes no sense, said for a reader.
 #[derive(Debug, PartialEq, Eq)]
-pub struct BadLink(pub String);
+pub(super) struct BadLink(pub String);
 
 impl View {
     /// The first page of `sku`'s comments, under every default.
-    pub fn first_page(sku: &str) -> Self {
+    pub(super) fn first_page(sku: &str) -> Self {
         Self {
             sku: sku.to_owned(),
             order: DEFAULT_ORDER,
@@ -77,7 +77,7 @@ impl View {
     /// `max_size`. Unknown parameters are ignored (trackers add their own); a repeated one
     /// counts once, except `ratings`, which adds up (`ratings=4&ratings=5`, what the rating
     /// form sends, is `ratings=4,5`).
-    pub fn parse(query: &str, max_size: u32) -> Result<Self, BadLink> {
+    pub(super) fn parse(query: &str, max_size: u32) -> Result<Self, BadLink> {
         let params: Vec<(String, String)> = serde_urlencoded::from_str(query)
             .map_err(|_| BadLink("The address is not a valid link.".to_owned()))?;
         let first = |name: &str| {
@@ -125,7 +125,7 @@ impl View {
     }
 
     /// This view's URL, path and query (the script builds the same, `viewUrl` in `demo.js`).
-    pub fn url(&self) -> String {
+    pub(super) fn url(&self) -> String {
         let mut params: Vec<(&str, String)> = vec![("sku", self.sku.clone())];
         if self.order != DEFAULT_ORDER {
             params.push(("sort", self.order.to_lowercase()));
@@ -151,7 +151,7 @@ impl View {
     }
 
     /// Page `page` of this view's list (same product, filter, size and numbering).
-    pub fn at_page(&self, page: u64) -> Self {
+    pub(super) fn at_page(&self, page: u64) -> Self {
         Self {
             page,
             comment: None,
@@ -160,7 +160,7 @@ impl View {
     }
 
     /// The first page of this view's list under the other `numbering`, or the same.
-    pub fn numbered(&self, from_oldest: bool) -> Self {
+    pub(super) fn numbered(&self, from_oldest: bool) -> Self {
         Self {
             from_oldest,
             ..self.at_page(1)
@@ -168,7 +168,7 @@ impl View {
     }
 
     /// The first page of this view's comments sorted in `order` (numbered from its start).
-    pub fn sorted(&self, order: &'static str) -> Self {
+    pub(super) fn sorted(&self, order: &'static str) -> Self {
         Self {
             order,
             from_oldest: false,
@@ -177,7 +177,7 @@ impl View {
     }
 
     /// This view's list with other ratings, from its first page.
-    pub fn rated(&self, ratings: Vec<u8>) -> Self {
+    pub(super) fn rated(&self, ratings: Vec<u8>) -> Self {
         Self {
             ratings,
             ..self.at_page(1)
@@ -186,7 +186,7 @@ impl View {
 
     /// How many comments come before this page in its numbering: `None` when that is past what
     /// a GraphQL `Int` holds (no list is that long).
-    pub fn offset(&self) -> Option<i32> {
+    pub(super) fn offset(&self) -> Option<i32> {
         let offset = (self.page - 1).checked_mul(u64::from(self.size))?;
         i32::try_from(offset).ok()
     }
@@ -196,7 +196,7 @@ impl View {
     /// from its end (`FROM_END`, `numbering=oldest` in the default order); a permalink asks for
     /// the page `containing` its comment. `None` when the offset is past any list
     /// ([`View::offset`]).
-    pub fn variables(&self) -> Option<Value> {
+    pub(super) fn variables(&self) -> Option<Value> {
         let ratings = (!self.ratings.is_empty()).then_some(&self.ratings);
         let numbering = if self.from_oldest {
             "FROM_END"

@@ -41,7 +41,7 @@ pub enum Transport {
 
 /// A request that passed the check.
 #[derive(Debug)]
-pub struct Checked {
+pub(crate) struct Checked {
     /// The parsed document (with what is kept of it by text: its price's plan, whether it
     /// passed validation), also set on the request so that running it parses nothing; `None`
     /// when the text does not parse: the syntax error is left to async-graphql to report in
@@ -56,7 +56,7 @@ pub struct Checked {
 
 /// Why a request may not run: the same message and `extensions.code` on every transport.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
-pub enum Rejection {
+pub(crate) enum Rejection {
     #[error("mutations must be sent with POST")]
     MutationOverGet,
     #[error(
@@ -98,7 +98,7 @@ pub enum Rejection {
 
 impl Rejection {
     /// The `extensions.code` of the refusal.
-    pub fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         match self {
             Self::MutationOverGet | Self::OnlySubscriptions => "BAD_REQUEST",
             Self::TooManyAliases { .. }
@@ -115,7 +115,7 @@ impl Rejection {
 
 /// Parses `request` (or takes its document from `documents`), checks it for `transport` and
 /// `options`' limits, and leaves the document on the request for execution.
-pub fn check_request(
+pub(crate) fn check_request(
     request: &mut async_graphql::Request,
     transport: Transport,
     documents: &DocumentCache,

@@ -11,7 +11,7 @@ use crate::ratelimit::Throttle;
 /// when the request failed before it was priced; `actualQueryCost`: what it took from the
 /// budget, the same number, null when it did not run; `throttleStatus`: the budget after it,
 /// null when cost is not limited), beside what the request read.
-pub fn extension(
+pub(crate) fn extension(
     requested: Option<u64>,
     actual: Option<u64>,
     throttle: Option<Throttle>,

@@ -30,11 +30,11 @@ use crate::graphql::pricing::{Priced, Pricing};
 use crate::pagination::PagingSettings;
 
 /// Longest query text kept: hand-written and generated client queries are far shorter.
-pub const MAX_TEXT_BYTES: usize = 8 * 1024;
+pub(crate) const MAX_TEXT_BYTES: usize = 8 * 1024;
 
 /// What the limits of the request check measure of a document, whatever its operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Measures {
+pub(crate) struct Measures {
     /// Fields and aliases, fragments counted at every spread ([`selections::selected`]).
     pub selected: selections::Selected,
     /// How deep fields nest; `usize::MAX` for chains of fragment spreads ([`limits::depth`]).
@@ -54,7 +54,7 @@ impl Measures {
 /// A parsed document with its [`Measures`], its price's plan once a request made it
 /// (`graphql::pricing`), and whether a request of it passed validation ([`Validated`]).
 #[derive(Clone, Debug)]
-pub struct Parsed {
+pub(crate) struct Parsed {
     pub document: Arc<ExecutableDocument>,
     pub measures: Measures,
     pub pricing: Pricing,
@@ -65,22 +65,22 @@ pub struct Parsed {
 /// copy of its parse: later requests of it only have their variables checked
 /// (`graphql::variables`).
 #[derive(Clone, Debug, Default)]
-pub struct Validated(Arc<AtomicBool>);
+pub(crate) struct Validated(Arc<AtomicBool>);
 
 impl Validated {
-    pub fn get(&self) -> bool {
+    pub(crate) fn get(&self) -> bool {
         self.0.load(Ordering::Relaxed)
     }
 
     /// A request of the text passed validation.
-    pub fn set(&self) {
+    pub(crate) fn set(&self) {
         self.0.store(true, Ordering::Relaxed);
     }
 }
 
 impl Parsed {
     /// `document` with its measures taken.
-    pub fn new(document: Arc<ExecutableDocument>) -> Self {
+    pub(crate) fn new(document: Arc<ExecutableDocument>) -> Self {
         let measures = Measures::of(&document);
         Self {
             document,
@@ -92,7 +92,7 @@ impl Parsed {
 
     /// The price of `request` (a request of this text) under this server's `settings`
     /// (`graphql::pricing`), on every transport.
-    pub fn price(
+    pub(crate) fn price(
         &self,
         types: &OutputTypes,
         request: &async_graphql::Request,
@@ -105,7 +105,7 @@ impl Parsed {
 
 /// A bounded map from query text to its parsed document.
 #[derive(Debug)]
-pub struct DocumentCache {
+pub(crate) struct DocumentCache {
     capacity: usize,
     inner: Mutex<Entries>,
     /// Trusted documents, parsed at start-up; read without the lock.
@@ -121,7 +121,7 @@ struct Entries {
 
 impl DocumentCache {
     /// A cache of at most `capacity` documents; 0 keeps none.
-    pub fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize) -> Self {
         Self {
             capacity,
             inner: Mutex::default(),
@@ -130,7 +130,7 @@ impl DocumentCache {
     }
 
     /// Keeps `documents` (text and parse) for good, beside the bounded entries.
-    pub fn with_pinned<'a>(
+    pub(crate) fn with_pinned<'a>(
         mut self,
         documents: impl IntoIterator<Item = (&'a Arc<str>, &'a Arc<ExecutableDocument>)>,
     ) -> Self {
@@ -143,12 +143,12 @@ impl DocumentCache {
 
     /// Whether a request of `text` is parsed again each time it comes: it is neither a trusted
     /// document (pinned) nor short enough to be kept.
-    pub fn parsed_each_time(&self, text: &str) -> bool {
+    pub(crate) fn parsed_each_time(&self, text: &str) -> bool {
         text.len() > MAX_TEXT_BYTES && !self.pinned.contains_key(text)
     }
 
     /// The document parsed from `text`, if it is kept.
-    pub fn get(&self, text: &str) -> Option<Parsed> {
+    pub(crate) fn get(&self, text: &str) -> Option<Parsed> {
         // An empty map answers without hashing the text.
         if let Some(parsed) = self.pinned.get(text) {
             return Some(parsed.clone());
@@ -160,7 +160,7 @@ impl DocumentCache {
     }
 
     /// Keeps `parsed` as the parse of `text` (unless the text is too long to keep).
-    pub fn insert(&self, text: &str, parsed: &Parsed) {
+    pub(crate) fn insert(&self, text: &str, parsed: &Parsed) {
         if self.capacity == 0 || text.len() > MAX_TEXT_BYTES {
             return;
         }

@@ -38,11 +38,11 @@ use crate::pagination::PageStats;
 use crate::ratelimit::Throttle;
 
 /// Errors one response carries before the cut.
-pub const MAX_ERRORS: usize = 20;
+pub(crate) const MAX_ERRORS: usize = 20;
 
 /// Keeps the first [`MAX_ERRORS`] of `errors` and, if any were cut, appends one error
 /// (`TOO_MANY_ERRORS`) that says how many.
-pub fn cap(errors: &mut Vec<ServerError>) {
+pub(crate) fn cap(errors: &mut Vec<ServerError>) {
     let cut = errors.len().saturating_sub(MAX_ERRORS);
     if cut == 0 {
         return;

@@ -23,7 +23,7 @@ use crate::graphql::MAX_NESTING;
 /// Every root field of a mutation is one write, so aliases (`a: addComment b: addComment`)
 /// cost one each; two selections of one response name are one field, which GraphQL executes
 /// once. Unknown and cyclic fragments count as empty: validation rejects them later.
-pub fn writes(document: &ExecutableDocument, operation_name: Option<&str>) -> usize {
+pub(super) fn writes(document: &ExecutableDocument, operation_name: Option<&str>) -> usize {
     let operation = match (&document.operations, operation_name) {
         (DocumentOperations::Single(op), _) => Some(op),
         (DocumentOperations::Multiple(ops), Some(name)) => ops.get(name),
@@ -81,7 +81,7 @@ pub fn writes(document: &ExecutableDocument, operation_name: Option<&str>) -> us
 /// introspection field counts, so fan-outs like `fields { type { fields { … } } }` stay
 /// limited. A document whose fragment spreads nest past [`MAX_NESTING`] counts as
 /// `usize::MAX`. Unknown and cyclic fragments count as empty: validation rejects them later.
-pub fn depth(document: &ExecutableDocument) -> usize {
+pub(super) fn depth(document: &ExecutableDocument) -> usize {
     let mut walk = DepthWalk {
         fragments: &document.fragments,
         known: HashMap::new(),

@@ -20,7 +20,7 @@ use async_graphql::{Name, Positioned};
 /// What a document selects, fragments expanded (saturating: a count past `usize::MAX` is
 /// `usize::MAX`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Selected {
+pub(crate) struct Selected {
     /// Fields, `__typename` included.
     pub fields: usize,
     /// Fields selected under an alias.
@@ -38,7 +38,7 @@ impl Selected {
 
 /// The fields and aliases `document` selects: every operation's, expanded, plus each fragment
 /// no operation spreads, once.
-pub fn selected(document: &ExecutableDocument) -> Selected {
+pub(super) fn selected(document: &ExecutableDocument) -> Selected {
     let mut walk = Walk {
         fragments: &document.fragments,
         known: HashMap::new(),

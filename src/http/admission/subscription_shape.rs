@@ -25,11 +25,11 @@ use async_graphql::parser::types::{
 };
 
 /// Fields that read a connection (pages of comments) each time they run.
-pub const CONNECTION_FIELDS: [&str; 3] = ["comments", "pageCursors", "ratingSummary"];
+pub(super) const CONNECTION_FIELDS: [&str; 3] = ["comments", "pageCursors", "ratingSummary"];
 
 /// Why a subscription operation may not run.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Shape {
+pub(super) enum Shape {
     /// It selects this many root fields, not one.
     RootFields(usize),
     /// It selects this connection field below its root field.
@@ -38,7 +38,7 @@ pub enum Shape {
 
 /// Checks the subscription operation `operation_name` selects in `document` (others are not
 /// this module's business).
-pub fn check(document: &ExecutableDocument, operation_name: Option<&str>) -> Result<(), Shape> {
+pub(super) fn check(document: &ExecutableDocument, operation_name: Option<&str>) -> Result<(), Shape> {
     let Some(operation) = selected(document, operation_name) else {
         return Ok(());
     };

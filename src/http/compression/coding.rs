@@ -20,7 +20,7 @@ use axum::http::{HeaderMap, HeaderValue, header};
 
 /// A content coding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Coding {
+pub(crate) enum Coding {
     Identity,
     Gzip,
     Brotli,
@@ -33,7 +33,7 @@ impl Coding {
     pub const ENCODED: [Coding; 3] = [Coding::Gzip, Coding::Brotli, Coding::Zstd];
 
     /// The token in `Content-Encoding` (and the suffix of an encoded answer's `ETag`).
-    pub fn token(self) -> &'static str {
+    pub(crate) fn token(self) -> &'static str {
         match self {
             Coding::Identity => "identity",
             Coding::Gzip => "gzip",
@@ -54,14 +54,14 @@ impl Coding {
     }
 
     /// `Content-Encoding`'s value; `None` for identity, which is sent without one.
-    pub fn header(self) -> Option<HeaderValue> {
+    pub(crate) fn header(self) -> Option<HeaderValue> {
         (self != Coding::Identity).then(|| HeaderValue::from_static(self.token()))
     }
 
     /// `body` in this coding, at the qualities the layer uses: gzip at level 6 (flate2's and
     /// async-compression's default), brotli at quality 4 (tower-http's default: 11 is far too
     /// slow on the fly) and window 22, zstd at level 3. Identity is the body itself.
-    pub fn encode(self, body: &[u8]) -> std::io::Result<Vec<u8>> {
+    pub(crate) fn encode(self, body: &[u8]) -> std::io::Result<Vec<u8>> {
         let mut out = Vec::with_capacity(body.len() / 4 + 64);
         match self {
             Coding::Identity => out.extend_from_slice(body),
@@ -92,7 +92,7 @@ impl Coding {
 /// Entries that cannot be read (an unknown coding, a malformed weight) are skipped, as
 /// tower-http's layer skips them. `None`: nothing acceptable (the compression guard refuses
 /// such requests).
-pub fn preferred(headers: &HeaderMap) -> Option<Coding> {
+pub(crate) fn preferred(headers: &HeaderMap) -> Option<Coding> {
     let entries: Vec<(&str, u16)> = headers
         .get_all(header::ACCEPT_ENCODING)
         .iter()

@@ -28,7 +28,7 @@ use tower::{Layer, Service};
 use tower_http::compression::CompressionLayer;
 use tower_http::compression::predicate::{NotForContentType, Predicate, SizeAbove};
 
-pub use self::coding::{Coding, preferred};
+pub(super) use self::coding::{Coding, preferred};
 use super::REQUEST_ID;
 use super::transport::{self, MediaType, Refusal};
 

@@ -22,7 +22,7 @@ pub struct BodyTimeout(pub u128);
 
 /// A request body that must end by a deadline.
 #[derive(Debug)]
-pub struct DeadlineBody {
+pub(super) struct DeadlineBody {
     inner: Incoming,
     /// `None` once the body ended or failed (and for a request without a body).
     deadline: Option<Deadline>,
@@ -50,7 +50,7 @@ impl Deadline {
 
 impl DeadlineBody {
     /// `inner`, failing `timeout` after `started` unless it has ended by then.
-    pub fn new(
+    pub(super) fn new(
         inner: Incoming,
         started: Instant,
         timeout: Duration,
@@ -125,13 +125,13 @@ impl Body for DeadlineBody {
 
 /// A response body whose end, or drop, ends its request for the connection's [`Activity`].
 #[derive(Debug)]
-pub struct TrackedBody {
+pub(super) struct TrackedBody {
     inner: axum::body::Body,
     activity: Arc<Activity>,
 }
 
 impl TrackedBody {
-    pub fn new(inner: axum::body::Body, activity: Arc<Activity>) -> Self {
+    pub(super) fn new(inner: axum::body::Body, activity: Arc<Activity>) -> Self {
         Self { inner, activity }
     }
 }

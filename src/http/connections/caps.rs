@@ -25,7 +25,7 @@ type Counts = Arc<Mutex<HashMap<IpAddr, usize>>>;
 
 /// Connections admitted at once, in all and per address.
 #[derive(Debug)]
-pub struct ConnectionCaps {
+pub(super) struct ConnectionCaps {
     global: Arc<Semaphore>,
     per_address: usize,
     counts: Counts,
@@ -34,7 +34,7 @@ pub struct ConnectionCaps {
 
 /// Why a connection was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Refusal {
+pub(super) enum Refusal {
     /// `--max-connections` are open.
     Global,
     /// `--max-connections-per-address` are open from this address.
@@ -42,7 +42,7 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    pub fn as_str(self) -> &'static str {
+    pub(super) fn as_str(self) -> &'static str {
         match self {
             Refusal::Global => "max_connections",
             Refusal::PerAddress => "max_connections_per_address",
@@ -52,7 +52,7 @@ impl Refusal {
 
 /// One admitted connection; dropping it frees its places.
 #[derive(Debug)]
-pub struct Admission {
+pub(super) struct Admission {
     _global: OwnedSemaphorePermit,
     address: Option<(IpAddr, Counts)>,
 }
@@ -85,7 +85,7 @@ impl Drop for Admission {
 
 impl ConnectionCaps {
     /// At most `max` connections (at least 1), `per_address` from one untrusted address.
-    pub fn new(max: usize, per_address: usize, exempt: TrustedProxies) -> Self {
+    pub(super) fn new(max: usize, per_address: usize, exempt: TrustedProxies) -> Self {
         let max = max.clamp(1, Semaphore::MAX_PERMITS);
         Self {
             global: Arc::new(Semaphore::new(max)),
@@ -96,7 +96,7 @@ impl ConnectionCaps {
     }
 
     /// A place for a connection from `peer`, if one is free.
-    pub fn admit(&self, peer: IpAddr) -> Result<Admission, Refusal> {
+    pub(super) fn admit(&self, peer: IpAddr) -> Result<Admission, Refusal> {
         let peer = peer.to_canonical();
         let client = crate::ratelimit::network(peer);
         let global = self

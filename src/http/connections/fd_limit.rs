@@ -13,7 +13,7 @@ const RESERVED: u64 = 256;
 /// Raises the soft `RLIMIT_NOFILE` to the hard limit; the soft limit in force afterwards, or
 /// `None` where it cannot be read.
 #[cfg(unix)]
-pub fn raise() -> Option<u64> {
+pub(super) fn raise() -> Option<u64> {
     use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
     let limit = getrlimit(Resource::Nofile);
     let (Some(soft), Some(hard)) = (limit.current, limit.maximum) else {
@@ -45,7 +45,7 @@ pub fn raise() -> Option<u64> {
 
 /// The connection cap that fits under a soft limit of `limit` descriptors: `wanted`, or fewer
 /// when the limit leaves no room for them and the [`RESERVED`] ones.
-pub fn connections_under(limit: Option<u64>, wanted: usize) -> usize {
+pub(super) fn connections_under(limit: Option<u64>, wanted: usize) -> usize {
     let Some(limit) = limit else {
         return wanted;
     };

@@ -85,7 +85,7 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
 /// Serves `router` on `listener` until `shutdown` completes; then stops accepting, lets
 /// in-flight requests finish and returns when every HTTP connection has closed.
-pub async fn serve(
+pub(super) async fn serve(
     listener: TcpListener,
     router: Router,
     options: ConnectionOptions,

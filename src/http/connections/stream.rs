@@ -27,7 +27,7 @@ use super::watch::Activity;
 
 /// An accepted socket, watched (the module's comment).
 #[derive(Debug)]
-pub struct WatchedStream {
+pub(super) struct WatchedStream {
     stream: TcpStream,
     activity: Arc<Activity>,
     _admission: Admission,
@@ -37,7 +37,7 @@ pub struct WatchedStream {
 }
 
 impl WatchedStream {
-    pub fn new(
+    pub(super) fn new(
         stream: TcpStream,
         activity: Arc<Activity>,
         admission: Admission,

@@ -46,14 +46,14 @@ const DOOMED_GRACE: Duration = Duration::from_secs(1);
 
 /// Why the watchdog closed a connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Expired {
+pub(super) enum Expired {
     Header,
     Body,
     Idle,
 }
 
 impl Expired {
-    pub fn as_str(self) -> &'static str {
+    pub(super) fn as_str(self) -> &'static str {
         match self {
             Expired::Header => "header_timeout",
             Expired::Body => "body_timeout",
@@ -113,7 +113,7 @@ impl State {
 
 /// One connection's activity, shared by its socket, its service and its watchdog.
 #[derive(Debug)]
-pub struct Activity {
+pub(super) struct Activity {
     state: Mutex<State>,
     changed: Notify,
     /// The service answered 101: the socket is a WebSocket from the next write on.
@@ -121,7 +121,7 @@ pub struct Activity {
 }
 
 impl Activity {
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         let now = Instant::now();
         Self {
             state: Mutex::new(State {
@@ -141,7 +141,7 @@ impl Activity {
     }
 
     /// The service answered `101 Switching Protocols` (a WebSocket upgrade).
-    pub fn upgrading(&self) {
+    pub(super) fn upgrading(&self) {
         self.upgraded.store(true, Ordering::Relaxed);
     }
 
@@ -178,7 +178,7 @@ impl Activity {
 
     /// A request's head has been read; its body, if it has one, must end within `body`.
     /// Returns when (the body's deadline counts from then).
-    pub fn request_started(&self, has_body: bool, body: Duration) -> Instant {
+    pub(super) fn request_started(&self, has_body: bool, body: Duration) -> Instant {
         let now = Instant::now();
         let mut state = self.state();
         state.in_flight += 1;
@@ -190,7 +190,7 @@ impl Activity {
     }
 
     /// The request's body was read to its end.
-    pub fn body_ended(&self) {
+    pub(super) fn body_ended(&self) {
         let mut state = self.state();
         state.body_deadline = None;
         self.settle(state);
@@ -198,14 +198,14 @@ impl Activity {
 
     /// The request's body missed its deadline: the connection is closed once the answer is
     /// sent (or [`DOOMED_GRACE`] later).
-    pub fn body_timed_out(&self) {
+    pub(super) fn body_timed_out(&self) {
         let mut state = self.state();
         state.doomed_at = Some(Instant::now());
         self.settle(state);
     }
 
     /// A response ended (or was dropped).
-    pub fn response_ended(&self) {
+    pub(super) fn response_ended(&self) {
         let now = Instant::now();
         let mut state = self.state();
         state.in_flight = state.in_flight.saturating_sub(1);
@@ -226,7 +226,7 @@ impl Activity {
     /// Resolves when the connection has overstayed its phase (the module's table). It sleeps
     /// until the deadline it computed; changes wake it only when they bring it earlier (the
     /// module's comment).
-    pub async fn expired(&self, timeouts: Timeouts) -> Expired {
+    pub(super) async fn expired(&self, timeouts: Timeouts) -> Expired {
         loop {
             let (at, why) = {
                 let mut state = self.state();

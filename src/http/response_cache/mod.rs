@@ -95,7 +95,7 @@ impl Default for ResponseCacheOptions {
 
 /// The cache of one server.
 #[derive(Debug)]
-pub struct ResponseCache {
+pub(super) struct ResponseCache {
     store: Store,
     versions: Versions,
     tag_header: HeaderName,
@@ -137,7 +137,7 @@ fn count(outcome: &'static str) {
 
 impl ResponseCache {
     /// A cache over `index`'s versions; `None` when `options` turn it off.
-    pub fn new(options: &ResponseCacheOptions, index: AnyIndex) -> Option<Self> {
+    pub(super) fn new(options: &ResponseCacheOptions, index: AnyIndex) -> Option<Self> {
         (options.max_bytes > 0).then(|| Self {
             store: Store::new(options.max_bytes),
             versions: Versions::new(index),

@@ -20,9 +20,9 @@ use crate::domain::Sku;
 use crate::index::{AnyIndex, PageIndex, ProductVersion};
 
 /// How long a hit waits for its versions before it is run instead.
-pub const READ_TIMEOUT: Duration = Duration::from_millis(100);
+pub(super) const READ_TIMEOUT: Duration = Duration::from_millis(100);
 /// After a failed read, how long the cache is bypassed before one request tries again.
-pub const RETRY_AFTER: Duration = Duration::from_secs(1);
+pub(super) const RETRY_AFTER: Duration = Duration::from_secs(1);
 
 /// The index's versions, read under the breaker.
 #[derive(Debug)]

@@ -51,19 +51,19 @@ struct GetParams {
 
 /// A request as read, with its size on the wire (the body, or the URL's query string), which it
 /// pays for at least (`graphql::bytes_floor`).
-pub type Read = (async_graphql::Request, usize);
+pub(crate) type Read = (async_graphql::Request, usize);
 
 /// A request refused as it was read, and the bytes the server read of it before refusing, which
 /// it pays for like any failed request (`failures::charge_refused`): a body that is not JSON
 /// took parsing all the same.
 #[derive(Debug)]
-pub struct Unread {
+pub(crate) struct Unread {
     pub refusal: Refusal,
     pub bytes: usize,
 }
 
 /// Reads a POST request: `application/json` in UTF-8, at most `max_bytes`.
-pub async fn post_request(
+pub(crate) async fn post_request(
     headers: &HeaderMap,
     body: Body,
     max_bytes: usize,
@@ -145,7 +145,7 @@ fn names_a_document(
 
 /// A request's `documentId`, as read here, for `persisted`'s hook.
 #[derive(Debug)]
-pub struct DocumentId(pub String);
+pub(crate) struct DocumentId(pub String);
 
 /// `documentId` (the GraphQL-over-HTTP persisted documents proposal) rides in the request's
 /// data, which async-graphql's request has room for, to `persisted`'s hook.
@@ -160,7 +160,7 @@ fn with_document_id(
 }
 
 /// Reads a GET request's parameters from its URL query.
-pub fn get_request(uri: &axum::http::Uri) -> Result<Read, Unread> {
+pub(crate) fn get_request(uri: &axum::http::Uri) -> Result<Read, Unread> {
     let url_query = uri.query().unwrap_or_default();
     get_params(url_query).map_err(|refusal| Unread {
         refusal,

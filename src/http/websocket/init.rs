@@ -24,7 +24,7 @@ use crate::live::shares::{Full, Kind, Share, Shares};
 use crate::ratelimit::{ClientKey, RateLimiter};
 
 /// Close code of a `connection_init` whose token's subject holds its share of sockets.
-pub const TOO_MANY_SOCKETS_CLOSE: u16 = 4029;
+pub(super) const TOO_MANY_SOCKETS_CLOSE: u16 = 4029;
 
 /// A verified token's viewer and how long the token has left.
 pub(super) type SignedIn = (Viewer, Duration);

@@ -46,7 +46,7 @@ pub fn change_from_record(record: &Record) -> Result<Option<ChangeEvent>, Record
 
 /// What a stream record says happened to its item.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RecordKind {
+pub(super) enum RecordKind {
     Insert,
     Modify,
     Remove,
@@ -54,7 +54,7 @@ pub enum RecordKind {
 
 /// The change a record of `kind` with these images stands for, whichever client delivered it
 /// (the Streams API here, AWS Lambda in `lambda.rs`); `None` for a vote item's record.
-pub fn change_from_images<A: ItemAttribute>(
+pub(super) fn change_from_images<A: ItemAttribute>(
     kind: RecordKind,
     old: Option<&HashMap<String, A>>,
     new: Option<&HashMap<String, A>>,

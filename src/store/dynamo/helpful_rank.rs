@@ -26,7 +26,7 @@ use crate::domain::{CommentId, Position, SortKey, helpful_group};
 /// The same holds, in a rarer case, for ids whose time part is not their `createdAt` (written
 /// by another tool): within one millisecond they order here by their random bits, where the
 /// sort key orders them by the whole id.
-pub fn helpful_rank(count: u64, key: &SortKey) -> u128 {
+pub(super) fn helpful_rank(count: u64, key: &SortKey) -> u128 {
     let random = u128::from_be_bytes(key.id().to_bytes()) & ((1 << 80) - 1);
     u128::from(helpful_group(count)) * RANK_COUNT
         + u128::from(key.millis()) * RANK_MILLIS

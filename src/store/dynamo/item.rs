@@ -51,7 +51,7 @@ pub(super) fn sku_rating(sku: &Sku, rating: Rating) -> String {
 }
 
 /// The position of a `LastEvaluatedKey` of a query on a GSI by helpful votes.
-pub fn helpful_position_from_item<A: ItemAttribute>(
+pub(super) fn helpful_position_from_item<A: ItemAttribute>(
     item: &HashMap<String, A>,
 ) -> Result<Position, ItemDecodeError> {
     let id: CommentId = string(item, ID)?
@@ -68,7 +68,7 @@ pub fn helpful_position_from_item<A: ItemAttribute>(
 
 /// Whether an item's stored `helpfulRank` is the one its count and sort key give (an item
 /// written before the GSIs by helpful votes existed has none until `reindex` writes it).
-pub fn rank_is_current<A: ItemAttribute>(item: &HashMap<String, A>, comment: &Comment) -> bool {
+pub(super) fn rank_is_current<A: ItemAttribute>(item: &HashMap<String, A>, comment: &Comment) -> bool {
     let want = helpful_rank(comment.helpful_count, &comment.sort_key()).to_string();
     item.get(HELPFUL_RANK).and_then(|rank| rank.as_number()) == Some(want.as_str())
 }

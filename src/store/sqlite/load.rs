@@ -25,7 +25,7 @@ pub struct LoadReport {
 }
 
 /// Loads every comment of `conn` into `memory`, logging progress.
-pub fn load(conn: &Connection, path: &Path, memory: &MemoryStore) -> Result<LoadReport, OpenError> {
+pub(super) fn load(conn: &Connection, path: &Path, memory: &MemoryStore) -> Result<LoadReport, OpenError> {
     let started = Instant::now();
     let shown = path.display().to_string();
     let total: i64 = conn

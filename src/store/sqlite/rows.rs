@@ -16,7 +16,7 @@ use rusqlite::{OptionalExtension, Row, Transaction, params};
 use crate::domain::{Comment, CommentId, Rating, Sku, SortKey, VoterId, version_is_valid};
 
 /// The columns in the order [`decode`] reads them.
-pub const COLUMNS: &str = "id, sku, author, author_sub, body, rating, created_at_ms, \
+pub(super) const COLUMNS: &str = "id, sku, author, author_sub, body, rating, created_at_ms, \
                            updated_at_ms, version, helpful_count";
 /// The same of a format-1 file (before votes: every count is 0), for readers that take no
 /// lock and so do not upgrade it (`export` beside an older server).
@@ -24,7 +24,7 @@ const COLUMNS_BEFORE_VOTES: &str = "id, sku, author, author_sub, body, rating, c
                                     updated_at_ms, version, 0";
 
 /// The columns to select for [`decode`] from a file of `format`.
-pub fn columns(format: i64) -> &'static str {
+pub(super) fn columns(format: i64) -> &'static str {
     if format < 2 {
         COLUMNS_BEFORE_VOTES
     } else {
@@ -41,7 +41,7 @@ pub struct RowError {
 }
 
 /// Reads a row selected with [`COLUMNS`].
-pub fn decode(row: &Row<'_>) -> rusqlite::Result<Result<Comment, RowError>> {
+pub(super) fn decode(row: &Row<'_>) -> rusqlite::Result<Result<Comment, RowError>> {
     let id: Vec<u8> = row.get(0)?;
     let sku: String = row.get(1)?;
     let author: String = row.get(2)?;
@@ -101,7 +101,7 @@ pub fn decode(row: &Row<'_>) -> rusqlite::Result<Result<Comment, RowError>> {
 /// an `as` into a row that reads back as another number (or not at all).
 #[derive(Debug, thiserror::Error)]
 #[error("comment {id}: {column} {value} is out of range for the database")]
-pub struct OutOfRange {
+pub(super) struct OutOfRange {
     pub id: CommentId,
     pub column: &'static str,
     pub value: u64,
@@ -118,7 +118,7 @@ fn out_of_range(id: CommentId, column: &'static str, value: u64) -> rusqlite::Er
 
 /// Whether every number of `comment` is one [`put`] writes and [`decode`] reads back: the
 /// writer refuses a batch holding one that is not, alone, before anything is written.
-pub fn check(comment: &Comment) -> Result<(), OutOfRange> {
+pub(super) fn check(comment: &Comment) -> Result<(), OutOfRange> {
     let refused = |column, value| OutOfRange {
         id: comment.id,
         column,
@@ -142,7 +142,7 @@ pub fn check(comment: &Comment) -> Result<(), OutOfRange> {
 }
 
 /// Inserts or replaces `comment`; a number out of range ([`check`]) is an error naming it.
-pub fn put(tx: &Transaction<'_>, comment: &Comment) -> rusqlite::Result<()> {
+pub(super) fn put(tx: &Transaction<'_>, comment: &Comment) -> rusqlite::Result<()> {
     let id = comment.id;
     check(comment).map_err(|e| out_of_range(e.id, e.column, e.value))?;
     let mut statement = tx.prepare_cached(&format!(
@@ -167,7 +167,7 @@ pub fn put(tx: &Transaction<'_>, comment: &Comment) -> rusqlite::Result<()> {
 }
 
 /// Reads one comment by id (inside the writer's transaction).
-pub fn get(
+pub(super) fn get(
     tx: &Transaction<'_>,
     id: CommentId,
 ) -> rusqlite::Result<Option<Result<Comment, RowError>>> {
@@ -181,7 +181,7 @@ pub fn get(
 }
 
 /// Deletes one comment by id, and its votes.
-pub fn remove(tx: &Transaction<'_>, id: CommentId) -> rusqlite::Result<()> {
+pub(super) fn remove(tx: &Transaction<'_>, id: CommentId) -> rusqlite::Result<()> {
     let mut statement = tx.prepare_cached("DELETE FROM comments WHERE id = ?1")?;
     statement.execute([id.to_bytes().as_slice()])?;
     let mut statement = tx.prepare_cached("DELETE FROM votes WHERE comment = ?1")?;
@@ -190,7 +190,7 @@ pub fn remove(tx: &Transaction<'_>, id: CommentId) -> rusqlite::Result<()> {
 }
 
 /// Whether `voter` has a vote on comment `id`.
-pub fn has_vote(tx: &Transaction<'_>, id: CommentId, voter: VoterId) -> rusqlite::Result<bool> {
+pub(super) fn has_vote(tx: &Transaction<'_>, id: CommentId, voter: VoterId) -> rusqlite::Result<bool> {
     let mut statement =
         tx.prepare_cached("SELECT 1 FROM votes WHERE comment = ?1 AND voter = ?2")?;
     let found: Option<i64> = statement
@@ -203,7 +203,7 @@ pub fn has_vote(tx: &Transaction<'_>, id: CommentId, voter: VoterId) -> rusqlite
 }
 
 /// Records (`helpful`) or removes `voter`'s vote on comment `id`.
-pub fn set_vote(
+pub(super) fn set_vote(
     tx: &Transaction<'_>,
     id: CommentId,
     voter: VoterId,

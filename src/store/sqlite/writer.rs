@@ -25,11 +25,11 @@ use crate::store::memory::MemoryStore;
 use crate::telemetry::metric;
 
 /// Most requests committed in one transaction.
-pub const MAX_BATCH: usize = 512;
+pub(super) const MAX_BATCH: usize = 512;
 
 /// A write the writer thread carries out.
 #[derive(Debug)]
-pub enum Op {
+pub(super) enum Op {
     Create(Comment),
     Update {
         id: CommentId,
@@ -52,7 +52,7 @@ pub enum Op {
 
 /// A committed write's answer.
 #[derive(Debug)]
-pub enum Reply {
+pub(super) enum Reply {
     Done,
     Comment(Comment),
     Voted(Voted),
@@ -71,7 +71,7 @@ enum Effect {
 }
 
 #[derive(Debug)]
-pub struct Request {
+pub(super) struct Request {
     pub op: Op,
     pub reply: oneshot::Sender<Result<Reply, StoreError>>,
 }
@@ -80,7 +80,7 @@ pub struct Request {
 /// lock) when every sender is dropped. The returned receiver sees its channel close when the
 /// thread has ended, normally or by a panic: the thread holds the channel's sender, which it
 /// drops last, after the database and the lock.
-pub fn start(
+pub(super) fn start(
     conn: Connection,
     memory: MemoryStore,
     dir: DataDir,
