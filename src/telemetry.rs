@@ -8,10 +8,14 @@ use tracing_subscriber::EnvFilter;
 /// How logs are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum LogFormat {
+    /// Human-readable lines.
     Text,
+    /// One JSON object per line, the event's fields at its top level.
     Json,
 }
 
+/// Installs the global log subscriber: `RUST_LOG`'s filter (default `info`), lines in `format`
+/// on stderr. Does nothing if a subscriber is already installed.
 pub fn init(format: LogFormat) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()

@@ -94,6 +94,7 @@ fn is_loopback(rest: &str) -> bool {
 /// One verification key of the set.
 #[derive(Clone)]
 pub struct VerifyingKey {
+    /// The public key a token's signature is checked with.
     pub key: DecodingKey,
     /// The `alg` the JWK pins, if it names one: a token must then use exactly it.
     pub algorithm: Option<Algorithm>,

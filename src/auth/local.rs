@@ -33,8 +33,11 @@ pub struct LocalIssuer {
 /// What a local token says.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct LocalClaims {
+    /// The token's `sub`: the author's stable id.
     pub sub: String,
+    /// The `name` claim, the author's display name; left out when `None`.
     pub name: Option<String>,
+    /// The `roles` claim (e.g. `moderator`); may be empty.
     pub roles: Vec<String>,
 }
 

@@ -81,26 +81,37 @@ pub enum Auth {
 /// echoing the token.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum TokenError {
+    /// The header is not `Bearer ` followed by a token.
     #[error("the Authorization header must be `Bearer <token>`")]
     NotBearer,
+    /// The token does not decode as a JWT.
     #[error("the bearer token is not a well-formed JWT")]
     Malformed,
+    /// The token's `alg` is not one of [`ALGORITHMS`], or does not match its key.
     #[error(
         "the token's algorithm is not accepted (only asymmetric ones: RS256, ES256, EdDSA and kin)"
     )]
     Algorithm,
+    /// No key of the JWKS matches the token's `kid`.
     #[error("the token names no key (`kid`) of the identity provider's JWKS")]
     UnknownKey,
+    /// The signature does not verify with the key the token names.
     #[error("the token's signature does not verify")]
     Signature,
+    /// `exp` has passed, by more than [`LEEWAY`].
     #[error("the token has expired")]
     Expired,
+    /// `nbf` is still ahead, by more than [`LEEWAY`].
     #[error("the token is not valid yet (`nbf`)")]
     NotYetValid,
+    /// `iss` is not the configured issuer.
     #[error("the token was issued by another issuer (`iss`)")]
     Issuer,
+    /// `aud` does not hold the configured audience.
     #[error("the token is meant for another audience (`aud`)")]
     Audience,
+    /// A required claim (`exp`, `iss`, `aud` or `sub`) is absent, or `sub` is empty; holds the
+    /// claim's name.
     #[error("the token lacks the `{0}` claim")]
     MissingClaim(String),
 }
@@ -108,13 +119,16 @@ pub enum TokenError {
 /// What a verifier checks.
 #[derive(Clone, Debug)]
 pub struct JwtSettings {
+    /// The `iss` a token must carry (`--auth-issuer`).
     pub issuer: String,
+    /// A value a token's `aud` must hold (`--auth-audience`).
     pub audience: String,
     /// The claim holding the author's display name (`addComment` is refused without it).
     pub name_claim: String,
     /// The claim holding the roles: an array of strings or one string. A dotted path (e.g.
     /// Keycloak's `realm_access.roles`) is followed when no claim has the whole name.
     pub roles_claim: String,
+    /// The role in the roles claim that makes a viewer a moderator (`--auth-moderator-role`).
     pub moderator_role: String,
 }
 
@@ -127,6 +141,7 @@ pub struct JwtVerifier {
 }
 
 impl JwtVerifier {
+    /// A verifier that checks tokens as `settings` says, against the keys of `keys`.
     pub fn new(settings: JwtSettings, keys: KeyCache) -> Self {
         Self {
             settings,

@@ -37,6 +37,7 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
+/// The subcommands of `dynapage`.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve GraphQL at /graphql, GraphiQL at /, health at /healthz and /readyz.

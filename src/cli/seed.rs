@@ -21,6 +21,7 @@ const CHUNK: usize = 2_000;
 /// Tries of one step against a store that is unavailable (a timeout, throttling).
 const PUT_ATTEMPTS: u32 = 5;
 
+/// The arguments of `dynapage seed`.
 #[derive(Args, Debug)]
 pub struct SeedArgs {
     /// The product's SKU.
@@ -41,6 +42,9 @@ pub struct SeedArgs {
     backend: BackendArgs,
 }
 
+/// Runs `dynapage seed`: writes the generated comments into the persistent store `args` names.
+/// Fails on the in-memory store without `--data-dir`, on a bad `--sku`, and on a write that
+/// fails.
 pub async fn run(args: SeedArgs) -> anyhow::Result<()> {
     anyhow::ensure!(
         args.backend.store != StoreKind::Memory || args.backend.data_dir.is_some(),
@@ -72,8 +76,12 @@ pub const NEWEST_GENERATED_MS: u64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
 /// (0: the generator's short ones).
 #[derive(Clone, Copy, Debug)]
 pub struct Generated {
+    /// How many comments to write.
     pub count: u64,
+    /// The generator's seed: the same seed writes the same comments.
     pub seed: u64,
+    /// Each body's length in bytes (at most 4,000); 0 keeps the generator's short bodies (20 to 60
+    /// bytes).
     pub body_bytes: usize,
 }
 

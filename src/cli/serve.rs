@@ -30,26 +30,37 @@ use crate::redis::RedisHandle;
 use crate::startup::{Backends, Process, open_backends_live, rate_limiter, stream_consumer};
 use crate::store::AnyStore;
 
+/// The arguments of `dynapage serve` (and of `dynapage` without a subcommand).
 #[derive(Args, Clone, Debug)]
 pub struct ServeArgs {
+    /// How the server listens and what it accepts.
     #[command(flatten)]
     pub server: ServerArgs,
+    /// Which store and index to use and how to reach them.
     #[command(flatten)]
     pub backend: BackendArgs,
+    /// Page sizes and the offset threshold.
     #[command(flatten)]
     pub paging: PagingArgs,
+    /// The keys that seal cursors.
     #[command(flatten)]
     pub cursor: CursorArgs,
+    /// Who may write, and how their tokens are checked.
     #[command(flatten)]
     pub auth: AuthArgs,
+    /// Rate limits per client, and which proxies may name the client.
     #[command(flatten)]
     pub rate_limit: RateLimitArgs,
+    /// Per-client caps on WebSockets and subscriptions, and the send deadline.
     #[command(flatten)]
     pub websocket: WebSocketArgs,
+    /// The response cache and the headers that let a CDN keep responses.
     #[command(flatten)]
     pub cache: CacheArgs,
+    /// Where the tags of changed products are purged.
     #[command(flatten)]
     pub purge: PurgeArgs,
+    /// Automatic persisted queries and trusted documents.
     #[command(flatten)]
     pub persisted: PersistedArgs,
     /// Also consume the table's DynamoDB stream into the index, in this process (development;

@@ -14,6 +14,7 @@ use crate::domain::{IndexEntry, Rating, Sku};
 use crate::startup::{Process, open_backends};
 use crate::sync::{DriftReport, HelpfulCheck, ProductDrift};
 
+/// The arguments of `dynapage verify`.
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
     /// Verify only this product (reads its GSI partition rather than scanning the table).
@@ -25,10 +26,14 @@ pub struct VerifyArgs {
     /// Scan segments read concurrently (without --sku).
     #[arg(long, env = "DYNAPAGE_SCAN_SEGMENTS", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub segments: u32,
+    /// The store and index to compare.
     #[command(flatten)]
     pub backend: BackendArgs,
 }
 
+/// Runs `dynapage verify`: prints the drift, and exits with 1 when there is any (or a helpful
+/// count that disagrees), 0 when there is none. `Err` when a backend cannot be opened or read,
+/// or `--sku` is not a SKU.
 pub async fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     match args.backend.data_dir()? {
         // The durable embedded store: SQLite's own check of the file, then the store against

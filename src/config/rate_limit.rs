@@ -29,6 +29,7 @@ pub struct RateLimitArgs {
 }
 
 impl RateLimitArgs {
+    /// The write and query-cost limits, as the rate limiter takes them.
     pub fn limits(&self) -> RateLimits {
         RateLimits::new(
             self.rate_limit_cost,
@@ -37,6 +38,8 @@ impl RateLimitArgs {
         )
     }
 
+    /// The parsed `--trusted-proxies`; an entry that is not an address or a network fails, naming
+    /// the flag and its variable.
     pub fn trusted_proxies(&self) -> anyhow::Result<TrustedProxies> {
         TrustedProxies::parse(&self.trusted_proxies)
             .map_err(|e| anyhow::anyhow!("--trusted-proxies / DYNAPAGE_TRUSTED_PROXIES: {e}"))

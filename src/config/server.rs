@@ -64,6 +64,7 @@ pub struct PagingArgs {
 }
 
 impl PagingArgs {
+    /// The paging settings; fails when `--default-page-size` exceeds `--max-page-size`.
     pub fn settings(&self) -> anyhow::Result<PagingSettings> {
         anyhow::ensure!(
             self.default_page_size <= self.max_page_size,
@@ -210,6 +211,7 @@ impl ServerArgs {
         }
     }
 
+    /// The HTTP layer's limits and CORS origins; fails on a bad `--cors-origin`.
     pub fn http_options(&self) -> anyhow::Result<crate::http::HttpOptions> {
         let cors = CorsOrigins::parse(&self.cors_origin)
             .map_err(|e| anyhow::anyhow!("--cors-origin / DYNAPAGE_CORS_ORIGIN: {e}"))?;

@@ -11,8 +11,11 @@ use super::sort_key::SortKey;
 /// version of the write it reflects.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct IndexEntry {
+    /// The comment's product.
     pub sku: Sku,
+    /// The comment's sort key: its `createdAt`, then its id.
     pub key: SortKey,
+    /// The comment's rating: which rating set holds it.
     pub rating: Rating,
     /// The comment's [`Comment::version`].
     pub version: u64,
@@ -44,12 +47,20 @@ pub enum ChangeEvent {
     /// alone (its product and `createdAt` never change, and an edit that changes the rating
     /// moves it out of whichever rating set held it).
     Upsert {
+        /// The entry before the change, for an edit; `None` for a new comment.
         old: Option<IndexEntry>,
+        /// The entry as written.
         new: IndexEntry,
     },
     /// A comment was deleted. `version` is newer than the deleted comment's
     /// ([`ChangeEvent::removal`]), so the deletion wins over every change that made it.
-    Remove { old: IndexEntry, version: u64 },
+    Remove {
+        /// The deleted comment's last entry.
+        old: IndexEntry,
+        /// The deletion's version, newer than `old.version` ([`ChangeEvent::removal`] makes it
+        /// one more).
+        version: u64,
+    },
 }
 
 impl ChangeEvent {

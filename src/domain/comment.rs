@@ -6,7 +6,10 @@ use super::ids::{CommentId, Rating, Sku};
 use super::invalid::InvalidInput;
 use super::sort_key::SortKey;
 
+/// The longest author name, in characters (a longer one is refused, or cut when it comes from
+/// a token).
 pub const MAX_AUTHOR_CHARS: usize = 100;
+/// The longest comment body, in characters.
 pub const MAX_BODY_CHARS: usize = 4_000;
 /// The longest `author_sub` a comment from elsewhere may carry (`import`): OpenID Connect
 /// Core 1.0 §2 says a `sub` "MUST NOT exceed 255 ASCII characters".
@@ -35,23 +38,33 @@ pub fn version_is_valid(version: u64) -> bool {
     "comment {id} is at version {version}, the highest a comment may reach ({MAX_VERSION}): it cannot be written again"
 )]
 pub struct VersionCeiling {
+    /// The comment that would pass the ceiling.
     pub id: CommentId,
+    /// The version it is at.
     pub version: u64,
 }
 
 /// A comment as stored. `created_at_ms` is the single source of its position ([`SortKey`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Comment {
+    /// The comment's id.
     pub id: CommentId,
+    /// The product the comment is on.
     pub sku: Sku,
+    /// The author's display name: cleaned, 1 to [`MAX_AUTHOR_CHARS`] characters.
     pub author: String,
     /// The `sub` of the token that wrote the comment, when the server verifies tokens
     /// (`--auth jwt`): only that subject, or a moderator, may change it. `None` for comments
     /// written with `--auth off` or seeded.
     pub author_sub: Option<String>,
+    /// The comment's text: cleaned, 1 to [`MAX_BODY_CHARS`] characters.
     pub body: String,
+    /// The star rating the author gave.
     pub rating: Rating,
+    /// When the comment was created, in epoch milliseconds; it places the comment in every list.
     pub created_at_ms: u64,
+    /// When the comment was last edited, in epoch milliseconds; `None` until its first edit (a
+    /// helpful vote is not an edit).
     pub updated_at_ms: Option<u64>,
     /// How many times the comment has been written: 1 when it is created, one more for each
     /// edit (its deletion is the next one). Changes carry it to the index, which refuses a
@@ -66,6 +79,7 @@ pub struct Comment {
 }
 
 impl Comment {
+    /// The comment's position in a list by time: `created_at_ms`, then its id.
     pub fn sort_key(&self) -> SortKey {
         // Comments are only built through `CommentDraft` or the stores' decoders, which both
         // validate the millisecond range, so this cannot be out of range.
@@ -73,10 +87,12 @@ impl Comment {
             .unwrap_or_else(|_| unreachable!("millis clamped to range"))
     }
 
+    /// When the comment was created (`created_at_ms`).
     pub fn created_at(&self) -> DateTime<Utc> {
         millis_to_datetime(self.created_at_ms)
     }
 
+    /// When the comment was last edited, if it was (`updated_at_ms`).
     pub fn updated_at(&self) -> Option<DateTime<Utc>> {
         self.updated_at_ms.map(millis_to_datetime)
     }
@@ -130,14 +146,22 @@ fn millis_to_datetime(millis: u64) -> DateTime<Utc> {
 /// A new comment's validated content; the store assigns nothing, so the draft is complete.
 #[derive(Clone, Debug)]
 pub struct CommentDraft {
+    /// The product the comment is for.
     pub sku: Sku,
+    /// The author's display name, cleaned and at most [`MAX_AUTHOR_CHARS`] characters.
     pub author: String,
+    /// The `sub` of the token that writes the comment (`--auth jwt`); `None` otherwise.
     pub author_sub: Option<String>,
+    /// The comment's text, cleaned and at most [`MAX_BODY_CHARS`] characters.
     pub body: String,
+    /// The star rating.
     pub rating: Rating,
 }
 
 impl CommentDraft {
+    /// A draft of `addComment`'s input: `sku` parsed, `author` and `body` cleaned and checked
+    /// (something visible, within the limits), `rating` 1 to 5, and no `author_sub`. `Err` names
+    /// the first field refused.
     pub fn new(sku: &str, author: &str, body: &str, rating: i64) -> Result<Self, InvalidInput> {
         Ok(Self {
             sku: Sku::parse(sku)?,
@@ -187,11 +211,15 @@ impl Access {
 /// A validated edit: at least one of `body` and `rating`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CommentPatch {
+    /// The new body (cleaned and checked), or `None` to keep the old one.
     pub body: Option<String>,
+    /// The new rating, or `None` to keep the old one.
     pub rating: Option<Rating>,
 }
 
 impl CommentPatch {
+    /// An edit of `updateComment`'s input: `body` cleaned and checked as a draft's is, `rating` 1
+    /// to 5; refused when neither is given.
     pub fn new(body: Option<&str>, rating: Option<i64>) -> Result<Self, InvalidInput> {
         if body.is_none() && rating.is_none() {
             return Err(InvalidInput::new("input", "must change `body` or `rating`"));

@@ -39,10 +39,12 @@ impl CommentId {
         Self::from_ulid(ulid::Ulid::from_parts(millis, random))
     }
 
+    /// The ULID's 16 bytes, big-endian, so that byte order is id order.
     pub fn to_bytes(self) -> [u8; 16] {
         self.value().to_be_bytes()
     }
 
+    /// The id whose big-endian bytes are `bytes` ([`CommentId::to_bytes`]).
     pub fn from_bytes(bytes: [u8; 16]) -> Self {
         Self::from_value(u128::from_be_bytes(bytes))
     }
@@ -156,8 +158,11 @@ impl FromStr for CommentId {
 pub struct Sku(Arc<str>);
 
 impl Sku {
+    /// The longest SKU, in characters (ASCII, so also in bytes).
     pub const MAX_LEN: usize = 64;
 
+    /// `s` as a SKU, refused unless it is 1 to [`Sku::MAX_LEN`] characters from
+    /// `A-Z a-z 0-9 _ - .`.
     pub fn parse(s: &str) -> Result<Self, InvalidInput> {
         let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
         if s.is_empty() || s.len() > Self::MAX_LEN || !s.chars().all(ok_char) {
@@ -169,6 +174,7 @@ impl Sku {
         Ok(Self(Arc::from(s)))
     }
 
+    /// The SKU as written.
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -191,8 +197,10 @@ impl fmt::Debug for Sku {
 pub struct Rating(u8);
 
 impl Rating {
+    /// Every rating, from 1 to 5.
     pub const ALL: [Rating; 5] = [Rating(1), Rating(2), Rating(3), Rating(4), Rating(5)];
 
+    /// The rating `value`, refused unless it is 1 to 5.
     pub fn new(value: i64) -> Result<Self, InvalidInput> {
         match value {
             1..=5 => Ok(Self(value as u8)),
@@ -200,6 +208,7 @@ impl Rating {
         }
     }
 
+    /// The rating as a number, 1 to 5.
     pub fn get(self) -> u8 {
         self.0
     }
@@ -215,6 +224,7 @@ impl Rating {
 pub struct RatingSet(u8);
 
 impl RatingSet {
+    /// All five ratings: no filter.
     pub const ALL: RatingSet = RatingSet(0b1_1111);
 
     /// Parses the `ratings` argument: values 1..5, no repeats, not empty; order is irrelevant.
@@ -238,14 +248,18 @@ impl RatingSet {
         Ok(Self(bits))
     }
 
+    /// The set of `ratings` (repeats are fine; none gives an empty set, which
+    /// [`RatingSet::parse`] never makes).
     pub fn from_ratings(ratings: impl IntoIterator<Item = Rating>) -> Self {
         Self(ratings.into_iter().fold(0, |bits, r| bits | 1 << r.index()))
     }
 
+    /// Whether `rating` is in the set.
     pub fn contains(self, rating: Rating) -> bool {
         self.0 & (1 << rating.index()) != 0
     }
 
+    /// Whether the set holds all five ratings, so filters nothing.
     pub fn is_all(self) -> bool {
         self == Self::ALL
     }

@@ -5,11 +5,14 @@
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("`{field}` {reason}")]
 pub struct InvalidInput {
+    /// The refused field's name as the client spells it (`sku`, `rating`, `body`, …).
     pub field: &'static str,
+    /// Why, as words that follow the field's name (`must be between 1 and 5`).
     pub reason: std::borrow::Cow<'static, str>,
 }
 
 impl InvalidInput {
+    /// A refusal of `field` for a fixed `reason`.
     pub fn new(field: &'static str, reason: &'static str) -> Self {
         Self {
             field,
@@ -17,6 +20,7 @@ impl InvalidInput {
         }
     }
 
+    /// A refusal of `field` for a `reason` made at run time.
     pub fn owned(field: &'static str, reason: String) -> Self {
         Self {
             field,

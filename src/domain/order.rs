@@ -126,7 +126,9 @@ pub fn helpful_group(helpful: u64) -> u32 {
 /// descending positions in their newest-first direction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Position {
+    /// The comment's group in the list ([`Grouping::group_of`]); 0 in a list by time.
     pub group: u32,
+    /// The comment's sort key, which orders it within its group.
     pub key: SortKey,
 }
 
@@ -140,7 +142,9 @@ impl Position {
 /// A list of one product's comments: the ratings it holds and how it groups them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Listing {
+    /// The ratings whose comments the list holds.
     pub ratings: RatingSet,
+    /// How the list groups its comments ahead of their sort keys.
     pub grouping: Grouping,
 }
 

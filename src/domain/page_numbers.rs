@@ -55,7 +55,9 @@ pub enum PageLinks {
 pub struct PageLayout {
     /// Items per page; at least 1.
     pub size: u64,
+    /// Which end of the list page 1 sits at.
     pub numbering: Numbering,
+    /// Which page bound the index answers besides the counts.
     pub links: PageLinks,
 }
 
@@ -65,13 +67,16 @@ pub struct PageLayout {
 /// to the list's total.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct AnchorRank {
+    /// How many of the list's items are strictly newer than the anchor.
     pub newer: u64,
+    /// How many of the list's items are strictly older than the anchor.
     pub older: u64,
 }
 
 /// The pages a pager shows: their count, the current one, and the run around it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pager {
+    /// How many pages the list fills ([`PageLayout::page_count`]): at least 1.
     pub count: u64,
     /// The page holding the anchor; page 1 of an empty list; `None` for an empty page of a
     /// list that has items (an offset or cursor past its end).
@@ -82,10 +87,12 @@ pub struct Pager {
 }
 
 impl Pager {
+    /// The page before the current one; `None` on page 1 or when no page is current.
     pub fn previous(&self) -> Option<u64> {
         self.current.filter(|&c| c > 1).map(|c| c - 1)
     }
 
+    /// The page after the current one; `None` on the last page or when no page is current.
     pub fn next(&self) -> Option<u64> {
         self.current.filter(|&c| c < self.count).map(|c| c + 1)
     }

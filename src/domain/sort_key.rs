@@ -30,6 +30,7 @@ pub enum Order {
 }
 
 impl Order {
+    /// The other direction.
     pub fn reverse(self) -> Self {
         match self {
             Order::NewestFirst => Order::OldestFirst,
@@ -60,6 +61,8 @@ impl SortKey {
     /// Largest millisecond value that fits the 13-digit prefix (year 2286).
     pub const MAX_MILLIS: u64 = 9_999_999_999_999;
 
+    /// The key of comment `id` created at `millis` (epoch milliseconds); refused past
+    /// [`SortKey::MAX_MILLIS`].
     pub fn new(millis: u64, id: CommentId) -> Result<Self, InvalidInput> {
         if millis > Self::MAX_MILLIS {
             return Err(InvalidInput::new("createdAt", "is beyond the year 2286"));
@@ -101,10 +104,12 @@ impl SortKey {
         }
     }
 
+    /// The comment's `createdAt`, in epoch milliseconds.
     pub fn millis(&self) -> u64 {
         self.millis
     }
 
+    /// The comment's id, the tie-breaker.
     pub fn id(&self) -> CommentId {
         self.id
     }
@@ -118,6 +123,8 @@ impl SortKey {
         out
     }
 
+    /// The key [`SortKey::to_bytes`] wrote; refused when its milliseconds pass
+    /// [`SortKey::MAX_MILLIS`].
     pub fn from_bytes(bytes: &[u8; 24]) -> Result<Self, InvalidInput> {
         let mut millis = [0u8; 8];
         millis.copy_from_slice(&bytes[..8]);

@@ -34,10 +34,12 @@ impl VoterId {
         Self(bytes)
     }
 
+    /// The pseudonym's 16 bytes.
     pub fn to_bytes(self) -> [u8; 16] {
         self.0
     }
 
+    /// The pseudonym whose bytes are `bytes` ([`VoterId::to_bytes`]).
     pub fn from_bytes(bytes: [u8; 16]) -> Self {
         Self(bytes)
     }
@@ -67,6 +69,7 @@ impl FromStr for VoterId {
 /// Who marks a comment helpful.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Voter {
+    /// The voter's pseudonym: the store keeps one vote per pseudonym and comment.
     pub id: VoterId,
     /// The verified token's subject, if any: a comment whose `author_sub` it is was written by
     /// this voter ([`Voter::wrote`]).

@@ -22,13 +22,24 @@ use crate::telemetry::metric;
 /// The `extensions.code` values clients can rely on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ErrorCode {
+    /// An argument or input is invalid; the message says which and why.
     BadUserInput,
+    /// `first`, `last` or a pager's `size` is above the largest page size (`--max-page-size`).
     PageSizeExceeded,
+    /// An `after` or `before` cursor does not open for this connection, or a page cursor is in the
+    /// wrong place.
     BadCursor,
+    /// What the request names is not there (or not in the connection it was looked for in).
     NotFound,
+    /// A write without a valid bearer token, or with a token that was refused (`--auth jwt`).
     Unauthenticated,
+    /// A write that is not allowed: someone else's comment, a helpful vote for one's own, or a
+    /// comment at the highest version.
     Forbidden,
+    /// The page index is down or unreachable; only the fields that needed it fail.
     IndexUnavailable,
+    /// The comment store is unavailable (or its table is missing); only the fields that needed it
+    /// fail.
     StoreUnavailable,
     /// The client's rate limit refused the request (HTTP 429 with `Retry-After`).
     RateLimited,
@@ -40,10 +51,13 @@ pub enum ErrorCode {
     EventsMissed,
     /// The request would read more items from the store than `--max-items-per-request`.
     TooManyItems,
+    /// Anything else: a bug or a misconfiguration. The message gives only the request id; the
+    /// cause is logged.
     Internal,
 }
 
 impl ErrorCode {
+    /// The code as clients see it in `extensions.code` (`BAD_USER_INPUT`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorCode::BadUserInput => "BAD_USER_INPUT",
@@ -67,14 +81,19 @@ impl ErrorCode {
 /// An error on its way to a client.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
+    /// An input value was refused.
     #[error(transparent)]
     Input(#[from] InvalidInput),
+    /// A connection's arguments or cursors were refused, or its reads failed.
     #[error(transparent)]
     Pagination(PaginationError),
+    /// The comment store failed, or refused the write.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The page index failed.
     #[error(transparent)]
     Index(#[from] IndexError),
+    /// A request refused as given (a list argument too long, say), with the reason.
     #[error("{0}")]
     Refused(String),
     /// What the client named is not there (or not where it looked).
@@ -82,7 +101,12 @@ pub enum ApiError {
     NotFound(String),
     /// A subscription refused or ended, with its code.
     #[error("{message}")]
-    Live { code: ErrorCode, message: String },
+    Live {
+        /// The code the client gets.
+        code: ErrorCode,
+        /// What the client is told.
+        message: String,
+    },
     /// A write without a valid token, under `--auth jwt`.
     #[error("{0}")]
     Unauthenticated(String),
@@ -92,7 +116,10 @@ pub enum ApiError {
          fewer ratings or fewer connections (offsets over the index threshold read no more than \
          page 1)"
     )]
-    TooManyItems { max: u64 },
+    TooManyItems {
+        /// The limit: `--max-items-per-request`.
+        max: u64,
+    },
 }
 
 /// A request error with `GRAPHQL_VALIDATION_FAILED`: the request is refused before it runs,
@@ -105,6 +132,7 @@ pub fn invalid_request(message: impl Into<String>) -> async_graphql::ServerError
 }
 
 impl ApiError {
+    /// The `extensions.code` this error is sent with.
     pub fn code(&self) -> ErrorCode {
         match self {
             ApiError::Input(_) | ApiError::Refused(_) => ErrorCode::BadUserInput,

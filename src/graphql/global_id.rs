@@ -11,11 +11,14 @@ use crate::domain::{CommentId, InvalidInput, Sku};
 /// A decoded global id.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum GlobalId {
+    /// A comment's id: `Comment:<ulid>`.
     Comment(CommentId),
+    /// A product's id: `Product:<sku>`.
     Product(Sku),
 }
 
 impl GlobalId {
+    /// The id as clients see it: the unpadded base64url of `Comment:<ulid>` or `Product:<sku>`.
     pub fn encode(&self) -> String {
         let raw = match self {
             GlobalId::Comment(id) => format!("Comment:{id}"),
@@ -24,6 +27,7 @@ impl GlobalId {
         URL_SAFE_NO_PAD.encode(raw)
     }
 
+    /// The id [`GlobalId::encode`] wrote; any other text is refused as `id`.
     pub fn decode(id: &str) -> Result<Self, InvalidInput> {
         let bad = || InvalidInput::new("id", "is not a valid global id");
         let raw = URL_SAFE_NO_PAD.decode(id).map_err(|_| bad())?;

@@ -65,7 +65,9 @@ pub type ApiSchema = Schema<QueryRoot, MutationRoot, SubscriptionRoot>;
 /// What resolvers need: the engine over the configured backends and the cursor keys.
 #[derive(Debug)]
 pub struct ApiState {
+    /// Reads pages and counts from the configured store and index.
     pub engine: Engine<AnyStore, AnyIndex>,
+    /// Seals and opens cursors (`--cursor-secret`).
     pub codec: CursorCodec,
     /// Who may write (`--auth`).
     pub auth: Auth,
@@ -78,6 +80,7 @@ pub struct ApiState {
     pub change_log: Option<crate::live::redis_log::RedisLog>,
     /// Subscriptions open now, and how many may be.
     pub open_subscriptions: OpenSubscriptions,
+    /// Subscriptions open at once on this server, at most (`--max-subscriptions`).
     pub max_subscriptions: usize,
     /// Most items one request may read from the store (`--max-items-per-request`).
     pub max_items_per_request: u64,
@@ -88,7 +91,9 @@ pub struct ApiState {
 /// Per-request data: the id that ties logs to error responses, and what the request cost.
 #[derive(Debug, Default)]
 pub struct RequestMeta {
+    /// The request's id, in its error responses and its log lines.
     pub request_id: String,
+    /// What the request's reads have cost so far.
     pub cost: Mutex<PageStats>,
     /// Items read by finished reads plus the most the running ones may read: held to
     /// `--max-items-per-request` before each read ([`reserve_items`]).
@@ -101,6 +106,7 @@ pub struct RequestMeta {
 }
 
 impl RequestMeta {
+    /// The data of the request `request_id`, before it has read anything.
     pub fn new(request_id: String) -> Self {
         Self {
             request_id,
@@ -127,6 +133,7 @@ impl RequestMeta {
         self.items_reserved.fetch_sub(unused, Ordering::Relaxed);
     }
 
+    /// Adds `stats` to what the request has cost.
     pub fn add_cost(&self, stats: PageStats) {
         *self.cost.lock().unwrap_or_else(|p| p.into_inner()) += stats;
     }
@@ -139,6 +146,7 @@ impl RequestMeta {
         });
     }
 
+    /// What the request's reads have cost so far, in all.
     pub fn cost(&self) -> PageStats {
         *self.cost.lock().unwrap_or_else(|p| p.into_inner())
     }

@@ -73,6 +73,7 @@ impl TrustedProxies {
         Ok(Self(networks))
     }
 
+    /// Whether `ip` is in one of the networks (an IPv4-mapped IPv6 address counts as IPv4).
     pub fn contains(&self, ip: IpAddr) -> bool {
         let ip = ip.to_canonical();
         self.0.iter().any(|network| network.contains(ip))

@@ -10,7 +10,9 @@ use sha2::{Digest, Sha256};
 /// An embedded file: `(name in its URL, content type, bytes)`.
 pub type File = (&'static str, &'static str, &'static [u8]);
 
+/// The content type of JavaScript files.
 pub const JS: &str = "text/javascript; charset=utf-8";
+/// The content type of style sheets.
 pub const CSS: &str = "text/css; charset=utf-8";
 
 /// A short hash of `files`, for their URLs (`?v=…`): a build with other files gets other URLs.

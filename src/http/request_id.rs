@@ -20,7 +20,10 @@ pub(super) const MAX_REQUEST_ID_CHARS: usize = 128;
 
 /// `request` without its `X-Request-Id` unless it came from a trusted proxy and looks like an
 /// id (the module's comment); the request-id layer then sets a fresh one.
-pub(super) fn keep_only_trusted<B>(mut request: Request<B>, trusted: &TrustedProxies) -> Request<B> {
+pub(super) fn keep_only_trusted<B>(
+    mut request: Request<B>,
+    trusted: &TrustedProxies,
+) -> Request<B> {
     let from_trusted = request
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()

@@ -174,6 +174,7 @@ impl State {
 }
 
 impl MemoryIndex {
+    /// An empty index that keeps tombstones for [`TOMBSTONE_TTL`], with a fresh epoch.
     pub fn new() -> Self {
         Self {
             state: Arc::default(),

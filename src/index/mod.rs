@@ -54,9 +54,15 @@ pub enum Held {
     /// Nothing: never seen, or deleted longer ago than the tombstone lifetime.
     Nothing,
     /// The comment is in the index at this version.
-    Live { version: u64 },
+    Live {
+        /// The comment's version.
+        version: u64,
+    },
     /// The comment was deleted; this is the deletion's version.
-    Deleted { version: u64 },
+    Deleted {
+        /// The deletion's version.
+        version: u64,
+    },
 }
 
 /// A change [`PageIndex::apply`] refused because the index holds a newer state of its comment.
@@ -74,7 +80,9 @@ pub struct Stale {
 /// `expected`, so a change applied meanwhile is never overwritten.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Repair {
+    /// The comment's product.
     pub sku: Sku,
+    /// The comment's sort key.
     pub key: SortKey,
     /// What the index held when the table was read.
     pub expected: Held,
@@ -100,7 +108,9 @@ pub struct Positions {
 /// comment may have been deleted) read in `order`, or the whole list in `order`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Start {
+    /// The direction ranks are counted in.
     pub order: Order,
+    /// The position ranks count from, exclusive; `None`: from the list's first item in `order`.
     pub after: Option<Position>,
 }
 
@@ -119,9 +129,11 @@ pub enum ViewAnchor {
 /// Everything one connection derives from the index, asked in one call ([`PageIndex::view`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ViewRequest {
+    /// Where ranks are counted from.
     pub start: Start,
     /// The rank from `start` whose sort key a deep offset continues after (`key_at`).
     pub bound: Option<u64>,
+    /// The item whose rank the view answers.
     pub anchor: ViewAnchor,
     /// The pages to bound, as [`PageIndex::positions`] bounds them.
     pub layout: PageLayout,
@@ -144,6 +156,7 @@ pub enum IndexError {
     /// Connection refused, reset, timed out: the index is down or unreachable.
     #[error("the page index is unavailable")]
     Unavailable(#[source] BoxError),
+    /// Anything else: an unexpected reply or a bug, not an outage.
     #[error("unexpected page index error")]
     Internal(#[source] BoxError),
 }
@@ -303,7 +316,9 @@ pub(crate) fn new_epoch() -> u64 {
 /// The index chosen at start-up (`--index`): static dispatch over the implementations.
 #[derive(Clone, Debug)]
 pub enum AnyIndex {
+    /// The index in this process (`--index memory`).
     Memory(memory::MemoryIndex),
+    /// The Redis index, shared by every server (`--index redis`).
     Redis(redis::RedisIndex),
 }
 

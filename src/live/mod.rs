@@ -64,10 +64,12 @@ pub struct LiveChange {
 }
 
 impl LiveChange {
+    /// The product of the comment the change is about.
     pub fn sku(&self) -> &Sku {
         &self.change.entry().sku
     }
 
+    /// The id of the comment the change is about.
     pub fn id(&self) -> CommentId {
         self.change.entry().key.id()
     }

@@ -42,6 +42,7 @@ pub struct Publishing<I> {
 }
 
 impl<I> Publishing<I> {
+    /// `inner`, publishing each change it applies to `sink`, purging nothing.
     pub fn new(inner: I, sink: Sink) -> Self {
         Self {
             inner,

@@ -30,7 +30,9 @@ struct Held {
 /// What a share is of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
+    /// A WebSocket held open.
     Socket,
+    /// A subscription held open.
     Subscription,
 }
 
@@ -38,11 +40,15 @@ pub enum Kind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("this client holds its maximum of {max} {}", match .kind { Kind::Socket => "WebSockets", Kind::Subscription => "subscriptions" })]
 pub struct Full {
+    /// What the client holds its maximum of.
     pub kind: Kind,
+    /// That maximum, per client on this server.
     pub max: usize,
 }
 
 impl Shares {
+    /// Caps of `max_sockets` WebSockets and `max_subscriptions` subscriptions per client, with
+    /// nothing held yet.
     pub fn new(max_sockets: usize, max_subscriptions: usize) -> Arc<Self> {
         Arc::new(Self {
             max_sockets,

@@ -29,10 +29,15 @@ impl Default for PagingSettings {
 /// The connection arguments as a client sent them (GraphQL `Int` is 32-bit).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ConnectionArgs {
+    /// How many comments to take from the start of the window.
     pub first: Option<i32>,
+    /// The cursor the window starts after (an edge's or a page cursor).
     pub after: Option<String>,
+    /// How many comments to take from the end of the window.
     pub last: Option<i32>,
+    /// The cursor the window ends before (an edge's or a page cursor).
     pub before: Option<String>,
+    /// How many comments to skip at the end the page is read from.
     pub offset: Option<i32>,
 }
 

@@ -30,14 +30,30 @@ use crate::store::StoreError;
 /// Why a page could not be served.
 #[derive(Debug, thiserror::Error)]
 pub enum PaginationError {
+    /// `first`, `last` or `offset` is below zero.
     #[error("`{argument}` must not be negative")]
-    Negative { argument: &'static str },
+    Negative {
+        /// The argument's GraphQL name.
+        argument: &'static str,
+    },
+    /// `first`, `last` or a pager's `size` is larger than the largest page size.
     #[error("`{argument}` may be at most {max}")]
-    PageSizeExceeded { argument: &'static str, max: usize },
+    PageSizeExceeded {
+        /// The argument's GraphQL name.
+        argument: &'static str,
+        /// The largest page size accepted ([`PagingSettings::max_page_size`]).
+        max: usize,
+    },
+    /// `offset` is given with both or neither of `first` and `last`.
     #[error("`offset` needs exactly one of `first` and `last`")]
     OffsetNeedsOneDirection,
+    /// `after` or `before` does not open as a cursor of this connection (malformed, forged,
+    /// or sealed for another product, filter or order).
     #[error("`{argument}` is not a valid cursor for this connection")]
-    BadCursor { argument: &'static str },
+    BadCursor {
+        /// The argument's GraphQL name.
+        argument: &'static str,
+    },
     /// A numbered page's cursor names where a page starts, counted from one end: it starts a
     /// page read from that end and bounds nothing else.
     #[error(
@@ -45,23 +61,39 @@ pub enum PaginationError {
          `after` with `first` when its pager numbers FROM_START, as `before` with `last` when \
          FROM_END"
     )]
-    PageCursorMisplaced { argument: &'static str },
+    PageCursorMisplaced {
+        /// The argument's GraphQL name.
+        argument: &'static str,
+    },
+    /// A pager's `size` is zero or negative.
     #[error("`{argument}` must be at least 1")]
-    BelowOne { argument: &'static str },
+    BelowOne {
+        /// The argument's GraphQL name.
+        argument: &'static str,
+    },
+    /// A pager's `around` is negative or above [`MAX_AROUND`].
     #[error("`around` must be between 0 and {max}")]
-    AroundOutOfRange { max: i32 },
+    AroundOutOfRange {
+        /// The largest `around` accepted ([`MAX_AROUND`]).
+        max: i32,
+    },
+    /// `containing` is given with `after`, `before` or `offset`.
     #[error("`containing` cannot be combined with `after`, `before` or `offset`")]
     ContainingWithWindow,
+    /// `containing` is given with both `first` and `last`.
     #[error("`containing` takes one of `first` and `last` as the page size")]
     ContainingNeedsOneSize,
+    /// `containing` is given with a page size of 0.
     #[error("`containing` needs a page size of at least 1")]
     ContainingEmptyPage,
     /// The comment `containing` names is not in the connection: another product's, filtered
     /// out by the rating filter, or deleted.
     #[error("comment {0} is not in this connection")]
     NotInConnection(CommentId),
+    /// Reading the comment store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// Reading the page index failed.
     #[error(transparent)]
     Index(#[from] IndexError),
 }

@@ -7,18 +7,26 @@ use crate::domain::SortKey;
 /// Arguments with cursors already opened.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OracleArgs<P = SortKey> {
+    /// How many items to take from the window's top.
     pub first: Option<usize>,
+    /// The position the window starts after.
     pub after: Option<P>,
+    /// How many items to take from the window's bottom.
     pub last: Option<usize>,
+    /// The position the window ends before.
     pub before: Option<P>,
+    /// Items to skip at the window's top (its bottom for `last` alone); 0 for none.
     pub offset: usize,
 }
 
 /// The page the engine must serve.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OraclePage<P = SortKey> {
+    /// The page's positions, in the list's own order.
     pub keys: Vec<P>,
+    /// Whether the list holds anything before the page.
     pub has_previous_page: bool,
+    /// Whether the list holds anything after the page.
     pub has_next_page: bool,
 }
 

@@ -27,8 +27,11 @@ pub const ANCHOR_ONLY: PageLayout = PageLayout {
 /// how many pages to link around the current one. It asks the index for nothing but the counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PagerLayout {
+    /// Comments per page, at least 1.
     pub size: u64,
+    /// Which end of the list page 1 starts at.
     pub numbering: Numbering,
+    /// How many pages to link in the run around the current one, 0 to [`MAX_AROUND`].
     pub around: u64,
 }
 
@@ -49,11 +52,18 @@ pub struct PageLink {
 pub struct PagerLinks {
     /// Which end the pages (and their offsets) count from.
     pub numbering: Numbering,
+    /// Page 1.
     pub first: PageLink,
+    /// The last page (page 1 of an empty list).
     pub last: PageLink,
+    /// The run of up to `around` consecutive pages centred on the current one (from page 1
+    /// when none is current), in page order.
     pub around: Vec<PageLink>,
+    /// The page before the current one; `None` on page 1 or when no page is current.
     pub previous: Option<PageLink>,
+    /// The page after the current one; `None` on the last page or when no page is current.
     pub next: Option<PageLink>,
+    /// How many pages the list fills; an empty list has one.
     pub page_count: u64,
 }
 

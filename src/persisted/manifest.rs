@@ -24,7 +24,9 @@ use super::sha256_hex;
 /// One trusted document: its text and its parse.
 #[derive(Debug)]
 pub struct TrustedDocument {
+    /// The document's text, as the manifest holds it.
     pub text: Arc<str>,
+    /// The text, parsed once at start-up.
     pub document: Arc<ExecutableDocument>,
 }
 
@@ -40,19 +42,34 @@ pub struct Manifest {
 /// Why a manifest could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum ManifestError {
+    /// The file is not JSON, or not an Apollo manifest's JSON when it has a `format`.
     #[error("is not JSON: {0}")]
     Json(#[from] serde_json::Error),
+    /// The JSON has none of the three formats' shapes.
     #[error(
         "is neither an Apollo persisted query manifest nor a JSON object of id to document text \
          (Relay's persisted_queries.json, GraphQL Code Generator's persisted documents)"
     )]
     Shape,
+    /// A document's text is not a valid GraphQL document.
     #[error("document `{id}` does not parse: {error}")]
-    Syntax { id: String, error: String },
+    Syntax {
+        /// The document's id in the manifest.
+        id: String,
+        /// The parser's message.
+        error: String,
+    },
+    /// A document's id is a SHA-256 (bare or `sha256:`) other than its text's.
     #[error(
         "document `{id}` is named by a SHA-256 that is not its text's (its text's is {actual})"
     )]
-    WrongHash { id: String, actual: String },
+    WrongHash {
+        /// The document's id in the manifest.
+        id: String,
+        /// The SHA-256 of its text, lowercase hex.
+        actual: String,
+    },
+    /// The manifest lists no document.
     #[error("holds no document")]
     Empty,
 }
@@ -155,6 +172,7 @@ impl Manifest {
         self.by_hash.len()
     }
 
+    /// Whether the manifest holds no document (never, once parsed).
     pub fn is_empty(&self) -> bool {
         self.by_hash.is_empty()
     }

@@ -82,6 +82,7 @@ pub enum Registered {
 pub struct Asked<'a> {
     /// The text it sent; empty when it sent none.
     pub query: &'a str,
+    /// `documentId`: the trusted document it names, if any.
     pub document_id: Option<&'a str>,
     /// `extensions.persistedQuery`, as sent.
     pub persisted_query: Option<&'a async_graphql::Value>,
@@ -107,18 +108,31 @@ pub enum Refused {
     /// Automatic persisted queries are off: Apollo's and urql's cue to stop hashing.
     #[error("PersistedQueryNotSupported")]
     NotSupported,
+    /// No trusted document has the id (a `documentId`, or `sha256:` and a hash sent without
+    /// text while only trusted documents run); holds the id.
     #[error("no trusted document has the id `{0}`")]
     NotInList(String),
+    /// Only trusted documents run (`--require-trusted-documents`) and the text sent is none
+    /// of them.
     #[error(
         "this server runs only trusted documents: send the `documentId` of a document in its manifest"
     )]
     NotInSafelist,
+    /// The text sent is not the one whose SHA-256 is `sha256Hash`.
     #[error("`extensions.persistedQuery.sha256Hash` is not the SHA-256 of the query")]
     HashMismatch,
+    /// The request is not well formed (both `query` and `documentId`, or a bad
+    /// `extensions.persistedQuery`); holds what is wrong.
     #[error("{0}")]
     Malformed(&'static str),
+    /// The text to register is larger than a registered document may be.
     #[error("the document is {bytes} bytes; documents of more than {max} bytes are not registered")]
-    TooLarge { bytes: usize, max: usize },
+    TooLarge {
+        /// The text's size, in bytes.
+        bytes: usize,
+        /// The largest text registered, in bytes (`--max-body-bytes`).
+        max: usize,
+    },
 }
 
 impl Refused {

@@ -27,15 +27,20 @@ const TIMEOUT: Duration = Duration::from_secs(5);
 /// How `--purge-url` is spoken to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum PurgeFormat {
+    /// Varnish with vmod xkey: `PURGE` with the tags in `xkey-purge`.
     Varnish,
+    /// Fastly's bulk purge by surrogate key.
     Fastly,
+    /// Cloudflare's purge by cache tag.
     Cloudflare,
 }
 
 /// Where purges go (`--purge-url`, `--purge-format`, `--purge-token`).
 #[derive(Clone, Debug)]
 pub struct PurgeTarget {
+    /// Where purge requests are sent (`--purge-url`).
     pub url: String,
+    /// How they are written (`--purge-format`).
     pub format: PurgeFormat,
     /// Fastly's API token or Cloudflare's; unused by Varnish.
     pub token: Option<String>,

@@ -44,6 +44,7 @@ impl ClientKey {
         Self(format!("{scope}/{}", self.0))
     }
 
+    /// The key as text (`sub:…` or `ip:…`), as buckets are keyed.
     pub fn as_str(&self) -> &str {
         &self.0
     }

@@ -49,6 +49,7 @@ impl Buckets {
 }
 
 impl MemoryLimiter {
+    /// A limiter of `limits` whose buckets start full.
     pub fn new(limits: RateLimits) -> Self {
         Self {
             limits,
@@ -61,6 +62,7 @@ impl MemoryLimiter {
         }
     }
 
+    /// The budgets the limiter enforces.
     pub fn limits(&self) -> &RateLimits {
         &self.limits
     }

@@ -86,11 +86,14 @@ pub struct Throttle {
 /// Which budget refused a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Limit {
+    /// The query cost budget.
     Cost,
+    /// The mutation writes budget.
     Writes,
 }
 
 impl Limit {
+    /// The budget's name in logs and metric labels: `cost` or `writes`.
     pub fn as_str(self) -> &'static str {
         match self {
             Limit::Cost => "cost",
@@ -162,7 +165,9 @@ impl Verdict {
 /// The configured limiter: in this process, or shared through Redis.
 #[derive(Clone, Debug)]
 pub enum RateLimiter {
+    /// Buckets kept in this process.
     Memory(Arc<MemoryLimiter>),
+    /// Buckets kept in Redis, shared by every server that uses it.
     Redis(Arc<RedisLimiter>),
 }
 
@@ -198,6 +203,7 @@ impl RateLimiter {
         }
     }
 
+    /// The budgets the limiter enforces.
     pub fn limits(&self) -> &RateLimits {
         match self {
             RateLimiter::Memory(limiter) => limiter.limits(),

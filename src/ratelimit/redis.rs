@@ -66,6 +66,7 @@ impl RedisLimiter {
         }
     }
 
+    /// The budgets the limiter enforces.
     pub fn limits(&self) -> &RateLimits {
         self.fallback.limits()
     }

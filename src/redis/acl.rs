@@ -24,7 +24,9 @@ pub enum AclCheck {
     /// The user may run every one of `allowed` commands; `unchecked` lists those Redis could
     /// not dry-run, with its answer (worth a warning, not a refusal).
     Done {
+        /// How many commands the dry run allowed.
         allowed: usize,
+        /// The commands Redis could not dry-run, each with its answer.
         unchecked: Vec<String>,
     },
     /// Not checked, and why: a Redis older than 7.0, a user without `acl|dryrun`, a Redis that
@@ -46,7 +48,9 @@ pub struct Denied {
 /// The configured user may not run commands the process will send: start-up stops.
 #[derive(Debug, thiserror::Error)]
 pub struct AclDenied {
+    /// The ACL user the connection logs in as.
     pub user: String,
+    /// Every command it may not run.
     pub denied: Vec<Denied>,
 }
 

@@ -96,10 +96,12 @@ impl RedisHandle {
         })
     }
 
+    /// The key prefix every key of this deployment starts with (`--redis-prefix`).
     pub fn prefix(&self) -> &KeyPrefix {
         &self.settings.prefix
     }
 
+    /// Whether the handle talks to a Redis Cluster rather than a single node.
     pub fn is_cluster(&self) -> bool {
         self.settings.config.cluster
     }

@@ -19,10 +19,12 @@ use std::fmt;
 pub struct KeyPrefix(String);
 
 impl KeyPrefix {
+    /// The prefix `prefix`, as given (it may be empty).
     pub fn new(prefix: &str) -> Self {
         Self(prefix.to_owned())
     }
 
+    /// The prefix itself.
     pub fn as_str(&self) -> &str {
         &self.0
     }

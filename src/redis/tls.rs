@@ -29,14 +29,21 @@ impl std::fmt::Debug for TrustedCa {
 /// Why a CA file cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum CaFileError {
+    /// The file cannot be read.
     #[error("cannot read {path}: {source}")]
     Unreadable {
+        /// The file's path.
         path: PathBuf,
+        /// Why reading it failed.
         #[source]
         source: std::io::Error,
     },
+    /// The file holds no PEM certificate.
     #[error("{path} holds no PEM certificate (`{PEM_CERTIFICATE}`)")]
-    NoCertificate { path: PathBuf },
+    NoCertificate {
+        /// The file's path.
+        path: PathBuf,
+    },
 }
 
 impl TrustedCa {

@@ -37,7 +37,9 @@ use crate::sync::{Checkpoints, StreamConsumer, StreamOptions};
 /// The backends a command works with, and the tasks that keep the index fed.
 #[derive(Debug)]
 pub struct Backends {
+    /// The comment store (`--store`).
     pub store: AnyStore,
+    /// The page index: embedded, or in Redis.
     pub index: AnyIndex,
     /// The Redis the index lives in (`None` with the embedded index), for its other users.
     pub redis: Option<RedisHandle>,

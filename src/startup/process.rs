@@ -21,7 +21,12 @@ pub enum Process {
     /// the store's changes to the index itself.
     /// `rate_limits`: some budget is kept (a client's cost or writes, its rate of opening
     /// subscriptions or of registering persisted queries).
-    Serve { sync: bool, rate_limits: bool },
+    Serve {
+        /// Whether it also consumes the table's stream, checkpointed in Redis.
+        sync: bool,
+        /// Whether it keeps some budget in Redis.
+        rate_limits: bool,
+    },
     /// `seed`: writes the table only (it needs `--store dynamodb`).
     Seed,
     /// `sync`: the table's stream into the index, checkpointed, published to the change log.

@@ -20,6 +20,7 @@ use crate::error::BoxError;
 /// One shard as the stream lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ShardInfo {
+    /// The shard's id.
     pub id: String,
     /// The shard this one continues (after a split or a roll-over): it is read only once its
     /// parent is finished.

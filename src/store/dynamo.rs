@@ -101,6 +101,7 @@ impl DynamoStore {
         self.streams.as_ref()
     }
 
+    /// The table's name.
     pub fn table(&self) -> &str {
         &self.table
     }

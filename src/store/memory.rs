@@ -31,6 +31,7 @@ pub struct MemoryStore {
 }
 
 impl MemoryStore {
+    /// An empty store with no response cap and no change sink.
     pub fn new() -> Self {
         Self::default()
     }
@@ -52,6 +53,7 @@ impl MemoryStore {
         self.read().comments.len()
     }
 
+    /// Whether the store holds no comment.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -81,7 +81,9 @@ impl Partition {
 /// A key-conditioned read of one partition.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KeyQuery {
+    /// The partition read.
     pub partition: Partition,
+    /// The order items come back in.
     pub order: Order,
     /// Where reading starts, on the near side of `order`: for [`Order::NewestFirst`] an upper
     /// bound (`sortKey < k` or `<= k`), for [`Order::OldestFirst`] a lower bound. A key condition
@@ -121,6 +123,7 @@ pub struct QueryPage {
 /// One response of a full-table scan segment (for `reindex`, `verify` and `export`).
 #[derive(Clone, Debug, Default)]
 pub struct ScanPage {
+    /// The comments this page of the segment read.
     pub items: Vec<Comment>,
     /// The helpful votes this page came across, as `(comment, how many)`: `verify` adds them
     /// up over the whole scan and compares each comment's tally with its `helpful_count`. A
@@ -140,6 +143,7 @@ pub struct ScanPage {
 /// Why a store call failed. Adapters classify their client's errors into these in one place.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
+    /// No comment has the id.
     #[error("comment {0} not found")]
     NotFound(CommentId),
     /// The caller's [`Access`] does not cover the comment: someone else's.
@@ -148,6 +152,7 @@ pub enum StoreError {
     /// A voter's helpful vote for a comment they wrote (the own-comment rule, [`Voter::wrote`]).
     #[error("comment {0} is your own: its author cannot mark it helpful")]
     OwnComment(CommentId),
+    /// A comment with the id exists already (`create`).
     #[error("comment {0} already exists")]
     AlreadyExists(CommentId),
     /// The write would take the comment past the highest version ([`crate::domain::MAX_VERSION`]):
@@ -157,8 +162,12 @@ pub enum StoreError {
     /// Throttling, timeouts and connection failures that outlasted the client's retries.
     #[error("the comment store is unavailable")]
     Unavailable(#[source] BoxError),
+    /// The DynamoDB table does not exist.
     #[error("table `{table}` does not exist (start with --create-tables to create it)")]
-    MissingTable { table: String },
+    MissingTable {
+        /// The table's name.
+        table: String,
+    },
     /// Anything else: a bug or a misconfiguration, not the client's fault.
     #[error("unexpected comment store error")]
     Internal(#[source] BoxError),
@@ -270,8 +279,11 @@ pub type ChangeSink = tokio::sync::mpsc::UnboundedSender<ChangeEvent>;
 /// The store chosen at start-up (`--store`): static dispatch over the implementations.
 #[derive(Clone, Debug)]
 pub enum AnyStore {
+    /// In process, lost when the process ends (`--store memory` without `--data-dir`).
     Memory(memory::MemoryStore),
+    /// The durable embedded store (`--store memory --data-dir PATH`).
     Sqlite(sqlite::SqliteStore),
+    /// Amazon DynamoDB (`--store dynamodb`).
     Dynamo(dynamo::DynamoStore),
 }
 

@@ -29,7 +29,12 @@ use super::json_ld;
 use super::view::{DEFAULT_ORDER, View};
 
 /// The `<head>` elements of `view`, showing `shown` (the view at the page it holds).
-pub(super) fn elements(view: &View, shown: &View, product: &Product, comments: &Comments) -> String {
+pub(super) fn elements(
+    view: &View,
+    shown: &View,
+    product: &Product,
+    comments: &Comments,
+) -> String {
     let mut head = format!(
         "<link rel=\"canonical\" href=\"{}\">",
         esc(&canonical(shown, comments).url())

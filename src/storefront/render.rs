@@ -33,7 +33,12 @@ pub(super) struct Rendered {
 /// The page of `view`, from the answer's `product` and its `comments`; `partial` when the
 /// answer had errors beside its comments (counts or page numbers missing). A page past the
 /// end of the list is a 404 that says how many pages there are.
-pub(super) fn reviews(view: &View, product: &Product, comments: &Comments, partial: bool) -> Rendered {
+pub(super) fn reviews(
+    view: &View,
+    product: &Product,
+    comments: &Comments,
+    partial: bool,
+) -> Rendered {
     let cursors = comments.page_cursors.as_ref();
     let page = cursors.and_then(PageCursors::current).unwrap_or(view.page);
     let size = u64::from(view.size);

@@ -24,7 +24,12 @@ pub enum Checkpoints {
     /// In this process, for the embedded index.
     Memory(Arc<Mutex<HashMap<String, String>>>),
     /// In the Redis that holds the index, under the table's name.
-    Redis { redis: RedisHandle, table: String },
+    Redis {
+        /// The Redis connection, whose prefix the keys go under.
+        redis: RedisHandle,
+        /// The table whose stream the positions are of.
+        table: String,
+    },
 }
 
 /// `<prefix>sync:<table>:<shardId>`: the last stream sequence number the stream consumer

@@ -19,7 +19,9 @@ use crate::store::ScanPage;
 /// A comment whose count is not the number of its votes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CountMismatch {
+    /// The comment's product.
     pub sku: Sku,
+    /// The comment.
     pub id: CommentId,
     /// Its `helpfulCount`.
     pub count: u64,
@@ -45,6 +47,8 @@ pub struct HelpfulCheck {
 }
 
 impl HelpfulCheck {
+    /// Whether every count matches its votes and every comment is in place (orphan votes
+    /// do not count).
     pub fn is_clean(&self) -> bool {
         self.mismatched.is_empty() && self.unranked.is_empty()
     }

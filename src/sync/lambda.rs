@@ -22,7 +22,9 @@ use crate::telemetry::metric;
 #[derive(Debug, thiserror::Error)]
 #[error("record {record} of the batch failed and has no sequence number to report: {reason}")]
 pub struct UnnamedFailure {
+    /// The failing record's index in the batch, from 0.
     pub record: usize,
+    /// Why it failed.
     pub reason: String,
 }
 

@@ -41,16 +41,24 @@ pub use self::verify::{DriftReport, ProductDrift, verify};
 /// Why the stream consumer, a rebuild or a verification stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
+    /// The table has no stream to consume.
     #[error(
         "table `{table}` has no stream: enable one with NEW_AND_OLD_IMAGES (--create-tables does for new tables)"
     )]
-    NoStream { table: String },
+    NoStream {
+        /// The table's name.
+        table: String,
+    },
+    /// The store has no DynamoDB Streams client to read the stream with.
     #[error("the DynamoDB store was built without a DynamoDB Streams client")]
     NoStreamsClient,
+    /// Reading the comment store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// Reading or writing the page index failed.
     #[error(transparent)]
     Index(#[from] IndexError),
+    /// Listing shards or reading records from the stream failed.
     #[error("reading the change stream failed")]
     Stream(#[from] SourceError),
 }

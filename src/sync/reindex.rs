@@ -64,6 +64,7 @@ pub struct ReindexReport {
     pub reranked: u64,
     /// Products confirmed (including ones the index had and the table no longer has).
     pub products: usize,
+    /// How long the rebuild took.
     pub elapsed: Duration,
 }
 

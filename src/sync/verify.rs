@@ -28,16 +28,20 @@ const QUERY_PAGE: usize = 1_000;
 /// A comment both sides have, placed differently.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Mismatch {
+    /// The comment as the table holds it.
     pub table: IndexEntry,
+    /// The comment as the index holds it.
     pub index: IndexEntry,
 }
 
 /// How one product's index differs from its comments in the table.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProductDrift {
+    /// The product.
     pub sku: Sku,
     /// Comments per rating (index 0 is rating 1) in the table and in the index.
     pub table_counts: [u64; 5],
+    /// Comments per rating in the index, like `table_counts`.
     pub index_counts: [u64; 5],
     /// In the table, not in the index (newest first).
     pub missing: Vec<IndexEntry>,
@@ -48,6 +52,7 @@ pub struct ProductDrift {
 }
 
 impl ProductDrift {
+    /// Whether the index holds exactly the table's comments, each as the table does.
     pub fn is_clean(&self) -> bool {
         self.missing.is_empty() && self.extra.is_empty() && self.mismatched.is_empty()
     }
@@ -67,6 +72,7 @@ pub struct DriftReport {
 }
 
 impl DriftReport {
+    /// Whether no product drifted and the helpful counts, if checked, are clean.
     pub fn is_clean(&self) -> bool {
         self.drifted.is_empty() && self.helpful.as_ref().is_none_or(HelpfulCheck::is_clean)
     }

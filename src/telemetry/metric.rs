@@ -16,8 +16,11 @@ use metrics::Label;
 /// The kind of series a metric is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
+    /// A count that only goes up.
     Counter,
+    /// A value that is set, and may go up or down.
     Gauge,
+    /// A distribution of observed values, in buckets.
     Histogram,
 }
 
@@ -35,7 +38,9 @@ impl Kind {
 /// One metric (see the module's comment).
 #[derive(Debug)]
 pub struct Metric {
+    /// The series' name in `/metrics`.
     pub name: &'static str,
+    /// Its kind.
     pub kind: Kind,
     /// What it says, from its doc comment.
     help: &'static str,

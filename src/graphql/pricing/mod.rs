@@ -31,8 +31,11 @@ use crate::pagination::PagingSettings;
 /// The arguments of a `comments` field that decide what it reads.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ConnectionShape {
+    /// The `first` argument, if given.
     pub first: Option<i32>,
+    /// The `last` argument, if given.
     pub last: Option<i32>,
+    /// The `offset` argument, if given.
     pub offset: Option<i32>,
     /// How many ratings the `ratings:` filter names (`None`: no filter).
     pub ratings: Option<usize>,

@@ -31,6 +31,7 @@ use crate::live::LiveChange;
 pub struct Delivered {
     /// The change's `seq` in the hub.
     pub seq: u64,
+    /// The comment the change is about.
     pub comment: CommentId,
     /// Whether the event is an ADDED one (a member's replay may have given it already).
     pub added: bool,
@@ -109,6 +110,7 @@ impl Member {
 /// comments its replay gave (their ADDED events are skipped once).
 pub struct Ticket {
     _slot: Slot,
+    /// The comments the member's replay gave: their ADDED events are skipped once.
     pub replayed: HashSet<CommentId>,
 }
 

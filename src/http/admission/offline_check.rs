@@ -34,7 +34,12 @@ pub enum Outcome {
     Refused(&'static str),
     /// Passed the check, with its price (`None`: it does not parse, which async-graphql
     /// reports), and whether async-graphql then ran it (it passed validation).
-    Checked { price: Option<Priced>, ran: bool },
+    Checked {
+        /// The document's price; `None` when it does not parse.
+        price: Option<Priced>,
+        /// Whether async-graphql ran it (it passed validation).
+        ran: bool,
+    },
 }
 
 impl std::fmt::Debug for OfflineCheck {

@@ -38,7 +38,10 @@ pub(super) enum Shape {
 
 /// Checks the subscription operation `operation_name` selects in `document` (others are not
 /// this module's business).
-pub(super) fn check(document: &ExecutableDocument, operation_name: Option<&str>) -> Result<(), Shape> {
+pub(super) fn check(
+    document: &ExecutableDocument,
+    operation_name: Option<&str>,
+) -> Result<(), Shape> {
     let Some(operation) = selected(document, operation_name) else {
         return Ok(());
     };

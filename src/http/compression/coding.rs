@@ -30,7 +30,7 @@ pub(crate) enum Coding {
 impl Coding {
     /// The codings that change the bytes.
     #[cfg(test)]
-    pub const ENCODED: [Coding; 3] = [Coding::Gzip, Coding::Brotli, Coding::Zstd];
+    pub(crate) const ENCODED: [Coding; 3] = [Coding::Gzip, Coding::Brotli, Coding::Zstd];
 
     /// The token in `Content-Encoding` (and the suffix of an encoded answer's `ETag`).
     pub(crate) fn token(self) -> &'static str {

@@ -48,6 +48,7 @@ use crate::telemetry::metric;
 /// How long a connection may wait in each phase, and how many may be open.
 #[derive(Clone, Debug)]
 pub struct ConnectionOptions {
+    /// How long a connection may wait in each phase.
     pub timeouts: Timeouts,
     /// Connections open at once, in all (kept under the file-descriptor limit).
     pub max_connections: usize,

@@ -35,8 +35,13 @@ use tokio::time::Instant;
 /// How long each phase may last (the module's table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Timeouts {
+    /// From a connection's accepting, or a request's first byte, until the request's head is read
+    /// (`--header-timeout-ms`).
     pub header: Duration,
+    /// From a request's head until its body is read (`--body-timeout-ms`).
     pub body: Duration,
+    /// Between requests on a keep-alive connection, and while a request in flight moves no byte
+    /// either way (`--idle-timeout-ms`).
     pub idle: Duration,
 }
 

@@ -35,6 +35,7 @@ const RANGE_COUNT: usize = super::READ_COUNT;
 /// One change the log holds, with the time it was appended.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Logged {
+    /// The change, as the index applied it.
     pub change: ChangeEvent,
     /// When it was appended: the millisecond part of its entry id (Redis's clock).
     pub appended_ms: u64,

@@ -48,8 +48,11 @@ const DEVELOPMENT_SECRET: &str = "dynapage-development-cursor-secret";
 /// What a cursor is bound to: the product, the rating filter and the order of the connection.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct CursorScope {
+    /// The product whose comments the connection lists.
     pub sku: Sku,
+    /// The star ratings the connection keeps.
     pub ratings: RatingSet,
+    /// The order the connection lists its comments in.
     pub order: CommentOrder,
 }
 
@@ -80,7 +83,12 @@ pub enum CursorAt {
     Position(Position),
     /// After the first `offset` comments counted from `numbering`'s end of the list: where a
     /// numbered page starts (`pageCursors`). Followed like `offset:`, through the index.
-    Offset { numbering: Numbering, offset: u64 },
+    Offset {
+        /// The end of the list the offset counts from.
+        numbering: Numbering,
+        /// How many comments, counted from that end, come before the page.
+        offset: u64,
+    },
 }
 
 /// The cursor could not be opened; deliberately without detail, so probing learns nothing.

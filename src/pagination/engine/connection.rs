@@ -27,7 +27,9 @@ pub enum PageTarget {
     Window(PagePlan),
     /// The page of `layout` that holds `comment` (`containing`).
     Containing {
+        /// The comment the page must hold.
         comment: CommentId,
+        /// The page size and numbering that decide where pages start.
         layout: PageLayout,
     },
 }
@@ -55,9 +57,13 @@ pub struct IndexSelection {
 /// One connection request: whose comments, which page, and what of it the client selected.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConnectionRequest {
+    /// The product, rating filter and order of the list, which cursors are bound to.
     pub scope: CursorScope,
+    /// The page to serve.
     pub target: PageTarget,
+    /// The parts of the page the client selected.
     pub want: Want,
+    /// The parts that come from the index the client selected.
     pub index: IndexSelection,
 }
 
@@ -381,10 +387,13 @@ mod tests {
 pub struct Prefetched<E> {
     /// Whether the positions hold the page's anchor (its rank), or only the total.
     pub anchored: bool,
+    /// The list's total and, when `anchored`, the anchor's rank; or why the index could not
+    /// give them.
     pub positions: Result<Positions, E>,
 }
 
 impl<E> Prefetched<E> {
+    /// The same answers with the error, if any, converted by `convert`.
     pub fn map_err<F>(self, convert: impl FnOnce(E) -> F) -> Prefetched<F> {
         Prefetched {
             anchored: self.anchored,

@@ -38,12 +38,16 @@ use crate::store::{CommentStore, StoreError};
 /// Which parts of the connection the client selected; the rest is not computed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Want {
+    /// The page's comments (`edges`, `nodes` or anything read from them).
     pub edges: bool,
+    /// `pageInfo { hasNextPage }`.
     pub has_next_page: bool,
+    /// `pageInfo { hasPreviousPage }`.
     pub has_previous_page: bool,
 }
 
 impl Want {
+    /// Everything: the comments and both flags.
     pub const ALL: Want = Want {
         edges: true,
         has_next_page: true,
@@ -54,8 +58,11 @@ impl Want {
 /// What a page cost, for logs, metrics and the `cost` response extension.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PageStats {
+    /// Comments the store returned, including those read past the page to answer its flags.
     pub items_read: u64,
+    /// Queries sent to the comment store.
     pub store_queries: u64,
+    /// Calls made to the page index.
     pub index_calls: u64,
 }
 
@@ -70,9 +77,13 @@ impl std::ops::AddAssign for PageStats {
 /// One page of a connection, in its list's own order (`PagePlan::forward`). Flags are `None` when not requested.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Page {
+    /// The page's comments; empty when the edges were not requested.
     pub items: Vec<Comment>,
+    /// Whether the list goes on beyond the page's last comment.
     pub has_next_page: Option<bool>,
+    /// Whether the list goes on before the page's first comment.
     pub has_previous_page: Option<bool>,
+    /// What serving the page cost.
     pub stats: PageStats,
 }
 
@@ -85,6 +96,7 @@ pub struct Engine<S, I> {
 }
 
 impl<S: CommentStore, I: PageIndex> Engine<S, I> {
+    /// An engine that reads `store` and `index` under `settings`.
     pub fn new(store: S, index: I, settings: PagingSettings) -> Self {
         Self {
             store,
@@ -93,14 +105,17 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
         }
     }
 
+    /// The comment store the engine reads.
     pub fn store(&self) -> &S {
         &self.store
     }
 
+    /// The page index the engine asks for counts and offsets.
     pub fn index(&self) -> &I {
         &self.index
     }
 
+    /// The limits the engine applies to every connection.
     pub fn settings(&self) -> &PagingSettings {
         &self.settings
     }

@@ -17,12 +17,16 @@ use crate::domain::{ChangeEvent, IndexEntry};
 /// Why a record could not become a change event.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RecordDecodeError {
+    /// The record has no `dynamodb` section, so no key or image.
     #[error("stream record has no `dynamodb` section")]
     NoStreamRecord,
+    /// The record lacks the image its kind needs: holds the kind (`INSERT`, `MODIFY`,
+    /// `REMOVE`) and the image (`new`, `old`).
     #[error(
         "stream record of kind {0} lacks its {1} image (the stream must be NEW_AND_OLD_IMAGES)"
     )]
     MissingImage(&'static str, &'static str),
+    /// An image is not a well-formed comment item.
     #[error("stream record image is not a comment")]
     Image(#[from] ItemDecodeError),
 }

@@ -19,6 +19,7 @@ pub struct DynamoConfig {
     /// A custom endpoint such as DynamoDB Local (`http://localhost:8000`); `None` uses the
     /// standard AWS endpoint and credential chain.
     pub endpoint: Option<String>,
+    /// The table's name.
     pub table: String,
     /// `None`: the AWS region chain, then `us-east-1`.
     pub region: Option<String>,

@@ -68,7 +68,10 @@ pub(super) fn helpful_position_from_item<A: ItemAttribute>(
 
 /// Whether an item's stored `helpfulRank` is the one its count and sort key give (an item
 /// written before the GSIs by helpful votes existed has none until `reindex` writes it).
-pub(super) fn rank_is_current<A: ItemAttribute>(item: &HashMap<String, A>, comment: &Comment) -> bool {
+pub(super) fn rank_is_current<A: ItemAttribute>(
+    item: &HashMap<String, A>,
+    comment: &Comment,
+) -> bool {
     let want = helpful_rank(comment.helpful_count, &comment.sort_key()).to_string();
     item.get(HELPFUL_RANK).and_then(|rank| rank.as_number()) == Some(want.as_str())
 }
@@ -154,7 +157,9 @@ pub(super) fn number_value(value: impl ToString) -> AttributeValue {
 pub struct ItemDecodeError {
     /// The item's `id`, when it has one that reads as text: which comment is damaged.
     pub item: Option<String>,
+    /// The attribute at fault.
     pub attribute: &'static str,
+    /// What is wrong with it: `is missing`, `is not a string`, ….
     pub problem: &'static str,
 }
 

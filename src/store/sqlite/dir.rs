@@ -29,25 +29,44 @@ pub const LOCK_FILE: &str = "dynapage.lock";
 /// Why a data directory cannot be used. Each message names the path and what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum DataDirError {
+    /// Another process holds the directory's lock.
     #[error(
         "another dynapage process{holder} owns the data directory {path} (lock file {lock}): stop it first, or use another --data-dir"
     )]
     Locked {
+        /// The data directory.
         path: PathBuf,
+        /// Its lock file.
         lock: PathBuf,
+        /// ` (pid N)` as the lock file names the holder, or empty when it names none.
         holder: String,
     },
+    /// The path exists and is not a directory.
     #[error("the data directory {path} is not a directory")]
-    NotADirectory { path: PathBuf },
+    NotADirectory {
+        /// The path given as the data directory.
+        path: PathBuf,
+    },
+    /// The directory holds other files and no dynapage database.
     #[error(
         "the data directory {path} is not empty and holds no dynapage data ({DATABASE_FILE}); refusing to write into it: use an empty or new directory"
     )]
-    Foreign { path: PathBuf },
+    Foreign {
+        /// The data directory.
+        path: PathBuf,
+    },
+    /// A reader that takes no lock (`export`, `backup`) found no database in the directory.
     #[error("the data directory {path} holds no dynapage data ({DATABASE_FILE})")]
-    Missing { path: PathBuf },
+    Missing {
+        /// The data directory.
+        path: PathBuf,
+    },
+    /// Creating, opening, locking or checking the directory failed.
     #[error("cannot use the data directory {path}")]
     Io {
+        /// The data directory.
         path: PathBuf,
+        /// The underlying error.
         #[source]
         source: std::io::Error,
     },
@@ -131,10 +150,12 @@ impl DataDir {
         })
     }
 
+    /// The directory's path, as given.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// The path of the database file inside it ([`DATABASE_FILE`]).
     pub fn database(&self) -> PathBuf {
         self.path.join(DATABASE_FILE)
     }

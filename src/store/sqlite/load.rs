@@ -20,12 +20,18 @@ const LOG_EVERY: Duration = Duration::from_secs(2);
 /// What the start-up load did.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LoadReport {
+    /// How many comments were loaded into memory.
     pub comments: u64,
+    /// How long the load took.
     pub elapsed: Duration,
 }
 
 /// Loads every comment of `conn` into `memory`, logging progress.
-pub(super) fn load(conn: &Connection, path: &Path, memory: &MemoryStore) -> Result<LoadReport, OpenError> {
+pub(super) fn load(
+    conn: &Connection,
+    path: &Path,
+    memory: &MemoryStore,
+) -> Result<LoadReport, OpenError> {
     let started = Instant::now();
     let shown = path.display().to_string();
     let total: i64 = conn

@@ -37,16 +37,22 @@ use crate::domain::{Access, Comment, CommentId, CommentPatch, Voted, Voter, Vote
 /// Why the durable store cannot be opened.
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
+    /// The data directory cannot be used.
     #[error(transparent)]
     Dir(#[from] DataDirError),
+    /// The database's files are not in a format this version reads.
     #[error(transparent)]
     Format(#[from] FormatError),
+    /// A row of the database does not decode.
     #[error("{path}: cannot load the comments")]
     Row {
+        /// The database file.
         path: String,
+        /// What is wrong with the row.
         #[source]
         source: RowError,
     },
+    /// The writer thread could not be spawned.
     #[error("cannot start the embedded store's writer thread")]
     Thread(#[source] std::io::Error),
 }
@@ -129,6 +135,7 @@ impl SqliteStore {
         self.memory.len()
     }
 
+    /// Whether the store holds no comment.
     pub fn is_empty(&self) -> bool {
         self.memory.is_empty()
     }

@@ -36,7 +36,9 @@ pub(super) fn columns(format: i64) -> &'static str {
 #[derive(Debug, thiserror::Error)]
 #[error("row {row} of the comments table is damaged: {reason}")]
 pub struct RowError {
+    /// Which row: the comment's id in hex (`votes` for a row of the votes table).
     pub row: String,
+    /// What is wrong with it.
     pub reason: String,
 }
 
@@ -190,7 +192,11 @@ pub(super) fn remove(tx: &Transaction<'_>, id: CommentId) -> rusqlite::Result<()
 }
 
 /// Whether `voter` has a vote on comment `id`.
-pub(super) fn has_vote(tx: &Transaction<'_>, id: CommentId, voter: VoterId) -> rusqlite::Result<bool> {
+pub(super) fn has_vote(
+    tx: &Transaction<'_>,
+    id: CommentId,
+    voter: VoterId,
+) -> rusqlite::Result<bool> {
     let mut statement =
         tx.prepare_cached("SELECT 1 FROM votes WHERE comment = ?1 AND voter = ?2")?;
     let found: Option<i64> = statement

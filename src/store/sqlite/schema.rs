@@ -33,37 +33,68 @@ const FORMAT_BEFORE_VOTES: i64 = 1;
 /// Why the database file cannot be opened. Each message names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum FormatError {
+    /// The file is zero bytes long: an interrupted copy or restore, never a store.
     #[error(
         "{path} is empty (0 bytes), not a dynapage database (an interrupted copy or restore?): move it away, or restore it from a backup; a new store is made only where there is no such file"
     )]
-    Empty { path: String },
+    Empty {
+        /// The database file.
+        path: String,
+    },
+    /// The file is not an SQLite database, or is damaged past opening.
     #[error(
         "{path} is not a dynapage database (not an SQLite file, or damaged): move it away, or restore it from a backup"
     )]
     NotADatabase {
+        /// The database file.
         path: String,
+        /// SQLite's error.
         #[source]
         source: rusqlite::Error,
     },
+    /// The file is an SQLite database without dynapage's `application_id`.
     #[error(
         "{path} is the SQLite database of another program (application_id {found:#x}): use another --data-dir"
     )]
-    Foreign { path: String, found: i64 },
+    Foreign {
+        /// The database file.
+        path: String,
+        /// The `application_id` it has.
+        found: i64,
+    },
+    /// The file's format (`user_version`) is one this version does not read.
     #[error(
         "{path} has format {found}; this dynapage reads format {FORMAT_VERSION} (and upgrades format 1 when `serve --data-dir` opens it): use a matching dynapage"
     )]
-    Version { path: String, found: i64 },
+    Version {
+        /// The database file.
+        path: String,
+        /// The `user_version` it has.
+        found: i64,
+    },
+    /// SQLite's `quick_check` found the file damaged.
     #[error("{path}: SQLite integrity check failed: {detail}")]
-    Damaged { path: String, detail: String },
+    Damaged {
+        /// The database file.
+        path: String,
+        /// What `quick_check` reported.
+        detail: String,
+    },
+    /// Reading, writing, creating or renaming a file failed.
     #[error("{path}: cannot read or write the file")]
     Io {
+        /// The file (the database, its temporary copy, or their directory).
         path: String,
+        /// The underlying error.
         #[source]
         source: std::io::Error,
     },
+    /// Any other SQLite error.
     #[error("{path}: SQLite error")]
     Sqlite {
+        /// The database file.
         path: String,
+        /// SQLite's error.
         #[source]
         source: rusqlite::Error,
     },
