@@ -1,5 +1,6 @@
-//! Reproducible demo and test comments: plausible text, ratings skewed like real reviews, and
-//! many equal timestamps, because ties are where pagination bugs hide (DESIGN §3).
+//! Reproducible demo and test comments: plausible text, ratings skewed like real reviews, and many
+//! equal timestamps, because ties are where pagination bugs hide (the order invariant of
+//! `docs/architecture.md`).
 //!
 //! Comments are produced lazily, newest first, so `seed` can write millions without holding
 //! them in memory.

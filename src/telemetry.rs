@@ -5,12 +5,14 @@ pub mod metric;
 
 use tracing_subscriber::EnvFilter;
 
-/// How logs are written.
+/// How logs are written: `Text`, human-readable lines, or `Json`, one JSON object per line with
+/// the event's fields at its top level.
+// clap prints a variant's doc comment in `--help` (and switches every subcommand's help to the
+// long layout), so the variants are described above instead.
+#[allow(missing_docs)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum LogFormat {
-    /// Human-readable lines.
     Text,
-    /// One JSON object per line, the event's fields at its top level.
     Json,
 }
 

@@ -37,9 +37,10 @@ impl From<&Comment> for IndexEntry {
 
 /// A change to the table, with the old image where there was one (streams give both).
 ///
-/// Every change carries a version ([`ChangeEvent::version`]): the index applies a change only
-/// if it is at least as new as what it holds for the comment (DESIGN §6), so applying a change
-/// twice, or an older one after a newer one, leaves the index as the newest change says.
+/// Every change carries a version ([`ChangeEvent::version`]): the index applies a change only if it
+/// is at least as new as what it holds for the comment (`docs/architecture.md`, a write), so
+/// applying a change twice, or an older one after a newer one, leaves the index as the newest
+/// change says.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ChangeEvent {
     /// A comment was created or edited; `new.version` is the change's version. `old` is the

@@ -66,12 +66,12 @@ pub struct Comment {
     /// When the comment was last edited, in epoch milliseconds; `None` until its first edit (a
     /// helpful vote is not an edit).
     pub updated_at_ms: Option<u64>,
-    /// How many times the comment has been written: 1 when it is created, one more for each
-    /// edit (its deletion is the next one). Changes carry it to the index, which refuses a
-    /// change older than the one it holds, so replays, retries and a reindex racing live
-    /// writes cannot put an older state over a newer one (DESIGN §6). A helpful vote, or
-    /// its withdrawal, is a write too: it moves the count, so it gives the comment its next
-    /// version (caches and live subscribers learn the new count from that change).
+    /// How many times the comment has been written: 1 when it is created, one more for each edit
+    /// (its deletion is the next one). Changes carry it to the index, which refuses a change older
+    /// than the one it holds, so replays, retries and a reindex racing live writes cannot put an
+    /// older state over a newer one (`docs/architecture.md`, a write). A helpful vote, or its
+    /// withdrawal, is a write too: it moves the count, so it gives the comment its next version
+    /// (caches and live subscribers learn the new count from that change).
     pub version: u64,
     /// How many voters marked the comment helpful (one vote each, [`super::Voter`]). It
     /// changes in the same atomic write as the vote that moves it.

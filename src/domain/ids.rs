@@ -10,7 +10,7 @@ use super::invalid::InvalidInput;
 /// A comment's id: a ULID, so ids are unique, sortable and 26 ASCII characters long.
 ///
 /// The order of the 128-bit value equals the bytewise order of its Crockford base32 string,
-/// which is what DynamoDB and Redis compare (DESIGN §3, the order invariant).
+/// which is what DynamoDB and Redis compare (the order invariant of `docs/architecture.md`).
 ///
 /// Held as two 64-bit halves, high first, whose derived order is the 128-bit value's: a `u128`
 /// (inside `ulid::Ulid`) is aligned to 16 bytes, which padded every sort key to 32 bytes and

@@ -1,11 +1,11 @@
 //! The total order comments are paged in.
 //!
-//! **The order invariant (DESIGN §3).** Newest first is descending `(createdAtMillis, id)`.
-//! DynamoDB orders the `sortKey` string bytewise; Redis orders equal scores by member bytewise.
-//! With a fixed-width (13 digit) millisecond prefix and the same id bytes in both, a descending
-//! DynamoDB query and `ZREVRANGE` give the same sequence, ties on the timestamp included. The
-//! derived `Ord` below (millis, then id) is that same order, and the tests prove the string form
-//! sorts identically.
+//! **The order invariant** (`docs/architecture.md`). Newest first is descending `(createdAtMillis,
+//! id)`. DynamoDB orders the `sortKey` string bytewise; Redis orders equal scores by member
+//! bytewise. With a fixed-width (13 digit) millisecond prefix and the same id bytes in both, a
+//! descending DynamoDB query and `ZREVRANGE` give the same sequence, ties on the timestamp
+//! included. The derived `Ord` below (millis, then id) is that same order, and the tests prove the
+//! string form sorts identically.
 
 use std::fmt;
 use std::str::FromStr;

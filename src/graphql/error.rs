@@ -1,7 +1,7 @@
 //! Error policy of the API, in one place.
 //!
 //! * Client mistakes (bad arguments, cursors, ids) get a message that says what to fix and a
-//!   stable `extensions.code` (DESIGN §5).
+//!   stable `extensions.code` (`docs/api/errors.md`).
 //! * Backend outages get `STORE_UNAVAILABLE` or `INDEX_UNAVAILABLE` on the field that needed the
 //!   backend, so the rest of the response still carries data.
 //! * A client over its rate limit gets `RATE_LIMITED` before anything executes

@@ -1,4 +1,5 @@
-//! The GraphQL surface (DESIGN §4b): schema types, thin resolvers, and error codes.
+//! The GraphQL surface (`schema.graphql`, `docs/api/`): schema types, thin resolvers, and error
+//! codes.
 //!
 //! Resolvers parse arguments, call the pagination engine or the store, and map the answer; the
 //! rules live in `pagination`. The schema can be built without any backend, so `export-schema`

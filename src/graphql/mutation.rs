@@ -1,4 +1,5 @@
-//! `Mutation`: writes go to the store only; the index follows through change events (DESIGN §6).
+//! `Mutation`: writes go to the store only; the index follows through change events
+//! (`docs/architecture.md`, a write).
 
 use async_graphql::{Context, ID, InputObject, Object, SimpleObject};
 

@@ -5,8 +5,9 @@
 //! of one set, after the counts of the groups ahead (in Redis: sorted sets per product and rating,
 //! `redis::keys`; embedded: one treap with per-rating counts).
 //!
-//! The index is derived from the store and eventually consistent with it (DESIGN §6). Its rank
-//! order is the store's order, ties included (the order invariant, `domain::SortKey`).
+//! The index is derived from the store and eventually consistent with it (`docs/architecture.md`, a
+//! write). Its rank order is the store's order, ties included (the order invariant,
+//! `domain::SortKey`).
 //!
 //! # Versions
 //!

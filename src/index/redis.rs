@@ -1,8 +1,8 @@
-//! The Redis adapter of the page index: sorted sets per product, by rating (DESIGN §3, and the
-//! layout in `keys`): two by time per rating (comments without helpful votes, and those with
-//! them), member = the comment id in a compact binary form (`keys`), score = `createdAt` in
-//! epoch milliseconds, and one by helpful count per rating. The product's whole list by time
-//! is the union of the ten.
+//! The Redis adapter of the page index: sorted sets per product, by rating
+//! (`docs/operations/table-layout.md`, and the layout in `keys`): two by time per rating (comments
+//! without helpful votes, and those with them), member = the comment id in a compact binary form
+//! (`keys`), score = `createdAt` in epoch milliseconds, and one by helpful count per rating. The
+//! product's whole list by time is the union of the ten.
 //!
 //! Redis orders equal scores by member bytewise, and a comment id's bytes sort like the id
 //! (`CommentId`), so `ZRANGE` rank order is exactly [`SortKey`] order: the order invariant that

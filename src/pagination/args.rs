@@ -1,4 +1,5 @@
-//! The argument rules of a connection (DESIGN §5), turned into a direction-free [`PagePlan`].
+//! The argument rules of a connection (`docs/api/errors.md`), turned into a direction-free
+//! [`PagePlan`].
 
 use super::PaginationError;
 use super::cursor::{CursorAt, CursorCodec, CursorScope};
@@ -44,8 +45,9 @@ pub struct ConnectionArgs {
 /// A validated request, expressed in the order the store is read in.
 ///
 /// `first` reads in the list's own order (`forward`: newest first for `NEWEST`) from `after`
-/// towards `before`; `last` reads the other way from `before` towards `after`. Writing both as "read in `order` from `start`, stop at `stop`"
-/// lets one algorithm serve both and keeps the two directions from drifting apart.
+/// towards `before`; `last` reads the other way from `before` towards `after`. Writing both as
+/// "read in `order` from `start`, stop at `stop`" lets one algorithm serve both and keeps the two
+/// directions from drifting apart.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PagePlan {
     /// The direction this page is read in.
@@ -75,7 +77,8 @@ impl PagePlan {
         self.keep_last.unwrap_or(self.take) as u64
     }
 
-    /// Applies DESIGN §5 to `args`; cursors are opened within `scope`.
+    /// Applies the argument rules (`docs/api/errors.md`) to `args`; cursors are opened within
+    /// `scope`.
     pub fn new(
         args: &ConnectionArgs,
         settings: &PagingSettings,

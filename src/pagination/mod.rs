@@ -1,6 +1,6 @@
 //! Pagination: argument rules, sealed cursors, the connection algorithm and numbered pages
-//! (DESIGN §4, §5). Every paging decision is made here; a resolver turns arguments into one
-//! engine call and its answer into types.
+//! (`docs/api/connections.md`, `docs/api/errors.md`). Every paging decision is made here; a
+//! resolver turns arguments into one engine call and its answer into types.
 //!
 //! The engine is generic over [`CommentStore`](crate::store::CommentStore) and
 //! [`PageIndex`](crate::index::PageIndex) and knows nothing of HTTP, GraphQL or any SDK, so every

@@ -1,6 +1,7 @@
-//! The reference answer: the Relay specification's slicing done on a sorted `Vec`, with flags
-//! that are truthful against the whole list (DESIGN §4). Tests compare the engine against it on
-//! random data; it is public only so that the integration tests can use it against real backends.
+//! The reference answer: the Relay specification's slicing done on a sorted `Vec`, with flags that
+//! are truthful against the whole list (`docs/api/connections.md`). Tests compare the engine
+//! against it on random data; it is public only so that the integration tests can use it against
+//! real backends.
 
 use crate::domain::SortKey;
 

@@ -24,14 +24,15 @@ use crate::error::BoxError;
 /// A purge request that has not answered within this is a failure (and retried).
 const TIMEOUT: Duration = Duration::from_secs(5);
 
-/// How `--purge-url` is spoken to.
+/// How `--purge-url` is spoken to: `Varnish` with vmod xkey (`PURGE` with the tags in
+/// `xkey-purge`), `Fastly`'s bulk purge by surrogate key, or `Cloudflare`'s purge by cache tag.
+// clap prints a variant's doc comment in `--help` (and switches the help to the long layout),
+// so the variants are described above instead.
+#[allow(missing_docs)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum PurgeFormat {
-    /// Varnish with vmod xkey: `PURGE` with the tags in `xkey-purge`.
     Varnish,
-    /// Fastly's bulk purge by surrogate key.
     Fastly,
-    /// Cloudflare's purge by cache tag.
     Cloudflare,
 }
 

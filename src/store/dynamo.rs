@@ -1,5 +1,5 @@
 //! The DynamoDB adapter: [`DynamoStore`] implements [`CommentStore`] over one table and its
-//! two GSIs (DESIGN §3).
+//! two GSIs (`docs/operations/table-layout.md`).
 //!
 //! It owns the wire: attribute and index names, `AttributeValue` mapping (`item`), table
 //! creation (`schema`), the classification of SDK errors (`error`), the reads (`reads`: GSI

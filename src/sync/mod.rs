@@ -1,9 +1,9 @@
-//! Keeping the index true (DESIGN §6): change events from the store are applied to the index,
-//! in order, idempotently. The embedded store's feed and the DynamoDB Streams consumer
-//! ([`stream`], reading the store's [`ChangeSource`] port) both end in [`apply`], so there is
-//! one code path from a write to the index.
-//! [`reindex()`] rebuilds the index from the table and [`verify()`] reports where they differ
-//! (and where a comment's helpful count differs from its votes).
+//! Keeping the index true (`docs/architecture.md`, a write): change events from the store are
+//! applied to the index, in order, idempotently. The embedded store's feed and the DynamoDB Streams
+//! consumer ([`stream`], reading the store's [`ChangeSource`] port) both end in [`apply`], so there
+//! is one code path from a write to the index. [`reindex()`] rebuilds the index from the table and
+//! [`verify()`] reports where they differ (and where a comment's helpful count differs from its
+//! votes).
 //!
 //! This layer knows nothing of GraphQL; the streams SDK appears only behind [`ChangeSource`]
 //! (in the DynamoDB adapter), and Redis only behind [`Checkpoints`].

@@ -1,4 +1,5 @@
--- apply: versioned changes to one product's index, in order, atomically (DESIGN §6).
+-- apply: versioned changes to one product's index, in order, atomically (`docs/architecture.md`, a
+-- write).
 --
 -- KEYS[1..5]   the product's rating sets of comments without helpful votes (member ->
 --              createdAt)

@@ -1,17 +1,28 @@
-//! The page index's Redis key names and member encoding (DESIGN §3): the only place that
-//! spells them.
+//! The page index's Redis key names and member encoding (`docs/operations/table-layout.md`): the
+//! only place that spells them.
 //!
 //! # The layout
 //!
 //! | key | type | holds |
 //! |---|---|---|
-//! | `<prefix>idx:{<sku>}:r<1..5>` | sorted set | one per rating, the comments nobody marked helpful: member = the comment id, compacted ([`member`]), score = `createdAt` in epoch milliseconds |
-//! | `<prefix>idx:{<sku>}:w<1..5>` | sorted set | one per rating, the comments with helpful votes, by time: member and score as in `r` |
-//! | `<prefix>idx:{<sku>}:h<1..5>` | sorted set | the same comments by helpful votes: member = `createdAt` in 6 big-endian bytes then the member ([`by_count`]), score = `count × 2^31 + createdAt / 1024` (the count, then the second: `by_count.lua`) |
-//! | `<prefix>idx:{<sku>}:v` | hash | member -> version, for the comments at version 2 or more (the others are at version 1) |
-//! | `<prefix>idx:{<sku>}:n` | string | the product's version: replaced by every applied change (`apply.lua`), read by the response cache |
-//! | `<prefix>idx:{<sku>}:e` | string | the epoch of that version: a random number made (`SET NX`) by the first reader that finds none, so a version number that comes back after a flush, a restored snapshot or a rebuilt index comes back in another epoch (`crate::index::ProductVersion`) |
-//! | `<prefix>idx:{<sku>}:d:<id>` | string | a deleted comment's tombstone: the deletion's version; expires after the tombstone lifetime |
+//! | `<prefix>idx:{<sku>}:r<1..5>` | sorted set | one per rating, the comments nobody marked
+//! helpful: member = the comment id, compacted ([`member`]), score = `createdAt` in epoch
+//! milliseconds |
+//! | `<prefix>idx:{<sku>}:w<1..5>` | sorted set | one per rating, the comments with helpful votes,
+//! by time: member and score as in `r` |
+//! | `<prefix>idx:{<sku>}:h<1..5>` | sorted set | the same comments by helpful votes: member =
+//! `createdAt` in 6 big-endian bytes then the member ([`by_count`]), score = `count × 2^31 +
+//! createdAt / 1024` (the count, then the second: `by_count.lua`) |
+//! | `<prefix>idx:{<sku>}:v` | hash | member -> version, for the comments at version 2 or more (the
+//! others are at version 1) |
+//! | `<prefix>idx:{<sku>}:n` | string | the product's version: replaced by every applied change
+//! (`apply.lua`), read by the response cache |
+//! | `<prefix>idx:{<sku>}:e` | string | the epoch of that version: a random number made (`SET NX`)
+//! by the first reader that finds none, so a version number that comes back after a flush, a
+//! restored snapshot or a rebuilt index comes back in another epoch
+//! (`crate::index::ProductVersion`) |
+//! | `<prefix>idx:{<sku>}:d:<id>` | string | a deleted comment's tombstone: the deletion's version;
+//! expires after the tombstone lifetime |
 //!
 //! The other namespaces under the prefix (the change log, the sync checkpoints, the rate
 //! limits: `crate::redis`'s `KeyPrefix`) belong to their owners, who spell their keys

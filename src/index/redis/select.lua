@@ -26,7 +26,7 @@
 --
 -- Members are compared bytewise by `less`, never with Lua's `<` on strings, which uses the
 -- C library's strcoll and so depends on the server's locale. Bytewise is the order Redis
--- itself gives equal scores, and the order invariant of DESIGN §3.
+-- itself gives equal scores, and the order invariant of `docs/architecture.md`.
 
 -- An integer (a score or a rank) as plain digits, for a command's argument. Scores and ranks
 -- here are integral and far below 2^63, where '%d' (a cast to a C long) is exact: times in

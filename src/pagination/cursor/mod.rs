@@ -1,4 +1,4 @@
-//! Opaque, sealed, deterministic cursors (DESIGN §4 "Cursors").
+//! Opaque, sealed, deterministic cursors (`docs/api/connections.md`).
 //!
 //! A cursor is `base64url(version ‖ AES-256-GCM-SIV(position; aad = scope))`, 55 characters (56
 //! in an order by rating, whose positions carry their group as one more byte; 60 in the order by

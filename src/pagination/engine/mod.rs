@@ -1,4 +1,4 @@
-//! The connection algorithm (DESIGN §4).
+//! The connection algorithm (`docs/api/connections.md`).
 //!
 //! A page is read in the plan's order from its start cursor, at most `skip + take + 1` items per
 //! partition, stopping at the window's end. The one extra item answers "is there more beyond
@@ -74,7 +74,8 @@ impl std::ops::AddAssign for PageStats {
     }
 }
 
-/// One page of a connection, in its list's own order (`PagePlan::forward`). Flags are `None` when not requested.
+/// One page of a connection, in its list's own order (`PagePlan::forward`). Flags are `None` when
+/// not requested.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Page {
     /// The page's comments; empty when the edges were not requested.

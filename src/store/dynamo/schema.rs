@@ -1,5 +1,5 @@
-//! The table's shape (DESIGN §3): creating it, checking it at start-up, and deleting it in
-//! tests.
+//! The table's shape (`docs/operations/table-layout.md`): creating it, checking it at start-up, and
+//! deleting it in tests.
 //!
 //! Table key `id`; GSIs `byProduct` (`sku`, `sortKey`) and `byProductRating` (`skuRating`,
 //! `sortKey`) for the lists by time and by rating, and `byProductHelpful` (`sku`,
@@ -131,7 +131,8 @@ pub(super) async fn check_table(client: &Client, table: &str) -> Result<(), Stor
     if let Some((wanted, _, _)) = missing_indexes(&description).first() {
         return Err(internal(format!(
             "table `{table}` has no global secondary index `{wanted}` (start once with \
-             --create-tables to add it, then run `dynapage reindex`; docs/operations/table-layout.md, \
+             -- create-tables to add it, then run `dynapage reindex`;
+             -- docs/operations/table-layout.md, \
              \"Upgrading\")"
         )));
     }

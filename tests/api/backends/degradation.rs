@@ -1,6 +1,6 @@
 //! With the index (Redis) down, pages that need no index keep working; `totalCount` and
 //! index-backed offsets answer `INDEX_UNAVAILABLE` for their field only; when Redis is back,
-//! the server recovers by itself (DESIGN §5).
+//! the server recovers by itself (`docs/api/errors.md`).
 
 use serde_json::json;
 

@@ -1,10 +1,10 @@
-//! The `CommentStore` contract: one list of behaviours, written once as generic functions and
-//! run against every backend (the embedded store, the embedded store cut to 3 items per
-//! response, the durable embedded store on SQLite, and DynamoDB Local) with `contract_suite!`, so the engine can trust any of them
-//! alike. DynamoDB-only checks are in `backends::dynamodb_store`.
+//! The `CommentStore` contract: one list of behaviours, written once as generic functions and run
+//! against every backend (the embedded store, the embedded store cut to 3 items per response, the
+//! durable embedded store on SQLite, and DynamoDB Local) with `contract_suite!`, so the engine can
+//! trust any of them alike. DynamoDB-only checks are in `backends::dynamodb_store`.
 //!
 //! Every dataset has timestamp ties (about three comments per millisecond), because the order
-//! invariant (DESIGN §3) is only tested where ties exist.
+//! invariant (`docs/architecture.md`) is only tested where ties exist.
 
 use std::ops::Bound;
 

@@ -1,4 +1,4 @@
-//! Every refusal of DESIGN §5 that applies to the embedded backends answers its
+//! Every refusal of `docs/api/errors.md` that applies to the embedded backends answers its
 //! `extensions.code`, with a message that says what to fix, and nothing panics.
 
 use serde_json::{Value, json};

@@ -1,9 +1,9 @@
-//! The engine against the oracle (DESIGN §8): random datasets full of timestamp ties, random
-//! argument mixes (cursors of live and deleted comments, windows, `first` + `last`, offsets on
-//! both sides of the index threshold, rating filters, numbered pages' cursors), stores that
-//! answer a few items at a time.
-//! Edges, flags and cursors must equal the specification's slicing of a sorted `Vec`; the count
-//! of comments newer than a cursor (`Engine::count_newer`) must equal the `Vec`'s.
+//! The engine against the oracle (`docs/contributing.md`): random datasets full of timestamp ties,
+//! random argument mixes (cursors of live and deleted comments, windows, `first` + `last`, offsets
+//! on both sides of the index threshold, rating filters, numbered pages' cursors), stores that
+//! answer a few items at a time. Edges, flags and cursors must equal the specification's slicing of
+//! a sorted `Vec`; the count of comments newer than a cursor (`Engine::count_newer`) must equal the
+//! `Vec`'s.
 
 use std::collections::BTreeSet;
 

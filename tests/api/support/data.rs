@@ -1,7 +1,7 @@
-//! Reproducible test data for the contract suites and the tests beside them: a seeded generator
-//! and comments full of timestamp ties, because the order invariant (DESIGN §3) is only tested
-//! where equal milliseconds must be ordered by id; the changes that index them; and a store's
-//! partition read to its end the way the engine reads it.
+//! Reproducible test data for the contract suites and the tests beside them: a seeded generator and
+//! comments full of timestamp ties, because the order invariant of `docs/architecture.md` is only
+//! tested where equal milliseconds must be ordered by id; the changes that index them; and a
+//! store's partition read to its end the way the engine reads it.
 
 use std::collections::{BTreeSet, HashSet};
 use std::ops::Bound;

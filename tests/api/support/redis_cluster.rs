@@ -1,6 +1,6 @@
-//! A real six-node Redis Cluster for the tests (DESIGN §8: no mocks): three masters and three
-//! replicas, each a `redis-server --cluster-enabled yes` on a free loopback port below 55535
-//! (its cluster bus listens on the port + 10000), joined by `redis-cli --cluster create
+//! A real six-node Redis Cluster for the tests (`docs/contributing.md`: no mocks): three masters
+//! and three replicas, each a `redis-server --cluster-enabled yes` on a free loopback port below
+//! 55535 (its cluster bus listens on the port + 10000), joined by `redis-cli --cluster create
 //! --cluster-replicas 1`. A short `cluster-node-timeout` (1 s) makes a failover take about two
 //! seconds.
 //!

@@ -1,4 +1,4 @@
-//! Real `redis-server` processes for the tests (DESIGN §8: no mocks).
+//! Real `redis-server` processes for the tests (`docs/contributing.md`: no mocks).
 //!
 //! Two flavours (a six-node Redis Cluster is in `support::redis_cluster`):
 //! - [`shared_url`]: one server per test binary, started on first use. Only its URL is kept

@@ -1,7 +1,7 @@
-//! Applying changes (DESIGN §6): replays, rating changes and removals of what is not there are
-//! harmless; changes in any order and any number of times leave the newest state; refusals are
-//! reported with what the index holds; tombstones expire; repairs are made only where the index
-//! still holds what was read.
+//! Applying changes (`docs/architecture.md`, a write): replays, rating changes and removals of what
+//! is not there are harmless; changes in any order and any number of times leave the newest state;
+//! refusals are reported with what the index holds; tombstones expire; repairs are made only where
+//! the index still holds what was read.
 
 use std::time::Duration;
 
@@ -146,10 +146,10 @@ async fn removing_a_missing_member_is_harmless<I: PageIndex>(index: I) {
     assert_eq!(index.products().await.expect("products"), vec![product]);
 }
 
-/// The property of versions (DESIGN §6): random histories of comments (created, edited a few
-/// times, some deleted), their changes applied in random order, in random batches, many of
-/// them twice or three times; the index must end as each comment's newest change says. A
-/// seeded loop of cases rather than proptest, because the behaviour runs on the backend's
+/// The property of versions (`docs/architecture.md`, a write): random histories of comments
+/// (created, edited a few times, some deleted), their changes applied in random order, in random
+/// batches, many of them twice or three times; the index must end as each comment's newest change
+/// says. A seeded loop of cases rather than proptest, because the behaviour runs on the backend's
 /// async runtime; the case number is in the failure message.
 async fn changes_applied_in_any_order_and_any_number_of_times_leave_the_newest_state<
     I: PageIndex,

@@ -4,8 +4,8 @@
 //! keys (`model`). The behaviours are grouped by what they ask of the index, each group run with
 //! [`index_contract!`]. Redis-only checks are in `backends::redis_index`.
 //!
-//! Every dataset has timestamp ties, because the order invariant (DESIGN §3) is only tested
-//! when equal scores must be ordered by id.
+//! Every dataset has timestamp ties, because the order invariant of `docs/architecture.md` is only
+//! tested when equal scores must be ordered by id.
 
 use std::time::Duration;
 
