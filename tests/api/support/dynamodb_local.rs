@@ -94,6 +94,22 @@ pub async fn dynamo_store() -> DynamoStore {
     store
 }
 
+/// The flags that point a `dynapage` subcommand at `store`'s table on this test's DynamoDB
+/// Local: `--store dynamodb --dynamodb-endpoint … --dynamodb-table …`.
+pub async fn cli_flags(store: &DynamoStore) -> Vec<String> {
+    let endpoint = endpoint().await;
+    [
+        "--store",
+        "dynamodb",
+        "--dynamodb-endpoint",
+        &endpoint,
+        "--dynamodb-table",
+        store.table(),
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
+
 /// A bare SDK client for the endpoint, for checks below the store's interface.
 pub fn sdk_client(endpoint: &str) -> aws_sdk_dynamodb::Client {
     let config = aws_sdk_dynamodb::Config::builder()

@@ -15,7 +15,7 @@ use serde_json::json;
 use crate::helpers::process::dynapage_command;
 use crate::helpers::{TEST_CURSOR_SECRET, TestApp};
 use crate::support::data::dataset;
-use crate::support::dynamodb_local::{dynamo_store, endpoint};
+use crate::support::dynamodb_local::{cli_flags, dynamo_store};
 
 const PAGE: &str = r#"query($sku: String!, $ratings: [Int!], $first: Int, $last: Int, $offset: Int) {
   comments(sku: $sku, ratings: $ratings, first: $first, last: $last, offset: $offset) {
@@ -79,15 +79,8 @@ async fn embedded_to_dynamodb_and_back_exports_the_same_bytes_and_serves_the_sam
     let (d1, d2) = (work.path().join("one"), work.path().join("two"));
     let count = source(&d1).await;
     let table = dynamo_store().await;
-    let endpoint = endpoint().await;
-    let dynamo = [
-        "--store",
-        "dynamodb",
-        "--dynamodb-endpoint",
-        &endpoint,
-        "--dynamodb-table",
-        table.table(),
-    ];
+    let flags = cli_flags(&table).await;
+    let dynamo: Vec<&str> = flags.iter().map(String::as_str).collect();
     let files: Vec<_> = (1..=3)
         .map(|n| work.path().join(format!("e{n}.jsonl")))
         .collect();
@@ -175,7 +168,8 @@ async fn an_interrupted_import_of_a_zst_file_resumes_after_its_last_batch_withou
     );
     cli(&["export", "--data-dir", text(&dir), "--out", text(&file)]).await;
     let table = dynamo_store().await;
-    let endpoint = endpoint().await;
+    let flags = cli_flags(&table).await;
+    let dynamo: Vec<&str> = flags.iter().map(String::as_str).collect();
     let args = [
         "--in",
         text(&file),
@@ -184,15 +178,10 @@ async fn an_interrupted_import_of_a_zst_file_resumes_after_its_last_batch_withou
         // 3,000 lines take 6 s or more: the kill lands mid-way however the machine is loaded.
         "--comments-per-second",
         "500",
-        "--store",
-        "dynamodb",
-        "--dynamodb-endpoint",
-        &endpoint,
-        "--dynamodb-table",
-        table.table(),
     ];
     let mut child = dynapage_command("import")
         .args(args)
+        .args(&dynamo)
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("import runs");
@@ -220,24 +209,13 @@ async fn an_interrupted_import_of_a_zst_file_resumes_after_its_last_batch_withou
     child.wait().await.expect("the import is gone");
     assert!(saved >= 500, "the import saved its progress: {saved}");
 
-    let resumed = cli(&[&["import"][..], &args].concat()).await;
+    let resumed = cli(&[&["import"][..], &args, &dynamo].concat()).await;
     assert!(!resumed.contains("resumed after line 0,"), "{resumed}");
     assert!(
         !progress.exists(),
         "the progress file is removed at the end"
     );
-    cli(&[
-        "export",
-        "--store",
-        "dynamodb",
-        "--dynamodb-endpoint",
-        &endpoint,
-        "--dynamodb-table",
-        table.table(),
-        "--out",
-        text(&back),
-    ])
-    .await;
+    cli(&[&["export"][..], &dynamo, &["--out", text(&back)]].concat()).await;
     assert_eq!(
         std::fs::read(&file).expect("read"),
         std::fs::read(&back).expect("read")
@@ -332,15 +310,8 @@ async fn a_dynamodb_export_killed_mid_scan_resumes_to_the_same_bytes_and_zst_rou
     let embedded = work.path().join("embedded.jsonl.zst");
     cli(&["export", "--data-dir", text(&d1), "--out", text(&embedded)]).await;
     let table = dynamo_store().await;
-    let endpoint = endpoint().await;
-    let dynamo = [
-        "--store",
-        "dynamodb",
-        "--dynamodb-endpoint",
-        &endpoint,
-        "--dynamodb-table",
-        table.table(),
-    ];
+    let flags = cli_flags(&table).await;
+    let dynamo: Vec<&str> = flags.iter().map(String::as_str).collect();
     let imported = cli(&[&["import", "--in", text(&embedded)][..], &dynamo].concat()).await;
     assert!(
         imported.contains(&format!("{count} comments written")),

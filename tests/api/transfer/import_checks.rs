@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use crate::helpers::TestApp;
 use crate::helpers::process::dynapage_command;
 use crate::support::data::dataset;
-use crate::support::dynamodb_local::{dynamo_store, endpoint};
+use crate::support::dynamodb_local::{cli_flags, dynamo_store};
 
 /// The export line of `comment` with `version` and `body` (and `author`), as JSON.
 fn line(comment: &Comment, version: u64, author: &str, body: &str) -> String {
@@ -126,15 +126,8 @@ async fn the_newest_line_of_an_id_wins_in_one_batch_whatever_the_order_on_both_s
 
     // DynamoDB refuses a BatchWriteItem with two puts of one key; the batch holds one.
     let table = dynamo_store().await;
-    let endpoint = endpoint().await;
-    let dynamo = [
-        "--store",
-        "dynamodb",
-        "--dynamodb-endpoint",
-        &endpoint,
-        "--dynamodb-table",
-        table.table(),
-    ];
+    let flags = cli_flags(&table).await;
+    let dynamo: Vec<&str> = flags.iter().map(String::as_str).collect();
     let (ok, said) = import(&file, &dynamo).await;
     assert!(ok && said.contains("3 comments written"), "{said}");
     assert_eq!(seen(table.get_many(&ids).await.expect("get_many")), want);
