@@ -122,6 +122,7 @@ impl Iterator for CommentGenerator {
             updated_at_ms: None,
             version: 1,
             helpful_count: 0,
+            moderation: crate::domain::Moderation::default(),
         })
     }
 }

@@ -236,6 +236,7 @@ mod tests {
                 updated_at_ms: None,
                 version: 1,
                 helpful_count: 0,
+                moderation: Default::default(),
             })
             .collect()
     }

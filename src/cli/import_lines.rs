@@ -165,6 +165,7 @@ mod tests {
             updated_at_ms: Some(SortKey::MAX_MILLIS),
             version: MAX_VERSION,
             helpful_count: 0,
+            moderation: Default::default(),
         };
         let line = super::super::transfer::encode(&comment);
         assert!(line.len() * 3 <= MAX_LINE_BYTES, "{}", line.len());

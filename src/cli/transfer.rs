@@ -3,12 +3,17 @@
 //! milliseconds, the version), in id order, so an export of the same comments is the same
 //! bytes whichever store it came from. Helpful votes are not carried: an imported comment
 //! starts with no votes and a `helpfulCount` of 0, so the count and the votes the target
-//! store holds agree (`verify` checks them). A line with a field this version does not know is
-//! refused rather than half-read.
+//! store holds agree (`verify` checks them). A comment's moderation travels with it (`status`,
+//! `moderationReason`, `moderationNote`, `decidedAtMs`), each written only when it is not the
+//! default (a published comment never moderated carries none, as before moderation existed).
+//! A line with a field this version does not know is refused rather than half-read.
 
 use serde::{Deserialize, Serialize};
 
-use crate::domain::{Comment, CommentId, MAX_VERSION, Rating, Sku, SortKey, version_is_valid};
+use crate::domain::{
+    Comment, CommentId, CommentStatus, MAX_NOTE_CHARS, MAX_VERSION, Moderation, ModerationReason,
+    Rating, Sku, SortKey, version_is_valid,
+};
 
 /// One line of an export.
 #[derive(Debug, Serialize, Deserialize)]
@@ -23,6 +28,14 @@ pub(super) struct Line {
     pub created_at_ms: u64,
     pub updated_at_ms: Option<u64>,
     pub version: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moderation_reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moderation_note: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_at_ms: Option<u64>,
 }
 
 impl From<&Comment> for Line {
@@ -37,6 +50,11 @@ impl From<&Comment> for Line {
             created_at_ms: comment.created_at_ms,
             updated_at_ms: comment.updated_at_ms,
             version: comment.version,
+            status: (!comment.moderation.status.is_public())
+                .then(|| comment.moderation.status.as_str().to_owned()),
+            moderation_reason: comment.moderation.reason.map(|r| r.as_str().to_owned()),
+            moderation_note: comment.moderation.note.clone(),
+            decided_at_ms: comment.moderation.decided_at_ms,
         }
     }
 }
@@ -79,6 +97,33 @@ pub(super) fn decode(text: &str) -> Result<Comment, String> {
             .transpose()?,
         version: line.version,
         helpful_count: 0,
+        moderation: Moderation {
+            status: line
+                .status
+                .as_deref()
+                .map(CommentStatus::parse)
+                .transpose()
+                .map_err(|e| e.to_string())?
+                .unwrap_or_default(),
+            reason: line
+                .moderation_reason
+                .as_deref()
+                .map(ModerationReason::parse)
+                .transpose()
+                .map_err(|e| e.to_string())?,
+            note: match line.moderation_note {
+                Some(note) if note.chars().count() > MAX_NOTE_CHARS => {
+                    return Err(format!(
+                        "moderationNote is longer than {MAX_NOTE_CHARS} characters"
+                    ));
+                }
+                note => note,
+            },
+            decided_at_ms: line
+                .decided_at_ms
+                .map(|ms| millis(ms, "decidedAtMs"))
+                .transpose()?,
+        },
     })
 }
 
@@ -99,10 +144,25 @@ mod tests {
             updated_at_ms: Some(1_700_000_000_500),
             version: 3,
             helpful_count: 0,
+            moderation: Moderation::default(),
         };
         let text = encode(&comment);
         assert!(!text.contains('\n'));
-        assert_eq!(decode(&text), Ok(comment));
+        assert!(
+            !text.contains("status"),
+            "a published comment's line is as before"
+        );
+        assert_eq!(decode(&text), Ok(comment.clone()));
+        let hidden = Comment {
+            moderation: Moderation {
+                status: CommentStatus::Hidden,
+                reason: Some(ModerationReason::Spam),
+                note: Some("links only".into()),
+                decided_at_ms: Some(1_700_000_001_000),
+            },
+            ..comment
+        };
+        assert_eq!(decode(&encode(&hidden)), Ok(hidden));
         assert!(decode(&text.replace("\"version\"", "\"votes\":1,\"version\"")).is_err());
         assert!(decode(&text.replace("\"rating\":4", "\"rating\":9")).is_err());
     }

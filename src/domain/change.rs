@@ -21,6 +21,10 @@ pub struct IndexEntry {
     pub version: u64,
     /// Its [`Comment::helpful_count`]: where it sits in the list by helpful votes.
     pub helpful: u64,
+    /// Whether the comment is public ([`Comment::is_public`]). An upsert of an entry that is
+    /// not takes the comment out of the public sets, like a deletion at the upsert's version
+    /// (a withdrawal: [`ChangeEvent::withdraws`]); entries the index holds are all public.
+    pub published: bool,
 }
 
 impl From<&Comment> for IndexEntry {
@@ -31,6 +35,7 @@ impl From<&Comment> for IndexEntry {
             rating: comment.rating,
             version: comment.version,
             helpful: comment.helpful_count,
+            published: comment.is_public(),
         }
     }
 }
@@ -80,6 +85,29 @@ impl ChangeEvent {
             Self::Upsert { new, .. } => new.version,
             Self::Remove { version, .. } => *version,
         }
+    }
+
+    /// Whether this change takes its comment out of the public sets without deleting it (an
+    /// upsert of a comment that is not published: pending, hidden or rejected). The index
+    /// applies it as a deletion at its version, so a late change older than the decision
+    /// never puts the comment back.
+    pub fn withdraws(&self) -> bool {
+        matches!(self, Self::Upsert { new, .. } if !new.published)
+    }
+
+    /// Whether the comment was public before this change: an earlier image that was, or, for
+    /// an upsert without one (a replay, `reindex`), a public edit in place (version above 1).
+    pub fn was_public(&self) -> bool {
+        match self {
+            Self::Upsert { old: Some(old), .. } => old.published,
+            Self::Upsert { old: None, new } => new.version > 1 && new.published,
+            Self::Remove { old, .. } => old.published,
+        }
+    }
+
+    /// Whether the comment is public after this change.
+    pub fn is_public(&self) -> bool {
+        matches!(self, Self::Upsert { new, .. } if new.published)
     }
 
     /// The comment's entry this change is about (the new image, or the deleted one).

@@ -4,6 +4,7 @@ use chrono::{DateTime, Utc};
 
 use super::ids::{CommentId, Rating, Sku};
 use super::invalid::InvalidInput;
+use super::moderation::{CommentStatus, Moderation};
 use super::sort_key::SortKey;
 
 /// The longest author name, in characters (a longer one is refused, or cut when it comes from
@@ -76,6 +77,9 @@ pub struct Comment {
     /// How many voters marked the comment helpful (one vote each, [`super::Voter`]). It
     /// changes in the same atomic write as the vote that moves it.
     pub helpful_count: u64,
+    /// Its status and the last moderation decision ([`Moderation`]): only a published comment
+    /// is in the public partitions and sets.
+    pub moderation: Moderation,
 }
 
 impl Comment {
@@ -118,10 +122,18 @@ impl Comment {
             }
             sub => sub,
         };
+        let note = match self.moderation.note {
+            Some(note) => Some(check_text("moderationNote", &note, MAX_BODY_CHARS)?),
+            None => None,
+        };
         Ok(Self {
             author: check_text("author", &self.author, MAX_AUTHOR_CHARS)?,
             body: check_text("body", &self.body, MAX_BODY_CHARS)?,
             author_sub,
+            moderation: Moderation {
+                note,
+                ..self.moderation
+            },
             ..self
         })
     }
@@ -185,6 +197,7 @@ impl CommentDraft {
             updated_at_ms: None,
             version: 1,
             helpful_count: 0,
+            moderation: Moderation::default(),
         }
     }
 }
@@ -215,6 +228,9 @@ pub struct CommentPatch {
     pub body: Option<String>,
     /// The new rating, or `None` to keep the old one.
     pub rating: Option<Rating>,
+    /// Whether the edit sends a published comment back to review (`--moderation pre`): it
+    /// becomes pending, and leaves the public lists until a moderator publishes it again.
+    pub review: bool,
 }
 
 impl CommentPatch {
@@ -229,7 +245,22 @@ impl CommentPatch {
                 .map(|b| check_text("body", b, MAX_BODY_CHARS))
                 .transpose()?,
             rating: rating.map(Rating::new).transpose()?,
+            review: false,
         })
+    }
+
+    /// This edit, sending a published comment back to review when `review` is set.
+    pub fn reviewed(self, review: bool) -> Self {
+        Self { review, ..self }
+    }
+
+    /// The status a comment in `status` has after this edit.
+    pub fn status_after(&self, status: CommentStatus) -> CommentStatus {
+        if self.review && status == CommentStatus::Published {
+            CommentStatus::Pending
+        } else {
+            status
+        }
     }
 
     /// The comment after this edit at `now_ms`: its next version ([`Comment::next_version`],
@@ -240,6 +271,10 @@ impl CommentPatch {
             rating: self.rating.unwrap_or(comment.rating),
             updated_at_ms: Some(now_ms),
             version: comment.next_version()?,
+            moderation: Moderation {
+                status: self.status_after(comment.moderation.status),
+                ..comment.moderation.clone()
+            },
             ..comment.clone()
         })
     }

@@ -7,10 +7,12 @@ mod change;
 mod comment;
 mod ids;
 mod invalid;
+mod moderation;
 mod order;
 mod page_numbers;
 mod sort_key;
 pub mod text;
+mod verdict;
 mod vote;
 
 pub use change::{ChangeEvent, IndexEntry};
@@ -21,7 +23,12 @@ pub use comment::{
 pub(crate) use ids::splitmix;
 pub use ids::{CommentId, Rating, RatingSet, Sku};
 pub use invalid::InvalidInput;
+pub use moderation::{
+    CommentStatus, DecisionRefused, MAX_NOTE_CHARS, Moderation, ModerationDecision,
+    ModerationReason, Verdict,
+};
 pub use order::{CommentOrder, Grouping, Listing, Position, helpful_group};
 pub use page_numbers::{AnchorRank, Numbering, PageLayout, PageLinks, Pager};
 pub use sort_key::{Order, SortKey};
+pub use verdict::VerdictRefused;
 pub use vote::{BadVoterId, Voted, Voter, VoterId};

@@ -110,6 +110,9 @@ pub enum ApiError {
     /// A write without a valid token, under `--auth jwt`.
     #[error("{0}")]
     Unauthenticated(String),
+    /// A signed-in viewer without the role the field needs (a moderator's).
+    #[error("{0}")]
+    Forbidden(String),
     /// The request's reads would pass `--max-items-per-request`.
     #[error(
         "the request would read more than {max} items from the store: ask for smaller pages, \
@@ -137,6 +140,7 @@ impl ApiError {
         match self {
             ApiError::Input(_) | ApiError::Refused(_) => ErrorCode::BadUserInput,
             ApiError::Unauthenticated(_) => ErrorCode::Unauthenticated,
+            ApiError::Forbidden(_) => ErrorCode::Forbidden,
             ApiError::TooManyItems { .. } => ErrorCode::TooManyItems,
             ApiError::NotFound(_) => ErrorCode::NotFound,
             ApiError::Live { code, .. } => *code,
@@ -209,6 +213,7 @@ fn store_code(e: &StoreError) -> ErrorCode {
             ErrorCode::Forbidden
         }
         StoreError::Unavailable(_) | StoreError::MissingTable { .. } => ErrorCode::StoreUnavailable,
+        StoreError::Decision(_) => ErrorCode::BadUserInput,
         StoreError::AlreadyExists(_) | StoreError::Internal(_) => ErrorCode::Internal,
     }
 }

@@ -285,16 +285,18 @@ pub(super) fn event_for(
     change: &LiveChange,
 ) -> Option<CommentEvent> {
     let ratings = scope.ratings;
-    let (was_in, is_in) = match &change.change {
+    // In the subscribed list before and after: public (publishing is an addition, hiding a
+    // deletion: `ChangeEvent::was_public`) and of a subscribed rating.
+    let event = &change.change;
+    let (was_in, is_in) = match event {
         ChangeEvent::Upsert { old, new } => (
-            match old {
-                Some(old) => ratings.contains(old.rating),
-                // No earlier image: a new comment (version 1), else an edit in place.
-                None => new.version > 1 && ratings.contains(new.rating),
-            },
-            ratings.contains(new.rating),
+            event.was_public()
+                && ratings.contains(old.as_ref().map_or(new.rating, |old| old.rating)),
+            event.is_public() && ratings.contains(new.rating),
         ),
-        ChangeEvent::Remove { old, .. } => (ratings.contains(old.rating), false),
+        ChangeEvent::Remove { old, .. } => {
+            (event.was_public() && ratings.contains(old.rating), false)
+        }
     };
     let kind = match (was_in, is_in) {
         (false, true) => CommentEventKind::Added,

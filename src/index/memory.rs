@@ -234,7 +234,10 @@ fn is_newer(event: &ChangeEvent, held: Held) -> bool {
     let version = event.version();
     match (event, held) {
         (_, Held::Nothing) => true,
-        (ChangeEvent::Upsert { .. }, Held::Live { version: h }) => version >= h,
+        // A withdrawal (`ChangeEvent::withdraws`) is a deletion at its version.
+        (ChangeEvent::Upsert { new, .. }, Held::Live { version: h }) if new.published => {
+            version >= h
+        }
         (_, Held::Live { version: h } | Held::Deleted { version: h }) => version > h,
     }
 }
@@ -300,7 +303,10 @@ impl PageIndex for MemoryIndex {
                 }
                 state.bump(&entry.sku);
                 match event {
-                    ChangeEvent::Upsert { new, .. } => state.put(new),
+                    ChangeEvent::Upsert { new, .. } if new.published => state.put(new),
+                    ChangeEvent::Upsert { new, .. } => {
+                        state.delete(&new.sku, &new.key, new.version, expires);
+                    }
                     ChangeEvent::Remove { old, version } => {
                         state.delete(&old.sku, &old.key, *version, expires);
                     }

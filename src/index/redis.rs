@@ -358,6 +358,17 @@ impl PageIndex for RedisIndex {
         let changes: Vec<Change<'_>> = events
             .iter()
             .map(|event| match event {
+                // A withdrawal (`ChangeEvent::withdraws`) is a deletion at its version: out of
+                // the public sets, a tombstone against older changes.
+                ChangeEvent::Upsert { new, .. } if !new.published => Change {
+                    kind: "d",
+                    sku: &new.sku,
+                    key: new.key,
+                    rating: None,
+                    version: new.version,
+                    expected: Held::Nothing,
+                    helpful: 0,
+                },
                 ChangeEvent::Upsert { new, .. } => Change {
                     kind: "u",
                     sku: &new.sku,

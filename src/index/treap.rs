@@ -284,6 +284,7 @@ impl Treap<SortKey> {
                 rating: node.rating,
                 version: version_of(&node.key),
                 helpful: helpful_of(&node.key),
+                published: true,
             });
             t = node.left;
         }

@@ -61,7 +61,13 @@ impl<I> Publishing<I> {
 /// Whether the index refused `event` because it holds exactly that change already.
 fn is_replay(event: &ChangeEvent, held: Held) -> bool {
     match (event, held) {
-        (ChangeEvent::Upsert { new, .. }, Held::Live { version }) => version == new.version,
+        (ChangeEvent::Upsert { new, .. }, Held::Live { version }) if new.published => {
+            version == new.version
+        }
+        // A withdrawal is held as a deletion at its version.
+        (ChangeEvent::Upsert { new, .. }, Held::Deleted { version }) if !new.published => {
+            version == new.version
+        }
         (ChangeEvent::Remove { version: v, .. }, Held::Deleted { version }) => version == *v,
         _ => false,
     }

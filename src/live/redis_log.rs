@@ -251,16 +251,28 @@ impl LogReader {
 
 /// A change as the fields of its log entry: kind (`u`, `d`), product, member, score, rating,
 /// the previous rating of an edit (0: none), version, helpful count (`h`; absent from entries
-/// written before votes moved lists, and read as 0).
-fn fields_of(event: &ChangeEvent) -> [(&'static str, Vec<u8>); 8] {
-    let (kind, entry, old_rating, version) = match event {
+/// written before votes moved lists, and read as 0), whether the entry is published (`a`) and
+/// whether the previous image of an edit was (`b`); both absent from entries written before
+/// moderation, and read as published.
+fn fields_of(event: &ChangeEvent) -> [(&'static str, Vec<u8>); 10] {
+    let (kind, entry, old_rating, old_published, version) = match event {
         ChangeEvent::Upsert { old, new } => (
             "u",
             new,
             old.as_ref().map_or(0, |o| o.rating.get()),
+            old.as_ref().is_none_or(|o| o.published),
             new.version,
         ),
-        ChangeEvent::Remove { old, version } => ("d", old, old.rating.get(), *version),
+        ChangeEvent::Remove { old, version } => {
+            ("d", old, old.rating.get(), old.published, *version)
+        }
+    };
+    let flag = |published: bool| {
+        if published {
+            b"1".to_vec()
+        } else {
+            b"0".to_vec()
+        }
     };
     [
         ("t", kind.as_bytes().to_vec()),
@@ -271,6 +283,8 @@ fn fields_of(event: &ChangeEvent) -> [(&'static str, Vec<u8>); 8] {
         ("o", old_rating.to_string().into_bytes()),
         ("v", version.to_string().into_bytes()),
         ("h", entry.helpful.to_string().into_bytes()),
+        ("a", flag(entry.published)),
+        ("b", flag(old_published)),
     ]
 }
 
@@ -326,26 +340,36 @@ fn change_of(fields: &[(Vec<u8>, Vec<u8>)]) -> Option<ChangeEvent> {
     } else {
         0
     };
-    let entry = |rating: Rating, version: u64| IndexEntry {
+    let published = |name: &[u8]| field(name) != Some(b"0".as_slice());
+    let entry = |rating: Rating, version: u64, published: bool| IndexEntry {
         sku: sku.clone(),
         key,
         rating,
         version,
         helpful,
+        published,
     };
     match text(b"t")? {
         "u" => {
             let old = match number(b"o")? {
                 0 => None,
-                r => Some(entry(rating(r)?, version.saturating_sub(1))),
+                r => Some(entry(
+                    rating(r)?,
+                    version.saturating_sub(1),
+                    published(b"b"),
+                )),
             };
             Some(ChangeEvent::Upsert {
                 old,
-                new: entry(rating(number(b"r")?)?, version),
+                new: entry(rating(number(b"r")?)?, version, published(b"a")),
             })
         }
         "d" => Some(ChangeEvent::Remove {
-            old: entry(rating(number(b"r")?)?, version.saturating_sub(1)),
+            old: entry(
+                rating(number(b"r")?)?,
+                version.saturating_sub(1),
+                published(b"a"),
+            ),
             version,
         }),
         _ => None,
@@ -372,27 +396,41 @@ mod tests {
             CommentId::from_parts(1_767_225_600_000, 42),
         )
         .expect("key");
-        let entry = |rating: i64, version: u64| IndexEntry {
+        let entry = |rating: i64, version: u64, published: bool| IndexEntry {
             sku: sku.clone(),
             key,
             rating: Rating::new(rating).expect("rating"),
             version,
             helpful: 3,
+            published,
         };
         for event in [
             ChangeEvent::Upsert {
                 old: None,
-                new: entry(5, 1),
+                new: entry(5, 1, true),
             },
             ChangeEvent::Upsert {
-                old: Some(entry(2, 3)),
-                new: entry(4, 4),
+                old: Some(entry(2, 3, true)),
+                new: entry(4, 4, true),
             },
-            ChangeEvent::removal(entry(3, 4)),
+            ChangeEvent::Upsert {
+                old: Some(entry(2, 3, false)),
+                new: entry(2, 4, true),
+            },
+            ChangeEvent::Upsert {
+                old: Some(entry(2, 3, true)),
+                new: entry(2, 4, false),
+            },
+            ChangeEvent::removal(entry(3, 4, true)),
+            ChangeEvent::removal(entry(3, 4, false)),
         ] {
             let read = change_of(&fields(&event)).expect("a change");
             assert_eq!(read.entry(), event.entry());
             assert_eq!(read.version(), event.version());
+            assert_eq!(
+                (read.was_public(), read.is_public(), read.withdraws()),
+                (event.was_public(), event.is_public(), event.withdraws())
+            );
             if let (
                 ChangeEvent::Upsert { old: Some(a), .. },
                 ChangeEvent::Upsert { old: Some(b), .. },
@@ -401,6 +439,12 @@ mod tests {
                 assert_eq!(a.rating, b.rating);
             }
         }
+        // An entry written before moderation (no `a`, no `b`) reads as published.
+        let before: Fields = fields(&ChangeEvent::removal(entry(3, 4, true)))
+            .into_iter()
+            .filter(|(k, _)| k != b"a" && k != b"b")
+            .collect();
+        assert!(change_of(&before).expect("a change").entry().published);
         assert_eq!(change_of(&[]), None);
     }
 }

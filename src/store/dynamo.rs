@@ -22,6 +22,7 @@ mod error;
 mod helpful_rank;
 mod item;
 mod lambda;
+mod moderate;
 mod ranks;
 mod reads;
 mod schema;
@@ -39,7 +40,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use self::error::{OnConditionFailed, classify, internal};
 use self::item::ID;
 use super::{CommentStore, KeyQuery, QueryPage, ScanPage, StoreError};
-use crate::domain::{Access, Comment, CommentId, CommentPatch, Voted, Voter, VoterId};
+use crate::domain::{Access, Comment, CommentId, CommentPatch, Verdict, Voted, Voter, VoterId};
 
 /// The key [`CommentStore::ping`] reads: no comment id (26 characters of Crockford base32)
 /// and no vote item (`vote#…`) can be it.
@@ -173,6 +174,15 @@ impl CommentStore for DynamoStore {
 
     async fn delete(&self, id: CommentId, access: &Access) -> Result<Comment, StoreError> {
         writes::delete(self, id, access).await
+    }
+
+    async fn moderate(
+        &self,
+        id: CommentId,
+        verdict: &Verdict,
+        now_ms: u64,
+    ) -> Result<Comment, StoreError> {
+        moderate::moderate(self, id, verdict, now_ms).await
     }
 
     async fn rerank(&self, comments: &[Comment]) -> Result<u64, StoreError> {

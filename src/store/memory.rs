@@ -15,8 +15,8 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use self::tables::Tables;
 use super::{ChangeSink, CommentStore, KeyQuery, QueryPage, ScanPage, StoreError};
 use crate::domain::{
-    Access, ChangeEvent, Comment, CommentId, CommentPatch, IndexEntry, Order, Position, Voted,
-    Voter, VoterId,
+    Access, ChangeEvent, Comment, CommentId, CommentPatch, IndexEntry, Order, Position, Verdict,
+    Voted, Voter, VoterId,
 };
 
 /// Items a scan page holds, like a DynamoDB `Scan` page.
@@ -225,6 +225,27 @@ impl CommentStore for MemoryStore {
         Ok(old)
     }
 
+    async fn moderate(
+        &self,
+        id: CommentId,
+        verdict: &Verdict,
+        now_ms: u64,
+    ) -> Result<Comment, StoreError> {
+        let mut tables = self.write();
+        let old = tables
+            .comments
+            .get(&id)
+            .cloned()
+            .ok_or(StoreError::NotFound(id))?;
+        let new = old.after_verdict(verdict, now_ms)?;
+        tables.replace(new.clone());
+        self.emit(ChangeEvent::Upsert {
+            old: Some(IndexEntry::from(&old)),
+            new: IndexEntry::from(&new),
+        });
+        Ok(new)
+    }
+
     async fn mark_helpful(
         &self,
         id: CommentId,
@@ -236,6 +257,7 @@ impl CommentStore for MemoryStore {
         let old = tables
             .comments
             .get(&id)
+            .filter(|comment| comment.is_public())
             .cloned()
             .ok_or(StoreError::NotFound(id))?;
         if helpful && voter.wrote(&old) {

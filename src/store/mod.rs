@@ -24,8 +24,8 @@ use std::future::Future;
 use std::ops::Bound;
 
 use crate::domain::{
-    Access, ChangeEvent, Comment, CommentId, CommentPatch, Order, Position, Rating, Sku,
-    VersionCeiling, Voted, Voter, VoterId, helpful_group,
+    Access, ChangeEvent, Comment, CommentId, CommentPatch, DecisionRefused, Order, Position,
+    Rating, Sku, Verdict, VerdictRefused, VersionCeiling, Voted, Voter, VoterId, helpful_group,
 };
 use crate::error::BoxError;
 
@@ -159,6 +159,9 @@ pub enum StoreError {
     /// nothing is written. Only a comment imported at a made-up version can get there.
     #[error(transparent)]
     VersionCeiling(#[from] VersionCeiling),
+    /// A moderation decision that does not apply to the comment's status: nothing is written.
+    #[error(transparent)]
+    Decision(#[from] DecisionRefused),
     /// Throttling, timeouts and connection failures that outlasted the client's retries.
     #[error("the comment store is unavailable")]
     Unavailable(#[source] BoxError),
@@ -171,6 +174,15 @@ pub enum StoreError {
     /// Anything else: a bug or a misconfiguration, not the client's fault.
     #[error("unexpected comment store error")]
     Internal(#[source] BoxError),
+}
+
+impl From<VerdictRefused> for StoreError {
+    fn from(refused: VerdictRefused) -> Self {
+        match refused {
+            VerdictRefused::Decision(refused) => refused.into(),
+            VerdictRefused::Ceiling(ceiling) => ceiling.into(),
+        }
+    }
 }
 
 /// The system of record for comments.
@@ -217,6 +229,17 @@ pub trait CommentStore: Send + Sync + 'static {
         access: &Access,
     ) -> impl Future<Output = Result<Comment, StoreError>> + Send;
 
+    /// Applies a moderator's verdict ([`Comment::after_verdict`]) and returns the comment as it
+    /// now is (one version later), in one atomic step like an edit: a published comment enters
+    /// the partitions, any other leaves them. [`StoreError::NotFound`] if absent,
+    /// [`StoreError::Decision`] if the decision does not apply to its status (nothing written).
+    fn moderate(
+        &self,
+        id: CommentId,
+        verdict: &Verdict,
+        now_ms: u64,
+    ) -> impl Future<Output = Result<Comment, StoreError>> + Send;
+
     /// Records `voter`'s helpful vote on comment `id` (`helpful: true`) or takes it back
     /// (`false`), and answers the comment as it now is.
     ///
@@ -225,7 +248,8 @@ pub trait CommentStore: Send + Sync + 'static {
     /// retried or concurrent call never counts twice. A call that changes something gives the
     /// comment its next version (and reports the change, like an edit, though `updated_at`
     /// stays: a vote is not an edit); one that changes nothing (a second `true`, a `false`
-    /// without a vote) writes nothing. [`StoreError::NotFound`] if the comment is absent,
+    /// without a vote) writes nothing. [`StoreError::NotFound`] if the comment is absent or
+    /// not published (nobody votes on what the public cannot see),
     /// [`StoreError::OwnComment`] for `true` from its author ([`Voter::wrote`]).
     fn mark_helpful(
         &self,
@@ -333,6 +357,15 @@ impl CommentStore for AnyStore {
 
     async fn delete(&self, id: CommentId, access: &Access) -> Result<Comment, StoreError> {
         dispatch_store!(self, s => s.delete(id, access).await)
+    }
+
+    async fn moderate(
+        &self,
+        id: CommentId,
+        verdict: &Verdict,
+        now_ms: u64,
+    ) -> Result<Comment, StoreError> {
+        dispatch_store!(self, s => s.moderate(id, verdict, now_ms).await)
     }
 
     async fn mark_helpful(

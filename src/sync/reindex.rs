@@ -345,8 +345,9 @@ fn decide(doubt: &Doubt, table: Option<&Comment>) -> Decision {
                 Held::Deleted { version } => entry.version <= version,
             };
             if behind {
-                // The table is behind the index: the table is the truth.
-                repair(Some(entry))
+                // The table is behind the index: the table is the truth (a comment that is
+                // not published is in no public set).
+                repair(Some(entry).filter(|entry| entry.published))
             } else {
                 Decision::Apply(ChangeEvent::Upsert {
                     old: None,

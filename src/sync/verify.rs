@@ -120,6 +120,8 @@ pub async fn verify<S: CommentStore, I: PageIndex>(
     };
     for (sku, entries) in table {
         report.comments += entries.len() as u64;
+        // The index holds published comments only; the others must be absent from it.
+        let entries = entries.into_iter().filter(|e| e.published).collect();
         let indexed = index.entries(&sku).await?;
         let drift = compare(&sku, entries, indexed);
         tracing::debug!(
@@ -209,6 +211,7 @@ mod tests {
             rating: Rating::new(rating).expect("valid rating"),
             version: 1,
             helpful: 0,
+            published: true,
         }
     }
 

@@ -35,6 +35,7 @@ impl RedisIndex {
                         rating,
                         version,
                         helpful: counts.get(&key).copied().unwrap_or(0),
+                        published: true,
                     });
                 }
             }

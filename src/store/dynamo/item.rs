@@ -22,6 +22,12 @@ use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
+mod moderation;
+
+pub(super) use self::moderation::{
+    DECIDED_AT, MODERATION_NOTE, MODERATION_REASON, STATUS, place_is_current,
+};
+
 use super::attribute::ItemAttribute;
 use super::helpful_rank::{helpful_rank, position_of_rank};
 use crate::domain::{Comment, CommentId, Position, Rating, Sku, SortKey, version_is_valid};
@@ -84,12 +90,14 @@ fn n(value: impl ToString) -> AttributeValue {
     AttributeValue::N(value.to_string())
 }
 
-/// The full item of a comment, including the derived GSI keys (`sortKey`, `skuRating`).
+/// The full item of a comment, including the derived GSI keys (`sortKey`, `skuRating`,
+/// `helpfulRank`). The keys that put an item in a GSI's order (`sortKey`, `helpfulRank`) are
+/// written only while the comment is published: the GSIs are sparse, so a public page never
+/// reads a comment it would have to throw away.
 pub(super) fn item_from_comment(comment: &Comment) -> HashMap<String, AttributeValue> {
     let mut item = HashMap::from([
         (ID.to_owned(), s(comment.id.to_string())),
         (SKU.to_owned(), s(comment.sku.as_str())),
-        (SORT_KEY.to_owned(), s(comment.sort_key().to_string())),
         (
             SKU_RATING.to_owned(),
             s(sku_rating(&comment.sku, comment.rating)),
@@ -99,11 +107,9 @@ pub(super) fn item_from_comment(comment: &Comment) -> HashMap<String, AttributeV
         (RATING.to_owned(), n(comment.rating.get())),
         (CREATED_AT.to_owned(), n(comment.created_at_ms)),
         (VERSION.to_owned(), n(comment.version)),
-        (
-            HELPFUL_RANK.to_owned(),
-            n(helpful_rank(comment.helpful_count, &comment.sort_key())),
-        ),
     ]);
+    item.extend(gsi_places(comment));
+    item.extend(moderation::attributes(&comment.moderation));
     if let Some(updated) = comment.updated_at_ms {
         item.insert(UPDATED_AT.to_owned(), n(updated));
     }
@@ -115,6 +121,21 @@ pub(super) fn item_from_comment(comment: &Comment) -> HashMap<String, AttributeV
         item.insert(HELPFUL_COUNT.to_owned(), n(comment.helpful_count));
     }
     item
+}
+
+/// The GSI sort keys a comment's item carries: `sortKey` and `helpfulRank` while it is
+/// published, none otherwise.
+pub(super) fn gsi_places(comment: &Comment) -> Vec<(String, AttributeValue)> {
+    if !comment.is_public() {
+        return Vec::new();
+    }
+    vec![
+        (SORT_KEY.to_owned(), s(comment.sort_key().to_string())),
+        (
+            HELPFUL_RANK.to_owned(),
+            n(helpful_rank(comment.helpful_count, &comment.sort_key())),
+        ),
+    ]
 }
 
 /// The condition that keeps a write from taking a comment past [`crate::domain::MAX_VERSION`]
@@ -258,6 +279,7 @@ fn decode_comment<A: ItemAttribute>(item: &HashMap<String, A>) -> Result<Comment
                 )
             })?,
         helpful_count: number(item, HELPFUL_COUNT)?.unwrap_or(0),
+        moderation: moderation::decode(item)?,
     })
 }
 
@@ -288,6 +310,7 @@ mod tests {
             rating: Rating::new(4).expect("valid rating"),
             created_at_ms: 1_700_000_000_123,
             updated_at_ms: updated,
+            moderation: Default::default(),
         }
     }
 

@@ -17,7 +17,7 @@ use super::error::{OnConditionFailed, internal};
 use super::helpful_rank::helpful_rank;
 use super::item::{
     HELPFUL_RANK, ID, SKU, SKU_RATING, SORT_KEY, helpful_position_from_item, key_of, number_value,
-    rank_is_current, sku_rating, sort_key_from_item, string_value,
+    place_is_current, sku_rating, sort_key_from_item, string_value,
 };
 use super::schema::{BY_PRODUCT, BY_PRODUCT_HELPFUL, BY_PRODUCT_RATING, BY_PRODUCT_RATING_HELPFUL};
 use super::vote_key::{comment_of_vote, is_vote_id};
@@ -218,7 +218,7 @@ pub(super) async fn scan(
             }
             None => {
                 let comment = decode(item)?;
-                if !rank_is_current(item, &comment) {
+                if !place_is_current(item, &comment) {
                     unranked.push(comment.clone());
                 }
                 items.push(comment);

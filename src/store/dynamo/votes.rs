@@ -46,8 +46,8 @@ use super::batch::{self, BATCHES_IN_FLIGHT, GET_CHUNK, RETRY};
 use super::error::{OnConditionFailed, THROTTLING};
 use super::helpful_rank::RANK_COUNT;
 use super::item::{
-    AUTHOR_SUB, BELOW_CEILING, HELPFUL_COUNT, HELPFUL_RANK, ID, VERSION, ceiling_value, key_of,
-    number_value, string_value, version_at_ceiling,
+    AUTHOR_SUB, BELOW_CEILING, HELPFUL_COUNT, HELPFUL_RANK, ID, SORT_KEY, VERSION, ceiling_value,
+    key_of, number_value, string_value, version_at_ceiling,
 };
 use super::vote_key::{comment_of_vote, is_vote_id, vote_id};
 use super::{DynamoStore, reads};
@@ -179,15 +179,19 @@ fn count_write(
         .expression_attribute_values(":delta", number_value(if helpful { 1 } else { -1 }))
         // The item comes back with a failed condition: present means the voter's own comment.
         .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
+    // Only a published comment (one with a `sortKey`: the GSIs are sparse) takes votes.
+    update = update.expression_attribute_names("#sortKey", SORT_KEY);
     update = match (&voter.sub, helpful) {
         (Some(sub), true) => update
             .condition_expression(format!(
-                "attribute_exists(#id) AND {BELOW_CEILING} \
+                "attribute_exists(#id) AND attribute_exists(#sortKey) AND {BELOW_CEILING} \
                  AND (attribute_not_exists(#authorSub) OR #authorSub <> :sub)"
             ))
             .expression_attribute_names("#authorSub", AUTHOR_SUB)
             .expression_attribute_values(":sub", string_value(sub.as_str())),
-        _ => update.condition_expression(format!("attribute_exists(#id) AND {BELOW_CEILING}")),
+        _ => update.condition_expression(format!(
+            "attribute_exists(#id) AND attribute_exists(#sortKey) AND {BELOW_CEILING}"
+        )),
     };
     Ok(TransactWriteItem::builder()
         .update(update.build().map_err(build_error)?)
@@ -238,8 +242,11 @@ async fn transact(
             // The vote was as asked already: nothing to write, the ceiling or not.
             Some(_) if code(0) == Some("ConditionalCheckFailed") => Ok(Outcome::Unchanged),
             Some(version) => Err(VersionCeiling { id, version }.into()),
-            // Present and below the ceiling: the author condition failed.
-            None if held.is_some() => Err(StoreError::OwnComment(id)),
+            // Published and below the ceiling: the author condition failed.
+            None if held.is_some_and(|item| item.contains_key(SORT_KEY)) => {
+                Err(StoreError::OwnComment(id))
+            }
+            // Gone, or not published: nobody votes on what the public cannot see.
             None => Err(StoreError::NotFound(id)),
         };
     }

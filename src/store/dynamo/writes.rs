@@ -19,12 +19,12 @@ use futures::{StreamExt, TryStreamExt};
 use super::batch::{self, BATCHES_IN_FLIGHT, RETRY, WRITE_CHUNK};
 use super::error::{OnConditionFailed, internal, is_transaction_conflict};
 use super::item::{
-    AUTHOR_SUB, BELOW_CEILING, BODY, ID, LAST_EDIT, RATING, SKU_RATING, UPDATED_AT, VERSION,
-    ceiling_value, item_from_comment, key_of, number_value, sku_rating, string_value,
-    version_at_ceiling,
+    AUTHOR_SUB, BELOW_CEILING, BODY, HELPFUL_RANK, ID, LAST_EDIT, RATING, SKU_RATING, SORT_KEY,
+    STATUS, UPDATED_AT, VERSION, ceiling_value, item_from_comment, key_of, number_value,
+    sku_rating, string_value, version_at_ceiling,
 };
 use super::{DynamoStore, decode, reads};
-use crate::domain::{Access, Comment, CommentId, CommentPatch, VersionCeiling};
+use crate::domain::{Access, Comment, CommentId, CommentPatch, CommentStatus, VersionCeiling};
 use crate::store::StoreError;
 
 /// Attempts of an edit or a deletion while a vote's transaction holds the comment
@@ -81,25 +81,27 @@ pub(super) async fn update(
     now_ms: u64,
     access: &Access,
 ) -> Result<Comment, StoreError> {
-    let old = reads::get(store, id)
-        .await?
-        .ok_or(StoreError::NotFound(id))?;
-    // A comment's `authorSub` and `sku` never change, so checking the item read is checking
-    // the item written (and `skuRating` can be computed here from the new rating).
-    if !access.allows(&old) {
-        return Err(StoreError::Forbidden(id));
-    }
-    // Refused before the write when the item read is at the ceiling already; the write's own
-    // condition refuses a vote that got it there since.
-    old.next_version()?;
     for attempt in 0..CONFLICT_ATTEMPTS {
         if attempt > 0 {
             tokio::time::sleep(RETRY.pause(attempt)).await;
         }
+        // Read on every attempt: an edit that sends a published comment back to review
+        // (`CommentPatch::review`) depends on the status read, which a moderator may change.
+        let old = reads::get(store, id)
+            .await?
+            .ok_or(StoreError::NotFound(id))?;
+        // A comment's `authorSub` and `sku` never change, so checking the item read is
+        // checking the item written (and `skuRating` can be computed here from the new rating).
+        if !access.allows(&old) {
+            return Err(StoreError::Forbidden(id));
+        }
+        // Refused before the write when the item read is at the ceiling already; the write's
+        // own condition refuses a vote that got it there since.
+        old.next_version()?;
         if let Some(new) = apply_patch(store, &old, patch, now_ms).await? {
             return Ok(new);
         }
-        tracing::debug!(table = %store.table, comment_id = %id, attempt, "dynamodb update met a vote's transaction, retrying");
+        tracing::debug!(table = %store.table, comment_id = %id, attempt, "dynamodb update met a vote's transaction or a decision, retrying");
     }
     Err(StoreError::Unavailable(
         format!(
@@ -134,10 +136,6 @@ async fn apply_patch(
         .update_item()
         .table_name(store.table.as_ref())
         .set_key(Some(key_of(old.id)))
-        .condition_expression(format!(
-            "attribute_exists(#id) AND (attribute_not_exists(#lastEdit) OR #lastEdit <> :token) \
-             AND {BELOW_CEILING}"
-        ))
         .expression_attribute_names("#id", ID)
         .expression_attribute_names("#updatedAt", UPDATED_AT)
         .expression_attribute_names("#version", VERSION)
@@ -154,6 +152,22 @@ async fn apply_patch(
             .expression_attribute_names("#body", BODY)
             .expression_attribute_values(":body", string_value(body.as_str()));
     }
+    let mut condition = format!(
+        "attribute_exists(#id) AND (attribute_not_exists(#lastEdit) OR #lastEdit <> :token) \
+         AND {BELOW_CEILING}"
+    );
+    let mut removes = "";
+    if patch.status_after(old.moderation.status) != old.moderation.status {
+        // Back to review: pending, out of the sparse GSIs, if it is still published.
+        sets.push("#status = :pending");
+        removes = " REMOVE #sortKey, #rank";
+        condition.push_str(" AND attribute_exists(#sortKey)");
+        request = request
+            .expression_attribute_names("#status", STATUS)
+            .expression_attribute_names("#sortKey", SORT_KEY)
+            .expression_attribute_names("#rank", HELPFUL_RANK)
+            .expression_attribute_values(":pending", string_value(CommentStatus::Pending.as_str()));
+    }
     if let Some(rating) = patch.rating {
         sets.push("#rating = :rating");
         sets.push("#skuRating = :skuRating");
@@ -164,7 +178,8 @@ async fn apply_patch(
             .expression_attribute_values(":skuRating", string_value(sku_rating(&old.sku, rating)));
     }
     let sent = request
-        .update_expression(format!("SET {}", sets.join(", ")))
+        .condition_expression(condition)
+        .update_expression(format!("SET {}{removes}", sets.join(", ")))
         .send()
         .await;
     match sent {
@@ -207,6 +222,11 @@ fn patch_refused(
             version,
         }
         .into());
+    }
+    if held.is_some_and(|item| !item.is_empty()) {
+        // Present, below the ceiling, not this edit's: a decision took it out of the public
+        // lists since it was read (the review condition). Read it again.
+        return Ok(None);
     }
     Err(store.classify(err, OnConditionFailed::NotFound(old.id)))
 }

@@ -96,8 +96,10 @@ impl Tables {
         {
             self.hold_by_helpful(&new.sku);
         }
+        // Only a published comment is in any partition: the partitions are the public lists
+        // (a sparse GSI in DynamoDB).
         let placed = |c: Option<&Comment>| -> Vec<(Position, Partition)> {
-            c.map_or_else(Vec::new, |c| {
+            c.filter(|c| c.is_public()).map_or_else(Vec::new, |c| {
                 Partition::all_of(c).map(|p| (p.position_of(c), p)).to_vec()
             })
         };
@@ -189,7 +191,11 @@ mod tests {
                 state = splitmix(state);
                 let i = (state % 120) as usize;
                 let mut next = comments[i].clone();
-                match (state >> 8) % 4 {
+                match (state >> 8) % 5 {
+                    4 => {
+                        next.moderation.status =
+                            crate::domain::CommentStatus::ALL[((state >> 16) % 4) as usize]
+                    }
                     0 => next = next.after_vote(true).expect("far from the ceiling"),
                     1 => next = next.after_vote(false).expect("far from the ceiling"),
                     2 => next.rating = Rating::ALL[((state >> 16) % 5) as usize],

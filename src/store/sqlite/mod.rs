@@ -32,7 +32,7 @@ use std::sync::mpsc::Sender;
 use self::writer::{Op, Reply, Request};
 use super::memory::MemoryStore;
 use super::{ChangeSink, CommentStore, KeyQuery, QueryPage, ScanPage, StoreError};
-use crate::domain::{Access, Comment, CommentId, CommentPatch, Voted, Voter, VoterId};
+use crate::domain::{Access, Comment, CommentId, CommentPatch, Verdict, Voted, Voter, VoterId};
 
 /// Why the durable store cannot be opened.
 #[derive(Debug, thiserror::Error)]
@@ -234,6 +234,25 @@ impl CommentStore for SqliteStore {
             Reply::Comment(comment) => Ok(comment),
             _ => Err(StoreError::Internal(
                 "a deletion answered no comment".into(),
+            )),
+        }
+    }
+
+    async fn moderate(
+        &self,
+        id: CommentId,
+        verdict: &Verdict,
+        now_ms: u64,
+    ) -> Result<Comment, StoreError> {
+        let op = Op::Moderate {
+            id,
+            verdict: verdict.clone(),
+            now_ms,
+        };
+        match self.call(op).await? {
+            Reply::Comment(comment) => Ok(comment),
+            _ => Err(StoreError::Internal(
+                "a decision answered no comment".into(),
             )),
         }
     }

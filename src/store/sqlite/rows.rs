@@ -13,22 +13,30 @@
 
 use rusqlite::{OptionalExtension, Row, Transaction, params};
 
-use crate::domain::{Comment, CommentId, Rating, Sku, SortKey, VoterId, version_is_valid};
+use crate::domain::{
+    Comment, CommentId, CommentStatus, Moderation, ModerationReason, Rating, Sku, SortKey, VoterId,
+    version_is_valid,
+};
 
 /// The columns in the order [`decode`] reads them.
 pub(super) const COLUMNS: &str = "id, sku, author, author_sub, body, rating, created_at_ms, \
-                           updated_at_ms, version, helpful_count";
-/// The same of a format-1 file (before votes: every count is 0), for readers that take no
-/// lock and so do not upgrade it (`export` beside an older server).
+                           updated_at_ms, version, helpful_count, status, reason, note, \
+                           decided_at_ms";
+/// The same of a format-1 file (before votes: every count is 0, every comment published), for
+/// readers that take no lock and so do not upgrade it (`export` beside an older server).
 const COLUMNS_BEFORE_VOTES: &str = "id, sku, author, author_sub, body, rating, created_at_ms, \
-                                    updated_at_ms, version, 0";
+                                    updated_at_ms, version, 0, 'PUBLISHED', NULL, NULL, NULL";
+/// The same of a format-2 file (before moderation: every comment published).
+const COLUMNS_BEFORE_MODERATION: &str = "id, sku, author, author_sub, body, rating, \
+                                         created_at_ms, updated_at_ms, version, helpful_count, \
+                                         'PUBLISHED', NULL, NULL, NULL";
 
 /// The columns to select for [`decode`] from a file of `format`.
 pub(super) fn columns(format: i64) -> &'static str {
-    if format < 2 {
-        COLUMNS_BEFORE_VOTES
-    } else {
-        COLUMNS
+    match format {
+        ..2 => COLUMNS_BEFORE_VOTES,
+        2 => COLUMNS_BEFORE_MODERATION,
+        _ => COLUMNS,
     }
 }
 
@@ -54,6 +62,10 @@ pub(super) fn decode(row: &Row<'_>) -> rusqlite::Result<Result<Comment, RowError
     let updated_at_ms: Option<i64> = row.get(7)?;
     let version: i64 = row.get(8)?;
     let helpful_count: i64 = row.get(9)?;
+    let status: String = row.get(10)?;
+    let reason: Option<String> = row.get(11)?;
+    let note: Option<String> = row.get(12)?;
+    let decided_at_ms: Option<i64> = row.get(13)?;
     let shown = hex(&id);
     let bad = |reason: &str| RowError {
         row: shown.clone(),
@@ -85,6 +97,17 @@ pub(super) fn decode(row: &Row<'_>) -> rusqlite::Result<Result<Comment, RowError
     let Ok(helpful_count) = u64::try_from(helpful_count) else {
         return Ok(Err(bad("the helpful count is negative")));
     };
+    let Ok(status) = CommentStatus::parse(&status) else {
+        return Ok(Err(bad("the status is not a comment status")));
+    };
+    let Ok(reason) = reason.as_deref().map(ModerationReason::parse).transpose() else {
+        return Ok(Err(bad("the reason is not a moderation reason")));
+    };
+    let decided_at_ms = match decided_at_ms.map(millis) {
+        Some(None) => return Ok(Err(bad("decidedAt is out of range"))),
+        Some(Some(ms)) => Some(ms),
+        None => None,
+    };
     Ok(Ok(Comment {
         id: CommentId::from_bytes(bytes),
         sku,
@@ -96,6 +119,12 @@ pub(super) fn decode(row: &Row<'_>) -> rusqlite::Result<Result<Comment, RowError
         updated_at_ms,
         version,
         helpful_count,
+        moderation: Moderation {
+            status,
+            reason,
+            note,
+            decided_at_ms,
+        },
     }))
 }
 
@@ -132,6 +161,7 @@ pub(super) fn check(comment: &Comment) -> Result<(), OutOfRange> {
     for (column, value) in [
         ("created_at_ms", Some(comment.created_at_ms)),
         ("updated_at_ms", comment.updated_at_ms),
+        ("decided_at_ms", comment.moderation.decided_at_ms),
     ] {
         if let Some(ms) = value.filter(|ms| *ms > SortKey::MAX_MILLIS) {
             return Err(refused(column, ms));
@@ -148,7 +178,7 @@ pub(super) fn put(tx: &Transaction<'_>, comment: &Comment) -> rusqlite::Result<(
     let id = comment.id;
     check(comment).map_err(|e| out_of_range(e.id, e.column, e.value))?;
     let mut statement = tx.prepare_cached(&format!(
-        "INSERT OR REPLACE INTO comments ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+        "INSERT OR REPLACE INTO comments ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
     ))?;
     statement.execute(params![
         id.to_bytes().as_slice(),
@@ -164,6 +194,14 @@ pub(super) fn put(tx: &Transaction<'_>, comment: &Comment) -> rusqlite::Result<(
             .transpose()?,
         integer(id, "version", comment.version)?,
         integer(id, "helpful_count", comment.helpful_count)?,
+        comment.moderation.status.as_str(),
+        comment.moderation.reason.map(ModerationReason::as_str),
+        comment.moderation.note,
+        comment
+            .moderation
+            .decided_at_ms
+            .map(|ms| integer(id, "decided_at_ms", ms))
+            .transpose()?,
     ])?;
     Ok(())
 }

@@ -5,10 +5,11 @@
 //! in the log and the log is fsynced before `COMMIT` returns, so a commit survives `SIGKILL`
 //! and power loss, and a transaction that did not commit is rolled back at the next open.
 //! `application_id` marks the file as dynapage's and `user_version` is its format version:
-//! 2 since helpful votes (a `helpful_count` column and a `votes` table). A format-1 file is
-//! upgraded in place, in one transaction, when it is opened for writing (`serve --data-dir`),
-//! and read as it is by readers that take no lock; an older dynapage refuses a format-2 file
-//! rather than ignore its votes.
+//! 2 since helpful votes (a `helpful_count` column and a `votes` table), 3 since moderation
+//! (`status`, `reason`, `note`, `decided_at_ms`). An older file is upgraded in place, one
+//! transaction per step, when it is opened for writing (`serve --data-dir`), and read as it is
+//! by readers that take no lock (every comment published, no votes before format 2); an older
+//! dynapage refuses a newer file rather than ignore what it holds.
 //!
 //! A new database is made whole under another name (`comments.sqlite3.new`: marked, its
 //! tables created, synced) and only then renamed into place ([`create`]), so a file named
@@ -26,9 +27,11 @@ use super::modes;
 /// `application_id` of a dynapage database: "dyna" in ASCII.
 pub const APPLICATION_ID: i64 = 0x6479_6e61;
 /// `user_version`: the format this code reads and writes.
-pub const FORMAT_VERSION: i64 = 2;
+pub const FORMAT_VERSION: i64 = 3;
 /// The format before votes, which opening for writing upgrades.
 const FORMAT_BEFORE_VOTES: i64 = 1;
+/// The format before moderation, which opening for writing upgrades.
+const FORMAT_BEFORE_MODERATION: i64 = 2;
 
 /// Why the database file cannot be opened. Each message names the file.
 #[derive(Debug, thiserror::Error)]
@@ -64,7 +67,7 @@ pub enum FormatError {
     },
     /// The file's format (`user_version`) is one this version does not read.
     #[error(
-        "{path} has format {found}; this dynapage reads format {FORMAT_VERSION} (and upgrades format 1 when `serve --data-dir` opens it): use a matching dynapage"
+        "{path} has format {found}; this dynapage reads format {FORMAT_VERSION} (and upgrades formats 1 and 2 when `serve --data-dir` opens it): use a matching dynapage"
     )]
     Version {
         /// The database file.
@@ -110,7 +113,11 @@ const CREATE: &str = "CREATE TABLE IF NOT EXISTS comments (
     created_at_ms INTEGER NOT NULL,
     updated_at_ms INTEGER,
     version INTEGER NOT NULL,
-    helpful_count INTEGER NOT NULL DEFAULT 0
+    helpful_count INTEGER NOT NULL DEFAULT 0,
+    status TEXT NOT NULL DEFAULT 'PUBLISHED',
+    reason TEXT,
+    note TEXT,
+    decided_at_ms INTEGER
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS votes (
     comment BLOB NOT NULL,
@@ -129,6 +136,15 @@ CREATE TABLE votes (
     PRIMARY KEY (comment, voter)
 ) WITHOUT ROWID;
 PRAGMA user_version = 2;
+COMMIT;";
+
+/// Format 2 to 3: a comment's moderation (every comment so far was published at once).
+const UPGRADE_FROM_2: &str = "BEGIN IMMEDIATE;
+ALTER TABLE comments ADD COLUMN status TEXT NOT NULL DEFAULT 'PUBLISHED';
+ALTER TABLE comments ADD COLUMN reason TEXT;
+ALTER TABLE comments ADD COLUMN note TEXT;
+ALTER TABLE comments ADD COLUMN decided_at_ms INTEGER;
+PRAGMA user_version = 3;
 COMMIT;";
 
 /// Opens the database for writing (making it first where there is none, [`create`]): WAL,
@@ -156,6 +172,11 @@ pub fn open_for_writing(path: &Path) -> Result<Connection, FormatError> {
         conn.execute_batch(UPGRADE_FROM_1)
             .map_err(|e| sqlite(path, e))?;
         tracing::info!(data = %path.display(), "database upgraded to format 2 (helpful votes)");
+    }
+    if found <= FORMAT_BEFORE_MODERATION {
+        conn.execute_batch(UPGRADE_FROM_2)
+            .map_err(|e| sqlite(path, e))?;
+        tracing::info!(data = %path.display(), "database upgraded to format 3 (moderation)");
     }
     conn.execute_batch(CREATE).map_err(|e| sqlite(path, e))?;
     Ok(conn)
@@ -356,16 +377,24 @@ mod tests {
         drop(writer);
         assert!(
             open_for_writing(&path).is_ok(),
-            "a format-2 file opens again"
+            "a format-3 file opens again"
+        );
+        let status: String = Connection::open(&path)
+            .expect("open")
+            .query_row("SELECT status FROM comments", [], |row| row.get(0))
+            .expect("the status column");
+        assert_eq!(
+            status, "PUBLISHED",
+            "comments written before moderation are public"
         );
 
         let conn = Connection::open(&path).expect("open");
-        conn.execute_batch("PRAGMA user_version = 3")
+        conn.execute_batch("PRAGMA user_version = 4")
             .expect("a later format");
         drop(conn);
         assert!(matches!(
             open_for_writing(&path),
-            Err(FormatError::Version { found: 3, .. })
+            Err(FormatError::Version { found: 4, .. })
         ));
     }
 

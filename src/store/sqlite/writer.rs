@@ -19,7 +19,7 @@ use tokio::sync::{oneshot, watch};
 
 use super::dir::DataDir;
 use super::rows;
-use crate::domain::{Access, Comment, CommentId, CommentPatch, Voted, Voter, VoterId};
+use crate::domain::{Access, Comment, CommentId, CommentPatch, Verdict, Voted, Voter, VoterId};
 use crate::store::StoreError;
 use crate::store::memory::MemoryStore;
 use crate::telemetry::metric;
@@ -40,6 +40,11 @@ pub(super) enum Op {
     Delete {
         id: CommentId,
         access: Access,
+    },
+    Moderate {
+        id: CommentId,
+        verdict: Verdict,
+        now_ms: u64,
     },
     PutBatch(Vec<Comment>),
     Vote {
@@ -208,6 +213,21 @@ fn execute(
             }
             Err(refused) => Ok(Err(refused)),
         },
+        Op::Moderate {
+            id,
+            verdict,
+            now_ms,
+        } => match read_allowed(tx, *id, &Access::Any)? {
+            Ok(old) => {
+                let new = match old.after_verdict(verdict, *now_ms) {
+                    Ok(new) => new,
+                    Err(refused) => return Ok(Err(refused.into())),
+                };
+                rows::put(tx, &new)?;
+                Ok(Ok((Reply::Comment(new.clone()), Effect::Put(vec![new]))))
+            }
+            Err(refused) => Ok(Err(refused)),
+        },
         Op::PutBatch(comments) => {
             // Checked whole first: a comment the database cannot hold refuses this batch
             // alone, not the group's transaction (a failed `put` would fail every write in it).
@@ -238,7 +258,8 @@ fn vote(
     now_ms: u64,
 ) -> rusqlite::Result<Result<(Reply, Effect), StoreError>> {
     let old = match read_allowed(tx, id, &Access::Any)? {
-        Ok(old) => old,
+        Ok(old) if old.is_public() => old,
+        Ok(_) => return Ok(Err(StoreError::NotFound(id))),
         Err(refused) => return Ok(Err(refused)),
     };
     if helpful && voter.wrote(&old) {

@@ -25,6 +25,7 @@ async fn a_redis_outage_is_reported_unavailable_within_seconds_and_heals_on_retu
         rating: rating(3),
         version: 1,
         helpful: 0,
+        published: true,
     };
     index
         .apply(&upserts(std::slice::from_ref(&entry)))

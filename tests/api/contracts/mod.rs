@@ -2,5 +2,6 @@
 //! every backend of `CommentStore` (its votes too) and of `PageIndex`.
 
 mod index;
+mod statuses;
 mod store;
 mod votes;

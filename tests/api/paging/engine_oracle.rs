@@ -123,6 +123,7 @@ fn build_comments(case: &Case, sku: &Sku) -> Vec<Comment> {
                 // A few counts, so that the list by helpful votes has ties on a count (and
                 // across counts, ties on time).
                 helpful_count: *random % 3,
+                moderation: Default::default(),
             }
         })
         .collect()

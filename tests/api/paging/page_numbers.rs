@@ -612,6 +612,7 @@ async fn containing_finds_a_comment_the_index_does_not_hold_yet() {
             updated_at_ms: None,
             version: 1,
             helpful_count: 0,
+            moderation: Default::default(),
         })
         .collect();
     backends.store.put_batch(&unindexed).await.expect("written");

@@ -76,6 +76,7 @@ pub fn comments(rng: &mut Rng, sku: &Sku, n: usize, spread: u64) -> Vec<Comment>
             updated_at_ms: None,
             version: 1,
             helpful_count: 0,
+            moderation: Default::default(),
         });
     }
     out

@@ -1,7 +1,7 @@
 //! The durable embedded store in a temporary data directory that is removed with it, for the
 //! contract suites and the engine's oracle test.
 
-use dynapage::domain::{Access, Comment, CommentId, CommentPatch, Voted, Voter, VoterId};
+use dynapage::domain::{Access, Comment, CommentId, CommentPatch, Verdict, Voted, Voter, VoterId};
 use dynapage::store::sqlite::SqliteStore;
 use dynapage::store::{CommentStore, KeyQuery, QueryPage, ScanPage, StoreError};
 use tempfile::TempDir;
@@ -47,6 +47,15 @@ impl CommentStore for TempSqliteStore {
 
     async fn delete(&self, id: CommentId, access: &Access) -> Result<Comment, StoreError> {
         self.store.delete(id, access).await
+    }
+
+    async fn moderate(
+        &self,
+        id: CommentId,
+        verdict: &Verdict,
+        now_ms: u64,
+    ) -> Result<Comment, StoreError> {
+        self.store.moderate(id, verdict, now_ms).await
     }
 
     async fn mark_helpful(

@@ -31,6 +31,7 @@ fn change(comment: u64, version: u64, stars: i64) -> ChangeEvent {
             rating: rating(stars),
             version,
             helpful: 0,
+            published: true,
         },
     }
 }

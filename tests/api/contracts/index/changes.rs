@@ -61,6 +61,7 @@ async fn a_rating_change_moves_the_member_between_rating_sets<I: PageIndex>(inde
         rating: rating(2),
         version: 1,
         helpful: 0,
+        published: true,
     };
     let after = IndexEntry {
         rating: rating(5),
@@ -121,6 +122,7 @@ async fn removing_a_missing_member_is_harmless<I: PageIndex>(index: I) {
         rating: rating(4),
         version: 1,
         helpful: 0,
+        published: true,
     };
     let ghost = IndexEntry {
         sku: product.clone(),
@@ -128,6 +130,7 @@ async fn removing_a_missing_member_is_harmless<I: PageIndex>(index: I) {
         rating: rating(4),
         version: 1,
         helpful: 0,
+        published: true,
     };
     let elsewhere = IndexEntry {
         sku: sku("NEVER-SEEN"),
@@ -239,6 +242,7 @@ async fn apply_reports_the_changes_it_refused_and_what_the_index_holds<I: PageIn
         rating: rating(2),
         version: 1,
         helpful: 0,
+        published: true,
     };
     let v2 = IndexEntry {
         rating: rating(4),
@@ -301,6 +305,7 @@ async fn a_tombstone_refuses_older_changes_until_it_expires<I: PageIndex>(index:
         rating: rating(3),
         version: 1,
         helpful: 0,
+        published: true,
     };
     let creation = ChangeEvent::Upsert {
         old: None,
@@ -347,6 +352,7 @@ async fn repairs_are_made_only_where_the_index_still_holds_what_was_read<I: Page
         rating: rating(rating_value),
         version,
         helpful: 0,
+        published: true,
     };
     let (ahead, deleted, moved_on) = (entry(1, 5, 4), entry(2, 1, 1), entry(3, 2, 2));
     index

@@ -40,6 +40,7 @@ mod listings;
 mod model;
 mod pages;
 mod ranks;
+mod withdrawals;
 
 /// The tombstone lifetime of the indexes under test: short, so that its end can be watched,
 /// and long enough that no other behaviour outlives a tombstone it relies on.

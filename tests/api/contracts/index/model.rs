@@ -100,6 +100,7 @@ impl Model {
                 rating: *rating,
                 version: self.versions.get(key).copied().unwrap_or(1),
                 helpful: self.helpful_of(key),
+                published: true,
             })
             .collect()
     }
