@@ -17,8 +17,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::auth::Auth;
 use crate::config::{
-    AuthArgs, BackendArgs, CacheArgs, CursorArgs, IndexKind, PagingArgs, PersistedArgs, PurgeArgs,
-    RateLimitArgs, ServerArgs, StoreKind, WebSocketArgs,
+    AuthArgs, BackendArgs, CacheArgs, CursorArgs, IndexKind, ModerationArgs, PagingArgs,
+    PersistedArgs, PurgeArgs, RateLimitArgs, ServerArgs, StoreKind, WebSocketArgs,
 };
 use crate::domain::ChangeEvent;
 use crate::graphql::{ApiState, build_schema};
@@ -48,6 +48,9 @@ pub struct ServeArgs {
     /// Who may write, and how their tokens are checked.
     #[command(flatten)]
     pub auth: AuthArgs,
+    /// When new comments become public.
+    #[command(flatten)]
+    pub moderation: ModerationArgs,
     /// Rate limits per client, and which proxies may name the client.
     #[command(flatten)]
     pub rate_limit: RateLimitArgs,
@@ -143,6 +146,7 @@ async fn serve_on(
     // Flags that contradict each other are named before what a store would require.
     args.backend.data_dir()?;
     let auth = args.auth.auth(args.backend.store)?;
+    let pre_moderation = args.moderation.pre(&auth)?;
     let codec = args.cursor.codec(args.backend.store)?;
     fetch_signing_keys(&auth).await;
     let trusted_proxies = args.rate_limit.trusted_proxies()?;
@@ -198,6 +202,7 @@ async fn serve_on(
         max_subscriptions: args.server.max_subscriptions,
         max_items_per_request: args.server.max_items_per_request,
         max_complexity: args.server.max_query_complexity,
+        pre_moderation,
     });
     let schema = build_schema(Some(api.clone()));
     let connections = args.server.connection_options(trusted_proxies.clone());

@@ -4,11 +4,12 @@
 //! One file per group: backends and Redis (`backend`), who may write (`auth`), the server, its
 //! page sizes and cursor keys (`server`), the response cache and CDN purges (`caching`), rate
 //! limits (`rate_limit`), persisted documents (`persisted`), and what one client may
-//! hold over WebSockets (`websocket`).
+//! hold over WebSockets (`websocket`), and when comments become public (`moderation`).
 
 mod auth;
 mod backend;
 mod caching;
+mod moderation;
 mod persisted;
 mod rate_limit;
 mod server;
@@ -17,6 +18,7 @@ mod websocket;
 pub use self::auth::{AuthArgs, AuthMode};
 pub use self::backend::{BackendArgs, IndexKind, StoreKind};
 pub use self::caching::{CacheArgs, PurgeArgs};
+pub use self::moderation::{ModerationArgs, ModerationMode};
 pub use self::persisted::PersistedArgs;
 pub use self::rate_limit::RateLimitArgs;
 pub use self::server::{CursorArgs, PagingArgs, ServerArgs};

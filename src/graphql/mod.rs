@@ -14,6 +14,8 @@ pub mod field_errors;
 mod global_id;
 mod helpful;
 mod mark_helpful;
+mod moderate;
+mod moderation;
 mod mutation;
 pub mod nesting;
 mod order;
@@ -87,6 +89,8 @@ pub struct ApiState {
     pub max_items_per_request: u64,
     /// The largest price one request may have (`--max-query-complexity`, `pricing`).
     pub max_complexity: usize,
+    /// Whether new comments wait for a moderator (`--moderation pre`).
+    pub pre_moderation: bool,
 }
 
 /// Per-request data: the id that ties logs to error responses, and what the request cost.

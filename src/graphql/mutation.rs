@@ -6,12 +6,15 @@ use async_graphql::{Context, ID, InputObject, Object, SimpleObject};
 use super::error::ApiError;
 use super::global_id::GlobalId;
 use super::mark_helpful::{MarkHelpfulInput, MarkHelpfulPayload};
+use super::moderate::{ModerateCommentInput, ModerateCommentPayload};
 use super::state;
 use super::types::{Comment, CommentEdge};
 use super::viewer::writer;
 use crate::auth::Viewer;
 use crate::clock::now_ms;
-use crate::domain::{CommentDraft, CommentOrder, CommentPatch, InvalidInput, Position, RatingSet};
+use crate::domain::{
+    CommentDraft, CommentOrder, CommentPatch, InvalidInput, Moderation, Position, RatingSet,
+};
 use crate::graphql::ApiState;
 use crate::pagination::CursorScope;
 use crate::store::CommentStore;
@@ -138,7 +141,10 @@ impl MutationRoot {
         let mut draft = CommentDraft::new(&input.sku, author, &input.body, i64::from(input.rating))
             .map_err(|e| fail(e.into()))?;
         draft.author_sub = viewer.map(|v| v.sub.clone());
-        let comment = draft.into_comment(now_ms());
+        let mut comment = draft.into_comment(now_ms());
+        // Under `--moderation pre` it waits for a moderator (a moderator's own is published).
+        comment.moderation =
+            Moderation::new(state.pre_moderation && !viewer.is_some_and(|v| v.moderator));
         state
             .engine
             .store()
@@ -174,10 +180,15 @@ impl MutationRoot {
         let state = state(ctx)?;
         let meta = super::meta(ctx);
         let fail = |e: ApiError| e.into_graphql(meta);
-        let (access, _) = writer(ctx, state).map_err(fail)?;
+        let (access, viewer) = writer(ctx, state).map_err(fail)?;
         let id = GlobalId::comment(&input.id).map_err(|e| fail(e.into()))?;
+        // Under `--moderation pre` an author's edit of a published comment is reviewed again
+        // (else anyone could publish anything by editing what was approved); a moderator's
+        // is not.
+        let review = state.pre_moderation && !viewer.is_some_and(|v| v.moderator);
         let patch = CommentPatch::new(input.body.as_deref(), input.rating.map(i64::from))
-            .map_err(|e| fail(e.into()))?;
+            .map_err(|e| fail(e.into()))?
+            .reviewed(review);
         let comment = state
             .engine
             .store()
@@ -201,6 +212,20 @@ impl MutationRoot {
         #[graphql(desc = "The comment and the vote.")] input: MarkHelpfulInput,
     ) -> async_graphql::Result<MarkHelpfulPayload> {
         super::mark_helpful::mark_helpful(ctx, input).await
+    }
+
+    /// A moderator publishes, hides or rejects a comment (`--auth-moderator-role`):
+    /// `UNAUTHENTICATED` without a verified token (always under `--auth off`), `FORBIDDEN`
+    /// without the role, `BAD_USER_INPUT` for a decision that does not apply to the comment's
+    /// status (hiding a pending comment, rejecting a published one) or a missing reason,
+    /// `NOT_FOUND` for an unknown comment. Publishing puts the comment in every public list,
+    /// count and summary; hiding and rejecting take it out of them.
+    async fn moderate_comment(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(desc = "The comment and the decision.")] input: ModerateCommentInput,
+    ) -> async_graphql::Result<ModerateCommentPayload> {
+        super::moderate::moderate_comment(ctx, input).await
     }
 
     /// Deletes a comment. With `--auth jwt` only its author or a moderator may (`FORBIDDEN`

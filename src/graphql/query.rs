@@ -144,7 +144,13 @@ async fn fetch_nodes(
         .iter()
         .map(|id| match id {
             GlobalId::Product(sku) => Some(Node::Product(Product { sku: sku.clone() })),
-            GlobalId::Comment(c) => found.get(c).cloned().map(|c| Node::Comment(Comment(c))),
+            // A comment that is not published is nothing to anyone but its author and
+            // moderators (`NOT_FOUND` for `node`, null in `nodes`).
+            GlobalId::Comment(c) => found
+                .get(c)
+                .filter(|c| super::moderation::may_see(ctx, c))
+                .cloned()
+                .map(|c| Node::Comment(Comment(c))),
         })
         .collect())
 }

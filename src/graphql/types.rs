@@ -95,6 +95,16 @@ impl Comment {
         super::viewer::may_change(ctx, &self.0)
     }
 
+    /// Its status, the reason and note of the last decision, and when it was made: for the
+    /// comment's author and moderators; null for anyone else.
+    async fn moderation(
+        &self,
+        ctx: &async_graphql::Context<'_>,
+    ) -> Option<super::moderation::Moderation> {
+        super::moderation::sees_moderation(ctx, &self.0)
+            .then(|| super::moderation::Moderation::from(&self.0.moderation))
+    }
+
     /// The product the comment is about.
     async fn product(&self) -> Product {
         Product {

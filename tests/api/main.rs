@@ -26,6 +26,7 @@ mod docs;
 mod graphql;
 mod http;
 mod live;
+mod moderation;
 mod one_box;
 mod paging;
 mod storefront;

@@ -1,8 +1,9 @@
 //! Cursor walks under concurrent writes, on DynamoDB Local: while a writer adds comments at
-//! random places in the list (old timestamps, ties included) and deletes others, a client walks
-//! the product forward and backward, unfiltered and through a rating filter. Every comment that
-//! is there from the walk's start to its end is seen exactly once, in order; nothing is seen
-//! twice. (Comments added or deleted during the walk may or may not be seen, as a cursor walk
+//! random places in the list (old timestamps, ties included), deletes others, and a moderator
+//! hides others and publishes them again, a client walks the product forward and backward,
+//! unfiltered and through a rating filter. Every comment that stays published from the walk's
+//! start to its end is seen exactly once, in order; nothing is seen twice. (Comments added,
+//! deleted, hidden or published during the walk may or may not be seen, as a cursor walk
 //! promises no more.) The same holds for `MOST_HELPFUL` walks while votes arrive, for every
 //! comment whose count does not change during the walk.
 
@@ -10,7 +11,9 @@ use std::collections::{BTreeSet, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use dynapage::domain::{Access, Comment, CommentId, Rating, Sku, Voter};
+use dynapage::domain::{
+    Access, Comment, CommentId, ModerationDecision, ModerationReason, Rating, Sku, Verdict, Voter,
+};
 use dynapage::graphql::GlobalId;
 use dynapage::store::CommentStore;
 use serde_json::{Value, json};
@@ -140,7 +143,8 @@ async fn a_cursor_walk_under_concurrent_writes_sees_every_lasting_comment_once_i
     let app = TestApp::on_dynamodb(store.table(), &[]).await;
 
     // The writer: adds a comment somewhere in the list's time range, deletes an initial one,
-    // and so on, at the walks' pace, until the walks are done.
+    // hides another and publishes one hidden before, and so on, at the walks' pace, until the
+    // walks are done.
     let deleted: Arc<Mutex<HashSet<CommentId>>> = Arc::default();
     let pace = Arc::new(Pace::default());
     let stop = CancellationToken::new();
@@ -152,6 +156,11 @@ async fn a_cursor_walk_under_concurrent_writes_sees_every_lasting_comment_once_i
         tokio::spawn(async move {
             let mut rng = Rng::new(7);
             let mut writes = 0u64;
+            let mut hidden: Vec<CommentId> = Vec::new();
+            let hiding = Verdict::new(ModerationDecision::Hide, Some(ModerationReason::Spam), None)
+                .expect("a verdict");
+            let publishing =
+                Verdict::new(ModerationDecision::Publish, None, None).expect("a verdict");
             while !victims.is_empty() && pace.may_change(&stop).await {
                 let millis = BASE_MILLIS + rng.below(SPREAD);
                 let comment = Comment {
@@ -165,6 +174,7 @@ async fn a_cursor_walk_under_concurrent_writes_sees_every_lasting_comment_once_i
                     updated_at_ms: None,
                     version: 1,
                     helpful_count: 0,
+                    moderation: Default::default(),
                 };
                 store.create(&comment).await.expect("created");
                 let victim = victims.swap_remove(rng.below(victims.len() as u64) as usize);
@@ -172,6 +182,23 @@ async fn a_cursor_walk_under_concurrent_writes_sees_every_lasting_comment_once_i
                 // was being deleted is never counted as lasting.
                 deleted.lock().expect("lock").insert(victim);
                 store.delete(victim, &Access::Any).await.expect("deleted");
+                // A moderator hides another, and publishes again one hidden before: both
+                // leave and re-enter the list mid-walk (recorded first, like deletions).
+                if !victims.is_empty() {
+                    let hide = victims.swap_remove(rng.below(victims.len() as u64) as usize);
+                    deleted.lock().expect("lock").insert(hide);
+                    store
+                        .moderate(hide, &hiding, BASE_MILLIS)
+                        .await
+                        .expect("hidden");
+                    if let Some(back) = hidden.pop() {
+                        store
+                            .moderate(back, &publishing, BASE_MILLIS)
+                            .await
+                            .expect("published");
+                    }
+                    hidden.insert(0, hide);
+                }
                 writes += 2;
                 pace.changed();
             }

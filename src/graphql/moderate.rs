@@ -1,0 +1,74 @@
+//! `Mutation.moderateComment`: its input, its payload and the one store write. Who may decide
+//! and what the comment then shows are `moderation`'s.
+
+use async_graphql::{Context, ID, InputObject, SimpleObject};
+
+use super::error::ApiError;
+use super::global_id::GlobalId;
+use super::moderation::{ModerationDecision, ModerationReason, moderator};
+use super::state;
+use super::types::Comment;
+use crate::clock::now_ms;
+use crate::domain::Verdict;
+use crate::store::CommentStore;
+
+/// A moderator's decision about a comment.
+#[derive(Debug, InputObject)]
+pub(super) struct ModerateCommentInput {
+    /// The comment's global id.
+    pub comment_id: ID,
+    /// `PUBLISH` (a pending, hidden or rejected comment), `HIDE` (a published one) or `REJECT`
+    /// (a pending one).
+    pub decision: ModerationDecision,
+    /// Why: required to hide or reject.
+    pub reason: Option<ModerationReason>,
+    /// A note to the author (the statement of reasons), at most 4,000 characters.
+    pub note: Option<String>,
+    /// Echoed back in the payload (Relay).
+    pub client_mutation_id: Option<String>,
+}
+
+/// The comment after the decision.
+#[derive(Debug, SimpleObject)]
+pub(super) struct ModerateCommentPayload {
+    /// The comment as it now is.
+    pub comment: Comment,
+    /// The `clientMutationId` of the input.
+    pub client_mutation_id: Option<String>,
+}
+
+/// `Mutation.moderateComment`.
+pub(super) async fn moderate_comment(
+    ctx: &Context<'_>,
+    input: ModerateCommentInput,
+) -> async_graphql::Result<ModerateCommentPayload> {
+    let state = state(ctx)?;
+    let meta = super::meta(ctx);
+    let fail = |e: ApiError| e.into_graphql(meta);
+    let moderator = moderator(ctx, state).map_err(fail)?;
+    let id = GlobalId::comment(&input.comment_id).map_err(|e| fail(e.into()))?;
+    let verdict = Verdict::new(
+        input.decision.into(),
+        input.reason.map(Into::into),
+        input.note.as_deref(),
+    )
+    .map_err(|e| fail(e.into()))?;
+    let comment = state
+        .engine
+        .store()
+        .moderate(id, &verdict, now_ms())
+        .await
+        .map_err(|e| fail(e.into()))?;
+    tracing::info!(
+        sku = comment.sku.as_str(),
+        comment_id = %comment.id,
+        decision = verdict.decision.as_str(),
+        status = comment.moderation.status.as_str(),
+        moderator = moderator.sub.as_str(),
+        "comment moderated"
+    );
+    Ok(ModerateCommentPayload {
+        comment: Comment(comment),
+        client_mutation_id: input.client_mutation_id,
+    })
+}

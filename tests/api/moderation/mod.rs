@@ -1,0 +1,7 @@
+//! Moderation (`moderateComment`, `--moderation pre|post`): who may decide, what a decision
+//! does to every public surface (lists, counts, summaries, `node`/`nodes`, live events), what
+//! authors and moderators see of a comment that is not published, and the refusals that write
+//! nothing. Against the real server with tokens from a JWKS the test serves.
+
+mod decisions;
+mod pre;
