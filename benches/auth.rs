@@ -39,6 +39,7 @@ fn verifying(c: &mut Criterion) {
             name_claim: "name".into(),
             roles_claim: "roles".into(),
             moderator_role: "moderator".into(),
+            merchant_role: "merchant".into(),
         },
         KeyCache::new(JwksSource::File(path)).expect("a key cache"),
     );

@@ -184,6 +184,7 @@ mod tests {
                 name_claim: "name".into(),
                 roles_claim: "roles".into(),
                 moderator_role: "moderator".into(),
+                merchant_role: "merchant".into(),
             },
             KeyCache::new(JwksSource::File(issuer.jwks_path())).expect("a key cache"),
         );
@@ -192,7 +193,8 @@ mod tests {
             Ok(Viewer {
                 sub: "alice".into(),
                 name: Some("Alice".into()),
-                moderator: true
+                moderator: true,
+                merchant: false
             })
         );
     }

@@ -55,6 +55,9 @@ pub struct Viewer {
     pub name: Option<String>,
     /// Whether the roles claim holds the moderator role.
     pub moderator: bool,
+    /// Whether the roles claim holds the merchant role (`--auth-merchant-role`): the shop's
+    /// staff who answer comments publicly, without moderating them.
+    pub merchant: bool,
 }
 
 impl Viewer {
@@ -130,6 +133,8 @@ pub struct JwtSettings {
     pub roles_claim: String,
     /// The role in the roles claim that makes a viewer a moderator (`--auth-moderator-role`).
     pub moderator_role: String,
+    /// The role that makes a viewer the shop's voice in replies (`--auth-merchant-role`).
+    pub merchant_role: String,
 }
 
 /// Verifies bearer tokens against a cached JWKS.
@@ -248,19 +253,18 @@ impl JwtVerifier {
             .map(crate::domain::text::clean)
             .filter(|n| crate::domain::text::has_visible(n))
             .map(|n| n.chars().take(MAX_AUTHOR_CHARS).collect());
-        let moderator = match claim(claims, &self.settings.roles_claim) {
-            Some(Value::Array(roles)) => roles
-                .iter()
-                .any(|r| r.as_str() == Some(&self.settings.moderator_role)),
-            Some(Value::String(roles)) => roles
-                .split_whitespace()
-                .any(|r| r == self.settings.moderator_role),
+        let has_role = |role: &str| match claim(claims, &self.settings.roles_claim) {
+            Some(Value::Array(roles)) => roles.iter().any(|r| r.as_str() == Some(role)),
+            Some(Value::String(roles)) => roles.split_whitespace().any(|r| r == role),
             _ => false,
         };
+        let moderator = has_role(&self.settings.moderator_role);
+        let merchant = has_role(&self.settings.merchant_role);
         Ok(Viewer {
             sub: sub.to_owned(),
             name,
             moderator,
+            merchant,
         })
     }
 }
@@ -309,6 +313,7 @@ mod tests {
                 name_claim: "name".into(),
                 roles_claim: "realm_access.roles".into(),
                 moderator_role: "moderator".into(),
+                merchant_role: "merchant".into(),
             },
             KeyCache::new(JwksSource::File("unused".into())).expect("a key cache"),
         )
@@ -326,7 +331,7 @@ mod tests {
         let v = verifier();
         let alice = v
             .viewer(&claims(
-                json!({"sub": "u1", "name": " Alice ", "realm_access": {"roles": ["moderator"]}}),
+                json!({"sub": "u1", "name": " Alice ", "realm_access": {"roles": ["moderator", "merchant"]}}),
             ))
             .expect("valid claims");
         assert_eq!(
@@ -334,7 +339,8 @@ mod tests {
             Viewer {
                 sub: "u1".into(),
                 name: Some("Alice".into()),
-                moderator: true
+                moderator: true,
+                merchant: true
             }
         );
         let bob = v
@@ -342,7 +348,10 @@ mod tests {
                 json!({"sub": "u2", "name": "", "realm_access": {"roles": "reader editor"}}),
             ))
             .expect("valid claims");
-        assert_eq!((bob.name, bob.moderator), (None, false));
+        assert_eq!(
+            (bob.name, bob.moderator, bob.merchant),
+            (None, false, false)
+        );
         for unusable in [json!(" \u{200B} "), json!(42), json!(null)] {
             let viewer = v
                 .viewer(&claims(json!({"sub": "u4", "name": unusable})))
@@ -384,6 +393,7 @@ mod tests {
             sub: "u1".into(),
             name: Some("A".into()),
             moderator: false,
+            merchant: true,
         };
         assert_eq!(author.access(), Access::Author("u1".into()));
         let moderator = Viewer {

@@ -77,6 +77,7 @@ mod tests {
             sub: sub.into(),
             name: Some(sub.into()),
             moderator: false,
+            merchant: false,
         }
     }
 

@@ -237,6 +237,7 @@ mod tests {
                 version: 1,
                 helpful_count: 0,
                 moderation: Default::default(),
+                reply: None,
             })
             .collect()
     }

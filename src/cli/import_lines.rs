@@ -166,6 +166,7 @@ mod tests {
             version: MAX_VERSION,
             helpful_count: 0,
             moderation: Default::default(),
+            reply: None,
         };
         let line = super::super::transfer::encode(&comment);
         assert!(line.len() * 3 <= MAX_LINE_BYTES, "{}", line.len());

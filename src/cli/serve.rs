@@ -147,6 +147,7 @@ async fn serve_on(
     args.backend.data_dir()?;
     let auth = args.auth.auth(args.backend.store)?;
     let pre_moderation = args.moderation.pre(&auth)?;
+    let shop_name = args.moderation.shop_name()?;
     let codec = args.cursor.codec(args.backend.store)?;
     fetch_signing_keys(&auth).await;
     let trusted_proxies = args.rate_limit.trusted_proxies()?;
@@ -203,6 +204,7 @@ async fn serve_on(
         max_items_per_request: args.server.max_items_per_request,
         max_complexity: args.server.max_query_complexity,
         pre_moderation,
+        shop_name,
     });
     let schema = build_schema(Some(api.clone()));
     let connections = args.server.connection_options(trusted_proxies.clone());

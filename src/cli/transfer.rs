@@ -4,15 +4,16 @@
 //! bytes whichever store it came from. Helpful votes are not carried: an imported comment
 //! starts with no votes and a `helpfulCount` of 0, so the count and the votes the target
 //! store holds agree (`verify` checks them). A comment's moderation travels with it (`status`,
-//! `moderationReason`, `moderationNote`, `decidedAtMs`), each written only when it is not the
-//! default (a published comment never moderated carries none, as before moderation existed).
+//! `moderationReason`, `moderationNote`, `decidedAtMs`), and so does the shop's reply
+//! (`replyBody`, `replyAtMs`, `replyUpdatedAtMs`), each written only when it is not the default
+//! (a published comment never moderated nor answered carries none, as before they existed).
 //! A line with a field this version does not know is refused rather than half-read.
 
 use serde::{Deserialize, Serialize};
 
 use crate::domain::{
     Comment, CommentId, CommentStatus, MAX_NOTE_CHARS, MAX_VERSION, Moderation, ModerationReason,
-    Rating, Sku, SortKey, version_is_valid,
+    Rating, Reply, Sku, SortKey, version_is_valid,
 };
 
 /// One line of an export.
@@ -36,6 +37,12 @@ pub(super) struct Line {
     pub moderation_note: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decided_at_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_body: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_at_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_updated_at_ms: Option<u64>,
 }
 
 impl From<&Comment> for Line {
@@ -55,6 +62,9 @@ impl From<&Comment> for Line {
             moderation_reason: comment.moderation.reason.map(|r| r.as_str().to_owned()),
             moderation_note: comment.moderation.note.clone(),
             decided_at_ms: comment.moderation.decided_at_ms,
+            reply_body: comment.reply.as_ref().map(|r| r.body.clone()),
+            reply_at_ms: comment.reply.as_ref().map(|r| r.created_at_ms),
+            reply_updated_at_ms: comment.reply.as_ref().and_then(|r| r.updated_at_ms),
         }
     }
 }
@@ -124,6 +134,24 @@ pub(super) fn decode(text: &str) -> Result<Comment, String> {
                 .map(|ms| millis(ms, "decidedAtMs"))
                 .transpose()?,
         },
+        reply: match (line.reply_body, line.reply_at_ms) {
+            (None, None) if line.reply_updated_at_ms.is_none() => None,
+            (Some(body), Some(at)) if body.chars().count() <= MAX_NOTE_CHARS => {
+                Some(Box::new(Reply {
+                    body,
+                    created_at_ms: millis(at, "replyAtMs")?,
+                    updated_at_ms: line
+                        .reply_updated_at_ms
+                        .map(|ms| millis(ms, "replyUpdatedAtMs"))
+                        .transpose()?,
+                }))
+            }
+            _ => {
+                return Err(format!(
+                    "a reply needs replyBody (at most {MAX_NOTE_CHARS} characters) and replyAtMs"
+                ));
+            }
+        },
     })
 }
 
@@ -145,6 +173,7 @@ mod tests {
             version: 3,
             helpful_count: 0,
             moderation: Moderation::default(),
+            reply: None,
         };
         let text = encode(&comment);
         assert!(!text.contains('\n'));
@@ -160,6 +189,11 @@ mod tests {
                 note: Some("links only".into()),
                 decided_at_ms: Some(1_700_000_001_000),
             },
+            reply: Some(Box::new(Reply {
+                body: "Sorry about that.".into(),
+                created_at_ms: 1_700_000_002_000,
+                updated_at_ms: Some(1_700_000_003_000),
+            })),
             ..comment
         };
         assert_eq!(decode(&encode(&hidden)), Ok(hidden));

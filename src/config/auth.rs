@@ -46,6 +46,10 @@ pub struct AuthArgs {
         default_value = "moderator"
     )]
     pub auth_moderator_role: String,
+    /// The role that may answer comments publicly in the shop's name (`replyToComment`),
+    /// without moderating them; moderators may answer too.
+    #[arg(long, env = "DYNAPAGE_AUTH_MERCHANT_ROLE", default_value = "merchant")]
+    pub auth_merchant_role: String,
 }
 
 impl AuthArgs {
@@ -90,6 +94,7 @@ impl AuthArgs {
             name_claim: self.auth_name_claim.clone(),
             roles_claim: self.auth_roles_claim.clone(),
             moderator_role: self.auth_moderator_role.clone(),
+            merchant_role: self.auth_merchant_role.clone(),
         };
         let keys = KeyCache::new(source)
             .map_err(|e| anyhow::anyhow!("cannot build the JWKS client: {e}"))?;

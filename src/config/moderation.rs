@@ -1,4 +1,5 @@
-//! How new comments reach the public: `--moderation`.
+//! How new comments reach the public (`--moderation`), and the name the shop answers them in
+//! (`--shop-name`).
 
 use clap::{Args, ValueEnum};
 
@@ -13,7 +14,7 @@ pub enum ModerationMode {
     Pre,
 }
 
-/// How new comments reach the public.
+/// How new comments reach the public, and whose name replies carry.
 #[derive(Args, Clone, Debug)]
 pub struct ModerationArgs {
     /// `post`: a new comment is published at once (moderators may hide it later); `pre`: it is
@@ -22,9 +23,27 @@ pub struct ModerationArgs {
     /// so nothing could ever be published).
     #[arg(long, env = "DYNAPAGE_MODERATION", value_enum, default_value = "post")]
     pub moderation: ModerationMode,
+    /// The name the shop's replies are signed with (`Reply.author`).
+    #[arg(long, env = "DYNAPAGE_SHOP_NAME", default_value = "The shop")]
+    pub shop_name: String,
 }
 
 impl ModerationArgs {
+    /// The shop's name for replies: cleaned like a comment's author, and refused when nothing
+    /// visible is left or it is longer than an author's name may be.
+    pub fn shop_name(&self) -> anyhow::Result<String> {
+        let name = crate::domain::text::clean(&self.shop_name);
+        if !crate::domain::text::has_visible(&name)
+            || name.chars().count() > crate::domain::MAX_AUTHOR_CHARS
+        {
+            anyhow::bail!(
+                "--shop-name (DYNAPAGE_SHOP_NAME) must hold a visible character and be at most {} characters",
+                crate::domain::MAX_AUTHOR_CHARS
+            );
+        }
+        Ok(name)
+    }
+
     /// Whether comments wait for a moderator, refused (naming the flags) under `--auth off`.
     pub fn pre(&self, auth: &crate::auth::Auth) -> anyhow::Result<bool> {
         match (self.moderation, auth) {

@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 
 use super::ids::{CommentId, Rating, Sku};
 use super::invalid::InvalidInput;
-use super::moderation::{CommentStatus, Moderation};
+use super::moderation::{CommentStatus, Moderation, Reply};
 use super::sort_key::SortKey;
 
 /// The longest author name, in characters (a longer one is refused, or cut when it comes from
@@ -80,6 +80,9 @@ pub struct Comment {
     /// Its status and the last moderation decision ([`Moderation`]): only a published comment
     /// is in the public partitions and sets.
     pub moderation: Moderation,
+    /// The shop's public answer, if any (`replyToComment`): a write like an edit (the next
+    /// version), though not an edit of the comment (`updated_at` stays).
+    pub reply: Option<Box<Reply>>,
 }
 
 impl Comment {
@@ -126,6 +129,13 @@ impl Comment {
             Some(note) => Some(check_text("moderationNote", &note, MAX_BODY_CHARS)?),
             None => None,
         };
+        let reply = match self.reply {
+            Some(reply) => Some(Box::new(Reply {
+                body: check_text("replyBody", &reply.body, MAX_BODY_CHARS)?,
+                ..*reply
+            })),
+            None => None,
+        };
         Ok(Self {
             author: check_text("author", &self.author, MAX_AUTHOR_CHARS)?,
             body: check_text("body", &self.body, MAX_BODY_CHARS)?,
@@ -134,6 +144,7 @@ impl Comment {
                 note,
                 ..self.moderation
             },
+            reply,
             ..self
         })
     }
@@ -198,6 +209,7 @@ impl CommentDraft {
             version: 1,
             helpful_count: 0,
             moderation: Moderation::default(),
+            reply: None,
         }
     }
 }

@@ -25,7 +25,7 @@ pub use ids::{CommentId, Rating, RatingSet, Sku};
 pub use invalid::InvalidInput;
 pub use moderation::{
     CommentStatus, DecisionRefused, MAX_NOTE_CHARS, Moderation, ModerationDecision,
-    ModerationReason, Verdict,
+    ModerationReason, Reply, Verdict, reply_text,
 };
 pub use order::{CommentOrder, Grouping, Listing, Position, helpful_group};
 pub use page_numbers::{AnchorRank, Numbering, PageLayout, PageLinks, Pager};

@@ -196,6 +196,37 @@ impl Moderation {
     }
 }
 
+/// The shop's public answer to a comment (one per comment; a new one replaces it). Its author
+/// is the shop (`--shop-name`), not a person.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reply {
+    /// The answer: cleaned, 1 to [`MAX_NOTE_CHARS`] characters.
+    pub body: String,
+    /// When the comment was first answered, in epoch milliseconds.
+    pub created_at_ms: u64,
+    /// When the answer was last replaced, if it was.
+    pub updated_at_ms: Option<u64>,
+}
+
+/// A reply's text as `replyToComment` takes it: cleaned ([`super::text`]), something visible,
+/// at most [`MAX_NOTE_CHARS`] characters.
+pub fn reply_text(body: &str) -> Result<String, InvalidInput> {
+    let cleaned = super::text::clean(body);
+    if !super::text::has_visible(&cleaned) {
+        return Err(InvalidInput::new(
+            "body",
+            "must hold a visible character (or be null to remove the reply)",
+        ));
+    }
+    if cleaned.chars().count() > MAX_NOTE_CHARS {
+        return Err(InvalidInput::owned(
+            "body",
+            format!("must be at most {MAX_NOTE_CHARS} characters"),
+        ));
+    }
+    Ok(cleaned)
+}
+
 /// A validated moderation call: the decision, with the reason hiding and rejecting need.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Verdict {

@@ -91,6 +91,8 @@ pub struct ApiState {
     pub max_complexity: usize,
     /// Whether new comments wait for a moderator (`--moderation pre`).
     pub pre_moderation: bool,
+    /// The name the shop's replies carry (`--shop-name`).
+    pub shop_name: String,
 }
 
 /// Per-request data: the id that ties logs to error responses, and what the request cost.

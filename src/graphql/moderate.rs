@@ -1,15 +1,16 @@
-//! `Mutation.moderateComment`: its input, its payload and the one store write. Who may decide
-//! and what the comment then shows are `moderation`'s.
+//! `Mutation.moderateComment` and `Mutation.replyToComment`: their inputs, their payloads and
+//! the one store write each. Who may decide or answer, and what the comment then shows, are
+//! `moderation`'s.
 
 use async_graphql::{Context, ID, InputObject, SimpleObject};
 
 use super::error::ApiError;
 use super::global_id::GlobalId;
-use super::moderation::{ModerationDecision, ModerationReason, moderator};
+use super::moderation::{ModerationDecision, ModerationReason, moderator, replier};
 use super::state;
 use super::types::Comment;
 use crate::clock::now_ms;
-use crate::domain::Verdict;
+use crate::domain::{Verdict, reply_text};
 use crate::store::CommentStore;
 
 /// A moderator's decision about a comment.
@@ -68,6 +69,61 @@ pub(super) async fn moderate_comment(
         "comment moderated"
     );
     Ok(ModerateCommentPayload {
+        comment: Comment(comment),
+        client_mutation_id: input.client_mutation_id,
+    })
+}
+
+/// The shop's answer to a comment.
+#[derive(Debug, InputObject)]
+pub(super) struct ReplyToCommentInput {
+    /// The comment's global id.
+    pub comment_id: ID,
+    /// The answer, 1 to 4,000 characters, replacing any earlier one; null removes the reply.
+    pub body: Option<String>,
+    /// Echoed back in the payload (Relay).
+    pub client_mutation_id: Option<String>,
+}
+
+/// The comment with its reply.
+#[derive(Debug, SimpleObject)]
+pub(super) struct ReplyToCommentPayload {
+    /// The comment as it now is.
+    pub comment: Comment,
+    /// The `clientMutationId` of the input.
+    pub client_mutation_id: Option<String>,
+}
+
+/// `Mutation.replyToComment`.
+pub(super) async fn reply_to_comment(
+    ctx: &Context<'_>,
+    input: ReplyToCommentInput,
+) -> async_graphql::Result<ReplyToCommentPayload> {
+    let state = state(ctx)?;
+    let meta = super::meta(ctx);
+    let fail = |e: ApiError| e.into_graphql(meta);
+    let replier = replier(ctx, state).map_err(fail)?;
+    let id = GlobalId::comment(&input.comment_id).map_err(|e| fail(e.into()))?;
+    let body = input
+        .body
+        .as_deref()
+        .map(reply_text)
+        .transpose()
+        .map_err(|e| fail(e.into()))?;
+    let comment = state
+        .engine
+        .store()
+        .reply(id, body.as_deref(), now_ms())
+        .await
+        .map_err(|e| fail(e.into()))?;
+    tracing::info!(
+        sku = comment.sku.as_str(),
+        comment_id = %comment.id,
+        replied = comment.reply.is_some(),
+        by = replier.sub.as_str(),
+        "comment answered"
+    );
+    Ok(ReplyToCommentPayload {
         comment: Comment(comment),
         client_mutation_id: input.client_mutation_id,
     })

@@ -87,6 +87,56 @@ impl From<&domain::Moderation> for Moderation {
     }
 }
 
+/// The shop's public answer to a comment.
+#[derive(Clone, Debug, SimpleObject)]
+pub(super) struct Reply {
+    /// The answer.
+    pub body: String,
+    /// The shop's name (`--shop-name`): replies speak for the shop, not for a person.
+    pub author: String,
+    /// When the comment was first answered.
+    pub created_at: DateTime,
+    /// When the answer was last replaced, if it was.
+    pub updated_at: Option<DateTime>,
+}
+
+impl Reply {
+    /// The reply of a comment, signed with `shop`'s name.
+    pub(super) fn of(reply: &domain::Reply, shop: &str) -> Self {
+        let at = |ms: u64| {
+            DateTime(chrono::DateTime::from_timestamp_millis(ms as i64).unwrap_or_default())
+        };
+        Self {
+            body: reply.body.clone(),
+            author: shop.to_owned(),
+            created_at: at(reply.created_at_ms),
+            updated_at: reply.updated_at_ms.map(at),
+        }
+    }
+}
+
+/// The request's viewer if they may answer comments in the shop's name: a moderator or the
+/// merchant role; `UNAUTHENTICATED` without a verified token, `FORBIDDEN` without either role.
+pub(super) fn replier<'a>(ctx: &Context<'a>, state: &ApiState) -> Result<&'a Viewer, ApiError> {
+    let viewer = match &state.auth {
+        Auth::Off => None,
+        Auth::Jwt(_) => viewer(ctx),
+    };
+    match viewer {
+        None => Err(ApiError::Unauthenticated(
+            "replies need a signed-in moderator or merchant: send `Authorization: Bearer <token>` \
+             (the server must verify tokens, --auth jwt)"
+                .into(),
+        )),
+        Some(viewer) if !viewer.moderator && !viewer.merchant => Err(ApiError::Forbidden(
+            "only moderators and merchants (--auth-moderator-role, --auth-merchant-role) may \
+             answer comments in the shop's name"
+                .into(),
+        )),
+        Some(viewer) => Ok(viewer),
+    }
+}
+
 /// The request's viewer if they hold the moderator role: `UNAUTHENTICATED` without a verified
 /// token (under `--auth off` everyone is anonymous), `FORBIDDEN` without the role.
 pub(super) fn moderator<'a>(ctx: &Context<'a>, state: &ApiState) -> Result<&'a Viewer, ApiError> {

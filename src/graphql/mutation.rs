@@ -6,7 +6,9 @@ use async_graphql::{Context, ID, InputObject, Object, SimpleObject};
 use super::error::ApiError;
 use super::global_id::GlobalId;
 use super::mark_helpful::{MarkHelpfulInput, MarkHelpfulPayload};
-use super::moderate::{ModerateCommentInput, ModerateCommentPayload};
+use super::moderate::{
+    ModerateCommentInput, ModerateCommentPayload, ReplyToCommentInput, ReplyToCommentPayload,
+};
 use super::state;
 use super::types::{Comment, CommentEdge};
 use super::viewer::writer;
@@ -226,6 +228,19 @@ impl MutationRoot {
         #[graphql(desc = "The comment and the decision.")] input: ModerateCommentInput,
     ) -> async_graphql::Result<ModerateCommentPayload> {
         super::moderate::moderate_comment(ctx, input).await
+    }
+
+    /// Answers a comment publicly in the shop's name (`--shop-name`), replacing any earlier
+    /// answer; `body: null` removes it. Moderators and merchants (`--auth-merchant-role`) only:
+    /// `UNAUTHENTICATED` without a verified token (always under `--auth off`), `FORBIDDEN`
+    /// without either role, `BAD_USER_INPUT` for a body without a visible character or over
+    /// 4,000 characters, `NOT_FOUND` for an unknown comment. Subscribers get `UPDATED`.
+    async fn reply_to_comment(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(desc = "The comment and the answer.")] input: ReplyToCommentInput,
+    ) -> async_graphql::Result<ReplyToCommentPayload> {
+        super::moderate::reply_to_comment(ctx, input).await
     }
 
     /// Deletes a comment. With `--auth jwt` only its author or a moderator may (`FORBIDDEN`

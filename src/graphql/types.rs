@@ -95,6 +95,17 @@ impl Comment {
         super::viewer::may_change(ctx, &self.0)
     }
 
+    /// The shop's public answer, if any.
+    async fn reply(&self, ctx: &async_graphql::Context<'_>) -> Option<super::moderation::Reply> {
+        let shop = ctx
+            .data_opt::<std::sync::Arc<super::ApiState>>()
+            .map_or("The shop", |state| state.shop_name.as_str());
+        self.0
+            .reply
+            .as_ref()
+            .map(|reply| super::moderation::Reply::of(reply, shop))
+    }
+
     /// Its status, the reason and note of the last decision, and when it was made: for the
     /// comment's author and moderators; null for anyone else.
     async fn moderation(

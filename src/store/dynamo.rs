@@ -185,6 +185,15 @@ impl CommentStore for DynamoStore {
         moderate::moderate(self, id, verdict, now_ms).await
     }
 
+    async fn reply(
+        &self,
+        id: CommentId,
+        body: Option<&str>,
+        now_ms: u64,
+    ) -> Result<Comment, StoreError> {
+        moderate::reply(self, id, body, now_ms).await
+    }
+
     async fn rerank(&self, comments: &[Comment]) -> Result<u64, StoreError> {
         ranks::rerank(self, comments).await
     }

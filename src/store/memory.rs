@@ -246,6 +246,29 @@ impl CommentStore for MemoryStore {
         Ok(new)
     }
 
+    async fn reply(
+        &self,
+        id: CommentId,
+        body: Option<&str>,
+        now_ms: u64,
+    ) -> Result<Comment, StoreError> {
+        let mut tables = self.write();
+        let old = tables
+            .comments
+            .get(&id)
+            .cloned()
+            .ok_or(StoreError::NotFound(id))?;
+        let Some(new) = old.after_reply(body, now_ms)? else {
+            return Ok(old);
+        };
+        tables.replace(new.clone());
+        self.emit(ChangeEvent::Upsert {
+            old: Some(IndexEntry::from(&old)),
+            new: IndexEntry::from(&new),
+        });
+        Ok(new)
+    }
+
     async fn mark_helpful(
         &self,
         id: CommentId,

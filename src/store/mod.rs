@@ -240,6 +240,17 @@ pub trait CommentStore: Send + Sync + 'static {
         now_ms: u64,
     ) -> impl Future<Output = Result<Comment, StoreError>> + Send;
 
+    /// Sets the shop's reply to comment `id` to `body` (cleaned and checked by the caller), or
+    /// removes it (`None`), and answers the comment as it now is: one version later, in one
+    /// atomic step, or as it was when that changes nothing (nothing written).
+    /// [`StoreError::NotFound`] if absent.
+    fn reply(
+        &self,
+        id: CommentId,
+        body: Option<&str>,
+        now_ms: u64,
+    ) -> impl Future<Output = Result<Comment, StoreError>> + Send;
+
     /// Records `voter`'s helpful vote on comment `id` (`helpful: true`) or takes it back
     /// (`false`), and answers the comment as it now is.
     ///
@@ -366,6 +377,15 @@ impl CommentStore for AnyStore {
         now_ms: u64,
     ) -> Result<Comment, StoreError> {
         dispatch_store!(self, s => s.moderate(id, verdict, now_ms).await)
+    }
+
+    async fn reply(
+        &self,
+        id: CommentId,
+        body: Option<&str>,
+        now_ms: u64,
+    ) -> Result<Comment, StoreError> {
+        dispatch_store!(self, s => s.reply(id, body, now_ms).await)
     }
 
     async fn mark_helpful(

@@ -57,6 +57,16 @@ pub(super) struct Comment {
     pub rating: u8,
     pub created_at: String,
     pub updated_at: Option<String>,
+    /// The shop's answer, if any.
+    #[serde(default)]
+    pub reply: Option<Reply>,
+}
+
+/// The shop's answer to a comment.
+#[derive(Debug, Deserialize)]
+pub(super) struct Reply {
+    pub author: String,
+    pub body: String,
 }
 
 #[derive(Debug, Deserialize)]

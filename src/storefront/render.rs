@@ -329,8 +329,15 @@ fn item(view: &View, shown: &View, comment: &Comment) -> String {
         ..shown.clone()
     };
     let (id, author) = (esc(&comment.id), esc(&comment.author));
+    let reply = comment.reply.as_ref().map_or_else(String::new, |reply| {
+        format!(
+            "<aside class=\"reply\"><p class=\"reply-author\">Reply from {}</p><p class=\"reply-body\">{}</p></aside>",
+            esc(&reply.author),
+            esc(&reply.body)
+        )
+    });
     format!(
-        "<li class=\"{class}\" data-comment-id=\"{id}\"{marks}><article><header><span class=\"author\">{author}</span>{}<time datetime=\"{}\">{}</time>{edited}{badge}</header><p class=\"body\">{}</p><footer><a class=\"permalink\" rel=\"bookmark\" href=\"{}\" aria-label=\"Permalink to {author}’s comment of {}\">Permalink</a></footer></article></li>",
+        "<li class=\"{class}\" data-comment-id=\"{id}\"{marks}><article><header><span class=\"author\">{author}</span>{}<time datetime=\"{}\">{}</time>{edited}{badge}</header><p class=\"body\">{}</p>{reply}<footer><a class=\"permalink\" rel=\"bookmark\" href=\"{}\" aria-label=\"Permalink to {author}’s comment of {}\">Permalink</a></footer></article></li>",
         stars(comment.rating, true),
         esc(&comment.created_at),
         esc(&when),

@@ -116,6 +116,7 @@ mod tests {
             version: 1,
             helpful_count: 0,
             moderation: Default::default(),
+            reply: None,
         }
     }
 

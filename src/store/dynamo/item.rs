@@ -25,7 +25,8 @@ use aws_sdk_dynamodb::types::AttributeValue;
 mod moderation;
 
 pub(super) use self::moderation::{
-    DECIDED_AT, MODERATION_NOTE, MODERATION_REASON, STATUS, place_is_current,
+    DECIDED_AT, MODERATION_NOTE, MODERATION_REASON, REPLY_AT, REPLY_BODY, REPLY_UPDATED_AT, STATUS,
+    place_is_current,
 };
 
 use super::attribute::ItemAttribute;
@@ -110,6 +111,7 @@ pub(super) fn item_from_comment(comment: &Comment) -> HashMap<String, AttributeV
     ]);
     item.extend(gsi_places(comment));
     item.extend(moderation::attributes(&comment.moderation));
+    item.extend(moderation::reply_attributes(comment.reply.as_deref()));
     if let Some(updated) = comment.updated_at_ms {
         item.insert(UPDATED_AT.to_owned(), n(updated));
     }
@@ -280,6 +282,7 @@ fn decode_comment<A: ItemAttribute>(item: &HashMap<String, A>) -> Result<Comment
             })?,
         helpful_count: number(item, HELPFUL_COUNT)?.unwrap_or(0),
         moderation: moderation::decode(item)?,
+        reply: moderation::decode_reply(item)?.map(Box::new),
     })
 }
 
@@ -311,6 +314,7 @@ mod tests {
             created_at_ms: 1_700_000_000_123,
             updated_at_ms: updated,
             moderation: Default::default(),
+            reply: None,
         }
     }
 

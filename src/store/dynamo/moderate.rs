@@ -1,7 +1,8 @@
-//! A moderator's decision (`CommentStore::moderate`) as one `UpdateItem`: the new status,
-//! reason, note and decision time, the next version, and the GSI keys the new status calls for
-//! (a published comment gets its `sortKey` and `helpfulRank`, any other loses both, so the
-//! sparse GSIs hold published comments only).
+//! A moderator's decision (`CommentStore::moderate`) and the shop's reply
+//! (`CommentStore::reply`), each as one `UpdateItem` of everything either changes: the status,
+//! reason, note and decision time, the reply, the next version, and the GSI keys the status
+//! calls for (a published comment gets its `sortKey` and `helpfulRank`, any other loses both, so
+//! the sparse GSIs hold published comments only).
 //!
 //! The decision depends on the status read (hiding applies to a published comment only), so
 //! the write is conditional on the version read: a vote or an edit in between fails it, and the
@@ -16,8 +17,8 @@ use super::batch::RETRY;
 use super::error::{OnConditionFailed, internal, is_transaction_conflict};
 use super::helpful_rank::helpful_rank;
 use super::item::{
-    DECIDED_AT, HELPFUL_RANK, ID, MODERATION_NOTE, MODERATION_REASON, SORT_KEY, STATUS, VERSION,
-    key_of, number_value, string_value,
+    DECIDED_AT, HELPFUL_RANK, ID, MODERATION_NOTE, MODERATION_REASON, REPLY_AT, REPLY_BODY,
+    REPLY_UPDATED_AT, SORT_KEY, STATUS, VERSION, key_of, number_value, string_value,
 };
 use super::{DynamoStore, decode, reads};
 use crate::domain::{Comment, CommentId, Verdict};
@@ -51,6 +52,33 @@ pub(super) async fn moderate(
     ))
 }
 
+/// See the module documentation.
+pub(super) async fn reply(
+    store: &DynamoStore,
+    id: CommentId,
+    body: Option<&str>,
+    now_ms: u64,
+) -> Result<Comment, StoreError> {
+    for attempt in 0..ATTEMPTS {
+        if attempt > 0 {
+            tokio::time::sleep(RETRY.pause(attempt)).await;
+        }
+        let old = reads::get(store, id)
+            .await?
+            .ok_or(StoreError::NotFound(id))?;
+        let Some(new) = old.after_reply(body, now_ms)? else {
+            return Ok(old);
+        };
+        if let Some(written) = write(store, &old, &new).await? {
+            return Ok(written);
+        }
+        tracing::debug!(table = %store.table, comment_id = %id, attempt, "a reply met another write, replying again");
+    }
+    Err(StoreError::Unavailable(
+        format!("comment {id} kept changing during {ATTEMPTS} reply attempts").into(),
+    ))
+}
+
 /// One conditional `UpdateItem` from `old` to `new`; `Ok(None)` when the comment changed
 /// since it was read (or a transaction held it).
 async fn write(
@@ -78,6 +106,9 @@ async fn write(
         .expression_attribute_names("#decidedAt", DECIDED_AT)
         .expression_attribute_names("#sortKey", SORT_KEY)
         .expression_attribute_names("#rank", HELPFUL_RANK)
+        .expression_attribute_names("#replyBody", REPLY_BODY)
+        .expression_attribute_names("#replyAt", REPLY_AT)
+        .expression_attribute_names("#replyUpdatedAt", REPLY_UPDATED_AT)
         .expression_attribute_values(":read", number_value(old.version))
         .return_values(ReturnValue::AllNew)
         .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
@@ -98,8 +129,8 @@ async fn write(
 }
 
 /// The update expression from any item of the comment to `new`, with its values: the next
-/// version, the status (removed when published), the reason, note and time of the decision
-/// (each removed when it has none), and the GSI keys the status calls for.
+/// version, the status (removed when published), the reason, note and time of the decision and
+/// the reply (each removed when it has none), and the GSI keys the status calls for.
 fn expression(new: &Comment) -> (String, Vec<(&'static str, AttributeValue)>) {
     let moderation = &new.moderation;
     let mut sets = vec!["#version = :next"];
@@ -116,6 +147,7 @@ fn expression(new: &Comment) -> (String, Vec<(&'static str, AttributeValue)>) {
         removes.extend(["#sortKey", "#rank"]);
         values.push((":status", string_value(moderation.status.as_str())));
     }
+    let reply = new.reply.as_ref();
     let optional = [
         (
             "#reason = :reason",
@@ -134,6 +166,24 @@ fn expression(new: &Comment) -> (String, Vec<(&'static str, AttributeValue)>) {
             "#decidedAt",
             ":decidedAt",
             moderation.decided_at_ms.map(number_value),
+        ),
+        (
+            "#replyBody = :replyBody",
+            "#replyBody",
+            ":replyBody",
+            reply.map(|r| string_value(r.body.as_str())),
+        ),
+        (
+            "#replyAt = :replyAt",
+            "#replyAt",
+            ":replyAt",
+            reply.map(|r| number_value(r.created_at_ms)),
+        ),
+        (
+            "#replyUpdatedAt = :replyUpdatedAt",
+            "#replyUpdatedAt",
+            ":replyUpdatedAt",
+            reply.and_then(|r| r.updated_at_ms).map(number_value),
         ),
     ];
     for (set, name, placeholder, value) in optional {

@@ -257,6 +257,23 @@ impl CommentStore for SqliteStore {
         }
     }
 
+    async fn reply(
+        &self,
+        id: CommentId,
+        body: Option<&str>,
+        now_ms: u64,
+    ) -> Result<Comment, StoreError> {
+        let op = Op::Reply {
+            id,
+            body: body.map(str::to_owned),
+            now_ms,
+        };
+        match self.call(op).await? {
+            Reply::Comment(comment) => Ok(comment),
+            _ => Err(StoreError::Internal("a reply answered no comment".into())),
+        }
+    }
+
     async fn mark_helpful(
         &self,
         id: CommentId,

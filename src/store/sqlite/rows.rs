@@ -14,22 +14,23 @@
 use rusqlite::{OptionalExtension, Row, Transaction, params};
 
 use crate::domain::{
-    Comment, CommentId, CommentStatus, Moderation, ModerationReason, Rating, Sku, SortKey, VoterId,
-    version_is_valid,
+    Comment, CommentId, CommentStatus, Moderation, ModerationReason, Rating, Reply, Sku, SortKey,
+    VoterId, version_is_valid,
 };
 
 /// The columns in the order [`decode`] reads them.
 pub(super) const COLUMNS: &str = "id, sku, author, author_sub, body, rating, created_at_ms, \
                            updated_at_ms, version, helpful_count, status, reason, note, \
-                           decided_at_ms";
+                           decided_at_ms, reply_body, reply_at_ms, reply_updated_at_ms";
 /// The same of a format-1 file (before votes: every count is 0, every comment published), for
 /// readers that take no lock and so do not upgrade it (`export` beside an older server).
 const COLUMNS_BEFORE_VOTES: &str = "id, sku, author, author_sub, body, rating, created_at_ms, \
-                                    updated_at_ms, version, 0, 'PUBLISHED', NULL, NULL, NULL";
+                                    updated_at_ms, version, 0, 'PUBLISHED', NULL, NULL, NULL, \
+                                    NULL, NULL, NULL";
 /// The same of a format-2 file (before moderation: every comment published).
 const COLUMNS_BEFORE_MODERATION: &str = "id, sku, author, author_sub, body, rating, \
                                          created_at_ms, updated_at_ms, version, helpful_count, \
-                                         'PUBLISHED', NULL, NULL, NULL";
+                                         'PUBLISHED', NULL, NULL, NULL, NULL, NULL, NULL";
 
 /// The columns to select for [`decode`] from a file of `format`.
 pub(super) fn columns(format: i64) -> &'static str {
@@ -62,10 +63,6 @@ pub(super) fn decode(row: &Row<'_>) -> rusqlite::Result<Result<Comment, RowError
     let updated_at_ms: Option<i64> = row.get(7)?;
     let version: i64 = row.get(8)?;
     let helpful_count: i64 = row.get(9)?;
-    let status: String = row.get(10)?;
-    let reason: Option<String> = row.get(11)?;
-    let note: Option<String> = row.get(12)?;
-    let decided_at_ms: Option<i64> = row.get(13)?;
     let shown = hex(&id);
     let bad = |reason: &str| RowError {
         row: shown.clone(),
@@ -97,16 +94,9 @@ pub(super) fn decode(row: &Row<'_>) -> rusqlite::Result<Result<Comment, RowError
     let Ok(helpful_count) = u64::try_from(helpful_count) else {
         return Ok(Err(bad("the helpful count is negative")));
     };
-    let Ok(status) = CommentStatus::parse(&status) else {
-        return Ok(Err(bad("the status is not a comment status")));
-    };
-    let Ok(reason) = reason.as_deref().map(ModerationReason::parse).transpose() else {
-        return Ok(Err(bad("the reason is not a moderation reason")));
-    };
-    let decided_at_ms = match decided_at_ms.map(millis) {
-        Some(None) => return Ok(Err(bad("decidedAt is out of range"))),
-        Some(Some(ms)) => Some(ms),
-        None => None,
+    let (moderation, reply) = match moderation_of(row)? {
+        Ok(both) => both,
+        Err(reason) => return Ok(Err(bad(reason))),
     };
     Ok(Ok(Comment {
         id: CommentId::from_bytes(bytes),
@@ -119,13 +109,59 @@ pub(super) fn decode(row: &Row<'_>) -> rusqlite::Result<Result<Comment, RowError
         updated_at_ms,
         version,
         helpful_count,
-        moderation: Moderation {
-            status,
-            reason,
-            note,
-            decided_at_ms,
-        },
+        moderation,
+        reply: reply.map(Box::new),
     }))
+}
+
+/// A row's moderation and reply (columns 10 to 16), or why they do not decode.
+fn moderation_of(
+    row: &Row<'_>,
+) -> rusqlite::Result<Result<(Moderation, Option<Reply>), &'static str>> {
+    let status: String = row.get(10)?;
+    let reason: Option<String> = row.get(11)?;
+    let note: Option<String> = row.get(12)?;
+    let decided_at_ms: Option<i64> = row.get(13)?;
+    let reply_body: Option<String> = row.get(14)?;
+    let reply_at_ms: Option<i64> = row.get(15)?;
+    let reply_updated_at_ms: Option<i64> = row.get(16)?;
+    let millis = |v: i64| u64::try_from(v).ok().filter(|m| *m <= SortKey::MAX_MILLIS);
+    let Ok(status) = CommentStatus::parse(&status) else {
+        return Ok(Err("the status is not a comment status"));
+    };
+    let Ok(reason) = reason.as_deref().map(ModerationReason::parse).transpose() else {
+        return Ok(Err("the reason is not a moderation reason"));
+    };
+    let decided_at_ms = match decided_at_ms.map(millis) {
+        Some(None) => return Ok(Err("decidedAt is out of range")),
+        Some(Some(ms)) => Some(ms),
+        None => None,
+    };
+    let reply = match (
+        reply_body,
+        reply_at_ms.map(millis),
+        reply_updated_at_ms.map(millis),
+    ) {
+        (None, None, None) => None,
+        (Some(body), Some(Some(created_at_ms)), None) => Some(Reply {
+            body,
+            created_at_ms,
+            updated_at_ms: None,
+        }),
+        (Some(body), Some(Some(created_at_ms)), Some(Some(updated))) => Some(Reply {
+            body,
+            created_at_ms,
+            updated_at_ms: Some(updated),
+        }),
+        _ => return Ok(Err("the reply's columns are incomplete or out of range")),
+    };
+    let moderation = Moderation {
+        status,
+        reason,
+        note,
+        decided_at_ms,
+    };
+    Ok(Ok((moderation, reply)))
 }
 
 /// A number of comment `id` that does not fit its column: refused by name, never wrapped by
@@ -162,6 +198,14 @@ pub(super) fn check(comment: &Comment) -> Result<(), OutOfRange> {
         ("created_at_ms", Some(comment.created_at_ms)),
         ("updated_at_ms", comment.updated_at_ms),
         ("decided_at_ms", comment.moderation.decided_at_ms),
+        (
+            "reply_at_ms",
+            comment.reply.as_ref().map(|r| r.created_at_ms),
+        ),
+        (
+            "reply_updated_at_ms",
+            comment.reply.as_ref().and_then(|r| r.updated_at_ms),
+        ),
     ] {
         if let Some(ms) = value.filter(|ms| *ms > SortKey::MAX_MILLIS) {
             return Err(refused(column, ms));
@@ -178,7 +222,7 @@ pub(super) fn put(tx: &Transaction<'_>, comment: &Comment) -> rusqlite::Result<(
     let id = comment.id;
     check(comment).map_err(|e| out_of_range(e.id, e.column, e.value))?;
     let mut statement = tx.prepare_cached(&format!(
-        "INSERT OR REPLACE INTO comments ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+        "INSERT OR REPLACE INTO comments ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
     ))?;
     statement.execute(params![
         id.to_bytes().as_slice(),
@@ -201,6 +245,18 @@ pub(super) fn put(tx: &Transaction<'_>, comment: &Comment) -> rusqlite::Result<(
             .moderation
             .decided_at_ms
             .map(|ms| integer(id, "decided_at_ms", ms))
+            .transpose()?,
+        comment.reply.as_ref().map(|r| r.body.as_str()),
+        comment
+            .reply
+            .as_ref()
+            .map(|r| integer(id, "reply_at_ms", r.created_at_ms))
+            .transpose()?,
+        comment
+            .reply
+            .as_ref()
+            .and_then(|r| r.updated_at_ms)
+            .map(|ms| integer(id, "reply_updated_at_ms", ms))
             .transpose()?,
     ])?;
     Ok(())

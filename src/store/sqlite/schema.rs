@@ -6,7 +6,8 @@
 //! and power loss, and a transaction that did not commit is rolled back at the next open.
 //! `application_id` marks the file as dynapage's and `user_version` is its format version:
 //! 2 since helpful votes (a `helpful_count` column and a `votes` table), 3 since moderation
-//! (`status`, `reason`, `note`, `decided_at_ms`). An older file is upgraded in place, one
+//! (`status`, `reason`, `note`, `decided_at_ms`) and the shop's replies (`reply_body`,
+//! `reply_at_ms`, `reply_updated_at_ms`). An older file is upgraded in place, one
 //! transaction per step, when it is opened for writing (`serve --data-dir`), and read as it is
 //! by readers that take no lock (every comment published, no votes before format 2); an older
 //! dynapage refuses a newer file rather than ignore what it holds.
@@ -117,7 +118,10 @@ const CREATE: &str = "CREATE TABLE IF NOT EXISTS comments (
     status TEXT NOT NULL DEFAULT 'PUBLISHED',
     reason TEXT,
     note TEXT,
-    decided_at_ms INTEGER
+    decided_at_ms INTEGER,
+    reply_body TEXT,
+    reply_at_ms INTEGER,
+    reply_updated_at_ms INTEGER
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS votes (
     comment BLOB NOT NULL,
@@ -138,12 +142,16 @@ CREATE TABLE votes (
 PRAGMA user_version = 2;
 COMMIT;";
 
-/// Format 2 to 3: a comment's moderation (every comment so far was published at once).
+/// Format 2 to 3: a comment's moderation (every comment so far was published at once) and the
+/// shop's reply (none so far).
 const UPGRADE_FROM_2: &str = "BEGIN IMMEDIATE;
 ALTER TABLE comments ADD COLUMN status TEXT NOT NULL DEFAULT 'PUBLISHED';
 ALTER TABLE comments ADD COLUMN reason TEXT;
 ALTER TABLE comments ADD COLUMN note TEXT;
 ALTER TABLE comments ADD COLUMN decided_at_ms INTEGER;
+ALTER TABLE comments ADD COLUMN reply_body TEXT;
+ALTER TABLE comments ADD COLUMN reply_at_ms INTEGER;
+ALTER TABLE comments ADD COLUMN reply_updated_at_ms INTEGER;
 PRAGMA user_version = 3;
 COMMIT;";
 

@@ -46,6 +46,11 @@ pub(super) enum Op {
         verdict: Verdict,
         now_ms: u64,
     },
+    Reply {
+        id: CommentId,
+        body: Option<String>,
+        now_ms: u64,
+    },
     PutBatch(Vec<Comment>),
     Vote {
         id: CommentId,
@@ -69,7 +74,8 @@ enum Effect {
     Put(Vec<Comment>),
     Remove(CommentId),
     Vote {
-        comment: Comment,
+        // Boxed: a comment is far larger than the other effects.
+        comment: Box<Comment>,
         voter: VoterId,
         helpful: bool,
     },
@@ -217,17 +223,8 @@ fn execute(
             id,
             verdict,
             now_ms,
-        } => match read_allowed(tx, *id, &Access::Any)? {
-            Ok(old) => {
-                let new = match old.after_verdict(verdict, *now_ms) {
-                    Ok(new) => new,
-                    Err(refused) => return Ok(Err(refused.into())),
-                };
-                rows::put(tx, &new)?;
-                Ok(Ok((Reply::Comment(new.clone()), Effect::Put(vec![new]))))
-            }
-            Err(refused) => Ok(Err(refused)),
-        },
+        } => moderate(tx, *id, verdict, *now_ms),
+        Op::Reply { id, body, now_ms } => reply(tx, *id, body.as_deref(), *now_ms),
         Op::PutBatch(comments) => {
             // Checked whole first: a comment the database cannot hold refuses this batch
             // alone, not the group's transaction (a failed `put` would fail every write in it).
@@ -245,6 +242,46 @@ fn execute(
             helpful,
             now_ms,
         } => vote(tx, *id, voter, *helpful, *now_ms),
+    }
+}
+
+/// A moderator's decision, in the group's transaction.
+fn moderate(
+    tx: &rusqlite::Transaction<'_>,
+    id: CommentId,
+    verdict: &Verdict,
+    now_ms: u64,
+) -> rusqlite::Result<Result<(Reply, Effect), StoreError>> {
+    let old = match read_allowed(tx, id, &Access::Any)? {
+        Ok(old) => old,
+        Err(refused) => return Ok(Err(refused)),
+    };
+    let new = match old.after_verdict(verdict, now_ms) {
+        Ok(new) => new,
+        Err(refused) => return Ok(Err(refused.into())),
+    };
+    rows::put(tx, &new)?;
+    Ok(Ok((Reply::Comment(new.clone()), Effect::Put(vec![new]))))
+}
+
+/// The shop's reply set or removed, in the group's transaction; nothing when it changes nothing.
+fn reply(
+    tx: &rusqlite::Transaction<'_>,
+    id: CommentId,
+    body: Option<&str>,
+    now_ms: u64,
+) -> rusqlite::Result<Result<(Reply, Effect), StoreError>> {
+    let old = match read_allowed(tx, id, &Access::Any)? {
+        Ok(old) => old,
+        Err(refused) => return Ok(Err(refused)),
+    };
+    match old.after_reply(body, now_ms) {
+        Ok(None) => Ok(Ok((Reply::Comment(old), Effect::None))),
+        Ok(Some(new)) => {
+            rows::put(tx, &new)?;
+            Ok(Ok((Reply::Comment(new.clone()), Effect::Put(vec![new]))))
+        }
+        Err(ceiling) => Ok(Err(ceiling.into())),
     }
 }
 
@@ -283,7 +320,7 @@ fn vote(
         changed: true,
     };
     let effect = Effect::Vote {
-        comment: new,
+        comment: Box::new(new),
         voter: voter.id,
         helpful,
     };

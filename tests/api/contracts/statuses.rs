@@ -2,8 +2,8 @@
 //! store, the durable one on SQLite, DynamoDB Local): a comment is in the partitions (the
 //! public lists) only while it is published, a decision is one write at the next version that
 //! moves it out or back in every partition at once, a decision that does not apply writes
-//! nothing, an author's edit under pre-moderation sends a published comment back to review, and
-//! nobody votes on a comment the public cannot see.
+//! nothing, an author's edit under pre-moderation sends a published comment back to review,
+//! nobody votes on a comment the public cannot see, and the shop's reply is a write of its own.
 
 use std::ops::Bound;
 
@@ -31,6 +31,7 @@ contract_suite! {
         an_edit_under_review_sends_a_published_comment_back_to_pending,
         nobody_votes_on_a_comment_that_is_not_published,
         a_scan_sees_every_status_and_finds_every_item_in_its_place,
+        a_reply_is_one_write_that_moves_nothing_and_a_change_of_nothing_writes_nothing,
     ],
 }
 
@@ -316,4 +317,70 @@ pub async fn a_scan_sees_every_status_and_finds_every_item_in_its_place<S: Comme
         .expect("the hidden comment is scanned");
     assert_eq!(*found, hidden);
     assert_eq!(seen.iter().filter(|c| c.sku == hidden.sku).count(), 4);
+}
+
+pub async fn a_reply_is_one_write_that_moves_nothing_and_a_change_of_nothing_writes_nothing<
+    S: CommentStore,
+>(
+    store: S,
+) {
+    let comments = dataset("MOD-REPLY", 3);
+    store.put_batch(&comments).await.expect("put");
+    let target = &comments[1];
+    let unchanged = store
+        .reply(target.id, None, NOW)
+        .await
+        .expect("no reply to remove");
+    assert_eq!(unchanged, *target, "nothing written");
+    let answered = store
+        .reply(
+            target.id,
+            Some("Thank you, we fixed the sizing chart."),
+            NOW,
+        )
+        .await
+        .expect("answered");
+    let reply = answered.reply.clone().expect("a reply");
+    assert_eq!(
+        (reply.created_at_ms, reply.updated_at_ms, answered.version),
+        (NOW, None, target.version + 1)
+    );
+    assert_eq!(
+        answered.updated_at_ms, target.updated_at_ms,
+        "a reply is not an edit"
+    );
+    assert_eq!(get(&store, target.id).await, answered, "stored as answered");
+    let again = store
+        .reply(
+            target.id,
+            Some("Thank you, we fixed the sizing chart."),
+            NOW + 1,
+        )
+        .await
+        .expect("the same reply");
+    assert_eq!(again, answered, "the same text again writes nothing");
+    let replaced = store
+        .reply(target.id, Some("Fixed in March."), NOW + 2)
+        .await
+        .expect("replaced");
+    let reply = replaced.reply.clone().expect("a reply");
+    assert_eq!(
+        (reply.created_at_ms, reply.updated_at_ms),
+        (NOW, Some(NOW + 2))
+    );
+    let removed = store
+        .reply(target.id, None, NOW + 3)
+        .await
+        .expect("removed");
+    assert_eq!(
+        (removed.reply.clone(), removed.version),
+        (None, target.version + 3)
+    );
+    assert_eq!(get(&store, target.id).await, removed);
+    assert_eq!(partitions(&store, "MOD-REPLY").await, expected(&comments));
+    let missing = CommentId::from_parts(BASE_MILLIS, 9);
+    assert!(matches!(
+        store.reply(missing, Some("hello"), NOW).await,
+        Err(StoreError::NotFound(id)) if id == missing
+    ));
 }

@@ -158,7 +158,13 @@ fn help_flags() -> Vec<(String, Option<String>, Option<String>)> {
                 let env = env.trim_end_matches(']');
                 *variable = Some(env.split('=').next().unwrap_or(env).to_owned());
             } else if let Some(value) = trimmed.strip_prefix("[default: ") {
-                *default = Some(value.trim_end_matches(']').to_owned());
+                // clap quotes a default that holds a space (`[default: "The shop"]`).
+                let value = value.trim_end_matches(']');
+                let value = value
+                    .strip_prefix('"')
+                    .and_then(|v| v.strip_suffix('"'))
+                    .unwrap_or(value);
+                *default = Some(value.to_owned());
             }
         }
     }

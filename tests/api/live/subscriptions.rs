@@ -293,6 +293,7 @@ async fn items_written_straight_into_dynamodb_reach_a_subscriber_through_the_str
         version: 1,
         helpful_count: 0,
         moderation: Default::default(),
+        reply: None,
     };
     let id = GlobalId::Comment(comment.id).encode();
     backends.store.create(&comment).await.expect("written");
@@ -363,6 +364,7 @@ async fn two_servers_and_one_sync_give_a_client_on_each_every_event_exactly_once
         version: 1,
         helpful_count: 0,
         moderation: Default::default(),
+        reply: None,
     };
     let direct_id = GlobalId::Comment(direct.id).encode();
     backends.store.create(&direct).await.expect("written");

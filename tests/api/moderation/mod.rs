@@ -5,3 +5,4 @@
 
 mod decisions;
 mod pre;
+mod replies;

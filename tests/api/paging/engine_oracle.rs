@@ -124,6 +124,7 @@ fn build_comments(case: &Case, sku: &Sku) -> Vec<Comment> {
                 // across counts, ties on time).
                 helpful_count: *random % 3,
                 moderation: Default::default(),
+                reply: None,
             }
         })
         .collect()

@@ -124,6 +124,7 @@ async fn while_the_index_lags_a_first_page_is_viewed_again_from_its_real_first_e
             version: 1,
             helpful_count: 0,
             moderation: Default::default(),
+            reply: None,
         })
         .collect();
     backends.store.put_batch(&newest).await.expect("written");

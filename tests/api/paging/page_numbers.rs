@@ -613,6 +613,7 @@ async fn containing_finds_a_comment_the_index_does_not_hold_yet() {
             version: 1,
             helpful_count: 0,
             moderation: Default::default(),
+            reply: None,
         })
         .collect();
     backends.store.put_batch(&unindexed).await.expect("written");

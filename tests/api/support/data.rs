@@ -77,6 +77,7 @@ pub fn comments(rng: &mut Rng, sku: &Sku, n: usize, spread: u64) -> Vec<Comment>
             version: 1,
             helpful_count: 0,
             moderation: Default::default(),
+            reply: None,
         });
     }
     out

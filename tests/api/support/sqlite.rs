@@ -58,6 +58,15 @@ impl CommentStore for TempSqliteStore {
         self.store.moderate(id, verdict, now_ms).await
     }
 
+    async fn reply(
+        &self,
+        id: CommentId,
+        body: Option<&str>,
+        now_ms: u64,
+    ) -> Result<Comment, StoreError> {
+        self.store.reply(id, body, now_ms).await
+    }
+
     async fn mark_helpful(
         &self,
         id: CommentId,
