@@ -70,7 +70,7 @@ macro_rules! object_with_comments {
                 )]
                 offset: Option<i32>,
                 #[graphql(
-                    desc = "The page that holds this comment (a global id): `first` (or `last`) comments, aligned to the page boundaries of that size under `numbering`, so it is the page `pageCursors` numbers with the same size. Not with `after`, `before` or `offset`. `NOT_FOUND` when the comment is not in this connection (another product, filtered out by `ratings`, or deleted)."
+                    desc = "The page that holds this comment (a global id): `first` (or `last`) comments, aligned to the page boundaries of that size under `numbering`, so it is the page `pageCursors` numbers with the same size. Not with `after`, `before` or `offset`. `NOT_FOUND` when the comment is not in this connection (another product, filtered out by `ratings`, deleted, or not published)."
                 )]
                 containing: Option<::async_graphql::ID>,
                 #[graphql(

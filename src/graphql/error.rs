@@ -198,7 +198,7 @@ impl From<PaginationError> for ApiError {
             // The engine names comments by their id; clients know them by global id.
             PaginationError::NotInConnection(id) => ApiError::NotFound(format!(
                 "comment `{}` is not in this connection (another product, filtered out by \
-                 `ratings`, or deleted)",
+                 `ratings`, deleted, or not published)",
                 GlobalId::Comment(id).encode()
             )),
             e => ApiError::Pagination(e),

@@ -109,15 +109,18 @@ fn action_of_method(method: &str) -> String {
 fn operations_in_the_adapter() -> Actions {
     let root = env!("CARGO_MANIFEST_DIR");
     let mut files = vec![format!("{root}/src/store/dynamo.rs")];
-    let dir = format!("{root}/src/store/dynamo");
-    for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{dir}: {e}")) {
-        files.push(
-            entry
-                .expect("a directory entry")
-                .path()
-                .display()
-                .to_string(),
-        );
+    // Every file under the adapter's directory, its subdirectories (`item/`) included.
+    let mut dirs = vec![std::path::PathBuf::from(format!("{root}/src/store/dynamo"))];
+    while let Some(dir) = dirs.pop() {
+        let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        for entry in entries {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                files.push(path.display().to_string());
+            }
+        }
     }
     let mut actions = Actions::new();
     for file in files {

@@ -3,6 +3,7 @@
 //! authors and moderators see of a comment that is not published, and the refusals that write
 //! nothing. Against the real server with tokens from a JWKS the test serves.
 
+mod costs;
 mod decisions;
 mod pre;
 mod replies;
