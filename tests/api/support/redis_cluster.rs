@@ -230,12 +230,20 @@ impl RedisCluster {
         None
     }
 
-    /// Kills the node on `port` (SIGKILL, as a crash) and waits until it is gone.
+    /// Kills the node on `port` (SIGKILL, as a crash) and waits until it is gone; then holds
+    /// the port for the rest of the test process, closing every connection made to it, as a
+    /// dead host's refusals would. Why: the port was free again, and beside the parallel suite
+    /// another test's `redis-server` (on an ephemeral port, a range the cluster's ports share)
+    /// once took it, and the cluster client, still knowing the dead node there, read an empty
+    /// server's zeros as this index's counts (two full runs failed that way).
     pub fn kill(&mut self, port: u16) {
         for (p, node) in &mut self.nodes {
             if *p == port {
                 if let Some(mut process) = node.take() {
                     process.kill();
+                    // Its cluster bus port too (port + 10000), which the others keep calling.
+                    hold_port(port);
+                    hold_port(port + 10_000);
                 }
             }
         }
@@ -356,4 +364,17 @@ fn free_cluster_ports(count: usize) -> Vec<u16> {
         }
     }
     panic!("no {count} free port pairs (port and port + 10000) below 55535");
+}
+
+/// Binds `port` and closes every connection made to it, on a thread that lasts as long as the
+/// test process (see [`RedisCluster::kill`]). A port taken meanwhile is left to its taker.
+fn hold_port(port: u16) {
+    let Ok(listener) = TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port))) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        for connection in listener.incoming() {
+            drop(connection);
+        }
+    });
 }
