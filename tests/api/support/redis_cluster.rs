@@ -232,10 +232,11 @@ impl RedisCluster {
 
     /// Kills the node on `port` (SIGKILL, as a crash) and waits until it is gone; then holds
     /// the port for the rest of the test process, closing every connection made to it, as a
-    /// dead host's refusals would. Why: the port was free again, and beside the parallel suite
-    /// another test's `redis-server` (on an ephemeral port, a range the cluster's ports share)
-    /// once took it, and the cluster client, still knowing the dead node there, read an empty
-    /// server's zeros as this index's counts (two full runs failed that way).
+    /// dead host's refusals would. Why: a freed port can be taken by another test's
+    /// `redis-server` beside the parallel suite (ephemeral ports share the cluster's range), and
+    /// the cluster client, still knowing the dead node there, would read that empty server's
+    /// zeros as this index's counts: the likely cause of a silent `totalCount` of 0 in the
+    /// failover test in two full runs, which passes alone.
     pub fn kill(&mut self, port: u16) {
         for (p, node) in &mut self.nodes {
             if *p == port {
