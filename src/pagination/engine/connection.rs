@@ -184,7 +184,7 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
     }
 
     /// The page of `layout.size` comments, aligned to the layout's page boundaries, that holds
-    /// `comment`: one store read for the comment (its product, rating and sort key), one index
+    /// `comment` (a published one of this connection): one store read for the comment (its product, rating and sort key), one index
     /// call for its page's bound, then the page, read from the bound like any cursor page.
     async fn page_containing(
         &self,
@@ -199,7 +199,9 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
             .await?
             .pop()
             .flatten()
-            .filter(|c| c.sku == scope.sku && scope.ratings.contains(c.rating))
+            // Only a published comment is in a connection: any other is not, and a page
+            // "containing" it would not hold it (nor may it say that it exists).
+            .filter(|c| c.is_public() && c.sku == scope.sku && scope.ratings.contains(c.rating))
             .ok_or(PaginationError::NotInConnection(comment))?;
         let at = scope.listing().position_of(&found);
         let positions = self.positions(scope, Some(at), layout).await?;

@@ -6,6 +6,6 @@ mod encodings;
 mod epochs;
 mod headers;
 mod outages;
-mod purges;
+pub(crate) mod purges;
 mod response_cache;
 mod varnish;

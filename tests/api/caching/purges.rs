@@ -14,11 +14,11 @@ use crate::helpers::raw_http::{Raw, graphql_path};
 use crate::helpers::{DEMO_SKU, TestApp, newest_ids};
 
 /// The purges received: their tags and when they came.
-type Purges = Arc<Mutex<Vec<(Instant, String)>>>;
+pub(crate) type Purges = Arc<Mutex<Vec<(Instant, String)>>>;
 
 /// Listens on a free port and records every request's `xkey-purge` header (keep-alive
 /// connections included); answers 200 with an empty body.
-async fn purge_recorder() -> (String, Purges) {
+pub(crate) async fn purge_recorder() -> (String, Purges) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind the recorder");
@@ -60,7 +60,7 @@ async fn purge_recorder() -> (String, Purges) {
 }
 
 /// When each purge naming `tag` came.
-fn purges_of(purges: &Purges, tag: &str) -> Vec<Instant> {
+pub(crate) fn purges_of(purges: &Purges, tag: &str) -> Vec<Instant> {
     purges
         .lock()
         .expect("purges")

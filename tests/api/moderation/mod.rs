@@ -7,3 +7,4 @@ mod costs;
 mod decisions;
 mod pre;
 mod replies;
+mod surfaces;
