@@ -118,43 +118,44 @@ impl Reply {
 /// The request's viewer if they may answer comments in the shop's name: a moderator or the
 /// merchant role; `UNAUTHENTICATED` without a verified token, `FORBIDDEN` without either role.
 pub(super) fn replier<'a>(ctx: &Context<'a>, state: &ApiState) -> Result<&'a Viewer, ApiError> {
-    let viewer = match &state.auth {
-        Auth::Off => None,
-        Auth::Jwt(_) => viewer(ctx),
-    };
-    match viewer {
-        None => Err(ApiError::Unauthenticated(
-            "replies need a signed-in moderator or merchant: send `Authorization: Bearer <token>` \
-             (the server must verify tokens, --auth jwt)"
-                .into(),
-        )),
-        Some(viewer) if !viewer.moderator && !viewer.merchant => Err(ApiError::Forbidden(
+    let viewer = signed_in(ctx, state, "replies need a signed-in moderator or merchant")?;
+    if viewer.moderator || viewer.merchant {
+        Ok(viewer)
+    } else {
+        Err(ApiError::Forbidden(
             "only moderators and merchants (--auth-moderator-role, --auth-merchant-role) may \
              answer comments in the shop's name"
                 .into(),
-        )),
-        Some(viewer) => Ok(viewer),
+        ))
     }
 }
 
 /// The request's viewer if they hold the moderator role: `UNAUTHENTICATED` without a verified
 /// token (under `--auth off` everyone is anonymous), `FORBIDDEN` without the role.
 pub(super) fn moderator<'a>(ctx: &Context<'a>, state: &ApiState) -> Result<&'a Viewer, ApiError> {
+    let viewer = signed_in(ctx, state, "moderation needs a signed-in moderator")?;
+    if viewer.moderator {
+        Ok(viewer)
+    } else {
+        Err(ApiError::Forbidden(
+            "only moderators (the --auth-moderator-role role) may moderate comments".into(),
+        ))
+    }
+}
+
+/// The request's verified viewer, or `UNAUTHENTICATED` saying `needs` (always under
+/// `--auth off`, where nobody is signed in).
+fn signed_in<'a>(ctx: &Context<'a>, state: &ApiState, needs: &str) -> Result<&'a Viewer, ApiError> {
     let viewer = match &state.auth {
         Auth::Off => None,
         Auth::Jwt(_) => viewer(ctx),
     };
-    match viewer {
-        None => Err(ApiError::Unauthenticated(
-            "moderation needs a signed-in moderator: send `Authorization: Bearer <token>` \
-             (the server must verify tokens, --auth jwt)"
-                .into(),
-        )),
-        Some(viewer) if !viewer.moderator => Err(ApiError::Forbidden(
-            "only moderators (the --auth-moderator-role role) may moderate comments".into(),
-        )),
-        Some(viewer) => Ok(viewer),
-    }
+    viewer.ok_or_else(|| {
+        ApiError::Unauthenticated(format!(
+            "{needs}: send `Authorization: Bearer <token>` (the server must verify tokens, \
+             --auth jwt)"
+        ))
+    })
 }
 
 /// Whether the request may see `comment`: anyone a published one; its author and moderators

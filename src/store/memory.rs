@@ -124,6 +124,30 @@ impl MemoryStore {
         Some(old)
     }
 
+    /// Replaces comment `id` with what `next` makes of it, under the lock, and reports the
+    /// change; `next` answering `None` writes nothing and answers the comment as it is.
+    fn rewrite(
+        &self,
+        id: CommentId,
+        next: impl FnOnce(&Comment) -> Result<Option<Comment>, StoreError>,
+    ) -> Result<Comment, StoreError> {
+        let mut tables = self.write();
+        let old = tables
+            .comments
+            .get(&id)
+            .cloned()
+            .ok_or(StoreError::NotFound(id))?;
+        let Some(new) = next(&old)? else {
+            return Ok(old);
+        };
+        tables.replace(new.clone());
+        self.emit(ChangeEvent::Upsert {
+            old: Some(IndexEntry::from(&old)),
+            new: IndexEntry::from(&new),
+        });
+        Ok(new)
+    }
+
     fn query_now(&self, query: &KeyQuery) -> QueryPage {
         let tables = self.read();
         let Some(set) = tables.held(&query.partition) else {
@@ -231,19 +255,7 @@ impl CommentStore for MemoryStore {
         verdict: &Verdict,
         now_ms: u64,
     ) -> Result<Comment, StoreError> {
-        let mut tables = self.write();
-        let old = tables
-            .comments
-            .get(&id)
-            .cloned()
-            .ok_or(StoreError::NotFound(id))?;
-        let new = old.after_verdict(verdict, now_ms)?;
-        tables.replace(new.clone());
-        self.emit(ChangeEvent::Upsert {
-            old: Some(IndexEntry::from(&old)),
-            new: IndexEntry::from(&new),
-        });
-        Ok(new)
+        self.rewrite(id, |old| Ok(Some(old.after_verdict(verdict, now_ms)?)))
     }
 
     async fn reply(
@@ -252,21 +264,7 @@ impl CommentStore for MemoryStore {
         body: Option<&str>,
         now_ms: u64,
     ) -> Result<Comment, StoreError> {
-        let mut tables = self.write();
-        let old = tables
-            .comments
-            .get(&id)
-            .cloned()
-            .ok_or(StoreError::NotFound(id))?;
-        let Some(new) = old.after_reply(body, now_ms)? else {
-            return Ok(old);
-        };
-        tables.replace(new.clone());
-        self.emit(ChangeEvent::Upsert {
-            old: Some(IndexEntry::from(&old)),
-            new: IndexEntry::from(&new),
-        });
-        Ok(new)
+        self.rewrite(id, |old| Ok(old.after_reply(body, now_ms)?))
     }
 
     async fn mark_helpful(

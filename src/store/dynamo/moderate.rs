@@ -34,22 +34,10 @@ pub(super) async fn moderate(
     verdict: &Verdict,
     now_ms: u64,
 ) -> Result<Comment, StoreError> {
-    for attempt in 0..ATTEMPTS {
-        if attempt > 0 {
-            tokio::time::sleep(RETRY.pause(attempt)).await;
-        }
-        let old = reads::get(store, id)
-            .await?
-            .ok_or(StoreError::NotFound(id))?;
-        let new = old.after_verdict(verdict, now_ms)?;
-        if let Some(written) = write(store, &old, &new).await? {
-            return Ok(written);
-        }
-        tracing::debug!(table = %store.table, comment_id = %id, attempt, "moderation met another write, deciding again");
-    }
-    Err(StoreError::Unavailable(
-        format!("comment {id} kept changing during {ATTEMPTS} moderation attempts").into(),
-    ))
+    rewrite(store, id, "moderation", |old| {
+        Ok(Some(old.after_verdict(verdict, now_ms)?))
+    })
+    .await
 }
 
 /// See the module documentation.
@@ -59,6 +47,18 @@ pub(super) async fn reply(
     body: Option<&str>,
     now_ms: u64,
 ) -> Result<Comment, StoreError> {
+    rewrite(store, id, "reply", |old| Ok(old.after_reply(body, now_ms)?)).await
+}
+
+/// Reads comment `id`, writes what `next` makes of it if it is still at the version read (read
+/// and made again while other writes win), and answers the comment as written; `next`
+/// answering `None` writes nothing and answers the comment as read.
+async fn rewrite(
+    store: &DynamoStore,
+    id: CommentId,
+    what: &str,
+    next: impl Fn(&Comment) -> Result<Option<Comment>, StoreError>,
+) -> Result<Comment, StoreError> {
     for attempt in 0..ATTEMPTS {
         if attempt > 0 {
             tokio::time::sleep(RETRY.pause(attempt)).await;
@@ -66,16 +66,16 @@ pub(super) async fn reply(
         let old = reads::get(store, id)
             .await?
             .ok_or(StoreError::NotFound(id))?;
-        let Some(new) = old.after_reply(body, now_ms)? else {
+        let Some(new) = next(&old)? else {
             return Ok(old);
         };
         if let Some(written) = write(store, &old, &new).await? {
             return Ok(written);
         }
-        tracing::debug!(table = %store.table, comment_id = %id, attempt, "a reply met another write, replying again");
+        tracing::debug!(table = %store.table, comment_id = %id, attempt, write = what, "a decision or reply met another write, trying again");
     }
     Err(StoreError::Unavailable(
-        format!("comment {id} kept changing during {ATTEMPTS} reply attempts").into(),
+        format!("comment {id} kept changing during {ATTEMPTS} {what} attempts").into(),
     ))
 }
 
