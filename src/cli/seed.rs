@@ -38,6 +38,12 @@ pub struct SeedArgs {
     /// authors and times stay those of the same `--seed` without it.
     #[arg(long, env = "DYNAPAGE_SEED_BODY_BYTES", default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=4000))]
     body_bytes: u16,
+    /// Writes this percentage of the comments hidden (reason `SPAM`): the first N of every
+    /// hundred in the generated sequence, spread over the whole list; the rest are published.
+    /// For measuring what unpublished comments cost a public page (nothing: they are in no
+    /// public partition or set) and for trying the moderation features on a seeded store.
+    #[arg(long, env = "DYNAPAGE_SEED_HIDDEN_PERCENT", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=100))]
+    hidden_percent: u8,
     #[command(flatten)]
     backend: BackendArgs,
 }
@@ -62,6 +68,7 @@ pub async fn run(args: SeedArgs) -> anyhow::Result<()> {
         count: args.count,
         seed: args.seed,
         body_bytes: args.body_bytes.into(),
+        hidden_percent: args.hidden_percent,
     };
     write_comments(&store, &sku, generated, &progress).await?;
     progress.finish();
@@ -83,15 +90,19 @@ pub struct Generated {
     /// Each body's length in bytes (at most 4,000); 0 keeps the generator's short bodies (20 to 60
     /// bytes).
     pub body_bytes: usize,
+    /// The percentage written hidden: comment `i` of the sequence is hidden when `i % 100` is
+    /// below it.
+    pub hidden_percent: u8,
 }
 
 impl Generated {
-    /// `count` comments of `seed` with short bodies.
+    /// `count` comments of `seed` with short bodies, all published.
     pub fn new(count: u64, seed: u64) -> Self {
         Self {
             count,
             seed,
             body_bytes: 0,
+            hidden_percent: 0,
         }
     }
 }
@@ -109,10 +120,24 @@ pub async fn write_comments<S: CommentStore>(
         count,
         seed,
         body_bytes,
+        hidden_percent,
     } = generated;
+    let hidden = crate::domain::Moderation {
+        status: crate::domain::CommentStatus::Hidden,
+        reason: Some(crate::domain::ModerationReason::Spam),
+        note: None,
+        decided_at_ms: Some(NEWEST_GENERATED_MS),
+    };
     let mut comments = CommentGenerator::new(sku.clone(), seed, NEWEST_GENERATED_MS)
         .with_body_bytes(body_bytes)
-        .take(usize::try_from(count)?);
+        .take(usize::try_from(count)?)
+        .enumerate()
+        .map(|(i, mut comment)| {
+            if i % 100 < usize::from(hidden_percent) {
+                comment.moderation = hidden.clone();
+            }
+            comment
+        });
     let mut written = 0u64;
     let mut next_report = count / 10;
     loop {

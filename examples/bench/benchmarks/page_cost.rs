@@ -40,9 +40,25 @@ pub struct Args {
     /// Every comment's body this many bytes long (`seed --body-bytes`; 0: 20 to 60 bytes)
     #[arg(long, default_value_t = 0)]
     body_bytes: u64,
+    /// Also seed hidden comments, this percentage of the product's (`seed --hidden-percent`):
+    /// `--comments` stays the number of published ones, so the pages are the same size and
+    /// the cases the same, and any difference is what the unpublished comments cost
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=90))]
+    hidden_percent: u8,
     /// The result file's name in bench/results, without `.txt`
     #[arg(long, default_value = "page-cost")]
     result_name: String,
+}
+
+impl Args {
+    /// How many comments to seed so that exactly `comments` of them are published: the first
+    /// `hidden_percent` of every hundred are hidden (`seed --hidden-percent`).
+    fn seeded(&self) -> u64 {
+        let hidden = u64::from(self.hidden_percent);
+        let per_hundred = 100 - hidden;
+        let (hundreds, rest) = (self.comments / per_hundred, self.comments % per_hundred);
+        hundreds * 100 + if rest > 0 { hidden + rest } else { 0 }
+    }
 }
 
 const PAGE: &str = "edges { cursor node { id author body rating createdAt } } pageInfo { hasNextPage hasPreviousPage }";
@@ -91,11 +107,18 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         out.line(&line)?;
     }
     out.line(&format!(
-        "# {} comments of {SKU} (bodies: {} bytes, 0: 20 to 60), {} sequential requests per case; load before: {}",
+        "# {} comments of {SKU} published, {} seeded ({}% hidden) (bodies: {} bytes, 0: 20 to 60), {} sequential requests per case; load before: {}",
         args.comments,
+        args.seeded(),
+        args.hidden_percent,
         args.body_bytes,
         args.requests,
         loadavg()
+    ))?;
+    let used = crate::redis_info::info_number(&mut conn, "memory", "used_memory").await?;
+    out.line(&format!(
+        "# Redis used_memory after reindex: {used:.0} bytes, {:.1} per published comment (with the server's own keys)",
+        used / args.comments as f64
     ))?;
     if args.wrk_seconds > 0 {
         // DynamoDB Local's JVM compiles its hot code in the first seconds under load: without
@@ -132,13 +155,21 @@ async fn seed_and_serve(
     let tables = [seed("WARMUP", 1), strings(&["--create-tables"])];
     dynapage(ctx, "page-cost-tables", &tables.concat()).await?;
     log(&format!(
-        "seeding {} comments (bodies: {} bytes, 0: short) into DynamoDB Local, then reindexing",
-        args.comments, args.body_bytes
+        "seeding {} comments ({}% hidden; bodies: {} bytes, 0: short) into DynamoDB Local, then reindexing",
+        args.seeded(),
+        args.hidden_percent,
+        args.body_bytes
     ));
     let body_bytes = args.body_bytes.to_string();
+    let hidden_percent = args.hidden_percent.to_string();
     let seeding = [
-        seed(SKU, args.comments),
-        strings(&["--body-bytes", &body_bytes]),
+        seed(SKU, args.seeded()),
+        strings(&[
+            "--body-bytes",
+            &body_bytes,
+            "--hidden-percent",
+            &hidden_percent,
+        ]),
     ];
     dynapage(ctx, "page-cost-seed", &seeding.concat()).await?;
     let reindex = [
@@ -274,6 +305,32 @@ async fn pages_per_second(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_seeded_count_leaves_the_asked_number_published() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: super::Args,
+        }
+        let args = |hidden: &str| {
+            Cli::parse_from([
+                "page-cost",
+                "--comments",
+                "100000",
+                "--hidden-percent",
+                hidden,
+            ])
+            .args
+        };
+        assert_eq!(args("0").seeded(), 100_000);
+        let ten = args("10");
+        // 1,111 hundreds of 90 published, then 10 hidden and the last 10 published.
+        assert_eq!(ten.seeded(), 111_120);
+        let published = (0..ten.seeded()).filter(|i| i % 100 >= 10).count();
+        assert_eq!(published, 100_000);
+    }
+
     #[test]
     fn the_queries_read_units_and_items_are_summed_from_the_log() {
         let lines = [

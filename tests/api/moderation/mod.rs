@@ -7,4 +7,5 @@ mod costs;
 mod decisions;
 mod pre;
 mod replies;
+mod seeded;
 mod surfaces;
