@@ -116,8 +116,9 @@ fn render_helpful(out: &mut String, check: Option<&HelpfulCheck>, examples: usiz
     }
     if !check.unranked.is_empty() {
         out.push_str(&format!(
-            "helpful ranks: {} comments out of place in the list by helpful votes \
-             (written before it existed, or by another tool): run `dynapage reindex`\n",
+            "helpful ranks: {} comments out of place in the table's indexes (no rank or \
+             not their count's, written before the list by helpful votes existed; or index keys \
+             that disagree with their status, written by another tool): run `dynapage reindex`\n",
             check.unranked.len()
         ));
         for (sku, id) in check.unranked.iter().take(examples) {

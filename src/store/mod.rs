@@ -130,11 +130,13 @@ pub struct ScanPage {
     /// store that keeps votes apart from comments (DynamoDB: an item per vote, anywhere in the
     /// scan) reports them where it meets them; the embedded store with their comment.
     pub votes: Vec<(CommentId, u64)>,
-    /// Comments of this page out of place in the partitions by helpful votes: a store that
-    /// keeps that place apart from the count (DynamoDB: `helpfulRank`) reports the items whose
-    /// place is missing (written before those partitions existed) or not their count's (written
-    /// by another tool). `reindex` puts them right ([`CommentStore::rerank`]) and `verify`
-    /// reports them. The embedded stores derive the place from the count: never any.
+    /// Comments of this page out of place in the partitions: a store that keeps a comment's
+    /// places apart from the comment (DynamoDB: `sortKey` and `helpfulRank`) reports the items
+    /// whose place by helpful votes is missing (written before those partitions existed) or not
+    /// their count's, and those whose keys disagree with their status (a published comment
+    /// without them, an unpublished one with them: written by another tool). `reindex` puts
+    /// them right ([`CommentStore::rerank`]) and `verify` reports them. The embedded stores
+    /// derive the places from the comment: never any.
     pub unranked: Vec<Comment>,
     /// Resume token for the next call of the same segment; `None` when the segment is done.
     pub resume: Option<String>,

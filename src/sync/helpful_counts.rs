@@ -41,8 +41,8 @@ pub struct HelpfulCheck {
     /// Votes for comments that no longer exist: a deleted comment's vote items stay in a
     /// DynamoDB table (nothing reads them; they cost storage only). Not drift.
     pub orphan_votes: u64,
-    /// Comments out of place in the table's GSIs by helpful votes (`ScanPage::unranked`), newest
-    /// first: `reindex` puts them right.
+    /// Comments out of place in the table's GSIs (`ScanPage::unranked`: by helpful votes, or
+    /// keys that disagree with their status), newest first: `reindex` puts them right.
     pub unranked: Vec<(Sku, CommentId)>,
 }
 
