@@ -44,9 +44,7 @@ impl Comment {
             ..self.clone()
         })
     }
-}
 
-impl Comment {
     /// The comment with the shop's reply set to `body` (a first reply, or a replacement that
     /// keeps when it was first given), or removed (`None`), at `now_ms`; `None` when that
     /// changes nothing (no reply to remove, or the same text again), so nothing is written.
