@@ -174,6 +174,17 @@ impl Sku {
         Ok(Self(Arc::from(s)))
     }
 
+    /// A list's name that is no product's ([`super::QueueList::index_name`]): made here, never
+    /// parsed from a client.
+    pub(super) fn list_name(name: String) -> Self {
+        Self(Arc::from(name))
+    }
+
+    /// Whether this names a queue rather than a product ([`super::QueueList`]).
+    pub fn is_queue(&self) -> bool {
+        self.0.starts_with('!')
+    }
+
     /// The SKU as written.
     pub fn as_str(&self) -> &str {
         &self.0

@@ -10,6 +10,7 @@ mod invalid;
 mod moderation;
 mod order;
 mod page_numbers;
+mod queue;
 mod sort_key;
 pub mod text;
 mod verdict;
@@ -29,6 +30,7 @@ pub use moderation::{
 };
 pub use order::{CommentOrder, Grouping, Listing, Position, helpful_group};
 pub use page_numbers::{AnchorRank, Numbering, PageLayout, PageLinks, Pager};
+pub use queue::{QueueList, list_name};
 pub use sort_key::{Order, SortKey};
 pub use verdict::VerdictRefused;
 pub use vote::{BadVoterId, Voted, Voter, VoterId};

@@ -23,6 +23,7 @@ mod page_cursors;
 pub mod pricing;
 mod product;
 mod query;
+mod queue;
 mod scalars;
 pub mod schema_description;
 mod subscription;

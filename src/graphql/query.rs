@@ -9,6 +9,7 @@ use super::comments_field::object_with_comments;
 use super::connection::resolve_connection;
 use super::error::ApiError;
 use super::global_id::GlobalId;
+use super::queue::QueueQuery;
 use super::state;
 use super::summaries::SummariesQuery;
 use super::types::{Comment, Node, Product};
@@ -18,7 +19,7 @@ use crate::store::StoreError;
 /// Reads: products, their comments, and Relay object refetching.
 #[derive(Debug, Default, MergedObject)]
 #[graphql(name = "Query")]
-pub struct QueryRoot(NodeQuery, CatalogQuery, SummariesQuery);
+pub struct QueryRoot(NodeQuery, CatalogQuery, SummariesQuery, QueueQuery);
 
 /// `Query.node` and `Query.nodes`: Relay refetching (`nodes` is priced per id,
 /// `graphql::pricing`).

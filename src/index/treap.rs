@@ -285,6 +285,7 @@ impl Treap<SortKey> {
                 version: version_of(&node.key),
                 helpful: helpful_of(&node.key),
                 published: true,
+                status: IndexEntry::status_of_members(sku),
             });
             t = node.left;
         }

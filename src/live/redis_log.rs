@@ -30,7 +30,7 @@ pub mod resume;
 use redis::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::domain::{ChangeEvent, IndexEntry, Rating, Sku};
+use crate::domain::{ChangeEvent, CommentStatus, IndexEntry, Rating, Sku};
 use crate::index::redis::{member, sort_key_of};
 use crate::redis::{CallError, KeyPrefix, Need, RedisHandle};
 use crate::telemetry::metric;
@@ -251,23 +251,22 @@ impl LogReader {
 
 /// A change as the fields of its log entry: kind (`u`, `d`), product, member, score, rating,
 /// the previous rating of an edit (0: none), version, helpful count (`h`; absent from entries
-/// written before votes moved lists, and read as 0), and `a: 0` when the entry is not
-/// published, `b: 0` when the previous image of an edit was not. Both are written only then:
+/// written before votes moved lists, and read as 0), and `a` when the entry is not published,
+/// `b` when the previous image of an edit was not, each the first letter of the status (`P`,
+/// `H`, `R`; `0` from the release before, read as hidden). Both are written only then:
 /// an entry without them (every change of a published comment, and every entry written before
 /// moderation) reads as published, so the common entry keeps its size (BENCHMARKS.md, "Redis
 /// change log").
 fn fields_of(event: &ChangeEvent) -> Vec<(&'static str, Vec<u8>)> {
-    let (kind, entry, old_rating, old_published, version) = match event {
+    let (kind, entry, old_rating, old_status, version) = match event {
         ChangeEvent::Upsert { old, new } => (
             "u",
             new,
             old.as_ref().map_or(0, |o| o.rating.get()),
-            old.as_ref().is_none_or(|o| o.published),
+            old.as_ref().map_or(CommentStatus::Published, |o| o.status),
             new.version,
         ),
-        ChangeEvent::Remove { old, version } => {
-            ("d", old, old.rating.get(), old.published, *version)
-        }
+        ChangeEvent::Remove { old, version } => ("d", old, old.rating.get(), old.status, *version),
     };
     let mut fields = vec![
         ("t", kind.as_bytes().to_vec()),
@@ -279,11 +278,12 @@ fn fields_of(event: &ChangeEvent) -> Vec<(&'static str, Vec<u8>)> {
         ("v", version.to_string().into_bytes()),
         ("h", entry.helpful.to_string().into_bytes()),
     ];
-    if !entry.published {
-        fields.push(("a", b"0".to_vec()));
+    let letter = |status: CommentStatus| status.as_str().as_bytes()[..1].to_vec();
+    if !entry.status.is_public() {
+        fields.push(("a", letter(entry.status)));
     }
-    if !old_published {
-        fields.push(("b", b"0".to_vec()));
+    if !old_status.is_public() {
+        fields.push(("b", letter(old_status)));
     }
     fields
 }
@@ -340,35 +340,37 @@ fn change_of(fields: &[(Vec<u8>, Vec<u8>)]) -> Option<ChangeEvent> {
     } else {
         0
     };
-    let published = |name: &[u8]| field(name) != Some(b"0".as_slice());
-    let entry = |rating: Rating, version: u64, published: bool| IndexEntry {
+    let status = |name: &[u8]| match field(name) {
+        None => CommentStatus::Published,
+        Some(b"P") => CommentStatus::Pending,
+        Some(b"R") => CommentStatus::Rejected,
+        Some(_) => CommentStatus::Hidden,
+    };
+    let entry = |rating: Rating, version: u64, status: CommentStatus| IndexEntry {
         sku: sku.clone(),
         key,
         rating,
         version,
         helpful,
-        published,
+        published: status.is_public(),
+        status,
     };
     match text(b"t")? {
         "u" => {
             let old = match number(b"o")? {
                 0 => None,
-                r => Some(entry(
-                    rating(r)?,
-                    version.saturating_sub(1),
-                    published(b"b"),
-                )),
+                r => Some(entry(rating(r)?, version.saturating_sub(1), status(b"b"))),
             };
             Some(ChangeEvent::Upsert {
                 old,
-                new: entry(rating(number(b"r")?)?, version, published(b"a")),
+                new: entry(rating(number(b"r")?)?, version, status(b"a")),
             })
         }
         "d" => Some(ChangeEvent::Remove {
             old: entry(
                 rating(number(b"r")?)?,
                 version.saturating_sub(1),
-                published(b"a"),
+                status(b"a"),
             ),
             version,
         }),
@@ -396,33 +398,40 @@ mod tests {
             CommentId::from_parts(1_767_225_600_000, 42),
         )
         .expect("key");
-        let entry = |rating: i64, version: u64, published: bool| IndexEntry {
+        let entry = |rating: i64, version: u64, status: CommentStatus| IndexEntry {
             sku: sku.clone(),
             key,
             rating: Rating::new(rating).expect("rating"),
             version,
             helpful: 3,
-            published,
+            published: status.is_public(),
+            status,
         };
+        let (published, pending) = (CommentStatus::Published, CommentStatus::Pending);
+        let (hidden, rejected) = (CommentStatus::Hidden, CommentStatus::Rejected);
         for event in [
             ChangeEvent::Upsert {
                 old: None,
-                new: entry(5, 1, true),
+                new: entry(5, 1, published),
             },
             ChangeEvent::Upsert {
-                old: Some(entry(2, 3, true)),
-                new: entry(4, 4, true),
+                old: Some(entry(2, 3, published)),
+                new: entry(4, 4, published),
             },
             ChangeEvent::Upsert {
-                old: Some(entry(2, 3, false)),
-                new: entry(2, 4, true),
+                old: Some(entry(2, 3, pending)),
+                new: entry(2, 4, published),
             },
             ChangeEvent::Upsert {
-                old: Some(entry(2, 3, true)),
-                new: entry(2, 4, false),
+                old: Some(entry(2, 3, published)),
+                new: entry(2, 4, hidden),
             },
-            ChangeEvent::removal(entry(3, 4, true)),
-            ChangeEvent::removal(entry(3, 4, false)),
+            ChangeEvent::Upsert {
+                old: Some(entry(2, 3, pending)),
+                new: entry(2, 4, rejected),
+            },
+            ChangeEvent::removal(entry(3, 4, published)),
+            ChangeEvent::removal(entry(3, 4, hidden)),
         ] {
             let read = change_of(&fields(&event)).expect("a change");
             assert_eq!(read.entry(), event.entry());
@@ -436,13 +445,18 @@ mod tests {
                 ChangeEvent::Upsert { old: Some(b), .. },
             ) = (&read, &event)
             {
-                assert_eq!(a.rating, b.rating);
+                assert_eq!((a.rating, a.status), (b.rating, b.status));
             }
         }
         // A published comment's change carries neither flag: the entry is as before moderation.
-        let published = fields(&ChangeEvent::removal(entry(3, 4, true)));
-        assert_eq!(published.len(), 8);
-        assert!(change_of(&published).expect("a change").entry().published);
+        let public = fields(&ChangeEvent::removal(entry(3, 4, published)));
+        assert_eq!(public.len(), 8);
+        assert!(change_of(&public).expect("a change").entry().published);
+        // The release before wrote `0` for any status but published: read as hidden.
+        let mut older = fields(&ChangeEvent::removal(entry(3, 4, rejected)));
+        older.retain(|(name, _)| name.as_slice() != b"a");
+        older.push((b"a".to_vec(), b"0".to_vec()));
+        assert_eq!(change_of(&older).expect("a change").entry().status, hidden);
         assert_eq!(change_of(&[]), None);
     }
 }

@@ -25,7 +25,8 @@ use std::ops::Bound;
 
 use crate::domain::{
     Access, ChangeEvent, Comment, CommentId, CommentPatch, DecisionRefused, Order, Position,
-    Rating, Sku, Verdict, VerdictRefused, VersionCeiling, Voted, Voter, VoterId, helpful_group,
+    QueueList, Rating, Sku, Verdict, VerdictRefused, VersionCeiling, Voted, Voter, VoterId,
+    helpful_group,
 };
 use crate::error::BoxError;
 
@@ -42,6 +43,11 @@ pub enum Partition {
     /// A product's comments of one rating by helpful votes, then time (GSI
     /// `byProductRatingHelpful`, partition key `sku#rating`, sort key `helpfulKey`).
     ProductRatingHelpful(Sku, Rating),
+    /// A moderation queue: the comments in one status that is not public, across the shop
+    /// (GSI `byQueue`, partition key `status`) or of one product (GSI `byProductQueue`,
+    /// partition key `sku#status`), by time (sort key `queueKey`, the sort key again, written
+    /// only while the comment is not published).
+    Queue(QueueList),
 }
 
 impl Partition {
@@ -66,15 +72,28 @@ impl Partition {
         }
     }
 
-    /// The partitions `comment` belongs to.
-    pub fn all_of(comment: &Comment) -> [Partition; 4] {
+    /// The partitions `comment` belongs to: the product's four while it is published, its two
+    /// queues otherwise.
+    pub fn all_of(comment: &Comment) -> Vec<Partition> {
         let sku = &comment.sku;
-        [
-            Partition::Product(sku.clone()),
-            Partition::ProductRating(sku.clone(), comment.rating),
-            Partition::ProductHelpful(sku.clone()),
-            Partition::ProductRatingHelpful(sku.clone(), comment.rating),
-        ]
+        match QueueList::of(comment.moderation.status, sku) {
+            Some(queues) => queues.into_iter().map(Partition::Queue).collect(),
+            None => vec![
+                Partition::Product(sku.clone()),
+                Partition::ProductRating(sku.clone(), comment.rating),
+                Partition::ProductHelpful(sku.clone()),
+                Partition::ProductRatingHelpful(sku.clone(), comment.rating),
+            ],
+        }
+    }
+
+    /// The partition that holds a whole list the index keeps under `list` (a product's SKU or
+    /// a queue's name) by time.
+    pub fn by_time(list: &Sku) -> Partition {
+        match QueueList::from_index_name(list.as_str()) {
+            Some(queue) => Partition::Queue(queue),
+            None => Partition::Product(list.clone()),
+        }
     }
 }
 

@@ -21,8 +21,13 @@
 //! the next run simply goes over everything again. While it runs, counts move as comments are
 //! applied (from an empty index they grow to the full count).
 //!
+//! The moderation queues (`crate::domain::QueueList`) are lists like products' and are rebuilt
+//! alike: a scanned comment that is not published is applied to its two queues too, and every
+//! queue the index holds is confirmed, so a comment a queue holds in the wrong status leaves it.
+//!
 //! With a SKU, the scan still reads the whole table and keeps that product's comments (a scan
-//! cannot be restricted to one GSI partition); only that product is confirmed. The ids of the
+//! cannot be restricted to one GSI partition); only that product and its own queues are
+//! confirmed (the shop's queues hold other products' comments too). The ids of the
 //! scanned comments are held in memory until the end (16 bytes each).
 
 use std::collections::BTreeMap;
@@ -35,7 +40,7 @@ use indicatif::ProgressBar;
 
 use super::SyncError;
 use super::scan::parallel_scan;
-use crate::domain::{ChangeEvent, Comment, CommentId, IndexEntry, Sku};
+use crate::domain::{ChangeEvent, Comment, CommentId, CommentStatus, IndexEntry, QueueList, Sku};
 use crate::index::{Held, PageIndex, Repair};
 use crate::store::CommentStore;
 
@@ -122,9 +127,11 @@ impl Tally {
             let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
             for event in &events {
                 let entry = event.entry();
-                seen.entry(entry.sku.clone())
-                    .or_default()
-                    .push(entry.key.id());
+                // The product's list, and the queues the comment is in (`QueueList`).
+                let queues = entry.memberships().into_iter().filter(|e| e.sku.is_queue());
+                for list in std::iter::once(entry.sku.clone()).chain(queues.map(|e| e.sku)) {
+                    seen.entry(list).or_default().push(entry.key.id());
+                }
             }
         }
         self.refused
@@ -217,7 +224,15 @@ async fn confirm_all<S: CommentStore, I: PageIndex>(
             .push(doubt);
     }
     let skus: Vec<Sku> = match only {
-        Some(sku) => vec![sku.clone()],
+        // The product and its own queues (the shop's hold other products' comments too).
+        Some(sku) => std::iter::once(sku.clone())
+            .chain(
+                CommentStatus::ALL
+                    .into_iter()
+                    .filter_map(|status| QueueList::new(status, Some(sku.clone())))
+                    .map(|queue| queue.index_name()),
+            )
+            .collect(),
         None => {
             let mut skus: Vec<Sku> = seen.keys().cloned().collect();
             skus.extend(index.products().await?);
@@ -338,7 +353,8 @@ fn decide(doubt: &Doubt, table: Option<&Comment>) -> Decision {
             ..doubt.entry.clone()
         })),
         (Some(comment), held) => {
-            let entry = IndexEntry::from(comment);
+            // The comment as the list holds it: a queue holds it only in the queue's status.
+            let entry = IndexEntry::from(comment).in_list(&doubt.entry.sku);
             let behind = match held {
                 Held::Nothing => false,
                 Held::Live { version } => entry.version < version,
@@ -346,7 +362,7 @@ fn decide(doubt: &Doubt, table: Option<&Comment>) -> Decision {
             };
             if behind {
                 // The table is behind the index: the table is the truth (a comment that is
-                // not published is in no public set).
+                // not published is in no public set, and in no queue but its status's).
                 repair(Some(entry).filter(|entry| entry.published))
             } else {
                 Decision::Apply(ChangeEvent::Upsert {

@@ -1,7 +1,9 @@
 //! `verify`: compares the table with the index and reports drift per product and rating.
 //!
 //! The table side is a parallel full scan, or with a SKU the product's `byProduct` GSI
-//! partition; the index side is [`PageIndex::entries`] of every product either side knows.
+//! partition and its queues' `byProductQueue` partitions; the index side is
+//! [`PageIndex::entries`] of every list either side knows: products, and moderation queues
+//! (`crate::domain::QueueList`), which hold the comments in their status.
 //! Comments are matched by id: missing from the index, extra in the index (deleted in the
 //! table), or present in both with another rating or timestamp. While writes go on, comments
 //! written within the stream delay show up as drift; verify again to tell lag from loss.
@@ -18,7 +20,7 @@ use std::sync::Mutex;
 use super::SyncError;
 use super::helpful_counts::{HelpfulCheck, HelpfulTally};
 use super::scan::parallel_scan;
-use crate::domain::{CommentId, IndexEntry, Order, Rating, Sku};
+use crate::domain::{CommentId, CommentStatus, IndexEntry, Order, QueueList, Rating, Sku};
 use crate::index::PageIndex;
 use crate::store::{CommentStore, KeyQuery, Partition};
 
@@ -90,6 +92,12 @@ pub async fn verify<S: CommentStore, I: PageIndex>(
     match only {
         Some(sku) => {
             table.insert(sku.clone(), product_entries(store, sku).await?);
+            for status in CommentStatus::ALL {
+                if let Some(queue) = QueueList::new(status, Some(sku.clone())) {
+                    let entries = queue_entries(store, &queue).await?;
+                    table.insert(queue.index_name(), entries);
+                }
+            }
         }
         None => {
             let collected: Mutex<BTreeMap<Sku, Vec<IndexEntry>>> = Mutex::default();
@@ -99,9 +107,14 @@ pub async fn verify<S: CommentStore, I: PageIndex>(
                 tally_ref.absorb(&page);
                 let mut map = collected_ref.lock().unwrap_or_else(|p| p.into_inner());
                 for comment in &page.items {
+                    let entry = IndexEntry::from(comment);
                     map.entry(comment.sku.clone())
                         .or_default()
-                        .push(IndexEntry::from(comment));
+                        .push(entry.clone());
+                    // A comment that is not published is in its two queues (`QueueList`).
+                    for queued in entry.memberships().into_iter().filter(|e| e.sku.is_queue()) {
+                        map.entry(queued.sku.clone()).or_default().push(queued);
+                    }
                 }
                 Ok(())
             })
@@ -120,7 +133,8 @@ pub async fn verify<S: CommentStore, I: PageIndex>(
     };
     for (sku, entries) in table {
         report.comments += entries.len() as u64;
-        // The index holds published comments only; the others must be absent from it.
+        // A list holds its members only: a product's published comments, a queue's those in
+        // its status; the others must be absent from it.
         let entries = entries.into_iter().filter(|e| e.published).collect();
         let indexed = index.entries(&sku).await?;
         let drift = compare(&sku, entries, indexed);
@@ -143,18 +157,36 @@ async fn product_entries<S: CommentStore>(
     store: &S,
     sku: &Sku,
 ) -> Result<Vec<IndexEntry>, SyncError> {
+    partition_entries(store, Partition::Product(sku.clone()), |e| e).await
+}
+
+/// The entries of one of a product's queues, from its partition (`byProductQueue`).
+async fn queue_entries<S: CommentStore>(
+    store: &S,
+    queue: &QueueList,
+) -> Result<Vec<IndexEntry>, SyncError> {
+    let partition = Partition::Queue(queue.clone());
+    partition_entries(store, partition, |e| e.in_queue(queue)).await
+}
+
+/// Every comment of `partition`, read in pages, as the list's entries (`as_listed`).
+async fn partition_entries<S: CommentStore>(
+    store: &S,
+    partition: Partition,
+    as_listed: impl Fn(IndexEntry) -> IndexEntry,
+) -> Result<Vec<IndexEntry>, SyncError> {
     let mut entries = Vec::new();
     let mut from = Bound::Unbounded;
     loop {
         let page = store
             .query(&KeyQuery {
-                partition: Partition::Product(sku.clone()),
+                partition: partition.clone(),
                 order: Order::NewestFirst,
                 from,
                 limit: QUERY_PAGE,
             })
             .await?;
-        entries.extend(page.items.iter().map(IndexEntry::from));
+        entries.extend(page.items.iter().map(IndexEntry::from).map(&as_listed));
         match page.last_evaluated {
             Some(key) => from = Bound::Excluded(key),
             None => return Ok(entries),
@@ -212,6 +244,7 @@ mod tests {
             version: 1,
             helpful: 0,
             published: true,
+            status: crate::domain::CommentStatus::Published,
         }
     }
 

@@ -36,6 +36,7 @@ impl RedisIndex {
                         version,
                         helpful: counts.get(&key).copied().unwrap_or(0),
                         published: true,
+                        status: IndexEntry::status_of_members(sku),
                     });
                 }
             }

@@ -144,7 +144,8 @@ impl Keys {
         self.prefix.pattern("idx:{*}:[rw][1-5]")
     }
 
-    /// The SKU of a set by time's key, `None` for any other key.
+    /// The SKU (or a moderation queue's name, `crate::domain::QueueList`) of a set by time's
+    /// key, `None` for any other key.
     pub(super) fn sku_of_rating_key(&self, key: &str) -> Option<Sku> {
         let tagged = self.prefix.strip(key)?.strip_prefix("idx:{")?;
         let (sku, set) = tagged.rsplit_once("}:")?;
@@ -154,7 +155,7 @@ impl Keys {
         ) {
             return None;
         }
-        Sku::parse(sku).ok()
+        crate::domain::list_name(sku)
     }
 }
 

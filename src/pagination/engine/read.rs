@@ -38,7 +38,7 @@ impl Partitions {
         let sku = sku.clone();
         let helpful = listing.grouping == Grouping::MostHelpful;
         let parts = match (listing.ratings.is_all(), listing.grouping) {
-            (true, Grouping::Flat) => vec![(0, Partition::Product(sku))],
+            (true, Grouping::Flat) => vec![(0, Partition::by_time(&sku))],
             (true, Grouping::MostHelpful) => vec![(0, Partition::ProductHelpful(sku))],
             _ => listing
                 .ratings_by_group()

@@ -25,8 +25,8 @@ use aws_sdk_dynamodb::types::AttributeValue;
 mod moderation;
 
 pub(super) use self::moderation::{
-    DECIDED_AT, MODERATION_NOTE, MODERATION_REASON, REPLY_AT, REPLY_BODY, REPLY_UPDATED_AT, STATUS,
-    place_is_current,
+    DECIDED_AT, MODERATION_NOTE, MODERATION_REASON, Places, QUEUE_KEY, REPLY_AT, REPLY_BODY,
+    REPLY_UPDATED_AT, SKU_STATUS, STATUS, place_is_current, queue_key_from_item, sku_status,
 };
 
 use super::attribute::ItemAttribute;
@@ -125,11 +125,11 @@ pub(super) fn item_from_comment(comment: &Comment) -> HashMap<String, AttributeV
     item
 }
 
-/// The GSI sort keys a comment's item carries: `sortKey` and `helpfulRank` while it is
-/// published, none otherwise.
+/// The GSI keys a comment's item carries: `sortKey` and `helpfulRank` while it is published,
+/// `queueKey` and `skuStatus` otherwise.
 pub(super) fn gsi_places(comment: &Comment) -> Vec<(String, AttributeValue)> {
     if !comment.is_public() {
-        return Vec::new();
+        return moderation::queue_places(comment);
     }
     vec![
         (SORT_KEY.to_owned(), s(comment.sort_key().to_string())),

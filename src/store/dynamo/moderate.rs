@@ -1,8 +1,9 @@
 //! A moderator's decision (`CommentStore::moderate`) and the shop's reply
 //! (`CommentStore::reply`), each as one `UpdateItem` of everything either changes: the status,
 //! reason, note and decision time, the reply, the next version, and the GSI keys the status
-//! calls for (a published comment gets its `sortKey` and `helpfulRank`, any other loses both, so
-//! the sparse GSIs hold published comments only).
+//! calls for (a published comment gets its `sortKey` and `helpfulRank` and loses its queue keys,
+//! any other the reverse, so the sparse public GSIs hold published comments only and the queue
+//! GSIs the others).
 //!
 //! The decision depends on the status read (hiding applies to a published comment only), so
 //! the write is conditional on the version read: a vote or an edit in between fails it, and the
@@ -15,10 +16,9 @@ use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditi
 
 use super::batch::RETRY;
 use super::error::{OnConditionFailed, internal, is_transaction_conflict};
-use super::helpful_rank::helpful_rank;
 use super::item::{
-    DECIDED_AT, HELPFUL_RANK, ID, MODERATION_NOTE, MODERATION_REASON, REPLY_AT, REPLY_BODY,
-    REPLY_UPDATED_AT, SORT_KEY, STATUS, VERSION, key_of, number_value, string_value,
+    DECIDED_AT, ID, MODERATION_NOTE, MODERATION_REASON, Places, REPLY_AT, REPLY_BODY,
+    REPLY_UPDATED_AT, STATUS, VERSION, key_of, number_value, string_value,
 };
 use super::{DynamoStore, decode, reads};
 use crate::domain::{Comment, CommentId, Verdict};
@@ -104,14 +104,15 @@ async fn write(
         .expression_attribute_names("#reason", MODERATION_REASON)
         .expression_attribute_names("#note", MODERATION_NOTE)
         .expression_attribute_names("#decidedAt", DECIDED_AT)
-        .expression_attribute_names("#sortKey", SORT_KEY)
-        .expression_attribute_names("#rank", HELPFUL_RANK)
         .expression_attribute_names("#replyBody", REPLY_BODY)
         .expression_attribute_names("#replyAt", REPLY_AT)
         .expression_attribute_names("#replyUpdatedAt", REPLY_UPDATED_AT)
         .expression_attribute_values(":read", number_value(old.version))
         .return_values(ReturnValue::AllNew)
         .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
+    for (placeholder, name) in Places::NAMES {
+        request = request.expression_attribute_names(placeholder, name);
+    }
     let (expression, values) = expression(new);
     for (name, value) in values {
         request = request.expression_attribute_values(name, value);
@@ -138,15 +139,14 @@ fn expression(new: &Comment) -> (String, Vec<(&'static str, AttributeValue)>) {
     let mut values = vec![(":next", number_value(new.version))];
     if new.is_public() {
         removes.push("#status");
-        sets.extend(["#sortKey = :sortKey", "#rank = :rank"]);
-        values.push((":sortKey", string_value(new.sort_key().to_string())));
-        let rank = helpful_rank(new.helpful_count, &new.sort_key());
-        values.push((":rank", number_value(rank)));
     } else {
         sets.push("#status = :status");
-        removes.extend(["#sortKey", "#rank"]);
         values.push((":status", string_value(moderation.status.as_str())));
     }
+    let places = Places::of(new);
+    sets.extend(places.sets);
+    removes.extend(places.removes);
+    values.extend(places.values);
     let reply = new.reply.as_ref();
     let optional = [
         (

@@ -1,8 +1,9 @@
 //! `reindex`'s repair of an item's GSI places (`CommentStore::rerank`): an item written before
 //! the GSIs by helpful votes existed has no rank and is in neither; one written by another tool
 //! may have a rank that is not its count's, or keys that put a comment that is not published in
-//! the public GSIs. Each is given its places (a published comment its `sortKey` and its
-//! count's `helpfulRank`, any other neither) with an `UpdateItem` conditional
+//! the public GSIs, or keep one out of its queues. Each is given its places (a published comment
+//! its `sortKey` and its count's `helpfulRank` and no queue keys, any other its `queueKey` and
+//! `skuStatus` and neither public key) with an `UpdateItem` conditional
 //! on the version scanned, so that a vote or an edit in between is never undone: on a failed
 //! condition the comment is read again (`BatchGetItem`, which `reindex` already may call) and
 //! placed by what it now is (a vote on an item without a rank starts the rank from 0, `votes`,
@@ -12,8 +13,7 @@ use futures::{StreamExt, TryStreamExt};
 
 use super::batch::BATCHES_IN_FLIGHT;
 use super::error::OnConditionFailed;
-use super::helpful_rank::helpful_rank;
-use super::item::{HELPFUL_RANK, ID, SORT_KEY, VERSION, key_of, number_value, string_value};
+use super::item::{ID, Places, VERSION, key_of, number_value};
 use super::{DynamoStore, reads};
 use crate::domain::Comment;
 use crate::store::StoreError;
@@ -44,7 +44,7 @@ async fn rerank_one(store: &DynamoStore, mut comment: Comment) -> Result<bool, S
         } else {
             "attribute_exists(#id) AND #version = :version"
         };
-        let request = store
+        let mut request = store
             .client
             .update_item()
             .table_name(store.table.as_ref())
@@ -52,23 +52,19 @@ async fn rerank_one(store: &DynamoStore, mut comment: Comment) -> Result<bool, S
             .condition_expression(condition)
             .expression_attribute_names("#id", ID)
             .expression_attribute_names("#version", VERSION)
-            .expression_attribute_names("#rank", HELPFUL_RANK)
-            .expression_attribute_names("#sortKey", SORT_KEY)
             .expression_attribute_values(":version", number_value(comment.version));
-        let request = if comment.is_public() {
-            request
-                .update_expression("SET #rank = :rank, #sortKey = :sortKey")
-                .expression_attribute_values(
-                    ":rank",
-                    number_value(helpful_rank(comment.helpful_count, &comment.sort_key())),
-                )
-                .expression_attribute_values(
-                    ":sortKey",
-                    string_value(comment.sort_key().to_string()),
-                )
-        } else {
-            request.update_expression("REMOVE #rank, #sortKey")
-        };
+        let places = Places::of(&comment);
+        for (placeholder, name) in Places::NAMES {
+            request = request.expression_attribute_names(placeholder, name);
+        }
+        for (placeholder, value) in places.values {
+            request = request.expression_attribute_values(placeholder, value);
+        }
+        let request = request.update_expression(format!(
+            "SET {} REMOVE {}",
+            places.sets.join(", "),
+            places.removes.join(", ")
+        ));
         let sent = request.send().await;
         match sent {
             Ok(_) => return Ok(true),

@@ -16,10 +16,14 @@ use super::batch::{self, BATCHES_IN_FLIGHT, GET_CHUNK};
 use super::error::{OnConditionFailed, internal};
 use super::helpful_rank::helpful_rank;
 use super::item::{
-    HELPFUL_RANK, ID, SKU, SKU_RATING, SORT_KEY, helpful_position_from_item, key_of, number_value,
-    place_is_current, sku_rating, sort_key_from_item, string_value,
+    HELPFUL_RANK, ID, QUEUE_KEY, SKU, SKU_RATING, SKU_STATUS, SORT_KEY, STATUS,
+    helpful_position_from_item, key_of, number_value, place_is_current, queue_key_from_item,
+    sku_rating, sku_status, sort_key_from_item, string_value,
 };
-use super::schema::{BY_PRODUCT, BY_PRODUCT_HELPFUL, BY_PRODUCT_RATING, BY_PRODUCT_RATING_HELPFUL};
+use super::schema::{
+    BY_PRODUCT, BY_PRODUCT_HELPFUL, BY_PRODUCT_QUEUE, BY_PRODUCT_RATING, BY_PRODUCT_RATING_HELPFUL,
+    BY_QUEUE,
+};
 use super::vote_key::{comment_of_vote, is_vote_id};
 use super::{DynamoStore, decode};
 use crate::domain::{Comment, CommentId, Order, Position};
@@ -63,6 +67,22 @@ fn partition_key(partition: &Partition) -> (&'static str, &'static str, String) 
             SKU_RATING,
             sku_rating(sku, *rating),
         ),
+        Partition::Queue(queue) => match queue.sku() {
+            None => (BY_QUEUE, STATUS, queue.status().as_str().to_owned()),
+            Some(sku) => (
+                BY_PRODUCT_QUEUE,
+                SKU_STATUS,
+                sku_status(sku, queue.status()),
+            ),
+        },
+    }
+}
+
+/// The sort key attribute of a partition by time: `queueKey` in a queue, `sortKey` elsewhere.
+fn time_key(partition: &Partition) -> &'static str {
+    match partition {
+        Partition::Queue(_) => QUEUE_KEY,
+        _ => SORT_KEY,
     }
 }
 
@@ -80,7 +100,8 @@ fn bound_condition(query: &KeyQuery) -> Option<(&'static str, &'static str, Attr
         let rank = helpful_rank(u64::from(position.group), &position.key);
         (op, HELPFUL_RANK, number_value(rank))
     } else {
-        (op, SORT_KEY, string_value(position.key.to_string()))
+        let attribute = time_key(&query.partition);
+        (op, attribute, string_value(position.key.to_string()))
     })
 }
 
@@ -89,10 +110,10 @@ fn last_position(
     partition: &Partition,
     key: &HashMap<String, AttributeValue>,
 ) -> Result<Position, StoreError> {
-    let position = if partition.by_helpful() {
-        helpful_position_from_item(key)
-    } else {
-        sort_key_from_item(key).map(Position::flat)
+    let position = match partition {
+        Partition::Queue(_) => queue_key_from_item(key).map(Position::flat),
+        _ if partition.by_helpful() => helpful_position_from_item(key),
+        _ => sort_key_from_item(key).map(Position::flat),
     };
     position.map_err(|err| StoreError::Internal(err.into()))
 }

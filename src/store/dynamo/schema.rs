@@ -4,7 +4,8 @@
 //! Table key `id`; GSIs `byProduct` (`sku`, `sortKey`) and `byProductRating` (`skuRating`,
 //! `sortKey`) for the lists by time and by rating, and `byProductHelpful` (`sku`,
 //! `helpfulRank`) and `byProductRatingHelpful` (`skuRating`, `helpfulRank`) for the list by
-//! helpful votes, all projecting every attribute so a page needs no second read; a stream with
+//! helpful votes, `byQueue` (`status`, `queueKey`) and `byProductQueue` (`skuStatus`,
+//! `queueKey`) for the moderation queues, all projecting every attribute so a page needs no second read; a stream with
 //! new and old images for the sync worker; on-demand billing so nobody sizes capacity.
 //!
 //! A table made before the GSIs by helpful votes existed gets them from `--create-tables`
@@ -22,20 +23,24 @@ use aws_sdk_dynamodb::types::{
 };
 
 use super::error::{OnConditionFailed, classify, internal, is_missing_table};
-use super::item::{HELPFUL_RANK, ID, SKU, SKU_RATING, SORT_KEY};
+use super::item::{HELPFUL_RANK, ID, QUEUE_KEY, SKU, SKU_RATING, SKU_STATUS, SORT_KEY, STATUS};
 use crate::store::StoreError;
 
 pub(super) const BY_PRODUCT: &str = "byProduct";
 pub(super) const BY_PRODUCT_RATING: &str = "byProductRating";
 pub(super) const BY_PRODUCT_HELPFUL: &str = "byProductHelpful";
 pub(super) const BY_PRODUCT_RATING_HELPFUL: &str = "byProductRatingHelpful";
+pub(super) const BY_QUEUE: &str = "byQueue";
+pub(super) const BY_PRODUCT_QUEUE: &str = "byProductQueue";
 
 /// Every GSI: its name, partition key and sort key (a number for `helpfulRank`).
-const INDEXES: [(&str, &str, &str); 4] = [
+const INDEXES: [(&str, &str, &str); 6] = [
     (BY_PRODUCT, SKU, SORT_KEY),
     (BY_PRODUCT_RATING, SKU_RATING, SORT_KEY),
     (BY_PRODUCT_HELPFUL, SKU, HELPFUL_RANK),
     (BY_PRODUCT_RATING_HELPFUL, SKU_RATING, HELPFUL_RANK),
+    (BY_QUEUE, STATUS, QUEUE_KEY),
+    (BY_PRODUCT_QUEUE, SKU_STATUS, QUEUE_KEY),
 ];
 
 /// How long `create_tables` waits for the table and its indexes to become ACTIVE. Real
@@ -189,6 +194,9 @@ pub(super) async fn create_tables(client: &Client, table: &str) -> Result<(), St
             .attribute_definitions(attribute(SORT_KEY)?)
             .attribute_definitions(attribute(SKU_RATING)?)
             .attribute_definitions(attribute(HELPFUL_RANK)?)
+            .attribute_definitions(attribute(STATUS)?)
+            .attribute_definitions(attribute(SKU_STATUS)?)
+            .attribute_definitions(attribute(QUEUE_KEY)?)
             .key_schema(key(ID, KeyType::Hash)?)
             .set_global_secondary_indexes(Some(
                 INDEXES

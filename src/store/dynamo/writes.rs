@@ -19,9 +19,9 @@ use futures::{StreamExt, TryStreamExt};
 use super::batch::{self, BATCHES_IN_FLIGHT, RETRY, WRITE_CHUNK};
 use super::error::{OnConditionFailed, internal, is_transaction_conflict};
 use super::item::{
-    AUTHOR_SUB, BELOW_CEILING, BODY, HELPFUL_RANK, ID, LAST_EDIT, RATING, SKU_RATING, SORT_KEY,
-    STATUS, UPDATED_AT, VERSION, ceiling_value, item_from_comment, key_of, number_value,
-    sku_rating, string_value, version_at_ceiling,
+    AUTHOR_SUB, BELOW_CEILING, BODY, ID, LAST_EDIT, Places, RATING, SKU_RATING, STATUS, UPDATED_AT,
+    VERSION, ceiling_value, item_from_comment, key_of, number_value, sku_rating, sku_status,
+    string_value, version_at_ceiling,
 };
 use super::{DynamoStore, decode, reads};
 use crate::domain::{Access, Comment, CommentId, CommentPatch, CommentStatus, VersionCeiling};
@@ -158,15 +158,21 @@ async fn apply_patch(
     );
     let mut removes = "";
     if patch.status_after(old.moderation.status) != old.moderation.status {
-        // Back to review: pending, out of the sparse GSIs, if it is still published.
+        // Back to review: pending, out of the public GSIs and into the pending queues, if it
+        // is still published.
         sets.push("#status = :pending");
+        sets.extend(["#queueKey = :queueKey", "#skuStatus = :skuStatus"]);
         removes = " REMOVE #sortKey, #rank";
         condition.push_str(" AND attribute_exists(#sortKey)");
+        for (placeholder, name) in Places::NAMES {
+            request = request.expression_attribute_names(placeholder, name);
+        }
+        let pending = CommentStatus::Pending;
         request = request
             .expression_attribute_names("#status", STATUS)
-            .expression_attribute_names("#sortKey", SORT_KEY)
-            .expression_attribute_names("#rank", HELPFUL_RANK)
-            .expression_attribute_values(":pending", string_value(CommentStatus::Pending.as_str()));
+            .expression_attribute_values(":pending", string_value(pending.as_str()))
+            .expression_attribute_values(":queueKey", string_value(old.sort_key().to_string()))
+            .expression_attribute_values(":skuStatus", string_value(sku_status(&old.sku, pending)));
     }
     if let Some(rating) = patch.rating {
         sets.push("#rating = :rating");

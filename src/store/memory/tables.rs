@@ -37,7 +37,7 @@ impl Tables {
     pub(super) fn held(&self, partition: &Partition) -> Option<&BTreeSet<Position>> {
         let sku = match partition {
             Partition::ProductHelpful(sku) | Partition::ProductRatingHelpful(sku, _) => sku,
-            Partition::Product(_) | Partition::ProductRating(..) => {
+            Partition::Product(_) | Partition::ProductRating(..) | Partition::Queue(_) => {
                 return self.partitions.get(partition);
             }
         };
@@ -96,11 +96,14 @@ impl Tables {
         {
             self.hold_by_helpful(&new.sku);
         }
-        // Only a published comment is in any partition: the partitions are the public lists
-        // (a sparse GSI in DynamoDB).
+        // A published comment is in the public lists, any other in its queues (sparse GSIs in
+        // DynamoDB).
         let placed = |c: Option<&Comment>| -> Vec<(Position, Partition)> {
-            c.filter(|c| c.is_public()).map_or_else(Vec::new, |c| {
-                Partition::all_of(c).map(|p| (p.position_of(c), p)).to_vec()
+            c.map_or_else(Vec::new, |c| {
+                Partition::all_of(c)
+                    .into_iter()
+                    .map(|p| (p.position_of(c), p))
+                    .collect()
             })
         };
         let (before, after) = (placed(old), placed(new));

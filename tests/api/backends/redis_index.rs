@@ -26,6 +26,7 @@ async fn a_redis_outage_is_reported_unavailable_within_seconds_and_heals_on_retu
         version: 1,
         helpful: 0,
         published: true,
+        status: dynapage::domain::CommentStatus::Published,
     };
     index
         .apply(&upserts(std::slice::from_ref(&entry)))

@@ -6,6 +6,7 @@
 mod costs;
 mod decisions;
 mod pre;
+mod queues;
 mod replies;
 mod seeded;
 mod surfaces;

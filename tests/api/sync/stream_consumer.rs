@@ -32,6 +32,7 @@ fn change(comment: u64, version: u64, stars: i64) -> ChangeEvent {
             version,
             helpful: 0,
             published: true,
+            status: dynapage::domain::CommentStatus::Published,
         },
     }
 }

@@ -8,7 +8,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::super::attribute::ItemAttribute;
 use super::{HELPFUL_RANK, ItemDecodeError, SORT_KEY, bad, number, rank_is_current};
-use crate::domain::{Comment, CommentStatus, Moderation, ModerationReason, Reply};
+use crate::domain::{Comment, CommentStatus, Moderation, ModerationReason, Reply, Sku};
 
 /// A comment's status, absent while it is published (every item written before moderation).
 pub(in crate::store::dynamo) const STATUS: &str = "status";
@@ -18,6 +18,11 @@ pub(in crate::store::dynamo) const MODERATION_REASON: &str = "moderationReason";
 pub(in crate::store::dynamo) const MODERATION_NOTE: &str = "moderationNote";
 /// When the last moderation decision was made.
 pub(in crate::store::dynamo) const DECIDED_AT: &str = "decidedAt";
+/// The partition key of GSI `byProductQueue`: `sku#status`, only while not published.
+pub(in crate::store::dynamo) const SKU_STATUS: &str = "skuStatus";
+/// The sort key of GSIs `byQueue` and `byProductQueue`: the `sortKey` again, only while not
+/// published.
+pub(in crate::store::dynamo) const QUEUE_KEY: &str = "queueKey";
 /// The shop's reply.
 pub(in crate::store::dynamo) const REPLY_BODY: &str = "replyBody";
 /// When the comment was first answered.
@@ -63,17 +68,97 @@ pub(super) fn decode_reply<A: ItemAttribute>(
     }))
 }
 
-/// Whether an item is in exactly the GSIs its comment belongs to: a published comment in all
-/// four (its `sortKey`, and its count's `helpfulRank`), any other in none (neither key: the
-/// GSIs are sparse). `reindex` puts the others in place ([`super::ranks`]).
+/// The value of [`SKU_STATUS`] for a comment of `sku` in `status`.
+pub(in crate::store::dynamo) fn sku_status(sku: &Sku, status: CommentStatus) -> String {
+    format!("{sku}#{}", status.as_str())
+}
+
+/// The queue GSIs' keys of a comment that is not published (none for a published one; its
+/// `status` is written with its moderation).
+pub(super) fn queue_places(comment: &Comment) -> Vec<(String, AttributeValue)> {
+    if comment.is_public() {
+        return Vec::new();
+    }
+    vec![
+        (
+            QUEUE_KEY.to_owned(),
+            AttributeValue::S(comment.sort_key().to_string()),
+        ),
+        (
+            SKU_STATUS.to_owned(),
+            AttributeValue::S(sku_status(&comment.sku, comment.moderation.status)),
+        ),
+    ]
+}
+
+/// Whether an item is in exactly the GSIs its comment belongs to: a published comment in the
+/// four public ones (its `sortKey`, and its count's `helpfulRank`) and no queue, any other in
+/// its two queues (`queueKey` and its status's `skuStatus`) and no public one (the GSIs are
+/// sparse). `reindex` puts the others in place ([`super::ranks`]).
 pub(in crate::store::dynamo) fn place_is_current<A: ItemAttribute>(
     item: &HashMap<String, A>,
     comment: &Comment,
 ) -> bool {
+    let text = |name| item.get(name).and_then(|value: &A| value.as_string());
     if comment.is_public() {
-        item.contains_key(SORT_KEY) && rank_is_current(item, comment)
+        item.contains_key(SORT_KEY)
+            && rank_is_current(item, comment)
+            && !item.contains_key(QUEUE_KEY)
+            && !item.contains_key(SKU_STATUS)
     } else {
-        !item.contains_key(SORT_KEY) && !item.contains_key(HELPFUL_RANK)
+        !item.contains_key(SORT_KEY)
+            && !item.contains_key(HELPFUL_RANK)
+            && text(QUEUE_KEY) == Some(comment.sort_key().to_string().as_str())
+            && text(SKU_STATUS)
+                == Some(sku_status(&comment.sku, comment.moderation.status).as_str())
+    }
+}
+
+/// The part of an `UpdateItem` that puts a comment in the GSIs its status calls for
+/// ([`place_is_current`]), with names `#sortKey`, `#rank`, `#queueKey` and `#skuStatus`
+/// ([`Places::NAMES`]).
+pub(in crate::store::dynamo) struct Places {
+    /// `SET` clauses.
+    pub(in crate::store::dynamo) sets: Vec<&'static str>,
+    /// Attributes to `REMOVE`.
+    pub(in crate::store::dynamo) removes: Vec<&'static str>,
+    /// The values the clauses name.
+    pub(in crate::store::dynamo) values: Vec<(&'static str, AttributeValue)>,
+}
+
+impl Places {
+    /// The expression attribute names the clauses use.
+    pub(in crate::store::dynamo) const NAMES: [(&'static str, &'static str); 4] = [
+        ("#sortKey", SORT_KEY),
+        ("#rank", HELPFUL_RANK),
+        ("#queueKey", QUEUE_KEY),
+        ("#skuStatus", SKU_STATUS),
+    ];
+
+    /// The clauses for `comment` as it will be.
+    pub(in crate::store::dynamo) fn of(comment: &Comment) -> Self {
+        let key = AttributeValue::S(comment.sort_key().to_string());
+        if comment.is_public() {
+            let rank = super::helpful_rank(comment.helpful_count, &comment.sort_key());
+            Self {
+                sets: vec!["#sortKey = :sortKey", "#rank = :rank"],
+                removes: vec!["#queueKey", "#skuStatus"],
+                values: vec![
+                    (":sortKey", key),
+                    (":rank", AttributeValue::N(rank.to_string())),
+                ],
+            }
+        } else {
+            let status = sku_status(&comment.sku, comment.moderation.status);
+            Self {
+                sets: vec!["#queueKey = :queueKey", "#skuStatus = :skuStatus"],
+                removes: vec!["#sortKey", "#rank"],
+                values: vec![
+                    (":queueKey", key),
+                    (":skuStatus", AttributeValue::S(status)),
+                ],
+            }
+        }
     }
 }
 
@@ -130,4 +215,14 @@ pub(super) fn decode<A: ItemAttribute>(
         note: text(MODERATION_NOTE)?.map(str::to_owned),
         decided_at_ms: number(item, DECIDED_AT)?,
     })
+}
+
+/// Decodes the `queueKey` of a queue GSI query's `LastEvaluatedKey`.
+pub(in crate::store::dynamo) fn queue_key_from_item<A: ItemAttribute>(
+    item: &HashMap<String, A>,
+) -> Result<crate::domain::SortKey, ItemDecodeError> {
+    item.get(QUEUE_KEY)
+        .and_then(|value| value.as_string())
+        .and_then(|text| text.parse().ok())
+        .ok_or_else(|| bad(QUEUE_KEY, "is not `<13 digits>#<ULID>`"))
 }

@@ -62,6 +62,7 @@ async fn a_rating_change_moves_the_member_between_rating_sets<I: PageIndex>(inde
         version: 1,
         helpful: 0,
         published: true,
+        status: dynapage::domain::CommentStatus::Published,
     };
     let after = IndexEntry {
         rating: rating(5),
@@ -123,6 +124,7 @@ async fn removing_a_missing_member_is_harmless<I: PageIndex>(index: I) {
         version: 1,
         helpful: 0,
         published: true,
+        status: dynapage::domain::CommentStatus::Published,
     };
     let ghost = IndexEntry {
         sku: product.clone(),
@@ -131,6 +133,7 @@ async fn removing_a_missing_member_is_harmless<I: PageIndex>(index: I) {
         version: 1,
         helpful: 0,
         published: true,
+        status: dynapage::domain::CommentStatus::Published,
     };
     let elsewhere = IndexEntry {
         sku: sku("NEVER-SEEN"),
@@ -243,6 +246,7 @@ async fn apply_reports_the_changes_it_refused_and_what_the_index_holds<I: PageIn
         version: 1,
         helpful: 0,
         published: true,
+        status: dynapage::domain::CommentStatus::Published,
     };
     let v2 = IndexEntry {
         rating: rating(4),
@@ -306,6 +310,7 @@ async fn a_tombstone_refuses_older_changes_until_it_expires<I: PageIndex>(index:
         version: 1,
         helpful: 0,
         published: true,
+        status: dynapage::domain::CommentStatus::Published,
     };
     let creation = ChangeEvent::Upsert {
         old: None,
@@ -353,6 +358,7 @@ async fn repairs_are_made_only_where_the_index_still_holds_what_was_read<I: Page
         version,
         helpful: 0,
         published: true,
+        status: dynapage::domain::CommentStatus::Published,
     };
     let (ahead, deleted, moved_on) = (entry(1, 5, 4), entry(2, 1, 1), entry(3, 2, 2));
     index

@@ -39,6 +39,7 @@ mod grouped;
 mod listings;
 mod model;
 mod pages;
+mod queues;
 mod ranks;
 mod withdrawals;
 

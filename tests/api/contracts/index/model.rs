@@ -101,6 +101,7 @@ impl Model {
                 version: self.versions.get(key).copied().unwrap_or(1),
                 helpful: self.helpful_of(key),
                 published: true,
+                status: dynapage::domain::CommentStatus::Published,
             })
             .collect()
     }

@@ -29,6 +29,7 @@ async fn a_withdrawal_takes_a_comment_out_and_no_older_change_puts_it_back<I: Pa
         version: 1,
         helpful: 0,
         published: true,
+        status: dynapage::domain::CommentStatus::Published,
     };
     let v1 = IndexEntry {
         key: key(5_000, 1),
@@ -43,6 +44,7 @@ async fn a_withdrawal_takes_a_comment_out_and_no_older_change_puts_it_back<I: Pa
     let hidden = IndexEntry {
         version: 3,
         published: false,
+        status: dynapage::domain::CommentStatus::Hidden,
         ..v2.clone()
     };
     index
@@ -87,6 +89,7 @@ async fn a_withdrawal_takes_a_comment_out_and_no_older_change_puts_it_back<I: Pa
     let published = IndexEntry {
         version: 4,
         published: true,
+        status: dynapage::domain::CommentStatus::Published,
         ..hidden.clone()
     };
     assert_eq!(
@@ -111,10 +114,12 @@ async fn a_comment_withdrawn_before_the_index_saw_it_stays_out<I: PageIndex>(ind
         version: 2,
         helpful: 0,
         published: false,
+        status: dynapage::domain::CommentStatus::Pending,
     };
     let first = IndexEntry {
         version: 1,
         published: true,
+        status: dynapage::domain::CommentStatus::Published,
         ..pending.clone()
     };
     assert_eq!(
