@@ -162,7 +162,8 @@ impl Comment {
     }
 }
 
-fn millis_to_datetime(millis: u64) -> DateTime<Utc> {
+/// An instant in epoch milliseconds as a UTC time (the epoch itself for one out of range).
+pub fn millis_to_datetime(millis: u64) -> DateTime<Utc> {
     DateTime::from_timestamp_millis(millis as i64).unwrap_or_default()
 }
 

@@ -3,6 +3,7 @@
 //!
 //! Nothing here knows about DynamoDB, Redis or GraphQL; every other layer speaks these types.
 
+mod audit;
 mod change;
 mod comment;
 mod ids;
@@ -16,10 +17,11 @@ pub mod text;
 mod verdict;
 mod vote;
 
+pub use audit::{EntryId, LogAction, LogEntry};
 pub use change::{ChangeEvent, IndexEntry};
 pub use comment::{
     Access, Comment, CommentDraft, CommentPatch, MAX_AUTHOR_CHARS, MAX_AUTHOR_SUB_BYTES,
-    MAX_BODY_CHARS, MAX_VERSION, VersionCeiling, version_is_valid,
+    MAX_BODY_CHARS, MAX_VERSION, VersionCeiling, millis_to_datetime, version_is_valid,
 };
 pub(crate) use ids::splitmix;
 pub use ids::{CommentId, Rating, RatingSet, Sku};

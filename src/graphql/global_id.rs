@@ -1,4 +1,5 @@
-//! Relay global object ids: `base64url("Comment:<ulid>")` and `base64url("Product:<sku>")`.
+//! Relay global object ids: `base64url("Comment:<ulid>")`, `base64url("Product:<sku>")` and
+//! `base64url("ModerationEntry:<ulid>")`.
 //!
 //! Opaque to clients, so the id scheme can change, yet decodable without a lookup, so `node(id:)`
 //! knows which type to fetch.
@@ -6,7 +7,7 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
-use crate::domain::{CommentId, InvalidInput, Sku};
+use crate::domain::{CommentId, EntryId, InvalidInput, Sku};
 
 /// A decoded global id.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -15,6 +16,8 @@ pub enum GlobalId {
     Comment(CommentId),
     /// A product's id: `Product:<sku>`.
     Product(Sku),
+    /// A moderation log entry's id: `ModerationEntry:<ulid>`.
+    ModerationEntry(EntryId),
 }
 
 impl GlobalId {
@@ -23,6 +26,7 @@ impl GlobalId {
         let raw = match self {
             GlobalId::Comment(id) => format!("Comment:{id}"),
             GlobalId::Product(sku) => format!("Product:{sku}"),
+            GlobalId::ModerationEntry(id) => format!("ModerationEntry:{id}"),
         };
         URL_SAFE_NO_PAD.encode(raw)
     }
@@ -35,6 +39,9 @@ impl GlobalId {
         match raw.split_once(':') {
             Some(("Comment", id)) => Ok(GlobalId::Comment(id.parse().map_err(|_| bad())?)),
             Some(("Product", sku)) => Ok(GlobalId::Product(Sku::parse(sku).map_err(|_| bad())?)),
+            Some(("ModerationEntry", id)) => {
+                Ok(GlobalId::ModerationEntry(id.parse().map_err(|_| bad())?))
+            }
             _ => Err(bad()),
         }
     }
@@ -44,6 +51,10 @@ impl GlobalId {
         match Self::decode(id)? {
             GlobalId::Comment(id) => Ok(id),
             GlobalId::Product(_) => Err(InvalidInput::new("id", "names a product, not a comment")),
+            GlobalId::ModerationEntry(_) => Err(InvalidInput::new(
+                "id",
+                "names a moderation log entry, not a comment",
+            )),
         }
     }
 }

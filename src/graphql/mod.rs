@@ -13,6 +13,7 @@ mod error;
 pub mod field_errors;
 mod global_id;
 mod helpful;
+mod log;
 mod mark_helpful;
 mod moderate;
 mod moderation;

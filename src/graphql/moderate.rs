@@ -57,7 +57,7 @@ pub(super) async fn moderate_comment(
     let comment = state
         .engine
         .store()
-        .moderate(id, &verdict, now_ms())
+        .moderate(id, &verdict, moderator.sub.as_str(), now_ms())
         .await
         .map_err(|e| fail(e.into()))?;
     tracing::info!(
@@ -113,7 +113,7 @@ pub(super) async fn reply_to_comment(
     let comment = state
         .engine
         .store()
-        .reply(id, body.as_deref(), now_ms())
+        .reply(id, body.as_deref(), replier.sub.as_str(), now_ms())
         .await
         .map_err(|e| fail(e.into()))?;
     tracing::info!(

@@ -79,12 +79,14 @@ impl From<&domain::Moderation> for Moderation {
             status: moderation.status.into(),
             reason: moderation.reason.map(Into::into),
             note: moderation.note.clone(),
-            decided_at: moderation
-                .decided_at_ms
-                .and_then(|ms| chrono::DateTime::from_timestamp_millis(ms as i64))
-                .map(DateTime),
+            decided_at: moderation.decided_at_ms.map(at),
         }
     }
+}
+
+/// An instant in epoch milliseconds as the `DateTime` scalar.
+pub(super) fn at(ms: u64) -> DateTime {
+    DateTime(domain::millis_to_datetime(ms))
 }
 
 /// The shop's public answer to a comment.
@@ -103,9 +105,6 @@ pub(super) struct Reply {
 impl Reply {
     /// The reply of a comment, signed with `shop`'s name.
     pub(super) fn of(reply: &domain::Reply, shop: &str) -> Self {
-        let at = |ms: u64| {
-            DateTime(chrono::DateTime::from_timestamp_millis(ms as i64).unwrap_or_default())
-        };
         Self {
             body: reply.body.clone(),
             author: shop.to_owned(),

@@ -9,6 +9,7 @@ use super::comments_field::object_with_comments;
 use super::connection::resolve_connection;
 use super::error::ApiError;
 use super::global_id::GlobalId;
+use super::log::LogQueryRoot;
 use super::queue::QueueQuery;
 use super::state;
 use super::summaries::SummariesQuery;
@@ -19,7 +20,13 @@ use crate::store::StoreError;
 /// Reads: products, their comments, and Relay object refetching.
 #[derive(Debug, Default, MergedObject)]
 #[graphql(name = "Query")]
-pub struct QueryRoot(NodeQuery, CatalogQuery, SummariesQuery, QueueQuery);
+pub struct QueryRoot(
+    NodeQuery,
+    CatalogQuery,
+    SummariesQuery,
+    QueueQuery,
+    LogQueryRoot,
+);
 
 /// `Query.node` and `Query.nodes`: Relay refetching (`nodes` is priced per id,
 /// `graphql::pricing`).
@@ -141,10 +148,15 @@ async fn fetch_nodes(
         }
         read
     };
+    let entries = super::log::entries(ctx, ids).await?;
     Ok(ids
         .iter()
         .map(|id| match id {
             GlobalId::Product(sku) => Some(Node::Product(Product { sku: sku.clone() })),
+            GlobalId::ModerationEntry(entry) => entries
+                .get(entry)
+                .cloned()
+                .map(|entry| Node::ModerationEntry(entry.into())),
             // A comment that is not published is nothing to anyone but its author and
             // moderators (`NOT_FOUND` for `node`, null in `nodes`).
             GlobalId::Comment(c) => found

@@ -1,11 +1,12 @@
 //! The object types of the schema below the connection: `Node`, `Comment`, edges and page
 //! info, and the `Product` type (whose fields, `comments` among them, are in `product.rs`).
 
-use async_graphql::{ID, Interface, Object, SimpleObject};
+use async_graphql::{ComplexObject, Context, ID, Interface, Object, SimpleObject};
 
 use super::global_id::GlobalId;
+use super::moderation::{CommentStatus, ModerationReason};
 use super::scalars::DateTime;
-use crate::domain::{self, Sku};
+use crate::domain::{self, EntryId, LogEntry, Sku};
 
 /// An object with a globally unique id, refetchable through `node(id:)` (Relay).
 #[derive(Interface)]
@@ -17,6 +18,7 @@ use crate::domain::{self, Sku};
 pub(super) enum Node {
     Product(Product),
     Comment(Comment),
+    ModerationEntry(ModerationEntry),
 }
 
 /// A product. It exists as soon as it is named: a product without comments has an empty
@@ -206,5 +208,63 @@ mod tests {
         let counts: Vec<(i32, i32)> = summary.counts.iter().map(|c| (c.rating, c.count)).collect();
         assert_eq!(counts, [(5, 2), (4, 1), (3, 0), (2, 0), (1, 1)]);
         assert_eq!(RatingSummary::from_counts([0; 5]).average, None);
+    }
+}
+
+/// One moderation decision or reply, as the log keeps it: never edited, kept when its comment
+/// is deleted.
+#[derive(Clone, Debug, SimpleObject)]
+#[graphql(complex)]
+pub(super) struct ModerationEntry {
+    /// The product of the comment.
+    pub sku: String,
+    /// Who acted: the moderator's or merchant's token subject.
+    pub actor: String,
+    /// What they did: `PUBLISH`, `HIDE`, `REJECT`, `REPLY` or `REMOVE_REPLY`.
+    pub action: String,
+    /// The comment's status before.
+    pub previous_status: Option<CommentStatus>,
+    /// The comment's status after.
+    pub status: Option<CommentStatus>,
+    /// The decision's reason (hide and reject).
+    pub reason: Option<ModerationReason>,
+    /// The note to the author (a decision), or the reply's text.
+    pub note: Option<String>,
+    /// When.
+    pub at: DateTime,
+    #[graphql(skip)]
+    pub entry_id: EntryId,
+    #[graphql(skip)]
+    pub comment_id: domain::CommentId,
+}
+
+#[ComplexObject]
+impl ModerationEntry {
+    /// Globally unique, opaque id of the entry.
+    pub(super) async fn id(&self) -> ID {
+        ID(GlobalId::ModerationEntry(self.entry_id).encode())
+    }
+
+    /// The comment, as it now is; null once it is deleted (its entries stay).
+    async fn comment(&self, ctx: &Context<'_>) -> async_graphql::Result<Option<Comment>> {
+        let found = super::batch::comments(ctx, &[self.comment_id]).await?;
+        Ok(found.get(&self.comment_id).cloned().map(Comment))
+    }
+}
+
+impl From<LogEntry> for ModerationEntry {
+    fn from(entry: LogEntry) -> Self {
+        Self {
+            entry_id: entry.id,
+            sku: entry.sku.to_string(),
+            actor: entry.actor,
+            action: entry.action.as_str().to_owned(),
+            previous_status: Some(entry.previous.into()),
+            status: Some(entry.status.into()),
+            reason: entry.reason.map(Into::into),
+            note: entry.note,
+            at: super::moderation::at(entry.at_ms),
+            comment_id: entry.comment,
+        }
     }
 }

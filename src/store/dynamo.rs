@@ -15,6 +15,7 @@
 //! sends each call to `reads` or `writes`.
 
 mod attribute;
+mod audit;
 mod batch;
 mod change;
 mod client;
@@ -39,14 +40,18 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 use self::error::{OnConditionFailed, classify, internal};
 use self::item::ID;
-use super::{CommentStore, KeyQuery, QueryPage, ScanPage, StoreError};
-use crate::domain::{Access, Comment, CommentId, CommentPatch, Verdict, Voted, Voter, VoterId};
+use super::{CommentStore, KeyQuery, LogPage, LogQuery, QueryPage, ScanPage, StoreError};
+use crate::domain::{
+    Access, Comment, CommentId, CommentPatch, EntryId, LogEntry, Sku, Verdict, Voted, Voter,
+    VoterId,
+};
 
 /// The key [`CommentStore::ping`] reads: no comment id (26 characters of Crockford base32)
 /// and no vote item (`vote#…`) can be it.
 const PING_KEY: &str = "dynapage#ping";
 
 pub use self::attribute::ItemAttribute;
+pub use self::audit::is_log_id;
 pub use self::change::{RecordDecodeError, change_from_record};
 pub use self::client::DynamoConfig;
 pub use self::item::{ItemDecodeError, comment_from_item, sort_key_from_item};
@@ -180,18 +185,36 @@ impl CommentStore for DynamoStore {
         &self,
         id: CommentId,
         verdict: &Verdict,
+        actor: &str,
         now_ms: u64,
     ) -> Result<Comment, StoreError> {
-        moderate::moderate(self, id, verdict, now_ms).await
+        moderate::moderate(self, id, verdict, actor, now_ms).await
     }
 
     async fn reply(
         &self,
         id: CommentId,
         body: Option<&str>,
+        actor: &str,
         now_ms: u64,
     ) -> Result<Comment, StoreError> {
-        moderate::reply(self, id, body, now_ms).await
+        moderate::reply(self, id, body, actor, now_ms).await
+    }
+
+    async fn moderation_log(&self, query: &LogQuery) -> Result<LogPage, StoreError> {
+        audit::query(self, query).await
+    }
+
+    async fn moderation_log_count(&self, sku: Option<&Sku>) -> Result<u64, StoreError> {
+        audit::count(self, sku).await
+    }
+
+    async fn log_entries(&self, ids: &[EntryId]) -> Result<Vec<Option<LogEntry>>, StoreError> {
+        audit::get_many(self, ids).await
+    }
+
+    async fn put_log(&self, entries: &[LogEntry]) -> Result<(), StoreError> {
+        audit::put(self, entries).await
     }
 
     async fn rerank(&self, comments: &[Comment]) -> Result<u64, StoreError> {

@@ -7,16 +7,19 @@
 //! DynamoDB Streams. Helpful votes are kept beside the comments, a set of voters per comment,
 //! and leave with their comment when it is deleted.
 
+mod log;
 mod tables;
 
 use std::ops::Bound;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use self::tables::Tables;
-use super::{ChangeSink, CommentStore, KeyQuery, QueryPage, ScanPage, StoreError};
+use super::{
+    ChangeSink, CommentStore, KeyQuery, LogPage, LogQuery, QueryPage, ScanPage, StoreError,
+};
 use crate::domain::{
-    Access, ChangeEvent, Comment, CommentId, CommentPatch, IndexEntry, Order, Position, Verdict,
-    Voted, Voter, VoterId,
+    Access, ChangeEvent, Comment, CommentId, CommentPatch, EntryId, IndexEntry, LogEntry, Order,
+    Position, Sku, Verdict, Voted, Voter, VoterId,
 };
 
 /// Items a scan page holds, like a DynamoDB `Scan` page.
@@ -124,12 +127,14 @@ impl MemoryStore {
         Some(old)
     }
 
-    /// Replaces comment `id` with what `next` makes of it, under the lock, and reports the
-    /// change; `next` answering `None` writes nothing and answers the comment as it is.
+    /// Replaces comment `id` with what `next` makes of it (`None`: nothing to write, the
+    /// comment answered as it is), with the log entry `entry` makes of the old and new comment,
+    /// in one step under the lock.
     fn rewrite(
         &self,
         id: CommentId,
         next: impl FnOnce(&Comment) -> Result<Option<Comment>, StoreError>,
+        entry: impl FnOnce(&Comment, &Comment) -> LogEntry,
     ) -> Result<Comment, StoreError> {
         let mut tables = self.write();
         let old = tables
@@ -140,12 +145,21 @@ impl MemoryStore {
         let Some(new) = next(&old)? else {
             return Ok(old);
         };
+        tables.log.append(entry(&old, &new));
         tables.replace(new.clone());
         self.emit(ChangeEvent::Upsert {
             old: Some(IndexEntry::from(&old)),
             new: IndexEntry::from(&new),
         });
         Ok(new)
+    }
+
+    /// Puts log entries as they are (the durable store's writer applying what it committed).
+    pub(crate) fn put_log_now(&self, entries: &[LogEntry]) {
+        let mut tables = self.write();
+        for entry in entries {
+            tables.log.append(entry.clone());
+        }
     }
 
     fn query_now(&self, query: &KeyQuery) -> QueryPage {
@@ -253,18 +267,46 @@ impl CommentStore for MemoryStore {
         &self,
         id: CommentId,
         verdict: &Verdict,
+        actor: &str,
         now_ms: u64,
     ) -> Result<Comment, StoreError> {
-        self.rewrite(id, |old| Ok(Some(old.after_verdict(verdict, now_ms)?)))
+        self.rewrite(
+            id,
+            |old| Ok(Some(old.after_verdict(verdict, now_ms)?)),
+            |old, new| LogEntry::of(actor, verdict.decision.logged(), old, new, now_ms),
+        )
     }
 
     async fn reply(
         &self,
         id: CommentId,
         body: Option<&str>,
+        actor: &str,
         now_ms: u64,
     ) -> Result<Comment, StoreError> {
-        self.rewrite(id, |old| Ok(old.after_reply(body, now_ms)?))
+        self.rewrite(
+            id,
+            |old| Ok(old.after_reply(body, now_ms)?),
+            |old, new| LogEntry::of(actor, LogEntry::reply_action(new), old, new, now_ms),
+        )
+    }
+
+    async fn moderation_log(&self, query: &LogQuery) -> Result<LogPage, StoreError> {
+        Ok(self.read().log.query(query, self.max_items_per_response))
+    }
+
+    async fn moderation_log_count(&self, sku: Option<&Sku>) -> Result<u64, StoreError> {
+        Ok(self.read().log.count(sku))
+    }
+
+    async fn log_entries(&self, ids: &[EntryId]) -> Result<Vec<Option<LogEntry>>, StoreError> {
+        let tables = self.read();
+        Ok(ids.iter().map(|id| tables.log.get(*id).cloned()).collect())
+    }
+
+    async fn put_log(&self, entries: &[LogEntry]) -> Result<(), StoreError> {
+        self.put_log_now(entries);
+        Ok(())
     }
 
     async fn mark_helpful(
@@ -357,9 +399,16 @@ impl CommentStore for MemoryStore {
                 .next()
                 .is_some()
         });
+        // The log comes whole with segment 0's last page (the embedded store holds it all).
+        let log = if segment == 0 && !more {
+            tables.log.all().cloned().collect()
+        } else {
+            Vec::new()
+        };
         Ok(ScanPage {
             items,
             votes,
+            log,
             unranked: Vec::new(),
             resume: if more {
                 last.map(|id| id.to_string())

@@ -15,6 +15,7 @@
 //!
 //! This layer knows nothing of Redis or GraphQL.
 
+mod any;
 pub mod change_source;
 pub mod dynamo;
 pub mod memory;
@@ -24,11 +25,13 @@ use std::future::Future;
 use std::ops::Bound;
 
 use crate::domain::{
-    Access, ChangeEvent, Comment, CommentId, CommentPatch, DecisionRefused, Order, Position,
-    QueueList, Rating, Sku, Verdict, VerdictRefused, VersionCeiling, Voted, Voter, VoterId,
-    helpful_group,
+    Access, ChangeEvent, Comment, CommentId, CommentPatch, DecisionRefused, EntryId, LogEntry,
+    Order, Position, QueueList, Rating, Sku, Verdict, VerdictRefused, VersionCeiling, Voted, Voter,
+    VoterId, helpful_group,
 };
 use crate::error::BoxError;
+
+pub use self::any::AnyStore;
 
 /// One partition of a product's comments: a GSI partition in DynamoDB.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -139,6 +142,29 @@ pub struct QueryPage {
     pub last_evaluated: Option<Position>,
 }
 
+/// A read of the moderation log ([`CommentStore::moderation_log`]): the shop's whole log or
+/// one product's, in one direction by entry id, strictly beyond `after` in that direction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogQuery {
+    /// One product's entries; `None` for every entry.
+    pub sku: Option<Sku>,
+    /// `NewestFirst` (descending ids) or `OldestFirst`.
+    pub order: Order,
+    /// The entry reading continues after (exclusive), in `order`.
+    pub after: Option<EntryId>,
+    /// At most this many entries come back; fewer may come with `last_evaluated` set.
+    pub limit: usize,
+}
+
+/// One response to a [`LogQuery`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LogPage {
+    /// Entries in the query's order.
+    pub entries: Vec<LogEntry>,
+    /// Set when the store stopped early: more entries *may* follow this one.
+    pub last_evaluated: Option<EntryId>,
+}
+
 /// One response of a full-table scan segment (for `reindex`, `verify` and `export`).
 #[derive(Clone, Debug, Default)]
 pub struct ScanPage {
@@ -157,6 +183,8 @@ pub struct ScanPage {
     /// them right ([`CommentStore::rerank`]) and `verify` reports them. The embedded stores
     /// derive the places from the comment: never any.
     pub unranked: Vec<Comment>,
+    /// The moderation log's entries this page came across (`export` carries them).
+    pub log: Vec<LogEntry>,
     /// Resume token for the next call of the same segment; `None` when the segment is done.
     pub resume: Option<String>,
 }
@@ -250,27 +278,51 @@ pub trait CommentStore: Send + Sync + 'static {
         access: &Access,
     ) -> impl Future<Output = Result<Comment, StoreError>> + Send;
 
-    /// Applies a moderator's verdict ([`Comment::after_verdict`]) and returns the comment as it
-    /// now is (one version later), in one atomic step like an edit: a published comment enters
-    /// the partitions, any other leaves them. [`StoreError::NotFound`] if absent,
+    /// Applies `actor`'s verdict ([`Comment::after_verdict`]) and returns the comment as it
+    /// now is (one version later), in one atomic step like an edit, with its moderation log
+    /// entry ([`LogEntry::of`]): both are written or neither. A published comment enters the
+    /// partitions, any other leaves them. [`StoreError::NotFound`] if absent,
     /// [`StoreError::Decision`] if the decision does not apply to its status (nothing written).
     fn moderate(
         &self,
         id: CommentId,
         verdict: &Verdict,
+        actor: &str,
         now_ms: u64,
     ) -> impl Future<Output = Result<Comment, StoreError>> + Send;
 
     /// Sets the shop's reply to comment `id` to `body` (cleaned and checked by the caller), or
-    /// removes it (`None`), and answers the comment as it now is: one version later, in one
-    /// atomic step, or as it was when that changes nothing (nothing written).
-    /// [`StoreError::NotFound`] if absent.
+    /// removes it (`None`), and answers the comment as it now is: one version later, with the
+    /// log entry of `actor`'s reply, in one atomic step; or as it was when that changes nothing
+    /// (nothing written, nothing logged). [`StoreError::NotFound`] if absent.
     fn reply(
         &self,
         id: CommentId,
         body: Option<&str>,
+        actor: &str,
         now_ms: u64,
     ) -> impl Future<Output = Result<Comment, StoreError>> + Send;
+
+    /// Reads the moderation log (see [`LogQuery`]).
+    fn moderation_log(
+        &self,
+        query: &LogQuery,
+    ) -> impl Future<Output = Result<LogPage, StoreError>> + Send;
+
+    /// How many entries the moderation log holds: one product's, or every one.
+    fn moderation_log_count(
+        &self,
+        sku: Option<&Sku>,
+    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
+
+    /// Log entries by id, one slot per id, in order.
+    fn log_entries(
+        &self,
+        ids: &[EntryId],
+    ) -> impl Future<Output = Result<Vec<Option<LogEntry>>, StoreError>> + Send;
+
+    /// Writes log entries as they are (`import`), each once: an entry already held is left.
+    fn put_log(&self, entries: &[LogEntry]) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Records `voter`'s helpful vote on comment `id` (`helpful: true`) or takes it back
     /// (`false`), and answers the comment as it now is.
@@ -331,120 +383,3 @@ pub trait CommentStore: Send + Sync + 'static {
 
 /// Something that learns about every write the embedded store makes, in order.
 pub type ChangeSink = tokio::sync::mpsc::UnboundedSender<ChangeEvent>;
-
-/// The store chosen at start-up (`--store`): static dispatch over the implementations.
-#[derive(Clone, Debug)]
-pub enum AnyStore {
-    /// In process, lost when the process ends (`--store memory` without `--data-dir`).
-    Memory(memory::MemoryStore),
-    /// The durable embedded store (`--store memory --data-dir PATH`).
-    Sqlite(sqlite::SqliteStore),
-    /// Amazon DynamoDB (`--store dynamodb`).
-    Dynamo(dynamo::DynamoStore),
-}
-
-impl AnyStore {
-    /// For the durable embedded store, what resolves once its last handle is dropped and its
-    /// directory released ([`sqlite::SqliteStore::closed`]); the other stores hold no lock.
-    pub fn closed(&self) -> Option<sqlite::Closed> {
-        match self {
-            AnyStore::Sqlite(store) => Some(store.closed()),
-            AnyStore::Memory(_) | AnyStore::Dynamo(_) => None,
-        }
-    }
-}
-
-macro_rules! dispatch_store {
-    ($self:ident, $store:ident => $call:expr) => {
-        match $self {
-            AnyStore::Memory($store) => $call,
-            AnyStore::Sqlite($store) => $call,
-            AnyStore::Dynamo($store) => $call,
-        }
-    };
-}
-
-impl CommentStore for AnyStore {
-    async fn query(&self, query: &KeyQuery) -> Result<QueryPage, StoreError> {
-        dispatch_store!(self, s => s.query(query).await)
-    }
-
-    async fn get_many(&self, ids: &[CommentId]) -> Result<Vec<Option<Comment>>, StoreError> {
-        dispatch_store!(self, s => s.get_many(ids).await)
-    }
-
-    async fn create(&self, comment: &Comment) -> Result<(), StoreError> {
-        dispatch_store!(self, s => s.create(comment).await)
-    }
-
-    async fn update(
-        &self,
-        id: CommentId,
-        patch: &CommentPatch,
-        now_ms: u64,
-        access: &Access,
-    ) -> Result<Comment, StoreError> {
-        dispatch_store!(self, s => s.update(id, patch, now_ms, access).await)
-    }
-
-    async fn delete(&self, id: CommentId, access: &Access) -> Result<Comment, StoreError> {
-        dispatch_store!(self, s => s.delete(id, access).await)
-    }
-
-    async fn moderate(
-        &self,
-        id: CommentId,
-        verdict: &Verdict,
-        now_ms: u64,
-    ) -> Result<Comment, StoreError> {
-        dispatch_store!(self, s => s.moderate(id, verdict, now_ms).await)
-    }
-
-    async fn reply(
-        &self,
-        id: CommentId,
-        body: Option<&str>,
-        now_ms: u64,
-    ) -> Result<Comment, StoreError> {
-        dispatch_store!(self, s => s.reply(id, body, now_ms).await)
-    }
-
-    async fn mark_helpful(
-        &self,
-        id: CommentId,
-        voter: &Voter,
-        helpful: bool,
-        now_ms: u64,
-    ) -> Result<Voted, StoreError> {
-        dispatch_store!(self, s => s.mark_helpful(id, voter, helpful, now_ms).await)
-    }
-
-    async fn helpful_votes(
-        &self,
-        voter: VoterId,
-        ids: &[CommentId],
-    ) -> Result<Vec<bool>, StoreError> {
-        dispatch_store!(self, s => s.helpful_votes(voter, ids).await)
-    }
-
-    async fn put_batch(&self, comments: &[Comment]) -> Result<(), StoreError> {
-        dispatch_store!(self, s => s.put_batch(comments).await)
-    }
-
-    async fn scan(
-        &self,
-        segment: u32,
-        total_segments: u32,
-        resume: Option<String>,
-    ) -> Result<ScanPage, StoreError> {
-        dispatch_store!(self, s => s.scan(segment, total_segments, resume).await)
-    }
-
-    async fn ping(&self) -> Result<(), StoreError> {
-        dispatch_store!(self, s => s.ping().await)
-    }
-
-    async fn rerank(&self, comments: &[Comment]) -> Result<u64, StoreError> {
-        dispatch_store!(self, s => s.rerank(comments).await)
-    }
-}

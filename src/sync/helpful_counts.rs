@@ -143,12 +143,14 @@ mod tests {
             items: vec![agrees.clone(), drifted.clone()],
             votes: vec![(agrees.id, 1), (gone, 2)],
             unranked: vec![drifted.clone()],
+            log: Vec::new(),
             resume: None,
         });
         tally.absorb(&ScanPage {
             items: vec![unvoted.clone(), counted_only.clone()],
             votes: vec![(agrees.id, 1), (drifted.id, 3)],
             unranked: Vec::new(),
+            log: Vec::new(),
             resume: None,
         });
         let sku = Sku::parse("A").expect("sku");

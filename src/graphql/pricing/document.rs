@@ -327,7 +327,7 @@ fn read(types: &OutputTypes, on: &str, field: &str) -> Option<Read> {
     let query = on == types.root(OperationType::Query);
     match field {
         "comments" if query || on == "Product" => Some(Read::Connection),
-        "moderationQueue" if query => Some(Read::Connection),
+        "moderationQueue" | "moderationLog" if query => Some(Read::Connection),
         "nodes" if query => Some(Read::Nodes),
         "ratingSummaries" if query => Some(Read::Summaries),
         _ => None,

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use aws_sdk_dynamodbstreams::types::{OperationType, Record};
 
 use super::attribute::ItemAttribute;
+use super::audit::is_log_id;
 use super::item::{ID, ItemDecodeError, comment_from_item};
 use super::vote_key::is_vote_id;
 use crate::domain::{ChangeEvent, IndexEntry};
@@ -57,7 +58,8 @@ pub(super) enum RecordKind {
 }
 
 /// The change a record of `kind` with these images stands for, whichever client delivered it
-/// (the Streams API here, AWS Lambda in `lambda.rs`); `None` for a vote item's record.
+/// (the Streams API here, AWS Lambda in `lambda.rs`); `None` for a vote item's record or the
+/// moderation log's.
 pub(super) fn change_from_images<A: ItemAttribute>(
     kind: RecordKind,
     old: Option<&HashMap<String, A>>,
@@ -67,7 +69,7 @@ pub(super) fn change_from_images<A: ItemAttribute>(
         image
             .and_then(|item| item.get(ID))
             .and_then(ItemAttribute::as_string)
-            .is_some_and(is_vote_id)
+            .is_some_and(|id| is_vote_id(id) || is_log_id(id))
     };
     if vote(old) || vote(new) {
         return Ok(None);

@@ -25,8 +25,9 @@ use aws_sdk_dynamodb::types::AttributeValue;
 mod moderation;
 
 pub(super) use self::moderation::{
-    DECIDED_AT, MODERATION_NOTE, MODERATION_REASON, Places, QUEUE_KEY, REPLY_AT, REPLY_BODY,
-    REPLY_UPDATED_AT, SKU_STATUS, STATUS, place_is_current, queue_key_from_item, sku_status,
+    DECIDED_AT, LOG_KEY, LOG_LIST, MODERATION_NOTE, MODERATION_REASON, Places, QUEUE_KEY, REPLY_AT,
+    REPLY_BODY, REPLY_UPDATED_AT, SKU_STATUS, STATUS, place_is_current, queue_key_from_item,
+    sku_status,
 };
 
 use super::attribute::ItemAttribute;

@@ -7,21 +7,26 @@
 //!
 //! The decision depends on the status read (hiding applies to a published comment only), so
 //! the write is conditional on the version read: a vote or an edit in between fails it, and the
-//! comment is read and decided again. A replay of a write that went through (the SDK resends
-//! after a timeout) fails the same condition; the item DynamoDB returns with the failure is then
-//! this decision's own, and is the answer.
+//! comment is read and decided again. The update goes in one `TransactWriteItems` with the
+//! moderation log's entry for it (`audit`): both are written or neither. The SDK's resend of a
+//! transaction that went through (a timeout) carries the same client request token, and
+//! DynamoDB answers it as done without writing again.
 
-use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{
+    AttributeValue, CancellationReason, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
+    Update,
+};
 
+use super::audit;
 use super::batch::RETRY;
-use super::error::{OnConditionFailed, internal, is_transaction_conflict};
+use super::error::OnConditionFailed;
 use super::item::{
     DECIDED_AT, ID, MODERATION_NOTE, MODERATION_REASON, Places, REPLY_AT, REPLY_BODY,
     REPLY_UPDATED_AT, STATUS, VERSION, key_of, number_value, string_value,
 };
-use super::{DynamoStore, decode, reads};
-use crate::domain::{Comment, CommentId, Verdict};
+use super::{DynamoStore, reads};
+use crate::domain::{Comment, CommentId, LogEntry, Verdict};
 use crate::store::StoreError;
 
 /// Attempts while votes, edits or other decisions keep changing the comment.
@@ -32,11 +37,17 @@ pub(super) async fn moderate(
     store: &DynamoStore,
     id: CommentId,
     verdict: &Verdict,
+    actor: &str,
     now_ms: u64,
 ) -> Result<Comment, StoreError> {
-    rewrite(store, id, "moderation", |old| {
-        Ok(Some(old.after_verdict(verdict, now_ms)?))
-    })
+    let action = verdict.decision.logged();
+    rewrite(
+        store,
+        id,
+        "moderation",
+        |old| Ok(Some(old.after_verdict(verdict, now_ms)?)),
+        |old, new| LogEntry::of(actor, action, old, new, now_ms),
+    )
     .await
 }
 
@@ -45,19 +56,29 @@ pub(super) async fn reply(
     store: &DynamoStore,
     id: CommentId,
     body: Option<&str>,
+    actor: &str,
     now_ms: u64,
 ) -> Result<Comment, StoreError> {
-    rewrite(store, id, "reply", |old| Ok(old.after_reply(body, now_ms)?)).await
+    rewrite(
+        store,
+        id,
+        "reply",
+        |old| Ok(old.after_reply(body, now_ms)?),
+        |old, new| LogEntry::of(actor, LogEntry::reply_action(new), old, new, now_ms),
+    )
+    .await
 }
 
 /// Reads comment `id`, writes what `next` makes of it if it is still at the version read (read
-/// and made again while other writes win), and answers the comment as written; `next`
-/// answering `None` writes nothing and answers the comment as read.
+/// and made again while other writes win) with the log entry `entry` makes of the two, and
+/// answers the comment as written; `next` answering `None` writes nothing and answers the
+/// comment as read.
 async fn rewrite(
     store: &DynamoStore,
     id: CommentId,
     what: &str,
     next: impl Fn(&Comment) -> Result<Option<Comment>, StoreError>,
+    entry: impl Fn(&Comment, &Comment) -> LogEntry,
 ) -> Result<Comment, StoreError> {
     for attempt in 0..ATTEMPTS {
         if attempt > 0 {
@@ -69,8 +90,8 @@ async fn rewrite(
         let Some(new) = next(&old)? else {
             return Ok(old);
         };
-        if let Some(written) = write(store, &old, &new).await? {
-            return Ok(written);
+        if write(store, &old, &new, &entry(&old, &new)).await? {
+            return Ok(new);
         }
         tracing::debug!(table = %store.table, comment_id = %id, attempt, write = what, "a decision or reply met another write, trying again");
     }
@@ -79,22 +100,23 @@ async fn rewrite(
     ))
 }
 
-/// One conditional `UpdateItem` from `old` to `new`; `Ok(None)` when the comment changed
-/// since it was read (or a transaction held it).
+/// One `TransactWriteItems`: the comment's `Update` from `old` to `new`, conditional on the
+/// version read, and the log `entry`'s items; `Ok(false)` when the comment changed since it was
+/// read (or a transaction held it). The client request token makes the SDK's own retries of a
+/// transaction that went through (a timeout) succeed without writing twice.
 async fn write(
     store: &DynamoStore,
     old: &Comment,
     new: &Comment,
-) -> Result<Option<Comment>, StoreError> {
+    entry: &LogEntry,
+) -> Result<bool, StoreError> {
     // Version 1 may be stored as no `version` at all (items written before versions).
     let condition = if old.version == 1 {
         "attribute_exists(#id) AND (attribute_not_exists(#version) OR #version = :read)"
     } else {
         "attribute_exists(#id) AND #version = :read"
     };
-    let mut request = store
-        .client
-        .update_item()
+    let mut update = Update::builder()
         .table_name(store.table.as_ref())
         .set_key(Some(key_of(old.id)))
         .condition_expression(condition)
@@ -108,24 +130,50 @@ async fn write(
         .expression_attribute_names("#replyAt", REPLY_AT)
         .expression_attribute_names("#replyUpdatedAt", REPLY_UPDATED_AT)
         .expression_attribute_values(":read", number_value(old.version))
-        .return_values(ReturnValue::AllNew)
         .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
     for (placeholder, name) in Places::NAMES {
-        request = request.expression_attribute_names(placeholder, name);
+        update = update.expression_attribute_names(placeholder, name);
     }
     let (expression, values) = expression(new);
     for (name, value) in values {
-        request = request.expression_attribute_values(name, value);
+        update = update.expression_attribute_values(name, value);
     }
-    match request.update_expression(expression).send().await {
-        Ok(output) => {
-            let item = output
-                .attributes
-                .ok_or_else(|| internal("UpdateItem with ALL_NEW returned no attributes"))?;
-            decode(&item).map(Some)
+    let update = update
+        .update_expression(expression)
+        .build()
+        .map_err(|e| StoreError::Internal(e.into()))?;
+    let mut items = vec![TransactWriteItem::builder().update(update).build()];
+    items.extend(audit::writes(store, entry)?);
+    let sent = store
+        .client
+        .transact_write_items()
+        .set_transact_items(Some(items))
+        .client_request_token(entry.id.to_string())
+        .send()
+        .await;
+    let err = match sent {
+        Ok(_) => return Ok(true),
+        Err(err) => err,
+    };
+    let Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) =
+        err.as_service_error()
+    else {
+        return Err(store.classify(err, OnConditionFailed::Unexpected));
+    };
+    let reasons = cancelled.cancellation_reasons();
+    match reasons.first().and_then(CancellationReason::code) {
+        // Gone (no item came back), or changed since it was read: read and decide again.
+        Some("ConditionalCheckFailed") => match reasons[0].item() {
+            Some(item) if !item.is_empty() => Ok(false),
+            _ => Err(StoreError::NotFound(old.id)),
+        },
+        _ if reasons
+            .iter()
+            .any(|r| r.code() == Some("TransactionConflict")) =>
+        {
+            Ok(false)
         }
-        Err(err) if is_transaction_conflict(&err) => Ok(None),
-        Err(err) => refused(store, old, new, err),
+        _ => Err(store.classify(err, OnConditionFailed::Unexpected)),
     }
 }
 
@@ -200,24 +248,4 @@ fn expression(new: &Comment) -> (String, Vec<(&'static str, AttributeValue)>) {
         expression.push_str(&format!(" REMOVE {}", removes.join(", ")));
     }
     (expression, values)
-}
-
-/// What a failed condition means: the item returned is this decision already written (a
-/// replay), or the comment changed (decide again), or it is gone.
-fn refused(
-    store: &DynamoStore,
-    old: &Comment,
-    new: &Comment,
-    err: aws_sdk_dynamodb::error::SdkError<UpdateItemError>,
-) -> Result<Option<Comment>, StoreError> {
-    let held = match err.as_service_error() {
-        Some(UpdateItemError::ConditionalCheckFailedException(failed)) => failed.item.as_ref(),
-        _ => None,
-    };
-    match held.filter(|item| !item.is_empty()).map(decode) {
-        Some(Ok(stored)) if stored == *new => Ok(Some(stored)),
-        Some(Ok(_)) => Ok(None),
-        Some(Err(damaged)) => Err(damaged),
-        None => Err(store.classify(err, OnConditionFailed::NotFound(old.id))),
-    }
 }

@@ -12,6 +12,7 @@ use std::ops::Bound;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
 use futures::{StreamExt, TryStreamExt};
 
+use super::audit;
 use super::batch::{self, BATCHES_IN_FLIGHT, GET_CHUNK};
 use super::error::{OnConditionFailed, internal};
 use super::helpful_rank::helpful_rank;
@@ -229,8 +230,15 @@ pub(super) async fn scan(
     let mut items = Vec::with_capacity(output.items().len());
     let mut unranked = Vec::new();
     let mut votes: HashMap<CommentId, u64> = HashMap::new();
+    let mut log = Vec::new();
     for item in output.items() {
         let id = item.get(ID).and_then(|id| id.as_s().ok());
+        if id.is_some_and(|id| audit::is_log_id(id)) {
+            if let Some(entry) = audit::scanned(item) {
+                log.push(entry?);
+            }
+            continue;
+        }
         match id.filter(|id| is_vote_id(id)) {
             Some(vote) => {
                 let comment = comment_of_vote(vote)
@@ -269,6 +277,7 @@ pub(super) async fn scan(
         items,
         votes: votes.into_iter().collect(),
         unranked,
+        log,
         resume,
     })
 }

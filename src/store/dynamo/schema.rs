@@ -5,7 +5,8 @@
 //! `sortKey`) for the lists by time and by rating, and `byProductHelpful` (`sku`,
 //! `helpfulRank`) and `byProductRatingHelpful` (`skuRating`, `helpfulRank`) for the list by
 //! helpful votes, `byQueue` (`status`, `queueKey`) and `byProductQueue` (`skuStatus`,
-//! `queueKey`) for the moderation queues, all projecting every attribute so a page needs no second read; a stream with
+//! `queueKey`) for the moderation queues, `byLog` (`logList`, `logKey`) for the moderation log,
+//! all projecting every attribute so a page needs no second read; a stream with
 //! new and old images for the sync worker; on-demand billing so nobody sizes capacity.
 //!
 //! A table made before the GSIs by helpful votes existed gets them from `--create-tables`
@@ -23,7 +24,9 @@ use aws_sdk_dynamodb::types::{
 };
 
 use super::error::{OnConditionFailed, classify, internal, is_missing_table};
-use super::item::{HELPFUL_RANK, ID, QUEUE_KEY, SKU, SKU_RATING, SKU_STATUS, SORT_KEY, STATUS};
+use super::item::{
+    HELPFUL_RANK, ID, LOG_KEY, LOG_LIST, QUEUE_KEY, SKU, SKU_RATING, SKU_STATUS, SORT_KEY, STATUS,
+};
 use crate::store::StoreError;
 
 pub(super) const BY_PRODUCT: &str = "byProduct";
@@ -32,15 +35,17 @@ pub(super) const BY_PRODUCT_HELPFUL: &str = "byProductHelpful";
 pub(super) const BY_PRODUCT_RATING_HELPFUL: &str = "byProductRatingHelpful";
 pub(super) const BY_QUEUE: &str = "byQueue";
 pub(super) const BY_PRODUCT_QUEUE: &str = "byProductQueue";
+pub(super) const BY_LOG: &str = "byLog";
 
 /// Every GSI: its name, partition key and sort key (a number for `helpfulRank`).
-const INDEXES: [(&str, &str, &str); 6] = [
+const INDEXES: [(&str, &str, &str); 7] = [
     (BY_PRODUCT, SKU, SORT_KEY),
     (BY_PRODUCT_RATING, SKU_RATING, SORT_KEY),
     (BY_PRODUCT_HELPFUL, SKU, HELPFUL_RANK),
     (BY_PRODUCT_RATING_HELPFUL, SKU_RATING, HELPFUL_RANK),
     (BY_QUEUE, STATUS, QUEUE_KEY),
     (BY_PRODUCT_QUEUE, SKU_STATUS, QUEUE_KEY),
+    (BY_LOG, LOG_LIST, LOG_KEY),
 ];
 
 /// How long `create_tables` waits for the table and its indexes to become ACTIVE. Real
@@ -197,6 +202,8 @@ pub(super) async fn create_tables(client: &Client, table: &str) -> Result<(), St
             .attribute_definitions(attribute(STATUS)?)
             .attribute_definitions(attribute(SKU_STATUS)?)
             .attribute_definitions(attribute(QUEUE_KEY)?)
+            .attribute_definitions(attribute(LOG_LIST)?)
+            .attribute_definitions(attribute(LOG_KEY)?)
             .key_schema(key(ID, KeyType::Hash)?)
             .set_global_secondary_indexes(Some(
                 INDEXES

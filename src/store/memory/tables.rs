@@ -11,6 +11,8 @@ pub(super) struct Tables {
     pub(super) comments: BTreeMap<CommentId, Comment>,
     /// Each partition's positions ([`Partition::position_of`]).
     partitions: HashMap<Partition, BTreeSet<Position>>,
+    /// The moderation log.
+    pub(super) log: super::log::Log,
     /// Who marked each comment helpful (comments without votes have no entry).
     pub(super) votes: HashMap<CommentId, HashSet<VoterId>>,
     /// The products whose partitions by helpful votes are held: those that have had a comment

@@ -15,6 +15,7 @@
 
 pub mod dir;
 mod load;
+mod log_rows;
 pub mod modes;
 mod rows;
 pub mod schema;
@@ -31,8 +32,13 @@ use std::sync::mpsc::Sender;
 
 use self::writer::{Op, Reply, Request};
 use super::memory::MemoryStore;
-use super::{ChangeSink, CommentStore, KeyQuery, QueryPage, ScanPage, StoreError};
-use crate::domain::{Access, Comment, CommentId, CommentPatch, Verdict, Voted, Voter, VoterId};
+use super::{
+    ChangeSink, CommentStore, KeyQuery, LogPage, LogQuery, QueryPage, ScanPage, StoreError,
+};
+use crate::domain::{
+    Access, Comment, CommentId, CommentPatch, EntryId, LogEntry, Sku, Verdict, Voted, Voter,
+    VoterId,
+};
 
 /// Why the durable store cannot be opened.
 #[derive(Debug, thiserror::Error)]
@@ -92,6 +98,7 @@ impl SqliteStore {
         let conn = schema::open_for_writing(&database)?;
         let memory = MemoryStore::new();
         let report = load::load(&conn, &database, &memory)?;
+        log_rows::load(&conn, &database, &memory)?;
         let memory = match sink {
             Some(sink) => memory.with_change_sink(sink),
             None => memory,
@@ -242,11 +249,13 @@ impl CommentStore for SqliteStore {
         &self,
         id: CommentId,
         verdict: &Verdict,
+        actor: &str,
         now_ms: u64,
     ) -> Result<Comment, StoreError> {
         let op = Op::Moderate {
             id,
             verdict: verdict.clone(),
+            actor: actor.to_owned(),
             now_ms,
         };
         match self.call(op).await? {
@@ -261,16 +270,39 @@ impl CommentStore for SqliteStore {
         &self,
         id: CommentId,
         body: Option<&str>,
+        actor: &str,
         now_ms: u64,
     ) -> Result<Comment, StoreError> {
         let op = Op::Reply {
             id,
             body: body.map(str::to_owned),
+            actor: actor.to_owned(),
             now_ms,
         };
         match self.call(op).await? {
             Reply::Comment(comment) => Ok(comment),
             _ => Err(StoreError::Internal("a reply answered no comment".into())),
+        }
+    }
+
+    async fn moderation_log(&self, query: &LogQuery) -> Result<LogPage, StoreError> {
+        self.memory.moderation_log(query).await
+    }
+
+    async fn moderation_log_count(&self, sku: Option<&Sku>) -> Result<u64, StoreError> {
+        self.memory.moderation_log_count(sku).await
+    }
+
+    async fn log_entries(&self, ids: &[EntryId]) -> Result<Vec<Option<LogEntry>>, StoreError> {
+        self.memory.log_entries(ids).await
+    }
+
+    async fn put_log(&self, entries: &[LogEntry]) -> Result<(), StoreError> {
+        match self.call(Op::PutLog(entries.to_vec())).await? {
+            Reply::Done => Ok(()),
+            _ => Err(StoreError::Internal(
+                "a log import answered something".into(),
+            )),
         }
     }
 

@@ -18,8 +18,10 @@ use rusqlite::{Connection, TransactionBehavior};
 use tokio::sync::{oneshot, watch};
 
 use super::dir::DataDir;
-use super::rows;
-use crate::domain::{Access, Comment, CommentId, CommentPatch, Verdict, Voted, Voter, VoterId};
+use super::{log_rows, rows};
+use crate::domain::{
+    Access, Comment, CommentId, CommentPatch, LogEntry, Verdict, Voted, Voter, VoterId,
+};
 use crate::store::StoreError;
 use crate::store::memory::MemoryStore;
 use crate::telemetry::metric;
@@ -44,13 +46,16 @@ pub(super) enum Op {
     Moderate {
         id: CommentId,
         verdict: Verdict,
+        actor: String,
         now_ms: u64,
     },
     Reply {
         id: CommentId,
         body: Option<String>,
+        actor: String,
         now_ms: u64,
     },
+    PutLog(Vec<LogEntry>),
     PutBatch(Vec<Comment>),
     Vote {
         id: CommentId,
@@ -72,6 +77,9 @@ pub(super) enum Reply {
 enum Effect {
     None,
     Put(Vec<Comment>),
+    /// A comment rewritten with the log entry that records why.
+    Logged(Box<Comment>, Box<LogEntry>),
+    Log(Vec<LogEntry>),
     Remove(CommentId),
     Vote {
         // Boxed: a comment is far larger than the other effects.
@@ -145,6 +153,11 @@ fn commit_group(conn: &mut Connection, batch: Vec<Request>, memory: &MemoryStore
                     match effect {
                         Effect::None => {}
                         Effect::Put(comments) => memory.put_now(&comments),
+                        Effect::Logged(comment, entry) => {
+                            memory.put_log_now(std::slice::from_ref(&entry));
+                            memory.put_now(std::slice::from_ref(&comment));
+                        }
+                        Effect::Log(entries) => memory.put_log_now(&entries),
                         Effect::Remove(id) => {
                             memory.remove_now(id);
                         }
@@ -222,9 +235,21 @@ fn execute(
         Op::Moderate {
             id,
             verdict,
+            actor,
             now_ms,
-        } => moderate(tx, *id, verdict, *now_ms),
-        Op::Reply { id, body, now_ms } => reply(tx, *id, body.as_deref(), *now_ms),
+        } => moderate(tx, *id, verdict, actor, *now_ms),
+        Op::Reply {
+            id,
+            body,
+            actor,
+            now_ms,
+        } => reply(tx, *id, body.as_deref(), actor, *now_ms),
+        Op::PutLog(entries) => {
+            for entry in entries {
+                log_rows::put(tx, entry)?;
+            }
+            Ok(Ok((Reply::Done, Effect::Log(entries.clone()))))
+        }
         Op::PutBatch(comments) => {
             // Checked whole first: a comment the database cannot hold refuses this batch
             // alone, not the group's transaction (a failed `put` would fail every write in it).
@@ -250,6 +275,7 @@ fn moderate(
     tx: &rusqlite::Transaction<'_>,
     id: CommentId,
     verdict: &Verdict,
+    actor: &str,
     now_ms: u64,
 ) -> rusqlite::Result<Result<(Reply, Effect), StoreError>> {
     let old = match read_allowed(tx, id, &Access::Any)? {
@@ -260,8 +286,20 @@ fn moderate(
         Ok(new) => new,
         Err(refused) => return Ok(Err(refused.into())),
     };
+    let entry = LogEntry::of(actor, verdict.decision.logged(), &old, &new, now_ms);
+    logged(tx, new, entry)
+}
+
+/// Writes `new` and the log `entry` that records it, in the group's transaction.
+fn logged(
+    tx: &rusqlite::Transaction<'_>,
+    new: Comment,
+    entry: LogEntry,
+) -> rusqlite::Result<Result<(Reply, Effect), StoreError>> {
     rows::put(tx, &new)?;
-    Ok(Ok((Reply::Comment(new.clone()), Effect::Put(vec![new]))))
+    log_rows::put(tx, &entry)?;
+    let effect = Effect::Logged(Box::new(new.clone()), Box::new(entry));
+    Ok(Ok((Reply::Comment(new), effect)))
 }
 
 /// The shop's reply set or removed, in the group's transaction; nothing when it changes nothing.
@@ -269,6 +307,7 @@ fn reply(
     tx: &rusqlite::Transaction<'_>,
     id: CommentId,
     body: Option<&str>,
+    actor: &str,
     now_ms: u64,
 ) -> rusqlite::Result<Result<(Reply, Effect), StoreError>> {
     let old = match read_allowed(tx, id, &Access::Any)? {
@@ -278,8 +317,9 @@ fn reply(
     match old.after_reply(body, now_ms) {
         Ok(None) => Ok(Ok((Reply::Comment(old), Effect::None))),
         Ok(Some(new)) => {
-            rows::put(tx, &new)?;
-            Ok(Ok((Reply::Comment(new.clone()), Effect::Put(vec![new]))))
+            let action = LogEntry::reply_action(&new);
+            let entry = LogEntry::of(actor, action, &old, &new, now_ms);
+            logged(tx, new, entry)
         }
         Err(ceiling) => Ok(Err(ceiling.into())),
     }

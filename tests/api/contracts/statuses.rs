@@ -36,6 +36,8 @@ contract_suite! {
 }
 
 const NOW: u64 = BASE_MILLIS + 50_000;
+/// Who moderates in these behaviours (the log records it).
+const MODERATOR: &str = "auth0|moderator";
 
 fn verdict(decision: ModerationDecision) -> Verdict {
     Verdict::new(decision, Some(ModerationReason::Spam), Some("see rule 3")).expect("a verdict")
@@ -106,7 +108,12 @@ pub async fn hiding_takes_a_comment_out_of_every_partition_and_publishing_puts_i
     let mut hidden = Vec::new();
     for i in [2, 4, 9] {
         let decided = store
-            .moderate(comments[i].id, &verdict(ModerationDecision::Hide), NOW + 1)
+            .moderate(
+                comments[i].id,
+                &verdict(ModerationDecision::Hide),
+                MODERATOR,
+                NOW + 1,
+            )
             .await
             .expect("hidden");
         hidden.push(decided);
@@ -136,7 +143,12 @@ pub async fn hiding_takes_a_comment_out_of_every_partition_and_publishing_puts_i
     assert_eq!(partitions(&store, "MOD-HIDE").await, expected(&public));
 
     let back = store
-        .moderate(hidden[1].id, &verdict(ModerationDecision::Publish), NOW + 2)
+        .moderate(
+            hidden[1].id,
+            &verdict(ModerationDecision::Publish),
+            MODERATOR,
+            NOW + 2,
+        )
         .await
         .expect("published again");
     assert_eq!(back.moderation.status, CommentStatus::Published);
@@ -176,12 +188,22 @@ pub async fn a_pending_comment_is_in_no_partition_until_it_is_published<S: Comme
         expected(&comments[2..])
     );
     let published = store
-        .moderate(comments[0].id, &verdict(ModerationDecision::Publish), NOW)
+        .moderate(
+            comments[0].id,
+            &verdict(ModerationDecision::Publish),
+            MODERATOR,
+            NOW,
+        )
         .await
         .expect("published");
     assert_eq!(published.version, 2);
     let rejected = store
-        .moderate(comments[1].id, &verdict(ModerationDecision::Reject), NOW)
+        .moderate(
+            comments[1].id,
+            &verdict(ModerationDecision::Reject),
+            MODERATOR,
+            NOW,
+        )
         .await
         .expect("rejected");
     assert_eq!(rejected.moderation.status, CommentStatus::Rejected);
@@ -212,7 +234,7 @@ pub async fn a_decision_that_does_not_apply_writes_nothing<S: CommentStore>(stor
         ),
     ];
     for (id, decision, status) in refusals {
-        let refused = store.moderate(id, &verdict(decision), NOW).await;
+        let refused = store.moderate(id, &verdict(decision), MODERATOR, NOW).await;
         assert!(
             matches!(refused, Err(StoreError::Decision(d)) if d.status == status && d.decision == decision),
             "{decision:?} of a {status:?} comment: {refused:?}"
@@ -230,7 +252,7 @@ pub async fn a_decision_that_does_not_apply_writes_nothing<S: CommentStore>(stor
     );
     let missing = CommentId::from_parts(BASE_MILLIS, 7);
     assert!(matches!(
-        store.moderate(missing, &verdict(ModerationDecision::Hide), NOW).await,
+        store.moderate(missing, &verdict(ModerationDecision::Hide), MODERATOR, NOW).await,
         Err(StoreError::NotFound(id)) if id == missing
     ));
 }
@@ -257,7 +279,12 @@ pub async fn an_edit_under_review_sends_a_published_comment_back_to_pending<S: C
 
     // A hidden comment edited stays hidden, reviewed or not; a plain edit keeps the status.
     let hidden = store
-        .moderate(comments[1].id, &verdict(ModerationDecision::Hide), NOW)
+        .moderate(
+            comments[1].id,
+            &verdict(ModerationDecision::Hide),
+            MODERATOR,
+            NOW,
+        )
         .await
         .expect("hidden");
     let again = store
@@ -278,7 +305,12 @@ pub async fn nobody_votes_on_a_comment_that_is_not_published<S: CommentStore>(st
     let comments = dataset("MOD-VOTE", 2);
     store.put_batch(&comments).await.expect("put");
     let hidden = store
-        .moderate(comments[0].id, &verdict(ModerationDecision::Hide), NOW)
+        .moderate(
+            comments[0].id,
+            &verdict(ModerationDecision::Hide),
+            MODERATOR,
+            NOW,
+        )
         .await
         .expect("hidden");
     for helpful in [true, false] {
@@ -297,7 +329,12 @@ pub async fn a_scan_sees_every_status_and_finds_every_item_in_its_place<S: Comme
     let comments = dataset("MOD-SCAN", 4);
     store.put_batch(&comments).await.expect("put");
     let hidden = store
-        .moderate(comments[0].id, &verdict(ModerationDecision::Hide), NOW)
+        .moderate(
+            comments[0].id,
+            &verdict(ModerationDecision::Hide),
+            MODERATOR,
+            NOW,
+        )
         .await
         .expect("hidden");
     let mut seen = Vec::new();
@@ -328,7 +365,7 @@ pub async fn a_reply_is_one_write_that_moves_nothing_and_a_change_of_nothing_wri
     store.put_batch(&comments).await.expect("put");
     let target = &comments[1];
     let unchanged = store
-        .reply(target.id, None, NOW)
+        .reply(target.id, None, MODERATOR, NOW)
         .await
         .expect("no reply to remove");
     assert_eq!(unchanged, *target, "nothing written");
@@ -336,6 +373,7 @@ pub async fn a_reply_is_one_write_that_moves_nothing_and_a_change_of_nothing_wri
         .reply(
             target.id,
             Some("Thank you, we fixed the sizing chart."),
+            MODERATOR,
             NOW,
         )
         .await
@@ -354,13 +392,14 @@ pub async fn a_reply_is_one_write_that_moves_nothing_and_a_change_of_nothing_wri
         .reply(
             target.id,
             Some("Thank you, we fixed the sizing chart."),
+            MODERATOR,
             NOW + 1,
         )
         .await
         .expect("the same reply");
     assert_eq!(again, answered, "the same text again writes nothing");
     let replaced = store
-        .reply(target.id, Some("Fixed in March."), NOW + 2)
+        .reply(target.id, Some("Fixed in March."), MODERATOR, NOW + 2)
         .await
         .expect("replaced");
     let reply = replaced.reply.clone().expect("a reply");
@@ -369,7 +408,7 @@ pub async fn a_reply_is_one_write_that_moves_nothing_and_a_change_of_nothing_wri
         (NOW, Some(NOW + 2))
     );
     let removed = store
-        .reply(target.id, None, NOW + 3)
+        .reply(target.id, None, MODERATOR, NOW + 3)
         .await
         .expect("removed");
     assert_eq!(
@@ -380,7 +419,7 @@ pub async fn a_reply_is_one_write_that_moves_nothing_and_a_change_of_nothing_wri
     assert_eq!(partitions(&store, "MOD-REPLY").await, expected(&comments));
     let missing = CommentId::from_parts(BASE_MILLIS, 9);
     assert!(matches!(
-        store.reply(missing, Some("hello"), NOW).await,
+        store.reply(missing, Some("hello"), MODERATOR, NOW).await,
         Err(StoreError::NotFound(id)) if id == missing
     ));
 }

@@ -5,6 +5,7 @@
 
 mod costs;
 mod decisions;
+mod log;
 mod pre;
 mod queues;
 mod replies;

@@ -258,3 +258,86 @@ async fn queues_page_exactly_on_dynamodb_and_a_redis_cluster() {
     let cluster = crate::support::redis_cluster::shared_cluster_urls();
     on_dynamodb_and(&cluster, "queue-4", false).await;
 }
+
+/// A queue page costs what a product's page costs: on DynamoDB Local + Redis, a product of 400
+/// published comments and a hidden queue of 400 (of another product) answer a deep page, a
+/// page with its count and a backward page with the same store queries, items and index calls.
+#[tokio::test]
+async fn a_queue_page_costs_what_a_product_page_costs() {
+    use dynapage::domain::{CommentId, CommentStatus, Sku};
+    use dynapage::store::CommentStore;
+
+    let (jwks, _key, people) = jwt_people("queue-5").await;
+    let backends = Backends::new().await;
+    let published = crate::support::data::dataset("COST-P", 400);
+    let hidden: Vec<_> = published
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let mut twin = c.clone();
+            twin.id = CommentId::from_parts(c.created_at_ms, 1_000_000 + i as u128);
+            twin.sku = Sku::parse("COST-Q").expect("sku");
+            twin.moderation.status = CommentStatus::Hidden;
+            twin
+        })
+        .collect();
+    backends.store.put_batch(&published).await.expect("put");
+    backends.store.put_batch(&hidden).await.expect("put");
+    let reindexed = backends.run("reindex", &[]).await;
+    assert_eq!(exit_code(&reindexed), Some(0), "{}", stdout(&reindexed));
+    let extra = jwks.serve_args();
+    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+    let app = backends.serve(&extra).await;
+    let cost = |query: String| {
+        let app = &app;
+        let carol = people.carol.clone();
+        async move {
+            let answer = app.graphql_as(&carol, &query, json!({})).await;
+            assert!(answer.get("errors").is_none(), "{answer:#}");
+            let mut cost = answer["extensions"]["cost"].clone();
+            cost.as_object_mut()
+                .expect("a cost")
+                .remove("throttleStatus");
+            cost.as_object_mut()
+                .expect("a cost")
+                .remove("requestedQueryCost");
+            cost.as_object_mut()
+                .expect("a cost")
+                .remove("actualQueryCost");
+            let page = answer["data"]
+                .as_object()
+                .expect("data")
+                .values()
+                .next()
+                .cloned();
+            (
+                cost,
+                page.expect("a page")["edges"]
+                    .as_array()
+                    .map_or(0, Vec::len),
+            )
+        }
+    };
+    for args in [
+        "first: 20, offset: 300",
+        "first: 20",
+        "last: 20",
+        "first: 5, offset: 398",
+    ] {
+        let product = cost(format!(
+            "{{ comments(sku: \"COST-P\", {args}, orderBy: OLDEST) {{ totalCount edges {{ node {{ id }} }} }} }}"
+        ))
+        .await;
+        let queue = cost(format!(
+            "{{ moderationQueue(queue: HIDDEN, sku: \"COST-Q\", {args}) {{ totalCount edges {{ node {{ id }} }} }} }}"
+        ))
+        .await;
+        assert_eq!(queue, product, "{args}");
+        let shop = cost(format!(
+            "{{ moderationQueue(queue: HIDDEN, {args}) {{ totalCount edges {{ node {{ id }} }} }} }}"
+        ))
+        .await;
+        assert_eq!(shop, product, "{args}: the shop's queue");
+    }
+    app.stop().await.expect("clean stop");
+}

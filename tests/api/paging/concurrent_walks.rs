@@ -189,12 +189,12 @@ async fn a_cursor_walk_under_concurrent_writes_sees_every_lasting_comment_once_i
                     let hide = victims.swap_remove(rng.below(victims.len() as u64) as usize);
                     deleted.lock().expect("lock").insert(hide);
                     store
-                        .moderate(hide, &hiding, BASE_MILLIS)
+                        .moderate(hide, &hiding, "auth0|moderator", BASE_MILLIS)
                         .await
                         .expect("hidden");
                     if let Some(back) = hidden.pop() {
                         store
-                            .moderate(back, &publishing, BASE_MILLIS)
+                            .moderate(back, &publishing, "auth0|moderator", BASE_MILLIS)
                             .await
                             .expect("published");
                     }

@@ -1,9 +1,12 @@
 //! The durable embedded store in a temporary data directory that is removed with it, for the
 //! contract suites and the engine's oracle test.
 
-use dynapage::domain::{Access, Comment, CommentId, CommentPatch, Verdict, Voted, Voter, VoterId};
+use dynapage::domain::{
+    Access, Comment, CommentId, CommentPatch, EntryId, LogEntry, Sku, Verdict, Voted, Voter,
+    VoterId,
+};
 use dynapage::store::sqlite::SqliteStore;
-use dynapage::store::{CommentStore, KeyQuery, QueryPage, ScanPage, StoreError};
+use dynapage::store::{CommentStore, KeyQuery, LogPage, LogQuery, QueryPage, ScanPage, StoreError};
 use tempfile::TempDir;
 
 /// A [`SqliteStore`] that owns its directory.
@@ -53,18 +56,36 @@ impl CommentStore for TempSqliteStore {
         &self,
         id: CommentId,
         verdict: &Verdict,
+        actor: &str,
         now_ms: u64,
     ) -> Result<Comment, StoreError> {
-        self.store.moderate(id, verdict, now_ms).await
+        self.store.moderate(id, verdict, actor, now_ms).await
     }
 
     async fn reply(
         &self,
         id: CommentId,
         body: Option<&str>,
+        actor: &str,
         now_ms: u64,
     ) -> Result<Comment, StoreError> {
-        self.store.reply(id, body, now_ms).await
+        self.store.reply(id, body, actor, now_ms).await
+    }
+
+    async fn moderation_log(&self, query: &LogQuery) -> Result<LogPage, StoreError> {
+        self.store.moderation_log(query).await
+    }
+
+    async fn moderation_log_count(&self, sku: Option<&Sku>) -> Result<u64, StoreError> {
+        self.store.moderation_log_count(sku).await
+    }
+
+    async fn log_entries(&self, ids: &[EntryId]) -> Result<Vec<Option<LogEntry>>, StoreError> {
+        self.store.log_entries(ids).await
+    }
+
+    async fn put_log(&self, entries: &[LogEntry]) -> Result<(), StoreError> {
+        self.store.put_log(entries).await
     }
 
     async fn mark_helpful(

@@ -23,6 +23,11 @@ pub(in crate::store::dynamo) const SKU_STATUS: &str = "skuStatus";
 /// The sort key of GSIs `byQueue` and `byProductQueue`: the `sortKey` again, only while not
 /// published.
 pub(in crate::store::dynamo) const QUEUE_KEY: &str = "queueKey";
+/// The partition key of GSI `byLog`: the moderation log an entry's item belongs to
+/// (`store::dynamo::audit`).
+pub(in crate::store::dynamo) const LOG_LIST: &str = "logList";
+/// The sort key of GSI `byLog`: the entry's id.
+pub(in crate::store::dynamo) const LOG_KEY: &str = "logKey";
 /// The shop's reply.
 pub(in crate::store::dynamo) const REPLY_BODY: &str = "replyBody";
 /// When the comment was first answered.

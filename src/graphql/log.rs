@@ -1,0 +1,325 @@
+//! `Query.moderationLog` and the `ModerationEntry` node: the moderation log, newest first,
+//! across the shop or for one product, as a Relay connection with an exact `totalCount`
+//! (`domain::LogEntry`). Moderators only.
+//!
+//! The log is read from the store in entry-id order (a DynamoDB GSI, `store::dynamo::audit`):
+//! a page is one read of `first` + 1 entries, and `hasNextPage`/`hasPreviousPage` are true to
+//! the whole log in both directions (a `Limit 1` read past an edge where the page itself does
+//! not tell). Cursors name an entry of one log; used with another, `BAD_CURSOR`.
+
+use async_graphql::{Context, Object, SimpleObject};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+use super::error::ApiError;
+use super::global_id::GlobalId;
+use super::moderation::moderator;
+use super::state;
+use super::types::{ModerationEntry, PageInfo};
+use crate::domain::{EntryId, LogEntry, Order, Sku};
+use crate::pagination::{PaginationError, PagingSettings};
+use crate::store::{CommentStore, LogQuery};
+
+/// An entry and its cursor.
+#[derive(Debug, SimpleObject)]
+pub(super) struct ModerationEntryEdge {
+    /// Where this entry is in the log, for `after` and `before`.
+    pub cursor: String,
+    /// The entry.
+    pub node: ModerationEntry,
+}
+
+/// A page of the moderation log, newest first.
+#[derive(Debug, SimpleObject)]
+pub(super) struct ModerationEntryConnection {
+    /// How many entries the log (the shop's, or the product's) holds; exact.
+    pub total_count: Option<i64>,
+    /// The page's entries with their cursors.
+    pub edges: Vec<ModerationEntryEdge>,
+    /// Where the page sits in the whole log.
+    pub page_info: PageInfo,
+}
+
+/// A cursor: the entry and the log it belongs to.
+fn cursor(sku: Option<&Sku>, entry: EntryId) -> String {
+    URL_SAFE_NO_PAD.encode(format!("log:{}:{entry}", sku.map_or("", Sku::as_str)))
+}
+
+fn open(sku: Option<&Sku>, argument: &'static str, text: &str) -> Result<EntryId, ApiError> {
+    let bad = || ApiError::from(PaginationError::BadCursor { argument });
+    let raw = URL_SAFE_NO_PAD.decode(text).map_err(|_| bad())?;
+    let raw = String::from_utf8(raw).map_err(|_| bad())?;
+    let rest = raw.strip_prefix("log:").ok_or_else(bad)?;
+    let (list, id) = rest.rsplit_once(':').ok_or_else(bad)?;
+    if list != sku.map_or("", Sku::as_str) {
+        return Err(bad());
+    }
+    id.parse().map_err(|_| bad())
+}
+
+/// `Query.moderationLog`.
+#[derive(Debug, Default)]
+pub(super) struct LogQueryRoot;
+
+#[Object]
+impl LogQueryRoot {
+    /// Every moderation decision and reply, newest first, across the shop or for one product
+    /// (moderators only: `UNAUTHENTICATED` without a token, `FORBIDDEN` without the role). The
+    /// log is append-only: entries are never edited, and a deleted comment's entries stay.
+    async fn moderation_log(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(desc = "Only this product's entries; omit for the whole shop.")] sku: Option<
+            String,
+        >,
+        #[graphql(desc = "Return at most this many entries from the top of the window.")]
+        first: Option<i32>,
+        #[graphql(desc = "Start after this cursor.")] after: Option<String>,
+        #[graphql(desc = "Return at most this many entries from the bottom of the window.")]
+        last: Option<i32>,
+        #[graphql(desc = "End before this cursor.")] before: Option<String>,
+    ) -> async_graphql::Result<ModerationEntryConnection> {
+        let meta = super::meta(ctx);
+        let fail = |e: ApiError| e.into_graphql(meta);
+        let state = state(ctx)?;
+        moderator(ctx, state).map_err(fail)?;
+        let sku = sku
+            .map(|sku| Sku::parse(&sku))
+            .transpose()
+            .map_err(|e| fail(e.into()))?;
+        let take = Take::of(first, last, state.engine.settings()).map_err(|e| fail(e.into()))?;
+        let opened = |argument, text: &Option<String>| {
+            text.as_deref()
+                .map(|text| open(sku.as_ref(), argument, text))
+                .transpose()
+        };
+        let window = Window {
+            sku: sku.clone(),
+            after: opened("after", &after).map_err(fail)?,
+            before: opened("before", &before).map_err(fail)?,
+        };
+        let reserved = super::reserve_items(meta, state, take.reads())?;
+        let store = state.engine.store();
+        let page = window.page(store, take).await;
+        if let Some(meta) = meta {
+            meta.settle_items(reserved, page.as_ref().map_or(0, |p| p.read));
+        }
+        let page = page.map_err(|e| fail(e.into()))?;
+        let total_count = if ctx.look_ahead().field("totalCount").exists() {
+            let count = store.moderation_log_count(sku.as_ref()).await;
+            Some(i64::try_from(count.map_err(|e| fail(e.into()))?).unwrap_or(i64::MAX))
+        } else {
+            None
+        };
+        let edges: Vec<ModerationEntryEdge> = page
+            .entries
+            .into_iter()
+            .map(|entry| ModerationEntryEdge {
+                cursor: cursor(sku.as_ref(), entry.id),
+                node: entry.into(),
+            })
+            .collect();
+        Ok(ModerationEntryConnection {
+            total_count,
+            page_info: PageInfo {
+                has_next_page: page.has_next,
+                has_previous_page: page.has_previous,
+                start_cursor: edges.first().map(|e| e.cursor.clone()),
+                end_cursor: edges.last().map(|e| e.cursor.clone()),
+            },
+            edges,
+        })
+    }
+}
+
+/// How many entries a page takes: `first` (then, with `last` too, the last of those), or `last`
+/// from the window's bottom.
+#[derive(Clone, Copy)]
+enum Take {
+    First(usize, Option<usize>),
+    Last(usize),
+}
+
+impl Take {
+    /// The page `first` and `last` ask for, each checked as a connection's are.
+    fn of(
+        first: Option<i32>,
+        last: Option<i32>,
+        settings: &PagingSettings,
+    ) -> Result<Self, PaginationError> {
+        let size = |argument: &'static str, value: Option<i32>| match value {
+            None => Ok(None),
+            Some(v) if v < 0 => Err(PaginationError::Negative { argument }),
+            Some(v) if v as usize > settings.max_page_size => {
+                Err(PaginationError::PageSizeExceeded {
+                    argument,
+                    max: settings.max_page_size,
+                })
+            }
+            Some(v) => Ok(Some(v as usize)),
+        };
+        Ok(match (size("first", first)?, size("last", last)?) {
+            (None, Some(last)) => Take::Last(last),
+            (first, last) => Take::First(first.unwrap_or(settings.default_page_size), last),
+        })
+    }
+
+    /// The most entries the page reads: one more than it shows, and two probes.
+    fn reads(self) -> u64 {
+        let n = match self {
+            Take::First(n, _) | Take::Last(n) => n,
+        };
+        n as u64 + 3
+    }
+}
+
+/// The entries between two cursors (newest first: `after` is newer than `before`).
+struct Window {
+    sku: Option<Sku>,
+    after: Option<EntryId>,
+    before: Option<EntryId>,
+}
+
+/// A page and what reading it took.
+struct LogPageRead {
+    entries: Vec<LogEntry>,
+    has_next: bool,
+    has_previous: bool,
+    read: u64,
+}
+
+impl Window {
+    async fn page<S: CommentStore>(
+        &self,
+        store: &S,
+        take: Take,
+    ) -> Result<LogPageRead, crate::store::StoreError> {
+        let (order, from, stop, n) = match take {
+            Take::First(n, _) => (Order::NewestFirst, self.after, self.before, n),
+            Take::Last(n) => (Order::OldestFirst, self.before, self.after, n),
+        };
+        let mut entries = read(store, &self.sku, order, from, stop, n + 1).await?;
+        let mut read = entries.len() as u64;
+        let overflow = entries.len() > n;
+        entries.truncate(n);
+        if order == Order::OldestFirst {
+            entries.reverse();
+        }
+        let mut trimmed = false;
+        if let Take::First(_, Some(last)) = take
+            && entries.len() > last
+        {
+            entries.drain(..entries.len() - last);
+            trimmed = true;
+        }
+        let (Some(newest), Some(oldest)) = (entries.first(), entries.last()) else {
+            return Ok(LogPageRead {
+                entries,
+                has_next: self.before.is_some(),
+                has_previous: self.after.is_some(),
+                read,
+            });
+        };
+        let (newest, oldest) = (newest.id, oldest.id);
+        // Known from the read where it tells; a `Limit 1` read past the edge otherwise.
+        let has_next = match take {
+            Take::First(..) if overflow && self.before.is_none() => true,
+            Take::First(..) if self.before.is_none() => false,
+            _ => {
+                read += 1;
+                exists(store, &self.sku, Order::NewestFirst, oldest).await?
+            }
+        };
+        let has_previous = match take {
+            Take::Last(_) if overflow && self.after.is_none() => true,
+            Take::Last(_) if self.after.is_none() => false,
+            Take::First(..) if self.after.is_none() && !trimmed => false,
+            _ => {
+                read += 1;
+                exists(store, &self.sku, Order::OldestFirst, newest).await?
+            }
+        };
+        Ok(LogPageRead {
+            entries,
+            has_next,
+            has_previous,
+            read,
+        })
+    }
+}
+
+/// Up to `limit` entries in `order` strictly beyond `from`, stopping before `stop`, reading on
+/// past the store's early stops.
+async fn read<S: CommentStore>(
+    store: &S,
+    sku: &Option<Sku>,
+    order: Order,
+    mut from: Option<EntryId>,
+    stop: Option<EntryId>,
+    limit: usize,
+) -> Result<Vec<LogEntry>, crate::store::StoreError> {
+    let mut out = Vec::new();
+    loop {
+        let page = store
+            .moderation_log(&LogQuery {
+                sku: sku.clone(),
+                order,
+                after: from,
+                limit: limit - out.len(),
+            })
+            .await?;
+        for entry in page.entries {
+            let beyond = stop.is_some_and(|stop| match order {
+                Order::NewestFirst => entry.id <= stop,
+                Order::OldestFirst => entry.id >= stop,
+            });
+            if beyond {
+                return Ok(out);
+            }
+            out.push(entry);
+        }
+        match page.last_evaluated {
+            Some(last) if out.len() < limit => from = Some(last),
+            _ => return Ok(out),
+        }
+    }
+}
+
+/// Whether any entry lies strictly beyond `from` in `order`.
+async fn exists<S: CommentStore>(
+    store: &S,
+    sku: &Option<Sku>,
+    order: Order,
+    from: EntryId,
+) -> Result<bool, crate::store::StoreError> {
+    Ok(!read(store, sku, order, Some(from), None, 1)
+        .await?
+        .is_empty())
+}
+
+/// The log entries `ids` name, for `node` and `nodes`: read only for a moderator (to anyone
+/// else an entry is nothing), each priced as an item.
+pub(super) async fn entries(
+    ctx: &Context<'_>,
+    ids: &[GlobalId],
+) -> async_graphql::Result<std::collections::HashMap<EntryId, LogEntry>> {
+    let wanted: Vec<EntryId> = ids
+        .iter()
+        .filter_map(|id| match id {
+            GlobalId::ModerationEntry(entry) => Some(*entry),
+            _ => None,
+        })
+        .collect();
+    let state = state(ctx)?;
+    if wanted.is_empty() || moderator(ctx, state).is_err() {
+        return Ok(std::collections::HashMap::new());
+    }
+    let meta = super::meta(ctx);
+    let reserved = super::reserve_items(meta, state, wanted.len() as u64)?;
+    let found = state.engine.store().log_entries(&wanted).await;
+    if let Some(meta) = meta {
+        meta.settle_items(reserved, wanted.len() as u64);
+    }
+    let found = found.map_err(|e| ApiError::from(e).into_graphql(meta))?;
+    Ok(found.into_iter().flatten().map(|e| (e.id, e)).collect())
+}

@@ -1,0 +1,290 @@
+//! The moderation log in the comments' table (`docs/operations/table-layout.md`): each entry is
+//! two items, one in the shop's log and one in its product's (GSI `byLog`, partition key
+//! `logList`: `!` for the shop, the SKU for a product; sort key `logKey`, the entry's id), and
+//! each log has a counter item (`logcount#<list>`, attribute `n`) for its exact `totalCount`.
+//! All four are written in the `TransactWriteItems` of the decision or reply they record
+//! (`moderate`), so a decision is never without its entry. Entries are never changed; deleting
+//! a comment leaves them.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::{
+    AttributeValue, Put, ReturnConsumedCapacity, TransactWriteItem, Update,
+};
+use futures::{StreamExt, TryStreamExt};
+
+use super::DynamoStore;
+use super::batch::{self, BATCHES_IN_FLIGHT, GET_CHUNK};
+use super::error::{OnConditionFailed, internal};
+use super::item::{ID, LOG_KEY, LOG_LIST, number_value, string_value};
+use super::schema::BY_LOG;
+use crate::domain::{
+    CommentId, CommentStatus, EntryId, LogAction, LogEntry, ModerationReason, Order, Sku,
+};
+use crate::store::{LogPage, LogQuery, StoreError};
+use crate::telemetry::metric;
+
+/// The `logList` of the shop's log (no SKU is `!`).
+const SHOP: &str = "!";
+/// The start of every log item's and counter's `id` (no comment id starts with lower case).
+const LOG_PREFIX: &str = "log";
+
+const COMMENT: &str = "entryComment";
+const SKU: &str = "entrySku";
+const ACTOR: &str = "actor";
+const ACTION: &str = "action";
+const PREVIOUS: &str = "previousStatus";
+const STATUS: &str = "newStatus";
+const REASON: &str = "entryReason";
+const NOTE: &str = "entryNote";
+const AT: &str = "at";
+const COUNT: &str = "n";
+
+/// Whether an item's `id` is the log's (an entry or a counter) rather than a comment's.
+pub fn is_log_id(id: &str) -> bool {
+    id.starts_with(LOG_PREFIX)
+}
+
+fn list_of(sku: Option<&Sku>) -> &str {
+    sku.map_or(SHOP, Sku::as_str)
+}
+
+/// The `id` of an entry's item in the shop's log (`log#<entry>`) or its product's
+/// (`log#<entry>#p`).
+fn item_id(entry: EntryId, shop: bool) -> String {
+    if shop {
+        format!("{LOG_PREFIX}#{entry}")
+    } else {
+        format!("{LOG_PREFIX}#{entry}#p")
+    }
+}
+
+fn counter_id(sku: Option<&Sku>) -> String {
+    format!("{LOG_PREFIX}count#{}", list_of(sku))
+}
+
+/// The entry's item in the shop's log (`shop`) or its product's.
+fn item(entry: &LogEntry, shop: bool) -> HashMap<String, AttributeValue> {
+    let list = if shop { SHOP } else { entry.sku.as_str() };
+    let mut item = HashMap::from([
+        (ID.to_owned(), string_value(item_id(entry.id, shop))),
+        (LOG_LIST.to_owned(), string_value(list)),
+        (LOG_KEY.to_owned(), string_value(entry.id.to_string())),
+        (COMMENT.to_owned(), string_value(entry.comment.to_string())),
+        (SKU.to_owned(), string_value(entry.sku.as_str())),
+        (ACTOR.to_owned(), string_value(entry.actor.as_str())),
+        (ACTION.to_owned(), string_value(entry.action.as_str())),
+        (PREVIOUS.to_owned(), string_value(entry.previous.as_str())),
+        (STATUS.to_owned(), string_value(entry.status.as_str())),
+        (AT.to_owned(), number_value(entry.at_ms)),
+    ]);
+    if let Some(reason) = entry.reason {
+        item.insert(REASON.to_owned(), string_value(reason.as_str()));
+    }
+    if let Some(note) = &entry.note {
+        item.insert(NOTE.to_owned(), string_value(note.as_str()));
+    }
+    item
+}
+
+/// An entry from one of its items.
+fn decode(item: &HashMap<String, AttributeValue>) -> Result<LogEntry, StoreError> {
+    let text = |name: &str| -> Result<&str, StoreError> {
+        item.get(name)
+            .and_then(|v| v.as_s().ok())
+            .map(String::as_str)
+            .ok_or_else(|| internal(format!("a log item without a string `{name}`")))
+    };
+    let optional = |name: &str| item.get(name).and_then(|v| v.as_s().ok());
+    let bad = |what: &str| internal(format!("a log item with a bad `{what}`"));
+    Ok(LogEntry {
+        id: text(LOG_KEY)?.parse().map_err(|_| bad(LOG_KEY))?,
+        comment: text(COMMENT)?
+            .parse::<CommentId>()
+            .map_err(|_| bad(COMMENT))?,
+        sku: Sku::parse(text(SKU)?).map_err(|_| bad(SKU))?,
+        actor: text(ACTOR)?.to_owned(),
+        action: LogAction::parse(text(ACTION)?).map_err(|_| bad(ACTION))?,
+        previous: CommentStatus::parse(text(PREVIOUS)?).map_err(|_| bad(PREVIOUS))?,
+        status: CommentStatus::parse(text(STATUS)?).map_err(|_| bad(STATUS))?,
+        reason: optional(REASON)
+            .map(|r| ModerationReason::parse(r))
+            .transpose()
+            .map_err(|_| bad(REASON))?,
+        note: optional(NOTE).cloned(),
+        at_ms: item
+            .get(AT)
+            .and_then(|v| v.as_n().ok())
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(|| bad(AT))?,
+    })
+}
+
+/// An entry of the shop's log met by a scan (its product's copy and the counters are left);
+/// `None` for any other log item.
+pub(super) fn scanned(
+    item: &HashMap<String, AttributeValue>,
+) -> Option<Result<LogEntry, StoreError>> {
+    let shop = item.get(LOG_LIST).and_then(|v| v.as_s().ok())? == SHOP;
+    (shop && item.contains_key(LOG_KEY)).then(|| decode(item))
+}
+
+/// The transaction items that write `entry`: its two items (each only if absent: an entry is
+/// written once) and one more on each of its logs' counters.
+pub(super) fn writes(
+    store: &DynamoStore,
+    entry: &LogEntry,
+) -> Result<Vec<TransactWriteItem>, StoreError> {
+    let build = |e: aws_sdk_dynamodb::error::BuildError| StoreError::Internal(e.into());
+    let mut out = Vec::with_capacity(4);
+    for shop in [true, false] {
+        let put = Put::builder()
+            .table_name(store.table.as_ref())
+            .set_item(Some(item(entry, shop)))
+            .condition_expression("attribute_not_exists(#id)")
+            .expression_attribute_names("#id", ID)
+            .build()
+            .map_err(build)?;
+        out.push(TransactWriteItem::builder().put(put).build());
+    }
+    for sku in [None, Some(&entry.sku)] {
+        let update = Update::builder()
+            .table_name(store.table.as_ref())
+            .key(ID, string_value(counter_id(sku)))
+            .update_expression("ADD #n :one")
+            .expression_attribute_names("#n", COUNT)
+            .expression_attribute_values(":one", number_value(1))
+            .build()
+            .map_err(build)?;
+        out.push(TransactWriteItem::builder().update(update).build());
+    }
+    Ok(out)
+}
+
+/// One `Query` of GSI `byLog` (see [`LogQuery`]).
+pub(super) async fn query(store: &DynamoStore, query: &LogQuery) -> Result<LogPage, StoreError> {
+    if query.limit == 0 {
+        return Ok(LogPage::default());
+    }
+    let mut request = store
+        .client
+        .query()
+        .table_name(store.table.as_ref())
+        .index_name(BY_LOG)
+        .expression_attribute_names("#list", LOG_LIST)
+        .expression_attribute_values(":list", string_value(list_of(query.sku.as_ref())))
+        .scan_index_forward(query.order == Order::OldestFirst)
+        .limit(i32::try_from(query.limit).unwrap_or(i32::MAX))
+        .return_consumed_capacity(ReturnConsumedCapacity::Total);
+    let mut condition = "#list = :list".to_owned();
+    if let Some(after) = query.after {
+        let op = match query.order {
+            Order::NewestFirst => "<",
+            Order::OldestFirst => ">",
+        };
+        condition.push_str(&format!(" AND #key {op} :after"));
+        request = request
+            .expression_attribute_names("#key", LOG_KEY)
+            .expression_attribute_values(":after", string_value(after.to_string()));
+    }
+    let output = request
+        .key_condition_expression(condition)
+        .send()
+        .await
+        .map_err(|err| store.classify(err, OnConditionFailed::Unexpected))?;
+    let entries = output
+        .items()
+        .iter()
+        .map(decode)
+        .collect::<Result<Vec<_>, _>>()?;
+    metric::STORE_ITEMS_READ
+        .counter(&[("operation", "moderation_log")])
+        .increment(entries.len() as u64);
+    let last_evaluated = match output.last_evaluated_key() {
+        None => None,
+        Some(key) => Some(
+            key.get(LOG_KEY)
+                .and_then(|v| v.as_s().ok())
+                .and_then(|s| s.parse().ok())
+                .ok_or_else(|| internal("a log query's LastEvaluatedKey without `logKey`"))?,
+        ),
+    };
+    Ok(LogPage {
+        entries,
+        last_evaluated,
+    })
+}
+
+/// The count a log's counter holds (0 before its first entry), read consistently.
+pub(super) async fn count(store: &DynamoStore, sku: Option<&Sku>) -> Result<u64, StoreError> {
+    let output = store
+        .client
+        .get_item()
+        .table_name(store.table.as_ref())
+        .key(ID, string_value(counter_id(sku)))
+        .consistent_read(true)
+        .send()
+        .await
+        .map_err(|err| store.classify(err, OnConditionFailed::Unexpected))?;
+    Ok(output
+        .item()
+        .and_then(|item| item.get(COUNT))
+        .and_then(|v| v.as_n().ok())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0))
+}
+
+/// Entries by id (their shop items, `BatchGetItem`, strongly consistent).
+pub(super) async fn get_many(
+    store: &DynamoStore,
+    ids: &[EntryId],
+) -> Result<Vec<Option<LogEntry>>, StoreError> {
+    let mut distinct = ids.to_vec();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let chunks: Vec<Vec<_>> = distinct
+        .chunks(GET_CHUNK)
+        .map(|chunk| {
+            chunk
+                .iter()
+                .map(|id| HashMap::from([(ID.to_owned(), string_value(item_id(*id, true)))]))
+                .collect()
+        })
+        .collect();
+    let found: Vec<Vec<_>> = futures::stream::iter(chunks)
+        .map(|keys| batch::get_items(&store.client, &store.table, keys, false))
+        .buffer_unordered(BATCHES_IN_FLIGHT)
+        .try_collect()
+        .await?;
+    let mut by_id = HashMap::new();
+    for item in found.iter().flatten() {
+        let entry = decode(item)?;
+        by_id.insert(entry.id, entry);
+    }
+    Ok(ids.iter().map(|id| by_id.get(id).cloned()).collect())
+}
+
+/// Writes entries as they are (`import`): each entry's items and counters in one transaction,
+/// skipped whole when its entry is held already.
+pub(super) async fn put(store: &DynamoStore, entries: &[LogEntry]) -> Result<(), StoreError> {
+    for entry in entries {
+        let sent = store
+            .client
+            .transact_write_items()
+            .set_transact_items(Some(writes(store, entry)?))
+            .client_request_token(entry.id.to_string())
+            .send()
+            .await;
+        if let Err(err) = sent {
+            let held = matches!(
+                err.as_service_error(),
+                Some(aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError::TransactionCanceledException(c))
+                    if c.cancellation_reasons().iter().any(|r| r.code() == Some("ConditionalCheckFailed"))
+            );
+            if !held {
+                return Err(store.classify(err, OnConditionFailed::Unexpected));
+            }
+        }
+    }
+    Ok(())
+}
