@@ -1,6 +1,8 @@
 //! `seed --hidden-percent`: the seeded hidden comments are in the table, in no public list and
-//! in no count, and `reindex` and `verify` agree (DynamoDB Local and Redis).
+//! in no count, and `reindex` and `verify` agree; an item whose GSI keys disagree with its
+//! status is reported by `verify` and put right by `reindex` (DynamoDB Local and Redis).
 
+use dynapage::store::CommentStore;
 use serde_json::Value;
 
 use crate::helpers::process::exit_code;
@@ -28,4 +30,100 @@ async fn seeded_hidden_comments_are_stored_but_in_no_list_and_verify_is_clean() 
         "ten of every hundred hidden"
     );
     app.stop().await.expect("clean stop");
+}
+
+/// An item whose GSI keys disagree with its status (written by another tool: a hidden comment
+/// with a `sortKey` and no queue keys) would show in public pages and miss its queue: `verify`
+/// reports it, and `reindex` puts it back in its places (out of the public GSIs, into its
+/// queues'), after which `verify` is clean.
+#[tokio::test]
+async fn an_item_in_the_wrong_gsis_is_reported_by_verify_and_put_right_by_reindex() {
+    use dynapage::domain::{CommentStatus, Order, QueueList};
+    use dynapage::store::{KeyQuery, Partition};
+
+    let backends = Backends::new().await;
+    let mut comments = crate::support::data::dataset("MISPLACED", 3);
+    comments[1].moderation.status = CommentStatus::Hidden;
+    backends.store.put_batch(&comments).await.expect("put");
+    let hidden = &comments[1];
+    let client = crate::support::dynamodb_local::sdk_client(
+        &crate::support::dynamodb_local::endpoint().await,
+    );
+    client
+        .update_item()
+        .table_name(backends.store.table())
+        .key(
+            "id",
+            aws_sdk_dynamodb::types::AttributeValue::S(hidden.id.to_string()),
+        )
+        .update_expression("SET sortKey = :key REMOVE queueKey, skuStatus")
+        .expression_attribute_values(
+            ":key",
+            aws_sdk_dynamodb::types::AttributeValue::S(hidden.sort_key().to_string()),
+        )
+        .send()
+        .await
+        .expect("another tool's write");
+    let read = |partition: Partition| {
+        let store = &backends.store;
+        async move {
+            let query = KeyQuery {
+                partition,
+                order: Order::NewestFirst,
+                from: std::ops::Bound::Unbounded,
+                limit: 10,
+            };
+            let page = store.query(&query).await.expect("query");
+            page.items.iter().map(|c| c.id).collect::<Vec<_>>()
+        }
+    };
+    let product = || Partition::Product(hidden.sku.clone());
+    let queue = || {
+        Partition::Queue(
+            QueueList::new(CommentStatus::Hidden, Some(hidden.sku.clone())).expect("a queue"),
+        )
+    };
+    assert!(read(product()).await.contains(&hidden.id), "misplaced");
+    assert!(read(queue()).await.is_empty());
+
+    let reindexed = backends.run("reindex", &[]).await;
+    assert_eq!(exit_code(&reindexed), Some(0), "{reindexed:?}");
+    let verified = backends.run("verify", &[]).await;
+    assert_eq!(exit_code(&verified), Some(0), "{verified:?}");
+    assert!(
+        !read(product()).await.contains(&hidden.id),
+        "out of the public GSI"
+    );
+    assert_eq!(read(queue()).await, vec![hidden.id], "in its queue");
+}
+
+/// `verify` alone reports an item in the wrong GSIs.
+#[tokio::test]
+async fn verify_reports_an_item_in_the_wrong_gsis() {
+    use dynapage::domain::CommentStatus;
+
+    let backends = Backends::new().await;
+    let mut comments = crate::support::data::dataset("MISPLACED-V", 2);
+    comments[0].moderation.status = CommentStatus::Pending;
+    backends.store.put_batch(&comments).await.expect("put");
+    let reindexed = backends.run("reindex", &[]).await;
+    assert_eq!(exit_code(&reindexed), Some(0), "{reindexed:?}");
+    let clean = backends.run("verify", &[]).await;
+    assert_eq!(exit_code(&clean), Some(0), "{clean:?}");
+    let client = crate::support::dynamodb_local::sdk_client(
+        &crate::support::dynamodb_local::endpoint().await,
+    );
+    client
+        .update_item()
+        .table_name(backends.store.table())
+        .key(
+            "id",
+            aws_sdk_dynamodb::types::AttributeValue::S(comments[0].id.to_string()),
+        )
+        .update_expression("REMOVE queueKey")
+        .send()
+        .await
+        .expect("another tool's write");
+    let drifted = backends.run("verify", &[]).await;
+    assert_ne!(exit_code(&drifted), Some(0), "{drifted:?}");
 }
