@@ -11,10 +11,9 @@ use std::collections::HashMap;
 use aws_sdk_dynamodb::types::{
     AttributeValue, Put, ReturnConsumedCapacity, TransactWriteItem, Update,
 };
-use futures::{StreamExt, TryStreamExt};
 
 use super::DynamoStore;
-use super::batch::{self, BATCHES_IN_FLIGHT, GET_CHUNK};
+use super::batch;
 use super::error::{OnConditionFailed, internal};
 use super::item::{ID, LOG_KEY, LOG_LIST, number_value, string_value};
 use super::schema::BY_LOG;
@@ -239,25 +238,10 @@ pub(super) async fn get_many(
     store: &DynamoStore,
     ids: &[EntryId],
 ) -> Result<Vec<Option<LogEntry>>, StoreError> {
-    let mut distinct = ids.to_vec();
-    distinct.sort_unstable();
-    distinct.dedup();
-    let chunks: Vec<Vec<_>> = distinct
-        .chunks(GET_CHUNK)
-        .map(|chunk| {
-            chunk
-                .iter()
-                .map(|id| HashMap::from([(ID.to_owned(), string_value(item_id(*id, true)))]))
-                .collect()
-        })
-        .collect();
-    let found: Vec<Vec<_>> = futures::stream::iter(chunks)
-        .map(|keys| batch::get_items(&store.client, &store.table, keys, false))
-        .buffer_unordered(BATCHES_IN_FLIGHT)
-        .try_collect()
-        .await?;
+    let keys = ids.iter().map(|id| item_id(*id, true)).collect();
+    let found = batch::get_by_ids(&store.client, &store.table, keys, false).await?;
     let mut by_id = HashMap::new();
-    for item in found.iter().flatten() {
+    for item in &found {
         let entry = decode(item)?;
         by_id.insert(entry.id, entry);
     }

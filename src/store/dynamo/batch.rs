@@ -14,6 +14,7 @@ use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::{
     AttributeValue, KeysAndAttributes, ReturnConsumedCapacity, WriteRequest,
 };
+use futures::{StreamExt, TryStreamExt};
 
 use super::decode;
 use super::error::{OnConditionFailed, classify};
@@ -41,6 +42,33 @@ pub(super) async fn get_chunk(
     let keys = ids.into_iter().map(key_of).collect();
     let items = get_items(&client, &table, keys, false).await?;
     items.iter().map(decode).collect()
+}
+
+/// The items whose `id`s are `ids` (repeats read once), in batches of [`GET_CHUNK`],
+/// [`BATCHES_IN_FLIGHT`] at a time, as [`get_items`] reads them; in no particular order.
+pub(super) async fn get_by_ids(
+    client: &Client,
+    table: &Arc<str>,
+    mut ids: Vec<String>,
+    ids_only: bool,
+) -> Result<Vec<HashMap<String, AttributeValue>>, StoreError> {
+    ids.sort_unstable();
+    ids.dedup();
+    let chunks: Vec<Vec<_>> = ids
+        .chunks(GET_CHUNK)
+        .map(|chunk| {
+            chunk
+                .iter()
+                .map(|id| HashMap::from([(ID.to_owned(), AttributeValue::S(id.clone()))]))
+                .collect()
+        })
+        .collect();
+    let found: Vec<Vec<_>> = futures::stream::iter(chunks)
+        .map(|keys| get_items(client, table, keys, ids_only))
+        .buffer_unordered(BATCHES_IN_FLIGHT)
+        .try_collect()
+        .await?;
+    Ok(found.into_iter().flatten().collect())
 }
 
 /// One BatchGetItem of at most 100 distinct keys, read consistently, retrying unprocessed

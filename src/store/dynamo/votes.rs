@@ -33,16 +33,15 @@
 //! Vote items of a deleted comment stay in the table (finding them would need a scan or
 //! another index); they are skipped everywhere, and `verify` counts them.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
     CancellationReason, Delete, Put, ReturnConsumedCapacity, ReturnValuesOnConditionCheckFailure,
     TransactWriteItem, Update,
 };
-use futures::{StreamExt, TryStreamExt};
 
-use super::batch::{self, BATCHES_IN_FLIGHT, GET_CHUNK, RETRY};
+use super::batch::{self, RETRY};
 use super::error::{OnConditionFailed, THROTTLING};
 use super::helpful_rank::RANK_COUNT;
 use super::item::{
@@ -278,26 +277,10 @@ pub(super) async fn helpful_votes(
     voter: VoterId,
     ids: &[CommentId],
 ) -> Result<Vec<bool>, StoreError> {
-    let mut distinct = ids.to_vec();
-    distinct.sort_unstable();
-    distinct.dedup();
-    let chunks: Vec<Vec<_>> = distinct
-        .chunks(GET_CHUNK)
-        .map(|chunk| {
-            chunk
-                .iter()
-                .map(|id| HashMap::from([(ID.to_owned(), string_value(vote_id(*id, voter)))]))
-                .collect()
-        })
-        .collect();
-    let found: Vec<Vec<_>> = futures::stream::iter(chunks)
-        .map(|keys| batch::get_items(&store.client, &store.table, keys, true))
-        .buffer_unordered(BATCHES_IN_FLIGHT)
-        .try_collect()
-        .await?;
+    let keys = ids.iter().map(|id| vote_id(*id, voter)).collect();
+    let found = batch::get_by_ids(&store.client, &store.table, keys, true).await?;
     let voted: HashSet<CommentId> = found
         .iter()
-        .flatten()
         .filter_map(|item| item.get(ID)?.as_s().ok())
         .filter(|id| is_vote_id(id))
         .filter_map(|id| comment_of_vote(id))

@@ -46,24 +46,14 @@ async fn an_item_in_the_wrong_gsis_is_reported_by_verify_and_put_right_by_reinde
     comments[1].moderation.status = CommentStatus::Hidden;
     backends.store.put_batch(&comments).await.expect("put");
     let hidden = &comments[1];
-    let client = crate::support::dynamodb_local::sdk_client(
-        &crate::support::dynamodb_local::endpoint().await,
-    );
-    client
-        .update_item()
-        .table_name(backends.store.table())
-        .key(
-            "id",
-            aws_sdk_dynamodb::types::AttributeValue::S(hidden.id.to_string()),
-        )
-        .update_expression("SET sortKey = :key REMOVE queueKey, skuStatus")
-        .expression_attribute_values(
-            ":key",
-            aws_sdk_dynamodb::types::AttributeValue::S(hidden.sort_key().to_string()),
-        )
-        .send()
-        .await
-        .expect("another tool's write");
+    let key = hidden.sort_key().to_string();
+    another_tools_write(
+        &backends,
+        hidden,
+        "SET sortKey = :key REMOVE queueKey, skuStatus",
+        Some(key),
+    )
+    .await;
     let read = |partition: Partition| {
         let store = &backends.store;
         async move {
@@ -110,20 +100,31 @@ async fn verify_reports_an_item_in_the_wrong_gsis() {
     assert_eq!(exit_code(&reindexed), Some(0), "{reindexed:?}");
     let clean = backends.run("verify", &[]).await;
     assert_eq!(exit_code(&clean), Some(0), "{clean:?}");
+    another_tools_write(&backends, &comments[0], "REMOVE queueKey", None).await;
+    let drifted = backends.run("verify", &[]).await;
+    assert_ne!(exit_code(&drifted), Some(0), "{drifted:?}");
+}
+
+/// An `UpdateItem` of `comment`'s item behind the store's back (another tool's write), with
+/// `:key` bound to `key` when given.
+async fn another_tools_write(
+    backends: &Backends,
+    comment: &dynapage::domain::Comment,
+    expression: &str,
+    key: Option<String>,
+) {
+    use aws_sdk_dynamodb::types::AttributeValue;
+
     let client = crate::support::dynamodb_local::sdk_client(
         &crate::support::dynamodb_local::endpoint().await,
     );
-    client
+    let mut update = client
         .update_item()
         .table_name(backends.store.table())
-        .key(
-            "id",
-            aws_sdk_dynamodb::types::AttributeValue::S(comments[0].id.to_string()),
-        )
-        .update_expression("REMOVE queueKey")
-        .send()
-        .await
-        .expect("another tool's write");
-    let drifted = backends.run("verify", &[]).await;
-    assert_ne!(exit_code(&drifted), Some(0), "{drifted:?}");
+        .key("id", AttributeValue::S(comment.id.to_string()))
+        .update_expression(expression);
+    if let Some(key) = key {
+        update = update.expression_attribute_values(":key", AttributeValue::S(key));
+    }
+    update.send().await.expect("another tool's write");
 }
