@@ -1,5 +1,5 @@
 //! `dynapage export --out FILE`: every comment of a store as JSON Lines ([`super::transfer`]),
-//! in id order, plain or zstd-compressed (`FILE.jsonl.zst`, [`super::export_file`]), from the
+//! in id order, then the moderation log's entries ([`super::transfer_log`]), plain or zstd-compressed (`FILE.jsonl.zst`, [`super::export_file`]), from the
 //! durable embedded store (`--data-dir`, read beside a running server from one snapshot) or
 //! from DynamoDB (`--store dynamodb`: a scan, sorted in memory).
 //!
@@ -164,6 +164,11 @@ fn export_embedded(
         }
         Ok(())
     })?;
+    // The moderation log follows the comments ([`super::transfer_log`]); a resumed export
+    // cuts its file before the first entry's line and writes them all again.
+    for entry in crate::store::sqlite::read_log(dir)? {
+        out.write_log(&entry)?;
+    }
     out.finish()?;
     Ok((written, point.lines))
 }

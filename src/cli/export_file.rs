@@ -14,7 +14,7 @@ use std::path::Path;
 use anyhow::Context;
 
 use super::transfer;
-use crate::domain::{Comment, CommentId};
+use crate::domain::{Comment, CommentId, LogEntry};
 use crate::store::sqlite::modes;
 
 /// Lines per zstd frame: large enough to compress as well as one long stream (a frame is
@@ -63,7 +63,15 @@ impl LineWriter {
     }
 
     pub(super) fn write(&mut self, comment: &Comment) -> io::Result<()> {
-        let line = transfer::encode(comment);
+        self.write_line(&transfer::encode(comment))
+    }
+
+    /// Writes a moderation log entry's line ([`super::transfer_log`]).
+    pub(super) fn write_log(&mut self, entry: &LogEntry) -> io::Result<()> {
+        self.write_line(&super::transfer_log::encode(entry))
+    }
+
+    fn write_line(&mut self, line: &str) -> io::Result<()> {
         match self.format {
             Format::Plain => {
                 self.out.write_all(line.as_bytes())?;

@@ -21,8 +21,8 @@ use anyhow::Context;
 
 use super::copy_progress::{Pace, Progress, Saved, ScanState};
 use super::export_file::{Format, LineWriter};
-use super::transfer;
-use crate::domain::Comment;
+use super::{transfer, transfer_log};
+use crate::domain::{Comment, LogEntry};
 use crate::store::CommentStore;
 use crate::store::sqlite::modes;
 
@@ -68,6 +68,10 @@ pub(super) async fn export<S: CommentStore>(
             text.push_str(&transfer::encode(comment));
             text.push('\n');
         }
+        for entry in &page.log {
+            text.push_str(&transfer_log::encode(entry));
+            text.push('\n');
+        }
         spool
             .write_all(text.as_bytes())
             .and_then(|()| spool.sync_data())
@@ -86,12 +90,15 @@ pub(super) async fn export<S: CommentStore>(
         }
     }
     drop(spool);
-    let comments = sorted(files.spool)?;
+    let (comments, log) = sorted(files.spool)?;
     let file = modes::create_private(files.partial)
         .with_context(|| format!("creating {}", files.partial.display()))?;
     let mut out = LineWriter::new(file, format);
     for comment in &comments {
         out.write(comment)?;
+    }
+    for entry in &log {
+        out.write_log(entry)?;
     }
     out.finish()?;
     Ok((comments.len() as u64, resumed_after))
@@ -127,18 +134,23 @@ fn open_spool(path: &Path, keep: u64) -> anyhow::Result<File> {
     Ok(file)
 }
 
-/// The spool's comments by id, each once (the newest version, should a scan meet one twice).
-fn sorted(spool: &Path) -> anyhow::Result<Vec<Comment>> {
+/// The spool's comments by id, each once (the newest version, should a scan meet one twice),
+/// and its moderation log entries by id, each once.
+fn sorted(spool: &Path) -> anyhow::Result<(Vec<Comment>, Vec<LogEntry>)> {
     let file = File::open(spool).with_context(|| format!("opening {}", spool.display()))?;
-    let mut all = Vec::new();
+    let (mut all, mut log) = (Vec::new(), Vec::new());
     for (number, line) in BufReader::new(file).lines().enumerate() {
         let line = line.with_context(|| format!("reading {}", spool.display()))?;
-        let comment = transfer::decode(&line).map_err(|reason| {
-            anyhow::anyhow!("{} line {}: {reason}", spool.display(), number + 1)
-        })?;
-        all.push(comment);
+        let bad = |reason| anyhow::anyhow!("{} line {}: {reason}", spool.display(), number + 1);
+        if transfer_log::is_log_line(&line) {
+            log.push(transfer_log::decode(&line).map_err(bad)?);
+        } else {
+            all.push(transfer::decode(&line).map_err(bad)?);
+        }
     }
     all.sort_by(|a, b| a.id.cmp(&b.id).then(b.version.cmp(&a.version)));
     all.dedup_by_key(|c| c.id);
-    Ok(all)
+    log.sort_by_key(|e| e.id);
+    log.dedup_by_key(|e| e.id);
+    Ok((all, log))
 }

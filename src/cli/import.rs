@@ -8,6 +8,8 @@
 //! it, so importing twice writes nothing the second time and an import never puts an older
 //! state over a newer one. The same holds inside one batch: of the lines of one id, the one
 //! with the newest version is written, whatever their order (`cat new.jsonl old.jsonl`).
+//! The moderation log's lines ([`super::transfer_log`]) are written as they are, each entry
+//! once (an entry the store holds is left: entries are never changed).
 //! Resumable: after each written batch, the number of lines done is saved in
 //! `FILE.import-progress` with the destination it belongs to; a rerun to the same destination
 //! starts after them (a batch redone after a crash is skipped by the version rule), and the
@@ -35,9 +37,9 @@ use super::copy_progress::{Pace, Progress, remove_if_there, store_name};
 use super::export_file::open_lines;
 use super::import_lines::BoundedLines;
 use super::output::refuse_in_data_dir;
-use super::transfer;
+use super::{transfer, transfer_log};
 use crate::config::BackendArgs;
-use crate::domain::Comment;
+use crate::domain::{Comment, LogEntry};
 use crate::store::CommentStore;
 use crate::store::sqlite::modes;
 
@@ -75,6 +77,39 @@ struct Tally {
     /// Lines whose author or body the text rules changed (a control or bidi character taken
     /// out, spaces trimmed).
     cleaned: u64,
+    /// Moderation log entries written (or found there already: an entry is written once).
+    entries: u64,
+}
+
+/// The lines read since the last write: comments, and moderation log entries
+/// ([`super::transfer_log`]).
+#[derive(Default)]
+struct Batch {
+    comments: Vec<Comment>,
+    entries: Vec<LogEntry>,
+}
+
+impl Batch {
+    /// Adds the comment or log entry `line` holds, checked (a comment's text cleaned, counted
+    /// in `tally`); why not, when it is refused.
+    fn read(&mut self, line: &str, tally: &mut Tally) -> Result<(), String> {
+        if transfer_log::is_log_line(line) {
+            self.entries.push(transfer_log::decode(line)?);
+            return Ok(());
+        }
+        let read = transfer::decode(line)?;
+        let comment = read
+            .clone()
+            .with_checked_text()
+            .map_err(|e| e.to_string())?;
+        tally.cleaned += u64::from(comment != read);
+        self.comments.push(comment);
+        Ok(())
+    }
+
+    fn len(&self) -> usize {
+        self.comments.len() + self.entries.len()
+    }
 }
 
 pub(super) async fn run(args: ImportArgs) -> anyhow::Result<()> {
@@ -102,27 +137,21 @@ pub(super) async fn run(args: ImportArgs) -> anyhow::Result<()> {
     };
     let mut progress = Progress::new("import");
     let mut pace = Pace::new(args.comments_per_second);
-    let mut batch = Vec::new();
+    let mut batch = Batch::default();
     let mut lines = BoundedLines::new(lines);
     while let Some(line) = lines.next_line() {
         let (number, line) = line.with_context(|| format!("reading {}", args.input.display()))?;
         if number <= resume_after || line.trim().is_empty() {
             continue;
         }
+        let done = tally.lines;
         let refused = |reason: String| {
             anyhow::anyhow!(
-                "{} line {number}: {reason}; nothing of its batch was written (mend or remove the line and run the import again: it resumes after line {})",
+                "{} line {number}: {reason}; nothing of its batch was written (mend or remove the line and run the import again: it resumes after line {done})",
                 args.input.display(),
-                tally.lines
             )
         };
-        let read = transfer::decode(line).map_err(refused)?;
-        let comment = read
-            .clone()
-            .with_checked_text()
-            .map_err(|e| refused(e.to_string()))?;
-        tally.cleaned += u64::from(comment != read);
-        batch.push(comment);
+        batch.read(line, &mut tally).map_err(refused)?;
         if batch.len() as u64 == args.batch {
             write_batch(&store, &mut batch, &mut tally, &mut progress).await?;
             tally.lines = number;
@@ -142,29 +171,38 @@ pub(super) async fn run(args: ImportArgs) -> anyhow::Result<()> {
         "import done"
     );
     println!(
-        "imported {}: {} comments written, {} already there, {} older lines of an id replaced by a newer line, {} texts cleaned, resumed after line {resume_after}, in {secs:.1} s ({:.0} comments/s)",
+        "imported {}: {} comments written, {} already there, {} older lines of an id replaced by a newer line, {} texts cleaned, {} moderation log entries, resumed after line {resume_after}, in {secs:.1} s ({:.0} comments/s)",
         args.input.display(),
         tally.written,
         tally.already_there,
         tally.superseded,
         tally.cleaned,
+        tally.entries,
         (tally.written + tally.already_there) as f64 / secs.max(0.001)
     );
     Ok(())
 }
 
-/// Writes the comments of `batch` the store lacks or holds older, and empties it.
+/// Writes the comments of `batch` the store lacks or holds older, and its log entries (each
+/// once), and empties it.
 async fn write_batch<S: CommentStore>(
     store: &S,
-    batch: &mut Vec<Comment>,
+    batch: &mut Batch,
     tally: &mut Tally,
     progress: &mut Progress,
 ) -> anyhow::Result<()> {
-    if batch.is_empty() {
+    let entries = std::mem::take(&mut batch.entries);
+    store
+        .put_log(&entries)
+        .await
+        .context("writing the moderation log")?;
+    tally.entries += entries.len() as u64;
+    progress.add(entries.len() as u64);
+    if batch.comments.is_empty() {
         return Ok(());
     }
-    let lines = batch.len() as u64;
-    let newest = newest_of_each(std::mem::take(batch));
+    let lines = batch.comments.len() as u64;
+    let newest = newest_of_each(std::mem::take(&mut batch.comments));
     tally.superseded += lines - newest.len() as u64;
     let ids: Vec<_> = newest.iter().map(|c| c.id).collect();
     let held = store.get_many(&ids).await.context("reading the store")?;

@@ -17,6 +17,7 @@ pub mod serve;
 mod sync;
 mod token;
 mod transfer;
+mod transfer_log;
 pub mod verify;
 
 use std::process::ExitCode;

@@ -36,6 +36,30 @@ pub(super) fn put(tx: &Transaction<'_>, entry: &LogEntry) -> rusqlite::Result<()
 
 /// Loads every entry into `memory`.
 pub(super) fn load(conn: &Connection, path: &Path, memory: &MemoryStore) -> Result<(), OpenError> {
+    let entries = read_all(conn, path)?;
+    tracing::info!(entries = entries.len(), "moderation log loaded");
+    memory.put_log_now(&entries);
+    Ok(())
+}
+
+/// Every entry of the data directory `data_dir`, in id order, from one consistent snapshot,
+/// without taking the directory's lock (`export`); none in a database older than the log.
+pub fn read_log(data_dir: &Path) -> Result<Vec<LogEntry>, OpenError> {
+    let database = super::dir::existing_database(data_dir)?;
+    let conn = super::schema::open_for_reading(&database)?;
+    let format = super::schema::format(&conn).map_err(|source| {
+        OpenError::Format(super::schema::FormatError::Sqlite {
+            path: database.display().to_string(),
+            source,
+        })
+    })?;
+    if format <= super::schema::FORMAT_BEFORE_LOG {
+        return Ok(Vec::new());
+    }
+    read_all(&conn, &database)
+}
+
+fn read_all(conn: &Connection, path: &Path) -> Result<Vec<LogEntry>, OpenError> {
     let failed = |source| {
         OpenError::Format(super::schema::FormatError::Sqlite {
             path: path.display().to_string(),
@@ -59,9 +83,7 @@ pub(super) fn load(conn: &Connection, path: &Path, memory: &MemoryStore) -> Resu
             })?;
         entries.push(entry);
     }
-    tracing::info!(entries = entries.len(), "moderation log loaded");
-    memory.put_log_now(&entries);
-    Ok(())
+    Ok(entries)
 }
 
 fn decode(row: &Row<'_>) -> rusqlite::Result<Result<LogEntry, RowError>> {

@@ -16,6 +16,7 @@
 pub mod dir;
 mod load;
 mod log_rows;
+pub use self::log_rows::read_log;
 pub mod modes;
 mod rows;
 pub mod schema;

@@ -1,13 +1,13 @@
 //! Moving comments between stores with `export` and `import` (real processes, DynamoDB
-//! Local): embedded → DynamoDB → embedded gives the same export byte for byte and the same
-//! pages on all three; importing twice writes nothing; an interrupted import resumes without
+//! Local): embedded → DynamoDB → embedded gives the same export byte for byte (the moderation
+//! log's entries included) and the same pages on all three; importing twice writes nothing; an interrupted import resumes without
 //! duplicates; an export killed mid-way (from either store, plain or `.jsonl.zst`) resumes to
 //! the same bytes as an uninterrupted one.
 
 use std::path::Path;
 use std::time::Duration;
 
-use dynapage::domain::{Access, CommentPatch};
+use dynapage::domain::{Access, CommentPatch, ModerationDecision, ModerationReason, Verdict};
 use dynapage::store::CommentStore;
 use dynapage::store::sqlite::SqliteStore;
 use serde_json::json;
@@ -68,16 +68,46 @@ async fn source(dir: &Path) -> usize {
             .await
             .expect("delete");
     }
+    // Moderation log entries, one of them about a comment deleted since (entries stay).
+    let hide = Verdict::new(
+        ModerationDecision::Hide,
+        Some(ModerationReason::Spam),
+        Some("rule 3"),
+    )
+    .expect("a verdict");
+    for comment in comments.iter().skip(2).step_by(50) {
+        store
+            .moderate(comment.id, &hide, "auth0|carol", comment.created_at_ms + 9)
+            .await
+            .expect("hide");
+        store
+            .reply(
+                comment.id,
+                Some("We looked into it."),
+                "auth0|carol",
+                comment.created_at_ms + 10,
+            )
+            .await
+            .expect("reply");
+    }
+    store
+        .delete(comments[2].id, &Access::Any)
+        .await
+        .expect("delete a moderated comment");
     let left = store.len();
     store.close().await;
     left
 }
+
+/// How many moderation log entries [`source`] makes.
+const ENTRIES: usize = 2 * 9;
 
 #[tokio::test]
 async fn embedded_to_dynamodb_and_back_exports_the_same_bytes_and_serves_the_same_pages() {
     let work = tempfile::tempdir().expect("a directory");
     let (d1, d2) = (work.path().join("one"), work.path().join("two"));
     let count = source(&d1).await;
+    let entries = format!("{ENTRIES} moderation log entries");
     let table = dynamo_store().await;
     let flags = cli_flags(&table).await;
     let dynamo: Vec<&str> = flags.iter().map(String::as_str).collect();
@@ -88,7 +118,7 @@ async fn embedded_to_dynamodb_and_back_exports_the_same_bytes_and_serves_the_sam
     cli(&["export", "--data-dir", text(&d1), "--out", text(&files[0])]).await;
     let first = cli(&[&["import", "--in", text(&files[0])][..], &dynamo].concat()).await;
     assert!(
-        first.contains(&format!("{count} comments written")),
+        first.contains(&format!("{count} comments written")) && first.contains(&entries),
         "{first}"
     );
     let again = cli(&[&["import", "--in", text(&files[0])][..], &dynamo].concat()).await;
@@ -104,13 +134,17 @@ async fn embedded_to_dynamodb_and_back_exports_the_same_bytes_and_serves_the_sam
         .iter()
         .map(|f| std::fs::read(f).expect("read"))
         .collect();
-    assert_eq!(bytes[0].iter().filter(|b| **b == b'\n').count(), count);
+    assert_eq!(
+        bytes[0].iter().filter(|b| **b == b'\n').count(),
+        count + ENTRIES
+    );
     assert!(
         bytes[0] == bytes[1] && bytes[1] == bytes[2],
         "the three exports are equal byte for byte"
     );
     let exported = String::from_utf8(bytes[0].clone()).expect("UTF-8");
     assert!(exported.contains("\"authorSub\":\"sub-3\"") && exported.contains("\"version\":2"));
+    assert!(exported.contains("{\"entry\":") && exported.contains("\"action\":\"REPLY\""));
 
     let apps = [
         // Every server seals cursors with the secret the DynamoDB one needs, so pages compare

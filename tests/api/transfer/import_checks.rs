@@ -291,3 +291,44 @@ async fn a_refused_line_stops_the_import_after_the_batches_before_it_and_a_rerun
     assert!(held(&dir, &ids).await.iter().all(Option::is_some));
     assert_eq!(served(&dir, "RESUMED").await["totalCount"], 5);
 }
+
+/// A moderation log line is held to the same care: a line with an unknown action, a foreign
+/// field or a note over the limit is refused with its number, and nothing of its batch is
+/// written.
+#[tokio::test]
+async fn import_refuses_a_damaged_moderation_log_line() {
+    let work = tempfile::tempdir().expect("a directory");
+    let [first] = dataset("LOGGED", 1).try_into().expect("one");
+    let dir = work.path().join("box");
+    let good = format!(
+        r#"{{"entry":"01KDWCA0000000000000000001","comment":"{}","sku":"LOGGED","actor":"auth0|carol","action":"HIDE","previousStatus":"PUBLISHED","status":"HIDDEN","reason":"SPAM","atMs":1767225600000}}"#,
+        first.id
+    );
+    for (what, bad) in [
+        ("an unknown action", good.replace("HIDE", "ERASE")),
+        (
+            "a foreign field",
+            good.replace("\"atMs\"", "\"extra\":1,\"atMs\""),
+        ),
+        (
+            "a note over the limit",
+            good.replace(
+                "\"atMs\"",
+                &format!("\"note\":\"{}\",\"atMs\"", "x".repeat(4_001)),
+            ),
+        ),
+    ] {
+        let file = work.path().join("log.jsonl");
+        std::fs::write(&file, [line(&first, 1, "ann", "kept?"), bad].join("\n")).expect("write");
+        let (ok, said) = import(&file, &["--data-dir", text(&dir)]).await;
+        assert!(!ok && said.contains("line 2:"), "{what}: {said}");
+        assert!(
+            held(&dir, &[first.id]).await[0].is_none(),
+            "{what}: nothing written"
+        );
+    }
+    let file = work.path().join("log.jsonl");
+    std::fs::write(&file, [line(&first, 1, "ann", "kept"), good].join("\n")).expect("write");
+    let (ok, said) = import(&file, &["--data-dir", text(&dir)]).await;
+    assert!(ok && said.contains("1 moderation log entries"), "{said}");
+}
