@@ -317,6 +317,22 @@ async fn every_command_calls_exactly_the_dynamodb_actions_its_documented_row_lis
     );
     seen.insert("reindex".into(), called(&proxy, None).await);
 
+    // A moderation log entry, so the export carries one and the import writes it.
+    let logged = backends.store.scan(0, 1, None).await.expect("a scan");
+    let about = logged.items.first().expect("a seeded comment");
+    let entry = dynapage::domain::LogEntry {
+        id: dynapage::domain::EntryId::new(about.created_at_ms + 1),
+        comment: about.id,
+        sku: about.sku.clone(),
+        actor: "auth0|carol".to_owned(),
+        action: dynapage::domain::LogAction::Reply,
+        previous: dynapage::domain::CommentStatus::Published,
+        status: dynapage::domain::CommentStatus::Published,
+        reason: None,
+        note: Some("Thanks!".to_owned()),
+        at_ms: about.created_at_ms + 1,
+    };
+    backends.store.put_log(&[entry]).await.expect("a log entry");
     let file = tempfile::tempdir().expect("a temporary directory");
     let file = file.path().join("comments.jsonl");
     let file = file.to_str().expect("a UTF-8 path");
