@@ -213,10 +213,13 @@ impl Window {
             trimmed = true;
         }
         let (Some(newest), Some(oldest)) = (entries.first(), entries.last()) else {
+            // An empty page: past a cursor's own entry (entries are never deleted), or before
+            // the window's entries when it asked for none (`first: 0`, `last: 0`).
+            let forward = matches!(take, Take::First(..));
             return Ok(LogPageRead {
                 entries,
-                has_next: self.before.is_some(),
-                has_previous: self.after.is_some(),
+                has_next: self.before.is_some() || (forward && overflow),
+                has_previous: self.after.is_some() || (!forward && overflow),
                 read,
             });
         };

@@ -246,7 +246,8 @@ async fn confirm_all<S: CommentStore, I: PageIndex>(
         indexed: tally.indexed.into_inner(),
         stale,
         reranked: tally.reranked.into_inner(),
-        products: skus.len(),
+        // Products only: the queues confirmed with them are lists, not products.
+        products: skus.iter().filter(|sku| !sku.is_queue()).count(),
         ..ReindexReport::default()
     };
     let work: Vec<(Sku, Vec<CommentId>, Vec<Doubt>)> = skus

@@ -87,7 +87,15 @@ fn autorun_result(dom: &str) -> (String, String) {
 async fn graphiql_renders_offline_and_runs_the_first_example_from_its_ui() {
     let app = TestApp::embedded(50).await;
     let url = format!("{}/?autorun", app.address);
-    let dom = headless(&["--virtual-time-budget=30000", "--dump-dom", &url]).await;
+    // A loaded two-core machine can leave the example's request unanswered when Chromium's
+    // budget ends ("running"): load the page again, up to three times, before judging it.
+    let mut dom = String::new();
+    for _ in 0..3 {
+        dom = headless(&["--virtual-time-budget=30000", "--dump-dom", &url]).await;
+        if autorun_result(&dom).0 != "running" {
+            break;
+        }
+    }
 
     for tab in TABS {
         assert!(

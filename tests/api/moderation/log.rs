@@ -149,6 +149,17 @@ async fn the_log_records_every_decision(app: &TestApp, people: &People, skus: [&
         (&json!(true), &json!(true))
     );
 
+    // Asking for none still says whether there are any.
+    let none = log(app, carol, json!({ "first": 0 })).await;
+    assert_eq!(
+        (
+            none["edges"].clone(),
+            &none["pageInfo"]["hasNextPage"],
+            &none["pageInfo"]["hasPreviousPage"]
+        ),
+        (json!([]), &json!(true), &json!(false))
+    );
+
     // A cursor of one log is no cursor of another; moderators only.
     let foreign = app
         .graphql_as(
