@@ -256,7 +256,9 @@ pub(super) async fn put(store: &DynamoStore, entries: &[LogEntry]) -> Result<(),
             .client
             .transact_write_items()
             .set_transact_items(Some(writes(store, entry)?))
-            .client_request_token(entry.id.to_string())
+            // Not the entry's id alone: that is the token of the decision that wrote it, and
+            // DynamoDB refuses a token again with other items for ten minutes.
+            .client_request_token(format!("import-{}", entry.id))
             .send()
             .await;
         if let Err(err) = sent {

@@ -7,6 +7,7 @@
 use serde_json::{Value, json};
 
 use super::decisions::{People, moderate};
+use crate::helpers::process::{exit_code, stdout};
 use crate::helpers::{TestApp, error_codes};
 use crate::support::backends::Backends;
 use crate::support::jwks::{JwksServer, TestKey};
@@ -236,5 +237,20 @@ async fn the_log_records_every_decision_on_dynamodb() {
     let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
     let app = backends.serve_syncing(&extra).await;
     the_log_records_every_decision(&app, &people, ["DA", "DB"]).await;
+    // Exported and imported into the same table at once: every entry is there already, and
+    // none is counted twice.
+    let work = tempfile::tempdir().expect("a directory");
+    let file = work.path().join("log.jsonl");
+    let file = file.to_str().expect("UTF-8");
+    let exported = backends.run("export", &["--out", file]).await;
+    assert_eq!(exit_code(&exported), Some(0), "{exported:?}");
+    let imported = backends.run("import", &["--in", file]).await;
+    assert_eq!(exit_code(&imported), Some(0), "{imported:?}");
+    assert!(
+        stdout(&imported).contains("4 moderation log entries"),
+        "{imported:?}"
+    );
+    let whole = log(&app, &people.carol, json!({})).await;
+    assert_eq!(whole["totalCount"], 4, "{whole:#}");
     app.stop().await.expect("clean stop");
 }
