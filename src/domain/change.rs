@@ -3,6 +3,7 @@
 //! Both the embedded store's feed and the DynamoDB Streams consumer produce these, and one
 //! function applies them to any [`PageIndex`](crate::index::PageIndex): one code path.
 
+use super::author::AuthorList;
 use super::comment::Comment;
 use super::ids::{Rating, Sku};
 use super::moderation::CommentStatus;
@@ -24,22 +25,40 @@ pub struct IndexEntry {
     /// Its [`Comment::helpful_count`]: where it sits in the list by helpful votes.
     pub helpful: u64,
     /// Whether the comment is a member of the list `sku` names: for a product, whether it is
-    /// public ([`Comment::is_public`]); for a queue ([`QueueList`]), whether it is in the
-    /// queue's status. An upsert of an entry that is not takes the comment out of the list,
-    /// like a deletion at the upsert's version (a withdrawal: [`ChangeEvent::withdraws`]);
-    /// entries the index holds are all members.
+    /// public ([`Comment::is_public`]); for a queue ([`QueueList`]) or an author's list
+    /// ([`AuthorList`]), whether it is in the list's status (and author). An upsert of an entry
+    /// that is not takes the comment out of the list, like a deletion at the upsert's version
+    /// (a withdrawal: [`ChangeEvent::withdraws`]); entries the index holds are all members.
     pub published: bool,
     /// The comment's status (the index keeps none: an entry it holds is published in a
-    /// product's list and in the queue's status in a queue's).
+    /// product's list and in the list's status in a queue or an author's list of one status;
+    /// an author's whole list says [`CommentStatus::Published`] for every member).
     pub status: CommentStatus,
+    /// The `sub` of the comment's author ([`Comment::author_sub`]): which author's lists hold
+    /// it. The index keeps none: an entry of any list, and one read back from the index, has
+    /// `None` ([`IndexEntry::as_indexed`]).
+    pub author: Option<String>,
 }
 
 impl IndexEntry {
-    /// The status of every member of the list the index keeps under `list`: a queue's, or
-    /// published in a product's.
+    /// The status of every member of the list the index keeps under `list`: a queue's, an
+    /// author's list's of one status, published in a product's (and, as a placeholder, in an
+    /// author's whole list).
     pub fn status_of_members(list: &Sku) -> CommentStatus {
-        QueueList::from_index_name(list.as_str())
-            .map_or(CommentStatus::Published, |queue| queue.status())
+        if let Some(queue) = QueueList::from_index_name(list.as_str()) {
+            return queue.status();
+        }
+        AuthorList::from_index_name(list.as_str())
+            .and_then(|list| list.status())
+            .unwrap_or(CommentStatus::Published)
+    }
+
+    /// This entry as the index keeps it: without its author.
+    pub fn as_indexed(&self) -> IndexEntry {
+        IndexEntry {
+            author: None,
+            ..self.clone()
+        }
     }
 
     /// This entry (of a product's list) as the entry of `queue`: a member if the comment is in
@@ -51,26 +70,62 @@ impl IndexEntry {
             published: queue.status() == self.status
                 && queue.sku().is_none_or(|sku| *sku == self.sku),
             helpful: 0,
+            author: None,
+            ..self.clone()
+        }
+    }
+
+    /// This entry (of a product's list) as the entry of an author's `list`: a member if the
+    /// comment is the author's (and in the list's status), a withdrawal otherwise. No helpful
+    /// order, and the status of the list's members ([`IndexEntry::status_of_members`]).
+    pub fn in_author_list(&self, list: &AuthorList) -> IndexEntry {
+        IndexEntry {
+            sku: list.index_name(),
+            published: list.admits(self.author.as_deref(), self.status),
+            helpful: 0,
+            status: list.status().unwrap_or(CommentStatus::Published),
+            author: None,
             ..self.clone()
         }
     }
 
     /// This entry (of a product's list) as the entry of the list the index keeps under
-    /// `list`: itself for its product, [`IndexEntry::in_queue`] for a queue.
+    /// `list`: itself for its product, [`IndexEntry::in_queue`] for a queue,
+    /// [`IndexEntry::in_author_list`] for an author's list.
     pub fn in_list(&self, list: &Sku) -> IndexEntry {
-        match QueueList::from_index_name(list.as_str()) {
-            Some(queue) => self.in_queue(&queue),
+        if let Some(queue) = QueueList::from_index_name(list.as_str()) {
+            return self.in_queue(&queue);
+        }
+        match AuthorList::from_index_name(list.as_str()) {
+            Some(author) => self.in_author_list(&author),
             None => self.clone(),
         }
     }
 
-    /// The entries of every list this entry (of a product's list) makes its comment a member
-    /// of: its product's if it is published, its two queues otherwise.
-    pub fn memberships(&self) -> Vec<IndexEntry> {
-        match QueueList::of(self.status, &self.sku) {
-            None => vec![self.clone()],
-            Some(queues) => queues.iter().map(|q| self.in_queue(q)).collect(),
+    /// The lists other than its product's that this entry (of a product's list) makes its
+    /// comment a member of: its two queues while it is not published, and its author's two
+    /// lists when it has an author.
+    pub fn side_lists(&self) -> Vec<Sku> {
+        let mut lists: Vec<Sku> = QueueList::of(self.status, &self.sku)
+            .map(|queues| queues.iter().map(QueueList::index_name).collect())
+            .unwrap_or_default();
+        if let Some(sub) = &self.author {
+            lists.extend(
+                AuthorList::of(sub, self.status)
+                    .iter()
+                    .map(AuthorList::index_name),
+            );
         }
+        lists
+    }
+
+    /// The entries of every list this entry (of a product's list) makes its comment a member
+    /// of: its product's if it is published, its side lists ([`IndexEntry::side_lists`]).
+    pub fn memberships(&self) -> Vec<IndexEntry> {
+        let own = self.published.then(|| self.clone());
+        own.into_iter()
+            .chain(self.side_lists().iter().map(|list| self.in_list(list)))
+            .collect()
     }
 }
 
@@ -84,6 +139,7 @@ impl From<&Comment> for IndexEntry {
             helpful: comment.helpful_count,
             published: comment.is_public(),
             status: comment.moderation.status,
+            author: comment.author_sub.clone(),
         }
     }
 }
@@ -158,42 +214,39 @@ impl ChangeEvent {
         matches!(self, Self::Upsert { new, .. } if new.published)
     }
 
-    /// The changes this change (of a product's list) makes to the queues ([`QueueList`]): the
-    /// comment enters (or stays in, at the new version) the two queues of its new status, and
-    /// leaves those of its old one, at this change's version, so that a late older change
-    /// never brings it back. An upsert without an old image (a replay, `reindex`) says only
-    /// where the comment is now; `reindex` finds the queues that still hold it by reading them.
-    /// None for a change of a queue's list, or of a comment that was and is published.
-    pub fn queue_changes(&self) -> Vec<ChangeEvent> {
+    /// The changes this change (of a product's list) makes to its side lists (the queues,
+    /// [`QueueList`], and the author's lists, [`AuthorList`]; [`IndexEntry::side_lists`]): the
+    /// comment enters (or stays in, at the new version) the lists of its new state, and leaves
+    /// those of its old one, at this change's version, so that a late older change never brings
+    /// it back. An upsert without an old image (a replay, `reindex`) says only where the comment
+    /// is now; `reindex` finds the lists that still hold it by reading them. None for a change
+    /// of a side list itself.
+    pub fn side_changes(&self) -> Vec<ChangeEvent> {
         let (old, new) = match self {
             Self::Upsert { old, new } => (old.as_ref(), Some(new)),
             Self::Remove { old, .. } => (Some(old), None),
         };
-        if self.entry().sku.is_queue() {
+        if self.entry().sku.is_reserved() {
             return Vec::new();
         }
-        let queues = |entry: Option<&IndexEntry>| -> Vec<QueueList> {
-            entry
-                .and_then(|e| QueueList::of(e.status, &e.sku))
-                .map(Vec::from)
-                .unwrap_or_default()
-        };
-        let (entered, left) = (queues(new), queues(old));
+        let lists =
+            |entry: Option<&IndexEntry>| entry.map(IndexEntry::side_lists).unwrap_or_default();
+        let (entered, left) = (lists(new), lists(old));
         let mut changes = Vec::new();
         if let Some(new) = new {
-            changes.extend(entered.iter().map(|queue| Self::Upsert {
+            changes.extend(entered.iter().map(|list| Self::Upsert {
                 old: None,
-                new: new.in_queue(queue),
+                new: new.in_list(list),
             }));
         }
-        for queue in left.iter().filter(|queue| !entered.contains(queue)) {
+        for list in left.iter().filter(|list| !entered.contains(list)) {
             changes.push(match (new, old) {
                 (Some(new), _) => Self::Upsert {
                     old: None,
-                    new: new.in_queue(queue),
+                    new: new.in_list(list),
                 },
                 (None, Some(old)) => Self::Remove {
-                    old: old.in_queue(queue),
+                    old: old.in_list(list),
                     version: self.version(),
                 },
                 (None, None) => continue,

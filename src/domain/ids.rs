@@ -174,14 +174,15 @@ impl Sku {
         Ok(Self(Arc::from(s)))
     }
 
-    /// A list's name that is no product's ([`super::QueueList::index_name`]): made here, never
-    /// parsed from a client.
+    /// A list's name that is no product's ([`super::QueueList::index_name`],
+    /// [`super::AuthorList::index_name`]): made here, never parsed from a client.
     pub(super) fn list_name(name: String) -> Self {
         Self(Arc::from(name))
     }
 
-    /// Whether this names a queue rather than a product ([`super::QueueList`]).
-    pub fn is_queue(&self) -> bool {
+    /// Whether this names a list that is no product's: a moderation queue
+    /// ([`super::QueueList`]) or an author's list ([`super::AuthorList`]).
+    pub fn is_reserved(&self) -> bool {
         self.0.starts_with('!')
     }
 

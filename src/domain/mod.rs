@@ -4,6 +4,7 @@
 //! Nothing here knows about DynamoDB, Redis or GraphQL; every other layer speaks these types.
 
 mod audit;
+mod author;
 mod change;
 mod comment;
 mod ids;
@@ -18,6 +19,7 @@ mod verdict;
 mod vote;
 
 pub use audit::{EntryId, LogAction, LogEntry};
+pub use author::AuthorList;
 pub use change::{ChangeEvent, IndexEntry};
 pub use comment::{
     Access, Comment, CommentDraft, CommentPatch, MAX_AUTHOR_CHARS, MAX_AUTHOR_SUB_BYTES,

@@ -9,9 +9,9 @@
 //!
 //! Every comment that is not published is in exactly two queues: its status's queue across the
 //! shop and the same queue of its product. A change that moves a comment between statuses is
-//! also a change of the queues it leaves and enters ([`super::ChangeEvent::queue_changes`]).
+//! also a change of the queues it leaves and enters ([`super::ChangeEvent::side_changes`]).
 
-use super::{CommentStatus, Sku};
+use super::{AuthorList, CommentStatus, Sku};
 
 /// What starts every queue's index name, and no SKU.
 const MARK: char = '!';
@@ -76,12 +76,14 @@ impl QueueList {
     }
 }
 
-/// A list's name as the index keeps it, read back from a key: a product's SKU or a queue's
-/// name; `None` for anything else.
+/// A list's name as the index keeps it, read back from a key: a product's SKU, a queue's or an
+/// author's list's name; `None` for anything else.
 pub fn list_name(name: &str) -> Option<Sku> {
     match Sku::parse(name) {
         Ok(sku) => Some(sku),
-        Err(_) => QueueList::from_index_name(name).map(|queue| queue.index_name()),
+        Err(_) => QueueList::from_index_name(name)
+            .map(|queue| queue.index_name())
+            .or_else(|| AuthorList::from_index_name(name).map(|list| list.index_name())),
     }
 }
 

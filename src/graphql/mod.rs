@@ -20,6 +20,7 @@ mod moderation;
 mod mutation;
 pub mod nesting;
 mod order;
+mod own;
 mod page_cursors;
 pub mod pricing;
 mod product;

@@ -10,6 +10,7 @@ use super::connection::resolve_connection;
 use super::error::ApiError;
 use super::global_id::GlobalId;
 use super::log::LogQueryRoot;
+use super::own::ViewerQuery;
 use super::queue::QueueQuery;
 use super::state;
 use super::summaries::SummariesQuery;
@@ -26,6 +27,7 @@ pub struct QueryRoot(
     SummariesQuery,
     QueueQuery,
     LogQueryRoot,
+    ViewerQuery,
 );
 
 /// `Query.node` and `Query.nodes`: Relay refetching (`nodes` is priced per id,

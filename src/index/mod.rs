@@ -379,12 +379,12 @@ impl PageIndex for AnyIndex {
         dispatch_index!(self, i => i.view(sku, listing, request).await)
     }
 
-    /// Applies `events` and the changes they make to the moderation queues
-    /// ([`ChangeEvent::queue_changes`]) in one call; only the given events' refusals are
+    /// Applies `events` and the changes they make to the moderation queues and authors' lists
+    /// ([`ChangeEvent::side_changes`]) in one call; only the given events' refusals are
     /// answered (a queue's copy of a change is refused exactly when the index holds a newer
     /// state of the comment in that queue, which is what keeps the queue order-proof).
     async fn apply(&self, events: &[ChangeEvent]) -> Result<Vec<Stale>, IndexError> {
-        let queued: Vec<ChangeEvent> = events.iter().flat_map(ChangeEvent::queue_changes).collect();
+        let queued: Vec<ChangeEvent> = events.iter().flat_map(ChangeEvent::side_changes).collect();
         if queued.is_empty() {
             return dispatch_index!(self, i => i.apply(events).await);
         }

@@ -286,6 +286,7 @@ impl Treap<SortKey> {
                 helpful: helpful_of(&node.key),
                 published: true,
                 status: IndexEntry::status_of_members(sku),
+                author: None,
             });
             t = node.left;
         }

@@ -354,6 +354,7 @@ fn change_of(fields: &[(Vec<u8>, Vec<u8>)]) -> Option<ChangeEvent> {
         helpful,
         published: status.is_public(),
         status,
+        author: None,
     };
     match text(b"t")? {
         "u" => {

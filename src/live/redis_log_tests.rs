@@ -25,6 +25,7 @@ fn entries_read_back_as_the_changes_written_ratings_and_versions_included() {
         helpful: 3,
         published: status.is_public(),
         status,
+        author: None,
     };
     let (published, pending) = (CommentStatus::Published, CommentStatus::Pending);
     let (hidden, rejected) = (CommentStatus::Hidden, CommentStatus::Rejected);

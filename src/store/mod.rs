@@ -25,9 +25,9 @@ use std::future::Future;
 use std::ops::Bound;
 
 use crate::domain::{
-    Access, ChangeEvent, Comment, CommentId, CommentPatch, DecisionRefused, EntryId, LogEntry,
-    Order, Position, QueueList, Rating, Sku, Verdict, VerdictRefused, VersionCeiling, Voted, Voter,
-    VoterId, helpful_group,
+    Access, AuthorList, ChangeEvent, Comment, CommentId, CommentPatch, DecisionRefused, EntryId,
+    LogEntry, Order, Position, QueueList, Rating, Sku, Verdict, VerdictRefused, VersionCeiling,
+    Voted, Voter, VoterId, helpful_group,
 };
 use crate::error::BoxError;
 
@@ -51,6 +51,11 @@ pub enum Partition {
     /// partition key `sku#status`), by time (sort key `queueKey`, the sort key again, written
     /// only while the comment is not published).
     Queue(QueueList),
+    /// An author's comments, across products: all of them (GSI `byAuthor`, partition key
+    /// `authorSub`) or those in one status (GSI `byAuthorStatus`, partition key
+    /// `authorStatus`, `sub#status`), by time (sort key `authorKey`, the sort key again,
+    /// written on every comment with an author).
+    Author(AuthorList),
 }
 
 impl Partition {
@@ -76,10 +81,11 @@ impl Partition {
     }
 
     /// The partitions `comment` belongs to: the product's four while it is published, its two
-    /// queues otherwise.
+    /// queues otherwise, and its author's two lists when it has an author.
     pub fn all_of(comment: &Comment) -> Vec<Partition> {
         let sku = &comment.sku;
-        match QueueList::of(comment.moderation.status, sku) {
+        let status = comment.moderation.status;
+        let mut all = match QueueList::of(status, sku) {
             Some(queues) => queues.into_iter().map(Partition::Queue).collect(),
             None => vec![
                 Partition::Product(sku.clone()),
@@ -87,14 +93,25 @@ impl Partition {
                 Partition::ProductHelpful(sku.clone()),
                 Partition::ProductRatingHelpful(sku.clone(), comment.rating),
             ],
+        };
+        if let Some(sub) = &comment.author_sub {
+            all.extend(
+                AuthorList::of(sub, status)
+                    .into_iter()
+                    .map(Partition::Author),
+            );
         }
+        all
     }
 
-    /// The partition that holds a whole list the index keeps under `list` (a product's SKU or
-    /// a queue's name) by time.
+    /// The partition that holds a whole list the index keeps under `list` (a product's SKU, a
+    /// queue's or an author's list's name) by time.
     pub fn by_time(list: &Sku) -> Partition {
-        match QueueList::from_index_name(list.as_str()) {
-            Some(queue) => Partition::Queue(queue),
+        if let Some(queue) = QueueList::from_index_name(list.as_str()) {
+            return Partition::Queue(queue);
+        }
+        match AuthorList::from_index_name(list.as_str()) {
+            Some(author) => Partition::Author(author),
             None => Partition::Product(list.clone()),
         }
     }

@@ -127,8 +127,12 @@ impl Tally {
             let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
             for event in &events {
                 let entry = event.entry();
-                // The product's list, and the queues the comment is in (`QueueList`).
-                let queues = entry.memberships().into_iter().filter(|e| e.sku.is_queue());
+                // The product's list, and the side lists the comment is in (`QueueList`,
+                // `AuthorList`).
+                let queues = entry
+                    .memberships()
+                    .into_iter()
+                    .filter(|e| e.sku.is_reserved());
                 for list in std::iter::once(entry.sku.clone()).chain(queues.map(|e| e.sku)) {
                     seen.entry(list).or_default().push(entry.key.id());
                 }
@@ -247,7 +251,7 @@ async fn confirm_all<S: CommentStore, I: PageIndex>(
         stale,
         reranked: tally.reranked.into_inner(),
         // Products only: the queues confirmed with them are lists, not products.
-        products: skus.iter().filter(|sku| !sku.is_queue()).count(),
+        products: skus.iter().filter(|sku| !sku.is_reserved()).count(),
         ..ReindexReport::default()
     };
     let work: Vec<(Sku, Vec<CommentId>, Vec<Doubt>)> = skus

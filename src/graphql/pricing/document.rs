@@ -326,7 +326,7 @@ impl Count<'_> {
 fn read(types: &OutputTypes, on: &str, field: &str) -> Option<Read> {
     let query = on == types.root(OperationType::Query);
     match field {
-        "comments" if query || on == "Product" => Some(Read::Connection),
+        "comments" if query || on == "Product" || on == "Viewer" => Some(Read::Connection),
         "moderationQueue" | "moderationLog" if query => Some(Read::Connection),
         "nodes" if query => Some(Read::Nodes),
         "ratingSummaries" if query => Some(Read::Summaries),

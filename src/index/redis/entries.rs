@@ -37,6 +37,7 @@ impl RedisIndex {
                         helpful: counts.get(&key).copied().unwrap_or(0),
                         published: true,
                         status: IndexEntry::status_of_members(sku),
+                        author: None,
                     });
                 }
             }

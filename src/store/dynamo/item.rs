@@ -25,9 +25,9 @@ use aws_sdk_dynamodb::types::AttributeValue;
 mod moderation;
 
 pub(super) use self::moderation::{
-    DECIDED_AT, LOG_KEY, LOG_LIST, MODERATION_NOTE, MODERATION_REASON, Places, QUEUE_KEY, REPLY_AT,
-    REPLY_BODY, REPLY_UPDATED_AT, SKU_STATUS, STATUS, place_is_current, queue_key_from_item,
-    sku_status,
+    AUTHOR_KEY, AUTHOR_STATUS, DECIDED_AT, LOG_KEY, LOG_LIST, MODERATION_NOTE, MODERATION_REASON,
+    Places, QUEUE_KEY, REPLY_AT, REPLY_BODY, REPLY_UPDATED_AT, SKU_STATUS, STATUS, author_status,
+    place_is_current, sku_status, time_key_in,
 };
 
 use super::attribute::ItemAttribute;
@@ -111,6 +111,7 @@ pub(super) fn item_from_comment(comment: &Comment) -> HashMap<String, AttributeV
         (VERSION.to_owned(), n(comment.version)),
     ]);
     item.extend(gsi_places(comment));
+    item.extend(moderation::author_places(comment));
     item.extend(moderation::attributes(&comment.moderation));
     item.extend(moderation::reply_attributes(comment.reply.as_deref()));
     if let Some(updated) = comment.updated_at_ms {

@@ -17,13 +17,13 @@ use super::batch::{self, BATCHES_IN_FLIGHT, GET_CHUNK};
 use super::error::{OnConditionFailed, internal};
 use super::helpful_rank::helpful_rank;
 use super::item::{
-    HELPFUL_RANK, ID, QUEUE_KEY, SKU, SKU_RATING, SKU_STATUS, SORT_KEY, STATUS,
-    helpful_position_from_item, key_of, number_value, place_is_current, queue_key_from_item,
-    sku_rating, sku_status, sort_key_from_item, string_value,
+    AUTHOR_KEY, AUTHOR_STATUS, AUTHOR_SUB, HELPFUL_RANK, ID, QUEUE_KEY, SKU, SKU_RATING,
+    SKU_STATUS, SORT_KEY, STATUS, author_status, helpful_position_from_item, key_of, number_value,
+    place_is_current, sku_rating, sku_status, sort_key_from_item, string_value, time_key_in,
 };
 use super::schema::{
-    BY_PRODUCT, BY_PRODUCT_HELPFUL, BY_PRODUCT_QUEUE, BY_PRODUCT_RATING, BY_PRODUCT_RATING_HELPFUL,
-    BY_QUEUE,
+    BY_AUTHOR, BY_AUTHOR_STATUS, BY_PRODUCT, BY_PRODUCT_HELPFUL, BY_PRODUCT_QUEUE,
+    BY_PRODUCT_RATING, BY_PRODUCT_RATING_HELPFUL, BY_QUEUE,
 };
 use super::vote_key::{comment_of_vote, is_vote_id};
 use super::{DynamoStore, decode};
@@ -76,13 +76,23 @@ fn partition_key(partition: &Partition) -> (&'static str, &'static str, String) 
                 sku_status(sku, queue.status()),
             ),
         },
+        Partition::Author(list) => match list.status() {
+            None => (BY_AUTHOR, AUTHOR_SUB, list.sub().to_owned()),
+            Some(status) => (
+                BY_AUTHOR_STATUS,
+                AUTHOR_STATUS,
+                author_status(list.sub(), status),
+            ),
+        },
     }
 }
 
-/// The sort key attribute of a partition by time: `queueKey` in a queue, `sortKey` elsewhere.
+/// The sort key attribute of a partition by time: `queueKey` in a queue, `authorKey` in an
+/// author's list, `sortKey` elsewhere.
 fn time_key(partition: &Partition) -> &'static str {
     match partition {
         Partition::Queue(_) => QUEUE_KEY,
+        Partition::Author(_) => AUTHOR_KEY,
         _ => SORT_KEY,
     }
 }
@@ -112,7 +122,9 @@ fn last_position(
     key: &HashMap<String, AttributeValue>,
 ) -> Result<Position, StoreError> {
     let position = match partition {
-        Partition::Queue(_) => queue_key_from_item(key).map(Position::flat),
+        Partition::Queue(_) | Partition::Author(_) => {
+            time_key_in(key, time_key(partition)).map(Position::flat)
+        }
         _ if partition.by_helpful() => helpful_position_from_item(key),
         _ => sort_key_from_item(key).map(Position::flat),
     };

@@ -25,7 +25,8 @@ use aws_sdk_dynamodb::types::{
 
 use super::error::{OnConditionFailed, classify, internal, is_missing_table};
 use super::item::{
-    HELPFUL_RANK, ID, LOG_KEY, LOG_LIST, QUEUE_KEY, SKU, SKU_RATING, SKU_STATUS, SORT_KEY, STATUS,
+    AUTHOR_KEY, AUTHOR_STATUS, AUTHOR_SUB, HELPFUL_RANK, ID, LOG_KEY, LOG_LIST, QUEUE_KEY, SKU,
+    SKU_RATING, SKU_STATUS, SORT_KEY, STATUS,
 };
 use crate::store::StoreError;
 
@@ -36,9 +37,11 @@ pub(super) const BY_PRODUCT_RATING_HELPFUL: &str = "byProductRatingHelpful";
 pub(super) const BY_QUEUE: &str = "byQueue";
 pub(super) const BY_PRODUCT_QUEUE: &str = "byProductQueue";
 pub(super) const BY_LOG: &str = "byLog";
+pub(super) const BY_AUTHOR: &str = "byAuthor";
+pub(super) const BY_AUTHOR_STATUS: &str = "byAuthorStatus";
 
 /// Every GSI: its name, partition key and sort key (a number for `helpfulRank`).
-const INDEXES: [(&str, &str, &str); 7] = [
+const INDEXES: [(&str, &str, &str); 9] = [
     (BY_PRODUCT, SKU, SORT_KEY),
     (BY_PRODUCT_RATING, SKU_RATING, SORT_KEY),
     (BY_PRODUCT_HELPFUL, SKU, HELPFUL_RANK),
@@ -46,6 +49,8 @@ const INDEXES: [(&str, &str, &str); 7] = [
     (BY_QUEUE, STATUS, QUEUE_KEY),
     (BY_PRODUCT_QUEUE, SKU_STATUS, QUEUE_KEY),
     (BY_LOG, LOG_LIST, LOG_KEY),
+    (BY_AUTHOR, AUTHOR_SUB, AUTHOR_KEY),
+    (BY_AUTHOR_STATUS, AUTHOR_STATUS, AUTHOR_KEY),
 ];
 
 /// How long `create_tables` waits for the table and its indexes to become ACTIVE. Real
@@ -191,19 +196,23 @@ async fn add_missing_indexes(client: &Client, table: &str) -> Result<(), StoreEr
 /// are ACTIVE. Safe to run from several processes at once.
 pub(super) async fn create_tables(client: &Client, table: &str) -> Result<(), StoreError> {
     if describe(client, table).await?.is_none() {
+        // Every key attribute once: the table's, then each GSI's.
+        let mut keys = vec![ID];
+        for (_, partition_key, sort_key) in INDEXES {
+            for name in [partition_key, sort_key] {
+                if !keys.contains(&name) {
+                    keys.push(name);
+                }
+            }
+        }
+        let definitions = keys
+            .into_iter()
+            .map(attribute)
+            .collect::<Result<Vec<_>, _>>()?;
         let created = client
             .create_table()
             .table_name(table)
-            .attribute_definitions(attribute(ID)?)
-            .attribute_definitions(attribute(SKU)?)
-            .attribute_definitions(attribute(SORT_KEY)?)
-            .attribute_definitions(attribute(SKU_RATING)?)
-            .attribute_definitions(attribute(HELPFUL_RANK)?)
-            .attribute_definitions(attribute(STATUS)?)
-            .attribute_definitions(attribute(SKU_STATUS)?)
-            .attribute_definitions(attribute(QUEUE_KEY)?)
-            .attribute_definitions(attribute(LOG_LIST)?)
-            .attribute_definitions(attribute(LOG_KEY)?)
+            .set_attribute_definitions(Some(definitions))
             .key_schema(key(ID, KeyType::Hash)?)
             .set_global_secondary_indexes(Some(
                 INDEXES

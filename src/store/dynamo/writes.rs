@@ -20,8 +20,8 @@ use super::batch::{self, BATCHES_IN_FLIGHT, RETRY, WRITE_CHUNK};
 use super::error::{OnConditionFailed, internal, is_transaction_conflict};
 use super::item::{
     AUTHOR_SUB, BELOW_CEILING, BODY, ID, LAST_EDIT, Places, RATING, SKU_RATING, STATUS, UPDATED_AT,
-    VERSION, ceiling_value, item_from_comment, key_of, number_value, sku_rating, sku_status,
-    string_value, version_at_ceiling,
+    VERSION, ceiling_value, item_from_comment, key_of, number_value, sku_rating, string_value,
+    version_at_ceiling,
 };
 use super::{DynamoStore, decode, reads};
 use crate::domain::{Access, Comment, CommentId, CommentPatch, CommentStatus, VersionCeiling};
@@ -156,23 +156,26 @@ async fn apply_patch(
         "attribute_exists(#id) AND (attribute_not_exists(#lastEdit) OR #lastEdit <> :token) \
          AND {BELOW_CEILING}"
     );
-    let mut removes = "";
+    let mut removes = String::new();
     if patch.status_after(old.moderation.status) != old.moderation.status {
         // Back to review: pending, out of the public GSIs and into the pending queues, if it
         // is still published.
         sets.push("#status = :pending");
-        sets.extend(["#queueKey = :queueKey", "#skuStatus = :skuStatus"]);
-        removes = " REMOVE #sortKey, #rank";
+        let mut pending = old.clone();
+        pending.moderation.status = CommentStatus::Pending;
+        let places = Places::of(&pending);
+        sets.extend(places.sets);
+        removes = format!(" REMOVE {}", places.removes.join(", "));
         condition.push_str(" AND attribute_exists(#sortKey)");
         for (placeholder, name) in Places::NAMES {
             request = request.expression_attribute_names(placeholder, name);
         }
-        let pending = CommentStatus::Pending;
+        for (placeholder, value) in places.values {
+            request = request.expression_attribute_values(placeholder, value);
+        }
         request = request
             .expression_attribute_names("#status", STATUS)
-            .expression_attribute_values(":pending", string_value(pending.as_str()))
-            .expression_attribute_values(":queueKey", string_value(old.sort_key().to_string()))
-            .expression_attribute_values(":skuStatus", string_value(sku_status(&old.sku, pending)));
+            .expression_attribute_values(":pending", string_value(CommentStatus::Pending.as_str()));
     }
     if let Some(rating) = patch.rating {
         sets.push("#rating = :rating");

@@ -39,7 +39,10 @@ impl Tables {
     pub(super) fn held(&self, partition: &Partition) -> Option<&BTreeSet<Position>> {
         let sku = match partition {
             Partition::ProductHelpful(sku) | Partition::ProductRatingHelpful(sku, _) => sku,
-            Partition::Product(_) | Partition::ProductRating(..) | Partition::Queue(_) => {
+            Partition::Product(_)
+            | Partition::ProductRating(..)
+            | Partition::Queue(_)
+            | Partition::Author(_) => {
                 return self.partitions.get(partition);
             }
         };

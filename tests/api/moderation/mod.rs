@@ -6,6 +6,7 @@
 mod costs;
 mod decisions;
 mod log;
+mod own;
 mod pre;
 mod queues;
 mod replies;

@@ -261,7 +261,8 @@ async fn queues_page_exactly_on_dynamodb_and_a_redis_cluster() {
 
 /// A queue page costs what a product's page costs: on DynamoDB Local + Redis, a product of 400
 /// published comments and a hidden queue of 400 (of another product) answer a deep page, a
-/// page with its count and a backward page with the same store queries, items and index calls.
+/// page with its count and a backward page with the same store queries, items and index calls;
+/// and so does an author's own list of those 400 (`viewer.comments`).
 #[tokio::test]
 async fn a_queue_page_costs_what_a_product_page_costs() {
     use dynapage::domain::{CommentId, CommentStatus, Sku};
@@ -278,6 +279,7 @@ async fn a_queue_page_costs_what_a_product_page_costs() {
             twin.id = CommentId::from_parts(c.created_at_ms, 1_000_000 + i as u128);
             twin.sku = Sku::parse("COST-Q").expect("sku");
             twin.moderation.status = CommentStatus::Hidden;
+            twin.author_sub = Some("auth0|alice".to_owned());
             twin
         })
         .collect();
@@ -338,6 +340,29 @@ async fn a_queue_page_costs_what_a_product_page_costs() {
         ))
         .await;
         assert_eq!(shop, product, "{args}: the shop's queue");
+        // The same 400 comments are all alice's: her own list, newest first, costs what the
+        // product's list by its default order does.
+        let newest = cost(format!(
+            "{{ comments(sku: \"COST-P\", {args}) {{ totalCount edges {{ node {{ id }} }} }} }}"
+        ))
+        .await;
+        let alice = people.alice.clone();
+        let own = {
+            let query = format!(
+                "{{ viewer {{ comments({args}) {{ totalCount edges {{ node {{ id }} }} }} }} }}"
+            );
+            let answer = app.graphql_as(&alice, &query, json!({})).await;
+            assert!(answer.get("errors").is_none(), "{answer:#}");
+            let mut cost = answer["extensions"]["cost"].clone();
+            for field in ["throttleStatus", "requestedQueryCost", "actualQueryCost"] {
+                cost.as_object_mut().expect("a cost").remove(field);
+            }
+            let edges = answer["data"]["viewer"]["comments"]["edges"]
+                .as_array()
+                .map_or(0, Vec::len);
+            (cost, edges)
+        };
+        assert_eq!(own, newest, "{args}: the author's own list");
     }
     app.stop().await.expect("clean stop");
 }

@@ -87,6 +87,54 @@ async fn an_item_in_the_wrong_gsis_is_reported_by_verify_and_put_right_by_reinde
     assert_eq!(read(queue()).await, vec![hidden.id], "in its queue");
 }
 
+/// An item written before the authors' lists (an `authorSub`, no `authorKey` or
+/// `authorStatus`) is in no author's GSI: `verify` reports it, and `reindex` writes its keys, so
+/// the author's lists in the table and in the index hold it.
+#[tokio::test]
+async fn reindex_puts_an_item_from_before_the_authors_lists_in_them() {
+    use dynapage::domain::{AuthorList, Order};
+    use dynapage::store::{KeyQuery, Partition};
+
+    let backends = Backends::new().await;
+    let mut comments = crate::support::data::dataset("AUTHORED-OLD", 3);
+    for comment in &mut comments {
+        comment.author_sub = Some("auth0|old".to_owned());
+    }
+    backends.store.put_batch(&comments).await.expect("put");
+    let reindexed = backends.run("reindex", &[]).await;
+    assert_eq!(exit_code(&reindexed), Some(0), "{reindexed:?}");
+    let old = &comments[1];
+    another_tools_write(&backends, old, "REMOVE authorKey, authorStatus", None).await;
+    let read = |status| {
+        let store = &backends.store;
+        async move {
+            let query = KeyQuery {
+                partition: Partition::Author(AuthorList::new("auth0|old", status)),
+                order: Order::NewestFirst,
+                from: std::ops::Bound::Unbounded,
+                limit: 10,
+            };
+            let page = store.query(&query).await.expect("query");
+            page.items.iter().map(|c| c.id).collect::<Vec<_>>()
+        }
+    };
+    assert!(
+        !read(None).await.contains(&old.id),
+        "not in the author's GSI"
+    );
+    let drifted = backends.run("verify", &[]).await;
+    assert_ne!(exit_code(&drifted), Some(0), "{drifted:?}");
+    let reindexed = backends.run("reindex", &[]).await;
+    assert_eq!(exit_code(&reindexed), Some(0), "{reindexed:?}");
+    let verified = backends.run("verify", &[]).await;
+    assert_eq!(exit_code(&verified), Some(0), "{verified:?}");
+    let mut ids: Vec<_> = comments.iter().map(|c| c.id).collect();
+    ids.sort_by(|a, b| b.cmp(a));
+    assert_eq!(read(None).await, ids, "all three, newest first");
+    let published = Some(dynapage::domain::CommentStatus::Published);
+    assert_eq!(read(published).await, ids);
+}
+
 /// `verify` alone reports an item in the wrong GSIs.
 #[tokio::test]
 async fn verify_reports_an_item_in_the_wrong_gsis() {

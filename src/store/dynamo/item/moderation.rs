@@ -23,6 +23,12 @@ pub(in crate::store::dynamo) const SKU_STATUS: &str = "skuStatus";
 /// The sort key of GSIs `byQueue` and `byProductQueue`: the `sortKey` again, only while not
 /// published.
 pub(in crate::store::dynamo) const QUEUE_KEY: &str = "queueKey";
+/// The sort key of GSIs `byAuthor` and `byAuthorStatus`: the `sortKey` again, on every comment
+/// with an author (`authorSub`), whatever its status.
+pub(in crate::store::dynamo) const AUTHOR_KEY: &str = "authorKey";
+/// The partition key of GSI `byAuthorStatus`: `authorSub#status`, on every comment with an
+/// author.
+pub(in crate::store::dynamo) const AUTHOR_STATUS: &str = "authorStatus";
 /// The partition key of GSI `byLog`: the moderation log an entry's item belongs to
 /// (`store::dynamo::audit`).
 pub(in crate::store::dynamo) const LOG_LIST: &str = "logList";
@@ -96,16 +102,48 @@ pub(super) fn queue_places(comment: &Comment) -> Vec<(String, AttributeValue)> {
     ]
 }
 
+/// The value of [`AUTHOR_STATUS`] for a comment by `sub` in `status`.
+pub(in crate::store::dynamo) fn author_status(sub: &str, status: CommentStatus) -> String {
+    format!("{sub}#{}", status.as_str())
+}
+
+/// The author GSIs' keys of a comment with an author (none without one): `authorKey` and
+/// `authorStatus`, whatever its status.
+pub(super) fn author_places(comment: &Comment) -> Vec<(String, AttributeValue)> {
+    let Some(sub) = &comment.author_sub else {
+        return Vec::new();
+    };
+    vec![
+        (
+            AUTHOR_KEY.to_owned(),
+            AttributeValue::S(comment.sort_key().to_string()),
+        ),
+        (
+            AUTHOR_STATUS.to_owned(),
+            AttributeValue::S(author_status(sub, comment.moderation.status)),
+        ),
+    ]
+}
+
 /// Whether an item is in exactly the GSIs its comment belongs to: a published comment in the
 /// four public ones (its `sortKey`, and its count's `helpfulRank`) and no queue, any other in
 /// its two queues (`queueKey` and its status's `skuStatus`) and no public one (the GSIs are
-/// sparse). `reindex` puts the others in place ([`super::ranks`]).
+/// sparse); and one with an author in the author's two (`authorKey`, `authorStatus` of its
+/// status), one without in neither. `reindex` puts the others in place ([`super::ranks`]).
 pub(in crate::store::dynamo) fn place_is_current<A: ItemAttribute>(
     item: &HashMap<String, A>,
     comment: &Comment,
 ) -> bool {
     let text = |name| item.get(name).and_then(|value: &A| value.as_string());
-    if comment.is_public() {
+    let author = match &comment.author_sub {
+        Some(sub) => {
+            text(AUTHOR_KEY) == Some(comment.sort_key().to_string().as_str())
+                && text(AUTHOR_STATUS)
+                    == Some(author_status(sub, comment.moderation.status).as_str())
+        }
+        None => !item.contains_key(AUTHOR_KEY) && !item.contains_key(AUTHOR_STATUS),
+    };
+    let status = if comment.is_public() {
         item.contains_key(SORT_KEY)
             && rank_is_current(item, comment)
             && !item.contains_key(QUEUE_KEY)
@@ -116,12 +154,13 @@ pub(in crate::store::dynamo) fn place_is_current<A: ItemAttribute>(
             && text(QUEUE_KEY) == Some(comment.sort_key().to_string().as_str())
             && text(SKU_STATUS)
                 == Some(sku_status(&comment.sku, comment.moderation.status).as_str())
-    }
+    };
+    author && status
 }
 
 /// The part of an `UpdateItem` that puts a comment in the GSIs its status calls for
-/// ([`place_is_current`]), with names `#sortKey`, `#rank`, `#queueKey` and `#skuStatus`
-/// ([`Places::NAMES`]).
+/// ([`place_is_current`]), with names `#sortKey`, `#rank`, `#queueKey`, `#skuStatus`,
+/// `#authorKey` and `#authorStatus` ([`Places::NAMES`]): every clause names all six.
 pub(in crate::store::dynamo) struct Places {
     /// `SET` clauses.
     pub(in crate::store::dynamo) sets: Vec<&'static str>,
@@ -133,23 +172,25 @@ pub(in crate::store::dynamo) struct Places {
 
 impl Places {
     /// The expression attribute names the clauses use.
-    pub(in crate::store::dynamo) const NAMES: [(&'static str, &'static str); 4] = [
+    pub(in crate::store::dynamo) const NAMES: [(&'static str, &'static str); 6] = [
         ("#sortKey", SORT_KEY),
         ("#rank", HELPFUL_RANK),
         ("#queueKey", QUEUE_KEY),
         ("#skuStatus", SKU_STATUS),
+        ("#authorKey", AUTHOR_KEY),
+        ("#authorStatus", AUTHOR_STATUS),
     ];
 
     /// The clauses for `comment` as it will be.
     pub(in crate::store::dynamo) fn of(comment: &Comment) -> Self {
         let key = AttributeValue::S(comment.sort_key().to_string());
-        if comment.is_public() {
+        let mut places = if comment.is_public() {
             let rank = super::helpful_rank(comment.helpful_count, &comment.sort_key());
             Self {
                 sets: vec!["#sortKey = :sortKey", "#rank = :rank"],
                 removes: vec!["#queueKey", "#skuStatus"],
                 values: vec![
-                    (":sortKey", key),
+                    (":sortKey", key.clone()),
                     (":rank", AttributeValue::N(rank.to_string())),
                 ],
             }
@@ -159,11 +200,25 @@ impl Places {
                 sets: vec!["#queueKey = :queueKey", "#skuStatus = :skuStatus"],
                 removes: vec!["#sortKey", "#rank"],
                 values: vec![
-                    (":queueKey", key),
+                    (":queueKey", key.clone()),
                     (":skuStatus", AttributeValue::S(status)),
                 ],
             }
+        };
+        match &comment.author_sub {
+            Some(sub) => {
+                let status = author_status(sub, comment.moderation.status);
+                places
+                    .sets
+                    .extend(["#authorKey = :authorKey", "#authorStatus = :authorStatus"]);
+                places.values.extend([
+                    (":authorKey", key),
+                    (":authorStatus", AttributeValue::S(status)),
+                ]);
+            }
+            None => places.removes.extend(["#authorKey", "#authorStatus"]),
         }
+        places
     }
 }
 
@@ -222,12 +277,13 @@ pub(super) fn decode<A: ItemAttribute>(
     })
 }
 
-/// Decodes the `queueKey` of a queue GSI query's `LastEvaluatedKey`.
-pub(in crate::store::dynamo) fn queue_key_from_item<A: ItemAttribute>(
+/// The sort key an item holds again under `attribute` (`queueKey`, `authorKey`).
+pub(in crate::store::dynamo) fn time_key_in<A: ItemAttribute>(
     item: &HashMap<String, A>,
+    attribute: &'static str,
 ) -> Result<crate::domain::SortKey, ItemDecodeError> {
-    item.get(QUEUE_KEY)
+    item.get(attribute)
         .and_then(|value| value.as_string())
         .and_then(|text| text.parse().ok())
-        .ok_or_else(|| bad(QUEUE_KEY, "is not `<13 digits>#<ULID>`"))
+        .ok_or_else(|| bad(attribute, "is not `<13 digits>#<ULID>`"))
 }

@@ -56,6 +56,7 @@ async fn applying_the_same_batch_twice_changes_nothing<I: PageIndex>(index: I) {
 async fn a_rating_change_moves_the_member_between_rating_sets<I: PageIndex>(index: I) {
     let product = sku("EDITED");
     let before = IndexEntry {
+        author: None,
         sku: product.clone(),
         key: key(1_000, 7),
         rating: rating(2),
@@ -118,6 +119,7 @@ async fn a_rating_change_moves_the_member_between_rating_sets<I: PageIndex>(inde
 async fn removing_a_missing_member_is_harmless<I: PageIndex>(index: I) {
     let product = sku("REMOVED");
     let kept = IndexEntry {
+        author: None,
         sku: product.clone(),
         key: key(2_000, 1),
         rating: rating(4),
@@ -127,6 +129,7 @@ async fn removing_a_missing_member_is_harmless<I: PageIndex>(index: I) {
         status: dynapage::domain::CommentStatus::Published,
     };
     let ghost = IndexEntry {
+        author: None,
         sku: product.clone(),
         key: key(2_000, 2),
         rating: rating(4),
@@ -240,6 +243,7 @@ async fn changes_applied_in_any_order_and_any_number_of_times_leave_the_newest_s
 async fn apply_reports_the_changes_it_refused_and_what_the_index_holds<I: PageIndex>(index: I) {
     let product = sku("REFUSALS");
     let v1 = IndexEntry {
+        author: None,
         sku: product.clone(),
         key: key(3_000, 1),
         rating: rating(2),
@@ -304,6 +308,7 @@ async fn apply_reports_the_changes_it_refused_and_what_the_index_holds<I: PageIn
 async fn a_tombstone_refuses_older_changes_until_it_expires<I: PageIndex>(index: I) {
     let product = sku("TOMBSTONED");
     let comment = IndexEntry {
+        author: None,
         sku: product.clone(),
         key: key(4_000, 1),
         rating: rating(3),
@@ -352,6 +357,7 @@ async fn a_tombstone_refuses_older_changes_until_it_expires<I: PageIndex>(index:
 async fn repairs_are_made_only_where_the_index_still_holds_what_was_read<I: PageIndex>(index: I) {
     let product = sku("REPAIRED");
     let entry = |n: u128, rating_value: i64, version: u64| IndexEntry {
+        author: None,
         sku: product.clone(),
         key: key(5_000, n),
         rating: rating(rating_value),

@@ -33,6 +33,7 @@ macro_rules! index_contract {
     };
 }
 
+mod authors;
 mod changes;
 mod counts;
 mod grouped;

@@ -95,6 +95,7 @@ impl Model {
             .iter()
             .rev()
             .map(|(key, rating)| IndexEntry {
+                author: None,
                 sku: sku.clone(),
                 key: *key,
                 rating: *rating,
