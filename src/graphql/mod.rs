@@ -28,6 +28,7 @@ mod query;
 mod queue;
 mod scalars;
 pub mod schema_description;
+mod stats;
 mod subscription;
 mod summaries;
 mod types;

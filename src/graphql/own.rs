@@ -32,6 +32,7 @@ pub(super) struct Viewer {
     sub: String,
 }
 
+/// The signed-in viewer, and what is theirs: their own comments in every status.
 #[Object]
 impl Viewer {
     /// The comments this viewer wrote, in every status (pending, published, hidden,

@@ -13,6 +13,7 @@ use super::log::LogQueryRoot;
 use super::own::ViewerQuery;
 use super::queue::QueueQuery;
 use super::state;
+use super::stats::StatsQuery;
 use super::summaries::SummariesQuery;
 use super::types::{Comment, Node, Product};
 use crate::domain::{CommentId, Sku};
@@ -28,6 +29,7 @@ pub struct QueryRoot(
     QueueQuery,
     LogQueryRoot,
     ViewerQuery,
+    StatsQuery,
 );
 
 /// `Query.node` and `Query.nodes`: Relay refetching (`nodes` is priced per id,

@@ -13,7 +13,7 @@ use super::{
     View, ViewAnchor, ViewRequest, new_epoch,
 };
 use crate::domain::{
-    AnchorRank, ChangeEvent, CommentId, IndexEntry, Listing, Order, PageLayout, Position,
+    AnchorRank, ChangeEvent, CommentId, IndexEntry, Listing, Order, PageLayout, Position, Rating,
     RatingSet, Sku, SortKey, helpful_group,
 };
 
@@ -245,6 +245,36 @@ fn is_newer(event: &ChangeEvent, held: Held) -> bool {
 impl PageIndex for MemoryIndex {
     async fn count(&self, sku: &Sku, ratings: RatingSet) -> Result<u64, IndexError> {
         Ok(self.read(|s| s.products.get(sku).map_or(0, |p| p.treap.count(ratings))))
+    }
+
+    async fn rating_counts_since(
+        &self,
+        lists: &[Sku],
+        since_ms: u64,
+    ) -> Result<Vec<[u64; 5]>, IndexError> {
+        // The first key at `since_ms`: no id is below 0.
+        let first = SortKey::new(
+            since_ms.min(SortKey::MAX_MILLIS),
+            CommentId::from_parts(0, 0),
+        )
+        .map_err(|e| IndexError::Internal(e.into()))?;
+        Ok(self.read(|s| {
+            lists
+                .iter()
+                .map(|list| {
+                    let mut counts = [0; 5];
+                    if let Some(product) = s.products.get(list) {
+                        for (slot, rating) in counts.iter_mut().zip(Rating::ALL) {
+                            let only = RatingSet::from_ratings([rating]);
+                            *slot = product
+                                .treap
+                                .count_through(&first, Order::NewestFirst, only);
+                        }
+                    }
+                    counts
+                })
+                .collect()
+        }))
     }
 
     async fn key_at(

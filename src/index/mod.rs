@@ -202,6 +202,16 @@ pub trait PageIndex: Send + Sync + 'static {
         }
     }
 
+    /// [`Self::rating_counts_many`] counting only the comments created at `since_ms` (epoch
+    /// milliseconds) or later: `[ones, …, fives]` of each list, in `lists`' order. As many round
+    /// trips as [`Self::rating_counts_many`] (Redis: `ZCOUNT` from `since_ms` where that has
+    /// `ZCARD`, the sets' scores being `createdAt`).
+    fn rating_counts_since(
+        &self,
+        lists: &[Sku],
+        since_ms: u64,
+    ) -> impl Future<Output = Result<Vec<[u64; 5]>, IndexError>> + Send;
+
     /// How many round trips [`Self::rating_counts_many`] makes for `skus`, for `indexCalls`: one
     /// where the index reads them together (none for no product); on a Redis Cluster one per
     /// hash slot the products' keys occupy (its pipelines may not cross slots).
@@ -347,6 +357,14 @@ impl PageIndex for AnyIndex {
 
     fn rating_counts_calls(&self, skus: &[Sku]) -> u64 {
         dispatch_index!(self, i => i.rating_counts_calls(skus))
+    }
+
+    async fn rating_counts_since(
+        &self,
+        lists: &[Sku],
+        since_ms: u64,
+    ) -> Result<Vec<[u64; 5]>, IndexError> {
+        dispatch_index!(self, i => i.rating_counts_since(lists, since_ms).await)
     }
 
     async fn key_at(

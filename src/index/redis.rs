@@ -156,15 +156,6 @@ impl RedisIndex {
         &self.redis
     }
 
-    /// The keys `count` reads for `ratings`: the selected ratings' two sets by time each
-    /// (without votes, with votes), rating 1 first.
-    fn sets(&self, sku: &Sku, ratings: RatingSet) -> Vec<String> {
-        ratings
-            .iter()
-            .flat_map(|r| [self.keys.rating(sku, r), self.keys.voted(sku, r)])
-            .collect()
-    }
-
     /// Runs `changes` through `apply.lua`, in order per product: one script call per product
     /// and chunk, the products concurrently (they touch disjoint keys; on a Cluster they may
     /// live on different nodes). Returns the position and held state of each change the script
@@ -286,7 +277,15 @@ impl PageIndex for RedisIndex {
 
     /// Ten `ZCARD`s per product (`groups`).
     async fn rating_counts_many(&self, skus: &[Sku]) -> Result<Vec<[u64; 5]>, IndexError> {
-        self.counts_of(skus).await
+        self.counts_of(skus, None).await
+    }
+
+    async fn rating_counts_since(
+        &self,
+        lists: &[Sku],
+        since_ms: u64,
+    ) -> Result<Vec<[u64; 5]>, IndexError> {
+        self.counts_of(lists, Some(since_ms)).await
     }
 
     fn rating_counts_calls(&self, skus: &[Sku]) -> u64 {

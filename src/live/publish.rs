@@ -86,6 +86,14 @@ impl<I: PageIndex> PageIndex for Publishing<I> {
         self.inner.rating_counts_many(skus).await
     }
 
+    async fn rating_counts_since(
+        &self,
+        lists: &[Sku],
+        since_ms: u64,
+    ) -> Result<Vec<[u64; 5]>, IndexError> {
+        self.inner.rating_counts_since(lists, since_ms).await
+    }
+
     async fn key_at(
         &self,
         sku: &Sku,

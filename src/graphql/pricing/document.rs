@@ -122,6 +122,10 @@ enum Read {
     Nodes,
     /// `Query.ratingSummaries`.
     Summaries,
+    /// `Query.moderationStats`: priced as the counts of a product and its three queues (the
+    /// shop's report reads every product's counts, in one index call per hash slot; it is for
+    /// moderators only).
+    Stats,
 }
 
 impl Plan {
@@ -277,6 +281,7 @@ impl Count<'_> {
                 let skus = self.argument::<Vec<String>>(field, "skus")?;
                 super::summaries_complexity(skus.len(), child)
             }
+            Read::Stats => super::summaries_complexity(4, child),
         };
         Ok(cost as u64)
     }
@@ -328,6 +333,7 @@ fn read(types: &OutputTypes, on: &str, field: &str) -> Option<Read> {
     match field {
         "comments" if query || on == "Product" || on == "Viewer" => Some(Read::Connection),
         "moderationQueue" | "moderationLog" if query => Some(Read::Connection),
+        "moderationStats" if query => Some(Read::Stats),
         "nodes" if query => Some(Read::Nodes),
         "ratingSummaries" if query => Some(Read::Summaries),
         _ => None,

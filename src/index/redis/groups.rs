@@ -9,21 +9,42 @@ use crate::domain::{Rating, RatingSet, Sku};
 use crate::index::{IndexError, ProductVersion, new_epoch};
 
 impl RedisIndex {
+    /// The keys `count` reads for `ratings`: the selected ratings' two sets by time each
+    /// (without votes, with votes), rating 1 first.
+    pub(super) fn sets(&self, sku: &Sku, ratings: RatingSet) -> Vec<String> {
+        ratings
+            .iter()
+            .flat_map(|r| [self.keys.rating(sku, r), self.keys.voted(sku, r)])
+            .collect()
+    }
+
     /// Each product's ten sets by time (per rating, its comments without helpful votes and those
-    /// with them; led by one of them, for its slot) and their `ZCARD`s.
-    fn count_groups(&self, skus: &[Sku]) -> Vec<(String, Vec<redis::Cmd>)> {
+    /// with them; led by one of them, for its slot) and their `ZCARD`s, or with `since` their
+    /// `ZCOUNT`s from that score (`createdAt` in epoch milliseconds) on.
+    fn count_groups(&self, skus: &[Sku], since: Option<u64>) -> Vec<(String, Vec<redis::Cmd>)> {
         skus.iter()
             .map(|sku| {
                 let sets = self.sets(sku, RatingSet::ALL);
-                let zcards = sets.iter().map(redis::Cmd::zcard).collect();
-                (sets[0].clone(), zcards)
+                let counts = sets
+                    .iter()
+                    .map(|set| match since {
+                        None => redis::Cmd::zcard(set),
+                        Some(ms) => redis::Cmd::zcount(set, ms, "+inf"),
+                    })
+                    .collect();
+                (sets[0].clone(), counts)
             })
             .collect()
     }
 
-    /// `[ones, …, fives]` of each product, in `skus`' order.
-    pub(super) async fn counts_of(&self, skus: &[Sku]) -> Result<Vec<[u64; 5]>, IndexError> {
-        let groups = self.count_groups(skus);
+    /// `[ones, …, fives]` of each product, in `skus`' order: all of them, or those created at
+    /// `since` (epoch milliseconds) or later.
+    pub(super) async fn counts_of(
+        &self,
+        skus: &[Sku],
+        since: Option<u64>,
+    ) -> Result<Vec<[u64; 5]>, IndexError> {
+        let groups = self.count_groups(skus, since);
         per_product(self.redis.query_groups(&groups).await?, skus.len())
     }
 

@@ -11,6 +11,7 @@
 
 use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
+use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
 use aws_sdk_dynamodb::types::{
     PutRequest, ReturnValue, ReturnValuesOnConditionCheckFailure, WriteRequest,
 };
@@ -160,22 +161,11 @@ async fn apply_patch(
     if patch.status_after(old.moderation.status) != old.moderation.status {
         // Back to review: pending, out of the public GSIs and into the pending queues, if it
         // is still published.
-        sets.push("#status = :pending");
-        let mut pending = old.clone();
-        pending.moderation.status = CommentStatus::Pending;
-        let places = Places::of(&pending);
-        sets.extend(places.sets);
-        removes = format!(" REMOVE {}", places.removes.join(", "));
         condition.push_str(" AND attribute_exists(#sortKey)");
-        for (placeholder, name) in Places::NAMES {
-            request = request.expression_attribute_names(placeholder, name);
-        }
-        for (placeholder, value) in places.values {
-            request = request.expression_attribute_values(placeholder, value);
-        }
-        request = request
-            .expression_attribute_names("#status", STATUS)
-            .expression_attribute_values(":pending", string_value(CommentStatus::Pending.as_str()));
+        let (set, remove);
+        (request, set, remove) = back_to_review(request, old);
+        sets.extend(set);
+        removes = format!(" REMOVE {}", remove.join(", "));
     }
     if let Some(rating) = patch.rating {
         sets.push("#rating = :rating");
@@ -201,6 +191,34 @@ async fn apply_patch(
         Err(err) if is_transaction_conflict(&err) => Ok(None),
         Err(err) => patch_refused(store, old, &token, err),
     }
+}
+
+/// The part of an edit that sends a published comment back to review: its `status` pending and
+/// its places those of a pending comment (`Places`), with the names and values they use; the
+/// `SET` clauses and the attributes to `REMOVE`.
+fn back_to_review(
+    mut request: UpdateItemFluentBuilder,
+    old: &Comment,
+) -> (
+    UpdateItemFluentBuilder,
+    Vec<&'static str>,
+    Vec<&'static str>,
+) {
+    let mut pending = old.clone();
+    pending.moderation.status = CommentStatus::Pending;
+    let places = Places::of(&pending);
+    for (placeholder, name) in Places::NAMES {
+        request = request.expression_attribute_names(placeholder, name);
+    }
+    for (placeholder, value) in places.values {
+        request = request.expression_attribute_values(placeholder, value);
+    }
+    request = request
+        .expression_attribute_names("#status", STATUS)
+        .expression_attribute_values(":pending", string_value(CommentStatus::Pending.as_str()));
+    let mut sets = vec!["#status = :pending"];
+    sets.extend(places.sets);
+    (request, sets, places.removes)
 }
 
 /// What a refused edit means: the item a failed condition returned holds `token` (this edit's

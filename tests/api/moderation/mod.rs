@@ -11,4 +11,5 @@ mod pre;
 mod queues;
 mod replies;
 mod seeded;
+mod stats;
 mod surfaces;

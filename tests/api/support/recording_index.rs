@@ -78,6 +78,14 @@ impl PageIndex for RecordingIndex {
         self.inner.count(sku, ratings).await
     }
 
+    async fn rating_counts_since(
+        &self,
+        lists: &[Sku],
+        since_ms: u64,
+    ) -> Result<Vec<[u64; 5]>, IndexError> {
+        self.inner.rating_counts_since(lists, since_ms).await
+    }
+
     async fn key_at(
         &self,
         sku: &Sku,
