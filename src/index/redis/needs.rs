@@ -15,6 +15,7 @@ const APPLY_SCRIPT: &str = "the page index's writes (apply.lua)";
 const INSIDE_APPLY: &str = "the page index's writes, inside apply.lua";
 const VERSIONS: &str = "the response cache's product versions";
 const SCANS: &str = "verify and reindex, which read the whole index";
+const REPORT: &str = "the transparency report (moderationStats)";
 
 /// A product, a comment and their keys, to shape the commands with.
 struct Sample {
@@ -60,7 +61,12 @@ impl Sample {
 pub fn needs_to_read(prefix: &KeyPrefix) -> Vec<Need> {
     let sample = Sample::new(prefix);
     let sets = sample.rating_sets();
-    let mut needs = vec![Need::new(COUNTS, ["ZCARD".to_owned(), sample.rating_set()])];
+    let mut needs = vec![
+        Need::new(COUNTS, ["ZCARD".to_owned(), sample.rating_set()]),
+        Need::new(REPORT, ["ZCOUNT", &sample.rating_set(), "0", "+inf"]),
+        // The shop's report lists the products first, as `verify` does.
+        Need::new(REPORT, scan_products(&sample)),
+    ];
     needs.extend(LuaScript::new(READ).needs(
         READ_SCRIPT,
         &sets,
@@ -102,23 +108,19 @@ pub fn needs_to_scan(prefix: &KeyPrefix) -> Vec<Need> {
     let sample = Sample::new(prefix);
     let chunk = READ_CHUNK.to_string();
     vec![
-        Need::new(
-            SCANS,
-            [
-                "SCAN",
-                "0",
-                "MATCH",
-                &sample.keys.rating_pattern(),
-                "COUNT",
-                "1000",
-            ],
-        ),
+        Need::new(SCANS, scan_products(&sample)),
         Need::new(SCANS, ["HSCAN", &sample.versions(), "0", "COUNT", &chunk]),
         Need::new(
             SCANS,
             ["ZRANGE", &sample.rating_set(), "0", &chunk, "WITHSCORES"],
         ),
     ]
+}
+
+/// The `SCAN` that lists the products (`PageIndex::products`).
+fn scan_products(sample: &Sample) -> [String; 6] {
+    let pattern = sample.keys.rating_pattern();
+    ["SCAN", "0", "MATCH", &pattern, "COUNT", "1000"].map(str::to_owned)
 }
 
 /// What `read.lua` (with `select.lua` and `pick.lua`) calls inside Redis.
