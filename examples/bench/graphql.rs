@@ -10,6 +10,8 @@ use serde_json::{Value, json};
 pub struct Api {
     client: reqwest::Client,
     pub url: String,
+    /// A bearer token `query` sends, if any.
+    bearer: Option<String>,
 }
 
 /// One request body, `{"query": …}`, on one line.
@@ -29,6 +31,15 @@ impl Api {
         Self {
             client: reqwest::Client::new(),
             url: url.to_owned(),
+            bearer: None,
+        }
+    }
+
+    /// The same API, whose `query` sends `token` as a bearer token.
+    pub fn with_bearer(&self, token: &str) -> Self {
+        Self {
+            bearer: Some(token.to_owned()),
+            ..self.clone()
         }
     }
 
@@ -54,7 +65,11 @@ impl Api {
     /// Runs a query that must succeed; returns the whole response (with `extensions`) and its
     /// size in bytes.
     pub async fn query(&self, query: &str) -> anyhow::Result<(Value, usize)> {
-        let text = self.post(&body(query), None).await?;
+        let header = self
+            .bearer
+            .as_ref()
+            .map(|t| format!("Authorization: Bearer {t}"));
+        let text = self.post(&body(query), header.as_deref()).await?;
         let value: Value = serde_json::from_str(&text).context("a GraphQL response")?;
         if let Some(errors) = value.get("errors") {
             bail!("the query failed: {errors}\nquery: {query}");

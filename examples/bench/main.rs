@@ -84,6 +84,10 @@ enum Command {
     /// DynamoDB read units, store queries, items and Redis CPU per page of each kind, on
     /// DynamoDB Local + Redis (~2 min)
     PageCost(benchmarks::page_cost::Args),
+    /// A moderation queue of 100,000 hidden comments: Redis memory per queued comment, and
+    /// read units, store queries, items, index calls and Redis CPU per queue page at offsets 0,
+    /// 10,000 and 90,000 and the last page, on DynamoDB Local + Redis (~4 min)
+    QueueCost(benchmarks::queue_cost::Args),
     /// Redis memory of comments before helpful votes, with one, and with a second voter's
     /// (~3 min)
     VoteMemory(benchmarks::vote_memory::Args),
@@ -158,6 +162,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::IndexBigProduct(args) => benchmarks::index_big_product::run(&ctx, args).await,
         Command::IndexLuaCallgrind(args) => benchmarks::index_lua_callgrind::run(&ctx, args).await,
         Command::PageCost(args) => benchmarks::page_cost::run(&ctx, args).await,
+        Command::QueueCost(args) => benchmarks::queue_cost::run(&ctx, args).await,
         Command::VoteMemory(args) => benchmarks::vote_memory::run(&ctx, args).await,
         Command::RatingSummaries(args) => benchmarks::rating_summaries::run(&ctx, args).await,
         Command::ResponseCache(args) => benchmarks::response_cache::run(&ctx, args).await,

@@ -23,6 +23,7 @@ mod answer;
 mod head;
 mod html;
 mod json_ld;
+mod moderate;
 mod render;
 mod view;
 
@@ -86,6 +87,7 @@ const KEPT_HEADERS: [HeaderName; 5] = [
 pub fn routes(api: InProcessApi) -> Router {
     Router::new()
         .route("/demo", get(page))
+        .route("/demo/moderate", get(moderate::page))
         .route("/demo/{name}", get(file))
         .with_state(api)
 }
@@ -222,9 +224,9 @@ fn document(page: &Rendered, headers: HeaderMap) -> Response {
     response
 }
 
-/// `GET /demo/{name}`: the page's script and style sheet.
+/// `GET /demo/{name}`: the pages' scripts and style sheet.
 async fn file(Path(name): Path<String>) -> Response {
-    embedded::file(&FILES, &name)
+    embedded::file(&[FILES[0], FILES[1], moderate::SCRIPT], &name)
 }
 
 #[cfg(test)]

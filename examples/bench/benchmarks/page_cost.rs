@@ -129,7 +129,14 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     out.line("case\tread units per page\tstore queries per page\titems per page\tRedis CPU us per page\tpages/s at 16 connections")?;
     for (name, connection, selection) in cases(args.comments * 9 / 10) {
         let query = format!("{{ comments(sku: \"{SKU}\", {connection}) {{ {selection} }} }}");
-        let line = case_line(ctx, &args, &server, &mut conn, &name, &query).await?;
+        let line = case_line(
+            ctx,
+            &server.api,
+            &mut conn,
+            &Case::of(&args, "page-cost", &name),
+            &query,
+        )
+        .await?;
         out.line(&line)?;
     }
     out.line(&format!("# load after: {}", loadavg()))?;
@@ -200,33 +207,56 @@ async fn seed_and_serve(
     Server::start_with(ctx, "page-cost", &serve, &launch).await
 }
 
-/// One case's line: `requests` sequential requests of `query` with Redis's CPU and the read
-/// units the server counted around them, the queries its log shows for them, and with
-/// `--wrk-seconds` the case's pages per second.
-async fn case_line(
+/// How one case is run: its name, the server's name (its log is `server-<name>.log`), the
+/// sequential requests, and wrk's seconds (0: not run).
+pub(super) struct Case<'a> {
+    pub name: &'a str,
+    pub server: &'a str,
+    pub requests: u64,
+    pub wrk_seconds: u64,
+}
+
+impl<'a> Case<'a> {
+    fn of(args: &Args, server: &'a str, name: &'a str) -> Self {
+        Self {
+            name,
+            server,
+            requests: args.requests,
+            wrk_seconds: args.wrk_seconds,
+        }
+    }
+}
+
+/// One case's line: `requests` sequential requests of `query` (each answering a page of 20 in
+/// its one field) with Redis's CPU and the read units the server counted around them, the
+/// queries its log shows for them, and with `wrk_seconds` the case's pages per second.
+pub(super) async fn case_line(
     ctx: &Context,
-    args: &Args,
-    server: &Server,
+    api: &Api,
     conn: &mut MultiplexedConnection,
-    name: &str,
+    case: &Case<'_>,
     query: &str,
 ) -> anyhow::Result<String> {
-    let server_log = ctx.raw("server-page-cost.log");
+    let (name, args) = (case.name, case);
+    let server_log = ctx.raw(&format!("server-{}.log", case.server));
     let lines_before = line_count(&server_log);
     let cpu_before = cpu_seconds(conn).await?;
-    let batch_before = batch_units(&server.api).await?;
+    let batch_before = batch_units(api).await?;
     for _ in 0..args.requests {
-        let (answer, _) = server.api.query(query).await?;
-        let edges = answer["data"]["comments"]["edges"]
-            .as_array()
+        let (answer, _) = api.query(query).await?;
+        let field = answer["data"]
+            .as_object()
+            .and_then(|data| data.values().next());
+        let edges = field
+            .and_then(|f| f["edges"].as_array())
             .map_or(0, Vec::len);
         ensure!(edges == 20, "{name}: {edges} edges, not 20");
     }
     let cpu = cpu_seconds(conn).await? - cpu_before;
-    let batch = batch_units(&server.api).await? - batch_before;
+    let batch = batch_units(api).await? - batch_before;
     let lines_after = line_count(&server_log);
     let rate = if args.wrk_seconds > 0 {
-        let rate = pages_per_second(ctx, &server.api, query, args.wrk_seconds).await?;
+        let rate = pages_per_second(ctx, api, query, args.wrk_seconds).await?;
         format!("{rate:.1}")
     } else {
         "-".to_owned()

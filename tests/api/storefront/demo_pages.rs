@@ -19,7 +19,7 @@ const HOSTILE_BODY: &str =
 const HOSTILE_AUTHOR: &str = "<img src=x onerror=alert(2)> & Zoë";
 
 /// A fetched page: its status and HTML.
-async fn fetch(app: &TestApp, url: &str) -> (u16, String) {
+pub(crate) async fn fetch(app: &TestApp, url: &str) -> (u16, String) {
     let response = app
         .client
         .get(format!("{}{url}", app.address))
@@ -66,7 +66,7 @@ fn shown_comments(html: &str) -> Vec<Value> {
 }
 
 /// The page's JSON-LD, parsed: exactly one block, or none.
-fn json_ld(html: &str) -> Option<Value> {
+pub(crate) fn json_ld(html: &str) -> Option<Value> {
     let open = "<script type=\"application/ld+json\">";
     assert!(html.matches(open).count() <= 1, "one JSON-LD block at most");
     let block = between(html, open, "</script>")?;

@@ -2,3 +2,4 @@
 
 mod demo;
 mod demo_pages;
+mod moderate;
