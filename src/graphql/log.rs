@@ -5,11 +5,10 @@
 //! The log is read from the store in entry-id order (a DynamoDB GSI, `store::dynamo::audit`):
 //! a page is one read of `first` + 1 entries, and `hasNextPage`/`hasPreviousPage` are true to
 //! the whole log in both directions (a `Limit 1` read past an edge where the page itself does
-//! not tell). Cursors name an entry of one log; used with another, `BAD_CURSOR`.
+//! not tell). Cursors name an entry of one log, sealed as comment cursors are; used with
+//! another log, or forged, `BAD_CURSOR`.
 
 use async_graphql::{Context, Object, SimpleObject};
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use super::error::ApiError;
 use super::global_id::GlobalId;
@@ -17,7 +16,7 @@ use super::moderation::moderator;
 use super::state;
 use super::types::{ModerationEntry, PageInfo};
 use crate::domain::{EntryId, LogEntry, Order, Sku};
-use crate::pagination::{PaginationError, PagingSettings};
+use crate::pagination::{CursorCodec, PaginationError, PagingSettings};
 use crate::store::{CommentStore, LogQuery};
 
 /// An entry and its cursor.
@@ -40,21 +39,31 @@ pub(super) struct ModerationEntryConnection {
     pub page_info: PageInfo,
 }
 
-/// A cursor: the entry and the log it belongs to.
-fn cursor(sku: Option<&Sku>, entry: EntryId) -> String {
-    URL_SAFE_NO_PAD.encode(format!("log:{}:{entry}", sku.map_or("", Sku::as_str)))
+/// What a log cursor is sealed for: the log it belongs to (the shop's, or a product's), so a
+/// cursor of one log is `BAD_CURSOR` in another, and no comment cursor opens as one.
+fn log_aad(sku: Option<&Sku>) -> Vec<u8> {
+    let mut aad = b"dynapage/log\0".to_vec();
+    aad.extend_from_slice(sku.map_or("", Sku::as_str).as_bytes());
+    aad
 }
 
-fn open(sku: Option<&Sku>, argument: &'static str, text: &str) -> Result<EntryId, ApiError> {
+/// A cursor: the entry, sealed like every cursor (`CursorCodec`), so a client can only hand
+/// back an entry the server named. The empty pages' `pageInfo` counts on it: the entry a
+/// cursor names exists (entries are never deleted), so it is there before (or after) them.
+fn cursor(codec: &CursorCodec, sku: Option<&Sku>, entry: EntryId) -> String {
+    codec.seal_bytes(&log_aad(sku), &entry.to_bytes())
+}
+
+fn open(
+    codec: &CursorCodec,
+    sku: Option<&Sku>,
+    argument: &'static str,
+    text: &str,
+) -> Result<EntryId, ApiError> {
     let bad = || ApiError::from(PaginationError::BadCursor { argument });
-    let raw = URL_SAFE_NO_PAD.decode(text).map_err(|_| bad())?;
-    let raw = String::from_utf8(raw).map_err(|_| bad())?;
-    let rest = raw.strip_prefix("log:").ok_or_else(bad)?;
-    let (list, id) = rest.rsplit_once(':').ok_or_else(bad)?;
-    if list != sku.map_or("", Sku::as_str) {
-        return Err(bad());
-    }
-    id.parse().map_err(|_| bad())
+    let plain = codec.open_bytes(&log_aad(sku), text).map_err(|_| bad())?;
+    let bytes: [u8; 16] = plain.try_into().map_err(|_| bad())?;
+    Ok(EntryId::from_bytes(bytes))
 }
 
 /// `Query.moderationLog`.
@@ -90,7 +99,7 @@ impl LogQueryRoot {
         let take = Take::of(first, last, state.engine.settings()).map_err(|e| fail(e.into()))?;
         let opened = |argument, text: &Option<String>| {
             text.as_deref()
-                .map(|text| open(sku.as_ref(), argument, text))
+                .map(|text| open(&state.codec, sku.as_ref(), argument, text))
                 .transpose()
         };
         let window = Window {
@@ -115,7 +124,7 @@ impl LogQueryRoot {
             .entries
             .into_iter()
             .map(|entry| ModerationEntryEdge {
-                cursor: cursor(sku.as_ref(), entry.id),
+                cursor: cursor(&state.codec, sku.as_ref(), entry.id),
                 node: entry.into(),
             })
             .collect();

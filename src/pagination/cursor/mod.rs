@@ -158,21 +158,44 @@ impl CursorCodec {
     }
 
     fn seal_plain(&self, scope: &CursorScope, plain: &[u8]) -> String {
+        self.seal_bytes(&scope.associated_data(), plain)
+    }
+
+    /// `plain` sealed for `aad` (what the cursor is a cursor of, never in the cursor): only
+    /// [`Self::open_bytes`] with the same `aad` and one of our keys gets it back. For cursors of
+    /// lists that are not comment connections (the moderation log's); their `aad` must not
+    /// start with a comment cursor's (`dynapage/cursor`).
+    pub fn seal_bytes(&self, aad: &[u8], plain: &[u8]) -> String {
         let sealed = self.ciphers[0]
-            .encrypt(
-                &Nonce::default(),
-                Payload {
-                    msg: plain,
-                    aad: &scope.associated_data(),
-                },
-            )
+            .encrypt(&Nonce::default(), Payload { msg: plain, aad })
             .unwrap_or_else(|_| {
-                unreachable!("28-byte messages are far below AES-GCM-SIV's limits")
+                unreachable!("cursor-sized messages are far below AES-GCM-SIV's limits")
             });
         let mut bytes = Vec::with_capacity(SEALING_LEN + plain.len());
         bytes.push(VERSION);
         bytes.extend_from_slice(&sealed);
         URL_SAFE_NO_PAD.encode(bytes)
+    }
+
+    /// What [`Self::seal_bytes`] sealed for `aad`, if `cursor` is one of ours for it.
+    pub fn open_bytes(&self, aad: &[u8], cursor: &str) -> Result<Vec<u8>, BadCursor> {
+        if cursor.len() > MAX_CURSOR_CHARS {
+            return Err(BadCursor);
+        }
+        let bytes = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| BadCursor)?;
+        if bytes.len() < SEALING_LEN || bytes[0] != VERSION {
+            return Err(BadCursor);
+        }
+        self.ciphers
+            .iter()
+            .find_map(|cipher| {
+                let payload = Payload {
+                    msg: &bytes[1..],
+                    aad,
+                };
+                cipher.decrypt(&Nonce::default(), payload).ok()
+            })
+            .ok_or(BadCursor)
     }
 
     /// Where a cursor says its page starts, if it was sealed by one of our keys for this
@@ -182,27 +205,16 @@ impl CursorCodec {
             return Err(BadCursor);
         }
         let grouping = scope.order.grouping();
-        let bytes = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| BadCursor)?;
-        let plain_len = bytes.len().checked_sub(SEALING_LEN).ok_or(BadCursor)?;
-        if !plain::may_be(grouping, plain_len) || bytes[0] != VERSION {
+        let plain_len = URL_SAFE_NO_PAD
+            .decode(cursor)
+            .map_err(|_| BadCursor)?
+            .len()
+            .checked_sub(SEALING_LEN)
+            .ok_or(BadCursor)?;
+        if !plain::may_be(grouping, plain_len) {
             return Err(BadCursor);
         }
-        let aad = scope.associated_data();
-        let plain = self
-            .ciphers
-            .iter()
-            .find_map(|cipher| {
-                cipher
-                    .decrypt(
-                        &Nonce::default(),
-                        Payload {
-                            msg: &bytes[1..],
-                            aad: &aad,
-                        },
-                    )
-                    .ok()
-            })
-            .ok_or(BadCursor)?;
+        let plain = self.open_bytes(&scope.associated_data(), cursor)?;
         plain::read(grouping, &plain)
     }
 }

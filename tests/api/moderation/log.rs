@@ -170,6 +170,29 @@ async fn the_log_records_every_decision(app: &TestApp, people: &People, skus: [&
         )
         .await;
     assert_eq!(error_codes(&foreign), ["BAD_CURSOR"], "{foreign:#}");
+    // A made-up cursor naming an entry newer than any (as the unsealed cursors of an earlier
+    // release spelled one) is refused, not answered with an empty page that claims entries
+    // before it; so is a comment connection's cursor.
+    use base64::Engine as _;
+    let forged =
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode("log::7ZZZZZZZZZZZZZZZZZZZZZZZZZ");
+    let page = app
+        .graphql_as(
+            carol,
+            "query($sku: String!) { comments(sku: $sku, first: 1) { pageInfo { endCursor } } }",
+            json!({ "sku": b }),
+        )
+        .await;
+    let comment_cursor = page["data"]["comments"]["pageInfo"]["endCursor"].clone();
+    assert!(comment_cursor.is_string(), "a comment cursor: {page:#}");
+    for cursor in [json!(forged), comment_cursor] {
+        for argument in ["after", "before"] {
+            let answer = app
+                .graphql_as(carol, LOG, json!({ argument: cursor.clone(), "first": 1 }))
+                .await;
+            assert_eq!(error_codes(&answer), ["BAD_CURSOR"], "{cursor}: {answer:#}");
+        }
+    }
     let forbidden = app.graphql_as(&people.alice, LOG, json!({})).await;
     assert_eq!(error_codes(&forbidden), ["FORBIDDEN"], "{forbidden:#}");
     let anonymous = app.graphql(LOG, json!({})).await;
