@@ -14,7 +14,7 @@ use aws_sdk_dynamodb::types::{
 
 use super::DynamoStore;
 use super::batch;
-use super::error::{OnConditionFailed, internal};
+use super::error::{Cancellation, OnConditionFailed, cancellation, internal};
 use super::item::{ID, LOG_KEY, LOG_LIST, number_value, string_value};
 use super::schema::BY_LOG;
 use crate::domain::{
@@ -262,11 +262,8 @@ pub(super) async fn put(store: &DynamoStore, entries: &[LogEntry]) -> Result<(),
             .send()
             .await;
         if let Err(err) = sent {
-            let held = matches!(
-                err.as_service_error(),
-                Some(aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError::TransactionCanceledException(c))
-                    if c.cancellation_reasons().iter().any(|r| r.code() == Some("ConditionalCheckFailed"))
-            );
+            // An entry already there (a condition failed): imported before, kept as it is.
+            let held = matches!(cancellation(&err), Some(Cancellation::ConditionFailed(_)));
             if !held {
                 return Err(store.classify(err, OnConditionFailed::Unexpected));
             }

@@ -10,6 +10,8 @@
 
 use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::CancellationReason;
 
 use crate::domain::CommentId;
 use crate::store::StoreError;
@@ -45,6 +47,66 @@ const MISSING_TABLE: &str = "ResourceNotFoundException";
 /// deletion racing a vote): retried by the callers, as it wrote nothing.
 pub(super) fn is_transaction_conflict(err: &impl ProvideErrorMetadata) -> bool {
     err.code() == Some(TRANSACTION_CONFLICT)
+}
+
+/// Why DynamoDB cancelled a `TransactWriteItems`, once the caller has read what its own
+/// conditions' failures mean (`CancellationReasons` are per item, in the request's order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Cancellation {
+    /// An item's condition failed (the first such reason's position).
+    ConditionFailed(usize),
+    /// Another transaction held an item (`TransactionConflict`): nothing was written, and the
+    /// same call may be sent again.
+    Conflict,
+    /// Throttled, or the service was busy: a later attempt may succeed.
+    Throttled,
+    /// Anything else (a validation error, a bug).
+    Other,
+}
+
+/// The [`Cancellation`] of `err`, if it is a cancelled transaction; `None` for any other error.
+pub(super) fn cancellation(
+    err: &SdkError<TransactWriteItemsError, HttpResponse>,
+) -> Option<Cancellation> {
+    let Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) =
+        err.as_service_error()
+    else {
+        return None;
+    };
+    let codes: Vec<Option<&str>> = cancelled
+        .cancellation_reasons()
+        .iter()
+        .map(CancellationReason::code)
+        .collect();
+    if let Some(at) = codes
+        .iter()
+        .position(|c| *c == Some("ConditionalCheckFailed"))
+    {
+        return Some(Cancellation::ConditionFailed(at));
+    }
+    let present = || codes.iter().flatten();
+    Some(if present().any(|c| *c == "TransactionConflict") {
+        Cancellation::Conflict
+    } else if present().any(|c| {
+        matches!(*c, "ThrottlingError" | "ProvisionedThroughputExceeded") || THROTTLING.contains(c)
+    }) {
+        Cancellation::Throttled
+    } else {
+        Cancellation::Other
+    })
+}
+
+/// The reasons of a cancelled transaction (empty for any other error), for callers that read
+/// the items their conditions returned.
+pub(super) fn cancellation_reasons(
+    err: &SdkError<TransactWriteItemsError, HttpResponse>,
+) -> &[CancellationReason] {
+    match err.as_service_error() {
+        Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) => {
+            cancelled.cancellation_reasons()
+        }
+        _ => &[],
+    }
 }
 
 /// Whether `err` says the table does not exist.

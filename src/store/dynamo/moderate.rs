@@ -12,15 +12,13 @@
 //! transaction that went through (a timeout) carries the same client request token, and
 //! DynamoDB answers it as done without writing again.
 
-use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, CancellationReason, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
-    Update,
+    AttributeValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
 };
 
 use super::audit;
 use super::batch::RETRY;
-use super::error::OnConditionFailed;
+use super::error::{Cancellation, OnConditionFailed, cancellation, cancellation_reasons};
 use super::item::{
     DECIDED_AT, ID, MODERATION_NOTE, MODERATION_REASON, Places, REPLY_AT, REPLY_BODY,
     REPLY_UPDATED_AT, STATUS, VERSION, key_of, number_value, string_value,
@@ -155,24 +153,14 @@ async fn write(
         Ok(_) => return Ok(true),
         Err(err) => err,
     };
-    let Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) =
-        err.as_service_error()
-    else {
-        return Err(store.classify(err, OnConditionFailed::Unexpected));
-    };
-    let reasons = cancelled.cancellation_reasons();
-    match reasons.first().and_then(CancellationReason::code) {
+    match cancellation(&err) {
         // Gone (no item came back), or changed since it was read: read and decide again.
-        Some("ConditionalCheckFailed") => match reasons[0].item() {
+        Some(Cancellation::ConditionFailed(0)) => match cancellation_reasons(&err)[0].item() {
             Some(item) if !item.is_empty() => Ok(false),
             _ => Err(StoreError::NotFound(old.id)),
         },
-        _ if reasons
-            .iter()
-            .any(|r| r.code() == Some("TransactionConflict")) =>
-        {
-            Ok(false)
-        }
+        Some(Cancellation::Conflict) => Ok(false),
+        Some(Cancellation::Throttled) => Err(StoreError::Unavailable(err.into())),
         _ => Err(store.classify(err, OnConditionFailed::Unexpected)),
     }
 }

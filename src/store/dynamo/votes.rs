@@ -35,14 +35,13 @@
 
 use std::collections::HashSet;
 
-use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
     CancellationReason, Delete, Put, ReturnConsumedCapacity, ReturnValuesOnConditionCheckFailure,
     TransactWriteItem, Update,
 };
 
 use super::batch::{self, RETRY};
-use super::error::{OnConditionFailed, THROTTLING};
+use super::error::{Cancellation, OnConditionFailed, cancellation, cancellation_reasons};
 use super::helpful_rank::RANK_COUNT;
 use super::item::{
     AUTHOR_SUB, BELOW_CEILING, HELPFUL_COUNT, HELPFUL_RANK, ID, SORT_KEY, VERSION, ceiling_value,
@@ -228,12 +227,10 @@ async fn transact(
         }
         Err(err) => err,
     };
-    let Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) =
-        err.as_service_error()
-    else {
+    let Some(cancelled) = cancellation(&err) else {
         return Err(store.classify(err, OnConditionFailed::Unexpected));
     };
-    let reasons = cancelled.cancellation_reasons();
+    let reasons = cancellation_reasons(&err);
     let code = |i: usize| reasons.get(i).and_then(CancellationReason::code);
     if code(1) == Some("ConditionalCheckFailed") {
         let held = reasons[1].item().filter(|item| !item.is_empty());
@@ -249,25 +246,12 @@ async fn transact(
             None => Err(StoreError::NotFound(id)),
         };
     }
-    if code(0) == Some("ConditionalCheckFailed") {
-        return Ok(Outcome::Unchanged);
+    match cancelled {
+        Cancellation::ConditionFailed(_) => Ok(Outcome::Unchanged),
+        Cancellation::Conflict => Ok(Outcome::Conflict),
+        Cancellation::Throttled => Err(StoreError::Unavailable(err.into())),
+        Cancellation::Other => Err(store.classify(err, OnConditionFailed::Unexpected)),
     }
-    let codes: Vec<&str> = reasons
-        .iter()
-        .filter_map(CancellationReason::code)
-        .collect();
-    if codes.contains(&"TransactionConflict") {
-        return Ok(Outcome::Conflict);
-    }
-    let throttled = codes.iter().any(|code| {
-        matches!(*code, "ThrottlingError" | "ProvisionedThroughputExceeded")
-            || THROTTLING.contains(code)
-    });
-    Err(if throttled {
-        StoreError::Unavailable(err.into())
-    } else {
-        store.classify(err, OnConditionFailed::Unexpected)
-    })
 }
 
 /// `BatchGetItem` of `voter`'s vote items for `ids` (distinct ids, 100 a call, eight calls in
