@@ -88,6 +88,9 @@ enum Command {
     /// read units, store queries, items, index calls and Redis CPU per queue page at offsets 0,
     /// 10,000 and 90,000 and the last page, on DynamoDB Local + Redis (~4 min)
     QueueCost(benchmarks::queue_cost::Args),
+    /// Redis memory of the authors' lists (viewer.comments) per comment, by how many comments
+    /// each author wrote (~6 min)
+    AuthorMemory(benchmarks::author_memory::Args),
     /// Redis memory of comments before helpful votes, with one, and with a second voter's
     /// (~3 min)
     VoteMemory(benchmarks::vote_memory::Args),
@@ -163,6 +166,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::IndexLuaCallgrind(args) => benchmarks::index_lua_callgrind::run(&ctx, args).await,
         Command::PageCost(args) => benchmarks::page_cost::run(&ctx, args).await,
         Command::QueueCost(args) => benchmarks::queue_cost::run(&ctx, args).await,
+        Command::AuthorMemory(args) => benchmarks::author_memory::run(&ctx, args).await,
         Command::VoteMemory(args) => benchmarks::vote_memory::run(&ctx, args).await,
         Command::RatingSummaries(args) => benchmarks::rating_summaries::run(&ctx, args).await,
         Command::ResponseCache(args) => benchmarks::response_cache::run(&ctx, args).await,

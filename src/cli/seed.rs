@@ -44,6 +44,12 @@ pub struct SeedArgs {
     /// public partition or set) and for trying the moderation features on a seeded store.
     #[arg(long, env = "DYNAPAGE_SEED_HIDDEN_PERCENT", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=100))]
     hidden_percent: u8,
+    /// Gives the comments this many signed-in authors (`authorSub` `seed-author-<k>`, comment
+    /// `i` written by author `i mod N`), so they fill the authors' lists (`Viewer.comments`) as
+    /// comments written with tokens do; 0 (the default) writes them without one, as under
+    /// `--auth off`. For measuring what the authors' lists cost.
+    #[arg(long, env = "DYNAPAGE_SEED_AUTHORS", default_value_t = 0)]
+    authors: u64,
     #[command(flatten)]
     backend: BackendArgs,
 }
@@ -69,6 +75,7 @@ pub async fn run(args: SeedArgs) -> anyhow::Result<()> {
         seed: args.seed,
         body_bytes: args.body_bytes.into(),
         hidden_percent: args.hidden_percent,
+        authors: args.authors,
     };
     write_comments(&store, &sku, generated, &progress).await?;
     progress.finish();
@@ -93,6 +100,9 @@ pub struct Generated {
     /// The percentage written hidden: comment `i` of the sequence is hidden when `i % 100` is
     /// below it.
     pub hidden_percent: u8,
+    /// How many signed-in authors write them (comment `i`'s is `seed-author-<i mod authors>`);
+    /// 0: none.
+    pub authors: u64,
 }
 
 impl Generated {
@@ -103,6 +113,7 @@ impl Generated {
             seed,
             body_bytes: 0,
             hidden_percent: 0,
+            authors: 0,
         }
     }
 }
@@ -121,6 +132,7 @@ pub async fn write_comments<S: CommentStore>(
         seed,
         body_bytes,
         hidden_percent,
+        authors,
     } = generated;
     let hidden = crate::domain::Moderation {
         status: crate::domain::CommentStatus::Hidden,
@@ -135,6 +147,9 @@ pub async fn write_comments<S: CommentStore>(
         .map(|(i, mut comment)| {
             if i % 100 < usize::from(hidden_percent) {
                 comment.moderation = hidden.clone();
+            }
+            if authors > 0 {
+                comment.author_sub = Some(format!("seed-author-{}", i as u64 % authors));
             }
             comment
         });

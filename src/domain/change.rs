@@ -25,14 +25,15 @@ pub struct IndexEntry {
     /// Its [`Comment::helpful_count`]: where it sits in the list by helpful votes.
     pub helpful: u64,
     /// Whether the comment is a member of the list `sku` names: for a product, whether it is
-    /// public ([`Comment::is_public`]); for a queue ([`QueueList`]) or an author's list
-    /// ([`AuthorList`]), whether it is in the list's status (and author). An upsert of an entry
+    /// public ([`Comment::is_public`]); for a queue ([`QueueList`]), whether it is in the
+    /// queue's status; for an author's list ([`AuthorList`]), whether it is the author's. An
+    /// upsert of an entry
     /// that is not takes the comment out of the list, like a deletion at the upsert's version
     /// (a withdrawal: [`ChangeEvent::withdraws`]); entries the index holds are all members.
     pub published: bool,
     /// The comment's status (the index keeps none: an entry it holds is published in a
-    /// product's list and in the list's status in a queue or an author's list of one status;
-    /// an author's whole list says [`CommentStatus::Published`] for every member).
+    /// product's list and in the queue's status in a queue's; an author's list keeps it in the
+    /// rating's place and says [`CommentStatus::Published`] here).
     pub status: CommentStatus,
     /// The `sub` of the comment's author ([`Comment::author_sub`]): which author's lists hold
     /// it. The index keeps none: an entry of any list, and one read back from the index, has
@@ -41,16 +42,12 @@ pub struct IndexEntry {
 }
 
 impl IndexEntry {
-    /// The status of every member of the list the index keeps under `list`: a queue's, an
-    /// author's list's of one status, published in a product's (and, as a placeholder, in an
-    /// author's whole list).
+    /// The status of every member of the list the index keeps under `list`: a queue's,
+    /// published in a product's, and, as a placeholder, in an author's (which keeps each
+    /// member's status in its rating's place, [`AuthorList::slot`]).
     pub fn status_of_members(list: &Sku) -> CommentStatus {
-        if let Some(queue) = QueueList::from_index_name(list.as_str()) {
-            return queue.status();
-        }
-        AuthorList::from_index_name(list.as_str())
-            .and_then(|list| list.status())
-            .unwrap_or(CommentStatus::Published)
+        QueueList::from_index_name(list.as_str())
+            .map_or(CommentStatus::Published, |queue| queue.status())
     }
 
     /// This entry as the index keeps it: without its author.
@@ -76,14 +73,16 @@ impl IndexEntry {
     }
 
     /// This entry (of a product's list) as the entry of an author's `list`: a member if the
-    /// comment is the author's (and in the list's status), a withdrawal otherwise. No helpful
-    /// order, and the status of the list's members ([`IndexEntry::status_of_members`]).
+    /// comment is the author's, a withdrawal otherwise; kept in its status's slot where a
+    /// product's list keeps the rating ([`AuthorList::slot`]), with no helpful order, and the
+    /// placeholder status of the list's members ([`IndexEntry::status_of_members`]).
     pub fn in_author_list(&self, list: &AuthorList) -> IndexEntry {
         IndexEntry {
             sku: list.index_name(),
-            published: list.admits(self.author.as_deref(), self.status),
+            published: self.author.as_deref() == Some(list.sub()),
             helpful: 0,
-            status: list.status().unwrap_or(CommentStatus::Published),
+            rating: AuthorList::slot(self.status),
+            status: CommentStatus::Published,
             author: None,
             ..self.clone()
         }
@@ -103,18 +102,14 @@ impl IndexEntry {
     }
 
     /// The lists other than its product's that this entry (of a product's list) makes its
-    /// comment a member of: its two queues while it is not published, and its author's two
-    /// lists when it has an author.
+    /// comment a member of: its two queues while it is not published, and its author's list
+    /// when it has an author.
     pub fn side_lists(&self) -> Vec<Sku> {
         let mut lists: Vec<Sku> = QueueList::of(self.status, &self.sku)
             .map(|queues| queues.iter().map(QueueList::index_name).collect())
             .unwrap_or_default();
         if let Some(sub) = &self.author {
-            lists.extend(
-                AuthorList::of(sub, self.status)
-                    .iter()
-                    .map(AuthorList::index_name),
-            );
+            lists.push(AuthorList::new(sub.as_str(), None).index_name());
         }
         lists
     }
@@ -261,5 +256,85 @@ impl ChangeEvent {
             Self::Upsert { new, .. } => new,
             Self::Remove { old, .. } => old,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::CommentId;
+
+    fn entry(status: CommentStatus, author: Option<&str>) -> IndexEntry {
+        IndexEntry {
+            sku: Sku::parse("A").expect("a SKU"),
+            key: SortKey::new(5, CommentId::from_parts(5, 1)).expect("a key"),
+            rating: Rating::ALL[2],
+            version: 2,
+            helpful: 3,
+            published: status.is_public(),
+            status,
+            author: author.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn a_comment_is_in_its_product_or_queues_and_once_in_its_authors_list() {
+        let pending = entry(CommentStatus::Pending, Some("u"));
+        let lists: Vec<(String, Rating, bool)> = pending
+            .memberships()
+            .iter()
+            .map(|m| (m.sku.to_string(), m.rating, m.published))
+            .collect();
+        let author = AuthorList::new("u", None).index_name().to_string();
+        let slot = AuthorList::slot(CommentStatus::Pending);
+        assert_eq!(
+            lists,
+            [
+                ("!PENDING".to_owned(), Rating::ALL[2], true),
+                ("!PENDING!A".to_owned(), Rating::ALL[2], true),
+                (author.clone(), slot, true),
+            ]
+        );
+        let published = entry(CommentStatus::Published, Some("u")).memberships();
+        assert_eq!(published.len(), 2, "its product's list and its author's");
+        assert_eq!(
+            published[0].helpful, 3,
+            "the product's list keeps the count"
+        );
+        assert_eq!(published[1].sku.as_str(), author);
+        assert_eq!(published[1].helpful, 0);
+        assert_eq!(entry(CommentStatus::Published, None).memberships().len(), 1);
+    }
+
+    #[test]
+    fn a_status_change_moves_the_comment_between_slots_of_one_authors_list() {
+        let change = ChangeEvent::Upsert {
+            old: Some(entry(CommentStatus::Pending, Some("u"))),
+            new: IndexEntry {
+                version: 3,
+                ..entry(CommentStatus::Published, Some("u"))
+            },
+        };
+        let side: Vec<(String, Rating, bool)> = change
+            .side_changes()
+            .iter()
+            .map(|c| {
+                (
+                    c.entry().sku.to_string(),
+                    c.entry().rating,
+                    c.entry().published,
+                )
+            })
+            .collect();
+        let author = AuthorList::new("u", None).index_name().to_string();
+        let published = AuthorList::slot(CommentStatus::Published);
+        assert_eq!(
+            side,
+            [
+                (author, published, true),
+                ("!PENDING".to_owned(), Rating::ALL[2], false),
+                ("!PENDING!A".to_owned(), Rating::ALL[2], false),
+            ]
+        );
     }
 }

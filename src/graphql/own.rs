@@ -64,9 +64,11 @@ impl Viewer {
         #[graphql(desc = "Only the comments in this status; omit for every status.")]
         status: Option<CommentStatus>,
     ) -> async_graphql::Result<CommentConnection> {
+        // One list per author in the index, each status in a rating's place.
         let list = AuthorList::new(self.sub.clone(), status.map(Into::into));
+        let slots = status.map(|_| list.slots().iter().map(|r| i32::from(r.get())).collect());
         let input = ConnectionInput {
-            ratings: None,
+            ratings: slots,
             first,
             after,
             last,

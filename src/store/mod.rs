@@ -104,6 +104,15 @@ impl Partition {
         all
     }
 
+    /// The partition of `list`'s comments of one rating (for an author's list, of the status
+    /// in that slot: `AuthorList::slot`), by time; `None` for an author's unused fifth slot.
+    pub fn by_rating(list: &Sku, rating: Rating) -> Option<Partition> {
+        match AuthorList::from_index_name(list.as_str()) {
+            Some(author) => author.at_slot(rating).map(Partition::Author),
+            None => Some(Partition::ProductRating(list.clone(), rating)),
+        }
+    }
+
     /// The partition that holds a whole list the index keeps under `list` (a product's SKU, a
     /// queue's or an author's list's name) by time.
     pub fn by_time(list: &Sku) -> Partition {

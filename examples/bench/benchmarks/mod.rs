@@ -3,6 +3,7 @@
 
 pub mod ab;
 pub mod auth;
+pub mod author_memory;
 pub mod criterion;
 pub mod hit_cost;
 pub mod idle_sockets;

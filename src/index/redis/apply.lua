@@ -12,7 +12,8 @@
 --              deletion, expiring after the tombstone lifetime)
 -- KEYS[#KEYS]  the product's version (a string), replaced when any change is applied
 -- ARGV[1]      the tombstone lifetime, in milliseconds
--- ARGV[2]      a missing version's start: the caller's clock in microseconds
+-- ARGV[2]      a missing version's start: the caller's clock in microseconds; 'none' for a
+--              list that keeps no version (an author's: `domain::AuthorList`)
 -- ARGV[3..]    eight values per change: kind, member, score, rating (1..5, or 0), version,
 --              expected state, expected version, helpful count. Kinds:
 --                'u' upsert: applied if its version is >= the live one, or > a deletion's
@@ -105,7 +106,7 @@ end
 -- The product's version. A missing one starts from the caller's clock in microseconds, not
 -- from 0: after the key is lost (a flushed Redis, a rebuilt index) a version does not repeat
 -- one a server may still hold a cached response for.
-if applied > 0 then
+if applied > 0 and ARGV[2] ~= 'none' then
   local version = KEYS[#KEYS]
   if redis.call('EXISTS', version) == 0 then
     redis.call('SET', version, ARGV[2])

@@ -33,7 +33,8 @@ pub(super) struct Partitions {
 
 impl Partitions {
     /// The store partitions that hold `listing`'s comments of `sku`: the product's own
-    /// partition for all ratings (by time, or by helpful votes), else one partition per rating.
+    /// partition for all ratings (by time, or by helpful votes), else one partition per rating
+    /// (for an author's list, per status in its slots: `Partition::by_rating`).
     pub(super) fn of(sku: &Sku, listing: Listing) -> Self {
         let sku = sku.clone();
         let helpful = listing.grouping == Grouping::MostHelpful;
@@ -44,9 +45,9 @@ impl Partitions {
                 .ratings_by_group()
                 .into_iter()
                 .rev()
-                .map(|(group, rating)| match helpful {
-                    true => (0, Partition::ProductRatingHelpful(sku.clone(), rating)),
-                    false => (group, Partition::ProductRating(sku.clone(), rating)),
+                .filter_map(|(group, rating)| match helpful {
+                    true => Some((0, Partition::ProductRatingHelpful(sku.clone(), rating))),
+                    false => Some((group, Partition::by_rating(&sku, rating)?)),
                 })
                 .collect(),
         };

@@ -248,9 +248,9 @@ async fn on_dynamodb_and(redis_url: &str, kid: &str, lose_a_list: bool) {
         return;
     }
     let mut redis = crate::support::redis_server::connect(redis_url).await;
-    // `!@ALL!` and alice's `sub` (`auth0|alice`) in base64url.
+    // `!@` and alice's `sub` (`auth0|alice`) in base64url; a status in each rating's place.
     for rating in 1..=5 {
-        let key = format!("{}idx:{{!@ALL!YXV0aDB8YWxpY2U}}:r{rating}", backends.prefix);
+        let key = format!("{}idx:{{!@YXV0aDB8YWxpY2U}}:r{rating}", backends.prefix);
         let _: () = redis::cmd("DEL")
             .arg(&key)
             .query_async(&mut redis)
