@@ -40,8 +40,8 @@ use super::{
     View, ViewAnchor, ViewRequest,
 };
 use crate::domain::{
-    AuthorList, ChangeEvent, Grouping, IndexEntry, Listing, Numbering, Order, PageLayout,
-    PageLinks, Position, Rating, RatingSet, Sku,
+    ChangeEvent, Grouping, IndexEntry, Listing, Numbering, Order, PageLayout, PageLinks, Position,
+    Rating, RatingSet, Sku,
 };
 use crate::redis::{CallError, LuaScript, RedisConfig, RedisHandle};
 
@@ -51,8 +51,6 @@ const READ_CHUNK: isize = 10_000;
 /// Changes per call of `apply.lua`: a script blocks Redis while it runs, and 256 changes take
 /// about a millisecond or two.
 const APPLY_CHUNK: usize = 256;
-/// What `apply.lua` is told instead of a clock for a list that keeps no version.
-const NO_VERSION: &str = "none";
 /// A layout that links no page: a view of the total (and the anchor's rank, if any) only.
 const TOTAL_ONLY: PageLayout = PageLayout {
     size: 1,
@@ -180,15 +178,7 @@ impl RedisIndex {
                         call.key(key);
                     }
                     call.key(self.keys.versions(sku));
-                    // An author's list keeps no version: no response with one is ever cached
-                    // (it is a signed-in viewer's), and a key per small list is most of its
-                    // memory.
-                    let start = if AuthorList::from_index_name(sku.as_str()).is_some() {
-                        NO_VERSION.to_owned()
-                    } else {
-                        clock_micros().to_string()
-                    };
-                    call.arg(ttl_ms).arg(start);
+                    call.arg(ttl_ms).arg(groups::version_start(sku));
                     for (_, change) in chunk {
                         call.key(self.keys.tombstone(sku, change.key.id()));
                         let (expected, expected_version) = held_arg(change.expected);
@@ -258,14 +248,6 @@ impl RedisIndex {
             start += READ_CHUNK;
         }
     }
-}
-
-/// This machine's clock in microseconds since the epoch: where a product's missing version
-/// starts (`apply.lua`).
-fn clock_micros() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
 }
 
 impl PageIndex for RedisIndex {

@@ -5,7 +5,7 @@
 
 use super::RedisIndex;
 use super::replies::per_product;
-use crate::domain::{Rating, RatingSet, Sku};
+use crate::domain::{AuthorList, Rating, RatingSet, Sku};
 use crate::index::{IndexError, ProductVersion, new_epoch};
 
 impl RedisIndex {
@@ -125,4 +125,18 @@ impl RedisIndex {
             })
             .collect()
     }
+}
+
+/// What `apply.lua` is told a list's missing version starts from (`ARGV[2]`): this machine's
+/// clock in microseconds since the epoch, or `none` for an author's list (`AuthorList`), which
+/// keeps no version: no response with one is ever cached (it is a signed-in viewer's), and a
+/// key per small list would be most of its memory.
+pub(super) fn version_start(list: &Sku) -> String {
+    if AuthorList::from_index_name(list.as_str()).is_some() {
+        return "none".to_owned();
+    }
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+        .to_string()
 }
