@@ -78,39 +78,22 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         ("last page", "last: 20".to_owned()),
     ];
     out.line("case\tread units per page\tstore queries per page\titems per page\tRedis CPU us per page\tpages/s (not run)\tindex calls per page (cost extension)")?;
+    let mut queries = Vec::new();
     for (name, connection) in &cases {
-        for (whose, query) in [
-            (
-                "queue",
-                format!(
-                    "{{ moderationQueue(queue: HIDDEN, sku: \"{SKU}\", {connection}) {{ {PAGE} }} }}"
-                ),
-            ),
-            (
-                "shop's queue",
-                format!("{{ moderationQueue(queue: HIDDEN, {connection}) {{ {PAGE} }} }}"),
-            ),
-        ] {
-            let label = format!("{whose}, {name}");
-            let case = Case {
-                name: &label,
-                server: "queue-cost",
-                requests: args.requests,
-                wrk_seconds: 0,
-            };
-            let line = case_line(ctx, &moderator, &mut conn, &case, &query).await?;
-            let (answer, _) = moderator.query(&query).await?;
-            let [_, _, index_calls] = cost(&answer)?;
-            out.line(&format!("{line}\t{index_calls}"))?;
-        }
+        let product = format!("moderationQueue(queue: HIDDEN, sku: \"{SKU}\", {connection})");
+        queries.push((format!("queue, {name}"), product));
+        let shop = format!("moderationQueue(queue: HIDDEN, {connection})");
+        queries.push((format!("shop's queue, {name}"), shop));
     }
     // The product's own list at the same depths, where it has them (its published comments).
     for (name, connection) in &cases[..2] {
-        let query =
-            format!("{{ comments(sku: \"{SKU}\", orderBy: OLDEST, {connection}) {{ {PAGE} }} }}");
-        let label = format!("product, {name}");
+        let list = format!("comments(sku: \"{SKU}\", orderBy: OLDEST, {connection})");
+        queries.push((format!("product, {name}"), list));
+    }
+    for (label, field) in &queries {
+        let query = format!("{{ {field} {{ {PAGE} }} }}");
         let case = Case {
-            name: &label,
+            name: label,
             server: "queue-cost",
             requests: args.requests,
             wrk_seconds: 0,

@@ -49,6 +49,65 @@ impl People {
     }
 }
 
+/// A JWKS serving a fresh key named `kid`, and alice's, bob's and carol's tokens signed with
+/// it (hold the server for as long as the tokens are used).
+pub(super) async fn jwt_people(kid: &str) -> (JwksServer, People) {
+    let key = TestKey::rsa(kid);
+    let jwks = JwksServer::start(&[&key]).await;
+    let people = People::signed_by(&key);
+    (jwks, people)
+}
+
+/// A server on `backends` (DynamoDB Local and a Redis) following the stream, verifying the
+/// tokens of `jwks`, with `flags` besides.
+pub(super) async fn serve_with_tokens(
+    backends: &crate::support::backends::Backends,
+    jwks: &JwksServer,
+    flags: &[&str],
+) -> TestApp {
+    let mut extra = jwks.serve_args();
+    extra.extend(flags.iter().map(|flag| (*flag).to_owned()));
+    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+    backends.serve_syncing(&extra).await
+}
+
+/// Deletes the sets by time of the list the index keeps under `name` from the Redis at
+/// `redis_url`, as if they were lost.
+pub(super) async fn lose_list(
+    backends: &crate::support::backends::Backends,
+    redis_url: &str,
+    name: &str,
+) {
+    let mut redis = crate::support::redis_server::connect(redis_url).await;
+    for rating in 1..=5 {
+        let key = format!("{}idx:{{{name}}}:r{rating}", backends.prefix);
+        let _: () = redis::cmd("DEL")
+            .arg(&key)
+            .query_async(&mut redis)
+            .await
+            .expect("DEL");
+    }
+}
+
+/// Runs `verify` and asserts that it finds the index `clean` (or not).
+pub(super) async fn verify_says(backends: &crate::support::backends::Backends, clean: bool) {
+    use crate::helpers::process::{exit_code, stdout};
+    let verified = backends.run("verify", &[]).await;
+    assert_eq!(
+        exit_code(&verified) == Some(0),
+        clean,
+        "{}",
+        stdout(&verified)
+    );
+}
+
+/// Runs `reindex`, which must succeed.
+pub(super) async fn reindex(backends: &crate::support::backends::Backends) {
+    use crate::helpers::process::{exit_code, stdout};
+    let rebuilt = backends.run("reindex", &[]).await;
+    assert_eq!(exit_code(&rebuilt), Some(0), "{}", stdout(&rebuilt));
+}
+
 pub(super) async fn moderate(
     app: &TestApp,
     token: Option<&str>,

@@ -6,11 +6,10 @@
 
 use serde_json::{Value, json};
 
-use super::decisions::{People, moderate};
+use super::decisions::{People, jwt_people, moderate, serve_with_tokens};
 use crate::helpers::process::{exit_code, stdout};
 use crate::helpers::{TestApp, error_codes};
 use crate::support::backends::Backends;
-use crate::support::jwks::{JwksServer, TestKey};
 
 const LOG: &str = r#"query($sku: String, $first: Int, $after: String, $last: Int, $before: String) {
   moderationLog(sku: $sku, first: $first, after: $after, last: $last, before: $before) {
@@ -218,13 +217,6 @@ async fn the_log_records_every_decision(app: &TestApp, people: &People, skus: [&
     assert_eq!(after_delete["edges"][1]["node"]["comment"], Value::Null);
 }
 
-async fn jwt_people(kid: &str) -> (JwksServer, People) {
-    let key = TestKey::rsa(kid);
-    let jwks = JwksServer::start(&[&key]).await;
-    let people = People::signed_by(&key);
-    (jwks, people)
-}
-
 #[tokio::test]
 async fn the_log_records_every_decision_on_the_embedded_store() {
     let (jwks, people) = jwt_people("log-1").await;
@@ -256,9 +248,7 @@ async fn the_log_survives_a_restart_of_the_durable_store() {
 async fn the_log_records_every_decision_on_dynamodb() {
     let (jwks, people) = jwt_people("log-3").await;
     let backends = Backends::new().await;
-    let extra = jwks.serve_args();
-    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
-    let app = backends.serve_syncing(&extra).await;
+    let app = serve_with_tokens(&backends, &jwks, &[]).await;
     the_log_records_every_decision(&app, &people, ["DA", "DB"]).await;
     // Exported and imported into the same table at once: every entry is there already, and
     // none is counted twice.

@@ -6,11 +6,11 @@
 
 use serde_json::{Value, json};
 
-use super::decisions::{People, moderate};
-use crate::helpers::process::{exit_code, stdout};
+use super::decisions::{
+    People, jwt_people, lose_list, moderate, reindex, serve_with_tokens, verify_says,
+};
 use crate::helpers::{TestApp, eventually};
 use crate::support::backends::Backends;
-use crate::support::jwks::{JwksServer, TestKey};
 
 const OWN: &str = r#"query($status: CommentStatus, $first: Int, $after: String, $last: Int, $before: String, $offset: Int) {
   viewer {
@@ -182,16 +182,9 @@ async fn authors_see_their_own(app: &TestApp, people: &People, skus: [&str; 2]) 
     assert!(anonymous.get("errors").is_none(), "{anonymous:#}");
 }
 
-async fn jwt_people(kid: &str) -> (JwksServer, TestKey, People) {
-    let key = TestKey::rsa(kid);
-    let jwks = JwksServer::start(&[&key]).await;
-    let people = People::signed_by(&key);
-    (jwks, key, people)
-}
-
 #[tokio::test]
 async fn authors_page_their_own_comments_on_the_embedded_store() {
-    let (jwks, _key, people) = jwt_people("own-1").await;
+    let (jwks, people) = jwt_people("own-1").await;
     let app = TestApp::under_jwt(&jwks, 0, &["--moderation", "pre"]).await;
     authors_see_their_own(&app, &people, ["OA", "OB"]).await;
     app.stop().await.expect("clean stop");
@@ -199,7 +192,7 @@ async fn authors_page_their_own_comments_on_the_embedded_store() {
 
 #[tokio::test]
 async fn authors_lists_survive_a_restart_of_the_durable_store() {
-    let (jwks, _key, people) = jwt_people("own-2").await;
+    let (jwks, people) = jwt_people("own-2").await;
     let dir = tempfile::tempdir().expect("a temporary directory");
     let path = dir.path().join("data");
     let flags = [
@@ -234,38 +227,23 @@ async fn under_auth_off_there_is_no_viewer() {
 /// stream; then `verify` is clean, and, on a single Redis (`lose_a_list`), after alice's whole
 /// list is lost from Redis, `verify` says so and `reindex` brings it back.
 async fn on_dynamodb_and(redis_url: &str, kid: &str, lose_a_list: bool) {
-    let (jwks, _key, people) = jwt_people(kid).await;
+    let (jwks, people) = jwt_people(kid).await;
     let backends = Backends::on(redis_url).await;
-    let mut extra = jwks.serve_args();
-    extra.extend(["--moderation", "pre"].map(str::to_owned));
-    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
-    let app = backends.serve_syncing(&extra).await;
+    let app = serve_with_tokens(&backends, &jwks, &["--moderation", "pre"]).await;
     authors_see_their_own(&app, &people, ["YA", "YB"]).await;
-    let verified = backends.run("verify", &[]).await;
-    assert_eq!(exit_code(&verified), Some(0), "{}", stdout(&verified));
+    verify_says(&backends, true).await;
     if !lose_a_list {
         app.stop().await.expect("clean stop");
         return;
     }
-    let mut redis = crate::support::redis_server::connect(redis_url).await;
     // `!@` and alice's `sub` (`auth0|alice`) in base64url; a status in each rating's place.
-    for rating in 1..=5 {
-        let key = format!("{}idx:{{!@YXV0aDB8YWxpY2U}}:r{rating}", backends.prefix);
-        let _: () = redis::cmd("DEL")
-            .arg(&key)
-            .query_async(&mut redis)
-            .await
-            .expect("DEL");
-    }
+    lose_list(&backends, redis_url, "!@YXV0aDB8YWxpY2U").await;
     let alice = people.alice.as_str();
     settled(&app, alice, json!({}), 0).await;
-    let drifted = backends.run("verify", &[]).await;
-    assert_ne!(exit_code(&drifted), Some(0), "{}", stdout(&drifted));
-    let rebuilt = backends.run("reindex", &[]).await;
-    assert_eq!(exit_code(&rebuilt), Some(0), "{}", stdout(&rebuilt));
+    verify_says(&backends, false).await;
+    reindex(&backends).await;
     settled(&app, alice, json!({}), 5).await;
-    let verified = backends.run("verify", &[]).await;
-    assert_eq!(exit_code(&verified), Some(0), "{}", stdout(&verified));
+    verify_says(&backends, true).await;
     app.stop().await.expect("clean stop");
 }
 

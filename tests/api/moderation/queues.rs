@@ -5,11 +5,12 @@
 
 use serde_json::{Value, json};
 
-use super::decisions::{People, moderate};
+use super::decisions::{
+    People, jwt_people, lose_list, moderate, reindex, serve_with_tokens, verify_says,
+};
 use crate::helpers::process::{exit_code, stdout};
 use crate::helpers::{TestApp, error_codes, eventually};
 use crate::support::backends::Backends;
-use crate::support::jwks::{JwksServer, TestKey};
 
 const QUEUE: &str = r#"query($queue: ModerationQueue!, $sku: String, $first: Int, $after: String, $last: Int, $before: String, $offset: Int) {
   moderationQueue(queue: $queue, sku: $sku, first: $first, after: $after, last: $last, before: $before, offset: $offset) {
@@ -173,16 +174,9 @@ async fn queues_hold_what_waits(app: &TestApp, people: &People, skus: [&str; 2])
     app.until_total(a, Value::Null, 1).await;
 }
 
-async fn jwt_people(kid: &str) -> (JwksServer, TestKey, People) {
-    let key = TestKey::rsa(kid);
-    let jwks = JwksServer::start(&[&key]).await;
-    let people = People::signed_by(&key);
-    (jwks, key, people)
-}
-
 #[tokio::test]
 async fn queues_page_exactly_on_the_embedded_store() {
-    let (jwks, _key, people) = jwt_people("queue-1").await;
+    let (jwks, people) = jwt_people("queue-1").await;
     let app = TestApp::under_jwt(&jwks, 0, &["--moderation", "pre"]).await;
     queues_hold_what_waits(&app, &people, ["QA", "QB"]).await;
     app.stop().await.expect("clean stop");
@@ -190,7 +184,7 @@ async fn queues_page_exactly_on_the_embedded_store() {
 
 #[tokio::test]
 async fn queues_survive_a_restart_of_the_durable_store() {
-    let (jwks, _key, people) = jwt_people("queue-2").await;
+    let (jwks, people) = jwt_people("queue-2").await;
     let dir = tempfile::tempdir().expect("a temporary directory");
     let path = dir.path().join("data");
     let flags = [
@@ -214,37 +208,22 @@ async fn queues_survive_a_restart_of_the_durable_store() {
 /// stream; then `verify` is clean, and, on a single Redis (`lose_a_queue`), after the shop's
 /// pending queue is lost from Redis, `verify` says so and `reindex` brings it back.
 async fn on_dynamodb_and(redis_url: &str, kid: &str, lose_a_queue: bool) {
-    let (jwks, _key, people) = jwt_people(kid).await;
+    let (jwks, people) = jwt_people(kid).await;
     let backends = Backends::on(redis_url).await;
-    let mut extra = jwks.serve_args();
-    extra.extend(["--moderation", "pre"].map(str::to_owned));
-    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
-    let app = backends.serve_syncing(&extra).await;
+    let app = serve_with_tokens(&backends, &jwks, &["--moderation", "pre"]).await;
     queues_hold_what_waits(&app, &people, ["YA", "YB"]).await;
-    let verified = backends.run("verify", &[]).await;
-    assert_eq!(exit_code(&verified), Some(0), "{}", stdout(&verified));
+    verify_says(&backends, true).await;
     if !lose_a_queue {
         app.stop().await.expect("clean stop");
         return;
     }
-    let mut redis = crate::support::redis_server::connect(redis_url).await;
-    for rating in 1..=5 {
-        let key = format!("{}idx:{{!PENDING}}:r{rating}", backends.prefix);
-        let _: () = redis::cmd("DEL")
-            .arg(&key)
-            .query_async(&mut redis)
-            .await
-            .expect("DEL");
-    }
+    lose_list(&backends, redis_url, "!PENDING").await;
     let carol = people.carol.as_str();
     settled(&app, carol, json!({ "queue": "PENDING" }), 0).await;
-    let drifted = backends.run("verify", &[]).await;
-    assert_ne!(exit_code(&drifted), Some(0), "{}", stdout(&drifted));
-    let rebuilt = backends.run("reindex", &[]).await;
-    assert_eq!(exit_code(&rebuilt), Some(0), "{}", stdout(&rebuilt));
+    verify_says(&backends, false).await;
+    reindex(&backends).await;
     settled(&app, carol, json!({ "queue": "PENDING" }), 5).await;
-    let verified = backends.run("verify", &[]).await;
-    assert_eq!(exit_code(&verified), Some(0), "{}", stdout(&verified));
+    verify_says(&backends, true).await;
     app.stop().await.expect("clean stop");
 }
 
@@ -268,7 +247,7 @@ async fn a_queue_page_costs_what_a_product_page_costs() {
     use dynapage::domain::{CommentId, CommentStatus, Sku};
     use dynapage::store::CommentStore;
 
-    let (jwks, _key, people) = jwt_people("queue-5").await;
+    let (jwks, people) = jwt_people("queue-5").await;
     let backends = Backends::new().await;
     let published = crate::support::data::dataset("COST-P", 400);
     let hidden: Vec<_> = published

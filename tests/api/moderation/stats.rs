@@ -4,10 +4,9 @@
 
 use serde_json::{Value, json};
 
-use super::decisions::{People, moderate};
+use super::decisions::{People, jwt_people, moderate, serve_with_tokens};
 use crate::helpers::{TestApp, error_codes, eventually};
 use crate::support::backends::Backends;
-use crate::support::jwks::{JwksServer, TestKey};
 
 const STATS: &str = r#"query($sku: String, $since: DateTime) {
   moderationStats(sku: $sku, since: $since) { status rating count }
@@ -117,28 +116,18 @@ async fn the_report_counts_every_status_and_rating(
     assert_eq!(error_codes(&bad), ["BAD_USER_INPUT"], "{bad:#}");
 }
 
-async fn jwt_people(kid: &str) -> (JwksServer, TestKey, People) {
-    let key = TestKey::rsa(kid);
-    let jwks = JwksServer::start(&[&key]).await;
-    let people = People::signed_by(&key);
-    (jwks, key, people)
-}
-
 #[tokio::test]
 async fn the_report_is_exact_on_the_embedded_store() {
-    let (jwks, _key, people) = jwt_people("stats-1").await;
+    let (jwks, people) = jwt_people("stats-1").await;
     let app = TestApp::under_jwt(&jwks, 0, &["--moderation", "pre"]).await;
     the_report_counts_every_status_and_rating(&app, &people, ["SA", "SB"]).await;
     app.stop().await.expect("clean stop");
 }
 
 async fn on_dynamodb_and(redis_url: &str, kid: &str) {
-    let (jwks, _key, people) = jwt_people(kid).await;
+    let (jwks, people) = jwt_people(kid).await;
     let backends = Backends::on(redis_url).await;
-    let mut extra = jwks.serve_args();
-    extra.extend(["--moderation", "pre"].map(str::to_owned));
-    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
-    let app = backends.serve_syncing(&extra).await;
+    let app = serve_with_tokens(&backends, &jwks, &["--moderation", "pre"]).await;
     the_report_counts_every_status_and_rating(&app, &people, ["SA", "SB"]).await;
     app.stop().await.expect("clean stop");
 }

@@ -122,20 +122,28 @@ async fn browse(app: &TestApp, steps: Value) -> Vec<Value> {
 
 /// [`browse`], with JavaScript on or off (`javascript`).
 pub(crate) async fn browse_with(app: &TestApp, steps: Value, javascript: bool) -> Vec<Value> {
+    drive(
+        app,
+        "browse-demo.mjs",
+        json!({ "steps": steps, "javaScript": javascript }),
+    )
+    .await
+}
+
+/// Runs a Node script of `tests/clients` that drives headless Chromium against `app` (with
+/// `config` and the browser, its offline flags and the server's address) and prints
+/// `{ snapshots, requests, pageErrors }`; fails the test if the script fails, if the page
+/// threw, or if the browser asked anything of another origin. Returns the snapshots.
+pub(crate) async fn drive(app: &TestApp, script: &str, mut config: Value) -> Vec<Value> {
     let mut args = vec!["--disable-gpu"];
     args.extend(OFFLINE_FLAGS);
-    let config = json!({
-        "chromium": chromium(),
-        "args": args,
-        "base": app.address,
-        "steps": steps,
-        "javaScript": javascript,
-    });
-    let (success, output) =
-        crate::helpers::node::node("browse-demo.mjs", &[&config.to_string()]).await;
-    assert!(success, "browse-demo.mjs failed:\n{output}");
+    config["chromium"] = json!(chromium());
+    config["args"] = json!(args);
+    config["base"] = json!(app.address);
+    let (success, output) = crate::helpers::node::node(script, &[&config.to_string()]).await;
+    assert!(success, "{script} failed:\n{output}");
     let result: Value = serde_json::from_str(output.trim())
-        .unwrap_or_else(|e| panic!("browse-demo.mjs printed no JSON ({e}):\n{output}"));
+        .unwrap_or_else(|e| panic!("{script} printed no JSON ({e}):\n{output}"));
     assert_eq!(result["pageErrors"], json!([]), "the page threw");
     for request in result["requests"].as_array().expect("requests") {
         let request = request.as_str().expect("a URL");

@@ -5,40 +5,17 @@
 
 use serde_json::{Value, json};
 
-use super::demo::{assert_shows_the_api_list, browse_with};
+use super::demo::{assert_shows_the_api_list, browse_with, drive};
 use super::demo_pages::{fetch, json_ld};
-use crate::helpers::browser::{OFFLINE_FLAGS, chromium};
 use crate::helpers::{TestApp, eventually};
 use crate::support::jwks::{JwksServer, TestKey, claims};
 
 const SKU: &str = "MOD_DEMO";
 
-/// Runs `steps` on the moderator's page in a fresh headless Chromium (see `moderate-demo.mjs`);
-/// fails the test if the script fails, if the page threw, or if the browser asked anything of
-/// another origin. Returns a snapshot after each step.
+/// Runs `steps` on the moderator's page in a fresh headless Chromium (see `moderate-demo.mjs`,
+/// and `drive` for what fails the test). Returns a snapshot after each step.
 async fn moderate(app: &TestApp, steps: Value) -> Vec<Value> {
-    let mut args = vec!["--disable-gpu"];
-    args.extend(OFFLINE_FLAGS);
-    let config = json!({
-        "chromium": chromium(),
-        "args": args,
-        "base": app.address,
-        "steps": steps,
-    });
-    let (success, output) =
-        crate::helpers::node::node("moderate-demo.mjs", &[&config.to_string()]).await;
-    assert!(success, "moderate-demo.mjs failed:\n{output}");
-    let result: Value = serde_json::from_str(output.trim())
-        .unwrap_or_else(|e| panic!("moderate-demo.mjs printed no JSON ({e}):\n{output}"));
-    assert_eq!(result["pageErrors"], json!([]), "the page threw");
-    for request in result["requests"].as_array().expect("requests") {
-        let request = request.as_str().expect("a URL");
-        assert!(
-            request.starts_with(&format!("{}/", app.address)),
-            "the browser asked another origin: {request}"
-        );
-    }
-    result["snapshots"].as_array().expect("snapshots").clone()
+    drive(app, "moderate-demo.mjs", json!({ "steps": steps })).await
 }
 
 /// Opening `url` on the moderator's page and signing in with `token`.
