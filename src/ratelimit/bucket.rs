@@ -48,11 +48,6 @@ impl BucketSpec {
         1e6 / self.per_second
     }
 
-    /// The `tat` of a bucket that is empty at `now_us`: full again a whole `burst` later.
-    pub fn empty_tat(self, now_us: f64) -> f64 {
-        now_us + self.burst * self.emission_us()
-    }
-
     /// Takes `n` tokens at `now_us` from the bucket whose state is `tat` (`None`: full).
     pub fn take(self, tat: Option<f64>, now_us: f64, n: f64) -> Take {
         let emission = self.emission_us();

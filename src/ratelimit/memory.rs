@@ -31,21 +31,6 @@ struct Buckets {
     clients: HashMap<ClientKey, [Option<f64>; 2]>,
     /// The size at which the map is swept next.
     sweep_at: usize,
-    /// When the buckets were last emptied ([`MemoryLimiter::start_empty`]), in microseconds
-    /// since `epoch`; `None`: a client never seen has full buckets.
-    empty_from: Option<f64>,
-}
-
-impl Buckets {
-    /// The `tat`s of a client with no entry: full buckets, or, after [`MemoryLimiter::start_empty`],
-    /// buckets that were empty then and have refilled since.
-    fn absent(&self, limits: &RateLimits) -> [Option<f64>; 2] {
-        let empty = |spec: Option<super::BucketSpec>| {
-            spec.zip(self.empty_from)
-                .map(|(spec, from)| spec.empty_tat(from))
-        };
-        [empty(limits.cost), empty(limits.writes)]
-    }
 }
 
 impl MemoryLimiter {
@@ -57,7 +42,6 @@ impl MemoryLimiter {
             state: Mutex::new(Buckets {
                 clients: HashMap::new(),
                 sweep_at: SWEEP_FLOOR,
-                empty_from: None,
             }),
         }
     }
@@ -67,26 +51,12 @@ impl MemoryLimiter {
         &self.limits
     }
 
-    /// Forgets every client and makes every bucket empty now, refilling at its rate from here.
-    ///
-    /// The Redis limiter calls it when Redis stops answering and this limiter takes over: its
-    /// buckets are not the ones clients spent in Redis, and if they started full, a client
-    /// could spend a whole burst again at the start of every outage (and on each process).
-    /// Empty, a client gets what its rate restores during the outage and nothing more.
-    pub fn start_empty(&self) {
-        let now = self.epoch.elapsed().as_secs_f64() * 1e6;
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        state.clients.clear();
-        state.sweep_at = SWEEP_FLOOR;
-        state.empty_from = Some(now);
-    }
-
     /// Takes `charge` from both of `client`'s buckets, or from neither.
     pub fn check(&self, client: &ClientKey, charge: Charge) -> Verdict {
         let now = self.epoch.elapsed().as_secs_f64() * 1e6;
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        let absent = state.absent(&self.limits);
-        let [cost_tat, writes_tat] = state.clients.get(client).copied().unwrap_or(absent);
+        // A client with no entry has full buckets.
+        let [cost_tat, writes_tat] = state.clients.get(client).copied().unwrap_or([None, None]);
         let cost = self
             .limits
             .cost
@@ -100,10 +70,8 @@ impl MemoryLimiter {
         if verdict.refused.is_none() && spends {
             let tats = [cost.map(|t| t.tat), writes.map(|t| t.tat)];
             state.clients.insert(client.clone(), tats);
-            // A client whose buckets are full again is dropped, unless an absent client's are
-            // not full yet (just after `start_empty`): dropping it would take from it.
-            let absent_full = absent.iter().flatten().all(|&tat| tat <= now);
-            if state.clients.len() >= state.sweep_at && absent_full {
+            // A client whose buckets are full again is dropped: absent, it has full buckets.
+            if state.clients.len() >= state.sweep_at {
                 state
                     .clients
                     .retain(|_, tats| tats.iter().flatten().any(|&tat| tat > now));
@@ -164,26 +132,6 @@ mod tests {
         assert!(limiter.check(&client(1), charge(10, 0)).refused.is_none());
         assert!(limiter.check(&client(1), charge(1, 0)).refused.is_some());
         assert!(limiter.check(&client(2), charge(10, 0)).refused.is_none());
-    }
-
-    #[test]
-    fn after_start_empty_a_client_gets_only_what_refilled_since() {
-        // 1,000 points a second, 10,000 at most; 60 writes a minute.
-        let limiter = MemoryLimiter::new(RateLimits::new(1_000, 10_000, 60));
-        let a = client(1);
-        assert!(limiter.check(&a, charge(5_000, 0)).refused.is_none());
-        limiter.start_empty();
-        for who in [a, client(2)] {
-            let refused = limiter.check(&who, charge(500, 0));
-            assert_eq!(refused.refused.map(|r| r.limit), Some(Limit::Cost));
-            let available = refused.cost.map(|c| c.currently_available);
-            assert!(available.is_some_and(|n| n < 100), "{available:?}");
-            let write = limiter.check(&who, charge(0, 1));
-            assert_eq!(write.refused.map(|r| r.limit), Some(Limit::Writes));
-        }
-        std::thread::sleep(std::time::Duration::from_millis(60));
-        assert!(limiter.check(&client(3), charge(50, 0)).refused.is_none());
-        assert!(limiter.check(&client(3), charge(500, 0)).refused.is_some());
     }
 
     #[test]

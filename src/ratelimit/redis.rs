@@ -18,8 +18,14 @@
 //! and deep offsets, into a total one; letting everything through would lift the protection
 //! exactly when the service is weakest. The price: meanwhile each process keeps its own
 //! budgets, so a client spread over `n` processes gets up to `n` times its rate. Those buckets
-//! start empty at each outage (a client cannot spend a fresh burst every time Redis goes away);
-//! they fill at the budget's rate from there. Each such check counts in
+//! are the process's own for its whole life, used only while Redis is away: at the first
+//! outage every client's is full, so a client that was within its budget is served on (with
+//! the pages' index-backed parts degraded, not refused with 429), and one that floods gets at
+//! most its burst, then its rate, on each process. They are never reset, so a flapping Redis
+//! hands no fresh burst: what a client spent in one outage stays spent in the next, refilling at
+//! the budget's rate as it would in Redis. (An earlier release started them empty at each
+//! outage, which refused every client's next request at once: a Redis blip became a wave of
+//! 429s.) Each such check counts in
 //! `dynapage_rate_limit_fallback_checks_total`, each failed Redis call in
 //! `dynapage_rate_limit_store_errors_total`; the start and the end of an outage are logged.
 //! While it lasts, one request a second tries Redis (and waits up to 500 ms for it).
@@ -101,10 +107,8 @@ impl RedisLimiter {
                 ),
             };
             metric::RATE_LIMIT_STORE_ERRORS.counter(&[]).increment(1);
-            // One log line per outage, not one per request; and the in-process buckets start
-            // empty, so an outage never hands a client a fresh burst (`start_empty`).
+            // One log line per outage, not one per request.
             if self.redis_again_at.swap(again, Ordering::Relaxed) == 0 {
-                self.fallback.start_empty();
                 let error = format!("{:#}", anyhow::Error::from(failure));
                 tracing::warn!(
                     error,
