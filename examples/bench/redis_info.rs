@@ -114,3 +114,34 @@ mod tests {
         assert_eq!(stats[1].usec_per_call, 1286.0);
     }
 }
+
+/// The suffixes of the keys the index keeps for one list (`idx:{<list>}:<suffix>`): its sets
+/// by rating without and with votes and by count, its versions and its version (not its
+/// epoch, made only by the response cache's reads).
+pub fn list_key_suffixes() -> Vec<String> {
+    let mut suffixes: Vec<String> = ["r", "w", "h"]
+        .iter()
+        .flat_map(|set| (1..=5).map(move |r| format!("{set}{r}")))
+        .collect();
+    suffixes.extend(["v", "n"].map(str::to_owned));
+    suffixes
+}
+
+/// `MEMORY USAGE … SAMPLES 0` summed over `keys` (0 for a key that does not exist).
+pub async fn memory_usage(
+    conn: &mut MultiplexedConnection,
+    keys: impl IntoIterator<Item = String>,
+) -> anyhow::Result<i64> {
+    let mut total = 0;
+    for key in keys {
+        let bytes: Option<i64> = redis::cmd("MEMORY")
+            .arg("USAGE")
+            .arg(&key)
+            .arg("SAMPLES")
+            .arg(0)
+            .query_async(conn)
+            .await?;
+        total += bytes.unwrap_or(0);
+    }
+    Ok(total)
+}

@@ -12,7 +12,7 @@ use async_graphql::{Context, Object, SimpleObject};
 
 use super::error::ApiError;
 use super::global_id::GlobalId;
-use super::moderation::moderator;
+use super::moderation::{moderated_scope, moderator};
 use super::state;
 use super::types::{ModerationEntry, PageInfo};
 use crate::domain::{EntryId, LogEntry, Order, Sku};
@@ -91,11 +91,7 @@ impl LogQueryRoot {
         let meta = super::meta(ctx);
         let fail = |e: ApiError| e.into_graphql(meta);
         let state = state(ctx)?;
-        moderator(ctx, state).map_err(fail)?;
-        let sku = sku
-            .map(|sku| Sku::parse(&sku))
-            .transpose()
-            .map_err(|e| fail(e.into()))?;
+        let sku = moderated_scope(ctx, state, sku).map_err(fail)?;
         let take = Take::of(first, last, state.engine.settings()).map_err(|e| fail(e.into()))?;
         let opened = |argument, text: &Option<String>| {
             text.as_deref()

@@ -129,6 +129,18 @@ pub(super) fn replier<'a>(ctx: &Context<'a>, state: &ApiState) -> Result<&'a Vie
     }
 }
 
+/// The product a moderator's read is limited to (`sku`, parsed as any SKU; `None`: the whole
+/// shop), once the request is a moderator's ([`moderator`]): the preamble of the queues, the
+/// log and the transparency report.
+pub(super) fn moderated_scope(
+    ctx: &Context<'_>,
+    state: &ApiState,
+    sku: Option<String>,
+) -> Result<Option<crate::domain::Sku>, ApiError> {
+    moderator(ctx, state)?;
+    Ok(sku.map(|sku| crate::domain::Sku::parse(&sku)).transpose()?)
+}
+
 /// The request's viewer if they hold the moderator role: `UNAUTHENTICATED` without a verified
 /// token (under `--auth off` everyone is anonymous), `FORBIDDEN` without the role.
 pub(super) fn moderator<'a>(ctx: &Context<'a>, state: &ApiState) -> Result<&'a Viewer, ApiError> {

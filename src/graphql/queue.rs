@@ -6,10 +6,10 @@ use async_graphql::{Context, Enum, Object};
 
 use super::connection::{CommentConnection, ConnectionInput, resolve_connection};
 use super::error::ApiError;
-use super::moderation::moderator;
+use super::moderation::moderated_scope;
 use super::page_cursors::PageNumbering;
 use super::state;
-use crate::domain::{self, QueueList, Sku};
+use crate::domain::{self, QueueList};
 use crate::store::StoreError;
 
 /// A moderator's queue.
@@ -72,11 +72,7 @@ impl QueueQuery {
     ) -> async_graphql::Result<CommentConnection> {
         let meta = super::meta(ctx);
         let fail = |e: ApiError| e.into_graphql(meta);
-        moderator(ctx, state(ctx)?).map_err(fail)?;
-        let sku = sku
-            .map(|sku| Sku::parse(&sku))
-            .transpose()
-            .map_err(|e| fail(e.into()))?;
+        let sku = moderated_scope(ctx, state(ctx)?, sku).map_err(fail)?;
         // Every `ModerationQueue` is a status that is not public, so this is always a queue.
         let list = QueueList::new(queue.into(), sku).ok_or_else(|| {
             fail(StoreError::Internal("a moderation queue of the published status".into()).into())

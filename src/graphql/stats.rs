@@ -12,7 +12,7 @@
 use async_graphql::{Context, Object, SimpleObject};
 
 use super::error::ApiError;
-use super::moderation::{CommentStatus, moderator};
+use super::moderation::{CommentStatus, moderated_scope};
 use super::scalars::DateTime;
 use super::state;
 use crate::domain::{self, QueueList, Rating, Sku};
@@ -53,11 +53,7 @@ impl StatsQuery {
         let meta = super::meta(ctx);
         let fail = |e: ApiError| e.into_graphql(meta);
         let state = state(ctx)?;
-        moderator(ctx, state).map_err(fail)?;
-        let sku = sku
-            .map(|sku| Sku::parse(&sku))
-            .transpose()
-            .map_err(|e| fail(e.into()))?;
+        let sku = moderated_scope(ctx, state, sku).map_err(fail)?;
         // Before 1970 counts everything; the index's scores are epoch milliseconds.
         let since_ms = since.map_or(0, |at| u64::try_from(at.0.timestamp_millis()).unwrap_or(0));
         let index = state.engine.index();

@@ -13,7 +13,7 @@ use redis::aio::MultiplexedConnection;
 use crate::backends;
 use crate::context::Context;
 use crate::machine::Machine;
-use crate::redis_info::info_number;
+use crate::redis_info::{info_number, memory_usage};
 use crate::report::{Summary, log};
 use crate::server::{dynapage, strings};
 
@@ -106,16 +106,7 @@ async fn keys_bytes(conn: &mut MultiplexedConnection, pattern: &str) -> anyhow::
             .arg(1000)
             .query_async(conn)
             .await?;
-        for key in keys {
-            let bytes: Option<i64> = redis::cmd("MEMORY")
-                .arg("USAGE")
-                .arg(&key)
-                .arg("SAMPLES")
-                .arg(0)
-                .query_async(conn)
-                .await?;
-            total += bytes.unwrap_or(0);
-        }
+        total += memory_usage(conn, keys).await?;
         if next == 0 {
             return Ok(total);
         }

@@ -16,6 +16,7 @@ use crate::context::Context;
 use crate::graphql::cost;
 use crate::machine::Machine;
 use crate::proc_stat::loadavg;
+use crate::redis_info::{list_key_suffixes, memory_usage};
 use crate::report::{Summary, log};
 use crate::server::{Launch, Server, dynapage, strings};
 
@@ -186,25 +187,12 @@ async fn seed_and_serve(
 }
 
 /// `MEMORY USAGE … SAMPLES 0` of every key of the lists the index keeps under `names`: their
-/// sets by rating (by time, voted, by count), versions and count.
+/// sets by rating (by time, voted, by count), versions and version.
 async fn lists_bytes(conn: &mut MultiplexedConnection, names: &[String]) -> anyhow::Result<i64> {
-    let mut total = 0;
-    for list in names {
-        let mut keys: Vec<String> = ["r", "w", "h"]
-            .iter()
-            .flat_map(|set| (1..=5).map(move |r| format!("{set}{r}")))
-            .collect();
-        keys.extend(["v".to_owned(), "n".to_owned(), "e".to_owned()]);
-        for key in keys {
-            let bytes: Option<i64> = redis::cmd("MEMORY")
-                .arg("USAGE")
-                .arg(format!("dynapage:idx:{{{list}}}:{key}"))
-                .arg("SAMPLES")
-                .arg(0)
-                .query_async(conn)
-                .await?;
-            total += bytes.unwrap_or(0);
-        }
-    }
-    Ok(total)
+    let keys = names.iter().flat_map(|list| {
+        list_key_suffixes()
+            .into_iter()
+            .map(move |suffix| format!("dynapage:idx:{{{list}}}:{suffix}"))
+    });
+    memory_usage(conn, keys.collect::<Vec<_>>()).await
 }

@@ -19,7 +19,7 @@ use crate::context::Context;
 use crate::graphql::{Api, body};
 use crate::machine::Machine;
 use crate::proc_stat::loadavg;
-use crate::redis_info::info_number;
+use crate::redis_info::{info_number, list_key_suffixes, memory_usage};
 use crate::report::{Summary, log};
 use crate::server::{Server, strings};
 
@@ -123,25 +123,9 @@ async fn used(conn: &mut MultiplexedConnection) -> anyhow::Result<i64> {
 }
 
 /// `MEMORY USAGE … SAMPLES 0` of the product's keys: its sets by rating, by time and by count,
-/// its versions and its count.
+/// its versions and its version.
 async fn keys_bytes(conn: &mut MultiplexedConnection) -> anyhow::Result<i64> {
-    let mut names: Vec<String> = ["r", "w", "h"]
-        .iter()
-        .flat_map(|set| (1..=5).map(move |r| format!("{set}{r}")))
-        .collect();
-    names.extend(["v".to_owned(), "n".to_owned()]);
-    let mut total = 0;
-    for name in names {
-        let bytes: Option<i64> = redis::cmd("MEMORY")
-            .arg("USAGE")
-            .arg(key(&name))
-            .arg("SAMPLES")
-            .arg(0)
-            .query_async(conn)
-            .await?;
-        total += bytes.unwrap_or(0);
-    }
-    Ok(total)
+    memory_usage(conn, list_key_suffixes().iter().map(|suffix| key(suffix))).await
 }
 
 /// One vote from `voter` on each of the `voted` newest comments, 16 in flight.
