@@ -124,6 +124,7 @@ impl Iterator for CommentGenerator {
             helpful_count: 0,
             moderation: crate::domain::Moderation::default(),
             reply: None,
+            reporters: Vec::new(),
         })
     }
 }

@@ -246,6 +246,7 @@ mod tests {
                 helpful_count: 0,
                 moderation: Default::default(),
                 reply: None,
+                reporters: Vec::new(),
             })
             .collect()
     }

@@ -167,6 +167,7 @@ mod tests {
             helpful_count: 0,
             moderation: Default::default(),
             reply: None,
+            reporters: Vec::new(),
         };
         let line = super::super::transfer::encode(&comment);
         assert!(line.len() * 3 <= MAX_LINE_BYTES, "{}", line.len());

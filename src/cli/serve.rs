@@ -205,6 +205,7 @@ async fn serve_on(
         max_complexity: args.server.max_query_complexity,
         pre_moderation,
         shop_name,
+        report_hide_threshold: args.moderation.hide_threshold(),
     });
     let schema = build_schema(Some(api.clone()));
     let connections = args.server.connection_options(trusted_proxies.clone());

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::domain::{
     Comment, CommentId, CommentStatus, MAX_NOTE_CHARS, MAX_VERSION, Moderation, ModerationReason,
-    Rating, Reply, Sku, SortKey, version_is_valid,
+    Rating, Reply, Sku, SortKey, decode_reporters, encode_reporters, version_is_valid,
 };
 
 /// One line of an export.
@@ -43,6 +43,8 @@ pub(super) struct Line {
     pub reply_at_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply_updated_at_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reporters: Vec<String>,
 }
 
 impl From<&Comment> for Line {
@@ -65,6 +67,7 @@ impl From<&Comment> for Line {
             reply_body: comment.reply.as_ref().map(|r| r.body.clone()),
             reply_at_ms: comment.reply.as_ref().map(|r| r.created_at_ms),
             reply_updated_at_ms: comment.reply.as_ref().and_then(|r| r.updated_at_ms),
+            reporters: comment.reporters.clone(),
         }
     }
 }
@@ -77,6 +80,10 @@ pub(super) fn encode(comment: &Comment) -> String {
 /// A line read back into a comment, every field checked.
 pub(super) fn decode(text: &str) -> Result<Comment, String> {
     let line: Line = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let reporters = match encode_reporters(&line.reporters) {
+        Some(text) => decode_reporters(&text).map_err(|e| e.to_string())?,
+        None => Vec::new(),
+    };
     let millis = |ms: u64, field: &str| {
         if ms <= SortKey::MAX_MILLIS {
             Ok(ms)
@@ -152,6 +159,7 @@ pub(super) fn decode(text: &str) -> Result<Comment, String> {
                 ));
             }
         },
+        reporters,
     })
 }
 
@@ -174,6 +182,7 @@ mod tests {
             helpful_count: 0,
             moderation: Moderation::default(),
             reply: None,
+            reporters: Vec::new(),
         };
         let text = encode(&comment);
         assert!(!text.contains('\n'));

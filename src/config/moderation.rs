@@ -26,6 +26,19 @@ pub struct ModerationArgs {
     /// The name the shop's replies are signed with (`Reply.author`).
     #[arg(long, env = "DYNAPAGE_SHOP_NAME", default_value = "The shop")]
     pub shop_name: String,
+    /// Hide a published comment, pending a moderator's review, once this many distinct readers
+    /// have open reports on it; 0 (the default) never hides on reports. Off by default because
+    /// reports are cheap to mass-produce: a competitor with a few accounts could take down a
+    /// shop's best reviews. With it on, keep it well above one reader and watch the `REPORTED`
+    /// queue: a moderator's decision publishes the comment again (dismissing the reports) or
+    /// confirms the hiding.
+    #[arg(
+        long,
+        env = "DYNAPAGE_REPORT_HIDE_THRESHOLD",
+        default_value_t = 0,
+        value_parser = clap::value_parser!(u32).range(0..=crate::domain::MAX_OPEN_REPORTS as i64)
+    )]
+    pub report_hide_threshold: u32,
 }
 
 impl ModerationArgs {
@@ -42,6 +55,12 @@ impl ModerationArgs {
             );
         }
         Ok(name)
+    }
+
+    /// The number of readers whose reports hide a comment (`--report-hide-threshold`); `None`
+    /// when reports never hide one.
+    pub fn hide_threshold(&self) -> Option<std::num::NonZeroU32> {
+        std::num::NonZeroU32::new(self.report_hide_threshold)
     }
 
     /// Whether comments wait for a moderator, refused (naming the flags) under `--auth off`.

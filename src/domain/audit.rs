@@ -22,6 +22,13 @@ impl EntryId {
         Self(CommentId::new(millis))
     }
 
+    /// The id right after this one (its value plus one; this one at the very top): the entry
+    /// written with another in one step, which must read after it whatever the clock did.
+    pub fn next(self) -> Self {
+        let value = u128::from_be_bytes(self.to_bytes());
+        Self::from_bytes(value.saturating_add(1).to_be_bytes())
+    }
+
     /// The id whose big-endian bytes are `bytes` (for a store that keeps it as a blob).
     pub fn from_bytes(bytes: [u8; 16]) -> Self {
         Self(CommentId::from_bytes(bytes))
@@ -60,16 +67,25 @@ pub enum LogAction {
     Reply,
     /// The shop removed its answer.
     RemoveReply,
+    /// `--report-hide-threshold` readers reported the comment: hidden pending review.
+    HideOnReports,
+    /// A decision closed the comment's open reports as upheld (it ended hidden or rejected).
+    UpholdReports,
+    /// A decision closed the comment's open reports as dismissed (it stays published).
+    DismissReports,
 }
 
 impl LogAction {
     /// Every action.
-    pub const ALL: [LogAction; 5] = [
+    pub const ALL: [LogAction; 8] = [
         LogAction::Publish,
         LogAction::Hide,
         LogAction::Reject,
         LogAction::Reply,
         LogAction::RemoveReply,
+        LogAction::HideOnReports,
+        LogAction::UpholdReports,
+        LogAction::DismissReports,
     ];
 
     /// The action's name as stored and shown (`PUBLISH`, `REMOVE_REPLY`, …).
@@ -80,6 +96,9 @@ impl LogAction {
             LogAction::Reject => "REJECT",
             LogAction::Reply => "REPLY",
             LogAction::RemoveReply => "REMOVE_REPLY",
+            LogAction::HideOnReports => "HIDE_ON_REPORTS",
+            LogAction::UpholdReports => "UPHOLD_REPORTS",
+            LogAction::DismissReports => "DISMISS_REPORTS",
         }
     }
 
@@ -127,7 +146,7 @@ impl LogEntry {
             _ => new.moderation.note.clone(),
         };
         let reason = match action {
-            LogAction::Hide | LogAction::Reject => new.moderation.reason,
+            LogAction::Hide | LogAction::Reject | LogAction::HideOnReports => new.moderation.reason,
             _ => None,
         };
         Self {

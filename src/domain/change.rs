@@ -39,6 +39,9 @@ pub struct IndexEntry {
     /// it. The index keeps none: an entry of any list, and one read back from the index, has
     /// `None` ([`IndexEntry::as_indexed`]).
     pub author: Option<String>,
+    /// Whether a report is open on the comment ([`Comment::is_reported`]): which puts it in
+    /// the `REPORTED` queues. The index keeps none: `false` in every list's entry.
+    pub reported: bool,
 }
 
 impl IndexEntry {
@@ -47,13 +50,15 @@ impl IndexEntry {
     /// member's status in its rating's place, [`AuthorList::slot`]).
     pub fn status_of_members(list: &Sku) -> CommentStatus {
         QueueList::from_index_name(list.as_str())
-            .map_or(CommentStatus::Published, |queue| queue.status())
+            .and_then(|queue| queue.queue().status())
+            .unwrap_or(CommentStatus::Published)
     }
 
-    /// This entry as the index keeps it: without its author.
+    /// This entry as the index keeps it: without its author or its reports.
     pub fn as_indexed(&self) -> IndexEntry {
         IndexEntry {
             author: None,
+            reported: false,
             ..self.clone()
         }
     }
@@ -64,10 +69,11 @@ impl IndexEntry {
     pub fn in_queue(&self, queue: &QueueList) -> IndexEntry {
         IndexEntry {
             sku: queue.index_name(),
-            published: queue.status() == self.status
+            published: queue.queue().holds(self.status, self.reported)
                 && queue.sku().is_none_or(|sku| *sku == self.sku),
             helpful: 0,
             author: None,
+            reported: false,
             ..self.clone()
         }
     }
@@ -84,6 +90,7 @@ impl IndexEntry {
             rating: AuthorList::slot(self.status),
             status: CommentStatus::Published,
             author: None,
+            reported: false,
             ..self.clone()
         }
     }
@@ -102,12 +109,13 @@ impl IndexEntry {
     }
 
     /// The lists other than its product's that this entry (of a product's list) makes its
-    /// comment a member of: its two queues while it is not published, and its author's list
-    /// when it has an author.
+    /// comment a member of: its two queues while it is not published, the two `REPORTED` ones
+    /// while a report is open on it, and its author's list when it has an author.
     pub fn side_lists(&self) -> Vec<Sku> {
-        let mut lists: Vec<Sku> = QueueList::of(self.status, &self.sku)
-            .map(|queues| queues.iter().map(QueueList::index_name).collect())
-            .unwrap_or_default();
+        let mut lists: Vec<Sku> = QueueList::of(self.status, self.reported, &self.sku)
+            .iter()
+            .map(QueueList::index_name)
+            .collect();
         if let Some(sub) = &self.author {
             lists.push(AuthorList::new(sub.as_str(), None).index_name());
         }
@@ -135,6 +143,7 @@ impl From<&Comment> for IndexEntry {
             published: comment.is_public(),
             status: comment.moderation.status,
             author: comment.author_sub.clone(),
+            reported: comment.is_reported(),
         }
     }
 }
@@ -274,6 +283,7 @@ mod tests {
             published: status.is_public(),
             status,
             author: author.map(str::to_owned),
+            reported: false,
         }
     }
 

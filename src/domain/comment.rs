@@ -83,6 +83,10 @@ pub struct Comment {
     /// The shop's public answer, if any (`replyToComment`): a write like an edit (the next
     /// version), though not an edit of the comment (`updated_at` stays).
     pub reply: Option<Box<Reply>>,
+    /// The token subjects of the readers whose reports on the comment are open (distinct, in
+    /// the order they reported, at most [`super::MAX_OPEN_REPORTS`]): what puts it in the
+    /// `REPORTED` queue; a moderator's decision closes them and empties it ([`super::report`]).
+    pub reporters: Vec<String>,
 }
 
 impl Comment {
@@ -211,6 +215,7 @@ impl CommentDraft {
             helpful_count: 0,
             moderation: Moderation::default(),
             reply: None,
+            reporters: Vec::new(),
         }
     }
 }

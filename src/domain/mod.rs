@@ -13,6 +13,7 @@ mod moderation;
 mod order;
 mod page_numbers;
 mod queue;
+mod report;
 mod sort_key;
 pub mod text;
 mod verdict;
@@ -34,7 +35,11 @@ pub use moderation::{
 };
 pub use order::{CommentOrder, Grouping, Listing, Position, helpful_group};
 pub use page_numbers::{AnchorRank, Numbering, PageLayout, PageLinks, Pager};
-pub use queue::{QueueList, list_name};
+pub use queue::{Queue, QueueList, list_name};
+pub use report::{
+    MAX_DETAILS_CHARS, MAX_OPEN_REPORTS, REPORT_THRESHOLD_ACTOR, Report, ReportDraft, ReportReason,
+    ReportRefused, ReportStatus, decode_reporters, encode_reporters,
+};
 pub use sort_key::{Order, SortKey};
 pub use verdict::VerdictRefused;
 pub use vote::{BadVoterId, Voted, Voter, VoterId};

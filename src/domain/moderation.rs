@@ -89,12 +89,17 @@ impl ModerationDecision {
         }
     }
 
-    /// Whether the decision applies to a comment in `status`: publishing to anything not
-    /// published, hiding to a published comment, rejecting to a pending one.
-    pub fn applies_to(self, status: CommentStatus) -> bool {
+    /// Whether the decision applies to a comment in `status`, `reported` or not (a report is
+    /// open on it): publishing to anything not published, and to a reported published comment
+    /// (keeping it: its reports are dismissed); hiding to a published comment, and to a
+    /// reported hidden one (hidden by `--report-hide-threshold`: its reports are upheld);
+    /// rejecting to a pending one.
+    pub fn applies_to(self, status: CommentStatus, reported: bool) -> bool {
         match self {
-            ModerationDecision::Publish => status != CommentStatus::Published,
-            ModerationDecision::Hide => status == CommentStatus::Published,
+            ModerationDecision::Publish => status != CommentStatus::Published || reported,
+            ModerationDecision::Hide => {
+                status == CommentStatus::Published || (reported && status == CommentStatus::Hidden)
+            }
             ModerationDecision::Reject => status == CommentStatus::Pending,
         }
     }

@@ -1,5 +1,5 @@
 //! A moderator's queues: the comments of one status that is not public (pending, hidden,
-//! rejected), across the shop or for one product, oldest first.
+//! rejected), or with an open report, across the shop or for one product, oldest first.
 //!
 //! A queue is a list like a product's, and the page index keeps it the same way: its own sorted
 //! sets, fed by the same versioned changes, so a queue's `totalCount` and a jump to offset
@@ -8,7 +8,8 @@
 //! so a client can never name one and no product's keys ever meet a queue's.
 //!
 //! Every comment that is not published is in exactly two queues: its status's queue across the
-//! shop and the same queue of its product. A change that moves a comment between statuses is
+//! shop and the same queue of its product; one with an open report is in the two `REPORTED`
+//! queues too, whatever its status ([`Queue::Reported`]). A change that moves a comment between statuses is
 //! also a change of the queues it leaves and enters ([`super::ChangeEvent::side_changes`]).
 
 use super::{AuthorList, CommentStatus, Sku};
@@ -16,36 +17,98 @@ use super::{AuthorList, CommentStatus, Sku};
 /// What starts every queue's index name, and no SKU.
 const MARK: char = '!';
 
-/// One queue: the comments in `status` (never [`CommentStatus::Published`]) of one product, or
-/// of the whole shop.
+/// A moderator's queue: the comments in one status that is not public, or those with open
+/// reports (`REPORTED`, whatever their status).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Queue {
+    /// Waiting for a first decision.
+    Pending,
+    /// With an open report ([`super::Comment::is_reported`]).
+    Reported,
+    /// Taken down after publication.
+    Hidden,
+    /// Refused before publication.
+    Rejected,
+}
+
+impl Queue {
+    /// Every queue.
+    pub const ALL: [Queue; 4] = [
+        Queue::Pending,
+        Queue::Reported,
+        Queue::Hidden,
+        Queue::Rejected,
+    ];
+
+    /// The queue of the comments in `status`; `None` for the published status, which is no
+    /// queue.
+    pub fn of_status(status: CommentStatus) -> Option<Self> {
+        match status {
+            CommentStatus::Pending => Some(Queue::Pending),
+            CommentStatus::Published => None,
+            CommentStatus::Hidden => Some(Queue::Hidden),
+            CommentStatus::Rejected => Some(Queue::Rejected),
+        }
+    }
+
+    /// The status whose comments the queue holds; `None` for `REPORTED`.
+    pub fn status(self) -> Option<CommentStatus> {
+        match self {
+            Queue::Pending => Some(CommentStatus::Pending),
+            Queue::Reported => None,
+            Queue::Hidden => Some(CommentStatus::Hidden),
+            Queue::Rejected => Some(CommentStatus::Rejected),
+        }
+    }
+
+    /// The queue's name (`PENDING`, `REPORTED`, …): the GraphQL enum's value.
+    pub fn as_str(self) -> &'static str {
+        match self.status() {
+            Some(status) => status.as_str(),
+            None => "REPORTED",
+        }
+    }
+
+    fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|queue| queue.as_str() == name)
+    }
+
+    /// Whether a comment in `status`, `reported` or not, is in this queue.
+    pub fn holds(self, status: CommentStatus, reported: bool) -> bool {
+        match self.status() {
+            Some(own) => own == status,
+            None => reported,
+        }
+    }
+}
+
+/// One queue ([`Queue`]) of one product, or of the whole shop.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct QueueList {
-    status: CommentStatus,
+    queue: Queue,
     sku: Option<Sku>,
 }
 
 impl QueueList {
-    /// The queue of `status` (of `sku`'s comments, or the shop's); `None` for the published
-    /// status, which is no queue.
-    pub fn new(status: CommentStatus, sku: Option<Sku>) -> Option<Self> {
-        (!status.is_public()).then_some(Self { status, sku })
+    /// The queue `queue` of `sku`'s comments, or the shop's.
+    pub fn new(queue: Queue, sku: Option<Sku>) -> Self {
+        Self { queue, sku }
     }
 
-    /// The two queues a comment of `sku` in `status` is in (none while it is published).
-    pub fn of(status: CommentStatus, sku: &Sku) -> Option<[QueueList; 2]> {
-        let shop = Self::new(status, None)?;
-        Some([
-            shop,
-            Self {
-                status,
-                sku: Some(sku.clone()),
-            },
-        ])
+    /// The queues a comment of `sku` in `status`, `reported` or not, is in: its status's
+    /// (none while it is published) and `REPORTED` while a report is open on it, each across
+    /// the shop and for its product.
+    pub fn of(status: CommentStatus, reported: bool, sku: &Sku) -> Vec<QueueList> {
+        Queue::of_status(status)
+            .into_iter()
+            .chain(reported.then_some(Queue::Reported))
+            .flat_map(|queue| [Self::new(queue, None), Self::new(queue, Some(sku.clone()))])
+            .collect()
     }
 
-    /// The status whose comments the queue holds.
-    pub fn status(&self) -> CommentStatus {
-        self.status
+    /// The queue this list is of.
+    pub fn queue(&self) -> Queue {
+        self.queue
     }
 
     /// The product whose comments the queue holds; `None` for the whole shop.
@@ -56,7 +119,7 @@ impl QueueList {
     /// The name the page index keeps this queue under: `!PENDING` for the shop's queue,
     /// `!PENDING!<sku>` for a product's.
     pub fn index_name(&self) -> Sku {
-        let mut name = format!("{MARK}{}", self.status.as_str());
+        let mut name = format!("{MARK}{}", self.queue.as_str());
         if let Some(sku) = &self.sku {
             name.push(MARK);
             name.push_str(sku.as_str());
@@ -68,11 +131,11 @@ impl QueueList {
     /// or anything malformed.
     pub fn from_index_name(name: &str) -> Option<Self> {
         let rest = name.strip_prefix(MARK)?;
-        let (status, sku) = match rest.split_once(MARK) {
-            Some((status, sku)) => (status, Some(Sku::parse(sku).ok()?)),
+        let (queue, sku) = match rest.split_once(MARK) {
+            Some((queue, sku)) => (queue, Some(Sku::parse(sku).ok()?)),
             None => (rest, None),
         };
-        Self::new(CommentStatus::parse(status).ok()?, sku)
+        Some(Self::new(Queue::parse(queue)?, sku))
     }
 }
 
@@ -94,22 +157,23 @@ mod tests {
     #[test]
     fn names_go_and_come_back_and_no_product_has_one() {
         let sku = Sku::parse("TEE-1").expect("sku");
-        for status in [
-            CommentStatus::Pending,
-            CommentStatus::Hidden,
-            CommentStatus::Rejected,
-        ] {
-            for queue in QueueList::of(status, &sku).expect("a queued status") {
-                let name = queue.index_name();
+        for queue in Queue::ALL {
+            for list in [
+                QueueList::new(queue, None),
+                QueueList::new(queue, Some(sku.clone())),
+            ] {
+                let name = list.index_name();
                 assert!(Sku::parse(name.as_str()).is_err(), "{name}");
                 assert_eq!(
                     QueueList::from_index_name(name.as_str()),
-                    Some(queue.clone())
+                    Some(list.clone())
                 );
                 assert_eq!(list_name(name.as_str()), Some(name));
             }
         }
-        assert_eq!(QueueList::of(CommentStatus::Published, &sku), None);
+        assert!(QueueList::of(CommentStatus::Published, false, &sku).is_empty());
+        assert_eq!(QueueList::of(CommentStatus::Published, true, &sku).len(), 2);
+        assert_eq!(QueueList::of(CommentStatus::Hidden, true, &sku).len(), 4);
         assert_eq!(list_name("TEE-1"), Some(sku));
         for bad in [
             "!PUBLISHED",

@@ -23,10 +23,11 @@ impl Comment {
     }
 
     /// The comment after `verdict` at `now_ms`: its new status, reason, note and decision time,
-    /// and its next version. Refused when the decision does not apply to its status.
+    /// its next version, and its open reports closed ([`Comment::closes_reports`] says how).
+    /// Refused when the decision does not apply to its status.
     pub fn after_verdict(&self, verdict: &Verdict, now_ms: u64) -> Result<Comment, VerdictRefused> {
         let status = self.moderation.status;
-        if !verdict.decision.applies_to(status) {
+        if !verdict.decision.applies_to(status, self.is_reported()) {
             return Err(DecisionRefused {
                 status,
                 decision: verdict.decision,
@@ -41,6 +42,7 @@ impl Comment {
                 decided_at_ms: Some(now_ms),
             },
             version: self.next_version()?,
+            reporters: Vec::new(),
             ..self.clone()
         })
     }

@@ -13,7 +13,7 @@ use async_graphql::ErrorExtensions;
 
 use super::RequestMeta;
 use super::global_id::GlobalId;
-use crate::domain::InvalidInput;
+use crate::domain::{InvalidInput, ReportRefused};
 use crate::index::IndexError;
 use crate::pagination::PaginationError;
 use crate::store::StoreError;
@@ -214,6 +214,11 @@ fn store_code(e: &StoreError) -> ErrorCode {
         }
         StoreError::Unavailable(_) | StoreError::MissingTable { .. } => ErrorCode::StoreUnavailable,
         StoreError::Decision(_) => ErrorCode::BadUserInput,
+        StoreError::Report(refused) => match refused {
+            ReportRefused::Own(_) | ReportRefused::Ceiling(_) => ErrorCode::Forbidden,
+            ReportRefused::NotPublic(_) => ErrorCode::NotFound,
+            ReportRefused::Full(_) => ErrorCode::BadUserInput,
+        },
         StoreError::AlreadyExists(_) | StoreError::Internal(_) => ErrorCode::Internal,
     }
 }

@@ -18,6 +18,9 @@ pub enum GlobalId {
     Product(Sku),
     /// A moderation log entry's id: `ModerationEntry:<ulid>`.
     ModerationEntry(EntryId),
+    /// A report's id: `Report:<comment ulid>:<reporter's sub>` (one report per comment and
+    /// reader; only its reader and moderators ever see it).
+    Report(CommentId, String),
 }
 
 impl GlobalId {
@@ -27,6 +30,7 @@ impl GlobalId {
             GlobalId::Comment(id) => format!("Comment:{id}"),
             GlobalId::Product(sku) => format!("Product:{sku}"),
             GlobalId::ModerationEntry(id) => format!("ModerationEntry:{id}"),
+            GlobalId::Report(comment, reporter) => format!("Report:{comment}:{reporter}"),
         };
         URL_SAFE_NO_PAD.encode(raw)
     }
@@ -42,6 +46,13 @@ impl GlobalId {
             Some(("ModerationEntry", id)) => {
                 Ok(GlobalId::ModerationEntry(id.parse().map_err(|_| bad())?))
             }
+            Some(("Report", rest)) => match rest.split_once(':') {
+                Some((comment, reporter)) if !reporter.is_empty() => Ok(GlobalId::Report(
+                    comment.parse().map_err(|_| bad())?,
+                    reporter.to_owned(),
+                )),
+                _ => Err(bad()),
+            },
             _ => Err(bad()),
         }
     }
@@ -55,6 +66,7 @@ impl GlobalId {
                 "id",
                 "names a moderation log entry, not a comment",
             )),
+            GlobalId::Report(..) => Err(InvalidInput::new("id", "names a report, not a comment")),
         }
     }
 }
@@ -70,6 +82,8 @@ mod tests {
         let product = GlobalId::Product(Sku::parse("SKU-1").expect("sku"));
         assert_eq!(GlobalId::decode(&product.encode()), Ok(product.clone()));
         assert!(GlobalId::comment(&product.encode()).is_err());
+        let report = GlobalId::Report(CommentId::from_parts(1, 2), "auth0|a:b".into());
+        assert_eq!(GlobalId::decode(&report.encode()), Ok(report));
         for bad in ["", "!!", "Q29tbWVudDp4", &URL_SAFE_NO_PAD.encode("User:1")] {
             assert!(GlobalId::decode(bad).is_err(), "{bad:?}");
         }

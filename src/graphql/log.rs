@@ -12,12 +12,13 @@ use async_graphql::{Context, Object, SimpleObject};
 
 use super::error::ApiError;
 use super::global_id::GlobalId;
+use super::keyed::{Keyed, KeyedSource, Take, Window};
 use super::moderation::{moderated_scope, moderator};
 use super::state;
 use super::types::{ModerationEntry, PageInfo};
 use crate::domain::{EntryId, LogEntry, Order, Sku};
-use crate::pagination::{CursorCodec, PaginationError, PagingSettings};
-use crate::store::{CommentStore, LogQuery};
+use crate::pagination::{CursorCodec, PaginationError};
+use crate::store::{CommentStore, LogQuery, StoreError};
 
 /// An entry and its cursor.
 #[derive(Debug, SimpleObject)]
@@ -99,13 +100,16 @@ impl LogQueryRoot {
                 .transpose()
         };
         let window = Window {
-            sku: sku.clone(),
             after: opened("after", &after).map_err(fail)?,
             before: opened("before", &before).map_err(fail)?,
         };
         let reserved = super::reserve_items(meta, state, take.reads())?;
         let store = state.engine.store();
-        let page = window.page(store, take).await;
+        let source = LogSource {
+            store,
+            sku: sku.clone(),
+        };
+        let page = window.page(&source, take).await;
         if let Some(meta) = meta {
             meta.settle_items(reserved, page.as_ref().map_or(0, |p| p.read));
         }
@@ -117,7 +121,7 @@ impl LogQueryRoot {
             None
         };
         let edges: Vec<ModerationEntryEdge> = page
-            .entries
+            .items
             .into_iter()
             .map(|entry| ModerationEntryEdge {
                 cursor: cursor(&state.codec, sku.as_ref(), entry.id),
@@ -137,172 +141,36 @@ impl LogQueryRoot {
     }
 }
 
-/// How many entries a page takes: `first` (then, with `last` too, the last of those), or `last`
-/// from the window's bottom.
-#[derive(Clone, Copy)]
-enum Take {
-    First(usize, Option<usize>),
-    Last(usize),
-}
-
-impl Take {
-    /// The page `first` and `last` ask for, each checked as a connection's are.
-    fn of(
-        first: Option<i32>,
-        last: Option<i32>,
-        settings: &PagingSettings,
-    ) -> Result<Self, PaginationError> {
-        let size = |argument: &'static str, value: Option<i32>| match value {
-            None => Ok(None),
-            Some(v) if v < 0 => Err(PaginationError::Negative { argument }),
-            Some(v) if v as usize > settings.max_page_size => {
-                Err(PaginationError::PageSizeExceeded {
-                    argument,
-                    max: settings.max_page_size,
-                })
-            }
-            Some(v) => Ok(Some(v as usize)),
-        };
-        Ok(match (size("first", first)?, size("last", last)?) {
-            (None, Some(last)) => Take::Last(last),
-            (first, last) => Take::First(first.unwrap_or(settings.default_page_size), last),
-        })
-    }
-
-    /// The most entries the page reads: one more than it shows, and two probes.
-    fn reads(self) -> u64 {
-        let n = match self {
-            Take::First(n, _) | Take::Last(n) => n,
-        };
-        n as u64 + 3
-    }
-}
-
-/// The entries between two cursors (newest first: `after` is newer than `before`).
-struct Window {
+/// The shop's log, or a product's, as a keyed list.
+struct LogSource<'a, S> {
+    store: &'a S,
     sku: Option<Sku>,
-    after: Option<EntryId>,
-    before: Option<EntryId>,
 }
 
-/// A page and what reading it took.
-struct LogPageRead {
-    entries: Vec<LogEntry>,
-    has_next: bool,
-    has_previous: bool,
-    read: u64,
-}
+impl<S: CommentStore> KeyedSource for LogSource<'_, S> {
+    type Item = LogEntry;
 
-impl Window {
-    async fn page<S: CommentStore>(
+    async fn read(
         &self,
-        store: &S,
-        take: Take,
-    ) -> Result<LogPageRead, crate::store::StoreError> {
-        let (order, from, stop, n) = match take {
-            Take::First(n, _) => (Order::NewestFirst, self.after, self.before, n),
-            Take::Last(n) => (Order::OldestFirst, self.before, self.after, n),
+        order: Order,
+        after: Option<EntryId>,
+        limit: usize,
+    ) -> Result<(Vec<LogEntry>, Option<EntryId>), StoreError> {
+        let query = LogQuery {
+            sku: self.sku.clone(),
+            order,
+            after,
+            limit,
         };
-        let mut entries = read(store, &self.sku, order, from, stop, n + 1).await?;
-        let mut read = entries.len() as u64;
-        let overflow = entries.len() > n;
-        entries.truncate(n);
-        if order == Order::OldestFirst {
-            entries.reverse();
-        }
-        let mut trimmed = false;
-        if let Take::First(_, Some(last)) = take
-            && entries.len() > last
-        {
-            entries.drain(..entries.len() - last);
-            trimmed = true;
-        }
-        let (Some(newest), Some(oldest)) = (entries.first(), entries.last()) else {
-            // An empty page: past a cursor's own entry (entries are never deleted), or before
-            // the window's entries when it asked for none (`first: 0`, `last: 0`).
-            let forward = matches!(take, Take::First(..));
-            return Ok(LogPageRead {
-                entries,
-                has_next: self.before.is_some() || (forward && overflow),
-                has_previous: self.after.is_some() || (!forward && overflow),
-                read,
-            });
-        };
-        let (newest, oldest) = (newest.id, oldest.id);
-        // Known from the read where it tells; a `Limit 1` read past the edge otherwise.
-        let has_next = match take {
-            Take::First(..) if overflow && self.before.is_none() => true,
-            Take::First(..) if self.before.is_none() => false,
-            _ => {
-                read += 1;
-                exists(store, &self.sku, Order::NewestFirst, oldest).await?
-            }
-        };
-        let has_previous = match take {
-            Take::Last(_) if overflow && self.after.is_none() => true,
-            Take::Last(_) if self.after.is_none() => false,
-            Take::First(..) if self.after.is_none() && !trimmed => false,
-            _ => {
-                read += 1;
-                exists(store, &self.sku, Order::OldestFirst, newest).await?
-            }
-        };
-        Ok(LogPageRead {
-            entries,
-            has_next,
-            has_previous,
-            read,
-        })
+        let page = self.store.moderation_log(&query).await?;
+        Ok((page.entries, page.last_evaluated))
     }
 }
 
-/// Up to `limit` entries in `order` strictly beyond `from`, stopping before `stop`, reading on
-/// past the store's early stops.
-async fn read<S: CommentStore>(
-    store: &S,
-    sku: &Option<Sku>,
-    order: Order,
-    mut from: Option<EntryId>,
-    stop: Option<EntryId>,
-    limit: usize,
-) -> Result<Vec<LogEntry>, crate::store::StoreError> {
-    let mut out = Vec::new();
-    loop {
-        let page = store
-            .moderation_log(&LogQuery {
-                sku: sku.clone(),
-                order,
-                after: from,
-                limit: limit - out.len(),
-            })
-            .await?;
-        for entry in page.entries {
-            let beyond = stop.is_some_and(|stop| match order {
-                Order::NewestFirst => entry.id <= stop,
-                Order::OldestFirst => entry.id >= stop,
-            });
-            if beyond {
-                return Ok(out);
-            }
-            out.push(entry);
-        }
-        match page.last_evaluated {
-            Some(last) if out.len() < limit => from = Some(last),
-            _ => return Ok(out),
-        }
+impl Keyed for LogEntry {
+    fn key(&self) -> EntryId {
+        self.id
     }
-}
-
-/// Whether any entry lies strictly beyond `from` in `order`.
-async fn exists<S: CommentStore>(
-    store: &S,
-    sku: &Option<Sku>,
-    order: Order,
-    from: EntryId,
-) -> Result<bool, crate::store::StoreError> {
-    Ok(!read(store, sku, order, Some(from), None, 1)
-        .await?
-        .is_empty())
 }
 
 /// The log entries `ids` name, for `node` and `nodes`: read only for a moderator (to anyone

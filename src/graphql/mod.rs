@@ -13,6 +13,7 @@ mod error;
 pub mod field_errors;
 mod global_id;
 mod helpful;
+mod keyed;
 mod log;
 mod mark_helpful;
 mod moderate;
@@ -26,6 +27,7 @@ pub mod pricing;
 mod product;
 mod query;
 mod queue;
+mod report;
 mod scalars;
 pub mod schema_description;
 mod stats;
@@ -97,6 +99,9 @@ pub struct ApiState {
     pub pre_moderation: bool,
     /// The name the shop's replies carry (`--shop-name`).
     pub shop_name: String,
+    /// How many readers' open reports hide a published comment (`--report-hide-threshold`);
+    /// `None`: never.
+    pub report_hide_threshold: Option<std::num::NonZeroU32>,
 }
 
 /// Per-request data: the id that ties logs to error responses, and what the request cost.

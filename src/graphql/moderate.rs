@@ -18,8 +18,9 @@ use crate::store::CommentStore;
 pub(super) struct ModerateCommentInput {
     /// The comment's global id.
     pub comment_id: ID,
-    /// `PUBLISH` (a pending, hidden or rejected comment), `HIDE` (a published one) or `REJECT`
-    /// (a pending one).
+    /// `PUBLISH` (a pending, hidden or rejected comment, or a reported published one: its
+    /// reports are dismissed), `HIDE` (a published one, or one hidden on reports: its reports
+    /// are upheld) or `REJECT` (a pending one).
     pub decision: ModerationDecision,
     /// Why: required to hide or reject.
     pub reason: Option<ModerationReason>,

@@ -175,6 +175,14 @@ pub(super) fn may_see(ctx: &Context<'_>, comment: &domain::Comment) -> bool {
     comment.is_public() || sees_moderation(ctx, comment)
 }
 
+/// Whether the request is a signed-in moderator's (never under `--auth off`).
+pub(super) fn is_moderator(ctx: &Context<'_>) -> bool {
+    let Some(state) = ctx.data_opt::<std::sync::Arc<ApiState>>() else {
+        return false;
+    };
+    !matches!(state.auth, Auth::Off) && viewer(ctx).is_some_and(|viewer| viewer.moderator)
+}
+
 /// Whether the request may see `comment`'s moderation: its author or a moderator.
 pub(super) fn sees_moderation(ctx: &Context<'_>, comment: &domain::Comment) -> bool {
     let Some(state) = ctx.data_opt::<std::sync::Arc<ApiState>>() else {

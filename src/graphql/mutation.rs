@@ -9,6 +9,7 @@ use super::mark_helpful::{MarkHelpfulInput, MarkHelpfulPayload};
 use super::moderate::{
     ModerateCommentInput, ModerateCommentPayload, ReplyToCommentInput, ReplyToCommentPayload,
 };
+use super::report::{ReportCommentInput, ReportCommentPayload};
 use super::state;
 use super::types::{Comment, CommentEdge};
 use super::viewer::writer;
@@ -228,6 +229,23 @@ impl MutationRoot {
         #[graphql(desc = "The comment and the decision.")] input: ModerateCommentInput,
     ) -> async_graphql::Result<ModerateCommentPayload> {
         super::moderate::moderate_comment(ctx, input).await
+    }
+
+    /// Reports a comment to the shop's moderators (the EU Digital Services Act's notice, art.
+    /// 16). A signed-in reader reports a comment once: a second report of the same comment
+    /// writes nothing and answers the first, whatever became of it. The comment enters the
+    /// `REPORTED` queue; a moderator's decision closes its reports (`UPHELD` when it is hidden
+    /// or rejected, `DISMISSED` when it stays published), which the reader sees in
+    /// `viewer.reports`. `UNAUTHENTICATED` without a verified token (always under `--auth
+    /// off`), `FORBIDDEN` for one's own comment, `NOT_FOUND` for an unknown, deleted or
+    /// unpublished comment, `BAD_USER_INPUT` for details over 1,000 characters or a comment
+    /// that already has 50 open reports. Counts against the write budget.
+    async fn report_comment(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(desc = "The comment and why it is reported.")] input: ReportCommentInput,
+    ) -> async_graphql::Result<ReportCommentPayload> {
+        super::report::report_comment(ctx, input).await
     }
 
     /// Answers a comment publicly in the shop's name (`--shop-name`), replacing any earlier

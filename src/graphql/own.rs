@@ -7,6 +7,7 @@ use async_graphql::{Context, Object};
 use super::connection::{CommentConnection, ConnectionInput, resolve_connection};
 use super::moderation::CommentStatus;
 use super::page_cursors::PageNumbering;
+use super::report::ReportConnection;
 use super::viewer::viewer;
 use crate::domain::{self, AuthorList};
 
@@ -32,7 +33,8 @@ pub(super) struct Viewer {
     sub: String,
 }
 
-/// The signed-in viewer, and what is theirs: their own comments in every status.
+/// The signed-in viewer, and what is theirs: their own comments in every status, and the
+/// reports they filed.
 #[Object]
 impl Viewer {
     /// The comments this viewer wrote, in every status (pending, published, hidden,
@@ -79,5 +81,23 @@ impl Viewer {
             order: domain::CommentOrder::Newest,
         };
         resolve_connection(ctx, list.index_name(), input).await
+    }
+
+    /// The reports this viewer filed, newest first, with what became of each (`OPEN` until a
+    /// moderator decides on the comment). Paged by cursors (no `offset`), with an exact
+    /// `totalCount`.
+    async fn reports(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(
+            desc = "Return at most this many reports from the top of the window (the server's default page size without `first` or `last`)."
+        )]
+        first: Option<i32>,
+        #[graphql(desc = "Start after this cursor.")] after: Option<String>,
+        #[graphql(desc = "Return at most this many reports from the bottom of the window.")]
+        last: Option<i32>,
+        #[graphql(desc = "End before this cursor.")] before: Option<String>,
+    ) -> async_graphql::Result<ReportConnection> {
+        super::report::viewer_reports(ctx, &self.sub, first, after, last, before).await
     }
 }

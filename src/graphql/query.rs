@@ -153,6 +153,7 @@ async fn fetch_nodes(
         read
     };
     let entries = super::log::entries(ctx, ids).await?;
+    let reports = super::report::reports(ctx, ids).await?;
     Ok(ids
         .iter()
         .map(|id| match id {
@@ -161,6 +162,10 @@ async fn fetch_nodes(
                 .get(entry)
                 .cloned()
                 .map(|entry| Node::ModerationEntry(entry.into())),
+            GlobalId::Report(comment, reporter) => reports
+                .get(&(*comment, reporter.clone()))
+                .cloned()
+                .map(|report| Node::Report(report.into())),
             // A comment that is not published is nothing to anyone but its author and
             // moderators (`NOT_FOUND` for `node`, null in `nodes`).
             GlobalId::Comment(c) => found

@@ -10,7 +10,6 @@ use super::moderation::moderated_scope;
 use super::page_cursors::PageNumbering;
 use super::state;
 use crate::domain::{self, QueueList};
-use crate::store::StoreError;
 
 /// A moderator's queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Enum)]
@@ -18,16 +17,20 @@ pub(super) enum ModerationQueue {
     /// Waiting for a first decision (`--moderation pre`, or an edit of a published comment
     /// there).
     Pending,
+    /// With an open report, whatever their status (a decision closes the reports and takes
+    /// the comment out).
+    Reported,
     /// Taken down after publication.
     Hidden,
     /// Refused before publication.
     Rejected,
 }
 
-impl From<ModerationQueue> for domain::CommentStatus {
+impl From<ModerationQueue> for domain::Queue {
     fn from(queue: ModerationQueue) -> Self {
         match queue {
             ModerationQueue::Pending => Self::Pending,
+            ModerationQueue::Reported => Self::Reported,
             ModerationQueue::Hidden => Self::Hidden,
             ModerationQueue::Rejected => Self::Rejected,
         }
@@ -73,10 +76,7 @@ impl QueueQuery {
         let meta = super::meta(ctx);
         let fail = |e: ApiError| e.into_graphql(meta);
         let sku = moderated_scope(ctx, state(ctx)?, sku).map_err(fail)?;
-        // Every `ModerationQueue` is a status that is not public, so this is always a queue.
-        let list = QueueList::new(queue.into(), sku).ok_or_else(|| {
-            fail(StoreError::Internal("a moderation queue of the published status".into()).into())
-        })?;
+        let list = QueueList::new(queue.into(), sku);
         let input = ConnectionInput {
             ratings: None,
             first,

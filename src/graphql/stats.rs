@@ -77,7 +77,8 @@ impl StatsQuery {
         ];
         let queues: Vec<Sku> = queued
             .iter()
-            .filter_map(|status| QueueList::new(*status, sku.clone()))
+            .filter_map(|status| domain::Queue::of_status(*status))
+            .map(|queue| QueueList::new(queue, sku.clone()))
             .map(|queue| queue.index_name())
             .collect();
         let lists = [queues.as_slice(), products.as_slice()].concat();

@@ -19,6 +19,7 @@ pub(super) enum Node {
     Product(Product),
     Comment(Comment),
     ModerationEntry(ModerationEntry),
+    Report(super::report::Report),
 }
 
 /// A product. It exists as soon as it is named: a product without comments has an empty
@@ -116,6 +117,13 @@ impl Comment {
     ) -> Option<super::moderation::Moderation> {
         super::moderation::sees_moderation(ctx, &self.0)
             .then(|| super::moderation::Moderation::from(&self.0.moderation))
+    }
+
+    /// How many reports are open on the comment (a moderator's decision closes them):
+    /// moderators only, null for anyone else.
+    async fn report_count(&self, ctx: &async_graphql::Context<'_>) -> Option<i32> {
+        super::moderation::is_moderator(ctx)
+            .then(|| i32::try_from(self.0.report_count()).unwrap_or(i32::MAX))
     }
 
     /// The product the comment is about.
@@ -220,7 +228,10 @@ pub(super) struct ModerationEntry {
     pub sku: String,
     /// Who acted: the moderator's or merchant's token subject.
     pub actor: String,
-    /// What they did: `PUBLISH`, `HIDE`, `REJECT`, `REPLY` or `REMOVE_REPLY`.
+    /// What they did: `PUBLISH`, `HIDE`, `REJECT`, `REPLY` or `REMOVE_REPLY`; for a decision
+    /// that closed reports, a second entry `UPHOLD_REPORTS` or `DISMISS_REPORTS` (its note
+    /// counts them); `HIDE_ON_REPORTS` when `--report-hide-threshold` readers hid the comment
+    /// (the actor is then `dynapage:report-hide-threshold`).
     pub action: String,
     /// The comment's status before.
     pub previous_status: Option<CommentStatus>,

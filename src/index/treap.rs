@@ -287,6 +287,7 @@ impl Treap<SortKey> {
                 published: true,
                 status: IndexEntry::status_of_members(sku),
                 author: None,
+                reported: false,
             });
             t = node.left;
         }

@@ -355,6 +355,7 @@ fn change_of(fields: &[(Vec<u8>, Vec<u8>)]) -> Option<ChangeEvent> {
         published: status.is_public(),
         status,
         author: None,
+        reported: false,
     };
     match text(b"t")? {
         "u" => {

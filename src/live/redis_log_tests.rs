@@ -26,6 +26,7 @@ fn entries_read_back_as_the_changes_written_ratings_and_versions_included() {
         published: status.is_public(),
         status,
         author: None,
+        reported: false,
     };
     let (published, pending) = (CommentStatus::Published, CommentStatus::Pending);
     let (hidden, rejected) = (CommentStatus::Hidden, CommentStatus::Rejected);

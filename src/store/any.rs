@@ -1,12 +1,14 @@
 //! [`AnyStore`]: the store chosen at start-up, dispatching statically to the implementations.
 
+use std::num::NonZeroU32;
+
 use super::{
-    CommentStore, KeyQuery, LogPage, LogQuery, QueryPage, ScanPage, StoreError, dynamo, memory,
-    sqlite,
+    CommentStore, KeyQuery, LogPage, LogQuery, QueryPage, ReportPage, ReportQuery, ScanPage,
+    StoreError, dynamo, memory, sqlite,
 };
 use crate::domain::{
-    Access, Comment, CommentId, CommentPatch, EntryId, LogEntry, Sku, Verdict, Voted, Voter,
-    VoterId,
+    Access, Comment, CommentId, CommentPatch, EntryId, LogEntry, Report, ReportDraft, Sku, Verdict,
+    Voted, Voter, VoterId,
 };
 
 /// The store chosen at start-up (`--store`): static dispatch over the implementations.
@@ -86,6 +88,36 @@ impl CommentStore for AnyStore {
         now_ms: u64,
     ) -> Result<Comment, StoreError> {
         dispatch_store!(self, s => s.reply(id, body, actor, now_ms).await)
+    }
+
+    async fn report(
+        &self,
+        id: CommentId,
+        reporter: &str,
+        draft: &ReportDraft,
+        hide_threshold: Option<NonZeroU32>,
+        now_ms: u64,
+    ) -> Result<Report, StoreError> {
+        dispatch_store!(self, s => s.report(id, reporter, draft, hide_threshold, now_ms).await)
+    }
+
+    async fn reports(&self, query: &ReportQuery) -> Result<ReportPage, StoreError> {
+        dispatch_store!(self, s => s.reports(query).await)
+    }
+
+    async fn report_count(&self, reporter: &str) -> Result<u64, StoreError> {
+        dispatch_store!(self, s => s.report_count(reporter).await)
+    }
+
+    async fn reports_of(
+        &self,
+        keys: &[(CommentId, String)],
+    ) -> Result<Vec<Option<Report>>, StoreError> {
+        dispatch_store!(self, s => s.reports_of(keys).await)
+    }
+
+    async fn put_reports(&self, reports: &[Report]) -> Result<(), StoreError> {
+        dispatch_store!(self, s => s.put_reports(reports).await)
     }
 
     async fn moderation_log(&self, query: &LogQuery) -> Result<LogPage, StoreError> {

@@ -26,6 +26,7 @@ mod lambda;
 mod moderate;
 mod ranks;
 mod reads;
+mod reports;
 mod schema;
 mod stream;
 mod vote_key;
@@ -33,6 +34,7 @@ mod votes;
 mod writes;
 
 use std::collections::HashMap;
+use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use aws_sdk_dynamodb::Client;
@@ -40,10 +42,13 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 use self::error::{OnConditionFailed, classify, internal};
 use self::item::ID;
-use super::{CommentStore, KeyQuery, LogPage, LogQuery, QueryPage, ScanPage, StoreError};
+use super::{
+    CommentStore, KeyQuery, LogPage, LogQuery, QueryPage, ReportPage, ReportQuery, ScanPage,
+    StoreError,
+};
 use crate::domain::{
-    Access, Comment, CommentId, CommentPatch, EntryId, LogEntry, Sku, Verdict, Voted, Voter,
-    VoterId,
+    Access, Comment, CommentId, CommentPatch, EntryId, LogEntry, Report, ReportDraft, Sku, Verdict,
+    Voted, Voter, VoterId,
 };
 
 /// The key [`CommentStore::ping`] reads: no comment id (26 characters of Crockford base32)
@@ -56,6 +61,7 @@ pub use self::change::{RecordDecodeError, change_from_record};
 pub use self::client::DynamoConfig;
 pub use self::item::{ItemDecodeError, comment_from_item, sort_key_from_item};
 pub use self::lambda::{change_from_lambda_record, lambda_sequence_number};
+pub use self::reports::is_report_id;
 pub use self::stream::DynamoChangeSource;
 pub use self::vote_key::is_vote_id;
 
@@ -199,6 +205,36 @@ impl CommentStore for DynamoStore {
         now_ms: u64,
     ) -> Result<Comment, StoreError> {
         moderate::reply(self, id, body, actor, now_ms).await
+    }
+
+    async fn report(
+        &self,
+        id: CommentId,
+        reporter: &str,
+        draft: &ReportDraft,
+        hide_threshold: Option<NonZeroU32>,
+        now_ms: u64,
+    ) -> Result<Report, StoreError> {
+        reports::report(self, id, reporter, draft, hide_threshold, now_ms).await
+    }
+
+    async fn reports(&self, query: &ReportQuery) -> Result<ReportPage, StoreError> {
+        reports::query(self, query).await
+    }
+
+    async fn report_count(&self, reporter: &str) -> Result<u64, StoreError> {
+        reports::count(self, reporter).await
+    }
+
+    async fn reports_of(
+        &self,
+        keys: &[(CommentId, String)],
+    ) -> Result<Vec<Option<Report>>, StoreError> {
+        reports::get_many(self, keys).await
+    }
+
+    async fn put_reports(&self, reports: &[Report]) -> Result<(), StoreError> {
+        reports::put(self, reports).await
     }
 
     async fn moderation_log(&self, query: &LogQuery) -> Result<LogPage, StoreError> {

@@ -8,18 +8,22 @@
 //! and leave with their comment when it is deleted.
 
 mod log;
+mod reports;
 mod tables;
 
 use std::ops::Bound;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use self::tables::Tables;
+use std::num::NonZeroU32;
+
 use super::{
-    ChangeSink, CommentStore, KeyQuery, LogPage, LogQuery, QueryPage, ScanPage, StoreError,
+    ChangeSink, CommentStore, KeyQuery, LogPage, LogQuery, QueryPage, ReportPage, ReportQuery,
+    ScanPage, StoreError,
 };
 use crate::domain::{
     Access, ChangeEvent, Comment, CommentId, CommentPatch, EntryId, IndexEntry, LogEntry, Order,
-    Position, Sku, Verdict, Voted, Voter, VoterId,
+    Position, Report, ReportDraft, Sku, Verdict, Voted, Voter, VoterId,
 };
 
 /// Items a scan page holds, like a DynamoDB `Scan` page.
@@ -128,13 +132,15 @@ impl MemoryStore {
     }
 
     /// Replaces comment `id` with what `next` makes of it (`None`: nothing to write, the
-    /// comment answered as it is), with the log entry `entry` makes of the old and new comment,
+    /// comment answered as it is), with the log entries `entries` makes of the old and new
+    /// comment, and the old one's open reports closed if the new one closes them, at `now_ms`,
     /// in one step under the lock.
     fn rewrite(
         &self,
         id: CommentId,
+        now_ms: u64,
         next: impl FnOnce(&Comment) -> Result<Option<Comment>, StoreError>,
-        entry: impl FnOnce(&Comment, &Comment) -> LogEntry,
+        entries: impl FnOnce(&Comment, &Comment) -> Vec<LogEntry>,
     ) -> Result<Comment, StoreError> {
         let mut tables = self.write();
         let old = tables
@@ -145,7 +151,12 @@ impl MemoryStore {
         let Some(new) = next(&old)? else {
             return Ok(old);
         };
-        tables.log.append(entry(&old, &new));
+        for entry in entries(&old, &new) {
+            tables.log.append(entry);
+        }
+        if let Some(outcome) = old.closes_reports(&new) {
+            tables.reports.close(id, &old.reporters, outcome, now_ms);
+        }
         tables.replace(new.clone());
         self.emit(ChangeEvent::Upsert {
             old: Some(IndexEntry::from(&old)),
@@ -160,6 +171,48 @@ impl MemoryStore {
         for entry in entries {
             tables.log.append(entry.clone());
         }
+    }
+
+    /// Puts reports as they are (the durable store's writer applying what it committed, and
+    /// its load).
+    pub(crate) fn put_reports_now(&self, reports: &[Report]) {
+        let mut tables = self.write();
+        for report in reports {
+            tables.reports.put(report.clone());
+        }
+    }
+
+    /// Files a report in one step under the lock (see [`CommentStore::report`]); the durable
+    /// store's writer runs the same rules inside its transaction.
+    fn report_now(
+        &self,
+        id: CommentId,
+        reporter: &str,
+        draft: &ReportDraft,
+        hide_threshold: Option<NonZeroU32>,
+        now_ms: u64,
+    ) -> Result<Report, StoreError> {
+        let mut tables = self.write();
+        if let Some(existing) = tables.reports.get(id, reporter) {
+            return Ok(existing.clone());
+        }
+        let old = tables
+            .comments
+            .get(&id)
+            .cloned()
+            .ok_or(StoreError::NotFound(id))?;
+        let new = old.after_report(reporter, hide_threshold, now_ms)?;
+        let report = draft.clone().into_report(&old, reporter, now_ms);
+        for entry in LogEntry::of_report(&old, &new, now_ms) {
+            tables.log.append(entry);
+        }
+        tables.reports.put(report.clone());
+        tables.replace(new.clone());
+        self.emit(ChangeEvent::Upsert {
+            old: Some(IndexEntry::from(&old)),
+            new: IndexEntry::from(&new),
+        });
+        Ok(report)
     }
 
     fn query_now(&self, query: &KeyQuery) -> QueryPage {
@@ -272,8 +325,9 @@ impl CommentStore for MemoryStore {
     ) -> Result<Comment, StoreError> {
         self.rewrite(
             id,
+            now_ms,
             |old| Ok(Some(old.after_verdict(verdict, now_ms)?)),
-            |old, new| LogEntry::of(actor, verdict.decision.logged(), old, new, now_ms),
+            |old, new| LogEntry::of_decision(actor, verdict.decision.logged(), old, new, now_ms),
         )
     }
 
@@ -286,8 +340,17 @@ impl CommentStore for MemoryStore {
     ) -> Result<Comment, StoreError> {
         self.rewrite(
             id,
+            now_ms,
             |old| Ok(old.after_reply(body, now_ms)?),
-            |old, new| LogEntry::of(actor, LogEntry::reply_action(new), old, new, now_ms),
+            |old, new| {
+                vec![LogEntry::of(
+                    actor,
+                    LogEntry::reply_action(new),
+                    old,
+                    new,
+                    now_ms,
+                )]
+            },
         )
     }
 
@@ -297,6 +360,44 @@ impl CommentStore for MemoryStore {
 
     async fn moderation_log_count(&self, sku: Option<&Sku>) -> Result<u64, StoreError> {
         Ok(self.read().log.count(sku))
+    }
+
+    async fn report(
+        &self,
+        id: CommentId,
+        reporter: &str,
+        draft: &ReportDraft,
+        hide_threshold: Option<NonZeroU32>,
+        now_ms: u64,
+    ) -> Result<Report, StoreError> {
+        self.report_now(id, reporter, draft, hide_threshold, now_ms)
+    }
+
+    async fn reports(&self, query: &ReportQuery) -> Result<ReportPage, StoreError> {
+        Ok(self
+            .read()
+            .reports
+            .query(query, self.max_items_per_response))
+    }
+
+    async fn report_count(&self, reporter: &str) -> Result<u64, StoreError> {
+        Ok(self.read().reports.count(reporter))
+    }
+
+    async fn reports_of(
+        &self,
+        keys: &[(CommentId, String)],
+    ) -> Result<Vec<Option<Report>>, StoreError> {
+        let tables = self.read();
+        Ok(keys
+            .iter()
+            .map(|(comment, reporter)| tables.reports.get(*comment, reporter).cloned())
+            .collect())
+    }
+
+    async fn put_reports(&self, reports: &[Report]) -> Result<(), StoreError> {
+        self.put_reports_now(reports);
+        Ok(())
     }
 
     async fn log_entries(&self, ids: &[EntryId]) -> Result<Vec<Option<LogEntry>>, StoreError> {
@@ -399,9 +500,16 @@ impl CommentStore for MemoryStore {
                 .next()
                 .is_some()
         });
-        // The log comes whole with segment 0's last page (the embedded store holds it all).
-        let log = if segment == 0 && !more {
+        // The log and the reports come whole with segment 0's last page (the embedded store
+        // holds them all).
+        let whole = segment == 0 && !more;
+        let log = if whole {
             tables.log.all().cloned().collect()
+        } else {
+            Vec::new()
+        };
+        let reports = if whole {
+            tables.reports.all().cloned().collect()
         } else {
             Vec::new()
         };
@@ -409,6 +517,7 @@ impl CommentStore for MemoryStore {
             items,
             votes,
             log,
+            reports,
             unranked: Vec::new(),
             resume: if more {
                 last.map(|id| id.to_string())

@@ -24,10 +24,12 @@ pub mod sqlite;
 use std::future::Future;
 use std::ops::Bound;
 
+use std::num::NonZeroU32;
+
 use crate::domain::{
     Access, AuthorList, ChangeEvent, Comment, CommentId, CommentPatch, DecisionRefused, EntryId,
-    LogEntry, Order, Position, QueueList, Rating, Sku, Verdict, VerdictRefused, VersionCeiling,
-    Voted, Voter, VoterId, helpful_group,
+    LogEntry, Order, Position, QueueList, Rating, Report, ReportDraft, ReportRefused, Sku, Verdict,
+    VerdictRefused, VersionCeiling, Voted, Voter, VoterId, helpful_group,
 };
 use crate::error::BoxError;
 
@@ -49,7 +51,9 @@ pub enum Partition {
     /// A moderation queue: the comments in one status that is not public, across the shop
     /// (GSI `byQueue`, partition key `status`) or of one product (GSI `byProductQueue`,
     /// partition key `sku#status`), by time (sort key `queueKey`, the sort key again, written
-    /// only while the comment is not published).
+    /// only while the comment is not published); or those with an open report (GSIs
+    /// `byReported`, partition key `reported`, and `byProductReported`, partition key
+    /// `skuReported`; sort key `reportedKey`, written only while a report is open).
     Queue(QueueList),
     /// An author's comments, across products: all of them (GSI `byAuthor`, partition key
     /// `authorSub`) or those in one status (GSI `byAuthorStatus`, partition key
@@ -81,19 +85,23 @@ impl Partition {
     }
 
     /// The partitions `comment` belongs to: the product's four while it is published, its two
-    /// queues otherwise, and its author's two lists when it has an author.
+    /// queues otherwise, the two `REPORTED` queues while a report is open on it, and its
+    /// author's two lists when it has an author.
     pub fn all_of(comment: &Comment) -> Vec<Partition> {
         let sku = &comment.sku;
         let status = comment.moderation.status;
-        let mut all = match QueueList::of(status, sku) {
-            Some(queues) => queues.into_iter().map(Partition::Queue).collect(),
-            None => vec![
+        let mut all: Vec<Partition> = QueueList::of(status, comment.is_reported(), sku)
+            .into_iter()
+            .map(Partition::Queue)
+            .collect();
+        if comment.is_public() {
+            all.extend([
                 Partition::Product(sku.clone()),
                 Partition::ProductRating(sku.clone(), comment.rating),
                 Partition::ProductHelpful(sku.clone()),
                 Partition::ProductRatingHelpful(sku.clone(), comment.rating),
-            ],
-        };
+            ]);
+        }
         if let Some(sub) = &comment.author_sub {
             all.extend(
                 AuthorList::of(sub, status)
@@ -191,6 +199,29 @@ pub struct LogPage {
     pub last_evaluated: Option<EntryId>,
 }
 
+/// A read of one reader's reports ([`CommentStore::reports`]), in one direction by report id,
+/// strictly beyond `after` in that direction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReportQuery {
+    /// The reporter's token subject.
+    pub reporter: String,
+    /// `NewestFirst` (descending ids) or `OldestFirst`.
+    pub order: Order,
+    /// The report reading continues after (exclusive), in `order`.
+    pub after: Option<EntryId>,
+    /// At most this many reports come back; fewer may come with `last_evaluated` set.
+    pub limit: usize,
+}
+
+/// One response to a [`ReportQuery`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReportPage {
+    /// Reports in the query's order.
+    pub reports: Vec<Report>,
+    /// Set when the store stopped early: more reports *may* follow this one.
+    pub last_evaluated: Option<EntryId>,
+}
+
 /// One response of a full-table scan segment (for `reindex`, `verify` and `export`).
 #[derive(Clone, Debug, Default)]
 pub struct ScanPage {
@@ -211,6 +242,8 @@ pub struct ScanPage {
     pub unranked: Vec<Comment>,
     /// The moderation log's entries this page came across (`export` carries them).
     pub log: Vec<LogEntry>,
+    /// The reports this page came across (`export` carries them).
+    pub reports: Vec<Report>,
     /// Resume token for the next call of the same segment; `None` when the segment is done.
     pub resume: Option<String>,
 }
@@ -237,6 +270,9 @@ pub enum StoreError {
     /// A moderation decision that does not apply to the comment's status: nothing is written.
     #[error(transparent)]
     Decision(#[from] DecisionRefused),
+    /// A report refused (its author's, a comment not published, a full one): nothing written.
+    #[error(transparent)]
+    Report(#[from] ReportRefused),
     /// Throttling, timeouts and connection failures that outlasted the client's retries.
     #[error("the comment store is unavailable")]
     Unavailable(#[source] BoxError),
@@ -306,7 +342,8 @@ pub trait CommentStore: Send + Sync + 'static {
 
     /// Applies `actor`'s verdict ([`Comment::after_verdict`]) and returns the comment as it
     /// now is (one version later), in one atomic step like an edit, with its moderation log
-    /// entry ([`LogEntry::of`]): both are written or neither. A published comment enters the
+    /// entries ([`LogEntry::of_decision`]) and its open reports closed
+    /// ([`Comment::closes_reports`]): all are written or none. A published comment enters the
     /// partitions, any other leaves them. [`StoreError::NotFound`] if absent,
     /// [`StoreError::Decision`] if the decision does not apply to its status (nothing written).
     fn moderate(
@@ -328,6 +365,43 @@ pub trait CommentStore: Send + Sync + 'static {
         actor: &str,
         now_ms: u64,
     ) -> impl Future<Output = Result<Comment, StoreError>> + Send;
+
+    /// Files `reporter`'s report of comment `id` and answers it; a second report of the same
+    /// comment by the same reporter writes nothing and answers the first (whatever it became).
+    /// The report, the comment after it ([`Comment::after_report`]: the reporter among its open
+    /// ones, its next version, hidden at `hide_threshold`) and the log entry of such a hiding
+    /// are written in one atomic step. [`StoreError::NotFound`] if absent,
+    /// [`StoreError::Report`] if refused.
+    fn report(
+        &self,
+        id: CommentId,
+        reporter: &str,
+        draft: &ReportDraft,
+        hide_threshold: Option<NonZeroU32>,
+        now_ms: u64,
+    ) -> impl Future<Output = Result<Report, StoreError>> + Send;
+
+    /// Reads one reader's reports (see [`ReportQuery`]).
+    fn reports(
+        &self,
+        query: &ReportQuery,
+    ) -> impl Future<Output = Result<ReportPage, StoreError>> + Send;
+
+    /// How many reports `reporter` has filed.
+    fn report_count(&self, reporter: &str) -> impl Future<Output = Result<u64, StoreError>> + Send;
+
+    /// The reports of `(comment, reporter)` pairs, one slot per pair, in order.
+    fn reports_of(
+        &self,
+        keys: &[(CommentId, String)],
+    ) -> impl Future<Output = Result<Vec<Option<Report>>, StoreError>> + Send;
+
+    /// Writes reports as they are (`import`): a report already held for its comment and
+    /// reporter is replaced (a closed one read after its open self).
+    fn put_reports(
+        &self,
+        reports: &[Report],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Reads the moderation log (see [`LogQuery`]).
     fn moderation_log(

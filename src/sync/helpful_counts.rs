@@ -144,6 +144,7 @@ mod tests {
             votes: vec![(agrees.id, 1), (gone, 2)],
             unranked: vec![drifted.clone()],
             log: Vec::new(),
+            reports: Vec::new(),
             resume: None,
         });
         tally.absorb(&ScanPage {
@@ -151,6 +152,7 @@ mod tests {
             votes: vec![(agrees.id, 1), (drifted.id, 3)],
             unranked: Vec::new(),
             log: Vec::new(),
+            reports: Vec::new(),
             resume: None,
         });
         let sku = Sku::parse("A").expect("sku");

@@ -40,7 +40,7 @@ use indicatif::ProgressBar;
 
 use super::SyncError;
 use super::scan::parallel_scan;
-use crate::domain::{ChangeEvent, Comment, CommentId, CommentStatus, IndexEntry, QueueList, Sku};
+use crate::domain::{ChangeEvent, Comment, CommentId, IndexEntry, Queue, QueueList, Sku};
 use crate::index::{Held, PageIndex, Repair};
 use crate::store::CommentStore;
 
@@ -231,9 +231,9 @@ async fn confirm_all<S: CommentStore, I: PageIndex>(
         // The product and its own queues (the shop's hold other products' comments too).
         Some(sku) => std::iter::once(sku.clone())
             .chain(
-                CommentStatus::ALL
+                Queue::ALL
                     .into_iter()
-                    .filter_map(|status| QueueList::new(status, Some(sku.clone())))
+                    .map(|queue| QueueList::new(queue, Some(sku.clone())))
                     .map(|queue| queue.index_name()),
             )
             .collect(),

@@ -20,7 +20,7 @@ use std::sync::Mutex;
 use super::SyncError;
 use super::helpful_counts::{HelpfulCheck, HelpfulTally};
 use super::scan::parallel_scan;
-use crate::domain::{CommentId, CommentStatus, IndexEntry, Order, QueueList, Rating, Sku};
+use crate::domain::{CommentId, IndexEntry, Order, Queue, QueueList, Rating, Sku};
 use crate::index::PageIndex;
 use crate::store::{CommentStore, KeyQuery, Partition};
 
@@ -92,11 +92,10 @@ pub async fn verify<S: CommentStore, I: PageIndex>(
     match only {
         Some(sku) => {
             table.insert(sku.clone(), product_entries(store, sku).await?);
-            for status in CommentStatus::ALL {
-                if let Some(queue) = QueueList::new(status, Some(sku.clone())) {
-                    let entries = queue_entries(store, &queue).await?;
-                    table.insert(queue.index_name(), entries);
-                }
+            for queue in Queue::ALL {
+                let queue = QueueList::new(queue, Some(sku.clone()));
+                let entries = queue_entries(store, &queue).await?;
+                table.insert(queue.index_name(), entries);
             }
         }
         None => {
@@ -256,6 +255,7 @@ mod tests {
             published: true,
             status: crate::domain::CommentStatus::Published,
             author: None,
+            reported: false,
         }
     }
 

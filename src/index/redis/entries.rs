@@ -38,6 +38,7 @@ impl RedisIndex {
                         published: true,
                         status: IndexEntry::status_of_members(sku),
                         author: None,
+                        reported: false,
                     });
                 }
             }

@@ -128,31 +128,37 @@ pub(super) fn scanned(
     (shop && item.contains_key(LOG_KEY)).then(|| decode(item))
 }
 
-/// The transaction items that write `entry`: its two items (each only if absent: an entry is
-/// written once) and one more on each of its logs' counters.
+/// The transaction items that write `entries` (of one comment, so of one product): two items
+/// each (each only if absent: an entry is written once) and, once per log, its counter moved
+/// by their number (a transaction may touch an item only once).
 pub(super) fn writes(
     store: &DynamoStore,
-    entry: &LogEntry,
+    entries: &[LogEntry],
 ) -> Result<Vec<TransactWriteItem>, StoreError> {
     let build = |e: aws_sdk_dynamodb::error::BuildError| StoreError::Internal(e.into());
-    let mut out = Vec::with_capacity(4);
-    for shop in [true, false] {
-        let put = Put::builder()
-            .table_name(store.table.as_ref())
-            .set_item(Some(item(entry, shop)))
-            .condition_expression("attribute_not_exists(#id)")
-            .expression_attribute_names("#id", ID)
-            .build()
-            .map_err(build)?;
-        out.push(TransactWriteItem::builder().put(put).build());
+    let Some(first) = entries.first() else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::with_capacity(2 * entries.len() + 2);
+    for entry in entries {
+        for shop in [true, false] {
+            let put = Put::builder()
+                .table_name(store.table.as_ref())
+                .set_item(Some(item(entry, shop)))
+                .condition_expression("attribute_not_exists(#id)")
+                .expression_attribute_names("#id", ID)
+                .build()
+                .map_err(build)?;
+            out.push(TransactWriteItem::builder().put(put).build());
+        }
     }
-    for sku in [None, Some(&entry.sku)] {
+    for sku in [None, Some(&first.sku)] {
         let update = Update::builder()
             .table_name(store.table.as_ref())
             .key(ID, string_value(counter_id(sku)))
-            .update_expression("ADD #n :one")
+            .update_expression("ADD #n :added")
             .expression_attribute_names("#n", COUNT)
-            .expression_attribute_values(":one", number_value(1))
+            .expression_attribute_values(":added", number_value(entries.len()))
             .build()
             .map_err(build)?;
         out.push(TransactWriteItem::builder().update(update).build());
@@ -255,7 +261,7 @@ pub(super) async fn put(store: &DynamoStore, entries: &[LogEntry]) -> Result<(),
         let sent = store
             .client
             .transact_write_items()
-            .set_transact_items(Some(writes(store, entry)?))
+            .set_transact_items(Some(writes(store, std::slice::from_ref(entry))?))
             // Not the entry's id alone: that is the token of the decision that wrote it, and
             // DynamoDB refuses a token again with other items for ten minutes.
             .client_request_token(format!("import-{}", entry.id))

@@ -26,8 +26,9 @@ mod moderation;
 
 pub(super) use self::moderation::{
     AUTHOR_KEY, AUTHOR_STATUS, DECIDED_AT, LOG_KEY, LOG_LIST, MODERATION_NOTE, MODERATION_REASON,
-    Places, QUEUE_KEY, REPLY_AT, REPLY_BODY, REPLY_UPDATED_AT, SKU_STATUS, STATUS, author_status,
-    place_is_current, sku_status, time_key_in,
+    Places, QUEUE_KEY, REPLY_AT, REPLY_BODY, REPLY_UPDATED_AT, REPORTED, REPORTED_KEY,
+    REPORTED_QUEUE, SKU_REPORTED, SKU_STATUS, STATUS, author_status, place_is_current, sku_status,
+    time_key_in,
 };
 
 use super::attribute::ItemAttribute;
@@ -112,6 +113,7 @@ pub(super) fn item_from_comment(comment: &Comment) -> HashMap<String, AttributeV
     ]);
     item.extend(gsi_places(comment));
     item.extend(moderation::author_places(comment));
+    item.extend(moderation::reported_places(comment));
     item.extend(moderation::attributes(&comment.moderation));
     item.extend(moderation::reply_attributes(comment.reply.as_deref()));
     if let Some(updated) = comment.updated_at_ms {
@@ -285,6 +287,7 @@ fn decode_comment<A: ItemAttribute>(item: &HashMap<String, A>) -> Result<Comment
         helpful_count: number(item, HELPFUL_COUNT)?.unwrap_or(0),
         moderation: moderation::decode(item)?,
         reply: moderation::decode_reply(item)?.map(Box::new),
+        reporters: moderation::decode_reporters_of(item)?,
     })
 }
 
@@ -317,6 +320,10 @@ mod tests {
             updated_at_ms: updated,
             moderation: Default::default(),
             reply: None,
+            // The edited sample is reported too: open reporters round-trip.
+            reporters: updated
+                .map(|_| vec!["r1".to_owned(), "r\"2".to_owned()])
+                .unwrap_or_default(),
         }
     }
 

@@ -8,7 +8,8 @@
 //! The decision depends on the status read (hiding applies to a published comment only), so
 //! the write is conditional on the version read: a vote or an edit in between fails it, and the
 //! comment is read and decided again. The update goes in one `TransactWriteItems` with the
-//! moderation log's entry for it (`audit`): both are written or neither. The SDK's resend of a
+//! moderation log's entries for it (`audit`) and, for a decision, the closing of the comment's
+//! open reports (`reports`): all are written or none. The SDK's resend of a
 //! transaction that went through (a timeout) carries the same client request token, and
 //! DynamoDB answers it as done without writing again.
 
@@ -23,7 +24,7 @@ use super::item::{
     DECIDED_AT, ID, MODERATION_NOTE, MODERATION_REASON, Places, REPLY_AT, REPLY_BODY,
     REPLY_UPDATED_AT, STATUS, VERSION, key_of, number_value, string_value,
 };
-use super::{DynamoStore, reads};
+use super::{DynamoStore, reads, reports};
 use crate::domain::{Comment, CommentId, LogEntry, Verdict};
 use crate::store::StoreError;
 
@@ -44,7 +45,11 @@ pub(super) async fn moderate(
         id,
         "moderation",
         |old| Ok(Some(old.after_verdict(verdict, now_ms)?)),
-        |old, new| LogEntry::of(actor, action, old, new, now_ms),
+        |old, new| LogEntry::of_decision(actor, action, old, new, now_ms),
+        |old, new| match old.closes_reports(new) {
+            Some(outcome) => reports::closings(store, old, outcome, now_ms),
+            None => Ok(Vec::new()),
+        },
     )
     .await
 }
@@ -62,21 +67,31 @@ pub(super) async fn reply(
         id,
         "reply",
         |old| Ok(old.after_reply(body, now_ms)?),
-        |old, new| LogEntry::of(actor, LogEntry::reply_action(new), old, new, now_ms),
+        |old, new| {
+            vec![LogEntry::of(
+                actor,
+                LogEntry::reply_action(new),
+                old,
+                new,
+                now_ms,
+            )]
+        },
+        |_, _| Ok(Vec::new()),
     )
     .await
 }
 
 /// Reads comment `id`, writes what `next` makes of it if it is still at the version read (read
-/// and made again while other writes win) with the log entry `entry` makes of the two, and
-/// answers the comment as written; `next` answering `None` writes nothing and answers the
-/// comment as read.
+/// and made again while other writes win) with the log entries `entries` makes of the two and
+/// the other items `extra` makes of them (the reports a decision closes), and answers the
+/// comment as written; `next` answering `None` writes nothing and answers the comment as read.
 async fn rewrite(
     store: &DynamoStore,
     id: CommentId,
     what: &str,
     next: impl Fn(&Comment) -> Result<Option<Comment>, StoreError>,
-    entry: impl Fn(&Comment, &Comment) -> LogEntry,
+    entries: impl Fn(&Comment, &Comment) -> Vec<LogEntry>,
+    extra: impl Fn(&Comment, &Comment) -> Result<Vec<TransactWriteItem>, StoreError>,
 ) -> Result<Comment, StoreError> {
     for attempt in 0..ATTEMPTS {
         if attempt > 0 {
@@ -88,7 +103,12 @@ async fn rewrite(
         let Some(new) = next(&old)? else {
             return Ok(old);
         };
-        if write(store, &old, &new, &entry(&old, &new)).await? {
+        let entries = entries(&old, &new);
+        let token = entries
+            .first()
+            .map(|e| e.id.to_string())
+            .unwrap_or_default();
+        if write(store, &old, &new, &entries, extra(&old, &new)?, token).await? {
             return Ok(new);
         }
         tracing::debug!(table = %store.table, comment_id = %id, attempt, write = what, "a decision or reply met another write, trying again");
@@ -99,14 +119,18 @@ async fn rewrite(
 }
 
 /// One `TransactWriteItems`: the comment's `Update` from `old` to `new`, conditional on the
-/// version read, and the log `entry`'s items; `Ok(false)` when the comment changed since it was
-/// read (or a transaction held it). The client request token makes the SDK's own retries of a
-/// transaction that went through (a timeout) succeed without writing twice.
-async fn write(
+/// version read, the log `entries`' items and the `extra` items; `Ok(false)` when the comment
+/// changed since it was read, another item's condition failed (a report filed meanwhile) or a
+/// transaction held one: read and try again. The client request `token` (a ULID of the write)
+/// makes the SDK's own retries of a transaction that went through (a timeout) succeed without
+/// writing twice.
+pub(super) async fn write(
     store: &DynamoStore,
     old: &Comment,
     new: &Comment,
-    entry: &LogEntry,
+    entries: &[LogEntry],
+    extra: Vec<TransactWriteItem>,
+    token: String,
 ) -> Result<bool, StoreError> {
     // Version 1 may be stored as no `version` at all (items written before versions).
     let condition = if old.version == 1 {
@@ -141,12 +165,13 @@ async fn write(
         .build()
         .map_err(|e| StoreError::Internal(e.into()))?;
     let mut items = vec![TransactWriteItem::builder().update(update).build()];
-    items.extend(audit::writes(store, entry)?);
+    items.extend(audit::writes(store, entries)?);
+    items.extend(extra);
     let sent = store
         .client
         .transact_write_items()
         .set_transact_items(Some(items))
-        .client_request_token(entry.id.to_string())
+        .client_request_token(token)
         .send()
         .await;
     let err = match sent {
@@ -159,6 +184,7 @@ async fn write(
             Some(item) if !item.is_empty() => Ok(false),
             _ => Err(StoreError::NotFound(old.id)),
         },
+        Some(Cancellation::ConditionFailed(_)) => Ok(false),
         Some(Cancellation::Conflict) => Ok(false),
         Some(Cancellation::Throttled) => Err(StoreError::Unavailable(err.into())),
         _ => Err(store.classify(err, OnConditionFailed::Unexpected)),

@@ -17,17 +17,18 @@ use super::batch::{self, BATCHES_IN_FLIGHT, GET_CHUNK};
 use super::error::{OnConditionFailed, internal};
 use super::helpful_rank::helpful_rank;
 use super::item::{
-    AUTHOR_KEY, AUTHOR_STATUS, AUTHOR_SUB, HELPFUL_RANK, ID, QUEUE_KEY, SKU, SKU_RATING,
-    SKU_STATUS, SORT_KEY, STATUS, author_status, helpful_position_from_item, key_of, number_value,
-    place_is_current, sku_rating, sku_status, sort_key_from_item, string_value, time_key_in,
+    AUTHOR_KEY, AUTHOR_STATUS, AUTHOR_SUB, HELPFUL_RANK, ID, QUEUE_KEY, REPORTED, REPORTED_KEY,
+    REPORTED_QUEUE, SKU, SKU_RATING, SKU_REPORTED, SKU_STATUS, SORT_KEY, STATUS, author_status,
+    helpful_position_from_item, key_of, number_value, place_is_current, sku_rating, sku_status,
+    sort_key_from_item, string_value, time_key_in,
 };
 use super::schema::{
     BY_AUTHOR, BY_AUTHOR_STATUS, BY_PRODUCT, BY_PRODUCT_HELPFUL, BY_PRODUCT_QUEUE,
-    BY_PRODUCT_RATING, BY_PRODUCT_RATING_HELPFUL, BY_QUEUE,
+    BY_PRODUCT_RATING, BY_PRODUCT_RATING_HELPFUL, BY_PRODUCT_REPORTED, BY_QUEUE, BY_REPORTED,
 };
 use super::vote_key::{comment_of_vote, is_vote_id};
 use super::{DynamoStore, decode};
-use crate::domain::{Comment, CommentId, Order, Position};
+use crate::domain::{Comment, CommentId, Order, Position, Queue};
 use crate::store::{KeyQuery, Partition, QueryPage, ScanPage, StoreError};
 use crate::telemetry::metric;
 
@@ -68,13 +69,11 @@ fn partition_key(partition: &Partition) -> (&'static str, &'static str, String) 
             SKU_RATING,
             sku_rating(sku, *rating),
         ),
-        Partition::Queue(queue) => match queue.sku() {
-            None => (BY_QUEUE, STATUS, queue.status().as_str().to_owned()),
-            Some(sku) => (
-                BY_PRODUCT_QUEUE,
-                SKU_STATUS,
-                sku_status(sku, queue.status()),
-            ),
+        Partition::Queue(queue) => match (queue.queue().status(), queue.sku()) {
+            (Some(status), None) => (BY_QUEUE, STATUS, status.as_str().to_owned()),
+            (Some(status), Some(sku)) => (BY_PRODUCT_QUEUE, SKU_STATUS, sku_status(sku, status)),
+            (None, None) => (BY_REPORTED, REPORTED_QUEUE, REPORTED.to_owned()),
+            (None, Some(sku)) => (BY_PRODUCT_REPORTED, SKU_REPORTED, sku.as_str().to_owned()),
         },
         Partition::Author(list) => match list.status() {
             None => (BY_AUTHOR, AUTHOR_SUB, list.sub().to_owned()),
@@ -91,6 +90,7 @@ fn partition_key(partition: &Partition) -> (&'static str, &'static str, String) 
 /// author's list, `sortKey` elsewhere.
 fn time_key(partition: &Partition) -> &'static str {
     match partition {
+        Partition::Queue(queue) if queue.queue() == Queue::Reported => REPORTED_KEY,
         Partition::Queue(_) => QUEUE_KEY,
         Partition::Author(_) => AUTHOR_KEY,
         _ => SORT_KEY,
@@ -243,11 +243,18 @@ pub(super) async fn scan(
     let mut unranked = Vec::new();
     let mut votes: HashMap<CommentId, u64> = HashMap::new();
     let mut log = Vec::new();
+    let mut reports = Vec::new();
     for item in output.items() {
         let id = item.get(ID).and_then(|id| id.as_s().ok());
         if id.is_some_and(|id| audit::is_log_id(id)) {
             if let Some(entry) = audit::scanned(item) {
                 log.push(entry?);
+            }
+            continue;
+        }
+        if id.is_some_and(|id| super::reports::is_report_id(id)) {
+            if let Some(report) = super::reports::scanned(item) {
+                reports.push(report?);
             }
             continue;
         }
@@ -290,6 +297,7 @@ pub(super) async fn scan(
         votes: votes.into_iter().collect(),
         unranked,
         log,
+        reports,
         resume,
     })
 }

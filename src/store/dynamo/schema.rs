@@ -5,7 +5,10 @@
 //! `sortKey`) for the lists by time and by rating, and `byProductHelpful` (`sku`,
 //! `helpfulRank`) and `byProductRatingHelpful` (`skuRating`, `helpfulRank`) for the list by
 //! helpful votes, `byQueue` (`status`, `queueKey`) and `byProductQueue` (`skuStatus`,
-//! `queueKey`) for the moderation queues, `byLog` (`logList`, `logKey`) for the moderation log,
+//! `queueKey`) for the moderation queues, `byReported` (`reportedQueue`, `reportedKey`) and
+//! `byProductReported` (`skuReported`, `reportedKey`) for the `REPORTED` queues, `byReporter`
+//! (`reporter`, `reportKey`) for a reader's reports, `byLog` (`logList`, `logKey`) for the
+//! moderation log, `byAuthor` and `byAuthorStatus` for an author's comments,
 //! all projecting every attribute so a page needs no second read; a stream with
 //! new and old images for the sync worker; on-demand billing so nobody sizes capacity.
 //!
@@ -25,9 +28,10 @@ use aws_sdk_dynamodb::types::{
 
 use super::error::{OnConditionFailed, classify, internal, is_missing_table};
 use super::item::{
-    AUTHOR_KEY, AUTHOR_STATUS, AUTHOR_SUB, HELPFUL_RANK, ID, LOG_KEY, LOG_LIST, QUEUE_KEY, SKU,
-    SKU_RATING, SKU_STATUS, SORT_KEY, STATUS,
+    AUTHOR_KEY, AUTHOR_STATUS, AUTHOR_SUB, HELPFUL_RANK, ID, LOG_KEY, LOG_LIST, QUEUE_KEY,
+    REPORTED_KEY, REPORTED_QUEUE, SKU, SKU_RATING, SKU_REPORTED, SKU_STATUS, SORT_KEY, STATUS,
 };
+use super::reports::{REPORT_KEY, REPORTER};
 use crate::store::StoreError;
 
 pub(super) const BY_PRODUCT: &str = "byProduct";
@@ -39,9 +43,12 @@ pub(super) const BY_PRODUCT_QUEUE: &str = "byProductQueue";
 pub(super) const BY_LOG: &str = "byLog";
 pub(super) const BY_AUTHOR: &str = "byAuthor";
 pub(super) const BY_AUTHOR_STATUS: &str = "byAuthorStatus";
+pub(super) const BY_REPORTED: &str = "byReported";
+pub(super) const BY_PRODUCT_REPORTED: &str = "byProductReported";
+pub(super) const BY_REPORTER: &str = "byReporter";
 
 /// Every GSI: its name, partition key and sort key (a number for `helpfulRank`).
-const INDEXES: [(&str, &str, &str); 9] = [
+const INDEXES: [(&str, &str, &str); 12] = [
     (BY_PRODUCT, SKU, SORT_KEY),
     (BY_PRODUCT_RATING, SKU_RATING, SORT_KEY),
     (BY_PRODUCT_HELPFUL, SKU, HELPFUL_RANK),
@@ -51,6 +58,9 @@ const INDEXES: [(&str, &str, &str); 9] = [
     (BY_LOG, LOG_LIST, LOG_KEY),
     (BY_AUTHOR, AUTHOR_SUB, AUTHOR_KEY),
     (BY_AUTHOR_STATUS, AUTHOR_STATUS, AUTHOR_KEY),
+    (BY_REPORTED, REPORTED_QUEUE, REPORTED_KEY),
+    (BY_PRODUCT_REPORTED, SKU_REPORTED, REPORTED_KEY),
+    (BY_REPORTER, REPORTER, REPORT_KEY),
 ];
 
 /// How long `create_tables` waits for the table and its indexes to become ACTIVE. Real

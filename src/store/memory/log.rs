@@ -75,10 +75,10 @@ impl Log {
 }
 
 /// `ids` (ascending) read in `order`.
-fn ordered<'a>(
-    ids: impl DoubleEndedIterator<Item = EntryId> + 'a,
+pub(super) fn ordered<'a, T: 'a>(
+    ids: impl DoubleEndedIterator<Item = T> + 'a,
     order: Order,
-) -> Box<dyn Iterator<Item = EntryId> + 'a> {
+) -> Box<dyn Iterator<Item = T> + 'a> {
     match order {
         Order::OldestFirst => Box::new(ids),
         Order::NewestFirst => Box::new(ids.rev()),

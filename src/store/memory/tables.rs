@@ -13,6 +13,8 @@ pub(super) struct Tables {
     partitions: HashMap<Partition, BTreeSet<Position>>,
     /// The moderation log.
     pub(super) log: super::log::Log,
+    /// The reports.
+    pub(super) reports: super::reports::Reports,
     /// Who marked each comment helpful (comments without votes have no entry).
     pub(super) votes: HashMap<CommentId, HashSet<VoterId>>,
     /// The products whose partitions by helpful votes are held: those that have had a comment

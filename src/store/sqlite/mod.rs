@@ -16,7 +16,9 @@
 pub mod dir;
 mod load;
 mod log_rows;
+mod report_rows;
 pub use self::log_rows::read_log;
+pub use self::report_rows::read_reports;
 pub mod modes;
 mod rows;
 pub mod schema;
@@ -27,6 +29,7 @@ pub use self::load::{LoadReport, read_ordered};
 pub use self::rows::RowError;
 pub use self::schema::FormatError;
 
+use std::num::NonZeroU32;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::mpsc::Sender;
@@ -34,11 +37,12 @@ use std::sync::mpsc::Sender;
 use self::writer::{Op, Reply, Request};
 use super::memory::MemoryStore;
 use super::{
-    ChangeSink, CommentStore, KeyQuery, LogPage, LogQuery, QueryPage, ScanPage, StoreError,
+    ChangeSink, CommentStore, KeyQuery, LogPage, LogQuery, QueryPage, ReportPage, ReportQuery,
+    ScanPage, StoreError,
 };
 use crate::domain::{
-    Access, Comment, CommentId, CommentPatch, EntryId, LogEntry, Sku, Verdict, Voted, Voter,
-    VoterId,
+    Access, Comment, CommentId, CommentPatch, EntryId, LogEntry, Report, ReportDraft, Sku, Verdict,
+    Voted, Voter, VoterId,
 };
 
 /// Why the durable store cannot be opened.
@@ -100,6 +104,7 @@ impl SqliteStore {
         let memory = MemoryStore::new();
         let report = load::load(&conn, &database, &memory)?;
         log_rows::load(&conn, &database, &memory)?;
+        report_rows::load(&conn, &database, &memory)?;
         let memory = match sink {
             Some(sink) => memory.with_change_sink(sink),
             None => memory,
@@ -283,6 +288,51 @@ impl CommentStore for SqliteStore {
         match self.call(op).await? {
             Reply::Comment(comment) => Ok(comment),
             _ => Err(StoreError::Internal("a reply answered no comment".into())),
+        }
+    }
+
+    async fn report(
+        &self,
+        id: CommentId,
+        reporter: &str,
+        draft: &ReportDraft,
+        hide_threshold: Option<NonZeroU32>,
+        now_ms: u64,
+    ) -> Result<Report, StoreError> {
+        let op = Op::Report {
+            id,
+            reporter: reporter.to_owned(),
+            draft: draft.clone(),
+            hide_threshold,
+            now_ms,
+        };
+        match self.call(op).await? {
+            Reply::Report(report) => Ok(*report),
+            _ => Err(StoreError::Internal("a report answered no report".into())),
+        }
+    }
+
+    async fn reports(&self, query: &ReportQuery) -> Result<ReportPage, StoreError> {
+        self.memory.reports(query).await
+    }
+
+    async fn report_count(&self, reporter: &str) -> Result<u64, StoreError> {
+        self.memory.report_count(reporter).await
+    }
+
+    async fn reports_of(
+        &self,
+        keys: &[(CommentId, String)],
+    ) -> Result<Vec<Option<Report>>, StoreError> {
+        self.memory.reports_of(keys).await
+    }
+
+    async fn put_reports(&self, reports: &[Report]) -> Result<(), StoreError> {
+        match self.call(Op::PutReports(reports.to_vec())).await? {
+            Reply::Done => Ok(()),
+            _ => Err(StoreError::Internal(
+                "putting reports answered something".into(),
+            )),
         }
     }
 

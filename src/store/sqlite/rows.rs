@@ -15,28 +15,35 @@ use rusqlite::{OptionalExtension, Row, Transaction, params};
 
 use crate::domain::{
     Comment, CommentId, CommentStatus, Moderation, ModerationReason, Rating, Reply, Sku, SortKey,
-    VoterId, version_is_valid,
+    VoterId, decode_reporters, encode_reporters, version_is_valid,
 };
 
 /// The columns in the order [`decode`] reads them.
 pub(super) const COLUMNS: &str = "id, sku, author, author_sub, body, rating, created_at_ms, \
                            updated_at_ms, version, helpful_count, status, reason, note, \
-                           decided_at_ms, reply_body, reply_at_ms, reply_updated_at_ms";
+                           decided_at_ms, reply_body, reply_at_ms, reply_updated_at_ms, \
+                           reporters";
 /// The same of a format-1 file (before votes: every count is 0, every comment published), for
 /// readers that take no lock and so do not upgrade it (`export` beside an older server).
 const COLUMNS_BEFORE_VOTES: &str = "id, sku, author, author_sub, body, rating, created_at_ms, \
                                     updated_at_ms, version, 0, 'PUBLISHED', NULL, NULL, NULL, \
-                                    NULL, NULL, NULL";
+                                    NULL, NULL, NULL, NULL";
 /// The same of a format-2 file (before moderation: every comment published).
 const COLUMNS_BEFORE_MODERATION: &str = "id, sku, author, author_sub, body, rating, \
                                          created_at_ms, updated_at_ms, version, helpful_count, \
-                                         'PUBLISHED', NULL, NULL, NULL, NULL, NULL, NULL";
+                                         'PUBLISHED', NULL, NULL, NULL, NULL, NULL, NULL, NULL";
+/// The same of a format-3 or -4 file (before reports: none open).
+const COLUMNS_BEFORE_REPORTS: &str = "id, sku, author, author_sub, body, rating, created_at_ms, \
+                                      updated_at_ms, version, helpful_count, status, reason, \
+                                      note, decided_at_ms, reply_body, reply_at_ms, \
+                                      reply_updated_at_ms, NULL";
 
 /// The columns to select for [`decode`] from a file of `format`.
 pub(super) fn columns(format: i64) -> &'static str {
     match format {
         ..2 => COLUMNS_BEFORE_VOTES,
         2 => COLUMNS_BEFORE_MODERATION,
+        3 | 4 => COLUMNS_BEFORE_REPORTS,
         _ => COLUMNS,
     }
 }
@@ -98,6 +105,12 @@ pub(super) fn decode(row: &Row<'_>) -> rusqlite::Result<Result<Comment, RowError
         Ok(both) => both,
         Err(reason) => return Ok(Err(bad(reason))),
     };
+    let reporters: Option<String> = row.get(17)?;
+    let reporters = match reporters.as_deref().map(decode_reporters) {
+        None => Vec::new(),
+        Some(Ok(reporters)) => reporters,
+        Some(Err(_)) => return Ok(Err(bad("the open reporters are not a list of subjects"))),
+    };
     Ok(Ok(Comment {
         id: CommentId::from_bytes(bytes),
         sku,
@@ -111,6 +124,7 @@ pub(super) fn decode(row: &Row<'_>) -> rusqlite::Result<Result<Comment, RowError
         helpful_count,
         moderation,
         reply: reply.map(Box::new),
+        reporters,
     }))
 }
 
@@ -222,7 +236,7 @@ pub(super) fn put(tx: &Transaction<'_>, comment: &Comment) -> rusqlite::Result<(
     let id = comment.id;
     check(comment).map_err(|e| out_of_range(e.id, e.column, e.value))?;
     let mut statement = tx.prepare_cached(&format!(
-        "INSERT OR REPLACE INTO comments ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
+        "INSERT OR REPLACE INTO comments ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
     ))?;
     statement.execute(params![
         id.to_bytes().as_slice(),
@@ -258,6 +272,7 @@ pub(super) fn put(tx: &Transaction<'_>, comment: &Comment) -> rusqlite::Result<(
             .and_then(|r| r.updated_at_ms)
             .map(|ms| integer(id, "reply_updated_at_ms", ms))
             .transpose()?,
+        encode_reporters(&comment.reporters),
     ])?;
     Ok(())
 }

@@ -28,13 +28,15 @@ use super::modes;
 /// `application_id` of a dynapage database: "dyna" in ASCII.
 pub const APPLICATION_ID: i64 = 0x6479_6e61;
 /// `user_version`: the format this code reads and writes.
-pub const FORMAT_VERSION: i64 = 4;
+pub const FORMAT_VERSION: i64 = 5;
 /// The format before votes, which opening for writing upgrades.
 const FORMAT_BEFORE_VOTES: i64 = 1;
 /// The format before moderation, which opening for writing upgrades.
 const FORMAT_BEFORE_MODERATION: i64 = 2;
 /// The last format without the moderation log.
 pub(super) const FORMAT_BEFORE_LOG: i64 = 3;
+/// The last format without reports.
+pub(super) const FORMAT_BEFORE_REPORTS: i64 = 4;
 
 /// Why the database file cannot be opened. Each message names the file.
 #[derive(Debug, thiserror::Error)]
@@ -70,7 +72,7 @@ pub enum FormatError {
     },
     /// The file's format (`user_version`) is one this version does not read.
     #[error(
-        "{path} has format {found}; this dynapage reads format {FORMAT_VERSION} (and upgrades formats 1 to 3 when `serve --data-dir` opens it): use a matching dynapage"
+        "{path} has format {found}; this dynapage reads format {FORMAT_VERSION} (and upgrades formats 1 to 4 when `serve --data-dir` opens it): use a matching dynapage"
     )]
     Version {
         /// The database file.
@@ -123,7 +125,8 @@ const CREATE: &str = "CREATE TABLE IF NOT EXISTS comments (
     decided_at_ms INTEGER,
     reply_body TEXT,
     reply_at_ms INTEGER,
-    reply_updated_at_ms INTEGER
+    reply_updated_at_ms INTEGER,
+    reporters TEXT
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS votes (
     comment BLOB NOT NULL,
@@ -142,6 +145,18 @@ CREATE TABLE IF NOT EXISTS moderation_log (
     reason TEXT,
     note TEXT,
     at_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS reports (
+    comment BLOB NOT NULL,
+    reporter TEXT NOT NULL,
+    id BLOB NOT NULL,
+    sku TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    details TEXT,
+    status TEXT NOT NULL,
+    created_at_ms INTEGER NOT NULL,
+    decided_at_ms INTEGER,
+    PRIMARY KEY (comment, reporter)
 ) WITHOUT ROWID";
 
 /// Format 1 to 2: the count column (every comment at 0: there were no votes) and the table.
@@ -171,6 +186,13 @@ COMMIT;";
 
 /// Format 3 to 4: the moderation log (its table is made by [`CREATE`]; no entry so far).
 const UPGRADE_FROM_3: &str = "PRAGMA user_version = 4;";
+
+/// Format 4 to 5: reports (their table is made by [`CREATE`]) and each comment's open
+/// reporters (none so far).
+const UPGRADE_FROM_4: &str = "BEGIN IMMEDIATE;
+ALTER TABLE comments ADD COLUMN reporters TEXT;
+PRAGMA user_version = 5;
+COMMIT;";
 
 /// Opens the database for writing (making it first where there is none, [`create`]): WAL,
 /// `synchronous=FULL`, checked.
@@ -208,6 +230,11 @@ pub fn open_for_writing(path: &Path) -> Result<Connection, FormatError> {
         conn.execute_batch(UPGRADE_FROM_3)
             .map_err(|e| sqlite(path, e))?;
         tracing::info!(data = %path.display(), "database upgraded to format 4 (moderation log)");
+    }
+    if found <= FORMAT_BEFORE_REPORTS {
+        conn.execute_batch(UPGRADE_FROM_4)
+            .map_err(|e| sqlite(path, e))?;
+        tracing::info!(data = %path.display(), "database upgraded to format 5 (reports)");
     }
     Ok(conn)
 }

@@ -11,6 +11,7 @@
 //! conditions (not found, someone else's, a taken id) writes nothing and does not affect the
 //! others; a failed commit fails the whole group, and nothing of it is applied or published.
 
+use std::num::NonZeroU32;
 use std::sync::mpsc::{Receiver, Sender};
 use std::time::Instant;
 
@@ -18,9 +19,10 @@ use rusqlite::{Connection, TransactionBehavior};
 use tokio::sync::{oneshot, watch};
 
 use super::dir::DataDir;
-use super::{log_rows, rows};
+use super::{log_rows, report_rows, rows};
 use crate::domain::{
-    Access, Comment, CommentId, CommentPatch, LogEntry, Verdict, Voted, Voter, VoterId,
+    Access, Comment, CommentId, CommentPatch, LogEntry, Report, ReportDraft, Verdict, Voted, Voter,
+    VoterId,
 };
 use crate::store::StoreError;
 use crate::store::memory::MemoryStore;
@@ -55,6 +57,14 @@ pub(super) enum Op {
         actor: String,
         now_ms: u64,
     },
+    Report {
+        id: CommentId,
+        reporter: String,
+        draft: ReportDraft,
+        hide_threshold: Option<NonZeroU32>,
+        now_ms: u64,
+    },
+    PutReports(Vec<Report>),
     PutLog(Vec<LogEntry>),
     PutBatch(Vec<Comment>),
     Vote {
@@ -71,14 +81,17 @@ pub(super) enum Reply {
     Done,
     Comment(Comment),
     Voted(Voted),
+    Report(Box<Report>),
 }
 
 /// What a committed write changes in the in-memory copy.
 enum Effect {
     None,
     Put(Vec<Comment>),
-    /// A comment rewritten with the log entry that records why.
-    Logged(Box<Comment>, Box<LogEntry>),
+    /// A comment rewritten with the log entries that record why, and the reports it filed or
+    /// closed.
+    Logged(Box<Comment>, Vec<LogEntry>, Vec<Report>),
+    Reports(Vec<Report>),
     Log(Vec<LogEntry>),
     Remove(CommentId),
     Vote {
@@ -153,10 +166,12 @@ fn commit_group(conn: &mut Connection, batch: Vec<Request>, memory: &MemoryStore
                     match effect {
                         Effect::None => {}
                         Effect::Put(comments) => memory.put_now(&comments),
-                        Effect::Logged(comment, entry) => {
-                            memory.put_log_now(std::slice::from_ref(&entry));
+                        Effect::Logged(comment, entries, reports) => {
+                            memory.put_log_now(&entries);
+                            memory.put_reports_now(&reports);
                             memory.put_now(std::slice::from_ref(&comment));
                         }
+                        Effect::Reports(reports) => memory.put_reports_now(&reports),
                         Effect::Log(entries) => memory.put_log_now(&entries),
                         Effect::Remove(id) => {
                             memory.remove_now(id);
@@ -244,6 +259,24 @@ fn execute(
             actor,
             now_ms,
         } => reply(tx, *id, body.as_deref(), actor, *now_ms),
+        Op::Report {
+            id,
+            reporter,
+            draft,
+            hide_threshold,
+            now_ms,
+        } => report(tx, *id, reporter, draft, *hide_threshold, *now_ms),
+        Op::PutReports(reports) => {
+            if reports.iter().any(|r| !r.is_well_formed()) {
+                return Ok(Err(StoreError::Internal(
+                    "a report is not well formed".into(),
+                )));
+            }
+            for report in reports {
+                report_rows::put(tx, report)?;
+            }
+            Ok(Ok((Reply::Done, Effect::Reports(reports.clone()))))
+        }
         Op::PutLog(entries) => {
             for entry in entries {
                 log_rows::put(tx, entry)?;
@@ -286,20 +319,67 @@ fn moderate(
         Ok(new) => new,
         Err(refused) => return Ok(Err(refused.into())),
     };
-    let entry = LogEntry::of(actor, verdict.decision.logged(), &old, &new, now_ms);
-    logged(tx, new, entry)
+    let entries = LogEntry::of_decision(actor, verdict.decision.logged(), &old, &new, now_ms);
+    let mut closed = Vec::new();
+    if let Some(outcome) = old.closes_reports(&new) {
+        for reporter in &old.reporters {
+            match report_rows::get(tx, id, reporter)? {
+                Some(Ok(report)) => closed.push(report.closed(outcome, now_ms)),
+                Some(Err(damaged)) => return Ok(Err(StoreError::Internal(damaged.into()))),
+                None => {}
+            }
+        }
+    }
+    logged(tx, new, entries, closed)
 }
 
-/// Writes `new` and the log `entry` that records it, in the group's transaction.
+/// Writes `new`, the log `entries` that record it and the `reports` it filed or closed, in
+/// the group's transaction.
 fn logged(
     tx: &rusqlite::Transaction<'_>,
     new: Comment,
-    entry: LogEntry,
+    entries: Vec<LogEntry>,
+    reports: Vec<Report>,
 ) -> rusqlite::Result<Result<(Reply, Effect), StoreError>> {
     rows::put(tx, &new)?;
-    log_rows::put(tx, &entry)?;
-    let effect = Effect::Logged(Box::new(new.clone()), Box::new(entry));
+    for entry in &entries {
+        log_rows::put(tx, entry)?;
+    }
+    for report in &reports {
+        report_rows::put(tx, report)?;
+    }
+    let effect = Effect::Logged(Box::new(new.clone()), entries, reports);
     Ok(Ok((Reply::Comment(new), effect)))
+}
+
+/// A reader's report, in the group's transaction: the first one of the comment and reporter
+/// is written with the comment after it (and the log entry of a hiding it causes); a second
+/// one answers the first and writes nothing.
+fn report(
+    tx: &rusqlite::Transaction<'_>,
+    id: CommentId,
+    reporter: &str,
+    draft: &ReportDraft,
+    hide_threshold: Option<NonZeroU32>,
+    now_ms: u64,
+) -> rusqlite::Result<Result<(Reply, Effect), StoreError>> {
+    match report_rows::get(tx, id, reporter)? {
+        Some(Ok(existing)) => return Ok(Ok((Reply::Report(Box::new(existing)), Effect::None))),
+        Some(Err(damaged)) => return Ok(Err(StoreError::Internal(damaged.into()))),
+        None => {}
+    }
+    let old = match read_allowed(tx, id, &Access::Any)? {
+        Ok(old) => old,
+        Err(refused) => return Ok(Err(refused)),
+    };
+    let new = match old.after_report(reporter, hide_threshold, now_ms) {
+        Ok(new) => new,
+        Err(refused) => return Ok(Err(refused.into())),
+    };
+    let report = draft.clone().into_report(&old, reporter, now_ms);
+    let entries = LogEntry::of_report(&old, &new, now_ms);
+    Ok(logged(tx, new, entries, vec![report.clone()])?
+        .map(|(_, effect)| (Reply::Report(Box::new(report)), effect)))
 }
 
 /// The shop's reply set or removed, in the group's transaction; nothing when it changes nothing.
@@ -319,7 +399,7 @@ fn reply(
         Ok(Some(new)) => {
             let action = LogEntry::reply_action(&new);
             let entry = LogEntry::of(actor, action, &old, &new, now_ms);
-            logged(tx, new, entry)
+            logged(tx, new, vec![entry], Vec::new())
         }
         Err(ceiling) => Ok(Err(ceiling.into())),
     }

@@ -21,6 +21,7 @@ async fn a_redis_outage_is_reported_unavailable_within_seconds_and_heals_on_retu
     let product = sku("OUTAGE");
     let entry = IndexEntry {
         author: None,
+        reported: false,
         sku: product.clone(),
         key: key(5_000, 1),
         rating: rating(3),

@@ -129,6 +129,7 @@ async fn graphql_ws_apollo_and_urql_receive_a_comment_written_straight_into_dyna
         helpful_count: 0,
         moderation: Default::default(),
         reply: None,
+        reporters: Vec::new(),
     };
     backends.store.create(&comment).await.expect("written");
     let id = GlobalId::Comment(comment.id).encode();

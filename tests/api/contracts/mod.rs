@@ -3,6 +3,7 @@
 
 mod authors;
 mod index;
+mod reports;
 mod statuses;
 mod store;
 mod votes;

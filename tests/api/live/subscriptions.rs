@@ -294,6 +294,7 @@ async fn items_written_straight_into_dynamodb_reach_a_subscriber_through_the_str
         helpful_count: 0,
         moderation: Default::default(),
         reply: None,
+        reporters: Vec::new(),
     };
     let id = GlobalId::Comment(comment.id).encode();
     backends.store.create(&comment).await.expect("written");
@@ -365,6 +366,7 @@ async fn two_servers_and_one_sync_give_a_client_on_each_every_event_exactly_once
         helpful_count: 0,
         moderation: Default::default(),
         reply: None,
+        reporters: Vec::new(),
     };
     let direct_id = GlobalId::Comment(direct.id).encode();
     backends.store.create(&direct).await.expect("written");

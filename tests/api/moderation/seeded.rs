@@ -38,7 +38,7 @@ async fn seeded_hidden_comments_are_stored_but_in_no_list_and_verify_is_clean() 
 /// queues'), after which `verify` is clean.
 #[tokio::test]
 async fn an_item_in_the_wrong_gsis_is_reported_by_verify_and_put_right_by_reindex() {
-    use dynapage::domain::{CommentStatus, Order, QueueList};
+    use dynapage::domain::{CommentStatus, Order, Queue, QueueList};
     use dynapage::store::{KeyQuery, Partition};
 
     let backends = Backends::new().await;
@@ -68,11 +68,7 @@ async fn an_item_in_the_wrong_gsis_is_reported_by_verify_and_put_right_by_reinde
         }
     };
     let product = || Partition::Product(hidden.sku.clone());
-    let queue = || {
-        Partition::Queue(
-            QueueList::new(CommentStatus::Hidden, Some(hidden.sku.clone())).expect("a queue"),
-        )
-    };
+    let queue = || Partition::Queue(QueueList::new(Queue::Hidden, Some(hidden.sku.clone())));
     assert!(read(product()).await.contains(&hidden.id), "misplaced");
     assert!(read(queue()).await.is_empty());
 

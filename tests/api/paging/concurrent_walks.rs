@@ -176,6 +176,7 @@ async fn a_cursor_walk_under_concurrent_writes_sees_every_lasting_comment_once_i
                     helpful_count: 0,
                     moderation: Default::default(),
                     reply: None,
+                    reporters: Vec::new(),
                 };
                 store.create(&comment).await.expect("created");
                 let victim = victims.swap_remove(rng.below(victims.len() as u64) as usize);

@@ -125,6 +125,7 @@ fn build_comments(case: &Case, sku: &Sku) -> Vec<Comment> {
                 helpful_count: *random % 3,
                 moderation: Default::default(),
                 reply: None,
+                reporters: Vec::new(),
             }
         })
         .collect()

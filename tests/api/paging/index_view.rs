@@ -125,6 +125,7 @@ async fn while_the_index_lags_a_first_page_is_viewed_again_from_its_real_first_e
             helpful_count: 0,
             moderation: Default::default(),
             reply: None,
+            reporters: Vec::new(),
         })
         .collect();
     backends.store.put_batch(&newest).await.expect("written");

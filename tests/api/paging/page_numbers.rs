@@ -614,6 +614,7 @@ async fn containing_finds_a_comment_the_index_does_not_hold_yet() {
             helpful_count: 0,
             moderation: Default::default(),
             reply: None,
+            reporters: Vec::new(),
         })
         .collect();
     backends.store.put_batch(&unindexed).await.expect("written");

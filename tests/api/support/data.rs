@@ -78,6 +78,7 @@ pub fn comments(rng: &mut Rng, sku: &Sku, n: usize, spread: u64) -> Vec<Comment>
             helpful_count: 0,
             moderation: Default::default(),
             reply: None,
+            reporters: Vec::new(),
         });
     }
     out

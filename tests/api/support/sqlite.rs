@@ -1,12 +1,17 @@
 //! The durable embedded store in a temporary data directory that is removed with it, for the
 //! contract suites and the engine's oracle test.
 
+use std::num::NonZeroU32;
+
 use dynapage::domain::{
-    Access, Comment, CommentId, CommentPatch, EntryId, LogEntry, Sku, Verdict, Voted, Voter,
-    VoterId,
+    Access, Comment, CommentId, CommentPatch, EntryId, LogEntry, Report, ReportDraft, Sku, Verdict,
+    Voted, Voter, VoterId,
 };
 use dynapage::store::sqlite::SqliteStore;
-use dynapage::store::{CommentStore, KeyQuery, LogPage, LogQuery, QueryPage, ScanPage, StoreError};
+use dynapage::store::{
+    CommentStore, KeyQuery, LogPage, LogQuery, QueryPage, ReportPage, ReportQuery, ScanPage,
+    StoreError,
+};
 use tempfile::TempDir;
 
 /// A [`SqliteStore`] that owns its directory.
@@ -50,6 +55,38 @@ impl CommentStore for TempSqliteStore {
 
     async fn delete(&self, id: CommentId, access: &Access) -> Result<Comment, StoreError> {
         self.store.delete(id, access).await
+    }
+
+    async fn report(
+        &self,
+        id: CommentId,
+        reporter: &str,
+        draft: &ReportDraft,
+        hide_threshold: Option<NonZeroU32>,
+        now_ms: u64,
+    ) -> Result<Report, StoreError> {
+        self.store
+            .report(id, reporter, draft, hide_threshold, now_ms)
+            .await
+    }
+
+    async fn reports(&self, query: &ReportQuery) -> Result<ReportPage, StoreError> {
+        self.store.reports(query).await
+    }
+
+    async fn report_count(&self, reporter: &str) -> Result<u64, StoreError> {
+        self.store.report_count(reporter).await
+    }
+
+    async fn reports_of(
+        &self,
+        keys: &[(CommentId, String)],
+    ) -> Result<Vec<Option<Report>>, StoreError> {
+        self.store.reports_of(keys).await
+    }
+
+    async fn put_reports(&self, reports: &[Report]) -> Result<(), StoreError> {
+        self.store.put_reports(reports).await
     }
 
     async fn moderate(

@@ -27,6 +27,7 @@ fn change(comment: u64, version: u64, stars: i64) -> ChangeEvent {
         old: None,
         new: IndexEntry {
             author: None,
+            reported: false,
             sku: sku("STREAMED"),
             key: key(1_700_000_000_000 + comment, u128::from(comment)),
             rating: rating(stars),

@@ -8,7 +8,10 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::super::attribute::ItemAttribute;
 use super::{HELPFUL_RANK, ItemDecodeError, SORT_KEY, bad, number, rank_is_current};
-use crate::domain::{Comment, CommentStatus, Moderation, ModerationReason, Reply, Sku};
+use crate::domain::{
+    Comment, CommentStatus, Moderation, ModerationReason, Reply, Sku, decode_reporters,
+    encode_reporters,
+};
 
 /// A comment's status, absent while it is published (every item written before moderation).
 pub(in crate::store::dynamo) const STATUS: &str = "status";
@@ -34,6 +37,18 @@ pub(in crate::store::dynamo) const AUTHOR_STATUS: &str = "authorStatus";
 pub(in crate::store::dynamo) const LOG_LIST: &str = "logList";
 /// The sort key of GSI `byLog`: the entry's id.
 pub(in crate::store::dynamo) const LOG_KEY: &str = "logKey";
+/// The readers whose reports on the comment are open, as a JSON array
+/// (`domain::encode_reporters`); absent without any.
+pub(in crate::store::dynamo) const REPORTERS: &str = "reporters";
+/// The partition key of GSI `byReported`: `REPORTED`, only while a report is open.
+pub(in crate::store::dynamo) const REPORTED_QUEUE: &str = "reportedQueue";
+/// The partition key of GSI `byProductReported`: the SKU, only while a report is open.
+pub(in crate::store::dynamo) const SKU_REPORTED: &str = "skuReported";
+/// The sort key of GSIs `byReported` and `byProductReported`: the `sortKey` again, only while
+/// a report is open.
+pub(in crate::store::dynamo) const REPORTED_KEY: &str = "reportedKey";
+/// The value of [`REPORTED_QUEUE`].
+pub(in crate::store::dynamo) const REPORTED: &str = "REPORTED";
 /// The shop's reply.
 pub(in crate::store::dynamo) const REPLY_BODY: &str = "replyBody";
 /// When the comment was first answered.
@@ -102,6 +117,42 @@ pub(super) fn queue_places(comment: &Comment) -> Vec<(String, AttributeValue)> {
     ]
 }
 
+/// The `REPORTED` queues' keys of a comment with an open report (none without one), and its
+/// open reporters.
+pub(super) fn reported_places(comment: &Comment) -> Vec<(String, AttributeValue)> {
+    let Some(reporters) = encode_reporters(&comment.reporters) else {
+        return Vec::new();
+    };
+    vec![
+        (REPORTERS.to_owned(), AttributeValue::S(reporters)),
+        (
+            REPORTED_QUEUE.to_owned(),
+            AttributeValue::S(REPORTED.to_owned()),
+        ),
+        (
+            SKU_REPORTED.to_owned(),
+            AttributeValue::S(comment.sku.as_str().to_owned()),
+        ),
+        (
+            REPORTED_KEY.to_owned(),
+            AttributeValue::S(comment.sort_key().to_string()),
+        ),
+    ]
+}
+
+/// A comment's open reporters from its item: none without `reporters`.
+pub(super) fn decode_reporters_of<A: ItemAttribute>(
+    item: &HashMap<String, A>,
+) -> Result<Vec<String>, ItemDecodeError> {
+    match item.get(REPORTERS) {
+        None => Ok(Vec::new()),
+        Some(value) => value
+            .as_string()
+            .and_then(|text| decode_reporters(text).ok())
+            .ok_or_else(|| bad(REPORTERS, "is not a list of open reporters")),
+    }
+}
+
 /// The value of [`AUTHOR_STATUS`] for a comment by `sub` in `status`.
 pub(in crate::store::dynamo) fn author_status(sub: &str, status: CommentStatus) -> String {
     format!("{sub}#{}", status.as_str())
@@ -143,6 +194,15 @@ pub(in crate::store::dynamo) fn place_is_current<A: ItemAttribute>(
         }
         None => !item.contains_key(AUTHOR_KEY) && !item.contains_key(AUTHOR_STATUS),
     };
+    let reported = if comment.is_reported() {
+        text(REPORTED_QUEUE) == Some(REPORTED)
+            && text(SKU_REPORTED) == Some(comment.sku.as_str())
+            && text(REPORTED_KEY) == Some(comment.sort_key().to_string().as_str())
+    } else {
+        !item.contains_key(REPORTED_QUEUE)
+            && !item.contains_key(SKU_REPORTED)
+            && !item.contains_key(REPORTED_KEY)
+    };
     let status = if comment.is_public() {
         item.contains_key(SORT_KEY)
             && rank_is_current(item, comment)
@@ -155,12 +215,13 @@ pub(in crate::store::dynamo) fn place_is_current<A: ItemAttribute>(
             && text(SKU_STATUS)
                 == Some(sku_status(&comment.sku, comment.moderation.status).as_str())
     };
-    author && status
+    author && reported && status
 }
 
 /// The part of an `UpdateItem` that puts a comment in the GSIs its status calls for
 /// ([`place_is_current`]), with names `#sortKey`, `#rank`, `#queueKey`, `#skuStatus`,
-/// `#authorKey` and `#authorStatus` ([`Places::NAMES`]): every clause names all six.
+/// `#authorKey`, `#authorStatus`, `#reporters`, `#reportedQueue`, `#skuReported` and
+/// `#reportedKey` ([`Places::NAMES`]): every clause names all ten.
 pub(in crate::store::dynamo) struct Places {
     /// `SET` clauses.
     pub(in crate::store::dynamo) sets: Vec<&'static str>,
@@ -172,13 +233,17 @@ pub(in crate::store::dynamo) struct Places {
 
 impl Places {
     /// The expression attribute names the clauses use.
-    pub(in crate::store::dynamo) const NAMES: [(&'static str, &'static str); 6] = [
+    pub(in crate::store::dynamo) const NAMES: [(&'static str, &'static str); 10] = [
         ("#sortKey", SORT_KEY),
         ("#rank", HELPFUL_RANK),
         ("#queueKey", QUEUE_KEY),
         ("#skuStatus", SKU_STATUS),
         ("#authorKey", AUTHOR_KEY),
         ("#authorStatus", AUTHOR_STATUS),
+        ("#reporters", REPORTERS),
+        ("#reportedQueue", REPORTED_QUEUE),
+        ("#skuReported", SKU_REPORTED),
+        ("#reportedKey", REPORTED_KEY),
     ];
 
     /// The clauses for `comment` as it will be.
@@ -212,11 +277,36 @@ impl Places {
                     .sets
                     .extend(["#authorKey = :authorKey", "#authorStatus = :authorStatus"]);
                 places.values.extend([
-                    (":authorKey", key),
+                    (":authorKey", key.clone()),
                     (":authorStatus", AttributeValue::S(status)),
                 ]);
             }
             None => places.removes.extend(["#authorKey", "#authorStatus"]),
+        }
+        match encode_reporters(&comment.reporters) {
+            Some(reporters) => {
+                places.sets.extend([
+                    "#reporters = :reporters",
+                    "#reportedQueue = :reportedQueue",
+                    "#skuReported = :skuReported",
+                    "#reportedKey = :reportedKey",
+                ]);
+                places.values.extend([
+                    (":reporters", AttributeValue::S(reporters)),
+                    (":reportedQueue", AttributeValue::S(REPORTED.to_owned())),
+                    (
+                        ":skuReported",
+                        AttributeValue::S(comment.sku.as_str().to_owned()),
+                    ),
+                    (":reportedKey", key),
+                ]);
+            }
+            None => places.removes.extend([
+                "#reporters",
+                "#reportedQueue",
+                "#skuReported",
+                "#reportedKey",
+            ]),
         }
         places
     }

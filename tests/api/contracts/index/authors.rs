@@ -36,6 +36,7 @@ fn at(
         published: status == CommentStatus::Published,
         status,
         author: Some(author.to_owned()),
+        reported: false,
     }
 }
 

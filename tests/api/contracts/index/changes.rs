@@ -57,6 +57,7 @@ async fn a_rating_change_moves_the_member_between_rating_sets<I: PageIndex>(inde
     let product = sku("EDITED");
     let before = IndexEntry {
         author: None,
+        reported: false,
         sku: product.clone(),
         key: key(1_000, 7),
         rating: rating(2),
@@ -120,6 +121,7 @@ async fn removing_a_missing_member_is_harmless<I: PageIndex>(index: I) {
     let product = sku("REMOVED");
     let kept = IndexEntry {
         author: None,
+        reported: false,
         sku: product.clone(),
         key: key(2_000, 1),
         rating: rating(4),
@@ -130,6 +132,7 @@ async fn removing_a_missing_member_is_harmless<I: PageIndex>(index: I) {
     };
     let ghost = IndexEntry {
         author: None,
+        reported: false,
         sku: product.clone(),
         key: key(2_000, 2),
         rating: rating(4),
@@ -244,6 +247,7 @@ async fn apply_reports_the_changes_it_refused_and_what_the_index_holds<I: PageIn
     let product = sku("REFUSALS");
     let v1 = IndexEntry {
         author: None,
+        reported: false,
         sku: product.clone(),
         key: key(3_000, 1),
         rating: rating(2),
@@ -309,6 +313,7 @@ async fn a_tombstone_refuses_older_changes_until_it_expires<I: PageIndex>(index:
     let product = sku("TOMBSTONED");
     let comment = IndexEntry {
         author: None,
+        reported: false,
         sku: product.clone(),
         key: key(4_000, 1),
         rating: rating(3),
@@ -358,6 +363,7 @@ async fn repairs_are_made_only_where_the_index_still_holds_what_was_read<I: Page
     let product = sku("REPAIRED");
     let entry = |n: u128, rating_value: i64, version: u64| IndexEntry {
         author: None,
+        reported: false,
         sku: product.clone(),
         key: key(5_000, n),
         rating: rating(rating_value),

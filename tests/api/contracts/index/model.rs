@@ -96,6 +96,7 @@ impl Model {
             .rev()
             .map(|(key, rating)| IndexEntry {
                 author: None,
+                reported: false,
                 sku: sku.clone(),
                 key: *key,
                 rating: *rating,

@@ -22,6 +22,7 @@ contract_suite! {
 fn at(product: &Sku, random: u128, version: u64, status: CommentStatus) -> IndexEntry {
     IndexEntry {
         author: None,
+        reported: false,
         sku: product.clone(),
         key: key(7_000, random),
         rating: rating(4),
@@ -44,7 +45,8 @@ async fn holdings<I: PageIndex>(index: &I, product: &Sku) -> Vec<(u64, u64)> {
         CommentStatus::Hidden,
         CommentStatus::Rejected,
     ] {
-        let [shop, own] = QueueList::of(status, product).expect("a queue");
+        let [shop, own] =
+            <[QueueList; 2]>::try_from(QueueList::of(status, false, product)).expect("two queues");
         let count = |queue: QueueList| async move {
             index
                 .count(&queue.index_name(), RatingSet::ALL)
@@ -85,7 +87,7 @@ async fn decisions_move_a_comment_between_queues_in_any_order<I: PageIndex>(inde
     }
     let hidden_only = vec![(0, 0), (0, 0), (1, 1), (0, 0)];
     assert_eq!(holdings(&index, &product).await, hidden_only);
-    let name = QueueList::of(hidden, &product).expect("a queue")[0].index_name();
+    let name = QueueList::of(hidden, false, &product)[0].index_name();
     let held = index.entries(&name).await.expect("entries");
     assert_eq!(held.len(), 1);
     assert_eq!((held[0].version, held[0].status), (3, hidden));

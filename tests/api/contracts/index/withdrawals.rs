@@ -24,6 +24,7 @@ async fn a_withdrawal_takes_a_comment_out_and_no_older_change_puts_it_back<I: Pa
     let product = sku("WITHDRAWN");
     let neighbour = IndexEntry {
         author: None,
+        reported: false,
         sku: product.clone(),
         key: key(5_000, 9),
         rating: rating(3),
@@ -110,6 +111,7 @@ async fn a_comment_withdrawn_before_the_index_saw_it_stays_out<I: PageIndex>(ind
     let product = sku("NEVER-SHOWN");
     let pending = IndexEntry {
         author: None,
+        reported: false,
         sku: product.clone(),
         key: key(6_000, 1),
         rating: rating(1),

@@ -1,0 +1,350 @@
+//! Reports: `Mutation.reportComment`, the `Report` node, and a reader's own reports
+//! (`Viewer.reports`), newest first, as a Relay connection with an exact `totalCount`
+//! (`domain::Report`). A moderator sees a comment's open reports as `Comment.reportCount` and
+//! the comment in the `REPORTED` queue; their decision closes the reports (`moderate`).
+
+use async_graphql::{ComplexObject, Context, Enum, ID, InputObject, SimpleObject};
+
+use super::error::ApiError;
+use super::global_id::GlobalId;
+use super::keyed::{Keyed, KeyedSource, Take, Window};
+use super::moderation::may_see;
+use super::scalars::DateTime;
+use super::state;
+use super::types::{Comment, PageInfo};
+use super::viewer::viewer;
+use crate::auth::Auth;
+use crate::clock::now_ms;
+use crate::domain::{self, CommentId, EntryId, InvalidInput, Order, ReportDraft};
+use crate::pagination::{CursorCodec, PaginationError};
+use crate::store::{CommentStore, ReportQuery, StoreError};
+
+/// Why a reader reports a comment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Enum)]
+#[graphql(remote = "crate::domain::ReportReason")]
+pub(super) enum ReportReason {
+    /// Advertising, link farms, bots.
+    Spam,
+    /// Not about the product.
+    OffTopic,
+    /// Insults, harassment, hate.
+    Abusive,
+    /// Someone's personal data.
+    PersonalData,
+    /// Unlawful content.
+    Illegal,
+    /// Not a genuine review (paid, invented, by a competitor).
+    Fake,
+    /// Anything else (`details` says what).
+    Other,
+}
+
+/// Where a report stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Enum)]
+#[graphql(remote = "crate::domain::ReportStatus")]
+pub(super) enum ReportStatus {
+    /// Waiting for a moderator's decision on the comment.
+    Open,
+    /// The comment was hidden or rejected.
+    Upheld,
+    /// The comment stays published.
+    Dismissed,
+}
+
+/// A reader's report of a comment: seen by its reader and moderators only.
+#[derive(Clone, Debug, SimpleObject)]
+#[graphql(complex)]
+pub(super) struct Report {
+    /// Why.
+    pub reason: ReportReason,
+    /// What the reader added.
+    pub details: Option<String>,
+    /// Where it stands: `OPEN` until a moderator decides on the comment.
+    pub status: ReportStatus,
+    /// When it was filed.
+    pub created_at: DateTime,
+    /// When a decision closed it; null while it is open.
+    pub decided_at: Option<DateTime>,
+    #[graphql(skip)]
+    pub comment_id: CommentId,
+    #[graphql(skip)]
+    pub reporter: String,
+}
+
+#[ComplexObject]
+impl Report {
+    /// Globally unique, opaque id of the report.
+    pub(super) async fn id(&self) -> ID {
+        ID(GlobalId::Report(self.comment_id, self.reporter.clone()).encode())
+    }
+
+    /// The comment reported, as it now is, if the viewer may see it: null once it is deleted,
+    /// or hidden (to anyone but its author and moderators).
+    async fn comment(&self, ctx: &Context<'_>) -> async_graphql::Result<Option<Comment>> {
+        let found = super::batch::comments(ctx, &[self.comment_id]).await?;
+        Ok(found
+            .get(&self.comment_id)
+            .filter(|c| may_see(ctx, c))
+            .cloned()
+            .map(Comment))
+    }
+}
+
+impl From<domain::Report> for Report {
+    fn from(report: domain::Report) -> Self {
+        Self {
+            reason: report.reason.into(),
+            details: report.details,
+            status: report.status.into(),
+            created_at: super::moderation::at(report.created_at_ms),
+            decided_at: report.decided_at_ms.map(super::moderation::at),
+            comment_id: report.comment,
+            reporter: report.reporter,
+        }
+    }
+}
+
+/// A report of a comment.
+#[derive(Debug, InputObject)]
+pub(super) struct ReportCommentInput {
+    /// The comment's global id.
+    pub comment_id: ID,
+    /// Why.
+    pub reason: ReportReason,
+    /// What to add, at most 1,000 characters.
+    pub details: Option<String>,
+    /// Echoed back in the payload (Relay).
+    pub client_mutation_id: Option<String>,
+}
+
+/// The report filed (or the one filed before, for a second report of the same comment).
+#[derive(Debug, SimpleObject)]
+pub(super) struct ReportCommentPayload {
+    /// The report.
+    pub report: Report,
+    /// The `clientMutationId` of the input.
+    pub client_mutation_id: Option<String>,
+}
+
+/// `Mutation.reportComment`.
+pub(super) async fn report_comment(
+    ctx: &Context<'_>,
+    input: ReportCommentInput,
+) -> async_graphql::Result<ReportCommentPayload> {
+    let state = state(ctx)?;
+    let meta = super::meta(ctx);
+    let fail = |e: ApiError| e.into_graphql(meta);
+    let reporter = match &state.auth {
+        Auth::Jwt(_) => viewer(ctx),
+        Auth::Off => None,
+    }
+    .ok_or_else(|| {
+        fail(ApiError::Unauthenticated(
+            "reports need a signed-in reader: send `Authorization: Bearer <token>` (the server \
+             must verify tokens, --auth jwt)"
+                .into(),
+        ))
+    })?;
+    let id = GlobalId::comment(&input.comment_id).map_err(|e| {
+        fail(
+            InvalidInput {
+                field: "commentId",
+                ..e
+            }
+            .into(),
+        )
+    })?;
+    let draft = ReportDraft::new(input.reason.into(), input.details.as_deref())
+        .map_err(|e| fail(e.into()))?;
+    let report = state
+        .engine
+        .store()
+        .report(
+            id,
+            &reporter.sub,
+            &draft,
+            state.report_hide_threshold,
+            now_ms(),
+        )
+        .await
+        .map_err(|e| fail(e.into()))?;
+    tracing::info!(
+        sku = report.sku.as_str(),
+        comment_id = %id,
+        reason = report.reason.as_str(),
+        status = report.status.as_str(),
+        "comment reported"
+    );
+    Ok(ReportCommentPayload {
+        report: report.into(),
+        client_mutation_id: input.client_mutation_id,
+    })
+}
+
+/// A report and its cursor.
+#[derive(Debug, SimpleObject)]
+pub(super) struct ReportEdge {
+    /// Where this report is in the reader's list, for `after` and `before`.
+    pub cursor: String,
+    /// The report.
+    pub node: Report,
+}
+
+/// A page of a reader's reports, newest first.
+#[derive(Debug, SimpleObject)]
+pub(super) struct ReportConnection {
+    /// How many reports the reader has filed; exact.
+    pub total_count: Option<i64>,
+    /// The page's reports with their cursors.
+    pub edges: Vec<ReportEdge>,
+    /// Where the page sits in the whole list.
+    pub page_info: PageInfo,
+}
+
+/// What a report cursor is sealed for: the reader whose list it belongs to, so one reader's
+/// cursor is `BAD_CURSOR` in another's list, and no other cursor opens as one.
+fn aad(reporter: &str) -> Vec<u8> {
+    let mut aad = b"dynapage/reports\0".to_vec();
+    aad.extend_from_slice(reporter.as_bytes());
+    aad
+}
+
+fn open(
+    codec: &CursorCodec,
+    reporter: &str,
+    argument: &'static str,
+    text: &str,
+) -> Result<EntryId, ApiError> {
+    let bad = || ApiError::from(PaginationError::BadCursor { argument });
+    let plain = codec.open_bytes(&aad(reporter), text).map_err(|_| bad())?;
+    let bytes: [u8; 16] = plain.try_into().map_err(|_| bad())?;
+    Ok(EntryId::from_bytes(bytes))
+}
+
+/// One reader's reports as a keyed list.
+struct ReportSource<'a, S> {
+    store: &'a S,
+    reporter: &'a str,
+}
+
+impl<S: CommentStore> KeyedSource for ReportSource<'_, S> {
+    type Item = domain::Report;
+
+    async fn read(
+        &self,
+        order: Order,
+        after: Option<EntryId>,
+        limit: usize,
+    ) -> Result<(Vec<domain::Report>, Option<EntryId>), StoreError> {
+        let query = ReportQuery {
+            reporter: self.reporter.to_owned(),
+            order,
+            after,
+            limit,
+        };
+        let page = self.store.reports(&query).await?;
+        Ok((page.reports, page.last_evaluated))
+    }
+}
+
+impl Keyed for domain::Report {
+    fn key(&self) -> EntryId {
+        self.id
+    }
+}
+
+/// `Viewer.reports`: the reports `reporter` filed, newest first.
+pub(super) async fn viewer_reports(
+    ctx: &Context<'_>,
+    reporter: &str,
+    first: Option<i32>,
+    after: Option<String>,
+    last: Option<i32>,
+    before: Option<String>,
+) -> async_graphql::Result<ReportConnection> {
+    let meta = super::meta(ctx);
+    let fail = |e: ApiError| e.into_graphql(meta);
+    let state = state(ctx)?;
+    let take = Take::of(first, last, state.engine.settings()).map_err(|e| fail(e.into()))?;
+    let opened = |argument, text: &Option<String>| {
+        text.as_deref()
+            .map(|text| open(&state.codec, reporter, argument, text))
+            .transpose()
+    };
+    let window = Window {
+        after: opened("after", &after).map_err(fail)?,
+        before: opened("before", &before).map_err(fail)?,
+    };
+    let reserved = super::reserve_items(meta, state, take.reads())?;
+    let store = state.engine.store();
+    let page = window.page(&ReportSource { store, reporter }, take).await;
+    if let Some(meta) = meta {
+        meta.settle_items(reserved, page.as_ref().map_or(0, |p| p.read));
+    }
+    let page = page.map_err(|e| fail(e.into()))?;
+    let total_count = if ctx.look_ahead().field("totalCount").exists() {
+        let count = store.report_count(reporter).await;
+        Some(i64::try_from(count.map_err(|e| fail(e.into()))?).unwrap_or(i64::MAX))
+    } else {
+        None
+    };
+    let edges: Vec<ReportEdge> = page
+        .items
+        .into_iter()
+        .map(|report| ReportEdge {
+            cursor: state
+                .codec
+                .seal_bytes(&aad(reporter), &report.id.to_bytes()),
+            node: report.into(),
+        })
+        .collect();
+    Ok(ReportConnection {
+        total_count,
+        page_info: PageInfo {
+            has_next_page: page.has_next,
+            has_previous_page: page.has_previous,
+            start_cursor: edges.first().map(|e| e.cursor.clone()),
+            end_cursor: edges.last().map(|e| e.cursor.clone()),
+        },
+        edges,
+    })
+}
+
+/// The reports `ids` name, for `node` and `nodes`: each only for its reader or a moderator
+/// (to anyone else a report is nothing), each priced as an item.
+pub(super) async fn reports(
+    ctx: &Context<'_>,
+    ids: &[GlobalId],
+) -> async_graphql::Result<std::collections::HashMap<(CommentId, String), domain::Report>> {
+    let state = state(ctx)?;
+    let who = match &state.auth {
+        Auth::Jwt(_) => viewer(ctx),
+        Auth::Off => None,
+    };
+    let wanted: Vec<(CommentId, String)> = ids
+        .iter()
+        .filter_map(|id| match id {
+            GlobalId::Report(comment, reporter)
+                if who.is_some_and(|v| v.moderator || v.sub == *reporter) =>
+            {
+                Some((*comment, reporter.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    if wanted.is_empty() {
+        return Ok(std::collections::HashMap::new());
+    }
+    let meta = super::meta(ctx);
+    let reserved = super::reserve_items(meta, state, wanted.len() as u64)?;
+    let found = state.engine.store().reports_of(&wanted).await;
+    if let Some(meta) = meta {
+        meta.settle_items(reserved, wanted.len() as u64);
+    }
+    let found = found.map_err(|e| ApiError::from(e).into_graphql(meta))?;
+    Ok(found
+        .into_iter()
+        .flatten()
+        .map(|r| ((r.comment, r.reporter.clone()), r))
+        .collect())
+}

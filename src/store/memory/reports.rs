@@ -1,0 +1,95 @@
+//! The embedded store's reports: each by its comment and reporter (one per pair), and each
+//! reporter's in report-id order, so a reader's reports are read newest first without a filter.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
+
+use crate::domain::{CommentId, EntryId, Order, Report, ReportStatus};
+use crate::store::{ReportPage, ReportQuery};
+
+#[derive(Debug, Default)]
+pub(super) struct Reports {
+    by_pair: HashMap<(CommentId, String), Report>,
+    by_reporter: HashMap<String, BTreeMap<EntryId, CommentId>>,
+}
+
+impl Reports {
+    /// The report `reporter` filed on `comment`.
+    pub(super) fn get(&self, comment: CommentId, reporter: &str) -> Option<&Report> {
+        self.by_pair.get(&(comment, reporter.to_owned()))
+    }
+
+    /// Holds `report`, replacing the one of its comment and reporter.
+    pub(super) fn put(&mut self, report: Report) {
+        let pair = (report.comment, report.reporter.clone());
+        if let Some(old) = self.by_pair.get(&pair)
+            && let Some(ids) = self.by_reporter.get_mut(&report.reporter)
+        {
+            ids.remove(&old.id);
+        }
+        self.by_reporter
+            .entry(report.reporter.clone())
+            .or_default()
+            .insert(report.id, report.comment);
+        self.by_pair.insert(pair, report);
+    }
+
+    /// Closes the open reports `reporters` filed on `comment` as `outcome` at `now_ms`, and
+    /// answers them as closed.
+    pub(super) fn close(
+        &mut self,
+        comment: CommentId,
+        reporters: &[String],
+        outcome: ReportStatus,
+        now_ms: u64,
+    ) -> Vec<Report> {
+        let mut closed = Vec::new();
+        for reporter in reporters {
+            if let Some(report) = self.by_pair.get_mut(&(comment, reporter.clone())) {
+                *report = report.closed(outcome, now_ms);
+                closed.push(report.clone());
+            }
+        }
+        closed
+    }
+
+    /// How many reports `reporter` filed.
+    pub(super) fn count(&self, reporter: &str) -> u64 {
+        self.by_reporter
+            .get(reporter)
+            .map_or(0, |ids| ids.len() as u64)
+    }
+
+    /// Every report, in no order (`scan`).
+    pub(super) fn all(&self) -> impl Iterator<Item = &Report> {
+        self.by_pair.values()
+    }
+
+    /// One page of `query`, at most `cap` reports (a stand-in for DynamoDB's 1 MB cut).
+    pub(super) fn query(&self, query: &ReportQuery, cap: Option<usize>) -> ReportPage {
+        let Some(ids) = self.by_reporter.get(&query.reporter) else {
+            return ReportPage::default();
+        };
+        let range = match (query.order, query.after) {
+            (_, None) => (Bound::Unbounded, Bound::Unbounded),
+            (Order::NewestFirst, Some(after)) => (Bound::Unbounded, Bound::Excluded(after)),
+            (Order::OldestFirst, Some(after)) => (Bound::Excluded(after), Bound::Unbounded),
+        };
+        let ids = super::log::ordered(
+            ids.range(range).map(|(id, comment)| (*id, *comment)),
+            query.order,
+        );
+        let limit = cap.map_or(query.limit, |cap| cap.min(query.limit));
+        let reports: Vec<Report> = ids
+            .take(limit)
+            .filter_map(|(_, comment)| self.get(comment, &query.reporter).cloned())
+            .collect();
+        let last_evaluated = (reports.len() == limit && limit > 0)
+            .then(|| reports.last().map(|r| r.id))
+            .flatten();
+        ReportPage {
+            reports,
+            last_evaluated,
+        }
+    }
+}
