@@ -10,6 +10,7 @@ mod own;
 mod pre;
 mod queues;
 mod replies;
+mod reports;
 mod seeded;
 mod stats;
 mod surfaces;
