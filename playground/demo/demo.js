@@ -22,12 +22,20 @@
 // - a permalink's page number goes into the URL, and the linked comment takes focus;
 // - live comments: it subscribes to the product's comment events (startLive, below): new
 //   comments are counted in a banner, edits and deletions of comments on the page show in
-//   place.
+//   place;
+// - reports (enableReports, below): a reader signed in (a bearer token from the shop's identity
+//   provider, pasted in the banner's "Sign in to report" form and kept in this tab's
+//   sessionStorage) gets a Report button on each comment, which asks for a reason and sends
+//   reportComment. The server must verify tokens (--auth jwt); reporting one's own comment, or
+//   without a token, is refused by the API and the reason shown.
 //
 // Tests read the page through data-* attributes: <main data-state> is "ready" or "error" (the
 // server's), data-live is "connected" once the subscription is on; each comment is
 // <li data-comment-id>, the permalinked one also data-highlighted; pager links have
-// data-page-link (first, previous, page, next, last).
+// data-page-link (first, previous, page, next, last). The report controls: the form
+// #reader-sign-in, each comment's <button data-report>, its form .report-form with <select
+// name="reason"> and <button data-send-report>, and the comment's data-reported ("OPEN",
+// "UPHELD", "DISMISSED") or data-report-error once the API answered.
 
 const DEFAULT_SIZE = 10;
 
@@ -204,6 +212,72 @@ function applyInPlace(event) {
   }
 }
 
+const READER_TOKEN_KEY = 'dynapage-reader-token';
+const REPORT_REASONS = ['SPAM', 'OFF_TOPIC', 'ABUSIVE', 'PERSONAL_DATA', 'ILLEGAL', 'FAKE', 'OTHER'];
+const REPORT = `mutation Report($input: ReportCommentInput!) {
+  reportComment(input: $input) { report { id status } }
+}`;
+
+// The reader's sign-in form in the banner, and a Report button on each comment once signed in.
+function enableReports() {
+  const form = el('form', { id: 'reader-sign-in', class: 'reader-sign-in' },
+    el('label', { for: 'reader-token' }, 'Sign in to report'), ' ',
+    el('input', { id: 'reader-token', name: 'token', type: 'password', autocomplete: 'off', placeholder: 'Bearer token', required: true }), ' ',
+    el('button', { type: 'submit' }, 'Sign in'));
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    sessionStorage.setItem(READER_TOKEN_KEY, $('reader-token').value.trim());
+    addReportButtons();
+  });
+  document.querySelector('.banner').append(form);
+  addReportButtons();
+}
+
+function addReportButtons() {
+  const token = sessionStorage.getItem(READER_TOKEN_KEY);
+  if (!token) return;
+  $('reader-sign-in').hidden = true;
+  for (const item of document.querySelectorAll('#comments li[data-comment-id]')) {
+    const footer = item.querySelector('footer');
+    if (!footer || footer.querySelector('[data-report]')) continue;
+    const button = el('button', { type: 'button', 'data-report': '' }, 'Report');
+    button.addEventListener('click', () => openReportForm(item, button, token));
+    footer.append(' ', button);
+  }
+}
+
+function openReportForm(item, button, token) {
+  button.hidden = true;
+  const reason = el('select', { name: 'reason', 'aria-label': 'Why' },
+    ...REPORT_REASONS.map((r) => el('option', { value: r }, r.toLowerCase().replaceAll('_', ' '))));
+  const send = el('button', { type: 'button', 'data-send-report': '' }, 'Send report');
+  const form = el('p', { class: 'report-form' }, 'Report this comment: ', reason, ' ', send);
+  send.addEventListener('click', async () => {
+    send.disabled = true;
+    try {
+      const response = await fetch('/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({
+          query: REPORT,
+          variables: { input: { commentId: item.dataset.commentId, reason: reason.value } },
+        }),
+      });
+      const answer = await response.json();
+      if (answer.errors && answer.errors.length) throw new Error(answer.errors[0].message);
+      const { status } = answer.data.reportComment.report;
+      item.dataset.reported = status;
+      form.replaceChildren(status === 'OPEN'
+        ? 'Reported: thank you, a moderator will look at it.'
+        : `You reported it before: ${status.toLowerCase()}.`);
+    } catch (error) {
+      item.dataset.reportError = error.message;
+      form.replaceChildren(`Not reported: ${error.message}`);
+    }
+  });
+  item.querySelector('footer').append(form);
+}
+
 function enhance() {
   const main = $('reviews');
   localDates(main);
@@ -211,6 +285,7 @@ function enhance() {
   const view = readView(main);
   enhanceViewForm(view);
   showLinkedComment(view);
+  enableReports();
   if ('WebSocket' in window) startLive(view);
 }
 

@@ -9,14 +9,15 @@
 // prints). It is kept in this tab's sessionStorage only and sent as `Authorization: Bearer`.
 //
 // What the page shows is in its URL, so a view is a link a colleague can open:
-//   ?queue=…  PENDING (the default), HIDDEN, REJECTED, or PUBLISHED (a product's published
+//   ?queue=…  PENDING (the default), REPORTED, HIDDEN, REJECTED, or PUBLISHED (a product's published
 //             comments, to take one down: needs a product)
 //   &sku=…    one product's comments only (default: the whole shop)
 //   &page=…   the page number, from 1
 //
 // Tests read the page through data-* attributes: <main data-state> is "signed-out", "loading",
 // "ready" or "error", and <main data-drawn> counts the times the page was drawn; each queue link is <a data-queue> with its count in .count and
-// aria-current on the open one; each comment is <li data-comment-id data-status>, its buttons
+// aria-current on the open one; each comment is <li data-comment-id data-status data-reports>
+// (its open reports), its buttons
 // <button data-decision> and <button data-reply>; pager links have data-page; each log entry
 // is <li data-entry-id data-action>.
 
@@ -24,18 +25,26 @@ const SIZE = 10;
 const TOKEN_KEY = 'dynapage-moderator-token';
 const QUEUES = [
   ['PENDING', 'Pending'],
+  ['REPORTED', 'Reported'],
   ['HIDDEN', 'Hidden'],
   ['REJECTED', 'Rejected'],
   ['PUBLISHED', 'Published'],
 ];
 const REASONS = ['SPAM', 'OFF_TOPIC', 'ABUSIVE', 'PERSONAL_DATA', 'ILLEGAL', 'CONFLICT_OF_INTEREST', 'DUPLICATE', 'OTHER'];
-// Which decisions apply to a comment in each status (moderateComment refuses the others).
+// Which decisions apply to a comment in each status (moderateComment refuses the others), and
+// to one with open reports: keeping it published dismisses them, hiding it upholds them.
 const DECISIONS = {
   PENDING: ['PUBLISH', 'REJECT'],
   PUBLISHED: ['HIDE'],
   HIDDEN: ['PUBLISH'],
   REJECTED: ['PUBLISH'],
 };
+const REPORTED_DECISIONS = {
+  PUBLISHED: ['PUBLISH', 'HIDE'],
+  HIDDEN: ['PUBLISH', 'HIDE'],
+};
+const LABELS = { PUBLISH: 'Publish', HIDE: 'Hide', REJECT: 'Reject' };
+const REPORTED_LABELS = { PUBLISH: 'Keep (dismiss reports)', HIDE: 'Hide (uphold reports)' };
 
 const $ = (id) => document.getElementById(id);
 const main = $('moderation');
@@ -90,8 +99,8 @@ async function api(query, variables) {
   return answer.data;
 }
 
-const NODE = 'id author body rating createdAt product { sku } moderation { status reason note } reply { body }';
-// The counts of the three queues, a page of the queue shown (or of a product's published
+const NODE = 'id author body rating createdAt product { sku } moderation { status reason note } reply { body } reportCount';
+// The counts of the four queues, a page of the queue shown (or of a product's published
 // comments), and the newest entries of the log, in one request.
 function desk(published) {
   const list = published
@@ -100,6 +109,7 @@ function desk(published) {
   const product = published ? ', $product: String!' : ', $queue: ModerationQueue!';
   return `query Desk($sku: String, $size: Int!, $offset: Int!${product}) {
   pending: moderationQueue(queue: PENDING, sku: $sku, first: 0) { totalCount }
+  reported: moderationQueue(queue: REPORTED, sku: $sku, first: 0) { totalCount }
   hidden: moderationQueue(queue: HIDDEN, sku: $sku, first: 0) { totalCount }
   rejected: moderationQueue(queue: REJECTED, sku: $sku, first: 0) { totalCount }
   ${list} {
@@ -159,7 +169,12 @@ function draw(view, data, notice) {
   $('sign-in').hidden = true;
   $('desk').hidden = false;
   const counts = data
-    ? { PENDING: data.pending.totalCount, HIDDEN: data.hidden.totalCount, REJECTED: data.rejected.totalCount }
+    ? {
+      PENDING: data.pending.totalCount,
+      REPORTED: data.reported.totalCount,
+      HIDDEN: data.hidden.totalCount,
+      REJECTED: data.rejected.totalCount,
+    }
     : {};
   const list = data ? (data.queue || data.published) : null;
   if (list && view.queue === 'PUBLISHED') counts.PUBLISHED = list.totalCount;
@@ -180,14 +195,18 @@ function comment(node) {
   const reason = el('select', { name: 'reason', 'aria-label': 'Reason' },
     el('option', { value: '' }, 'Reason…'), ...REASONS.map((r) => el('option', { value: r }, r.toLowerCase().replaceAll('_', ' '))));
   const note = el('input', { name: 'note', placeholder: 'Note to the author (optional)', 'aria-label': 'Note to the author' });
-  const buttons = DECISIONS[status].map((decision) =>
-    el('button', { type: 'button', 'data-decision': decision }, decision[0] + decision.slice(1).toLowerCase()));
+  const reports = node.reportCount || 0;
+  const decisions = (reports && REPORTED_DECISIONS[status]) || DECISIONS[status];
+  const labels = reports ? { ...LABELS, ...REPORTED_LABELS } : LABELS;
+  const buttons = decisions.map((decision) =>
+    el('button', { type: 'button', 'data-decision': decision }, labels[decision]));
   const reply = el('input', { name: 'reply', placeholder: 'The shop\'s public reply', 'aria-label': 'Reply', value: node.reply ? node.reply.body : '' });
-  const li = el('li', { class: 'comment', 'data-comment-id': node.id, 'data-status': status },
+  const li = el('li', { class: 'comment', 'data-comment-id': node.id, 'data-status': status, 'data-reports': reports },
     el('header', {},
       el('span', { class: 'author' }, node.author), ' ',
       el('span', { class: 'stars', 'aria-label': `${node.rating} of 5 stars` }, stars), ' ',
       el('span', { class: 'badge' }, node.product.sku), ' ',
+      reports ? el('span', { class: 'badge reports' }, `${reports} open report${reports === 1 ? '' : 's'}`) : null, reports ? ' ' : null,
       el('time', { datetime: node.createdAt }, dateFormat.format(new Date(node.createdAt)))),
     el('p', { class: 'body' }, node.body),
     node.moderation && node.moderation.reason

@@ -169,6 +169,9 @@ fn export_embedded(
     for entry in crate::store::sqlite::read_log(dir)? {
         out.write_log(&entry)?;
     }
+    for report in crate::store::sqlite::read_reports(dir)? {
+        out.write_report(&report)?;
+    }
     out.finish()?;
     Ok((written, point.lines))
 }

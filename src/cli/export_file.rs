@@ -14,7 +14,7 @@ use std::path::Path;
 use anyhow::Context;
 
 use super::transfer;
-use crate::domain::{Comment, CommentId, LogEntry};
+use crate::domain::{Comment, CommentId, LogEntry, Report};
 use crate::store::sqlite::modes;
 
 /// Lines per zstd frame: large enough to compress as well as one long stream (a frame is
@@ -64,6 +64,11 @@ impl LineWriter {
 
     pub(super) fn write(&mut self, comment: &Comment) -> io::Result<()> {
         self.write_line(&transfer::encode(comment))
+    }
+
+    /// Writes a report's line ([`super::transfer_report`]).
+    pub(super) fn write_report(&mut self, report: &Report) -> io::Result<()> {
+        self.write_line(&super::transfer_report::encode(report))
     }
 
     /// Writes a moderation log entry's line ([`super::transfer_log`]).

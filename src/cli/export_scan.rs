@@ -21,8 +21,8 @@ use anyhow::Context;
 
 use super::copy_progress::{Pace, Progress, Saved, ScanState};
 use super::export_file::{Format, LineWriter};
-use super::{transfer, transfer_log};
-use crate::domain::{Comment, LogEntry};
+use super::{transfer, transfer_log, transfer_report};
+use crate::domain::{Comment, LogEntry, Report};
 use crate::store::CommentStore;
 use crate::store::sqlite::modes;
 
@@ -72,6 +72,10 @@ pub(super) async fn export<S: CommentStore>(
             text.push_str(&transfer_log::encode(entry));
             text.push('\n');
         }
+        for report in &page.reports {
+            text.push_str(&transfer_report::encode(report));
+            text.push('\n');
+        }
         spool
             .write_all(text.as_bytes())
             .and_then(|()| spool.sync_data())
@@ -90,7 +94,11 @@ pub(super) async fn export<S: CommentStore>(
         }
     }
     drop(spool);
-    let (comments, log) = sorted(files.spool)?;
+    let Spooled {
+        comments,
+        log,
+        reports,
+    } = sorted(files.spool)?;
     let file = modes::create_private(files.partial)
         .with_context(|| format!("creating {}", files.partial.display()))?;
     let mut out = LineWriter::new(file, format);
@@ -99,6 +107,9 @@ pub(super) async fn export<S: CommentStore>(
     }
     for entry in &log {
         out.write_log(entry)?;
+    }
+    for report in &reports {
+        out.write_report(report)?;
     }
     out.finish()?;
     Ok((comments.len() as u64, resumed_after))
@@ -134,16 +145,26 @@ fn open_spool(path: &Path, keep: u64) -> anyhow::Result<File> {
     Ok(file)
 }
 
+/// What a scan spooled, sorted.
+struct Spooled {
+    comments: Vec<Comment>,
+    log: Vec<LogEntry>,
+    reports: Vec<Report>,
+}
+
 /// The spool's comments by id, each once (the newest version, should a scan meet one twice),
-/// and its moderation log entries by id, each once.
-fn sorted(spool: &Path) -> anyhow::Result<(Vec<Comment>, Vec<LogEntry>)> {
+/// its moderation log entries by id, each once, and its reports by id, one per comment and
+/// reader (the last the scan met).
+fn sorted(spool: &Path) -> anyhow::Result<Spooled> {
     let file = File::open(spool).with_context(|| format!("opening {}", spool.display()))?;
-    let (mut all, mut log) = (Vec::new(), Vec::new());
+    let (mut all, mut log, mut reports) = (Vec::new(), Vec::new(), Vec::new());
     for (number, line) in BufReader::new(file).lines().enumerate() {
         let line = line.with_context(|| format!("reading {}", spool.display()))?;
         let bad = |reason| anyhow::anyhow!("{} line {}: {reason}", spool.display(), number + 1);
         if transfer_log::is_log_line(&line) {
             log.push(transfer_log::decode(&line).map_err(bad)?);
+        } else if transfer_report::is_report_line(&line) {
+            reports.push(transfer_report::decode(&line).map_err(bad)?);
         } else {
             all.push(transfer::decode(&line).map_err(bad)?);
         }
@@ -152,5 +173,15 @@ fn sorted(spool: &Path) -> anyhow::Result<(Vec<Comment>, Vec<LogEntry>)> {
     all.dedup_by_key(|c| c.id);
     log.sort_by_key(|e| e.id);
     log.dedup_by_key(|e| e.id);
-    Ok((all, log))
+    let mut by_pair = std::collections::HashMap::new();
+    for report in reports {
+        by_pair.insert((report.comment, report.reporter.clone()), report);
+    }
+    let mut reports: Vec<Report> = by_pair.into_values().collect();
+    reports.sort_by_key(|r| r.id);
+    Ok(Spooled {
+        comments: all,
+        log,
+        reports,
+    })
 }

@@ -9,7 +9,9 @@
 //! state over a newer one. The same holds inside one batch: of the lines of one id, the one
 //! with the newest version is written, whatever their order (`cat new.jsonl old.jsonl`).
 //! The moderation log's lines ([`super::transfer_log`]) are written as they are, each entry
-//! once (an entry the store holds is left: entries are never changed).
+//! once (an entry the store holds is left: entries are never changed), and so are reports'
+//! ([`super::transfer_report`]: a report replaces the one of its comment and reader, so an
+//! import of a later export brings a report's outcome along).
 //! Resumable: after each written batch, the number of lines done is saved in
 //! `FILE.import-progress` with the destination it belongs to; a rerun to the same destination
 //! starts after them (a batch redone after a crash is skipped by the version rule), and the
@@ -37,9 +39,9 @@ use super::copy_progress::{Pace, Progress, remove_if_there, store_name};
 use super::export_file::open_lines;
 use super::import_lines::BoundedLines;
 use super::output::refuse_in_data_dir;
-use super::{transfer, transfer_log};
+use super::{transfer, transfer_log, transfer_report};
 use crate::config::BackendArgs;
-use crate::domain::{Comment, LogEntry};
+use crate::domain::{Comment, LogEntry, Report};
 use crate::store::CommentStore;
 use crate::store::sqlite::modes;
 
@@ -79,6 +81,8 @@ struct Tally {
     cleaned: u64,
     /// Moderation log entries written (or found there already: an entry is written once).
     entries: u64,
+    /// Reports written (replacing one of the same comment and reader).
+    reports: u64,
 }
 
 /// The lines read since the last write: comments, and moderation log entries
@@ -87,6 +91,7 @@ struct Tally {
 struct Batch {
     comments: Vec<Comment>,
     entries: Vec<LogEntry>,
+    reports: Vec<Report>,
 }
 
 impl Batch {
@@ -95,6 +100,10 @@ impl Batch {
     fn read(&mut self, line: &str, tally: &mut Tally) -> Result<(), String> {
         if transfer_log::is_log_line(line) {
             self.entries.push(transfer_log::decode(line)?);
+            return Ok(());
+        }
+        if transfer_report::is_report_line(line) {
+            self.reports.push(transfer_report::decode(line)?);
             return Ok(());
         }
         let read = transfer::decode(line)?;
@@ -108,7 +117,7 @@ impl Batch {
     }
 
     fn len(&self) -> usize {
-        self.comments.len() + self.entries.len()
+        self.comments.len() + self.entries.len() + self.reports.len()
     }
 }
 
@@ -171,13 +180,14 @@ pub(super) async fn run(args: ImportArgs) -> anyhow::Result<()> {
         "import done"
     );
     println!(
-        "imported {}: {} comments written, {} already there, {} older lines of an id replaced by a newer line, {} texts cleaned, {} moderation log entries, resumed after line {resume_after}, in {secs:.1} s ({:.0} comments/s)",
+        "imported {}: {} comments written, {} already there, {} older lines of an id replaced by a newer line, {} texts cleaned, {} moderation log entries, {} reports, resumed after line {resume_after}, in {secs:.1} s ({:.0} comments/s)",
         args.input.display(),
         tally.written,
         tally.already_there,
         tally.superseded,
         tally.cleaned,
         tally.entries,
+        tally.reports,
         (tally.written + tally.already_there) as f64 / secs.max(0.001)
     );
     Ok(())
@@ -198,6 +208,13 @@ async fn write_batch<S: CommentStore>(
         .context("writing the moderation log")?;
     tally.entries += entries.len() as u64;
     progress.add(entries.len() as u64);
+    let reports = std::mem::take(&mut batch.reports);
+    store
+        .put_reports(&reports)
+        .await
+        .context("writing the reports")?;
+    tally.reports += reports.len() as u64;
+    progress.add(reports.len() as u64);
     if batch.comments.is_empty() {
         return Ok(());
     }

@@ -18,6 +18,7 @@ mod sync;
 mod token;
 mod transfer;
 mod transfer_log;
+mod transfer_report;
 pub mod verify;
 
 use std::process::ExitCode;

@@ -6,7 +6,9 @@
 //! store holds agree (`verify` checks them). A comment's moderation travels with it (`status`,
 //! `moderationReason`, `moderationNote`, `decidedAtMs`), and so does the shop's reply
 //! (`replyBody`, `replyAtMs`, `replyUpdatedAtMs`), each written only when it is not the default
-//! (a published comment never moderated nor answered carries none, as before they existed).
+//! (a published comment never moderated nor answered carries none, as before they existed),
+//! and so do the readers whose reports are open on it (`reporters`; the reports themselves
+//! have lines of their own, [`super::transfer_report`]).
 //! A line with a field this version does not know is refused rather than half-read.
 
 use serde::{Deserialize, Serialize};

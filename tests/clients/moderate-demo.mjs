@@ -66,6 +66,7 @@ function snapshot() {
     current: all('a[data-queue][aria-current]').map((a) => a.dataset.queue),
     ids: all('li[data-comment-id]').map((li) => li.dataset.commentId),
     statuses: all('li[data-comment-id]').map((li) => li.dataset.status),
+    reports: all('li[data-comment-id]').map((li) => Number(li.dataset.reports || 0)),
     log: all('li[data-entry-id]').map((li) => li.dataset.action),
     error: error && !error.hidden ? error.textContent : null,
   };

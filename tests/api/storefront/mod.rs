@@ -3,3 +3,4 @@
 mod demo;
 mod demo_pages;
 mod moderate;
+mod report;

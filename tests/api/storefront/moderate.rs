@@ -14,12 +14,12 @@ const SKU: &str = "MOD_DEMO";
 
 /// Runs `steps` on the moderator's page in a fresh headless Chromium (see `moderate-demo.mjs`,
 /// and `drive` for what fails the test). Returns a snapshot after each step.
-async fn moderate(app: &TestApp, steps: Value) -> Vec<Value> {
+pub(super) async fn moderate(app: &TestApp, steps: Value) -> Vec<Value> {
     drive(app, "moderate-demo.mjs", json!({ "steps": steps })).await
 }
 
 /// Opening `url` on the moderator's page and signing in with `token`.
-fn signed_in(url: &str, token: &str) -> Vec<Value> {
+pub(super) fn signed_in(url: &str, token: &str) -> Vec<Value> {
     vec![
         json!({ "goto": url }),
         json!({ "fill": "#token", "value": token }),

@@ -7,7 +7,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use dynapage::domain::{Access, CommentPatch, ModerationDecision, ModerationReason, Verdict};
+use dynapage::domain::{
+    Access, CommentPatch, ModerationDecision, ModerationReason, ReportDraft, ReportReason, Verdict,
+};
 use dynapage::store::CommentStore;
 use dynapage::store::sqlite::SqliteStore;
 use serde_json::json;
@@ -94,13 +96,37 @@ async fn source(dir: &Path) -> usize {
         .delete(comments[2].id, &Access::Any)
         .await
         .expect("delete a moderated comment");
+    // Reports by two readers on three comments (open reporters travel with a comment, each
+    // report on a line of its own); those of the first are dismissed (two more entries).
+    let draft = ReportDraft::new(ReportReason::Spam, Some("links")).expect("a draft");
+    for i in [4, 64, 124] {
+        for reader in ["auth0|reader-a", "auth0|reader-b"] {
+            let at = comments[i].created_at_ms + 20;
+            store
+                .report(comments[i].id, reader, &draft, None, at)
+                .await
+                .expect("a report");
+        }
+    }
+    let keep = Verdict::new(ModerationDecision::Publish, None, None).expect("a verdict");
+    store
+        .moderate(
+            comments[4].id,
+            &keep,
+            "auth0|carol",
+            comments[4].created_at_ms + 30,
+        )
+        .await
+        .expect("dismissed");
     let left = store.len();
     store.close().await;
     left
 }
 
 /// How many moderation log entries [`source`] makes.
-const ENTRIES: usize = 2 * 9;
+const ENTRIES: usize = 2 * 9 + 2;
+/// How many reports [`source`] makes.
+const REPORTS: usize = 6;
 
 #[tokio::test]
 async fn embedded_to_dynamodb_and_back_exports_the_same_bytes_and_serves_the_same_pages() {
@@ -136,7 +162,7 @@ async fn embedded_to_dynamodb_and_back_exports_the_same_bytes_and_serves_the_sam
         .collect();
     assert_eq!(
         bytes[0].iter().filter(|b| **b == b'\n').count(),
-        count + ENTRIES
+        count + ENTRIES + REPORTS
     );
     assert!(
         bytes[0] == bytes[1] && bytes[1] == bytes[2],
@@ -145,6 +171,8 @@ async fn embedded_to_dynamodb_and_back_exports_the_same_bytes_and_serves_the_sam
     let exported = String::from_utf8(bytes[0].clone()).expect("UTF-8");
     assert!(exported.contains("\"authorSub\":\"sub-3\"") && exported.contains("\"version\":2"));
     assert!(exported.contains("{\"entry\":") && exported.contains("\"action\":\"REPLY\""));
+    assert!(exported.contains("{\"report\":") && exported.contains("\"status\":\"DISMISSED\""));
+    assert!(exported.contains("\"reporters\":[\"auth0|reader-a\",\"auth0|reader-b\"]"));
 
     let apps = [
         // Every server seals cursors with the secret the DynamoDB one needs, so pages compare
