@@ -82,10 +82,6 @@ pub(super) fn encode(comment: &Comment) -> String {
 /// A line read back into a comment, every field checked.
 pub(super) fn decode(text: &str) -> Result<Comment, String> {
     let line: Line = serde_json::from_str(text).map_err(|e| e.to_string())?;
-    let reporters = match encode_reporters(&line.reporters) {
-        Some(text) => decode_reporters(&text).map_err(|e| e.to_string())?,
-        None => Vec::new(),
-    };
     let millis = |ms: u64, field: &str| {
         if ms <= SortKey::MAX_MILLIS {
             Ok(ms)
@@ -161,8 +157,16 @@ pub(super) fn decode(text: &str) -> Result<Comment, String> {
                 ));
             }
         },
-        reporters,
+        reporters: checked_reporters(line.reporters)?,
     })
+}
+
+/// A line's open reporters, held to what a store keeps ([`decode_reporters`]).
+fn checked_reporters(reporters: Vec<String>) -> Result<Vec<String>, String> {
+    match encode_reporters(&reporters) {
+        Some(text) => decode_reporters(&text).map_err(|e| e.to_string()),
+        None => Ok(Vec::new()),
+    }
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ mod order;
 mod page_numbers;
 mod queue;
 mod report;
+mod report_log;
 mod sort_key;
 pub mod text;
 mod verdict;

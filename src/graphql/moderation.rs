@@ -60,6 +60,38 @@ pub(super) enum ModerationReason {
     Other,
 }
 
+/// Why a reader reports a comment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Enum)]
+#[graphql(remote = "crate::domain::ReportReason")]
+pub(super) enum ReportReason {
+    /// Advertising, link farms, bots.
+    Spam,
+    /// Not about the product.
+    OffTopic,
+    /// Insults, harassment, hate.
+    Abusive,
+    /// Someone's personal data.
+    PersonalData,
+    /// Unlawful content.
+    Illegal,
+    /// Not a genuine review (paid, invented, by a competitor).
+    Fake,
+    /// Anything else (`details` says what).
+    Other,
+}
+
+/// Where a report stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Enum)]
+#[graphql(remote = "crate::domain::ReportStatus")]
+pub(super) enum ReportStatus {
+    /// Waiting for a moderator's decision on the comment.
+    Open,
+    /// The comment was hidden or rejected.
+    Upheld,
+    /// The comment stays published.
+    Dismissed,
+}
+
 /// A comment's moderation, shown to its author and to moderators.
 #[derive(Clone, Debug, SimpleObject)]
 pub(super) struct Moderation {

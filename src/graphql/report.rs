@@ -3,106 +3,20 @@
 //! (`domain::Report`). A moderator sees a comment's open reports as `Comment.reportCount` and
 //! the comment in the `REPORTED` queue; their decision closes the reports (`moderate`).
 
-use async_graphql::{ComplexObject, Context, Enum, ID, InputObject, SimpleObject};
+use async_graphql::{Context, ID, InputObject, SimpleObject};
 
 use super::error::ApiError;
 use super::global_id::GlobalId;
 use super::keyed::{Keyed, KeyedSource, Take, Window};
-use super::moderation::may_see;
-use super::scalars::DateTime;
+use super::moderation::ReportReason;
 use super::state;
-use super::types::{Comment, PageInfo};
+use super::types::{PageInfo, Report};
 use super::viewer::viewer;
 use crate::auth::Auth;
 use crate::clock::now_ms;
 use crate::domain::{self, CommentId, EntryId, InvalidInput, Order, ReportDraft};
 use crate::pagination::{CursorCodec, PaginationError};
 use crate::store::{CommentStore, ReportQuery, StoreError};
-
-/// Why a reader reports a comment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Enum)]
-#[graphql(remote = "crate::domain::ReportReason")]
-pub(super) enum ReportReason {
-    /// Advertising, link farms, bots.
-    Spam,
-    /// Not about the product.
-    OffTopic,
-    /// Insults, harassment, hate.
-    Abusive,
-    /// Someone's personal data.
-    PersonalData,
-    /// Unlawful content.
-    Illegal,
-    /// Not a genuine review (paid, invented, by a competitor).
-    Fake,
-    /// Anything else (`details` says what).
-    Other,
-}
-
-/// Where a report stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Enum)]
-#[graphql(remote = "crate::domain::ReportStatus")]
-pub(super) enum ReportStatus {
-    /// Waiting for a moderator's decision on the comment.
-    Open,
-    /// The comment was hidden or rejected.
-    Upheld,
-    /// The comment stays published.
-    Dismissed,
-}
-
-/// A reader's report of a comment: seen by its reader and moderators only.
-#[derive(Clone, Debug, SimpleObject)]
-#[graphql(complex)]
-pub(super) struct Report {
-    /// Why.
-    pub reason: ReportReason,
-    /// What the reader added.
-    pub details: Option<String>,
-    /// Where it stands: `OPEN` until a moderator decides on the comment.
-    pub status: ReportStatus,
-    /// When it was filed.
-    pub created_at: DateTime,
-    /// When a decision closed it; null while it is open.
-    pub decided_at: Option<DateTime>,
-    #[graphql(skip)]
-    pub comment_id: CommentId,
-    #[graphql(skip)]
-    pub reporter: String,
-}
-
-#[ComplexObject]
-impl Report {
-    /// Globally unique, opaque id of the report.
-    pub(super) async fn id(&self) -> ID {
-        ID(GlobalId::Report(self.comment_id, self.reporter.clone()).encode())
-    }
-
-    /// The comment reported, as it now is, if the viewer may see it: null once it is deleted,
-    /// or hidden (to anyone but its author and moderators).
-    async fn comment(&self, ctx: &Context<'_>) -> async_graphql::Result<Option<Comment>> {
-        let found = super::batch::comments(ctx, &[self.comment_id]).await?;
-        Ok(found
-            .get(&self.comment_id)
-            .filter(|c| may_see(ctx, c))
-            .cloned()
-            .map(Comment))
-    }
-}
-
-impl From<domain::Report> for Report {
-    fn from(report: domain::Report) -> Self {
-        Self {
-            reason: report.reason.into(),
-            details: report.details,
-            status: report.status.into(),
-            created_at: super::moderation::at(report.created_at_ms),
-            decided_at: report.decided_at_ms.map(super::moderation::at),
-            comment_id: report.comment,
-            reporter: report.reporter,
-        }
-    }
-}
 
 /// A report of a comment.
 #[derive(Debug, InputObject)]

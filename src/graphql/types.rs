@@ -19,7 +19,7 @@ pub(super) enum Node {
     Product(Product),
     Comment(Comment),
     ModerationEntry(ModerationEntry),
-    Report(super::report::Report),
+    Report(Report),
 }
 
 /// A product. It exists as soon as it is named: a product without comments has an empty
@@ -276,6 +276,59 @@ impl From<LogEntry> for ModerationEntry {
             note: entry.note,
             at: super::moderation::at(entry.at_ms),
             comment_id: entry.comment,
+        }
+    }
+}
+
+/// A reader's report of a comment: seen by its reader and moderators only.
+#[derive(Clone, Debug, SimpleObject)]
+#[graphql(complex)]
+pub(super) struct Report {
+    /// Why.
+    pub reason: super::moderation::ReportReason,
+    /// What the reader added.
+    pub details: Option<String>,
+    /// Where it stands: `OPEN` until a moderator decides on the comment.
+    pub status: super::moderation::ReportStatus,
+    /// When it was filed.
+    pub created_at: DateTime,
+    /// When a decision closed it; null while it is open.
+    pub decided_at: Option<DateTime>,
+    #[graphql(skip)]
+    pub comment_id: domain::CommentId,
+    #[graphql(skip)]
+    pub reporter: String,
+}
+
+#[ComplexObject]
+impl Report {
+    /// Globally unique, opaque id of the report.
+    pub(super) async fn id(&self) -> ID {
+        ID(GlobalId::Report(self.comment_id, self.reporter.clone()).encode())
+    }
+
+    /// The comment reported, as it now is, if the viewer may see it: null once it is deleted,
+    /// or hidden (to anyone but its author and moderators).
+    async fn comment(&self, ctx: &Context<'_>) -> async_graphql::Result<Option<Comment>> {
+        let found = super::batch::comments(ctx, &[self.comment_id]).await?;
+        Ok(found
+            .get(&self.comment_id)
+            .filter(|c| super::moderation::may_see(ctx, c))
+            .cloned()
+            .map(Comment))
+    }
+}
+
+impl From<domain::Report> for Report {
+    fn from(report: domain::Report) -> Self {
+        Self {
+            reason: report.reason.into(),
+            details: report.details,
+            status: report.status.into(),
+            created_at: super::moderation::at(report.created_at_ms),
+            decided_at: report.decided_at_ms.map(super::moderation::at),
+            comment_id: report.comment,
+            reporter: report.reporter,
         }
     }
 }

@@ -26,6 +26,7 @@ mod lambda;
 mod moderate;
 mod ranks;
 mod reads;
+mod report_item;
 mod reports;
 mod schema;
 mod stream;
@@ -61,7 +62,7 @@ pub use self::change::{RecordDecodeError, change_from_record};
 pub use self::client::DynamoConfig;
 pub use self::item::{ItemDecodeError, comment_from_item, sort_key_from_item};
 pub use self::lambda::{change_from_lambda_record, lambda_sequence_number};
-pub use self::reports::is_report_id;
+pub use self::report_item::is_report_id;
 pub use self::stream::DynamoChangeSource;
 pub use self::vote_key::is_vote_id;
 

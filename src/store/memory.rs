@@ -8,10 +8,10 @@
 //! and leave with their comment when it is deleted.
 
 mod log;
+mod reads;
 mod reports;
 mod tables;
 
-use std::ops::Bound;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use self::tables::Tables;
@@ -22,8 +22,8 @@ use super::{
     ScanPage, StoreError,
 };
 use crate::domain::{
-    Access, ChangeEvent, Comment, CommentId, CommentPatch, EntryId, IndexEntry, LogEntry, Order,
-    Position, Report, ReportDraft, Sku, Verdict, Voted, Voter, VoterId,
+    Access, ChangeEvent, Comment, CommentId, CommentPatch, EntryId, IndexEntry, LogEntry, Report,
+    ReportDraft, Sku, Verdict, Voted, Voter, VoterId,
 };
 
 /// Items a scan page holds, like a DynamoDB `Scan` page.
@@ -170,78 +170,6 @@ impl MemoryStore {
         let mut tables = self.write();
         for entry in entries {
             tables.log.append(entry.clone());
-        }
-    }
-
-    /// Puts reports as they are (the durable store's writer applying what it committed, and
-    /// its load).
-    pub(crate) fn put_reports_now(&self, reports: &[Report]) {
-        let mut tables = self.write();
-        for report in reports {
-            tables.reports.put(report.clone());
-        }
-    }
-
-    /// Files a report in one step under the lock (see [`CommentStore::report`]); the durable
-    /// store's writer runs the same rules inside its transaction.
-    fn report_now(
-        &self,
-        id: CommentId,
-        reporter: &str,
-        draft: &ReportDraft,
-        hide_threshold: Option<NonZeroU32>,
-        now_ms: u64,
-    ) -> Result<Report, StoreError> {
-        let mut tables = self.write();
-        if let Some(existing) = tables.reports.get(id, reporter) {
-            return Ok(existing.clone());
-        }
-        let old = tables
-            .comments
-            .get(&id)
-            .cloned()
-            .ok_or(StoreError::NotFound(id))?;
-        let new = old.after_report(reporter, hide_threshold, now_ms)?;
-        let report = draft.clone().into_report(&old, reporter, now_ms);
-        for entry in LogEntry::of_report(&old, &new, now_ms) {
-            tables.log.append(entry);
-        }
-        tables.reports.put(report.clone());
-        tables.replace(new.clone());
-        self.emit(ChangeEvent::Upsert {
-            old: Some(IndexEntry::from(&old)),
-            new: IndexEntry::from(&new),
-        });
-        Ok(report)
-    }
-
-    fn query_now(&self, query: &KeyQuery) -> QueryPage {
-        let tables = self.read();
-        let Some(set) = tables.held(&query.partition) else {
-            return QueryPage::default();
-        };
-        let cap = self
-            .max_items_per_response
-            .map_or(query.limit, |max| query.limit.min(max));
-        let range = match query.order {
-            Order::NewestFirst => (Bound::Unbounded, query.from),
-            Order::OldestFirst => (query.from, Bound::Unbounded),
-        };
-        let keys = set.range(range);
-        let keys: Vec<&Position> = match query.order {
-            Order::NewestFirst => keys.rev().take(cap).collect(),
-            Order::OldestFirst => keys.take(cap).collect(),
-        };
-        let items: Vec<Comment> = keys
-            .iter()
-            .filter_map(|key| tables.comments.get(&key.key.id()).cloned())
-            .collect();
-        // DynamoDB sets LastEvaluatedKey whenever it stopped because of Limit or the size cap,
-        // even if nothing follows; mirror that so callers handle it.
-        let last_evaluated = (items.len() == cap && cap > 0).then(|| *keys[cap - 1]);
-        QueryPage {
-            items,
-            last_evaluated,
         }
     }
 }
@@ -468,63 +396,7 @@ impl CommentStore for MemoryStore {
         total_segments: u32,
         resume: Option<String>,
     ) -> Result<ScanPage, StoreError> {
-        let total = u128::from(total_segments.max(1));
-        let start = match resume {
-            Some(token) => Bound::Excluded(
-                token
-                    .parse::<CommentId>()
-                    .map_err(|e| StoreError::Internal(e.into()))?,
-            ),
-            None => Bound::Unbounded,
-        };
-        let tables = self.read();
-        let mut items = Vec::new();
-        let mut votes = Vec::new();
-        let mut last = None;
-        for (id, comment) in tables.comments.range((start, Bound::Unbounded)) {
-            last = Some(*id);
-            if u128::from_be_bytes(id.to_bytes()) % total == u128::from(segment) {
-                items.push(comment.clone());
-                if let Some(voters) = tables.votes.get(id) {
-                    votes.push((*id, voters.len() as u64));
-                }
-                if items.len() == SCAN_PAGE {
-                    break;
-                }
-            }
-        }
-        let more = last.is_some_and(|id| {
-            tables
-                .comments
-                .range((Bound::Excluded(id), Bound::Unbounded))
-                .next()
-                .is_some()
-        });
-        // The log and the reports come whole with segment 0's last page (the embedded store
-        // holds them all).
-        let whole = segment == 0 && !more;
-        let log = if whole {
-            tables.log.all().cloned().collect()
-        } else {
-            Vec::new()
-        };
-        let reports = if whole {
-            tables.reports.all().cloned().collect()
-        } else {
-            Vec::new()
-        };
-        Ok(ScanPage {
-            items,
-            votes,
-            log,
-            reports,
-            unranked: Vec::new(),
-            resume: if more {
-                last.map(|id| id.to_string())
-            } else {
-                None
-            },
-        })
+        self.scan_now(segment, total_segments, resume)
     }
 
     async fn ping(&self) -> Result<(), StoreError> {

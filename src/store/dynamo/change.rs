@@ -69,7 +69,9 @@ pub(super) fn change_from_images<A: ItemAttribute>(
         image
             .and_then(|item| item.get(ID))
             .and_then(ItemAttribute::as_string)
-            .is_some_and(|id| is_vote_id(id) || is_log_id(id) || super::reports::is_report_id(id))
+            .is_some_and(|id| {
+                is_vote_id(id) || is_log_id(id) || super::report_item::is_report_id(id)
+            })
     };
     if vote(old) || vote(new) {
         return Ok(None);

@@ -24,7 +24,7 @@ use super::item::{
     DECIDED_AT, ID, MODERATION_NOTE, MODERATION_REASON, Places, REPLY_AT, REPLY_BODY,
     REPLY_UPDATED_AT, STATUS, VERSION, key_of, number_value, string_value,
 };
-use super::{DynamoStore, reads, reports};
+use super::{DynamoStore, reads, report_item};
 use crate::domain::{Comment, CommentId, LogEntry, Verdict};
 use crate::store::StoreError;
 
@@ -47,7 +47,7 @@ pub(super) async fn moderate(
         |old| Ok(Some(old.after_verdict(verdict, now_ms)?)),
         |old, new| LogEntry::of_decision(actor, action, old, new, now_ms),
         |old, new| match old.closes_reports(new) {
-            Some(outcome) => reports::closings(store, old, outcome, now_ms),
+            Some(outcome) => report_item::closings(store, old, outcome, now_ms),
             None => Ok(Vec::new()),
         },
     )

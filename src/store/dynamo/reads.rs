@@ -247,15 +247,11 @@ pub(super) async fn scan(
     for item in output.items() {
         let id = item.get(ID).and_then(|id| id.as_s().ok());
         if id.is_some_and(|id| audit::is_log_id(id)) {
-            if let Some(entry) = audit::scanned(item) {
-                log.push(entry?);
-            }
+            log.extend(audit::scanned(item).transpose()?);
             continue;
         }
-        if id.is_some_and(|id| super::reports::is_report_id(id)) {
-            if let Some(report) = super::reports::scanned(item) {
-                reports.push(report?);
-            }
+        if id.is_some_and(|id| super::report_item::is_report_id(id)) {
+            reports.extend(super::report_item::scanned(item).transpose()?);
             continue;
         }
         match id.filter(|id| is_vote_id(id)) {

@@ -13,174 +13,20 @@
 use std::collections::HashMap;
 use std::num::NonZeroU32;
 
-use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem, Update};
+use aws_sdk_dynamodb::types::{Put, TransactWriteItem};
 
 use super::batch::{self, RETRY};
 use super::error::{OnConditionFailed, internal};
-use super::item::{ID, number_value, string_value};
+use super::item::{ID, REPORT_KEY, REPORTER, string_value};
+use super::report_item::{COUNT, build, count_item, counter_id, decode, item, item_id, put_item};
 use super::schema::BY_REPORTER;
 use super::{DynamoStore, moderate, reads};
-use crate::domain::{
-    Comment, CommentId, LogEntry, Order, Report, ReportDraft, ReportReason, ReportStatus, Sku,
-};
+use crate::domain::{CommentId, LogEntry, Order, Report, ReportDraft};
 use crate::store::{ReportPage, ReportQuery, StoreError};
 use crate::telemetry::metric;
 
-/// The partition key of GSI `byReporter`: the reporter's subject.
-pub(super) const REPORTER: &str = "reporter";
-/// The sort key of GSI `byReporter`: the report's id.
-pub(super) const REPORT_KEY: &str = "reportKey";
-/// The start of every report item's and counter's `id` (no comment id starts with lower case).
-const PREFIX: &str = "report";
-
-const COMMENT: &str = "reportComment";
-const SKU: &str = "reportSku";
-const REASON: &str = "reportReason";
-const DETAILS: &str = "reportDetails";
-const STATUS: &str = "reportStatus";
-const CREATED_AT: &str = "reportedAt";
-const DECIDED_AT: &str = "reportDecidedAt";
-const COUNT: &str = "n";
-
 /// Attempts while other writes keep changing the comment.
 const ATTEMPTS: u32 = 8;
-
-/// Whether an item's `id` is a report's (an item or a counter) rather than a comment's.
-pub fn is_report_id(id: &str) -> bool {
-    id.starts_with(PREFIX)
-}
-
-fn item_id(comment: CommentId, reporter: &str) -> String {
-    format!("{PREFIX}#{comment}#{reporter}")
-}
-
-fn counter_id(reporter: &str) -> String {
-    format!("{PREFIX}count#{reporter}")
-}
-
-fn item(report: &Report) -> HashMap<String, AttributeValue> {
-    let mut item = HashMap::from([
-        (
-            ID.to_owned(),
-            string_value(item_id(report.comment, &report.reporter)),
-        ),
-        (REPORTER.to_owned(), string_value(report.reporter.as_str())),
-        (REPORT_KEY.to_owned(), string_value(report.id.to_string())),
-        (COMMENT.to_owned(), string_value(report.comment.to_string())),
-        (SKU.to_owned(), string_value(report.sku.as_str())),
-        (REASON.to_owned(), string_value(report.reason.as_str())),
-        (STATUS.to_owned(), string_value(report.status.as_str())),
-        (CREATED_AT.to_owned(), number_value(report.created_at_ms)),
-    ]);
-    if let Some(details) = &report.details {
-        item.insert(DETAILS.to_owned(), string_value(details.as_str()));
-    }
-    if let Some(decided) = report.decided_at_ms {
-        item.insert(DECIDED_AT.to_owned(), number_value(decided));
-    }
-    item
-}
-
-fn decode(item: &HashMap<String, AttributeValue>) -> Result<Report, StoreError> {
-    let bad = |what: &str| internal(format!("a report item with a bad `{what}`"));
-    let text = |name: &'static str| -> Result<&str, StoreError> {
-        item.get(name)
-            .and_then(|v| v.as_s().ok())
-            .map(String::as_str)
-            .ok_or_else(|| bad(name))
-    };
-    let number = |name: &'static str| -> Result<Option<u64>, StoreError> {
-        item.get(name)
-            .map(|v| {
-                v.as_n()
-                    .ok()
-                    .and_then(|n| n.parse().ok())
-                    .ok_or_else(|| bad(name))
-            })
-            .transpose()
-    };
-    let report = Report {
-        id: text(REPORT_KEY)?.parse().map_err(|_| bad(REPORT_KEY))?,
-        comment: text(COMMENT)?.parse().map_err(|_| bad(COMMENT))?,
-        sku: Sku::parse(text(SKU)?).map_err(|_| bad(SKU))?,
-        reporter: text(REPORTER)?.to_owned(),
-        reason: ReportReason::parse(text(REASON)?).map_err(|_| bad(REASON))?,
-        details: item.get(DETAILS).and_then(|v| v.as_s().ok()).cloned(),
-        status: ReportStatus::parse(text(STATUS)?).map_err(|_| bad(STATUS))?,
-        created_at_ms: number(CREATED_AT)?.ok_or_else(|| bad(CREATED_AT))?,
-        decided_at_ms: number(DECIDED_AT)?,
-    };
-    if report.is_well_formed() {
-        Ok(report)
-    } else {
-        Err(bad(STATUS))
-    }
-}
-
-/// A report met by a scan; `None` for a counter.
-pub(super) fn scanned(
-    item: &HashMap<String, AttributeValue>,
-) -> Option<Result<Report, StoreError>> {
-    item.contains_key(REPORT_KEY).then(|| decode(item))
-}
-
-fn build(e: aws_sdk_dynamodb::error::BuildError) -> StoreError {
-    StoreError::Internal(e.into())
-}
-
-/// The transaction item that adds `added` to `reporter`'s counter.
-fn count_item(store: &DynamoStore, reporter: &str) -> Result<TransactWriteItem, StoreError> {
-    let update = Update::builder()
-        .table_name(store.table.as_ref())
-        .key(ID, string_value(counter_id(reporter)))
-        .update_expression("ADD #n :one")
-        .expression_attribute_names("#n", COUNT)
-        .expression_attribute_values(":one", number_value(1))
-        .build()
-        .map_err(build)?;
-    Ok(TransactWriteItem::builder().update(update).build())
-}
-
-/// The transaction item that writes `report` only if its pair has none.
-fn put_item(store: &DynamoStore, report: &Report) -> Result<TransactWriteItem, StoreError> {
-    let put = Put::builder()
-        .table_name(store.table.as_ref())
-        .set_item(Some(item(report)))
-        .condition_expression("attribute_not_exists(#id)")
-        .expression_attribute_names("#id", ID)
-        .build()
-        .map_err(build)?;
-    Ok(TransactWriteItem::builder().put(put).build())
-}
-
-/// The transaction items that close `old`'s open reports as `outcome` at `now_ms` (each only
-/// while it is there and open).
-pub(super) fn closings(
-    store: &DynamoStore,
-    old: &Comment,
-    outcome: ReportStatus,
-    now_ms: u64,
-) -> Result<Vec<TransactWriteItem>, StoreError> {
-    old.reporters
-        .iter()
-        .map(|reporter| {
-            let update = Update::builder()
-                .table_name(store.table.as_ref())
-                .key(ID, string_value(item_id(old.id, reporter)))
-                .condition_expression("attribute_exists(#id) AND #status = :open")
-                .update_expression("SET #status = :outcome, #decided = :now")
-                .expression_attribute_names("#id", ID)
-                .expression_attribute_names("#status", STATUS)
-                .expression_attribute_names("#decided", DECIDED_AT)
-                .expression_attribute_values(":open", string_value(ReportStatus::Open.as_str()))
-                .expression_attribute_values(":outcome", string_value(outcome.as_str()))
-                .expression_attribute_values(":now", number_value(now_ms))
-                .build()
-                .map_err(build)?;
-            Ok(TransactWriteItem::builder().update(update).build())
-        })
-        .collect()
-}
 
 /// The report `reporter` filed on `comment`, read consistently.
 async fn get(
@@ -345,11 +191,17 @@ pub(super) async fn put(store: &DynamoStore, reports: &[Report]) -> Result<(), S
         if !held {
             return Err(store.classify(err, OnConditionFailed::Unexpected));
         }
-        store
-            .client
-            .put_item()
+        // Replaced in a transaction of its own (not `PutItem`): `import` needs no action
+        // beyond those it has (docs/operations/iam.md).
+        let put = Put::builder()
             .table_name(store.table.as_ref())
             .set_item(Some(item(report)))
+            .build()
+            .map_err(build)?;
+        store
+            .client
+            .transact_write_items()
+            .transact_items(TransactWriteItem::builder().put(put).build())
             .send()
             .await
             .map_err(|err| store.classify(err, OnConditionFailed::Unexpected))?;

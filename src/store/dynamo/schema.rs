@@ -29,9 +29,9 @@ use aws_sdk_dynamodb::types::{
 use super::error::{OnConditionFailed, classify, internal, is_missing_table};
 use super::item::{
     AUTHOR_KEY, AUTHOR_STATUS, AUTHOR_SUB, HELPFUL_RANK, ID, LOG_KEY, LOG_LIST, QUEUE_KEY,
-    REPORTED_KEY, REPORTED_QUEUE, SKU, SKU_RATING, SKU_REPORTED, SKU_STATUS, SORT_KEY, STATUS,
+    REPORT_KEY, REPORTED_KEY, REPORTED_QUEUE, REPORTER, SKU, SKU_RATING, SKU_REPORTED, SKU_STATUS,
+    SORT_KEY, STATUS,
 };
-use super::reports::{REPORT_KEY, REPORTER};
 use crate::store::StoreError;
 
 pub(super) const BY_PRODUCT: &str = "byProduct";

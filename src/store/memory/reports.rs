@@ -4,8 +4,13 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 
-use crate::domain::{CommentId, EntryId, Order, Report, ReportStatus};
-use crate::store::{ReportPage, ReportQuery};
+use std::num::NonZeroU32;
+
+use super::MemoryStore;
+use crate::domain::{
+    ChangeEvent, CommentId, EntryId, IndexEntry, LogEntry, Order, Report, ReportDraft, ReportStatus,
+};
+use crate::store::{ReportPage, ReportQuery, StoreError};
 
 #[derive(Debug, Default)]
 pub(super) struct Reports {
@@ -91,5 +96,49 @@ impl Reports {
             reports,
             last_evaluated,
         }
+    }
+}
+
+impl MemoryStore {
+    /// Puts reports as they are (the durable store's writer applying what it committed, and
+    /// its load).
+    pub(crate) fn put_reports_now(&self, reports: &[Report]) {
+        let mut tables = self.write();
+        for report in reports {
+            tables.reports.put(report.clone());
+        }
+    }
+
+    /// Files a report in one step under the lock (see [`CommentStore::report`]); the durable
+    /// store's writer runs the same rules inside its transaction.
+    pub(super) fn report_now(
+        &self,
+        id: CommentId,
+        reporter: &str,
+        draft: &ReportDraft,
+        hide_threshold: Option<NonZeroU32>,
+        now_ms: u64,
+    ) -> Result<Report, StoreError> {
+        let mut tables = self.write();
+        if let Some(existing) = tables.reports.get(id, reporter) {
+            return Ok(existing.clone());
+        }
+        let old = tables
+            .comments
+            .get(&id)
+            .cloned()
+            .ok_or(StoreError::NotFound(id))?;
+        let new = old.after_report(reporter, hide_threshold, now_ms)?;
+        let report = draft.clone().into_report(&old, reporter, now_ms);
+        for entry in LogEntry::of_report(&old, &new, now_ms) {
+            tables.log.append(entry);
+        }
+        tables.reports.put(report.clone());
+        tables.replace(new.clone());
+        self.emit(ChangeEvent::Upsert {
+            old: Some(IndexEntry::from(&old)),
+            new: IndexEntry::from(&new),
+        });
+        Ok(report)
     }
 }

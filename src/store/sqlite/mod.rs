@@ -16,6 +16,7 @@
 pub mod dir;
 mod load;
 mod log_rows;
+mod ops;
 mod report_rows;
 pub use self::log_rows::read_log;
 pub use self::report_rows::read_reports;
@@ -34,7 +35,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::mpsc::Sender;
 
-use self::writer::{Op, Reply, Request};
+use self::ops::{Op, Reply, Request};
 use super::memory::MemoryStore;
 use super::{
     ChangeSink, CommentStore, KeyQuery, LogPage, LogQuery, QueryPage, ReportPage, ReportQuery,

@@ -16,13 +16,13 @@ use std::sync::mpsc::{Receiver, Sender};
 use std::time::Instant;
 
 use rusqlite::{Connection, TransactionBehavior};
-use tokio::sync::{oneshot, watch};
+use tokio::sync::watch;
 
 use super::dir::DataDir;
+use super::ops::{Effect, Op, Reply, Request};
 use super::{log_rows, report_rows, rows};
 use crate::domain::{
-    Access, Comment, CommentId, CommentPatch, LogEntry, Report, ReportDraft, Verdict, Voted, Voter,
-    VoterId,
+    Access, Comment, CommentId, LogEntry, Report, ReportDraft, Verdict, Voted, Voter,
 };
 use crate::store::StoreError;
 use crate::store::memory::MemoryStore;
@@ -30,83 +30,6 @@ use crate::telemetry::metric;
 
 /// Most requests committed in one transaction.
 pub(super) const MAX_BATCH: usize = 512;
-
-/// A write the writer thread carries out.
-#[derive(Debug)]
-pub(super) enum Op {
-    Create(Comment),
-    Update {
-        id: CommentId,
-        patch: CommentPatch,
-        now_ms: u64,
-        access: Access,
-    },
-    Delete {
-        id: CommentId,
-        access: Access,
-    },
-    Moderate {
-        id: CommentId,
-        verdict: Verdict,
-        actor: String,
-        now_ms: u64,
-    },
-    Reply {
-        id: CommentId,
-        body: Option<String>,
-        actor: String,
-        now_ms: u64,
-    },
-    Report {
-        id: CommentId,
-        reporter: String,
-        draft: ReportDraft,
-        hide_threshold: Option<NonZeroU32>,
-        now_ms: u64,
-    },
-    PutReports(Vec<Report>),
-    PutLog(Vec<LogEntry>),
-    PutBatch(Vec<Comment>),
-    Vote {
-        id: CommentId,
-        voter: Voter,
-        helpful: bool,
-        now_ms: u64,
-    },
-}
-
-/// A committed write's answer.
-#[derive(Debug)]
-pub(super) enum Reply {
-    Done,
-    Comment(Comment),
-    Voted(Voted),
-    Report(Box<Report>),
-}
-
-/// What a committed write changes in the in-memory copy.
-enum Effect {
-    None,
-    Put(Vec<Comment>),
-    /// A comment rewritten with the log entries that record why, and the reports it filed or
-    /// closed.
-    Logged(Box<Comment>, Vec<LogEntry>, Vec<Report>),
-    Reports(Vec<Report>),
-    Log(Vec<LogEntry>),
-    Remove(CommentId),
-    Vote {
-        // Boxed: a comment is far larger than the other effects.
-        comment: Box<Comment>,
-        voter: VoterId,
-        helpful: bool,
-    },
-}
-
-#[derive(Debug)]
-pub(super) struct Request {
-    pub op: Op,
-    pub reply: oneshot::Sender<Result<Reply, StoreError>>,
-}
 
 /// Starts the writer thread; it ends (closing the database and releasing the directory's
 /// lock) when every sender is dropped. The returned receiver sees its channel close when the
@@ -266,34 +189,14 @@ fn execute(
             hide_threshold,
             now_ms,
         } => report(tx, *id, reporter, draft, *hide_threshold, *now_ms),
-        Op::PutReports(reports) => {
-            if reports.iter().any(|r| !r.is_well_formed()) {
-                return Ok(Err(StoreError::Internal(
-                    "a report is not well formed".into(),
-                )));
-            }
-            for report in reports {
-                report_rows::put(tx, report)?;
-            }
-            Ok(Ok((Reply::Done, Effect::Reports(reports.clone()))))
-        }
+        Op::PutReports(reports) => put_reports(tx, reports),
         Op::PutLog(entries) => {
             for entry in entries {
                 log_rows::put(tx, entry)?;
             }
             Ok(Ok((Reply::Done, Effect::Log(entries.clone()))))
         }
-        Op::PutBatch(comments) => {
-            // Checked whole first: a comment the database cannot hold refuses this batch
-            // alone, not the group's transaction (a failed `put` would fail every write in it).
-            if let Some(refused) = comments.iter().find_map(|c| rows::check(c).err()) {
-                return Ok(Err(StoreError::Internal(refused.into())));
-            }
-            for comment in comments {
-                rows::put(tx, comment)?;
-            }
-            Ok(Ok((Reply::Done, Effect::Put(comments.clone()))))
-        }
+        Op::PutBatch(comments) => put_batch(tx, comments),
         Op::Vote {
             id,
             voter,
@@ -301,6 +204,39 @@ fn execute(
             now_ms,
         } => vote(tx, *id, voter, *helpful, *now_ms),
     }
+}
+
+/// Reports as they are (`import`), each replacing the one of its comment and reader; a
+/// malformed one refuses the batch alone.
+fn put_reports(
+    tx: &rusqlite::Transaction<'_>,
+    reports: &[Report],
+) -> rusqlite::Result<Result<(Reply, Effect), StoreError>> {
+    if reports.iter().any(|r| !r.is_well_formed()) {
+        return Ok(Err(StoreError::Internal(
+            "a report is not well formed".into(),
+        )));
+    }
+    for report in reports {
+        report_rows::put(tx, report)?;
+    }
+    Ok(Ok((Reply::Done, Effect::Reports(reports.to_vec()))))
+}
+
+/// Comments as they are (seeding, `import`).
+fn put_batch(
+    tx: &rusqlite::Transaction<'_>,
+    comments: &[Comment],
+) -> rusqlite::Result<Result<(Reply, Effect), StoreError>> {
+    // Checked whole first: a comment the database cannot hold refuses this batch
+    // alone, not the group's transaction (a failed `put` would fail every write in it).
+    if let Some(refused) = comments.iter().find_map(|c| rows::check(c).err()) {
+        return Ok(Err(StoreError::Internal(refused.into())));
+    }
+    for comment in comments {
+        rows::put(tx, comment)?;
+    }
+    Ok(Ok((Reply::Done, Effect::Put(comments.to_vec()))))
 }
 
 /// A moderator's decision, in the group's transaction.

@@ -394,7 +394,7 @@ pub async fn scans_and_imports_carry_reports<S: CommentStore>(store: S) {
             break;
         }
     }
-    assert_eq!(scanned, [filed.clone()]);
+    assert_eq!(scanned, std::slice::from_ref(&filed));
     // An import writes reports as they are: a closed one over its open self, counted once.
     let closed = filed.closed(ReportStatus::Dismissed, NOW + 1);
     store

@@ -49,6 +49,10 @@ pub(in crate::store::dynamo) const SKU_REPORTED: &str = "skuReported";
 pub(in crate::store::dynamo) const REPORTED_KEY: &str = "reportedKey";
 /// The value of [`REPORTED_QUEUE`].
 pub(in crate::store::dynamo) const REPORTED: &str = "REPORTED";
+/// The partition key of GSI `byReporter` on a report's item: the reader's subject.
+pub(in crate::store::dynamo) const REPORTER: &str = "reporter";
+/// The sort key of GSI `byReporter`: the report's id.
+pub(in crate::store::dynamo) const REPORT_KEY: &str = "reportKey";
 /// The shop's reply.
 pub(in crate::store::dynamo) const REPLY_BODY: &str = "replyBody";
 /// When the comment was first answered.
