@@ -23,7 +23,7 @@ use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, Validation};
 use serde_json::{Map, Value};
 
-use crate::domain::{Access, MAX_AUTHOR_CHARS};
+use crate::domain::{Access, MAX_AUTHOR_CHARS, MAX_AUTHOR_SUB_BYTES};
 
 pub use jwks::{JwksSource, KeyCache};
 
@@ -117,6 +117,11 @@ pub enum TokenError {
     /// claim's name.
     #[error("the token lacks the `{0}` claim")]
     MissingClaim(String),
+    /// `sub` is longer than OpenID Connect allows (255 ASCII characters, Core 1.0 §2) or
+    /// holds a control character: no store could keep it as a comment's author or a report's
+    /// reader, so it is refused here, before anything is written under it.
+    #[error("the token's `sub` must be 1 to 255 bytes without control characters")]
+    BadSubject,
 }
 
 /// What a verifier checks.
@@ -246,6 +251,9 @@ impl JwtVerifier {
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty())
             .ok_or_else(|| TokenError::MissingClaim("sub".into()))?;
+        if sub.len() > MAX_AUTHOR_SUB_BYTES || sub.chars().any(char::is_control) {
+            return Err(TokenError::BadSubject);
+        }
         // A comment's author is at most MAX_AUTHOR_CHARS long; a longer name is cut, not
         // refused.
         let name = claim(claims, &self.settings.name_claim)
@@ -369,6 +377,17 @@ mod tests {
         assert_eq!(
             v.viewer(&claims(json!({"sub": ""}))),
             Err(TokenError::MissingClaim("sub".into()))
+        );
+        for bad in ["x".repeat(MAX_AUTHOR_SUB_BYTES + 1), "a\u{0}b".to_owned()] {
+            assert_eq!(
+                v.viewer(&claims(json!({ "sub": bad }))),
+                Err(TokenError::BadSubject),
+                "a subject no store could keep"
+            );
+        }
+        assert!(
+            v.viewer(&claims(json!({ "sub": "x".repeat(MAX_AUTHOR_SUB_BYTES) })))
+                .is_ok()
         );
         let long = v
             .viewer(&claims(json!({"sub": "u3", "name": "x".repeat(500)})))

@@ -7,7 +7,9 @@
 
 use serde_json::{Value, json};
 
-use super::decisions::{People, jwt_people, moderate, serve_with_tokens, verify_says};
+use super::decisions::{
+    People, jwt_people, lose_list, moderate, reindex, serve_with_tokens, verify_says,
+};
 use crate::helpers::{TestApp, error_codes, eventually};
 use crate::support::backends::Backends;
 
@@ -243,11 +245,24 @@ async fn reports_survive_a_restart_of_the_durable_store() {
 }
 
 #[tokio::test]
-async fn reports_work_on_dynamodb_and_redis_and_verify_agrees() {
+async fn reports_work_on_dynamodb_and_redis_and_reindex_rebuilds_the_reported_queue() {
     let (jwks, people) = jwt_people("reports-3").await;
-    let backends = Backends::on(&crate::support::redis_server::shared_url()).await;
+    let redis_url = crate::support::redis_server::shared_url();
+    let backends = Backends::on(&redis_url).await;
     let app = serve_with_tokens(&backends, &jwks, &[]).await;
     readers_report_and_moderators_close(&app, &people, "RY").await;
+    verify_says(&backends, true).await;
+    // A reported comment whose queue Redis lost: `verify` says so, `reindex` puts it back.
+    let third = app.add_comment(Some(&people.alice), "RY", "third", 3).await;
+    ok(&report(&app, Some(&people.bob), &third, None).await);
+    let carol = people.carol.as_str();
+    queue_of(&app, carol, Some("RY"), 1).await;
+    lose_list(&backends, &redis_url, "!REPORTED!RY").await;
+    queue_of(&app, carol, Some("RY"), 0).await;
+    verify_says(&backends, false).await;
+    reindex(&backends).await;
+    let queue = queue_of(&app, carol, Some("RY"), 1).await;
+    assert_eq!(queue["edges"][0]["node"]["id"], json!(third));
     verify_says(&backends, true).await;
     app.stop().await.expect("clean stop");
 }
