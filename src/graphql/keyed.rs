@@ -6,8 +6,12 @@
 
 use std::future::Future;
 
+use async_graphql::Context;
+
+use super::error::ApiError;
+use super::types::PageInfo;
 use crate::domain::{EntryId, Order};
-use crate::pagination::{PaginationError, PagingSettings};
+use crate::pagination::{CursorCodec, PaginationError, PagingSettings};
 use crate::store::StoreError;
 
 /// An item of a keyed list: its place in the list.
@@ -34,14 +38,14 @@ pub(super) trait KeyedSource: Sync {
 /// How many items a page takes: `first` (then, with `last` too, the last of those), or `last`
 /// from the window's bottom.
 #[derive(Clone, Copy)]
-pub(super) enum Take {
+enum Take {
     First(usize, Option<usize>),
     Last(usize),
 }
 
 impl Take {
     /// The page `first` and `last` ask for, each checked as a connection's are.
-    pub(super) fn of(
+    fn of(
         first: Option<i32>,
         last: Option<i32>,
         settings: &PagingSettings,
@@ -64,7 +68,7 @@ impl Take {
     }
 
     /// The most items the page reads: one more than it shows, and two probes.
-    pub(super) fn reads(self) -> u64 {
+    fn reads(self) -> u64 {
         let n = match self {
             Take::First(n, _) | Take::Last(n) => n,
         };
@@ -73,22 +77,22 @@ impl Take {
 }
 
 /// The items between two cursors (newest first: `after` is newer than `before`).
-pub(super) struct Window {
-    pub after: Option<EntryId>,
-    pub before: Option<EntryId>,
+struct Window {
+    after: Option<EntryId>,
+    before: Option<EntryId>,
 }
 
 /// A page and what reading it took.
-pub(super) struct PageRead<T> {
-    pub items: Vec<T>,
-    pub has_next: bool,
-    pub has_previous: bool,
-    pub read: u64,
+struct PageRead<T> {
+    items: Vec<T>,
+    has_next: bool,
+    has_previous: bool,
+    read: u64,
 }
 
 impl Window {
     /// The page `take` asks for of `source` between the window's cursors.
-    pub(super) async fn page<S: KeyedSource>(
+    async fn page<S: KeyedSource>(
         &self,
         source: &S,
         take: Take,
@@ -186,4 +190,93 @@ async fn exists<S: KeyedSource>(
     from: EntryId,
 ) -> Result<bool, StoreError> {
     Ok(!read(source, order, Some(from), None, 1).await?.is_empty())
+}
+
+/// A resolved page of a keyed list: each item with its sealed cursor, where the page sits, and
+/// the list's count when the request asked for it.
+pub(super) struct KeyedConnection<T> {
+    pub total_count: Option<i64>,
+    pub edges: Vec<(String, T)>,
+    pub page_info: PageInfo,
+}
+
+/// The connection arguments of a keyed list, and what its cursors are sealed for (`aad`: the
+/// list they belong to, so a cursor of one list is `BAD_CURSOR` in another).
+pub(super) struct KeyedArgs {
+    pub first: Option<i32>,
+    pub after: Option<String>,
+    pub last: Option<i32>,
+    pub before: Option<String>,
+    pub aad: Vec<u8>,
+}
+
+/// Resolves a page of `source` as a Relay connection: the arguments checked as a connection's
+/// are, the reads priced against the request's items cap, the cursors sealed (`CursorCodec`,
+/// so a client can only hand back an item the server named; the empty pages' `pageInfo`
+/// counts on it), and `count` read only when `totalCount` is selected.
+pub(super) async fn resolve<S, C>(
+    ctx: &Context<'_>,
+    source: &S,
+    args: KeyedArgs,
+    count: impl FnOnce() -> C,
+) -> async_graphql::Result<KeyedConnection<S::Item>>
+where
+    S: KeyedSource,
+    C: Future<Output = Result<u64, StoreError>>,
+{
+    let meta = super::meta(ctx);
+    let fail = |e: ApiError| e.into_graphql(meta);
+    let state = super::state(ctx)?;
+    let codec = &state.codec;
+    let take =
+        Take::of(args.first, args.last, state.engine.settings()).map_err(|e| fail(e.into()))?;
+    let opened = |argument, text: &Option<String>| {
+        text.as_deref()
+            .map(|text| open(codec, &args.aad, argument, text))
+            .transpose()
+    };
+    let window = Window {
+        after: opened("after", &args.after).map_err(fail)?,
+        before: opened("before", &args.before).map_err(fail)?,
+    };
+    let reserved = super::reserve_items(meta, state, take.reads())?;
+    let page = window.page(source, take).await;
+    if let Some(meta) = meta {
+        meta.settle_items(reserved, page.as_ref().map_or(0, |p| p.read));
+    }
+    let page = page.map_err(|e| fail(e.into()))?;
+    let total_count = if ctx.look_ahead().field("totalCount").exists() {
+        let counted = count().await.map_err(|e| fail(e.into()))?;
+        Some(i64::try_from(counted).unwrap_or(i64::MAX))
+    } else {
+        None
+    };
+    let edges: Vec<(String, S::Item)> = page
+        .items
+        .into_iter()
+        .map(|item| (codec.seal_bytes(&args.aad, &item.key().to_bytes()), item))
+        .collect();
+    Ok(KeyedConnection {
+        total_count,
+        page_info: PageInfo {
+            has_next_page: page.has_next,
+            has_previous_page: page.has_previous,
+            start_cursor: edges.first().map(|(cursor, _)| cursor.clone()),
+            end_cursor: edges.last().map(|(cursor, _)| cursor.clone()),
+        },
+        edges,
+    })
+}
+
+/// The item a sealed cursor names, refused as `BAD_CURSOR` when it was not sealed for `aad`.
+fn open(
+    codec: &CursorCodec,
+    aad: &[u8],
+    argument: &'static str,
+    text: &str,
+) -> Result<EntryId, ApiError> {
+    let bad = || ApiError::from(PaginationError::BadCursor { argument });
+    let plain = codec.open_bytes(aad, text).map_err(|_| bad())?;
+    let bytes: [u8; 16] = plain.try_into().map_err(|_| bad())?;
+    Ok(EntryId::from_bytes(bytes))
 }

@@ -12,12 +12,11 @@ use async_graphql::{Context, Object, SimpleObject};
 
 use super::error::ApiError;
 use super::global_id::GlobalId;
-use super::keyed::{Keyed, KeyedSource, Take, Window};
+use super::keyed::{Keyed, KeyedArgs, KeyedSource, resolve};
 use super::moderation::{moderated_scope, moderator};
 use super::state;
 use super::types::{ModerationEntry, PageInfo};
 use crate::domain::{EntryId, LogEntry, Order, Sku};
-use crate::pagination::{CursorCodec, PaginationError};
 use crate::store::{CommentStore, LogQuery, StoreError};
 
 /// An entry and its cursor.
@@ -41,30 +40,13 @@ pub(super) struct ModerationEntryConnection {
 }
 
 /// What a log cursor is sealed for: the log it belongs to (the shop's, or a product's), so a
-/// cursor of one log is `BAD_CURSOR` in another, and no comment cursor opens as one.
+/// cursor of one log is `BAD_CURSOR` in another, and no comment cursor opens as one. The
+/// entry a cursor names exists (entries are never deleted), so it is there before (or after)
+/// an empty page's window.
 fn log_aad(sku: Option<&Sku>) -> Vec<u8> {
     let mut aad = b"dynapage/log\0".to_vec();
     aad.extend_from_slice(sku.map_or("", Sku::as_str).as_bytes());
     aad
-}
-
-/// A cursor: the entry, sealed like every cursor (`CursorCodec`), so a client can only hand
-/// back an entry the server named. The empty pages' `pageInfo` counts on it: the entry a
-/// cursor names exists (entries are never deleted), so it is there before (or after) them.
-fn cursor(codec: &CursorCodec, sku: Option<&Sku>, entry: EntryId) -> String {
-    codec.seal_bytes(&log_aad(sku), &entry.to_bytes())
-}
-
-fn open(
-    codec: &CursorCodec,
-    sku: Option<&Sku>,
-    argument: &'static str,
-    text: &str,
-) -> Result<EntryId, ApiError> {
-    let bad = || ApiError::from(PaginationError::BadCursor { argument });
-    let plain = codec.open_bytes(&log_aad(sku), text).map_err(|_| bad())?;
-    let bytes: [u8; 16] = plain.try_into().map_err(|_| bad())?;
-    Ok(EntryId::from_bytes(bytes))
 }
 
 /// `Query.moderationLog`.
@@ -89,54 +71,35 @@ impl LogQueryRoot {
         last: Option<i32>,
         #[graphql(desc = "End before this cursor.")] before: Option<String>,
     ) -> async_graphql::Result<ModerationEntryConnection> {
-        let meta = super::meta(ctx);
-        let fail = |e: ApiError| e.into_graphql(meta);
         let state = state(ctx)?;
-        let sku = moderated_scope(ctx, state, sku).map_err(fail)?;
-        let take = Take::of(first, last, state.engine.settings()).map_err(|e| fail(e.into()))?;
-        let opened = |argument, text: &Option<String>| {
-            text.as_deref()
-                .map(|text| open(&state.codec, sku.as_ref(), argument, text))
-                .transpose()
-        };
-        let window = Window {
-            after: opened("after", &after).map_err(fail)?,
-            before: opened("before", &before).map_err(fail)?,
-        };
-        let reserved = super::reserve_items(meta, state, take.reads())?;
+        let sku = moderated_scope(ctx, state, sku).map_err(|e| e.into_graphql(super::meta(ctx)))?;
         let store = state.engine.store();
         let source = LogSource {
             store,
             sku: sku.clone(),
         };
-        let page = window.page(&source, take).await;
-        if let Some(meta) = meta {
-            meta.settle_items(reserved, page.as_ref().map_or(0, |p| p.read));
-        }
-        let page = page.map_err(|e| fail(e.into()))?;
-        let total_count = if ctx.look_ahead().field("totalCount").exists() {
-            let count = store.moderation_log_count(sku.as_ref()).await;
-            Some(i64::try_from(count.map_err(|e| fail(e.into()))?).unwrap_or(i64::MAX))
-        } else {
-            None
+        let args = KeyedArgs {
+            first,
+            after,
+            last,
+            before,
+            aad: log_aad(sku.as_ref()),
         };
-        let edges: Vec<ModerationEntryEdge> = page
-            .items
-            .into_iter()
-            .map(|entry| ModerationEntryEdge {
-                cursor: cursor(&state.codec, sku.as_ref(), entry.id),
-                node: entry.into(),
-            })
-            .collect();
+        let page = resolve(ctx, &source, args, || {
+            store.moderation_log_count(sku.as_ref())
+        })
+        .await?;
         Ok(ModerationEntryConnection {
-            total_count,
-            page_info: PageInfo {
-                has_next_page: page.has_next,
-                has_previous_page: page.has_previous,
-                start_cursor: edges.first().map(|e| e.cursor.clone()),
-                end_cursor: edges.last().map(|e| e.cursor.clone()),
-            },
-            edges,
+            total_count: page.total_count,
+            edges: page
+                .edges
+                .into_iter()
+                .map(|(cursor, entry)| ModerationEntryEdge {
+                    cursor,
+                    node: entry.into(),
+                })
+                .collect(),
+            page_info: page.page_info,
         })
     }
 }

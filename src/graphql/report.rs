@@ -7,7 +7,7 @@ use async_graphql::{Context, ID, InputObject, SimpleObject};
 
 use super::error::ApiError;
 use super::global_id::GlobalId;
-use super::keyed::{Keyed, KeyedSource, Take, Window};
+use super::keyed::{Keyed, KeyedArgs, KeyedSource, resolve};
 use super::moderation::ReportReason;
 use super::state;
 use super::types::{PageInfo, Report};
@@ -15,7 +15,6 @@ use super::viewer::viewer;
 use crate::auth::Auth;
 use crate::clock::now_ms;
 use crate::domain::{self, CommentId, EntryId, InvalidInput, Order, ReportDraft};
-use crate::pagination::{CursorCodec, PaginationError};
 use crate::store::{CommentStore, ReportQuery, StoreError};
 
 /// A report of a comment.
@@ -123,18 +122,6 @@ fn aad(reporter: &str) -> Vec<u8> {
     aad
 }
 
-fn open(
-    codec: &CursorCodec,
-    reporter: &str,
-    argument: &'static str,
-    text: &str,
-) -> Result<EntryId, ApiError> {
-    let bad = || ApiError::from(PaginationError::BadCursor { argument });
-    let plain = codec.open_bytes(&aad(reporter), text).map_err(|_| bad())?;
-    let bytes: [u8; 16] = plain.try_into().map_err(|_| bad())?;
-    Ok(EntryId::from_bytes(bytes))
-}
-
 /// One reader's reports as a keyed list.
 struct ReportSource<'a, S> {
     store: &'a S,
@@ -176,51 +163,27 @@ pub(super) async fn viewer_reports(
     last: Option<i32>,
     before: Option<String>,
 ) -> async_graphql::Result<ReportConnection> {
-    let meta = super::meta(ctx);
-    let fail = |e: ApiError| e.into_graphql(meta);
-    let state = state(ctx)?;
-    let take = Take::of(first, last, state.engine.settings()).map_err(|e| fail(e.into()))?;
-    let opened = |argument, text: &Option<String>| {
-        text.as_deref()
-            .map(|text| open(&state.codec, reporter, argument, text))
-            .transpose()
+    let store = state(ctx)?.engine.store();
+    let args = KeyedArgs {
+        first,
+        after,
+        last,
+        before,
+        aad: aad(reporter),
     };
-    let window = Window {
-        after: opened("after", &after).map_err(fail)?,
-        before: opened("before", &before).map_err(fail)?,
-    };
-    let reserved = super::reserve_items(meta, state, take.reads())?;
-    let store = state.engine.store();
-    let page = window.page(&ReportSource { store, reporter }, take).await;
-    if let Some(meta) = meta {
-        meta.settle_items(reserved, page.as_ref().map_or(0, |p| p.read));
-    }
-    let page = page.map_err(|e| fail(e.into()))?;
-    let total_count = if ctx.look_ahead().field("totalCount").exists() {
-        let count = store.report_count(reporter).await;
-        Some(i64::try_from(count.map_err(|e| fail(e.into()))?).unwrap_or(i64::MAX))
-    } else {
-        None
-    };
-    let edges: Vec<ReportEdge> = page
-        .items
-        .into_iter()
-        .map(|report| ReportEdge {
-            cursor: state
-                .codec
-                .seal_bytes(&aad(reporter), &report.id.to_bytes()),
-            node: report.into(),
-        })
-        .collect();
+    let source = ReportSource { store, reporter };
+    let page = resolve(ctx, &source, args, || store.report_count(reporter)).await?;
     Ok(ReportConnection {
-        total_count,
-        page_info: PageInfo {
-            has_next_page: page.has_next,
-            has_previous_page: page.has_previous,
-            start_cursor: edges.first().map(|e| e.cursor.clone()),
-            end_cursor: edges.last().map(|e| e.cursor.clone()),
-        },
-        edges,
+        total_count: page.total_count,
+        edges: page
+            .edges
+            .into_iter()
+            .map(|(cursor, report)| ReportEdge {
+                cursor,
+                node: report.into(),
+            })
+            .collect(),
+        page_info: page.page_info,
     })
 }
 

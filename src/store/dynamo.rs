@@ -23,6 +23,7 @@ mod error;
 mod helpful_rank;
 mod item;
 mod lambda;
+mod listing;
 mod moderate;
 mod ranks;
 mod reads;

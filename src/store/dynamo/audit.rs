@@ -8,20 +8,18 @@
 
 use std::collections::HashMap;
 
-use aws_sdk_dynamodb::types::{
-    AttributeValue, Put, ReturnConsumedCapacity, TransactWriteItem, Update,
-};
+use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem, Update};
 
 use super::DynamoStore;
 use super::batch;
 use super::error::{Cancellation, OnConditionFailed, cancellation, internal};
 use super::item::{ID, LOG_KEY, LOG_LIST, number_value, string_value};
+use super::listing::{self, COUNT, List};
 use super::schema::BY_LOG;
 use crate::domain::{
-    CommentId, CommentStatus, EntryId, LogAction, LogEntry, ModerationReason, Order, Sku,
+    CommentId, CommentStatus, EntryId, LogAction, LogEntry, ModerationReason, Sku,
 };
 use crate::store::{LogPage, LogQuery, StoreError};
-use crate::telemetry::metric;
 
 /// The `logList` of the shop's log (no SKU is `!`).
 const SHOP: &str = "!";
@@ -37,7 +35,6 @@ const STATUS: &str = "newStatus";
 const REASON: &str = "entryReason";
 const NOTE: &str = "entryNote";
 const AT: &str = "at";
-const COUNT: &str = "n";
 
 /// Whether an item's `id` is the log's (an entry or a counter) rather than a comment's.
 pub fn is_log_id(id: &str) -> bool {
@@ -171,72 +168,23 @@ pub(super) async fn query(store: &DynamoStore, query: &LogQuery) -> Result<LogPa
     if query.limit == 0 {
         return Ok(LogPage::default());
     }
-    let mut request = store
-        .client
-        .query()
-        .table_name(store.table.as_ref())
-        .index_name(BY_LOG)
-        .expression_attribute_names("#list", LOG_LIST)
-        .expression_attribute_values(":list", string_value(list_of(query.sku.as_ref())))
-        .scan_index_forward(query.order == Order::OldestFirst)
-        .limit(i32::try_from(query.limit).unwrap_or(i32::MAX))
-        .return_consumed_capacity(ReturnConsumedCapacity::Total);
-    let mut condition = "#list = :list".to_owned();
-    if let Some(after) = query.after {
-        let op = match query.order {
-            Order::NewestFirst => "<",
-            Order::OldestFirst => ">",
-        };
-        condition.push_str(&format!(" AND #key {op} :after"));
-        request = request
-            .expression_attribute_names("#key", LOG_KEY)
-            .expression_attribute_values(":after", string_value(after.to_string()));
-    }
-    let output = request
-        .key_condition_expression(condition)
-        .send()
-        .await
-        .map_err(|err| store.classify(err, OnConditionFailed::Unexpected))?;
-    let entries = output
-        .items()
-        .iter()
-        .map(decode)
-        .collect::<Result<Vec<_>, _>>()?;
-    metric::STORE_ITEMS_READ
-        .counter(&[("operation", "moderation_log")])
-        .increment(entries.len() as u64);
-    let last_evaluated = match output.last_evaluated_key() {
-        None => None,
-        Some(key) => Some(
-            key.get(LOG_KEY)
-                .and_then(|v| v.as_s().ok())
-                .and_then(|s| s.parse().ok())
-                .ok_or_else(|| internal("a log query's LastEvaluatedKey without `logKey`"))?,
-        ),
+    let list = List {
+        index: BY_LOG,
+        partition: (LOG_LIST, list_of(query.sku.as_ref()).to_owned()),
+        key: LOG_KEY,
+        operation: "moderation_log",
     };
+    let (items, last_evaluated) =
+        listing::query(store, &list, query.order, query.after, query.limit).await?;
     Ok(LogPage {
-        entries,
+        entries: items.iter().map(decode).collect::<Result<_, _>>()?,
         last_evaluated,
     })
 }
 
 /// The count a log's counter holds (0 before its first entry), read consistently.
 pub(super) async fn count(store: &DynamoStore, sku: Option<&Sku>) -> Result<u64, StoreError> {
-    let output = store
-        .client
-        .get_item()
-        .table_name(store.table.as_ref())
-        .key(ID, string_value(counter_id(sku)))
-        .consistent_read(true)
-        .send()
-        .await
-        .map_err(|err| store.classify(err, OnConditionFailed::Unexpected))?;
-    Ok(output
-        .item()
-        .and_then(|item| item.get(COUNT))
-        .and_then(|v| v.as_n().ok())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0))
+    listing::count(store, counter_id(sku)).await
 }
 
 /// Entries by id (their shop items, `BatchGetItem`, strongly consistent).

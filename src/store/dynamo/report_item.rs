@@ -9,6 +9,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem, Update};
 use super::DynamoStore;
 use super::error::internal;
 use super::item::{ID, REPORT_KEY, REPORTER, number_value, string_value};
+use super::listing::COUNT;
 use crate::domain::{Comment, CommentId, Report, ReportReason, ReportStatus, Sku};
 use crate::store::StoreError;
 
@@ -22,7 +23,6 @@ const DETAILS: &str = "reportDetails";
 const STATUS: &str = "reportStatus";
 const CREATED_AT: &str = "reportedAt";
 const DECIDED_AT: &str = "reportDecidedAt";
-pub(super) const COUNT: &str = "n";
 
 /// Whether an item's `id` is a report's (an item or a counter) rather than a comment's.
 pub fn is_report_id(id: &str) -> bool {

@@ -16,14 +16,14 @@ use std::num::NonZeroU32;
 use aws_sdk_dynamodb::types::{Put, TransactWriteItem};
 
 use super::batch::{self, RETRY};
-use super::error::{OnConditionFailed, internal};
+use super::error::OnConditionFailed;
 use super::item::{ID, REPORT_KEY, REPORTER, string_value};
-use super::report_item::{COUNT, build, count_item, counter_id, decode, item, item_id, put_item};
+use super::listing::{self, List};
+use super::report_item::{build, count_item, counter_id, decode, item, item_id, put_item};
 use super::schema::BY_REPORTER;
 use super::{DynamoStore, moderate, reads};
-use crate::domain::{CommentId, LogEntry, Order, Report, ReportDraft};
+use crate::domain::{CommentId, LogEntry, Report, ReportDraft};
 use crate::store::{ReportPage, ReportQuery, StoreError};
-use crate::telemetry::metric;
 
 /// Attempts while other writes keep changing the comment.
 const ATTEMPTS: u32 = 8;
@@ -88,73 +88,23 @@ pub(super) async fn query(
     if query.limit == 0 {
         return Ok(ReportPage::default());
     }
-    let mut request = store
-        .client
-        .query()
-        .table_name(store.table.as_ref())
-        .index_name(BY_REPORTER)
-        .expression_attribute_names("#reporter", REPORTER)
-        .expression_attribute_values(":reporter", string_value(query.reporter.as_str()))
-        .scan_index_forward(query.order == Order::OldestFirst)
-        .limit(i32::try_from(query.limit).unwrap_or(i32::MAX));
-    let mut condition = "#reporter = :reporter".to_owned();
-    if let Some(after) = query.after {
-        let op = match query.order {
-            Order::NewestFirst => "<",
-            Order::OldestFirst => ">",
-        };
-        condition.push_str(&format!(" AND #key {op} :after"));
-        request = request
-            .expression_attribute_names("#key", REPORT_KEY)
-            .expression_attribute_values(":after", string_value(after.to_string()));
-    }
-    let output = request
-        .key_condition_expression(condition)
-        .send()
-        .await
-        .map_err(|err| store.classify(err, OnConditionFailed::Unexpected))?;
-    let reports = output
-        .items()
-        .iter()
-        .map(decode)
-        .collect::<Result<Vec<_>, _>>()?;
-    metric::STORE_ITEMS_READ
-        .counter(&[("operation", "reports")])
-        .increment(reports.len() as u64);
-    let last_evaluated = match output.last_evaluated_key() {
-        None => None,
-        Some(key) => Some(
-            key.get(REPORT_KEY)
-                .and_then(|v| v.as_s().ok())
-                .and_then(|s| s.parse().ok())
-                .ok_or_else(|| {
-                    internal("a reports query's LastEvaluatedKey without `reportKey`")
-                })?,
-        ),
+    let list = List {
+        index: BY_REPORTER,
+        partition: (REPORTER, query.reporter.clone()),
+        key: REPORT_KEY,
+        operation: "reports",
     };
+    let (items, last_evaluated) =
+        listing::query(store, &list, query.order, query.after, query.limit).await?;
     Ok(ReportPage {
-        reports,
+        reports: items.iter().map(decode).collect::<Result<_, _>>()?,
         last_evaluated,
     })
 }
 
 /// How many reports `reporter` filed (their counter, read consistently; 0 before the first).
 pub(super) async fn count(store: &DynamoStore, reporter: &str) -> Result<u64, StoreError> {
-    let output = store
-        .client
-        .get_item()
-        .table_name(store.table.as_ref())
-        .key(ID, string_value(counter_id(reporter)))
-        .consistent_read(true)
-        .send()
-        .await
-        .map_err(|err| store.classify(err, OnConditionFailed::Unexpected))?;
-    Ok(output
-        .item()
-        .and_then(|item| item.get(COUNT))
-        .and_then(|v| v.as_n().ok())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0))
+    listing::count(store, counter_id(reporter)).await
 }
 
 /// Reports by comment and reporter (`BatchGetItem`, strongly consistent).

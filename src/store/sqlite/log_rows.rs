@@ -7,6 +7,7 @@ use rusqlite::{Connection, Row, Transaction, params};
 
 use super::OpenError;
 use super::RowError;
+use super::read_rows;
 use crate::domain::{
     CommentId, CommentStatus, EntryId, LogAction, LogEntry, ModerationReason, Sku,
 };
@@ -45,45 +46,16 @@ pub(super) fn load(conn: &Connection, path: &Path, memory: &MemoryStore) -> Resu
 /// Every entry of the data directory `data_dir`, in id order, from one consistent snapshot,
 /// without taking the directory's lock (`export`); none in a database older than the log.
 pub fn read_log(data_dir: &Path) -> Result<Vec<LogEntry>, OpenError> {
-    let database = super::dir::existing_database(data_dir)?;
-    let conn = super::schema::open_for_reading(&database)?;
-    let format = super::schema::format(&conn).map_err(|source| {
-        OpenError::Format(super::schema::FormatError::Sqlite {
-            path: database.display().to_string(),
-            source,
-        })
-    })?;
-    if format <= super::schema::FORMAT_BEFORE_LOG {
-        return Ok(Vec::new());
+    match read_rows::open_newer_than(data_dir, super::schema::FORMAT_BEFORE_LOG)? {
+        Some((conn, database)) => read_all(&conn, &database),
+        None => Ok(Vec::new()),
     }
-    read_all(&conn, &database)
 }
 
 fn read_all(conn: &Connection, path: &Path) -> Result<Vec<LogEntry>, OpenError> {
-    let failed = |source| {
-        OpenError::Format(super::schema::FormatError::Sqlite {
-            path: path.display().to_string(),
-            source,
-        })
-    };
-    let mut statement = conn
-        .prepare(
-            "SELECT id, comment, sku, actor, action, previous, status, reason, note, at_ms
-             FROM moderation_log ORDER BY id",
-        )
-        .map_err(failed)?;
-    let mut rows = statement.query([]).map_err(failed)?;
-    let mut entries = Vec::new();
-    while let Some(row) = rows.next().map_err(failed)? {
-        let entry = decode(row)
-            .map_err(failed)?
-            .map_err(|source| OpenError::Row {
-                path: path.display().to_string(),
-                source,
-            })?;
-        entries.push(entry);
-    }
-    Ok(entries)
+    let sql = "SELECT id, comment, sku, actor, action, previous, status, reason, note, at_ms
+               FROM moderation_log ORDER BY id";
+    read_rows::all(conn, path, sql, decode)
 }
 
 fn decode(row: &Row<'_>) -> rusqlite::Result<Result<LogEntry, RowError>> {

@@ -17,6 +17,7 @@ pub mod dir;
 mod load;
 mod log_rows;
 mod ops;
+mod read_rows;
 mod report_rows;
 pub use self::log_rows::read_log;
 pub use self::report_rows::read_reports;

@@ -8,6 +8,7 @@ use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 
 use super::OpenError;
 use super::RowError;
+use super::read_rows;
 use crate::domain::{CommentId, EntryId, Report, ReportReason, ReportStatus, Sku};
 use crate::store::memory::MemoryStore;
 
@@ -61,42 +62,15 @@ pub(super) fn load(conn: &Connection, path: &Path, memory: &MemoryStore) -> Resu
 /// Every report of the data directory `data_dir`, from one consistent snapshot, without
 /// taking the directory's lock (`export`); none in a database older than reports.
 pub fn read_reports(data_dir: &Path) -> Result<Vec<Report>, OpenError> {
-    let database = super::dir::existing_database(data_dir)?;
-    let conn = super::schema::open_for_reading(&database)?;
-    let format = super::schema::format(&conn).map_err(|source| {
-        OpenError::Format(super::schema::FormatError::Sqlite {
-            path: database.display().to_string(),
-            source,
-        })
-    })?;
-    if format <= super::schema::FORMAT_BEFORE_REPORTS {
-        return Ok(Vec::new());
+    match read_rows::open_newer_than(data_dir, super::schema::FORMAT_BEFORE_REPORTS)? {
+        Some((conn, database)) => read_all(&conn, &database),
+        None => Ok(Vec::new()),
     }
-    read_all(&conn, &database)
 }
 
 fn read_all(conn: &Connection, path: &Path) -> Result<Vec<Report>, OpenError> {
-    let failed = |source| {
-        OpenError::Format(super::schema::FormatError::Sqlite {
-            path: path.display().to_string(),
-            source,
-        })
-    };
-    let mut statement = conn
-        .prepare(&format!("SELECT {COLUMNS} FROM reports ORDER BY id"))
-        .map_err(failed)?;
-    let mut rows = statement.query([]).map_err(failed)?;
-    let mut reports = Vec::new();
-    while let Some(row) = rows.next().map_err(failed)? {
-        let report = decode(row)
-            .map_err(failed)?
-            .map_err(|source| OpenError::Row {
-                path: path.display().to_string(),
-                source,
-            })?;
-        reports.push(report);
-    }
-    Ok(reports)
+    let sql = format!("SELECT {COLUMNS} FROM reports ORDER BY id");
+    read_rows::all(conn, path, &sql, decode)
 }
 
 fn decode(row: &Row<'_>) -> rusqlite::Result<Result<Report, RowError>> {
