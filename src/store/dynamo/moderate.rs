@@ -153,7 +153,7 @@ pub(super) async fn write(
         .expression_attribute_names("#replyUpdatedAt", REPLY_UPDATED_AT)
         .expression_attribute_values(":read", number_value(old.version))
         .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
-    for (placeholder, name) in Places::NAMES {
+    for (placeholder, name) in Places::NAMES.into_iter().chain(Places::REPORT_NAMES) {
         update = update.expression_attribute_names(placeholder, name);
     }
     let (expression, values) = expression(new);
@@ -205,7 +205,7 @@ fn expression(new: &Comment) -> (String, Vec<(&'static str, AttributeValue)>) {
         sets.push("#status = :status");
         values.push((":status", string_value(moderation.status.as_str())));
     }
-    let places = Places::of(new);
+    let (places, _) = Places::all_of(new);
     sets.extend(places.sets);
     removes.extend(places.removes);
     values.extend(places.values);

@@ -53,8 +53,8 @@ async fn rerank_one(store: &DynamoStore, mut comment: Comment) -> Result<bool, S
             .expression_attribute_names("#id", ID)
             .expression_attribute_names("#version", VERSION)
             .expression_attribute_values(":version", number_value(comment.version));
-        let places = Places::of(&comment);
-        for (placeholder, name) in Places::NAMES {
+        let (places, names) = Places::all_of(&comment);
+        for (placeholder, name) in names {
             request = request.expression_attribute_names(placeholder, name);
         }
         for (placeholder, value) in places.values {

@@ -11,8 +11,9 @@ use std::num::NonZeroU32;
 use std::ops::Bound;
 
 use dynapage::domain::{
-    Comment, CommentId, CommentStatus, LogAction, ModerationDecision, ModerationReason, Order,
-    Queue, QueueList, Report, ReportDraft, ReportReason, ReportRefused, ReportStatus, Verdict,
+    Access, Comment, CommentId, CommentPatch, CommentStatus, LogAction, ModerationDecision,
+    ModerationReason, Order, Queue, QueueList, Report, ReportDraft, ReportReason, ReportRefused,
+    ReportStatus, Verdict,
 };
 use dynapage::store::memory::MemoryStore;
 use dynapage::store::{CommentStore, LogQuery, Partition, ReportQuery, StoreError};
@@ -33,6 +34,7 @@ contract_suite! {
         enough_readers_hide_a_comment_pending_review,
         a_readers_reports_page_newest_first_and_oldest_first,
         scans_and_imports_carry_reports,
+        an_edit_back_to_review_keeps_the_open_reports,
     ],
 }
 
@@ -407,4 +409,50 @@ pub async fn scans_and_imports_carry_reports<S: CommentStore>(store: S) {
         .expect("reports_of");
     assert_eq!(found, [Some(closed)]);
     assert_eq!(store.report_count("auth0|scan").await.expect("count"), 1);
+}
+
+pub async fn an_edit_back_to_review_keeps_the_open_reports<S: CommentStore>(store: S) {
+    let comments = dataset("REP-EDIT", 2);
+    store.put_batch(&comments).await.expect("put");
+    let target = comments[0].id;
+    report(&store, target, "auth0|r1", None, NOW)
+        .await
+        .expect("a report");
+    // The DynamoDB edit that sends a comment back to review is not conditional on the version
+    // it read: it must leave the reporters (and the REPORTED GSIs) alone.
+    let reviewed = CommentPatch::new(Some("changed after the report"), None)
+        .expect("a patch")
+        .reviewed(true);
+    let edited = store
+        .update(target, &reviewed, NOW + 1, &Access::Any)
+        .await
+        .expect("edited");
+    assert_eq!(edited.moderation.status, CommentStatus::Pending);
+    assert_eq!(edited.reporters, ["auth0|r1"]);
+    assert_eq!(get(&store, target).await, edited);
+    assert_eq!(
+        reported(&store, "REP-EDIT").await,
+        [vec![target], vec![target]]
+    );
+    let pending = Partition::Queue(QueueList::new(Queue::Pending, None));
+    assert!(in_partition(&store, pending, target).await);
+    // Rejecting it upholds the report.
+    let rejected = store
+        .moderate(
+            target,
+            &verdict(ModerationDecision::Reject),
+            MODERATOR,
+            NOW + 2,
+        )
+        .await
+        .expect("rejected");
+    assert!(rejected.reporters.is_empty());
+    let closed = store
+        .reports_of(&[(target, "auth0|r1".into())])
+        .await
+        .expect("reports_of");
+    assert_eq!(
+        closed[0].as_ref().map(|r| r.status),
+        Some(ReportStatus::Upheld)
+    );
 }

@@ -224,8 +224,10 @@ pub(in crate::store::dynamo) fn place_is_current<A: ItemAttribute>(
 
 /// The part of an `UpdateItem` that puts a comment in the GSIs its status calls for
 /// ([`place_is_current`]), with names `#sortKey`, `#rank`, `#queueKey`, `#skuStatus`,
-/// `#authorKey`, `#authorStatus`, `#reporters`, `#reportedQueue`, `#skuReported` and
-/// `#reportedKey` ([`Places::NAMES`]): every clause names all ten.
+/// `#authorKey` and `#authorStatus` ([`Places::NAMES`]): every clause names all six; and, apart
+/// ([`Places::reports_of`], names [`Places::REPORT_NAMES`]), the open reporters and the
+/// `REPORTED` GSIs' keys, which only a write conditional on the version it read may set (an
+/// edit sending a comment back to review is not, and must not undo a report filed meanwhile).
 pub(in crate::store::dynamo) struct Places {
     /// `SET` clauses.
     pub(in crate::store::dynamo) sets: Vec<&'static str>,
@@ -237,13 +239,17 @@ pub(in crate::store::dynamo) struct Places {
 
 impl Places {
     /// The expression attribute names the clauses use.
-    pub(in crate::store::dynamo) const NAMES: [(&'static str, &'static str); 10] = [
+    pub(in crate::store::dynamo) const NAMES: [(&'static str, &'static str); 6] = [
         ("#sortKey", SORT_KEY),
         ("#rank", HELPFUL_RANK),
         ("#queueKey", QUEUE_KEY),
         ("#skuStatus", SKU_STATUS),
         ("#authorKey", AUTHOR_KEY),
         ("#authorStatus", AUTHOR_STATUS),
+    ];
+
+    /// The expression attribute names [`Places::reports_of`] uses.
+    pub(in crate::store::dynamo) const REPORT_NAMES: [(&'static str, &'static str); 4] = [
         ("#reporters", REPORTERS),
         ("#reportedQueue", REPORTED_QUEUE),
         ("#skuReported", SKU_REPORTED),
@@ -281,38 +287,66 @@ impl Places {
                     .sets
                     .extend(["#authorKey = :authorKey", "#authorStatus = :authorStatus"]);
                 places.values.extend([
-                    (":authorKey", key.clone()),
+                    (":authorKey", key),
                     (":authorStatus", AttributeValue::S(status)),
                 ]);
             }
             None => places.removes.extend(["#authorKey", "#authorStatus"]),
         }
+        places
+    }
+
+    /// The clauses that set `comment`'s open reporters and put it in the `REPORTED` GSIs while
+    /// a report is open (out of them otherwise), with names [`Places::REPORT_NAMES`].
+    pub(in crate::store::dynamo) fn reports_of(comment: &Comment) -> Self {
         match encode_reporters(&comment.reporters) {
-            Some(reporters) => {
-                places.sets.extend([
+            Some(reporters) => Self {
+                sets: vec![
                     "#reporters = :reporters",
                     "#reportedQueue = :reportedQueue",
                     "#skuReported = :skuReported",
                     "#reportedKey = :reportedKey",
-                ]);
-                places.values.extend([
+                ],
+                removes: Vec::new(),
+                values: vec![
                     (":reporters", AttributeValue::S(reporters)),
                     (":reportedQueue", AttributeValue::S(REPORTED.to_owned())),
                     (
                         ":skuReported",
                         AttributeValue::S(comment.sku.as_str().to_owned()),
                     ),
-                    (":reportedKey", key),
-                ]);
-            }
-            None => places.removes.extend([
-                "#reporters",
-                "#reportedQueue",
-                "#skuReported",
-                "#reportedKey",
-            ]),
+                    (
+                        ":reportedKey",
+                        AttributeValue::S(comment.sort_key().to_string()),
+                    ),
+                ],
+            },
+            None => Self {
+                sets: Vec::new(),
+                removes: vec![
+                    "#reporters",
+                    "#reportedQueue",
+                    "#skuReported",
+                    "#reportedKey",
+                ],
+                values: Vec::new(),
+            },
         }
-        places
+    }
+
+    /// Every clause of `comment`'s places and of its reports ([`Places::of`] and
+    /// [`Places::reports_of`]), with the names both use: for the writes conditional on the
+    /// version they read.
+    pub(in crate::store::dynamo) fn all_of(
+        comment: &Comment,
+    ) -> (Self, Vec<(&'static str, &'static str)>) {
+        let mut places = Self::of(comment);
+        let reports = Self::reports_of(comment);
+        places.sets.extend(reports.sets);
+        places.removes.extend(reports.removes);
+        places.values.extend(reports.values);
+        let names = Self::NAMES.into_iter().chain(Self::REPORT_NAMES).collect();
+        (places, names)
     }
 }
 
