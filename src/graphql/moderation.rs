@@ -188,7 +188,11 @@ pub(super) fn moderator<'a>(ctx: &Context<'a>, state: &ApiState) -> Result<&'a V
 
 /// The request's verified viewer, or `UNAUTHENTICATED` saying `needs` (always under
 /// `--auth off`, where nobody is signed in).
-fn signed_in<'a>(ctx: &Context<'a>, state: &ApiState, needs: &str) -> Result<&'a Viewer, ApiError> {
+pub(super) fn signed_in<'a>(
+    ctx: &Context<'a>,
+    state: &ApiState,
+    needs: &str,
+) -> Result<&'a Viewer, ApiError> {
     let viewer = match &state.auth {
         Auth::Off => None,
         Auth::Jwt(_) => viewer(ctx),

@@ -8,11 +8,9 @@ use async_graphql::{Context, ID, InputObject, SimpleObject};
 use super::error::ApiError;
 use super::global_id::GlobalId;
 use super::keyed::{Keyed, KeyedArgs, KeyedSource, resolve};
-use super::moderation::ReportReason;
+use super::moderation::{ReportReason, signed_in};
 use super::state;
 use super::types::{PageInfo, Report};
-use super::viewer::viewer;
-use crate::auth::Auth;
 use crate::clock::now_ms;
 use crate::domain::{self, CommentId, EntryId, InvalidInput, Order, ReportDraft};
 use crate::store::{CommentStore, ReportQuery, StoreError};
@@ -47,17 +45,7 @@ pub(super) async fn report_comment(
     let state = state(ctx)?;
     let meta = super::meta(ctx);
     let fail = |e: ApiError| e.into_graphql(meta);
-    let reporter = match &state.auth {
-        Auth::Jwt(_) => viewer(ctx),
-        Auth::Off => None,
-    }
-    .ok_or_else(|| {
-        fail(ApiError::Unauthenticated(
-            "reports need a signed-in reader: send `Authorization: Bearer <token>` (the server \
-             must verify tokens, --auth jwt)"
-                .into(),
-        ))
-    })?;
+    let reporter = signed_in(ctx, state, "reports need a signed-in reader").map_err(fail)?;
     let id = GlobalId::comment(&input.comment_id).map_err(|e| {
         fail(
             InvalidInput {
@@ -194,10 +182,7 @@ pub(super) async fn reports(
     ids: &[GlobalId],
 ) -> async_graphql::Result<std::collections::HashMap<(CommentId, String), domain::Report>> {
     let state = state(ctx)?;
-    let who = match &state.auth {
-        Auth::Jwt(_) => viewer(ctx),
-        Auth::Off => None,
-    };
+    let who = signed_in(ctx, state, "reports").ok();
     let wanted: Vec<(CommentId, String)> = ids
         .iter()
         .filter_map(|id| match id {
