@@ -333,6 +333,7 @@ fn read(types: &OutputTypes, on: &str, field: &str) -> Option<Read> {
     match field {
         "comments" if query || on == "Product" || on == "Viewer" => Some(Read::Connection),
         "moderationQueue" | "moderationLog" if query => Some(Read::Connection),
+        "reports" if on == "Viewer" => Some(Read::Connection),
         "moderationStats" if query => Some(Read::Stats),
         "nodes" if query => Some(Read::Nodes),
         "ratingSummaries" if query => Some(Read::Summaries),

@@ -56,6 +56,12 @@ fn fields_cost_one_plus_their_selection_and_connections_their_reads() {
         price_of(product, serde_json::json!({})),
         Some(1 + 1 + (5 + 1))
     );
+    // A reader's reports are a connection too: priced by the page they ask for.
+    let reports = r#"{ viewer { reports(first: 30) { edges { node { status } } } } }"#;
+    assert_eq!(
+        price_of(reports, serde_json::json!({})),
+        Some(1 + (30 * (1 + 1 + 1) + 1))
+    );
 }
 
 #[test]
