@@ -3,8 +3,9 @@
 //!
 //! Two subscriptions are in one cohort when their document, operation name and variables are
 //! equal (a resume cursor in the variables too: the replay, which the cursor decides, stays
-//! each subscriber's own) and, when the document asks `viewerCanUpdate` or `viewerCanDelete`,
-//! when their viewers may change the same comments, and, when it asks `viewerFoundHelpful`,
+//! each subscriber's own) and, when the document asks `viewerCanUpdate`, `viewerCanDelete`,
+//! `moderation` or `reportCount`, when their viewers may change (and see the moderation of)
+//! the same comments, and, when it asks `viewerFoundHelpful`,
 //! when they are the same voter (their token's subject, else their address): the answers
 //! that depend on who asks.
 //!
@@ -57,7 +58,8 @@ pub(super) struct Key {
     query: String,
     operation_name: Option<String>,
     variables: String,
-    /// Who may change what, when the document asks (`viewerCan…`); `None` otherwise.
+    /// Who may change what, when the document asks (`viewerCan…`, `moderation`,
+    /// `reportCount`); `None` otherwise.
     viewer: Option<String>,
     /// Who votes (the client's key), when the document asks `viewerFoundHelpful`.
     voter: Option<String>,
@@ -78,7 +80,11 @@ impl Key {
             .query
             .contains(VIEWER_FOUND_HELPFUL)
             .then(|| client.to_string());
-        let viewer = request.query.contains("viewerCan").then(|| match viewer {
+        // `moderation` (its author's and moderators') and `reportCount` (moderators') depend
+        // on who asks as `viewerCan…` does: by the same access.
+        let personal = ["viewerCan", "moderation", "reportCount"];
+        let asks = personal.iter().any(|field| request.query.contains(field));
+        let viewer = asks.then(|| match viewer {
             None => "anonymous".to_owned(),
             Some(viewer) => match viewer.access() {
                 Access::Any => "any".to_owned(),

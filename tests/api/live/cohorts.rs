@@ -170,6 +170,38 @@ async fn a_selection_that_asks_what_the_viewer_may_do_runs_once_per_viewer() {
     );
 }
 
+#[tokio::test]
+async fn a_selection_of_a_comments_moderation_runs_per_viewer_and_moderators_see_it() {
+    use crate::support::jwks::{JwksServer, TestKey, claims};
+
+    let key = TestKey::rsa("cohort-moderation");
+    let jwks = JwksServer::start(&[&key]).await;
+    let app = TestApp::under_jwt(&jwks, 0, &[]).await;
+    let alice = key.sign(&claims("alice", json!({ "name": "Alice" })));
+    let carol = key.sign(&claims(
+        "carol",
+        json!({ "name": "Carol", "roles": ["moderator"] }),
+    ));
+    const WATCH: &str = "subscription { commentEvents(sku: \"WATCHED\") { kind edge { node { id moderation { status } reportCount } } } }";
+    let mut moderator = Client::signed_in(&app, &carol).await;
+    moderator.subscribe_to("1", WATCH, json!({})).await;
+    let mut anonymous = Client::ready(&app).await;
+    anonymous.subscribe_to("1", WATCH, json!({})).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    let id = app.add_comment(Some(&alice), "WATCHED", "watched", 4).await;
+    assert_eq!(
+        moderator.event().await["edge"]["node"],
+        json!({ "id": id, "moderation": { "status": "PUBLISHED" }, "reportCount": 0 }),
+        "a moderator's subscription sees what a moderator's query sees"
+    );
+    assert_eq!(
+        anonymous.event().await["edge"]["node"],
+        json!({ "id": id, "moderation": null, "reportCount": null }),
+        "and nobody else does"
+    );
+}
+
 /// Adds two comments to `sku` back to back, each seen by `live`: the first one's cursor and the
 /// second one's id.
 async fn two_comments(app: &TestApp, live: &mut Client, sku: &str) -> (Value, String) {
