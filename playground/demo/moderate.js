@@ -99,7 +99,7 @@ async function api(query, variables) {
   return answer.data;
 }
 
-const NODE = 'id author body rating createdAt product { sku } moderation { status reason note } reply { body } reportCount';
+const NODE = 'id author body rating createdAt product { sku } moderation { status reason note } reply { body } reportCount openReports { reason details createdAt }';
 // The counts of the four queues, a page of the queue shown (or of a product's published
 // comments), and the newest entries of the log, in one request.
 function desk(published) {
@@ -209,6 +209,11 @@ function comment(node) {
       reports ? el('span', { class: 'badge reports' }, `${reports} open report${reports === 1 ? '' : 's'}`) : null, reports ? ' ' : null,
       el('time', { datetime: node.createdAt }, dateFormat.format(new Date(node.createdAt)))),
     el('p', { class: 'body' }, node.body),
+    reports ? el('ul', { class: 'reports', 'aria-label': 'Open reports' }, ...(node.openReports || []).map((report) =>
+      el('li', { 'data-report-reason': report.reason },
+        report.reason.toLowerCase().replaceAll('_', ' '),
+        report.details ? `: “${report.details}”` : '',
+        ' (', el('time', { datetime: report.createdAt }, dateFormat.format(new Date(report.createdAt))), ')'))) : null,
     node.moderation && node.moderation.reason
       ? el('p', { class: 'status' }, `${status.toLowerCase()}: ${node.moderation.reason.toLowerCase()}${node.moderation.note ? ` (“${node.moderation.note}”)` : ''}`)
       : null,

@@ -126,6 +126,37 @@ impl Comment {
             .then(|| i32::try_from(self.0.report_count()).unwrap_or(i32::MAX))
     }
 
+    /// The reports open on the comment, oldest first (at most 50: a moderator's decision
+    /// closes them all): moderators only, null for anyone else. Each is read from the store
+    /// (one batched read per comment), priced as an item.
+    async fn open_reports(
+        &self,
+        ctx: &async_graphql::Context<'_>,
+    ) -> async_graphql::Result<Option<Vec<Report>>> {
+        if !super::moderation::is_moderator(ctx) {
+            return Ok(None);
+        }
+        if self.0.reporters.is_empty() {
+            return Ok(Some(Vec::new()));
+        }
+        let keys: Vec<(domain::CommentId, String)> = self
+            .0
+            .reporters
+            .iter()
+            .map(|reporter| (self.0.id, reporter.clone()))
+            .collect();
+        let (state, meta) = (super::state(ctx)?, super::meta(ctx));
+        let reserved = super::reserve_items(meta, state, keys.len() as u64)?;
+        let found = crate::store::CommentStore::reports_of(state.engine.store(), &keys).await;
+        if let Some(meta) = meta {
+            meta.settle_items(reserved, keys.len() as u64);
+        }
+        let found = found.map_err(|e| super::error::ApiError::from(e).into_graphql(meta))?;
+        Ok(Some(
+            found.into_iter().flatten().map(Report::from).collect(),
+        ))
+    }
+
     /// The product the comment is about.
     async fn product(&self) -> Product {
         Product {

@@ -67,6 +67,7 @@ function snapshot() {
     ids: all('li[data-comment-id]').map((li) => li.dataset.commentId),
     statuses: all('li[data-comment-id]').map((li) => li.dataset.status),
     reports: all('li[data-comment-id]').map((li) => Number(li.dataset.reports || 0)),
+    reasons: all('li[data-comment-id]').map((li) => [...li.querySelectorAll('li[data-report-reason]')].map((r) => r.dataset.reportReason)),
     log: all('li[data-entry-id]').map((li) => li.dataset.action),
     error: error && !error.hidden ? error.textContent : null,
   };

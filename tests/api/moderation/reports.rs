@@ -33,11 +33,11 @@ const MINE: &str = r#"query($first: Int, $after: String, $last: Int, $before: St
 const QUEUE: &str = r#"query($sku: String) {
   moderationQueue(queue: REPORTED, sku: $sku, first: 10) {
     totalCount
-    edges { node { id reportCount moderation { status } } }
+    edges { node { id reportCount openReports { reason details status } moderation { status } } }
   }
 }"#;
 
-const COUNT: &str = r#"query($id: ID!) { node(id: $id) { ... on Comment { reportCount } } }"#;
+const COUNT: &str = r#"query($id: ID!) { node(id: $id) { ... on Comment { reportCount openReports { reason } } } }"#;
 
 const NODE: &str = r#"query($id: ID!) { node(id: $id) { id ... on Report { status } } }"#;
 
@@ -138,10 +138,16 @@ async fn readers_report_and_moderators_close(app: &TestApp, people: &People, sku
     let queue = queue_of(app, carol, None, 1).await;
     assert_eq!(queue["edges"][0]["node"]["id"], json!(first));
     assert_eq!(queue["edges"][0]["node"]["reportCount"], 1);
+    assert_eq!(
+        queue["edges"][0]["node"]["openReports"],
+        json!([{ "reason": "SPAM", "details": "a link farm", "status": "OPEN" }]),
+        "a moderator reads each open report"
+    );
     queue_of(app, carol, Some(sku), 1).await;
     for token in [bob, alice] {
         let answer = app.graphql_as(token, COUNT, json!({ "id": first })).await;
         assert_eq!(ok(&answer)["node"]["reportCount"], Value::Null);
+        assert_eq!(ok(&answer)["node"]["openReports"], Value::Null);
     }
     let answer = app.graphql(COUNT, json!({ "id": first })).await;
     assert_eq!(ok(&answer)["node"]["reportCount"], Value::Null);

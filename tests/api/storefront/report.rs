@@ -69,6 +69,11 @@ async fn a_reader_reports_from_the_storefront_and_the_moderator_page_shows_and_c
     let desk = &shots[2];
     assert_eq!(desk["ids"], json!([first]), "{desk:#}");
     assert_eq!(desk["reports"], json!([1]), "{desk:#}");
+    assert_eq!(
+        desk["reasons"],
+        json!([["SPAM"]]),
+        "the reader's reason: {desk:#}"
+    );
     assert_eq!(desk["statuses"], json!(["PUBLISHED"]));
     let done = &shots[3];
     assert_eq!(done["queues"]["REPORTED"], "0", "{done:#}");
