@@ -11,7 +11,9 @@
 //! * every comment asked by id in one [`CommentStore::get_many`] (DynamoDB `BatchGetItem`, 100
 //!   ids a call), each id read once however many fields ask for it;
 //! * the viewer's helpful votes on comments read one at a time (`helpful`, whose loader reads
-//!   them with one [`CommentStore::helpful_votes`]).
+//!   them with one [`CommentStore::helpful_votes`]);
+//! * every report asked by its comment and reader (a queue page's `openReports`, `node`) in
+//!   one [`CommentStore::reports_of`] (`BatchGetItem`, 100 a call).
 //!
 //! The loader is the request's own (the HTTP layer makes one with the request's
 //! [`RequestMeta`]): each batch adds what it read to the request's `extensions.cost` (its real
@@ -27,6 +29,7 @@
 //! [`PageIndex::rating_counts_many`]: crate::index::PageIndex::rating_counts_many
 //! [`CommentStore::get_many`]: crate::store::CommentStore::get_many
 //! [`CommentStore::helpful_votes`]: crate::store::CommentStore::helpful_votes
+//! [`CommentStore::reports_of`]: crate::store::CommentStore::reports_of
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -85,6 +88,58 @@ impl Loader<CommentId> for BatchReads {
     ) -> Result<HashMap<CommentId, domain::Comment>, Self::Error> {
         read_comments(&self.state, Some(&self.meta), ids).await
     }
+}
+
+/// A report by its comment and reader (absent from the map when there is none).
+impl Loader<ReportKey> for BatchReads {
+    type Value = domain::Report;
+    type Error = async_graphql::Error;
+
+    async fn load(
+        &self,
+        keys: &[ReportKey],
+    ) -> Result<HashMap<ReportKey, domain::Report>, Self::Error> {
+        read_reports(&self.state, Some(&self.meta), keys).await
+    }
+}
+
+/// A report's key: its comment and its reader's subject.
+pub(super) type ReportKey = (CommentId, String);
+
+/// The reports of `keys` that exist, with the request's other keys.
+pub(super) async fn reports(
+    ctx: &Context<'_>,
+    keys: &[ReportKey],
+) -> async_graphql::Result<HashMap<ReportKey, domain::Report>> {
+    match ctx.data_opt::<RequestLoader>() {
+        Some(loader) => loader.load_many(keys.iter().cloned()).await,
+        None => read_reports(ctx.data::<Arc<ApiState>>()?, super::meta(ctx), keys).await,
+    }
+}
+
+/// The reports of `keys` that exist, in one `reports_of`, recorded in `meta` like
+/// [`read_comments`].
+async fn read_reports(
+    state: &ApiState,
+    meta: Option<&RequestMeta>,
+    keys: &[ReportKey],
+) -> async_graphql::Result<HashMap<ReportKey, domain::Report>> {
+    let read = state.engine.store().reports_of(keys).await;
+    let items = keys.len() as u64;
+    if let Some(meta) = meta {
+        meta.add_cost(PageStats {
+            items_read: items,
+            store_queries: items.div_ceil(GET_MANY_BATCH),
+            index_calls: 0,
+        });
+    }
+    let read = read.map_err(|e| ApiError::from(e).into_graphql(meta))?;
+    Ok(keys
+        .iter()
+        .cloned()
+        .zip(read)
+        .filter_map(|(key, report)| Some((key, report?)))
+        .collect())
 }
 
 /// `sku`'s rating counts, `[ones, …, fives]`, with the request's other products.

@@ -199,14 +199,9 @@ pub(super) async fn reports(
     }
     let meta = super::meta(ctx);
     let reserved = super::reserve_items(meta, state, wanted.len() as u64)?;
-    let found = state.engine.store().reports_of(&wanted).await;
+    let found = super::batch::reports(ctx, &wanted).await;
     if let Some(meta) = meta {
         meta.settle_items(reserved, wanted.len() as u64);
     }
-    let found = found.map_err(|e| ApiError::from(e).into_graphql(meta))?;
-    Ok(found
-        .into_iter()
-        .flatten()
-        .map(|r| ((r.comment, r.reporter.clone()), r))
-        .collect())
+    found
 }

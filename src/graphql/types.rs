@@ -127,8 +127,8 @@ impl Comment {
     }
 
     /// The reports open on the comment, oldest first (at most 50: a moderator's decision
-    /// closes them all): moderators only, null for anyone else. Each is read from the store
-    /// (one batched read per comment), priced as an item.
+    /// closes them all): moderators only, null for anyone else. Read with the request's other
+    /// reports (a queue page's in one batched store read), each priced as an item.
     async fn open_reports(
         &self,
         ctx: &async_graphql::Context<'_>,
@@ -147,13 +147,16 @@ impl Comment {
             .collect();
         let (state, meta) = (super::state(ctx)?, super::meta(ctx));
         let reserved = super::reserve_items(meta, state, keys.len() as u64)?;
-        let found = crate::store::CommentStore::reports_of(state.engine.store(), &keys).await;
+        let found = super::batch::reports(ctx, &keys).await;
         if let Some(meta) = meta {
             meta.settle_items(reserved, keys.len() as u64);
         }
-        let found = found.map_err(|e| super::error::ApiError::from(e).into_graphql(meta))?;
+        let mut found = found?;
         Ok(Some(
-            found.into_iter().flatten().map(Report::from).collect(),
+            keys.iter()
+                .filter_map(|key| found.remove(key))
+                .map(Report::from)
+                .collect(),
         ))
     }
 

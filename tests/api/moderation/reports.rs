@@ -331,3 +331,45 @@ async fn reports_work_on_dynamodb_and_a_redis_cluster() {
     readers_report_and_moderators_close(&app, &people, "RC").await;
     app.stop().await.expect("clean stop");
 }
+
+/// A queue page of reported comments reads their open reports in one batched store read,
+/// however many comments it holds (the request's loader), each report priced as an item.
+#[tokio::test]
+async fn a_queue_pages_open_reports_are_one_store_read() {
+    const PAGE: &str = r#"query($reports: Boolean!) {
+      moderationQueue(queue: REPORTED, first: 10) {
+        totalCount
+        edges { node { id openReports @include(if: $reports) { reason } } }
+      }
+    }"#;
+    let (jwks, people) = jwt_people("reports-6").await;
+    let app = TestApp::under_jwt(&jwks, 0, &[]).await;
+    for i in 0..3 {
+        let id = app
+            .add_comment(Some(&people.alice), "RB", &format!("c{i}"), 4)
+            .await;
+        ok(&report(&app, Some(&people.bob), &id, None).await);
+        ok(&report(&app, Some(&people.carol), &id, None).await);
+    }
+    let carol = people.carol.as_str();
+    queue_of(&app, carol, None, 3).await;
+    let cost = |answer: &Value, what: &str| answer["extensions"]["cost"][what].as_u64();
+    let without = app
+        .graphql_as(carol, PAGE, json!({ "reports": false }))
+        .await;
+    let with = app
+        .graphql_as(carol, PAGE, json!({ "reports": true }))
+        .await;
+    let edges = ok(&with)["moderationQueue"]["edges"].clone();
+    for edge in edges.as_array().expect("edges") {
+        assert_eq!(
+            edge["node"]["openReports"].as_array().map(Vec::len),
+            Some(2)
+        );
+    }
+    let queries = |answer: &Value| cost(answer, "storeQueries").expect("storeQueries");
+    let items = |answer: &Value| cost(answer, "itemsRead").expect("itemsRead");
+    assert_eq!(queries(&with), queries(&without) + 1, "{with:#}");
+    assert_eq!(items(&with), items(&without) + 6, "{with:#}");
+    app.stop().await.expect("clean stop");
+}
