@@ -125,6 +125,16 @@ async fn read_reports(
     keys: &[ReportKey],
 ) -> async_graphql::Result<HashMap<ReportKey, domain::Report>> {
     let read = state.engine.store().reports_of(keys).await;
+    found(meta, keys, read)
+}
+
+/// What a batched read of `keys` found, by key (the absent ones left out), recorded in `meta`:
+/// every key asked is an item read, found or not, in calls of [`GET_MANY_BATCH`].
+fn found<K: Clone + Eq + std::hash::Hash, V>(
+    meta: Option<&RequestMeta>,
+    keys: &[K],
+    read: Result<Vec<Option<V>>, crate::store::StoreError>,
+) -> async_graphql::Result<HashMap<K, V>> {
     let items = keys.len() as u64;
     if let Some(meta) = meta {
         meta.add_cost(PageStats {
@@ -138,7 +148,7 @@ async fn read_reports(
         .iter()
         .cloned()
         .zip(read)
-        .filter_map(|(key, report)| Some((key, report?)))
+        .filter_map(|(key, value)| Some((key, value?)))
         .collect())
 }
 
@@ -210,19 +220,5 @@ async fn read_comments(
     ids: &[CommentId],
 ) -> async_graphql::Result<HashMap<CommentId, domain::Comment>> {
     let read = state.engine.store().get_many(ids).await;
-    let items = ids.len() as u64;
-    if let Some(meta) = meta {
-        meta.add_cost(PageStats {
-            items_read: items,
-            store_queries: items.div_ceil(GET_MANY_BATCH),
-            index_calls: 0,
-        });
-    }
-    let read = read.map_err(|e| ApiError::from(e).into_graphql(meta))?;
-    Ok(ids
-        .iter()
-        .copied()
-        .zip(read)
-        .filter_map(|(id, comment)| Some((id, comment?)))
-        .collect())
+    found(meta, ids, read)
 }

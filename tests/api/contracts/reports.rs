@@ -87,8 +87,29 @@ async fn report<S: CommentStore>(
         .await
 }
 
+/// `sku_name`'s moderation log, oldest first (at most 10 entries).
+async fn log_of<S: CommentStore>(store: &S, sku_name: &str) -> dynapage::store::LogPage {
+    let query = LogQuery {
+        sku: Some(sku(sku_name)),
+        order: Order::OldestFirst,
+        after: None,
+        limit: 10,
+    };
+    store.moderation_log(&query).await.expect("the log")
+}
+
 fn verdict(decision: ModerationDecision) -> Verdict {
     Verdict::new(decision, Some(ModerationReason::Abusive), None).expect("a verdict")
+}
+
+/// The moderator's `decision` on comment `id` at `now`.
+async fn decide<S: CommentStore>(
+    store: &S,
+    id: CommentId,
+    decision: ModerationDecision,
+    now: u64,
+) -> Result<Comment, StoreError> {
+    store.moderate(id, &verdict(decision), MODERATOR, now).await
 }
 
 pub async fn a_reader_reports_a_comment_once_and_it_enters_the_reported_queues<S: CommentStore>(
@@ -183,13 +204,7 @@ pub async fn a_decision_closes_every_open_report_and_takes_the_comment_out_of_th
             .await
             .expect("a report");
     }
-    let kept = store
-        .moderate(
-            target,
-            &verdict(ModerationDecision::Publish),
-            MODERATOR,
-            NOW + 10,
-        )
+    let kept = decide(&store, target, ModerationDecision::Publish, NOW + 10)
         .await
         .expect("publishing a reported comment keeps it");
     assert!(kept.is_public() && kept.reporters.is_empty());
@@ -206,28 +221,13 @@ pub async fn a_decision_closes_every_open_report_and_takes_the_comment_out_of_th
         );
     }
     assert_eq!(closed.iter().flatten().count(), 2);
-    let log = store
-        .moderation_log(&LogQuery {
-            sku: Some(sku("REP-CLOSE")),
-            order: Order::OldestFirst,
-            after: None,
-            limit: 10,
-        })
-        .await
-        .expect("the log");
+    let log = log_of(&store, "REP-CLOSE").await;
     let actions: Vec<LogAction> = log.entries.iter().map(|e| e.action).collect();
     assert_eq!(actions, [LogAction::Publish, LogAction::DismissReports]);
     assert_eq!(log.entries[1].note.as_deref(), Some("2 reports dismissed"));
 
     // Published and reported no more: publishing it again is no decision.
-    let refused = store
-        .moderate(
-            target,
-            &verdict(ModerationDecision::Publish),
-            MODERATOR,
-            NOW + 11,
-        )
-        .await;
+    let refused = decide(&store, target, ModerationDecision::Publish, NOW + 11).await;
     assert!(
         matches!(refused, Err(StoreError::Decision(_))),
         "{refused:?}"
@@ -240,13 +240,7 @@ pub async fn a_decision_closes_every_open_report_and_takes_the_comment_out_of_th
     let third = report(&store, target, "auth0|r3", None, NOW + 13)
         .await
         .expect("a new reader");
-    let hidden = store
-        .moderate(
-            target,
-            &verdict(ModerationDecision::Hide),
-            MODERATOR,
-            NOW + 20,
-        )
+    let hidden = decide(&store, target, ModerationDecision::Hide, NOW + 20)
         .await
         .expect("hidden");
     assert_eq!(hidden.moderation.status, CommentStatus::Hidden);
@@ -298,25 +292,11 @@ pub async fn enough_readers_hide_a_comment_pending_review<S: CommentStore>(store
         matches!(late, Err(StoreError::Report(ReportRefused::NotPublic(_)))),
         "{late:?}"
     );
-    let log = store
-        .moderation_log(&LogQuery {
-            sku: Some(sku("REP-HIDE")),
-            order: Order::OldestFirst,
-            after: None,
-            limit: 10,
-        })
-        .await
-        .expect("the log");
+    let log = log_of(&store, "REP-HIDE").await;
     assert_eq!(log.entries.len(), 1);
     assert_eq!(log.entries[0].action, LogAction::HideOnReports);
     // A moderator confirms the hiding: the reports are upheld.
-    let confirmed = store
-        .moderate(
-            target,
-            &verdict(ModerationDecision::Hide),
-            MODERATOR,
-            NOW + 3,
-        )
+    let confirmed = decide(&store, target, ModerationDecision::Hide, NOW + 3)
         .await
         .expect("hiding a comment hidden on reports confirms it");
     assert!(confirmed.reporters.is_empty());
@@ -437,13 +417,7 @@ pub async fn an_edit_back_to_review_keeps_the_open_reports<S: CommentStore>(stor
     let pending = Partition::Queue(QueueList::new(Queue::Pending, None));
     assert!(in_partition(&store, pending, target).await);
     // Rejecting it upholds the report.
-    let rejected = store
-        .moderate(
-            target,
-            &verdict(ModerationDecision::Reject),
-            MODERATOR,
-            NOW + 2,
-        )
+    let rejected = decide(&store, target, ModerationDecision::Reject, NOW + 2)
         .await
         .expect("rejected");
     assert!(rejected.reporters.is_empty());
