@@ -57,6 +57,15 @@ impl GlobalId {
         }
     }
 
+    /// The comment id of a mutation's `commentId` argument ([`GlobalId::comment`], the refusal
+    /// naming that argument).
+    pub fn comment_argument(id: &str) -> Result<CommentId, InvalidInput> {
+        Self::comment(id).map_err(|e| InvalidInput {
+            field: "commentId",
+            ..e
+        })
+    }
+
     /// The comment id, refusing ids of other types (e.g. a product id given to `deleteComment`).
     pub fn comment(id: &str) -> Result<CommentId, InvalidInput> {
         match Self::decode(id)? {

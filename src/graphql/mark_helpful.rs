@@ -11,7 +11,6 @@ use super::state;
 use super::types::Comment;
 use super::viewer::writer;
 use crate::clock::now_ms;
-use crate::domain::InvalidInput;
 use crate::store::CommentStore;
 
 /// A helpful vote, or its withdrawal.
@@ -51,15 +50,7 @@ pub(super) async fn mark_helpful(
             "voting needs a signed-in user".into(),
         ))
     })?;
-    let id = GlobalId::comment(&input.comment_id).map_err(|e| {
-        fail(
-            InvalidInput {
-                field: "commentId",
-                ..e
-            }
-            .into(),
-        )
-    })?;
+    let id = GlobalId::comment_argument(&input.comment_id).map_err(|e| fail(e.into()))?;
     let voted = state
         .engine
         .store()

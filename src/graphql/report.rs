@@ -12,7 +12,7 @@ use super::moderation::{ReportReason, signed_in};
 use super::state;
 use super::types::{PageInfo, Report};
 use crate::clock::now_ms;
-use crate::domain::{self, CommentId, EntryId, InvalidInput, Order, ReportDraft};
+use crate::domain::{self, CommentId, EntryId, Order, ReportDraft};
 use crate::store::{CommentStore, ReportQuery, StoreError};
 
 /// A report of a comment.
@@ -46,15 +46,7 @@ pub(super) async fn report_comment(
     let meta = super::meta(ctx);
     let fail = |e: ApiError| e.into_graphql(meta);
     let reporter = signed_in(ctx, state, "reports need a signed-in reader").map_err(fail)?;
-    let id = GlobalId::comment(&input.comment_id).map_err(|e| {
-        fail(
-            InvalidInput {
-                field: "commentId",
-                ..e
-            }
-            .into(),
-        )
-    })?;
+    let id = GlobalId::comment_argument(&input.comment_id).map_err(|e| fail(e.into()))?;
     let draft = ReportDraft::new(input.reason.into(), input.details.as_deref())
         .map_err(|e| fail(e.into()))?;
     let report = state

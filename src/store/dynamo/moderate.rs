@@ -153,10 +153,10 @@ pub(super) async fn write(
         .expression_attribute_names("#replyUpdatedAt", REPLY_UPDATED_AT)
         .expression_attribute_values(":read", number_value(old.version))
         .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
-    for (placeholder, name) in Places::NAMES.into_iter().chain(Places::REPORT_NAMES) {
+    let (expression, values, names) = expression(new);
+    for (placeholder, name) in names {
         update = update.expression_attribute_names(placeholder, name);
     }
-    let (expression, values) = expression(new);
     for (name, value) in values {
         update = update.expression_attribute_values(name, value);
     }
@@ -194,7 +194,17 @@ pub(super) async fn write(
 /// The update expression from any item of the comment to `new`, with its values: the next
 /// version, the status (removed when published), the reason, note and time of the decision and
 /// the reply (each removed when it has none), and the GSI keys the status calls for.
-fn expression(new: &Comment) -> (String, Vec<(&'static str, AttributeValue)>) {
+#[expect(
+    clippy::type_complexity,
+    reason = "the expression, its values and its names: the three parts of an UpdateItem"
+)]
+fn expression(
+    new: &Comment,
+) -> (
+    String,
+    Vec<(&'static str, AttributeValue)>,
+    Vec<(&'static str, &'static str)>,
+) {
     let moderation = &new.moderation;
     let mut sets = vec!["#version = :next"];
     let mut removes = Vec::new();
@@ -205,7 +215,7 @@ fn expression(new: &Comment) -> (String, Vec<(&'static str, AttributeValue)>) {
         sets.push("#status = :status");
         values.push((":status", string_value(moderation.status.as_str())));
     }
-    let (places, _) = Places::all_of(new);
+    let (places, names) = Places::all_of(new);
     sets.extend(places.sets);
     removes.extend(places.removes);
     values.extend(places.values);
@@ -261,5 +271,5 @@ fn expression(new: &Comment) -> (String, Vec<(&'static str, AttributeValue)>) {
     if !removes.is_empty() {
         expression.push_str(&format!(" REMOVE {}", removes.join(", ")));
     }
-    (expression, values)
+    (expression, values, names)
 }
