@@ -28,6 +28,7 @@ pub mod index;
 pub mod live;
 pub mod pagination;
 pub mod persisted;
+pub mod privacy;
 pub mod purge;
 pub mod ratelimit;
 pub mod redis;

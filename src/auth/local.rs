@@ -185,6 +185,7 @@ mod tests {
                 roles_claim: "roles".into(),
                 moderator_role: "moderator".into(),
                 merchant_role: "merchant".into(),
+                privacy_role: "privacy".into(),
             },
             KeyCache::new(JwksSource::File(issuer.jwks_path())).expect("a key cache"),
         );
@@ -194,7 +195,8 @@ mod tests {
                 sub: "alice".into(),
                 name: Some("Alice".into()),
                 moderator: true,
-                merchant: false
+                merchant: false,
+                privacy: false
             })
         );
     }

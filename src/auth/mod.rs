@@ -58,9 +58,18 @@ pub struct Viewer {
     /// Whether the roles claim holds the merchant role (`--auth-merchant-role`): the shop's
     /// staff who answer comments publicly, without moderating them.
     pub merchant: bool,
+    /// Whether the roles claim holds the privacy role (`--auth-privacy-role`): staff who may
+    /// export and erase anyone's data.
+    pub privacy: bool,
 }
 
 impl Viewer {
+    /// Whether this viewer may export and erase `subject`'s data: their own always; anyone's
+    /// as a moderator or with the privacy role.
+    pub fn may_erase(&self, subject: &str) -> bool {
+        self.sub == subject || self.moderator || self.privacy
+    }
+
     /// What this viewer may change: everything for a moderator, else their own comments.
     pub fn access(&self) -> Access {
         if self.moderator {
@@ -140,6 +149,8 @@ pub struct JwtSettings {
     pub moderator_role: String,
     /// The role that makes a viewer the shop's voice in replies (`--auth-merchant-role`).
     pub merchant_role: String,
+    /// The role that may export and erase anyone's data (`--auth-privacy-role`).
+    pub privacy_role: String,
 }
 
 /// Verifies bearer tokens against a cached JWKS.
@@ -268,11 +279,13 @@ impl JwtVerifier {
         };
         let moderator = has_role(&self.settings.moderator_role);
         let merchant = has_role(&self.settings.merchant_role);
+        let privacy = has_role(&self.settings.privacy_role);
         Ok(Viewer {
             sub: sub.to_owned(),
             name,
             moderator,
             merchant,
+            privacy,
         })
     }
 }
@@ -322,6 +335,7 @@ mod tests {
                 roles_claim: "realm_access.roles".into(),
                 moderator_role: "moderator".into(),
                 merchant_role: "merchant".into(),
+                privacy_role: "privacy".into(),
             },
             KeyCache::new(JwksSource::File("unused".into())).expect("a key cache"),
         )
@@ -348,7 +362,9 @@ mod tests {
                 sub: "u1".into(),
                 name: Some("Alice".into()),
                 moderator: true,
-                merchant: true
+                merchant: true,
+                privacy: false,
+                privacy: false
             }
         );
         let bob = v

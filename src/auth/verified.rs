@@ -78,6 +78,7 @@ mod tests {
             name: Some(sub.into()),
             moderator: false,
             merchant: false,
+            privacy: false,
         }
     }
 

@@ -11,6 +11,7 @@ mod import;
 mod import_lines;
 mod lambda_sync;
 mod output;
+mod person;
 mod reindex;
 pub mod seed;
 pub mod serve;
@@ -64,6 +65,12 @@ pub enum Command {
     Backup(backup::BackupArgs),
     /// Print the GraphQL schema (SDL); equal to the committed `schema.graphql`.
     ExportSchema(export_schema::ExportSchemaArgs),
+    /// Write everything the store keeps about one person (their comments, helpful votes and
+    /// reports) to one JSON file (GDPR arts. 15 and 20).
+    ExportPerson(person::ExportPersonArgs),
+    /// Erase one person's data: delete (or anonymize) their comments, remove their votes and
+    /// reports; idempotent and resumable; prints a receipt (GDPR art. 17).
+    ErasePerson(person::ErasePersonArgs),
     /// Print a bearer token signed with a local development key (for `serve --auth jwt`).
     Token(token::TokenArgs),
 }
@@ -82,6 +89,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Import(args)) => import::run(args).await.map(|()| ExitCode::SUCCESS),
         Some(Command::Backup(args)) => backup::run(args).await.map(|()| ExitCode::SUCCESS),
         Some(Command::ExportSchema(args)) => export_schema::run(args).map(|()| ExitCode::SUCCESS),
+        Some(Command::ExportPerson(args)) => person::export(args).await.map(|()| ExitCode::SUCCESS),
+        Some(Command::ErasePerson(args)) => person::erase(args).await.map(|()| ExitCode::SUCCESS),
         Some(Command::Token(args)) => token::run(args).map(|()| ExitCode::SUCCESS),
     }
 }

@@ -50,6 +50,11 @@ pub struct AuthArgs {
     /// without moderating them; moderators may answer too.
     #[arg(long, env = "DYNAPAGE_AUTH_MERCHANT_ROLE", default_value = "merchant")]
     pub auth_merchant_role: String,
+    /// The role that may export and erase anyone's data (`eraseMyData` with a `subject`):
+    /// the shop's privacy or support staff answering a request made by other means.
+    /// Moderators may too; a person may always export and erase their own.
+    #[arg(long, env = "DYNAPAGE_AUTH_PRIVACY_ROLE", default_value = "privacy")]
+    pub auth_privacy_role: String,
 }
 
 impl AuthArgs {
@@ -95,6 +100,7 @@ impl AuthArgs {
             roles_claim: self.auth_roles_claim.clone(),
             moderator_role: self.auth_moderator_role.clone(),
             merchant_role: self.auth_merchant_role.clone(),
+            privacy_role: self.auth_privacy_role.clone(),
         };
         let keys = KeyCache::new(source)
             .map_err(|e| anyhow::anyhow!("cannot build the JWKS client: {e}"))?;

@@ -12,6 +12,7 @@ mod invalid;
 mod moderation;
 mod order;
 mod page_numbers;
+mod person;
 mod queue;
 mod report;
 mod report_log;
@@ -36,6 +37,7 @@ pub use moderation::{
 };
 pub use order::{CommentOrder, Grouping, Listing, Position, helpful_group};
 pub use page_numbers::{AnchorRank, Numbering, PageLayout, PageLinks, Pager};
+pub use person::{ErasureMode, ErasureReceipt, FORMER_CUSTOMER, Forget};
 pub use queue::{Queue, QueueList, list_name};
 pub use report::{
     MAX_DETAILS_CHARS, MAX_OPEN_REPORTS, REPORT_THRESHOLD_ACTOR, Report, ReportDraft, ReportReason,

@@ -9,6 +9,7 @@ mod batch;
 mod budget;
 mod comments_field;
 mod connection;
+mod erase;
 mod error;
 pub mod field_errors;
 mod global_id;

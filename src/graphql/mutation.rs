@@ -3,6 +3,7 @@
 
 use async_graphql::{Context, ID, InputObject, Object, SimpleObject};
 
+use super::erase::{EraseMyDataInput, EraseMyDataPayload};
 use super::error::ApiError;
 use super::global_id::GlobalId;
 use super::mark_helpful::{MarkHelpfulInput, MarkHelpfulPayload};
@@ -246,6 +247,24 @@ impl MutationRoot {
         #[graphql(desc = "The comment and why it is reported.")] input: ReportCommentInput,
     ) -> async_graphql::Result<ReportCommentPayload> {
         super::report::report_comment(ctx, input).await
+    }
+
+    /// Erases a person's data (GDPR art. 17): removes their helpful votes (each comment's
+    /// count one lower) and reports (open ones leave their comment's `REPORTED` queue), and
+    /// deletes their comments (`mode: DELETE`) or keeps them under the author "Former
+    /// customer" with the subject removed (`ANONYMIZE`). The index, counts, caches and live
+    /// subscribers follow like any write. Idempotent: a second call removes nothing more.
+    /// The viewer's own data, or with `subject` anyone's for a moderator or the privacy role
+    /// (`--auth-privacy-role`). `UNAUTHENTICATED` without a verified token (always under
+    /// `--auth off`), `FORBIDDEN` for someone else's without the role, `BAD_USER_INPUT`
+    /// without `confirmation: "ERASE MY DATA"` (a `dryRun` needs none and writes nothing).
+    /// Counts against the write budget. The signed-in person's export is `GET /me/export`.
+    async fn erase_my_data(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(desc = "Whose data, how, and the confirmation.")] input: EraseMyDataInput,
+    ) -> async_graphql::Result<EraseMyDataPayload> {
+        super::erase::erase_my_data(ctx, input).await
     }
 
     /// Answers a comment publicly in the shop's name (`--shop-name`), replacing any earlier

@@ -32,6 +32,7 @@ mod connections;
 mod cors;
 pub mod embedded;
 mod in_process;
+mod me_export;
 mod playground;
 mod websocket;
 
@@ -301,6 +302,7 @@ pub fn router(
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
+        .route("/me/export", get(me_export::export))
         .with_state(state)
         .merge(pages);
     // Inside CORS, so a browser's page may read a 413 (`body_limit`).

@@ -4,11 +4,11 @@ use std::num::NonZeroU32;
 
 use super::{
     CommentStore, KeyQuery, LogPage, LogQuery, QueryPage, ReportPage, ReportQuery, ScanPage,
-    StoreError, dynamo, memory, sqlite,
+    StoreError, VotePage, VoteQuery, dynamo, memory, sqlite,
 };
 use crate::domain::{
-    Access, Comment, CommentId, CommentPatch, EntryId, LogEntry, Report, ReportDraft, Sku, Verdict,
-    Voted, Voter, VoterId,
+    Access, Comment, CommentId, CommentPatch, EntryId, Forget, LogEntry, Report, ReportDraft, Sku,
+    Verdict, Voted, Voter, VoterId,
 };
 
 /// The store chosen at start-up (`--store`): static dispatch over the implementations.
@@ -152,6 +152,14 @@ impl CommentStore for AnyStore {
         ids: &[CommentId],
     ) -> Result<Vec<bool>, StoreError> {
         dispatch_store!(self, s => s.helpful_votes(voter, ids).await)
+    }
+
+    async fn votes_by(&self, query: &VoteQuery) -> Result<VotePage, StoreError> {
+        dispatch_store!(self, s => s.votes_by(query).await)
+    }
+
+    async fn forget(&self, what: &Forget) -> Result<bool, StoreError> {
+        dispatch_store!(self, s => s.forget(what).await)
     }
 
     async fn put_batch(&self, comments: &[Comment]) -> Result<(), StoreError> {

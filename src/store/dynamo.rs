@@ -20,6 +20,7 @@ mod batch;
 mod change;
 mod client;
 mod error;
+mod forget;
 mod helpful_rank;
 mod item;
 mod lambda;
@@ -46,11 +47,11 @@ use self::error::{OnConditionFailed, classify, internal};
 use self::item::ID;
 use super::{
     CommentStore, KeyQuery, LogPage, LogQuery, QueryPage, ReportPage, ReportQuery, ScanPage,
-    StoreError,
+    StoreError, VotePage, VoteQuery,
 };
 use crate::domain::{
-    Access, Comment, CommentId, CommentPatch, EntryId, LogEntry, Report, ReportDraft, Sku, Verdict,
-    Voted, Voter, VoterId,
+    Access, Comment, CommentId, CommentPatch, EntryId, Forget, LogEntry, Report, ReportDraft, Sku,
+    Verdict, Voted, Voter, VoterId,
 };
 
 /// The key [`CommentStore::ping`] reads: no comment id (26 characters of Crockford base32)
@@ -275,6 +276,14 @@ impl CommentStore for DynamoStore {
         ids: &[CommentId],
     ) -> Result<Vec<bool>, StoreError> {
         votes::helpful_votes(self, voter, ids).await
+    }
+
+    async fn votes_by(&self, query: &VoteQuery) -> Result<VotePage, StoreError> {
+        forget::votes_by(self, query).await
+    }
+
+    async fn forget(&self, what: &Forget) -> Result<bool, StoreError> {
+        forget::forget(self, what).await
     }
 
     async fn put_batch(&self, comments: &[Comment]) -> Result<(), StoreError> {

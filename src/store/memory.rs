@@ -7,6 +7,7 @@
 //! DynamoDB Streams. Helpful votes are kept beside the comments, a set of voters per comment,
 //! and leave with their comment when it is deleted.
 
+mod forget;
 mod log;
 mod reads;
 mod reports;
@@ -19,11 +20,11 @@ use std::num::NonZeroU32;
 
 use super::{
     ChangeSink, CommentStore, KeyQuery, LogPage, LogQuery, QueryPage, ReportPage, ReportQuery,
-    ScanPage, StoreError,
+    ScanPage, StoreError, VotePage, VoteQuery,
 };
 use crate::domain::{
-    Access, ChangeEvent, Comment, CommentId, CommentPatch, EntryId, IndexEntry, LogEntry, Report,
-    ReportDraft, Sku, Verdict, Voted, Voter, VoterId,
+    Access, ChangeEvent, Comment, CommentId, CommentPatch, EntryId, Forget, IndexEntry, LogEntry,
+    Report, ReportDraft, Sku, Verdict, Voted, Voter, VoterId,
 };
 
 /// Items a scan page holds, like a DynamoDB `Scan` page.
@@ -126,7 +127,7 @@ impl MemoryStore {
     pub(crate) fn remove_now(&self, id: CommentId) -> Option<Comment> {
         let mut tables = self.write();
         let old = tables.remove(id)?;
-        tables.votes.remove(&id);
+        tables.remove_votes(id);
         self.emit(ChangeEvent::removal(IndexEntry::from(&old)));
         Some(old)
     }
@@ -239,7 +240,7 @@ impl CommentStore for MemoryStore {
             return Err(StoreError::Forbidden(id));
         }
         let old = tables.remove(id).ok_or(StoreError::NotFound(id))?;
-        tables.votes.remove(&id);
+        tables.remove_votes(id);
         self.emit(ChangeEvent::removal(IndexEntry::from(&old)));
         Ok(old)
     }
@@ -383,6 +384,14 @@ impl CommentStore for MemoryStore {
     ) -> Result<Vec<bool>, StoreError> {
         let tables = self.read();
         Ok(ids.iter().map(|id| tables.has_vote(*id, voter)).collect())
+    }
+
+    async fn votes_by(&self, query: &VoteQuery) -> Result<VotePage, StoreError> {
+        Ok(self.votes_by_now(query))
+    }
+
+    async fn forget(&self, what: &Forget) -> Result<bool, StoreError> {
+        self.forget_now(what)
     }
 
     async fn put_batch(&self, comments: &[Comment]) -> Result<(), StoreError> {

@@ -28,8 +28,8 @@ use std::ops::Bound;
 use std::num::NonZeroU32;
 
 use crate::domain::{
-    Access, ChangeEvent, Comment, CommentId, CommentPatch, DecisionRefused, EntryId, LogEntry,
-    Order, Position, Report, ReportDraft, ReportRefused, Sku, Verdict, VerdictRefused,
+    Access, ChangeEvent, Comment, CommentId, CommentPatch, DecisionRefused, EntryId, Forget,
+    LogEntry, Order, Position, Report, ReportDraft, ReportRefused, Sku, Verdict, VerdictRefused,
     VersionCeiling, Voted, Voter, VoterId,
 };
 use crate::error::BoxError;
@@ -123,6 +123,28 @@ pub struct ReportPage {
     pub reports: Vec<Report>,
     /// Set when the store stopped early: more reports *may* follow this one.
     pub last_evaluated: Option<EntryId>,
+}
+
+/// A read of one voter's helpful votes ([`CommentStore::votes_by`]), in comment-id order,
+/// strictly after `after`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VoteQuery {
+    /// The voter's pseudonym.
+    pub voter: VoterId,
+    /// The comment reading continues after (exclusive).
+    pub after: Option<CommentId>,
+    /// At most this many votes come back; fewer may come with `last_evaluated` set.
+    pub limit: usize,
+}
+
+/// One response to a [`VoteQuery`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VotePage {
+    /// The comments voted on, in id order (a deleted comment's leftover vote among them in
+    /// DynamoDB, whose vote items outlive their comment).
+    pub comments: Vec<CommentId>,
+    /// Set when the store stopped early: more votes *may* follow this comment.
+    pub last_evaluated: Option<CommentId>,
 }
 
 /// One response of a full-table scan segment (for `reindex`, `verify` and `export`).
@@ -355,6 +377,20 @@ pub trait CommentStore: Send + Sync + 'static {
         voter: VoterId,
         ids: &[CommentId],
     ) -> impl Future<Output = Result<Vec<bool>, StoreError>> + Send;
+
+    /// Reads one voter's helpful votes (see [`VoteQuery`]): a per-voter index (DynamoDB: the
+    /// sparse GSI `byVoter`), never a scan. A person's export and erasure read their votes so.
+    fn votes_by(
+        &self,
+        query: &VoteQuery,
+    ) -> impl Future<Output = Result<VotePage, StoreError>> + Send;
+
+    /// Forgets one thing of a person's ([`Forget`]) with what it changes in its comment (the
+    /// comment's next version, reported like any write) in one atomic step, and answers
+    /// whether anything changed: forgetting what is already forgotten writes nothing, so an
+    /// erasure can be run again until it finds nothing. A comment at the version ceiling
+    /// refuses the step ([`StoreError::VersionCeiling`]).
+    fn forget(&self, what: &Forget) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
     /// Bulk-writes new comments (seeding), with the versions they carry. Not conditional;
     /// callers supply fresh ids.

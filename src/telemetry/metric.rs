@@ -93,7 +93,7 @@ metrics! {
     PAGE_ITEMS_READ: Histogram("dynapage_page_items_read");
     /// Items read from DynamoDB, by operation.
     STORE_ITEMS_READ: Counter("dynapage_store_items_read_total",
-        "operation" => ["query", "get_many", "scan", "helpful_votes", "moderation_log", "reports"]);
+        "operation" => ["query", "get_many", "scan", "helpful_votes", "moderation_log", "reports", "votes_by"]);
     /// Read capacity units DynamoDB says batch reads consumed, by operation.
     STORE_READ_UNITS: Counter("dynapage_store_read_units_total",
         "operation" => ["get_many", "helpful_votes"]);

@@ -21,8 +21,8 @@ use super::audit;
 use super::batch::RETRY;
 use super::error::{Cancellation, OnConditionFailed, cancellation, cancellation_reasons};
 use super::item::{
-    DECIDED_AT, ID, MODERATION_NOTE, MODERATION_REASON, Places, REPLY_AT, REPLY_BODY,
-    REPLY_UPDATED_AT, STATUS, VERSION, key_of, number_value, string_value,
+    AUTHOR, AUTHOR_SUB, DECIDED_AT, HELPFUL_COUNT, ID, MODERATION_NOTE, MODERATION_REASON, Places,
+    REPLY_AT, REPLY_BODY, REPLY_UPDATED_AT, STATUS, VERSION, key_of, number_value, string_value,
 };
 use super::{DynamoStore, reads, report_item};
 use crate::domain::{Comment, CommentId, LogEntry, Verdict};
@@ -151,6 +151,9 @@ pub(super) async fn write(
         .expression_attribute_names("#replyBody", REPLY_BODY)
         .expression_attribute_names("#replyAt", REPLY_AT)
         .expression_attribute_names("#replyUpdatedAt", REPLY_UPDATED_AT)
+        .expression_attribute_names("#author", AUTHOR)
+        .expression_attribute_names("#authorSub", AUTHOR_SUB)
+        .expression_attribute_names("#helpfulCount", HELPFUL_COUNT)
         .expression_attribute_values(":read", number_value(old.version))
         .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
     let (expression, values, names) = expression(new);
@@ -206,9 +209,14 @@ fn expression(
     Vec<(&'static str, &'static str)>,
 ) {
     let moderation = &new.moderation;
-    let mut sets = vec!["#version = :next"];
+    // The author and the count too: the same as read for a decision or a reply (the write is
+    // conditional on the version read), what a person's erasure changes (`super::forget`).
+    let mut sets = vec!["#version = :next", "#author = :author"];
     let mut removes = Vec::new();
-    let mut values = vec![(":next", number_value(new.version))];
+    let mut values = vec![
+        (":next", number_value(new.version)),
+        (":author", string_value(new.author.as_str())),
+    ];
     if new.is_public() {
         removes.push("#status");
     } else {
@@ -221,6 +229,18 @@ fn expression(
     values.extend(places.values);
     let reply = new.reply.as_ref();
     let optional = [
+        (
+            "#authorSub = :authorSub",
+            "#authorSub",
+            ":authorSub",
+            new.author_sub.as_deref().map(string_value),
+        ),
+        (
+            "#helpfulCount = :helpfulCount",
+            "#helpfulCount",
+            ":helpfulCount",
+            (new.helpful_count > 0).then(|| number_value(new.helpful_count)),
+        ),
         (
             "#reason = :reason",
             "#reason",

@@ -7,7 +7,8 @@
 //! helpful votes, `byQueue` (`status`, `queueKey`) and `byProductQueue` (`skuStatus`,
 //! `queueKey`) for the moderation queues, `byReported` (`reportedQueue`, `reportedKey`) and
 //! `byProductReported` (`skuReported`, `reportedKey`) for the `REPORTED` queues, `byReporter`
-//! (`reporter`, `reportKey`) for a reader's reports, `byLog` (`logList`, `logKey`) for the
+//! (`reporter`, `reportKey`) for a reader's reports, `byVoter` (`voter`, `id`) for a person's
+//! helpful votes (vote items only), `byLog` (`logList`, `logKey`) for the
 //! moderation log, `byAuthor` and `byAuthorStatus` for an author's comments,
 //! all projecting every attribute so a page needs no second read; a stream with
 //! new and old images for the sync worker; on-demand billing so nobody sizes capacity.
@@ -32,6 +33,7 @@ use super::item::{
     REPORT_KEY, REPORTED_KEY, REPORTED_QUEUE, REPORTER, SKU, SKU_RATING, SKU_REPORTED, SKU_STATUS,
     SORT_KEY, STATUS,
 };
+use super::vote_key::VOTER;
 use crate::store::StoreError;
 
 pub(super) const BY_PRODUCT: &str = "byProduct";
@@ -46,9 +48,10 @@ pub(super) const BY_AUTHOR_STATUS: &str = "byAuthorStatus";
 pub(super) const BY_REPORTED: &str = "byReported";
 pub(super) const BY_PRODUCT_REPORTED: &str = "byProductReported";
 pub(super) const BY_REPORTER: &str = "byReporter";
+pub(super) const BY_VOTER: &str = "byVoter";
 
 /// Every GSI: its name, partition key and sort key (a number for `helpfulRank`).
-const INDEXES: [(&str, &str, &str); 12] = [
+const INDEXES: [(&str, &str, &str); 13] = [
     (BY_PRODUCT, SKU, SORT_KEY),
     (BY_PRODUCT_RATING, SKU_RATING, SORT_KEY),
     (BY_PRODUCT_HELPFUL, SKU, HELPFUL_RANK),
@@ -61,6 +64,7 @@ const INDEXES: [(&str, &str, &str); 12] = [
     (BY_REPORTED, REPORTED_QUEUE, REPORTED_KEY),
     (BY_PRODUCT_REPORTED, SKU_REPORTED, REPORTED_KEY),
     (BY_REPORTER, REPORTER, REPORT_KEY),
+    (BY_VOTER, VOTER, ID),
 ];
 
 /// How long `create_tables` waits for the table and its indexes to become ACTIVE. Real

@@ -5,6 +5,11 @@
 
 use crate::domain::{CommentId, VoterId};
 
+/// The attribute of a vote item that names its voter (a [`VoterId`]'s text): the partition key
+/// of GSI `byVoter`, which lists a person's votes. Vote items written before it have none: they
+/// are in no voter's list (`docs/privacy.md`).
+pub(super) const VOTER: &str = "voter";
+
 /// The start of every vote item's `id`.
 pub(super) const VOTE_PREFIX: &str = "vote#";
 

@@ -47,7 +47,7 @@ use super::item::{
     AUTHOR_SUB, BELOW_CEILING, HELPFUL_COUNT, HELPFUL_RANK, ID, SORT_KEY, VERSION, ceiling_value,
     key_of, number_value, string_value, version_at_ceiling,
 };
-use super::vote_key::{comment_of_vote, is_vote_id, vote_id};
+use super::vote_key::{VOTER, comment_of_vote, is_vote_id, vote_id};
 use super::{DynamoStore, reads};
 use crate::domain::{CommentId, VersionCeiling, Voted, Voter, VoterId};
 use crate::store::StoreError;
@@ -123,6 +123,7 @@ fn vote_write(
             .table_name(store.table.as_ref())
             .item(ID, string_value(vote))
             .item(VOTED_AT, number_value(now_ms))
+            .item(VOTER, string_value(voter.to_string()))
             .condition_expression("attribute_not_exists(#id)")
             .expression_attribute_names("#id", ID)
             .build()

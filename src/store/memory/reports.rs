@@ -39,6 +39,18 @@ impl Reports {
         self.by_pair.insert(pair, report);
     }
 
+    /// Drops the report `reporter` filed on `comment`, answering it if there was one.
+    pub(super) fn remove(&mut self, comment: CommentId, reporter: &str) -> Option<Report> {
+        let report = self.by_pair.remove(&(comment, reporter.to_owned()))?;
+        if let Some(ids) = self.by_reporter.get_mut(reporter) {
+            ids.remove(&report.id);
+            if ids.is_empty() {
+                self.by_reporter.remove(reporter);
+            }
+        }
+        Some(report)
+    }
+
     /// Closes the open reports `reporters` filed on `comment` as `outcome` at `now_ms`, and
     /// answers them as closed.
     pub(super) fn close(

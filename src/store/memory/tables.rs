@@ -17,6 +17,9 @@ pub(super) struct Tables {
     pub(super) reports: super::reports::Reports,
     /// Who marked each comment helpful (comments without votes have no entry).
     pub(super) votes: HashMap<CommentId, HashSet<VoterId>>,
+    /// The same votes by voter, in comment-id order: a person's votes are read without a scan
+    /// (`votes_by`, for their export and erasure).
+    by_voter: HashMap<VoterId, BTreeSet<CommentId>>,
     /// The products whose partitions by helpful votes are held: those that have had a comment
     /// with votes. Until then every count is 0, a partition by helpful votes holds the same
     /// positions as its twin by time, and the twin answers for it ([`Tables::held`]): a product
@@ -145,12 +148,49 @@ impl Tables {
     pub(super) fn set_vote(&mut self, id: CommentId, voter: VoterId, helpful: bool) {
         if helpful {
             self.votes.entry(id).or_default().insert(voter);
-        } else if let Some(voters) = self.votes.get_mut(&id) {
+            self.by_voter.entry(voter).or_default().insert(id);
+            return;
+        }
+        if let Some(voters) = self.votes.get_mut(&id) {
             voters.remove(&voter);
             if voters.is_empty() {
                 self.votes.remove(&id);
             }
         }
+        self.forget_voter_of(id, voter);
+    }
+
+    /// Drops every vote on comment `id` (its deletion).
+    pub(super) fn remove_votes(&mut self, id: CommentId) {
+        for voter in self.votes.remove(&id).unwrap_or_default() {
+            self.forget_voter_of(id, voter);
+        }
+    }
+
+    fn forget_voter_of(&mut self, id: CommentId, voter: VoterId) {
+        if let Some(ids) = self.by_voter.get_mut(&voter) {
+            ids.remove(&id);
+            if ids.is_empty() {
+                self.by_voter.remove(&voter);
+            }
+        }
+    }
+
+    /// Up to `limit` of the comments `voter` voted on, in id order, after `after`.
+    pub(super) fn votes_by(
+        &self,
+        voter: VoterId,
+        after: Option<CommentId>,
+        limit: usize,
+    ) -> Vec<CommentId> {
+        let Some(ids) = self.by_voter.get(&voter) else {
+            return Vec::new();
+        };
+        let from = after.map_or(std::ops::Bound::Unbounded, std::ops::Bound::Excluded);
+        ids.range((from, std::ops::Bound::Unbounded))
+            .take(limit)
+            .copied()
+            .collect()
     }
 }
 

@@ -14,6 +14,7 @@
 //! ([`dir`]) is locked for one process; its files are checked ([`schema`]) before use.
 
 pub mod dir;
+mod forget;
 mod load;
 mod log_rows;
 mod ops;
@@ -40,11 +41,11 @@ use self::ops::{Op, Reply, Request};
 use super::memory::MemoryStore;
 use super::{
     ChangeSink, CommentStore, KeyQuery, LogPage, LogQuery, QueryPage, ReportPage, ReportQuery,
-    ScanPage, StoreError,
+    ScanPage, StoreError, VotePage, VoteQuery,
 };
 use crate::domain::{
-    Access, Comment, CommentId, CommentPatch, EntryId, LogEntry, Report, ReportDraft, Sku, Verdict,
-    Voted, Voter, VoterId,
+    Access, Comment, CommentId, CommentPatch, EntryId, Forget, LogEntry, Report, ReportDraft, Sku,
+    Verdict, Voted, Voter, VoterId,
 };
 
 /// Why the durable store cannot be opened.
@@ -384,6 +385,19 @@ impl CommentStore for SqliteStore {
         ids: &[CommentId],
     ) -> Result<Vec<bool>, StoreError> {
         self.memory.helpful_votes(voter, ids).await
+    }
+
+    async fn votes_by(&self, query: &VoteQuery) -> Result<VotePage, StoreError> {
+        self.memory.votes_by(query).await
+    }
+
+    async fn forget(&self, what: &Forget) -> Result<bool, StoreError> {
+        match self.call(Op::Forget(what.clone())).await? {
+            Reply::Forgot(changed) => Ok(changed),
+            _ => Err(StoreError::Internal(
+                "forgetting answered something else".into(),
+            )),
+        }
     }
 
     async fn put_batch(&self, comments: &[Comment]) -> Result<(), StoreError> {

@@ -6,8 +6,8 @@ use std::num::NonZeroU32;
 use tokio::sync::oneshot;
 
 use crate::domain::{
-    Access, Comment, CommentId, CommentPatch, LogEntry, Report, ReportDraft, Verdict, Voted, Voter,
-    VoterId,
+    Access, Comment, CommentId, CommentPatch, Forget, LogEntry, Report, ReportDraft, Verdict,
+    Voted, Voter, VoterId,
 };
 use crate::store::StoreError;
 
@@ -45,6 +45,7 @@ pub(super) enum Op {
         now_ms: u64,
     },
     PutReports(Vec<Report>),
+    Forget(Forget),
     PutLog(Vec<LogEntry>),
     PutBatch(Vec<Comment>),
     Vote {
@@ -62,6 +63,8 @@ pub(super) enum Reply {
     Comment(Comment),
     Voted(Voted),
     Report(Box<Report>),
+    /// Whether forgetting changed anything.
+    Forgot(bool),
 }
 
 /// What a committed write changes in the in-memory copy.
@@ -74,6 +77,8 @@ pub(super) enum Effect {
     Reports(Vec<Report>),
     Log(Vec<LogEntry>),
     Remove(CommentId),
+    /// Something of a person's forgotten: the in-memory copy forgets the same.
+    Forget(Forget),
     Vote {
         // Boxed: a comment is far larger than the other effects.
         comment: Box<Comment>,

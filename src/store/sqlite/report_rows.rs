@@ -51,6 +51,17 @@ pub(super) fn get(
     .optional()
 }
 
+/// Removes the report `reporter` filed on `comment` (inside the writer's transaction).
+pub(super) fn remove(
+    tx: &Transaction<'_>,
+    comment: CommentId,
+    reporter: &str,
+) -> rusqlite::Result<()> {
+    tx.prepare_cached("DELETE FROM reports WHERE comment = ?1 AND reporter = ?2")?
+        .execute(params![comment.to_bytes().to_vec(), reporter])?;
+    Ok(())
+}
+
 /// Loads every report into `memory`.
 pub(super) fn load(conn: &Connection, path: &Path, memory: &MemoryStore) -> Result<(), OpenError> {
     let reports = read_all(conn, path)?;

@@ -96,6 +96,11 @@ fn commit_group(conn: &mut Connection, batch: Vec<Request>, memory: &MemoryStore
                         }
                         Effect::Reports(reports) => memory.put_reports_now(&reports),
                         Effect::Log(entries) => memory.put_log_now(&entries),
+                        Effect::Forget(what) => {
+                            // The copy holds what the database held before this commit, so it
+                            // forgets the same (its answer is the writer's, already known).
+                            let _ = memory.forget_now(&what);
+                        }
                         Effect::Remove(id) => {
                             memory.remove_now(id);
                         }
@@ -190,6 +195,7 @@ fn execute(
             now_ms,
         } => report(tx, *id, reporter, draft, *hide_threshold, *now_ms),
         Op::PutReports(reports) => put_reports(tx, reports),
+        Op::Forget(what) => super::forget::forget(tx, what),
         Op::PutLog(entries) => {
             for entry in entries {
                 log_rows::put(tx, entry)?;

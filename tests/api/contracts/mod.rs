@@ -3,6 +3,7 @@
 
 mod authors;
 mod index;
+mod privacy;
 mod reports;
 mod statuses;
 mod store;

@@ -143,6 +143,17 @@ impl CommentStore for TempSqliteStore {
         self.store.helpful_votes(voter, ids).await
     }
 
+    async fn votes_by(
+        &self,
+        query: &dynapage::store::VoteQuery,
+    ) -> Result<dynapage::store::VotePage, StoreError> {
+        self.store.votes_by(query).await
+    }
+
+    async fn forget(&self, what: &dynapage::domain::Forget) -> Result<bool, StoreError> {
+        self.store.forget(what).await
+    }
+
     async fn put_batch(&self, comments: &[Comment]) -> Result<(), StoreError> {
         self.store.put_batch(comments).await
     }
