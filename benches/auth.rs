@@ -40,6 +40,7 @@ fn verifying(c: &mut Criterion) {
             roles_claim: "roles".into(),
             moderator_role: "moderator".into(),
             merchant_role: "merchant".into(),
+            privacy_role: "privacy".into(),
         },
         KeyCache::new(JwksSource::File(path)).expect("a key cache"),
     );

@@ -188,7 +188,7 @@ mod tests {
     fn comment(sub: Option<&str>) -> Comment {
         let draft = CommentDraft {
             author_sub: sub.map(str::to_owned),
-            ..CommentDraft::new("SKU-1", "Ann", "Lovely.", 4).unwrap()
+            ..CommentDraft::new("SKU-1", "Ann", "Lovely.", 4).expect("as expected")
         };
         draft.into_comment(1_700_000_000_000)
     }
@@ -196,7 +196,10 @@ mod tests {
     #[test]
     fn anonymizing_forgets_the_author_of_their_comments_only() {
         let mine = comment(Some("ann"));
-        let gone = mine.anonymized("ann").unwrap().unwrap();
+        let gone = mine
+            .anonymized("ann")
+            .expect("below the ceiling")
+            .expect("changed");
         assert_eq!(gone.author, FORMER_CUSTOMER);
         assert_eq!(gone.author_sub, None);
         assert_eq!(gone.version, mine.version + 1);
@@ -205,9 +208,16 @@ mod tests {
             (mine.body.as_str(), mine.rating)
         );
         assert_eq!(gone.updated_at_ms, None, "not an edit");
-        assert_eq!(gone.anonymized("ann").unwrap(), None, "done once");
-        assert_eq!(comment(Some("bob")).anonymized("ann").unwrap(), None);
-        assert_eq!(comment(None).anonymized("ann").unwrap(), None);
+        assert_eq!(
+            gone.anonymized("ann").expect("as expected"),
+            None,
+            "done once"
+        );
+        assert_eq!(
+            comment(Some("bob")).anonymized("ann").expect("as expected"),
+            None
+        );
+        assert_eq!(comment(None).anonymized("ann").expect("as expected"), None);
     }
 
     #[test]
@@ -216,10 +226,13 @@ mod tests {
             reporters: vec!["bob".into(), "cy".into()],
             ..comment(Some("ann"))
         };
-        let after = reported.without_reporter("bob").unwrap().unwrap();
+        let after = reported
+            .without_reporter("bob")
+            .expect("below the ceiling")
+            .expect("changed");
         assert_eq!(after.reporters, vec!["cy".to_owned()]);
         assert_eq!(after.version, reported.version + 1);
-        assert_eq!(after.without_reporter("bob").unwrap(), None);
+        assert_eq!(after.without_reporter("bob").expect("as expected"), None);
     }
 
     #[test]
@@ -232,8 +245,14 @@ mod tests {
             comment: voted.id,
             voter: VoterId::of("sub:bob"),
         };
-        assert_eq!(vote.next(&voted, true).unwrap().unwrap().helpful_count, 2);
-        assert_eq!(vote.next(&voted, false).unwrap(), None);
+        assert_eq!(
+            vote.next(&voted, true)
+                .expect("below the ceiling")
+                .expect("changed")
+                .helpful_count,
+            2
+        );
+        assert_eq!(vote.next(&voted, false).expect("as expected"), None);
     }
 
     #[test]

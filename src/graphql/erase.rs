@@ -29,12 +29,10 @@ pub(super) struct EraseMyDataInput {
     /// `"ERASE MY DATA"`, exactly: what a client asks the person to confirm. Not needed for a
     /// dry run.
     pub confirmation: Option<String>,
-    /// What becomes of the comments; `DELETE` when omitted.
-    #[graphql(default_with = "ErasureMode::Delete")]
-    pub mode: ErasureMode,
-    /// Count what would be erased; write nothing.
-    #[graphql(default)]
-    pub dry_run: bool,
+    /// What becomes of the comments; `DELETE` when omitted or null.
+    pub mode: Option<ErasureMode>,
+    /// Count what would be erased and write nothing; `false` when omitted or null.
+    pub dry_run: Option<bool>,
     /// Whose data: the viewer's own when omitted. Another person's needs the privacy role
     /// (`--auth-privacy-role`) or the moderator role.
     pub subject: Option<String>,
@@ -82,7 +80,9 @@ pub(super) async fn erase_my_data(
                 .into(),
         )));
     }
-    if !input.dry_run && input.confirmation.as_deref() != Some(CONFIRMATION) {
+    let mode = input.mode.unwrap_or(ErasureMode::Delete);
+    let dry_run = input.dry_run.unwrap_or(false);
+    if !dry_run && input.confirmation.as_deref() != Some(CONFIRMATION) {
         return Err(fail(
             domain::InvalidInput::new(
                 "confirmation",
@@ -93,8 +93,8 @@ pub(super) async fn erase_my_data(
     }
     let erasure = Erasure {
         sub: subject,
-        mode: input.mode.into(),
-        dry_run: input.dry_run,
+        mode: mode.into(),
+        dry_run,
     };
     // Its own task: a client that goes away halfway does not stop it (it would be resumable,
     // but the person asked for it once).
@@ -105,8 +105,8 @@ pub(super) async fn erase_my_data(
         .map_err(|e| fail(ApiError::Refused(format!("the erasure task failed: {e}"))))?
         .map_err(|e| fail(e.into()))?;
     Ok(EraseMyDataPayload {
-        mode: input.mode,
-        dry_run: input.dry_run,
+        mode,
+        dry_run,
         comments_deleted: count(receipt.comments_deleted),
         comments_anonymized: count(receipt.comments_anonymized),
         helpful_votes_removed: count(receipt.votes_removed),

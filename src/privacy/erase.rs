@@ -141,7 +141,7 @@ async fn erase_comments<S: CommentStore>(
         let query = KeyQuery {
             partition: partition.clone(),
             order: Order::OldestFirst,
-            from: from.clone(),
+            from,
             limit: PAGE,
         };
         let page = store.query(&query).await?;

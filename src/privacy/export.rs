@@ -175,18 +175,12 @@ impl<'w, W: AsyncWrite + Unpin> Array<'w, W> {
     }
 }
 
-/// Writes `sub`'s export, read from `store` at `now_ms`, to `out`, and flushes it.
-pub async fn export<S: CommentStore, W: AsyncWrite + Unpin>(
+/// Writes the `comments` array: `sub`'s comments in every status, oldest first.
+async fn write_comments<S: CommentStore, W: AsyncWrite + Unpin>(
     store: &S,
     sub: &str,
-    now_ms: u64,
     out: &mut W,
-) -> Result<ExportSummary, ExportError> {
-    let head = serde_json::json!({ "format": FORMAT, "subject": sub, "exportedAt": time(now_ms) });
-    let head = head.to_string();
-    out.write_all(&head.as_bytes()[..head.len() - 1]).await?;
-    let mut summary = ExportSummary::default();
-
+) -> Result<u64, ExportError> {
     let mut comments = Array::open(out, "comments", false).await?;
     let partition = Partition::Author(AuthorList::new(sub, None));
     let mut from: Bound<Position> = Bound::Unbounded;
@@ -194,7 +188,7 @@ pub async fn export<S: CommentStore, W: AsyncWrite + Unpin>(
         let query = KeyQuery {
             partition: partition.clone(),
             order: Order::OldestFirst,
-            from: from.clone(),
+            from,
             limit: PAGE,
         };
         let page = store.query(&query).await?;
@@ -211,7 +205,23 @@ pub async fn export<S: CommentStore, W: AsyncWrite + Unpin>(
             (None, Some(key)) => from = Bound::Excluded(key),
         }
     }
-    summary.comments = comments.close().await?;
+    Ok(comments.close().await?)
+}
+
+/// Writes `sub`'s export, read from `store` at `now_ms`, to `out`, and flushes it.
+pub async fn export<S: CommentStore, W: AsyncWrite + Unpin>(
+    store: &S,
+    sub: &str,
+    now_ms: u64,
+    out: &mut W,
+) -> Result<ExportSummary, ExportError> {
+    let head = serde_json::json!({ "format": FORMAT, "subject": sub, "exportedAt": time(now_ms) });
+    let head = head.to_string();
+    out.write_all(&head.as_bytes()[..head.len() - 1]).await?;
+    let mut summary = ExportSummary {
+        comments: write_comments(store, sub, out).await?,
+        ..ExportSummary::default()
+    };
 
     let mut votes = Array::open(out, "helpfulVotes", false).await?;
     let voter = voter_of(sub);

@@ -227,8 +227,36 @@ fn expression(
     sets.extend(places.sets);
     removes.extend(places.removes);
     values.extend(places.values);
+    let optional = optional_attributes(new);
+    for (set, name, placeholder, value) in optional {
+        match value {
+            Some(value) => {
+                sets.push(set);
+                values.push((placeholder, value));
+            }
+            None => removes.push(name),
+        }
+    }
+    let mut expression = format!("SET {}", sets.join(", "));
+    if !removes.is_empty() {
+        expression.push_str(&format!(" REMOVE {}", removes.join(", ")));
+    }
+    (expression, values, names)
+}
+
+/// The attributes of `new` that an item has only when they have a value: each `SET` clause,
+/// its attribute's name and placeholder, and the value (`None`: the attribute is removed).
+fn optional_attributes(
+    new: &Comment,
+) -> [(
+    &'static str,
+    &'static str,
+    &'static str,
+    Option<AttributeValue>,
+); 8] {
+    let moderation = &new.moderation;
     let reply = new.reply.as_ref();
-    let optional = [
+    [
         (
             "#authorSub = :authorSub",
             "#authorSub",
@@ -277,19 +305,5 @@ fn expression(
             ":replyUpdatedAt",
             reply.and_then(|r| r.updated_at_ms).map(number_value),
         ),
-    ];
-    for (set, name, placeholder, value) in optional {
-        match value {
-            Some(value) => {
-                sets.push(set);
-                values.push((placeholder, value));
-            }
-            None => removes.push(name),
-        }
-    }
-    let mut expression = format!("SET {}", sets.join(", "));
-    if !removes.is_empty() {
-        expression.push_str(&format!(" REMOVE {}", removes.join(", ")));
-    }
-    (expression, values, names)
+    ]
 }

@@ -211,8 +211,8 @@ pub async fn erasing_a_person_removes_all_of_theirs_and_nothing_else<S: CommentS
             reports_removed: 2,
         }
     );
-    for i in 0..3 {
-        assert_eq!(get(&store, before[i].id).await, None, "eve's comment {i}");
+    for (i, comment) in before[..3].iter().enumerate() {
+        assert_eq!(get(&store, comment.id).await, None, "eve's comment {i}");
     }
     assert!(authored(&store, EVE).await.is_empty());
     assert!(votes_of(&store, EVE, 10).await.is_empty());
@@ -267,16 +267,13 @@ pub async fn anonymizing_keeps_the_comments_under_former_customer<S: CommentStor
         (receipt.comments_anonymized, receipt.comments_deleted),
         (3, 0)
     );
-    for i in 0..3 {
-        let now = get(&store, before[i].id).await.expect("kept");
+    for old in &before[..3] {
+        let now = get(&store, old.id).await.expect("kept");
         assert_eq!(now.author, FORMER_CUSTOMER);
         assert_eq!(now.author_sub, None);
-        assert_eq!((&now.body, now.rating), (&before[i].body, before[i].rating));
-        assert_eq!(now.moderation.status, before[i].moderation.status);
-        assert_eq!(
-            now.helpful_count, before[i].helpful_count,
-            "bob's vote stays"
-        );
+        assert_eq!((&now.body, now.rating), (&old.body, old.rating));
+        assert_eq!(now.moderation.status, old.moderation.status);
+        assert_eq!(now.helpful_count, old.helpful_count, "bob's vote stays");
     }
     assert!(authored(&store, EVE).await.is_empty());
     let again = privacy::erase(&store, &erasure, |_| {})

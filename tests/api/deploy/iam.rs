@@ -365,6 +365,41 @@ async fn every_command_calls_exactly_the_dynamodb_actions_its_documented_row_lis
     synced.extend(actions_of(proxy.take_targets()));
     seen.insert("sync".into(), synced);
 
+    // A person with a comment, a vote and a report, exported and then erased.
+    let person = "auth0|iam-person";
+    let mut theirs = page.items[1].clone();
+    theirs.id = dynapage::domain::CommentId::new(theirs.created_at_ms);
+    theirs.author_sub = Some(person.to_owned());
+    backends.store.create(&theirs).await.expect("their comment");
+    let other = page.items[2].id;
+    let voter = dynapage::domain::Voter::signed_in(person);
+    backends
+        .store
+        .mark_helpful(other, &voter, true, 1)
+        .await
+        .expect("their vote");
+    let draft = dynapage::domain::ReportDraft::new(dynapage::domain::ReportReason::Spam, None)
+        .expect("a draft");
+    backends
+        .store
+        .report(other, person, &draft, None, 2)
+        .await
+        .expect("their report");
+    proxy.take_targets();
+    let export = tempfile::tempdir().expect("a temporary directory");
+    let export = export.path().join("person.json");
+    let exported = backends
+        .run(
+            "export-person",
+            &["--sub", person, "--out", export.to_str().expect("UTF-8")],
+        )
+        .await;
+    assert_eq!(exit_code(&exported), Some(0), "{exported:?}");
+    seen.insert("export-person".into(), called(&proxy, None).await);
+    let erased = backends.run("erase-person", &["--sub", person]).await;
+    assert_eq!(exit_code(&erased), Some(0), "{erased:?}");
+    seen.insert("erase-person".into(), called(&proxy, None).await);
+
     let serve = backends.args.clone();
     seen.insert("serve".into(), serve_and_use(&proxy, &serve, None).await);
     let mut with_sync = serve.clone();

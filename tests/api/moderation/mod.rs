@@ -8,6 +8,7 @@ mod decisions;
 mod log;
 mod own;
 mod pre;
+mod privacy;
 mod queues;
 mod replies;
 mod reports;
