@@ -91,6 +91,9 @@ enum Command {
     /// Redis memory of the authors' lists (viewer.comments) per comment, by how many comments
     /// each author wrote (~6 min)
     AuthorMemory(benchmarks::author_memory::Args),
+    /// Erasing a person with 10,000 comments across 100 products while 16 readers page them:
+    /// time, receipt, readers' errors, and that every other comment is unchanged (~5 min)
+    ErasePerson(benchmarks::erase_person::Args),
     /// Redis memory of comments before helpful votes, with one, and with a second voter's
     /// (~3 min)
     VoteMemory(benchmarks::vote_memory::Args),
@@ -167,6 +170,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::PageCost(args) => benchmarks::page_cost::run(&ctx, args).await,
         Command::QueueCost(args) => benchmarks::queue_cost::run(&ctx, args).await,
         Command::AuthorMemory(args) => benchmarks::author_memory::run(&ctx, args).await,
+        Command::ErasePerson(args) => benchmarks::erase_person::run(&ctx, args).await,
         Command::VoteMemory(args) => benchmarks::vote_memory::run(&ctx, args).await,
         Command::RatingSummaries(args) => benchmarks::rating_summaries::run(&ctx, args).await,
         Command::ResponseCache(args) => benchmarks::response_cache::run(&ctx, args).await,

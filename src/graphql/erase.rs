@@ -91,6 +91,11 @@ pub(super) async fn erase_my_data(
             .into(),
         ));
     }
+    if subject != viewer.sub {
+        // Staff erasing someone else's data: who asked is kept in the log (the person is
+        // named only by their vote pseudonym, in `privacy::erase`'s line).
+        tracing::info!(actor = %viewer.sub, "erasure asked for another person");
+    }
     let erasure = Erasure {
         sub: subject,
         mode: mode.into(),

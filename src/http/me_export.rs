@@ -2,18 +2,26 @@
 //! JSON document (GDPR arts. 15 and 20; [`crate::privacy::export`]), streamed as the store is
 //! read, so its size costs the server no memory. `401 UNAUTHENTICATED` without a verified token
 //! (always under `--auth off`, where nobody is signed in). `no-store`: neither a browser nor a
-//! CDN keeps a copy.
+//! CDN keeps a copy. Each export costs the person [`EXPORT_PRICE`] points of their cost budget
+//! (`429 RATE_LIMITED` past it), so nobody makes the store read their data over and over.
 
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use super::AppState;
 use super::admission::payer;
 use super::transport::{self, MediaType, Refusal};
 use crate::clock::now_ms;
+use crate::graphql::Budget;
+use crate::ratelimit::ClientKey;
+
+/// What one export costs its person's cost budget: a minute of the default budget
+/// (`--rate-limit-cost`), whatever the size of their data (which their writes bounded).
+pub(super) const EXPORT_PRICE: u64 = 1_000;
 
 /// Bytes the export may write ahead of the client reading them.
 const BUFFER: usize = 64 * 1024;
@@ -38,6 +46,19 @@ pub(super) async fn export(State(app): State<Arc<AppState>>, headers: HeaderMap)
         }
         Err(refused) => return refused,
     };
+    let client = ClientKey::new(Some(&viewer.sub), IpAddr::from([0, 0, 0, 0]));
+    let budget = Budget::new(app.options.rate_limiter.clone(), client, 0);
+    if let Some(refused) = budget.charge_cached(EXPORT_PRICE).await.refused() {
+        let wait = refused.retry_after.map_or("later".to_owned(), |d| {
+            format!("in {} s", d.as_secs().max(1))
+        });
+        let refusal = Refusal {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            code: "RATE_LIMITED",
+            message: format!("an export costs {EXPORT_PRICE} points of the budget: retry {wait}"),
+        };
+        return transport::refusal(MediaType::Json, &refusal, &request_id);
+    }
     let store = app.api.engine.store().clone();
     let (mut writer, reader) = tokio::io::duplex(BUFFER);
     tokio::spawn(async move {

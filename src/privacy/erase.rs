@@ -1,5 +1,6 @@
 //! Erasing a person: their reports, their helpful votes, then their comments (deleted or
-//! anonymized), each through [`CommentStore::forget`] or `delete`, page by page.
+//! anonymized), each through [`CommentStore::forget`] or `delete`, a page at a time, up to
+//! [`IN_FLIGHT`] writes of a page at once (each is independent of the others).
 //!
 //! Idempotent and resumable: each step forgets what is still there, so a run killed halfway
 //! and run again ends where an uninterrupted one would, and a run after a complete one
@@ -7,9 +8,14 @@
 
 use std::ops::Bound;
 
+use futures::{StreamExt, TryStreamExt};
+
 use super::{PAGE, voter_of};
 use crate::domain::{Access, AuthorList, ErasureMode, ErasureReceipt, Forget, Order, Position};
 use crate::store::{CommentStore, KeyQuery, Partition, ReportQuery, StoreError, VoteQuery};
+
+/// Writes of one page in flight at once.
+const IN_FLIGHT: usize = 8;
 
 /// What to erase, and how.
 #[derive(Clone, Debug)]
@@ -20,6 +26,12 @@ pub struct Erasure {
     pub mode: ErasureMode,
     /// Count only; write nothing.
     pub dry_run: bool,
+}
+
+/// One write of an erasure.
+enum Step {
+    Forget(Forget),
+    Delete(crate::domain::CommentId),
 }
 
 /// Erases `erasure.sub`'s data from `store` and answers what it removed (or, dry, would);
@@ -52,16 +64,31 @@ pub async fn erase<S: CommentStore>(
     Ok(receipt)
 }
 
-/// Forgets `what` (or, dry, counts it as there).
-async fn forget<S: CommentStore>(
+/// Runs `steps` (or, dry, counts each as done), [`IN_FLIGHT`] at once; answers how many
+/// changed something.
+async fn run<S: CommentStore>(
     store: &S,
-    what: Forget,
+    steps: Vec<Step>,
     dry_run: bool,
-) -> Result<bool, StoreError> {
+) -> Result<u64, StoreError> {
     if dry_run {
-        return Ok(true);
+        return Ok(steps.len() as u64);
     }
-    store.forget(&what).await
+    let done: Vec<bool> = futures::stream::iter(steps)
+        .map(|step| async move {
+            match step {
+                Step::Forget(what) => store.forget(&what).await,
+                Step::Delete(id) => match store.delete(id, &Access::Any).await {
+                    Ok(_) => Ok(true),
+                    Err(StoreError::NotFound(_)) => Ok(false),
+                    Err(other) => Err(other),
+                },
+            }
+        })
+        .buffer_unordered(IN_FLIGHT)
+        .try_collect()
+        .await?;
+    Ok(done.into_iter().filter(|changed| *changed).count() as u64)
 }
 
 async fn erase_reports<S: CommentStore>(
@@ -79,15 +106,17 @@ async fn erase_reports<S: CommentStore>(
             limit: PAGE,
         };
         let page = store.reports(&query).await?;
-        for report in &page.reports {
-            let what = Forget::Report {
-                comment: report.comment,
-                reporter: erasure.sub.clone(),
-            };
-            if forget(store, what, erasure.dry_run).await? {
-                receipt.reports_removed += 1;
-            }
-        }
+        let steps = page
+            .reports
+            .iter()
+            .map(|report| {
+                Step::Forget(Forget::Report {
+                    comment: report.comment,
+                    reporter: erasure.sub.clone(),
+                })
+            })
+            .collect();
+        receipt.reports_removed += run(store, steps, erasure.dry_run).await?;
         progress(receipt);
         after = page.reports.last().map(|r| r.id);
         if page.last_evaluated.is_none() || after.is_none() {
@@ -105,22 +134,23 @@ async fn erase_votes<S: CommentStore>(
     let voter = voter_of(&erasure.sub);
     let mut after = None;
     loop {
-        let page = store
-            .votes_by(&VoteQuery {
-                voter,
-                after,
-                limit: PAGE,
+        let query = VoteQuery {
+            voter,
+            after,
+            limit: PAGE,
+        };
+        let page = store.votes_by(&query).await?;
+        let steps = page
+            .comments
+            .iter()
+            .map(|comment| {
+                Step::Forget(Forget::Vote {
+                    comment: *comment,
+                    voter,
+                })
             })
-            .await?;
-        for comment in &page.comments {
-            let what = Forget::Vote {
-                comment: *comment,
-                voter,
-            };
-            if forget(store, what, erasure.dry_run).await? {
-                receipt.votes_removed += 1;
-            }
-        }
+            .collect();
+        receipt.votes_removed += run(store, steps, erasure.dry_run).await?;
         progress(receipt);
         after = page.comments.last().copied();
         if page.last_evaluated.is_none() || after.is_none() {
@@ -145,44 +175,31 @@ async fn erase_comments<S: CommentStore>(
             limit: PAGE,
         };
         let page = store.query(&query).await?;
-        for comment in &page.items {
-            // The list is read from an index that may lag (a GSI): only the author's own
-            // comment is touched.
-            if comment.author_sub.as_deref() != Some(erasure.sub.as_str()) {
-                continue;
-            }
-            match erasure.mode {
-                ErasureMode::Delete if erasure.dry_run => receipt.comments_deleted += 1,
-                ErasureMode::Delete => match store.delete(comment.id, &Access::Any).await {
-                    Ok(_) => receipt.comments_deleted += 1,
-                    Err(StoreError::NotFound(_)) => {}
-                    Err(other) => return Err(other),
-                },
-                ErasureMode::Anonymize => {
-                    let what = Forget::Author {
-                        comment: comment.id,
-                        sub: erasure.sub.clone(),
-                    };
-                    if forget(store, what, erasure.dry_run).await? {
-                        receipt.comments_anonymized += 1;
-                    }
-                }
-            }
+        // The list is read from an index that may lag (a GSI): only the author's own
+        // comments are touched.
+        let steps = page
+            .items
+            .iter()
+            .filter(|comment| comment.author_sub.as_deref() == Some(erasure.sub.as_str()))
+            .map(|comment| match erasure.mode {
+                ErasureMode::Delete => Step::Delete(comment.id),
+                ErasureMode::Anonymize => Step::Forget(Forget::Author {
+                    comment: comment.id,
+                    sub: erasure.sub.clone(),
+                }),
+            })
+            .collect();
+        let done = run(store, steps, erasure.dry_run).await?;
+        match erasure.mode {
+            ErasureMode::Delete => receipt.comments_deleted += done,
+            ErasureMode::Anonymize => receipt.comments_anonymized += done,
         }
         progress(receipt);
-        let Some(last) = page.items.last() else {
+        from = match (page.items.last(), page.last_evaluated) {
+            (_, None) => return Ok(()),
+            (Some(last), Some(_)) => Bound::Excluded(partition.position_of(last)),
             // An empty page that stopped early (DynamoDB's size cut) goes on from its key.
-            match page.last_evaluated {
-                Some(key) => {
-                    from = Bound::Excluded(key);
-                    continue;
-                }
-                None => return Ok(()),
-            }
+            (None, Some(key)) => Bound::Excluded(key),
         };
-        if page.last_evaluated.is_none() {
-            return Ok(());
-        }
-        from = Bound::Excluded(partition.position_of(last));
     }
 }

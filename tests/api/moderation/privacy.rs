@@ -208,10 +208,12 @@ async fn an_erasure_lasts_across_a_restart_of_the_durable_store() {
 #[tokio::test]
 async fn an_erasure_follows_the_stream_into_redis_and_verify_is_clean() {
     let (jwks, people) = jwt_people("privacy-3").await;
-    let backends = Backends::on(&crate::support::redis_server::shared_url()).await;
+    let redis_url = crate::support::redis_server::shared_url();
+    let backends = Backends::on(&redis_url).await;
     let app = serve_with_tokens(&backends, &jwks, &[]).await;
     a_person_exports_and_erases(&app, &people, "PY").await;
     verify_says(&backends, true).await;
+    nothing_of_alice_in_redis(&backends, &redis_url).await;
     // The command line erases a person too: dry, then for real, then nothing is left.
     let dave = app
         .add_comment(Some(&people.alice), "PY", "alice again", 2)
@@ -251,6 +253,66 @@ async fn an_erasure_follows_the_stream_into_redis_and_verify_is_clean() {
     app.stop().await.expect("clean stop");
 }
 
+/// No key of the index names alice but the tombstones of her deleted comments, which expire
+/// (her author's list went with her last comment), and no entry of the change log holds her
+/// subject or her comments' text.
+async fn nothing_of_alice_in_redis(backends: &Backends, redis_url: &str) {
+    let mut redis = crate::support::redis_server::connect(redis_url).await;
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{}*", backends.prefix))
+        .query_async(&mut redis)
+        .await
+        .expect("KEYS");
+    assert!(
+        keys.iter().any(|k| k.contains("PY")),
+        "the product's keys: {keys:?}"
+    );
+    // An author's lists are named by the subject in base64url.
+    let encoded = {
+        use base64::Engine as _;
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode("auth0|alice")
+    };
+    assert!(keys.iter().all(|k| !k.contains("alice")), "{keys:?}");
+    // What is left under her list's name are the tombstones of her deleted comments (a
+    // deletion's version, no content), which Redis drops within 25 hours.
+    let hers: Vec<&String> = keys.iter().filter(|k| k.contains(&encoded)).collect();
+    for key in hers {
+        assert!(key.contains("}:d:"), "{key} is not a tombstone");
+        let ttl: i64 = redis::cmd("TTL")
+            .arg(key)
+            .query_async(&mut redis)
+            .await
+            .expect("TTL");
+        assert!((1..=25 * 3600).contains(&ttl), "{key} expires in {ttl} s");
+    }
+    let log: redis::Value = redis::cmd("XRANGE")
+        .arg(format!("{}{{changes}}", backends.prefix))
+        .arg("-")
+        .arg("+")
+        .query_async(&mut redis)
+        .await
+        .expect("XRANGE");
+    let text = strings_of(&log).join(" ");
+    assert!(
+        text.contains("PY"),
+        "the change log holds the writes: {text}"
+    );
+    assert!(
+        !text.contains("alice") && !text.contains(&encoded),
+        "{text}"
+    );
+}
+
+/// Every string a reply holds, as text.
+fn strings_of(value: &redis::Value) -> Vec<String> {
+    match value {
+        redis::Value::BulkString(bytes) => vec![String::from_utf8_lossy(bytes).into_owned()],
+        redis::Value::SimpleString(text) => vec![text.clone()],
+        redis::Value::Array(items) => items.iter().flat_map(strings_of).collect(),
+        _ => Vec::new(),
+    }
+}
+
 #[tokio::test]
 async fn an_erasure_works_on_dynamodb_and_a_redis_cluster() {
     let (jwks, people) = jwt_people("privacy-4").await;
@@ -258,5 +320,22 @@ async fn an_erasure_works_on_dynamodb_and_a_redis_cluster() {
     let backends = Backends::on(&cluster).await;
     let app = serve_with_tokens(&backends, &jwks, &[]).await;
     a_person_exports_and_erases(&app, &people, "PC").await;
+    app.stop().await.expect("clean stop");
+}
+
+#[tokio::test]
+async fn an_export_spends_the_persons_cost_budget() {
+    let (jwks, people) = jwt_people("privacy-5").await;
+    let flags = ["--rate-limit-cost", "10", "--rate-limit-cost-burst", "1500"];
+    let app = TestApp::under_jwt(&jwks, 0, &flags).await;
+    let (status, _, _) = export(&app, Some(&people.alice)).await;
+    assert_eq!(status, 200);
+    let (status, _, refused) = export(&app, Some(&people.alice)).await;
+    assert_eq!(
+        (status, error_codes(&refused)),
+        (429, vec!["RATE_LIMITED".to_owned()])
+    );
+    let (status, _, _) = export(&app, Some(&people.bob)).await;
+    assert_eq!(status, 200, "bob's budget is his own");
     app.stop().await.expect("clean stop");
 }
