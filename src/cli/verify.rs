@@ -18,8 +18,12 @@ use crate::sync::{DriftReport, HelpfulCheck, ProductDrift};
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
     /// Verify only this product (reads its GSI partition rather than scanning the table).
-    #[arg(long, env = "DYNAPAGE_VERIFY_SKU")]
+    #[arg(long, env = "DYNAPAGE_VERIFY_SKU", conflicts_with = "person")]
     pub sku: Option<String>,
+    /// Check instead that nothing of this person (a token subject) is left after their
+    /// erasure: no comment, vote or report in the store, nothing in their list in the index.
+    #[arg(long)]
+    pub person: Option<String>,
     /// Example comment ids printed per product and kind of drift.
     #[arg(long, env = "DYNAPAGE_VERIFY_EXAMPLES", default_value_t = 5)]
     pub examples: usize,
@@ -53,6 +57,11 @@ pub async fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         .context("--sku / DYNAPAGE_VERIFY_SKU")?;
     let shutdown = CancellationToken::new();
     let backends = open_backends(&args.backend, Process::Verify, &shutdown).await?;
+    if let Some(person) = &args.person {
+        let left = verify_person(&backends.store, &backends.index, person).await;
+        shutdown.cancel();
+        return left;
+    }
     let report = crate::sync::verify(
         &backends.store,
         &backends.index,
@@ -68,6 +77,41 @@ pub async fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// `verify --person`: what is left of `sub` (a dry run of their erasure, and their list in the
+/// index), printed; exit 1 when anything is. The change log names no author, so nothing of
+/// theirs can be in it; the response caches are each server's (a change purges them).
+async fn verify_person(
+    store: &crate::store::AnyStore,
+    index: &crate::index::AnyIndex,
+    sub: &str,
+) -> anyhow::Result<ExitCode> {
+    use crate::index::PageIndex as _;
+    let erasure = crate::privacy::Erasure {
+        sub: sub.to_owned(),
+        mode: crate::domain::ErasureMode::Delete,
+        dry_run: true,
+    };
+    let left = crate::privacy::erase(store, &erasure, |_| {})
+        .await
+        .context("verify --person: reading the person's lists")?;
+    let list = crate::domain::AuthorList::new(sub, None).index_name();
+    let indexed = index
+        .count(&list, crate::domain::RatingSet::ALL)
+        .await
+        .context("verify --person: their list in the index")?;
+    println!(
+        "person {sub}: {} comments, {} helpful votes and {} reports in the store; {indexed} comments in their list in the index",
+        left.comments_deleted, left.votes_removed, left.reports_removed
+    );
+    if left.total() == 0 && indexed == 0 {
+        println!("nothing of the person is left");
+        Ok(ExitCode::SUCCESS)
+    } else {
+        println!("the person's data is still there: run erase-person (again)");
+        Ok(ExitCode::FAILURE)
+    }
 }
 
 /// The report as printed: a line per drifted product, a few example ids, a summary line.

@@ -45,16 +45,16 @@ pub async fn erase<S: CommentStore>(
     erase_reports(store, erasure, &mut receipt, &mut progress).await?;
     erase_votes(store, erasure, &mut receipt, &mut progress).await?;
     erase_comments(store, erasure, &mut receipt, &mut progress).await?;
-    if !erasure.dry_run {
-        let reporter = Forget::Reporter {
-            reporter: erasure.sub.clone(),
-        };
-        store.forget(&reporter).await?;
+    if erasure.dry_run {
+        return Ok(receipt);
     }
+    let reporter = Forget::Reporter {
+        reporter: erasure.sub.clone(),
+    };
+    store.forget(&reporter).await?;
     tracing::info!(
         subject = %voter_of(&erasure.sub),
         mode = %erasure.mode,
-        dry_run = erasure.dry_run,
         comments_deleted = receipt.comments_deleted,
         comments_anonymized = receipt.comments_anonymized,
         votes_removed = receipt.votes_removed,

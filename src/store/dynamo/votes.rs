@@ -22,16 +22,18 @@
 //! changes in the same transaction as the count.
 //!
 //! What it costs: a transactional write costs two write units per KB begun of each item it
-//! writes (AWS pricing), and the comment is written seven times: in the table, in its two GSIs
+//! writes (AWS pricing); the vote item is written twice (in the table and in GSI `byVoter`,
+//! which lists a person's votes), and the comment seven times: in the table, in its two GSIs
 //! by time (which project every attribute: pages read the count from them), and twice in each
 //! GSI by helpful votes, whose sort key the vote moves (DynamoDB writes such a change as a
-//! deletion and an insertion). So a vote costs `2 × (1 + 7 × ⌈comment KB⌉)` write units, 16
+//! deletion and an insertion). So a vote costs `2 × (2 + 7 × ⌈comment KB⌉)` write units, 18
 //! for a comment under 1 KB (an update is charged by the larger of the item before and after),
 //! then one strongly consistent `GetItem` of the comment for the answer (1 read unit per 4 KB).
 //! Measured in BENCHMARKS.md.
 //!
-//! Vote items of a deleted comment stay in the table (finding them would need a scan or
-//! another index); they are skipped everywhere, and `verify` counts them.
+//! Vote items of a deleted comment stay in the table until their voter is erased (GSI
+//! `byVoter` finds them then; by comment, finding them would need a scan); they are skipped
+//! everywhere, and `verify` counts them.
 
 use std::collections::HashSet;
 

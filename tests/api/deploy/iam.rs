@@ -399,6 +399,9 @@ async fn every_command_calls_exactly_the_dynamodb_actions_its_documented_row_lis
     let erased = backends.run("erase-person", &["--sub", person]).await;
     assert_eq!(exit_code(&erased), Some(0), "{erased:?}");
     seen.insert("erase-person".into(), called(&proxy, None).await);
+    let checked = backends.run("verify", &["--person", person]).await;
+    assert_eq!(exit_code(&checked), Some(0), "{}", stdout(&checked));
+    seen.insert("verify --person".into(), called(&proxy, None).await);
 
     let serve = backends.args.clone();
     seen.insert("serve".into(), serve_and_use(&proxy, &serve, None).await);

@@ -215,7 +215,7 @@ async fn an_erasure_follows_the_stream_into_redis_and_verify_is_clean() {
     verify_says(&backends, true).await;
     nothing_of_alice_in_redis(&backends, &redis_url).await;
     // The command line erases a person too: dry, then for real, then nothing is left.
-    let dave = app
+    let alice_again = app
         .add_comment(Some(&people.alice), "PY", "alice again", 2)
         .await;
     public(&app, "PY", 2).await;
@@ -228,6 +228,17 @@ async fn an_erasure_follows_the_stream_into_redis_and_verify_is_clean() {
         );
         serde_json::from_slice(&output.stdout).expect("a JSON receipt")
     };
+    let before = backends.run("verify", &["--person", "auth0|alice"]).await;
+    assert_eq!(
+        before.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&before.stdout)
+    );
+    assert!(
+        String::from_utf8_lossy(&before.stdout)
+            .contains("1 comments, 0 helpful votes and 0 reports")
+    );
     let dry = receipt(
         &backends
             .run("erase-person", &["--sub", "auth0|alice", "--dry-run"])
@@ -242,12 +253,16 @@ async fn an_erasure_follows_the_stream_into_redis_and_verify_is_clean() {
     );
     assert_eq!(done["receipt"]["commentsDeleted"], 1, "{done:#}");
     let left = public(&app, "PY", 1).await;
-    assert_ne!(left["edges"][0]["node"]["id"], json!(dave));
+    assert_ne!(left["edges"][0]["node"]["id"], json!(alice_again));
     let again = receipt(
         &backends
             .run("erase-person", &["--sub", "auth0|alice"])
             .await,
     );
+    let after = backends.run("verify", &["--person", "auth0|alice"]).await;
+    let said = String::from_utf8_lossy(&after.stdout);
+    assert_eq!(after.status.code(), Some(0), "{said}");
+    assert!(said.contains("nothing of the person is left"), "{said}");
     assert_eq!(again["receipt"]["commentsDeleted"], 0, "{again:#}");
     verify_says(&backends, true).await;
     app.stop().await.expect("clean stop");
