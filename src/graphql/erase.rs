@@ -94,7 +94,11 @@ pub(super) async fn erase_my_data(
     if subject != viewer.sub {
         // Staff erasing someone else's data: who asked is kept in the log (the person is
         // named only by their vote pseudonym, in `privacy::erase`'s line).
-        tracing::info!(actor = %viewer.sub, "erasure asked for another person");
+        tracing::info!(
+            actor = %viewer.sub,
+            subject = %privacy::voter_of(&subject),
+            "erasure asked for another person"
+        );
     }
     let erasure = Erasure {
         sub: subject,
@@ -107,7 +111,7 @@ pub(super) async fn erase_my_data(
     let task = tokio::spawn(async move { privacy::erase(&store, &erasure, |_| {}).await });
     let receipt = task
         .await
-        .map_err(|e| fail(ApiError::Refused(format!("the erasure task failed: {e}"))))?
+        .map_err(|e| fail(crate::store::StoreError::Internal(e.into()).into()))?
         .map_err(|e| fail(e.into()))?;
     Ok(EraseMyDataPayload {
         mode,

@@ -6,13 +6,11 @@
 //! and run again ends where an uninterrupted one would, and a run after a complete one
 //! changes nothing (its receipt is all zeros). A dry run reads the same lists and counts.
 
-use std::ops::Bound;
-
 use futures::{StreamExt, TryStreamExt};
 
-use super::{PAGE, voter_of};
-use crate::domain::{Access, AuthorList, ErasureMode, ErasureReceipt, Forget, Order, Position};
-use crate::store::{CommentStore, KeyQuery, Partition, ReportQuery, StoreError, VoteQuery};
+use super::{pages, voter_of};
+use crate::domain::{Access, ErasureMode, ErasureReceipt, Forget};
+use crate::store::{CommentStore, StoreError};
 
 /// Writes of one page in flight at once.
 const IN_FLIGHT: usize = 8;
@@ -97,17 +95,9 @@ async fn erase_reports<S: CommentStore>(
     receipt: &mut ErasureReceipt,
     progress: &mut impl FnMut(&ErasureReceipt),
 ) -> Result<(), StoreError> {
-    let mut after = None;
-    loop {
-        let query = ReportQuery {
-            reporter: erasure.sub.clone(),
-            order: Order::OldestFirst,
-            after,
-            limit: PAGE,
-        };
-        let page = store.reports(&query).await?;
+    let mut pages = pages::Reports::of(&erasure.sub);
+    while let Some(page) = pages.next(store).await? {
         let steps = page
-            .reports
             .iter()
             .map(|report| {
                 Step::Forget(Forget::Report {
@@ -118,11 +108,8 @@ async fn erase_reports<S: CommentStore>(
             .collect();
         receipt.reports_removed += run(store, steps, erasure.dry_run).await?;
         progress(receipt);
-        after = page.reports.last().map(|r| r.id);
-        if page.last_evaluated.is_none() || after.is_none() {
-            return Ok(());
-        }
     }
+    Ok(())
 }
 
 async fn erase_votes<S: CommentStore>(
@@ -131,17 +118,10 @@ async fn erase_votes<S: CommentStore>(
     receipt: &mut ErasureReceipt,
     progress: &mut impl FnMut(&ErasureReceipt),
 ) -> Result<(), StoreError> {
-    let voter = voter_of(&erasure.sub);
-    let mut after = None;
-    loop {
-        let query = VoteQuery {
-            voter,
-            after,
-            limit: PAGE,
-        };
-        let page = store.votes_by(&query).await?;
+    let mut pages = pages::Votes::of(&erasure.sub);
+    let voter = pages.voter;
+    while let Some(page) = pages.next(store).await? {
         let steps = page
-            .comments
             .iter()
             .map(|comment| {
                 Step::Forget(Forget::Vote {
@@ -152,11 +132,8 @@ async fn erase_votes<S: CommentStore>(
             .collect();
         receipt.votes_removed += run(store, steps, erasure.dry_run).await?;
         progress(receipt);
-        after = page.comments.last().copied();
-        if page.last_evaluated.is_none() || after.is_none() {
-            return Ok(());
-        }
     }
+    Ok(())
 }
 
 async fn erase_comments<S: CommentStore>(
@@ -165,22 +142,10 @@ async fn erase_comments<S: CommentStore>(
     receipt: &mut ErasureReceipt,
     progress: &mut impl FnMut(&ErasureReceipt),
 ) -> Result<(), StoreError> {
-    let partition = Partition::Author(AuthorList::new(erasure.sub.clone(), None));
-    let mut from: Bound<Position> = Bound::Unbounded;
-    loop {
-        let query = KeyQuery {
-            partition: partition.clone(),
-            order: Order::OldestFirst,
-            from,
-            limit: PAGE,
-        };
-        let page = store.query(&query).await?;
-        // The list is read from an index that may lag (a GSI): only the author's own
-        // comments are touched.
+    let mut pages = pages::Comments::of(&erasure.sub);
+    while let Some(page) = pages.next(store).await? {
         let steps = page
-            .items
             .iter()
-            .filter(|comment| comment.author_sub.as_deref() == Some(erasure.sub.as_str()))
             .map(|comment| match erasure.mode {
                 ErasureMode::Delete => Step::Delete(comment.id),
                 ErasureMode::Anonymize => Step::Forget(Forget::Author {
@@ -195,11 +160,6 @@ async fn erase_comments<S: CommentStore>(
             ErasureMode::Anonymize => receipt.comments_anonymized += done,
         }
         progress(receipt);
-        from = match (page.items.last(), page.last_evaluated) {
-            (_, None) => return Ok(()),
-            (Some(last), Some(_)) => Bound::Excluded(partition.position_of(last)),
-            // An empty page that stopped early (DynamoDB's size cut) goes on from its key.
-            (None, Some(key)) => Bound::Excluded(key),
-        };
     }
+    Ok(())
 }

@@ -14,14 +14,12 @@
 //! Comments in every status (pending, hidden and rejected too, with the decision's reason and
 //! note), oldest first; votes by comment id; reports oldest first. Times are RFC 3339 in UTC.
 
-use std::ops::Bound;
-
 use serde::Serialize;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 
-use super::{PAGE, voter_of};
-use crate::domain::{AuthorList, Comment, Order, Position, Report, millis_to_datetime};
-use crate::store::{CommentStore, KeyQuery, Partition, ReportQuery, StoreError, VoteQuery};
+use super::pages;
+use crate::domain::{Comment, Report, millis_to_datetime};
+use crate::store::{CommentStore, StoreError};
 
 /// The document's `format`: its version, for whoever reads it back.
 pub const FORMAT: &str = "dynapage-person-export/1";
@@ -150,10 +148,9 @@ struct Array<'w, W> {
 }
 
 impl<'w, W: AsyncWrite + Unpin> Array<'w, W> {
-    async fn open(out: &'w mut W, name: &str, first: bool) -> std::io::Result<Self> {
-        let comma = if first { "" } else { "," };
-        out.write_all(format!("{comma}\"{name}\":[").as_bytes())
-            .await?;
+    /// Opens the array `name`, a member after others of the document's object.
+    async fn open(out: &'w mut W, name: &str) -> std::io::Result<Self> {
+        out.write_all(format!(",\"{name}\":[").as_bytes()).await?;
         Ok(Self { out, written: 0 })
     }
 
@@ -181,28 +178,11 @@ async fn write_comments<S: CommentStore, W: AsyncWrite + Unpin>(
     sub: &str,
     out: &mut W,
 ) -> Result<u64, ExportError> {
-    let mut comments = Array::open(out, "comments", false).await?;
-    let partition = Partition::Author(AuthorList::new(sub, None));
-    let mut from: Bound<Position> = Bound::Unbounded;
-    loop {
-        let query = KeyQuery {
-            partition: partition.clone(),
-            order: Order::OldestFirst,
-            from,
-            limit: PAGE,
-        };
-        let page = store.query(&query).await?;
-        for comment in page
-            .items
-            .iter()
-            .filter(|c| c.author_sub.as_deref() == Some(sub))
-        {
+    let mut comments = Array::open(out, "comments").await?;
+    let mut pages = pages::Comments::of(sub);
+    while let Some(page) = pages.next(store).await? {
+        for comment in &page {
             comments.push(&CommentOut::of(comment)).await?;
-        }
-        match (page.items.last(), page.last_evaluated) {
-            (_, None) => break,
-            (Some(last), Some(_)) => from = Bound::Excluded(partition.position_of(last)),
-            (None, Some(key)) => from = Bound::Excluded(key),
         }
     }
     Ok(comments.close().await?)
@@ -223,45 +203,22 @@ pub async fn export<S: CommentStore, W: AsyncWrite + Unpin>(
         ..ExportSummary::default()
     };
 
-    let mut votes = Array::open(out, "helpfulVotes", false).await?;
-    let voter = voter_of(sub);
-    let mut after = None;
-    loop {
-        let page = store
-            .votes_by(&VoteQuery {
-                voter,
-                after,
-                limit: PAGE,
-            })
-            .await?;
-        for comment in &page.comments {
+    let mut votes = Array::open(out, "helpfulVotes").await?;
+    let mut pages = pages::Votes::of(sub);
+    while let Some(page) = pages.next(store).await? {
+        for comment in &page {
             votes
                 .push(&serde_json::json!({ "commentId": comment.to_string() }))
                 .await?;
         }
-        after = page.comments.last().copied();
-        if page.last_evaluated.is_none() || after.is_none() {
-            break;
-        }
     }
     summary.helpful_votes = votes.close().await?;
 
-    let mut reports = Array::open(out, "reports", false).await?;
-    let mut after = None;
-    loop {
-        let query = ReportQuery {
-            reporter: sub.to_owned(),
-            order: Order::OldestFirst,
-            after,
-            limit: PAGE,
-        };
-        let page = store.reports(&query).await?;
-        for report in &page.reports {
+    let mut reports = Array::open(out, "reports").await?;
+    let mut pages = pages::Reports::of(sub);
+    while let Some(page) = pages.next(store).await? {
+        for report in &page {
             reports.push(&ReportOut::of(report)).await?;
-        }
-        after = page.reports.last().map(|r| r.id);
-        if page.last_evaluated.is_none() || after.is_none() {
-            break;
         }
     }
     summary.reports = reports.close().await?;

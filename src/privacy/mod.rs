@@ -17,6 +17,7 @@
 
 mod erase;
 mod export;
+mod pages;
 
 pub use erase::{Erasure, erase};
 pub use export::{ExportError, ExportSummary, FORMAT as EXPORT_FORMAT, export};
