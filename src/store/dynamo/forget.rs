@@ -30,8 +30,12 @@ pub(super) async fn forget(store: &DynamoStore, what: &Forget) -> Result<bool, S
         let Forget::Reporter { reporter } = what else {
             unreachable!("only a reporter concerns no comment")
         };
-        let counter = delete(store, counter_id(reporter))?;
-        return alone(store, vec![counter], ulid::Ulid::new().to_string()).await;
+        return alone(
+            store,
+            vec![drop_counter(store, reporter)?],
+            ulid::Ulid::new().to_string(),
+        )
+        .await;
     };
     for attempt in 0..ATTEMPTS {
         if attempt > 0 {
@@ -101,6 +105,21 @@ fn delete(store: &DynamoStore, id: String) -> Result<TransactWriteItem, StoreErr
         .key(ID, string_value(id))
         .condition_expression("attribute_exists(#id)")
         .expression_attribute_names("#id", ID)
+        .build()
+        .map_err(build)?;
+    Ok(TransactWriteItem::builder().delete(delete).build())
+}
+
+/// The `Delete` of `reporter`'s report counter, only while it counts none: a report filed
+/// while their erasure ran keeps its count.
+fn drop_counter(store: &DynamoStore, reporter: &str) -> Result<TransactWriteItem, StoreError> {
+    let delete = Delete::builder()
+        .table_name(store.table.as_ref())
+        .key(ID, string_value(counter_id(reporter)))
+        .condition_expression("attribute_exists(#id) AND #n <= :zero")
+        .expression_attribute_names("#id", ID)
+        .expression_attribute_names("#n", COUNT)
+        .expression_attribute_values(":zero", number_value(0))
         .build()
         .map_err(build)?;
     Ok(TransactWriteItem::builder().delete(delete).build())
