@@ -73,6 +73,20 @@ pub(super) async fn erase_my_data(
     let fail = |e: ApiError| e.into_graphql(meta);
     let viewer = signed_in(ctx, state, "erasing data needs a signed-in person").map_err(fail)?;
     let subject = input.subject.clone().unwrap_or_else(|| viewer.sub.clone());
+    // No token can name a subject past this (`auth`), so nobody's data is under one: refused
+    // before it reaches a store key (DynamoDB refuses keys over 2 KB with an internal error).
+    if subject.is_empty()
+        || subject.len() > domain::MAX_AUTHOR_SUB_BYTES
+        || subject.chars().any(char::is_control)
+    {
+        return Err(fail(
+            domain::InvalidInput::new(
+                "subject",
+                "must be a token subject: 1 to 255 bytes, no control characters",
+            )
+            .into(),
+        ));
+    }
     if !viewer.may_erase(&subject) {
         return Err(fail(ApiError::Forbidden(
             "only the person themselves, a moderator or the privacy role (--auth-privacy-role) \

@@ -94,6 +94,13 @@ async fn a_person_exports_and_erases(app: &TestApp, people: &People, sku: &str) 
     )
     .await;
     assert_eq!(error_codes(&not_hers), ["FORBIDDEN"], "{not_hers:#}");
+    let too_long = erase(
+        app,
+        carol,
+        json!({ "subject": "x".repeat(3_000), "dryRun": true }),
+    )
+    .await;
+    assert_eq!(error_codes(&too_long), ["BAD_USER_INPUT"], "{too_long:#}");
     let unconfirmed = erase(app, alice, json!({ "confirmation": "yes" })).await;
     assert_eq!(
         error_codes(&unconfirmed),
