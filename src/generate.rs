@@ -123,6 +123,7 @@ impl Iterator for CommentGenerator {
             version: 1,
             helpful_count: 0,
             moderation: crate::domain::Moderation::default(),
+            purchase: None,
             reply: None,
             reporters: Vec::new(),
         })

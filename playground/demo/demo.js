@@ -12,6 +12,7 @@
 //   &numbering=…  `newest` (page 1 holds the newest comments; the default) or `oldest`; in the
 //                 default order only (other orders number pages from their start)
 //   &ratings=…    only these ratings, e.g. `4,5` (default: all; `ratings=4&ratings=5` too)
+//   &verified=1   only verified purchases (the connection's `verified: true`; default: all)
 //   &size=…       comments per page, 1 to the server's maximum page size (default 10)
 //   &comment=…    a comment's id: opens the page that holds it, highlighted (a permalink)
 //
@@ -64,6 +65,7 @@ function readView(main) {
     page: Number(data.page),
     numbering: data.numbering,
     ratings: data.ratings ? data.ratings.split(',').map(Number) : [],
+    verified: data.verified === '1',
     size: Number(data.size),
     comment: data.comment || null,
   };
@@ -72,13 +74,15 @@ function readView(main) {
 // The URL of a view; defaults are left out, so each view has one URL (the server writes the
 // same ones: View::url in src/storefront/view.rs).
 function viewUrl({
-  sku, sort = 'newest', page = 1, numbering = 'newest', ratings = [], size = DEFAULT_SIZE, comment = null,
+  sku, sort = 'newest', page = 1, numbering = 'newest', ratings = [], verified = false,
+  size = DEFAULT_SIZE, comment = null,
 }) {
   const params = new URLSearchParams({ sku });
   if (sort !== 'newest') params.set('sort', sort);
   if (page !== 1) params.set('page', page);
   if (numbering !== 'newest' && sort === 'newest') params.set('numbering', numbering);
   if (ratings.length > 0) params.set('ratings', ratings.join(','));
+  if (verified) params.set('verified', '1');
   if (size !== DEFAULT_SIZE) params.set('size', size);
   if (comment) params.set('comment', comment);
   return `/demo?${params.toString().replaceAll('%2C', ',')}`;
@@ -102,8 +106,9 @@ function enhanceViewForm(view) {
   if (apply) apply.hidden = true;
   const boxes = [...form.querySelectorAll('#rating-options input')];
   const sort = $('sort');
+  const verified = $('verified');
   const open = (changes) => {
-    for (const control of [...boxes, sort]) if (control) control.disabled = true;
+    for (const control of [...boxes, sort, verified]) if (control) control.disabled = true;
     window.location.assign(viewUrl({ ...view, ...changes, page: 1, comment: null }));
   };
   for (const box of boxes) {
@@ -111,6 +116,7 @@ function enhanceViewForm(view) {
       open({ ratings: boxes.filter((b) => b.checked).map((b) => Number(b.value)).sort((a, b) => a - b) });
     });
   }
+  if (verified) verified.addEventListener('change', () => open({ verified: verified.checked }));
   // Pages of another order are numbered from its start.
   if (sort) sort.addEventListener('change', () => open({ sort: sort.value, numbering: 'newest' }));
 }
@@ -142,8 +148,8 @@ function showLinkedComment(view) {
 // with a link to the newest. Edits and deletions of comments on this page show in place.
 
 const EVENTS = `
-subscription StorefrontEvents($sku: String!, $ratings: [Int!]) {
-  commentEvents(sku: $sku, ratings: $ratings) {
+subscription StorefrontEvents($sku: String!, $ratings: [Int!], $verified: Boolean) {
+  commentEvents(sku: $sku, ratings: $ratings, verified: $verified) {
     kind
     deletedCommentId
     totalCount
@@ -161,7 +167,11 @@ function startLive(view) {
   socket.addEventListener('message', ({ data }) => {
     const message = JSON.parse(data);
     if (message.type === 'connection_ack') {
-      const variables = { sku: view.sku, ratings: view.ratings.length > 0 ? view.ratings : null };
+      const variables = {
+        sku: view.sku,
+        ratings: view.ratings.length > 0 ? view.ratings : null,
+        verified: view.verified || null,
+      };
       send({ id: 'comments', type: 'subscribe', payload: { query: EVENTS, variables } });
       $('reviews').dataset.live = 'connected';
     } else if (message.type === 'ping') {
@@ -186,7 +196,9 @@ function showNewComments(view, count) {
   const text = count === 1 ? '1 new comment' : `${numberFormat.format(count)} new comments`;
   banner.replaceChildren(
     `${text} since you opened this page. `,
-    el('a', { href: viewUrl({ sku: view.sku, ratings: view.ratings, size: view.size }) }, 'Show the newest'),
+    el('a', { href: viewUrl({
+      sku: view.sku, ratings: view.ratings, verified: view.verified, size: view.size,
+    }) }, 'Show the newest'),
   );
   banner.hidden = false;
 }

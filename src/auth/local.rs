@@ -15,6 +15,9 @@ use sha2::{Digest, Sha256};
 
 /// The `iss` of local tokens.
 pub const ISSUER: &str = "dynapage-local";
+/// The `iss` of local purchase proofs (`dynapage token --purchase`): the shop's backend in
+/// development, another issuer than the one of sign-in tokens.
+pub const PURCHASE_ISSUER: &str = "dynapage-local-shop";
 /// The `aud` of local tokens.
 pub const AUDIENCE: &str = "dynapage";
 /// The private key's file name in the key directory.
@@ -93,6 +96,33 @@ impl LocalIssuer {
         if let Some(name) = &claims.name {
             body["name"] = name.as_str().into();
         }
+        Ok(jsonwebtoken::encode(&header, &body, &self.key)?)
+    }
+}
+
+impl LocalIssuer {
+    /// A purchase proof (`crate::auth::purchase`) for `sub` having bought `sku` in `order`,
+    /// valid from now for `ttl`.
+    pub fn sign_purchase(
+        &self,
+        sub: &str,
+        sku: &str,
+        order: &str,
+        ttl: Duration,
+    ) -> anyhow::Result<String> {
+        let now = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs();
+        let mut header = Header::new(Algorithm::EdDSA);
+        header.kid = Some(self.kid.clone());
+        let body = serde_json::json!({
+            "iss": PURCHASE_ISSUER,
+            "sub": sub,
+            "sku": sku,
+            "order": order,
+            "purpose": crate::auth::purchase::PURPOSE,
+            "iat": now,
+            "nbf": now,
+            "exp": now + ttl.as_secs(),
+        });
         Ok(jsonwebtoken::encode(&header, &body, &self.key)?)
     }
 }

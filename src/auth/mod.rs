@@ -14,6 +14,7 @@
 
 pub mod jwks;
 pub mod local;
+pub mod purchase;
 mod verified;
 
 use std::sync::Arc;
@@ -209,39 +210,12 @@ impl JwtVerifier {
     /// The whole check, as for a token seen for the first time, and how long the token has
     /// left to live.
     pub async fn verify_uncached(&self, token: &str) -> Result<(Viewer, Duration), TokenError> {
-        // `decode_header` refuses `alg: none` and any name it does not know.
-        let header = jsonwebtoken::decode_header(token).map_err(|_| header_error(token))?;
-        if !ALGORITHMS.contains(&header.alg) {
-            return Err(TokenError::Algorithm);
-        }
-        let key = self
-            .keys
-            .find(header.kid.as_deref())
-            .await
-            .ok_or(TokenError::UnknownKey)?;
-        if key.algorithm.is_some_and(|alg| alg != header.alg) {
-            return Err(TokenError::Algorithm);
-        }
-        let mut validation = Validation::new(header.alg);
-        validation.set_issuer(&[&self.settings.issuer]);
-        validation.set_audience(&[&self.settings.audience]);
-        validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
-        validation.validate_nbf = true;
-        validation.leeway = LEEWAY.as_secs();
-        let claims = jsonwebtoken::decode::<Map<String, Value>>(token, &key.key, &validation)
-            .map_err(|e| match e.kind() {
-                ErrorKind::ExpiredSignature => TokenError::Expired,
-                ErrorKind::ImmatureSignature => TokenError::NotYetValid,
-                ErrorKind::InvalidIssuer => TokenError::Issuer,
-                ErrorKind::InvalidAudience => TokenError::Audience,
-                ErrorKind::MissingRequiredClaim(claim) => TokenError::MissingClaim(claim.clone()),
-                ErrorKind::InvalidAlgorithm
-                | ErrorKind::InvalidAlgorithmName
-                | ErrorKind::InvalidKeyFormat => TokenError::Algorithm,
-                ErrorKind::InvalidSignature => TokenError::Signature,
-                _ => TokenError::Malformed,
-            })?
-            .claims;
+        let claims = decode_claims(&self.keys, token, |validation| {
+            validation.set_issuer(&[&self.settings.issuer]);
+            validation.set_audience(&[&self.settings.audience]);
+            validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+        })
+        .await?;
         // `exp` is required and checked above. The cache keeps the token until then, without
         // the leeway: it is verified again if it is used after `exp`.
         let exp = claims
@@ -288,6 +262,47 @@ impl JwtVerifier {
             privacy,
         })
     }
+}
+
+/// The claims of `token` once jsonwebtoken has verified it against a key of `keys` (the one
+/// its `kid` names, with one of [`ALGORITHMS`], the key's own if it names one): the signature,
+/// `exp` and `nbf` with [`LEEWAY`], and what `configure` adds (issuer, audience, required
+/// claims). Shared by bearer tokens and purchase proofs (`purchase`).
+pub(crate) async fn decode_claims(
+    keys: &KeyCache,
+    token: &str,
+    configure: impl FnOnce(&mut Validation),
+) -> Result<Map<String, Value>, TokenError> {
+    // `decode_header` refuses `alg: none` and any name it does not know.
+    let header = jsonwebtoken::decode_header(token).map_err(|_| header_error(token))?;
+    if !ALGORITHMS.contains(&header.alg) {
+        return Err(TokenError::Algorithm);
+    }
+    let key = keys
+        .find(header.kid.as_deref())
+        .await
+        .ok_or(TokenError::UnknownKey)?;
+    if key.algorithm.is_some_and(|alg| alg != header.alg) {
+        return Err(TokenError::Algorithm);
+    }
+    let mut validation = Validation::new(header.alg);
+    validation.validate_nbf = true;
+    validation.leeway = LEEWAY.as_secs();
+    configure(&mut validation);
+    jsonwebtoken::decode::<Map<String, Value>>(token, &key.key, &validation)
+        .map(|data| data.claims)
+        .map_err(|e| match e.kind() {
+            ErrorKind::ExpiredSignature => TokenError::Expired,
+            ErrorKind::ImmatureSignature => TokenError::NotYetValid,
+            ErrorKind::InvalidIssuer => TokenError::Issuer,
+            ErrorKind::InvalidAudience => TokenError::Audience,
+            ErrorKind::MissingRequiredClaim(claim) => TokenError::MissingClaim(claim.clone()),
+            ErrorKind::InvalidAlgorithm
+            | ErrorKind::InvalidAlgorithmName
+            | ErrorKind::InvalidKeyFormat => TokenError::Algorithm,
+            ErrorKind::InvalidSignature => TokenError::Signature,
+            _ => TokenError::Malformed,
+        })
 }
 
 /// Why a token's header did not decode: an algorithm jsonwebtoken does not know (`none`, say)

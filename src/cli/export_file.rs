@@ -239,6 +239,7 @@ mod tests {
     fn comments(n: u64) -> Vec<Comment> {
         (0..n)
             .map(|i| Comment {
+                purchase: None,
                 id: CommentId::from_parts(1_700_000_000_000 + i, 7),
                 sku: Sku::parse("SKU-1").expect("sku"),
                 author: format!("author {i}"),

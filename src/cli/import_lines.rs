@@ -155,6 +155,7 @@ mod tests {
         use crate::domain::{Comment, CommentId, MAX_VERSION, Rating, Sku, SortKey};
         let widest = '\u{10FFFF}';
         let comment = Comment {
+            purchase: None,
             id: CommentId::from_parts(SortKey::MAX_MILLIS, u128::MAX),
             sku: Sku::parse(&"S".repeat(Sku::MAX_LEN)).expect("sku"),
             author: widest.to_string().repeat(MAX_AUTHOR_CHARS),

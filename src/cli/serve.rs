@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::auth::Auth;
 use crate::config::{
     AuthArgs, BackendArgs, CacheArgs, CursorArgs, IndexKind, ModerationArgs, PagingArgs,
-    PersistedArgs, PurgeArgs, RateLimitArgs, ServerArgs, StoreKind, WebSocketArgs,
+    PersistedArgs, PurchaseArgs, PurgeArgs, RateLimitArgs, ServerArgs, StoreKind, WebSocketArgs,
 };
 use crate::domain::ChangeEvent;
 use crate::graphql::{ApiState, build_schema};
@@ -51,6 +51,9 @@ pub struct ServeArgs {
     /// When new comments become public.
     #[command(flatten)]
     pub moderation: ModerationArgs,
+    /// How purchase proofs are verified.
+    #[command(flatten)]
+    pub purchase: PurchaseArgs,
     /// Rate limits per client, and which proxies may name the client.
     #[command(flatten)]
     pub rate_limit: RateLimitArgs,
@@ -148,8 +151,10 @@ async fn serve_on(
     let auth = args.auth.auth(args.backend.store)?;
     let pre_moderation = args.moderation.pre(&auth)?;
     let shop_name = args.moderation.shop_name()?;
+    let purchases = args.purchase.verifier(args.backend.store, &auth)?;
     let codec = args.cursor.codec(args.backend.store)?;
     fetch_signing_keys(&auth).await;
+    crate::auth::purchase::fetch_keys(purchases.as_deref()).await;
     let trusted_proxies = args.rate_limit.trusted_proxies()?;
     // Subscriptions are fed from the Redis change log with the Redis index (whoever applies
     // the stream publishes there), else from what this process applies: the embedded store's
@@ -205,6 +210,8 @@ async fn serve_on(
         max_complexity: args.server.max_query_complexity,
         pre_moderation,
         shop_name,
+        purchases,
+        verification_statement: args.purchase.statement()?,
         report_hide_threshold: args.moderation.hide_threshold(),
     });
     let schema = build_schema(Some(api.clone()));

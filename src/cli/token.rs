@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::auth::local::{AUDIENCE, ISSUER, LocalClaims, LocalIssuer};
+use crate::auth::local::{AUDIENCE, ISSUER, LocalClaims, LocalIssuer, PURCHASE_ISSUER};
 
 #[derive(Args, Debug)]
 pub struct TokenArgs {
@@ -24,6 +24,15 @@ pub struct TokenArgs {
     /// Minutes the token stays valid.
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=7 * 24 * 60))]
     minutes: u64,
+    /// Prints a purchase proof instead of a sign-in token: that `--sub` bought this product
+    /// (its SKU) in `--order`, for `addComment(input: { purchaseProof })`. Signed by the same
+    /// local key as issuer `dynapage-local-shop` (the shop's backend, in development).
+    #[arg(long, value_name = "SKU", requires = "order")]
+    purchase: Option<String>,
+    /// The order id a purchase proof names (with `--purchase`); the server keeps only a keyed
+    /// hash of it.
+    #[arg(long, value_name = "ID", requires = "purchase")]
+    order: Option<String>,
     /// Where the signing key and its JWKS are kept (made on first use).
     #[arg(long, env = "DYNAPAGE_TOKEN_KEY_DIR", default_value = ".dynapage")]
     key_dir: PathBuf,
@@ -39,12 +48,23 @@ pub(super) fn run(args: TokenArgs) -> anyhow::Result<()> {
         &args.key_dir,
     )?;
     let issuer = LocalIssuer::open(&args.key_dir)?;
+    let ttl = Duration::from_secs(args.minutes * 60);
+    if let (Some(sku), Some(order)) = (&args.purchase, &args.order) {
+        println!("{}", issuer.sign_purchase(&args.sub, sku, order, ttl)?);
+        eprintln!(
+            "a server accepts it with: --purchase-jwks-url file:{} --purchase-issuer {PURCHASE_ISSUER}\n\
+             send it as addComment(input: {{ sku: \"{sku}\", purchaseProof: \"<proof>\", … }}) with a sign-in token for {}",
+            issuer.jwks_path().display(),
+            args.sub
+        );
+        return Ok(());
+    }
     let claims = LocalClaims {
         name: Some(args.name.unwrap_or_else(|| args.sub.clone())),
         sub: args.sub,
         roles: args.roles,
     };
-    let token = issuer.sign(&claims, Duration::from_secs(args.minutes * 60))?;
+    let token = issuer.sign(&claims, ttl)?;
     println!("{token}");
     eprintln!(
         "a server accepts it with: --auth jwt --auth-jwks-url file:{} --auth-issuer {ISSUER} --auth-audience {AUDIENCE}\n\

@@ -8,7 +8,8 @@
 //! (`replyBody`, `replyAtMs`, `replyUpdatedAtMs`), each written only when it is not the default
 //! (a published comment never moderated nor answered carries none, as before they existed),
 //! and so do the readers whose reports are open on it (`reporters`; the reports themselves
-//! have lines of their own, [`super::transfer_report`]).
+//! have lines of their own, [`super::transfer_report`]), and a verified purchase's keyed order
+//! hash (`purchase`).
 //! A line with a field this version does not know is refused rather than half-read.
 
 use serde::{Deserialize, Serialize};
@@ -47,6 +48,9 @@ pub(super) struct Line {
     pub reply_updated_at_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reporters: Vec<String>,
+    /// The keyed hash of a verified purchase's order ([`crate::domain::OrderHash`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub purchase: Option<String>,
 }
 
 impl From<&Comment> for Line {
@@ -70,6 +74,7 @@ impl From<&Comment> for Line {
             reply_at_ms: comment.reply.as_ref().map(|r| r.created_at_ms),
             reply_updated_at_ms: comment.reply.as_ref().and_then(|r| r.updated_at_ms),
             reporters: comment.reporters.clone(),
+            purchase: comment.purchase.as_ref().map(|p| p.as_str().to_owned()),
         }
     }
 }
@@ -158,6 +163,12 @@ pub(super) fn decode(text: &str) -> Result<Comment, String> {
             }
         },
         reporters: checked_reporters(line.reporters)?,
+        purchase: line
+            .purchase
+            .as_deref()
+            .map(crate::domain::OrderHash::parse)
+            .transpose()
+            .map_err(|e| e.to_string())?,
     })
 }
 
@@ -176,6 +187,7 @@ mod tests {
     #[test]
     fn a_line_round_trips_every_field_and_refuses_unknown_ones() {
         let comment = Comment {
+            purchase: None,
             id: CommentId::from_parts(1_700_000_000_000, 42),
             sku: Sku::parse("SKU-1").expect("sku"),
             author: "ann \"quoted\"".into(),

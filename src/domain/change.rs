@@ -7,6 +7,7 @@ use super::author::AuthorList;
 use super::comment::Comment;
 use super::ids::{Rating, Sku};
 use super::moderation::CommentStatus;
+use super::purchase::{verified_list, verified_product};
 use super::queue::QueueList;
 use super::sort_key::SortKey;
 
@@ -42,6 +43,10 @@ pub struct IndexEntry {
     /// Whether a report is open on the comment ([`Comment::is_reported`]): which puts it in
     /// the `REPORTED` queues. The index keeps none: `false` in every list's entry.
     pub reported: bool,
+    /// Whether the comment is a verified purchase ([`Comment::is_verified`]): which puts it in
+    /// its product's verified twin ([`verified_list`]) while it is published. The index keeps
+    /// none: `false` in every list's entry.
+    pub verified: bool,
 }
 
 impl IndexEntry {
@@ -59,6 +64,7 @@ impl IndexEntry {
         IndexEntry {
             author: None,
             reported: false,
+            verified: false,
             ..self.clone()
         }
     }
@@ -74,6 +80,7 @@ impl IndexEntry {
             helpful: 0,
             author: None,
             reported: false,
+            verified: false,
             ..self.clone()
         }
     }
@@ -91,6 +98,21 @@ impl IndexEntry {
             status: CommentStatus::Published,
             author: None,
             reported: false,
+            verified: false,
+            ..self.clone()
+        }
+    }
+
+    /// This entry (of a product's list) as the entry of its product's verified twin
+    /// ([`verified_list`]): a member if the comment is published and verified, a withdrawal
+    /// otherwise; placed as in the product's list (rating, helpful count).
+    pub fn in_verified_list(&self) -> IndexEntry {
+        IndexEntry {
+            sku: verified_list(&self.sku),
+            published: self.published && self.verified,
+            author: None,
+            reported: false,
+            verified: false,
             ..self.clone()
         }
     }
@@ -102,6 +124,9 @@ impl IndexEntry {
         if let Some(queue) = QueueList::from_index_name(list.as_str()) {
             return self.in_queue(&queue);
         }
+        if verified_product(list.as_str()).is_some() {
+            return self.in_verified_list();
+        }
         match AuthorList::from_index_name(list.as_str()) {
             Some(author) => self.in_author_list(&author),
             None => self.clone(),
@@ -110,7 +135,8 @@ impl IndexEntry {
 
     /// The lists other than its product's that this entry (of a product's list) makes its
     /// comment a member of: its two queues while it is not published, the two `REPORTED` ones
-    /// while a report is open on it, and its author's list when it has an author.
+    /// while a report is open on it, its author's list when it has an author, and its product's
+    /// verified twin when it is a verified purchase.
     pub fn side_lists(&self) -> Vec<Sku> {
         let mut lists: Vec<Sku> = QueueList::of(self.status, self.reported, &self.sku)
             .iter()
@@ -118,6 +144,9 @@ impl IndexEntry {
             .collect();
         if let Some(sub) = &self.author {
             lists.push(AuthorList::new(sub.as_str(), None).index_name());
+        }
+        if self.verified {
+            lists.push(verified_list(&self.sku));
         }
         lists
     }
@@ -144,6 +173,7 @@ impl From<&Comment> for IndexEntry {
             status: comment.moderation.status,
             author: comment.author_sub.clone(),
             reported: comment.is_reported(),
+            verified: comment.is_verified(),
         }
     }
 }
@@ -275,6 +305,7 @@ mod tests {
 
     fn entry(status: CommentStatus, author: Option<&str>) -> IndexEntry {
         IndexEntry {
+            verified: false,
             sku: Sku::parse("A").expect("a SKU"),
             key: SortKey::new(5, CommentId::from_parts(5, 1)).expect("a key"),
             rating: Rating::ALL[2],

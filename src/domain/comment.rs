@@ -87,9 +87,28 @@ pub struct Comment {
     /// the order they reported, at most [`super::MAX_OPEN_REPORTS`]): what puts it in the
     /// `REPORTED` queue; a moderator's decision closes them and empties it ([`super::report`]).
     pub reporters: Vec<String>,
+    /// The keyed hash of the order its author proved they bought the product in
+    /// ([`super::OrderHash`]), when `addComment` came with a purchase proof: the comment is a
+    /// verified purchase. Set when the comment is created, never by a client field, and kept
+    /// by every edit and by an anonymizing erasure.
+    pub purchase: Option<super::OrderHash>,
 }
 
 impl Comment {
+    /// Whether the comment is a verified purchase ([`Comment::purchase`]).
+    pub fn is_verified(&self) -> bool {
+        self.purchase.is_some()
+    }
+
+    /// Whether the product list the index keeps under `list` is one of this comment's: its
+    /// product's, or its product's verified list ([`super::verified_list`]) if it is verified.
+    /// (Whether it is published, and so a member now, is another question.)
+    pub fn is_in_list(&self, list: &Sku) -> bool {
+        self.sku == *list
+            || (self.is_verified()
+                && super::verified_product(list.as_str()).as_ref() == Some(&self.sku))
+    }
+
     /// The comment's position in a list by time: `created_at_ms`, then its id.
     pub fn sort_key(&self) -> SortKey {
         // Comments are only built through `CommentDraft` or the stores' decoders, which both
@@ -184,6 +203,9 @@ pub struct CommentDraft {
     pub body: String,
     /// The star rating.
     pub rating: Rating,
+    /// The order the author proved they bought the product in, when they did
+    /// ([`Comment::purchase`]); `None` from [`CommentDraft::new`].
+    pub purchase: Option<super::OrderHash>,
 }
 
 impl CommentDraft {
@@ -197,6 +219,7 @@ impl CommentDraft {
             author_sub: None,
             body: check_text("body", body, MAX_BODY_CHARS)?,
             rating: Rating::new(rating)?,
+            purchase: None,
         })
     }
 
@@ -216,6 +239,7 @@ impl CommentDraft {
             moderation: Moderation::default(),
             reply: None,
             reporters: Vec::new(),
+            purchase: self.purchase,
         }
     }
 }

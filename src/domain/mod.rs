@@ -13,6 +13,7 @@ mod moderation;
 mod order;
 mod page_numbers;
 mod person;
+mod purchase;
 mod queue;
 mod report;
 mod report_log;
@@ -38,6 +39,7 @@ pub use moderation::{
 pub use order::{CommentOrder, Grouping, Listing, Position, helpful_group};
 pub use page_numbers::{AnchorRank, Numbering, PageLayout, PageLinks, Pager};
 pub use person::{ErasureMode, ErasureReceipt, FORMER_CUSTOMER, Forget};
+pub use purchase::{OrderHash, OrderKey, verified_list, verified_product};
 pub use queue::{Queue, QueueList, list_name};
 pub use report::{
     MAX_DETAILS_CHARS, MAX_OPEN_REPORTS, REPORT_THRESHOLD_ACTOR, Report, ReportDraft, ReportReason,

@@ -54,6 +54,10 @@ macro_rules! object_with_comments {
                 )]
                 ratings: Option<Vec<i32>>,
                 #[graphql(
+                    desc = "`true`: only verified purchases (`Comment.verifiedPurchase`), read from their own list, so counts, offsets, page numbers and every order are exact and cost what the whole list's do. `false` or omitted: all comments. A cursor belongs to its filter (with the other, `BAD_CURSOR`)."
+                )]
+                verified: Option<bool>,
+                #[graphql(
                     desc = "Return at most this many comments from the top of the window. Without `first` or `last`, the server's default page size (20 unless configured); above its maximum (100 unless configured), `PAGE_SIZE_EXCEEDED`."
                 )]
                 first: Option<i32>,
@@ -87,6 +91,7 @@ macro_rules! object_with_comments {
             ) -> ::async_graphql::Result<crate::graphql::connection::CommentConnection> {
                 let $input = crate::graphql::connection::ConnectionInput {
                     ratings,
+                    verified: verified.unwrap_or(false),
                     first,
                     after,
                     last,
@@ -160,6 +165,7 @@ mod tests {
             names,
             [
                 "ratings",
+                "verified",
                 "first",
                 "after",
                 "last",

@@ -26,6 +26,8 @@ use crate::telemetry::metric;
 #[derive(Debug, Default)]
 pub(super) struct ConnectionInput {
     pub ratings: Option<Vec<i32>>,
+    /// Only verified purchases: the product's verified list ([`domain::verified_list`]).
+    pub verified: bool,
     pub first: Option<i32>,
     pub after: Option<String>,
     pub last: Option<i32>,
@@ -78,7 +80,10 @@ pub(super) async fn resolve_connection(
         grouped: input.order.grouping().by_rating(),
     };
     let scope = CursorScope {
-        sku,
+        sku: match input.verified {
+            true => domain::verified_list(&sku),
+            false => sku,
+        },
         ratings,
         order: input.order,
     };

@@ -213,7 +213,7 @@ fn store_code(e: &StoreError) -> ErrorCode {
             ErrorCode::Forbidden
         }
         StoreError::Unavailable(_) | StoreError::MissingTable { .. } => ErrorCode::StoreUnavailable,
-        StoreError::Decision(_) => ErrorCode::BadUserInput,
+        StoreError::Decision(_) | StoreError::PurchaseUsed => ErrorCode::BadUserInput,
         StoreError::Report(refused) => match refused {
             ReportRefused::Own(_) | ReportRefused::Ceiling(_) => ErrorCode::Forbidden,
             ReportRefused::NotPublic(_) => ErrorCode::NotFound,

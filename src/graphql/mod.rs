@@ -100,6 +100,11 @@ pub struct ApiState {
     pub pre_moderation: bool,
     /// The name the shop's replies carry (`--shop-name`).
     pub shop_name: String,
+    /// The verifier of purchase proofs (`--purchase-jwks-url`); `None`: no comment can be
+    /// verified.
+    pub purchases: Option<Arc<crate::auth::purchase::PurchaseVerifier>>,
+    /// How the shop verifies reviews (`--verification-statement`).
+    pub verification_statement: Option<String>,
     /// How many readers' open reports hide a published comment (`--report-hide-threshold`);
     /// `None`: never.
     pub report_hide_threshold: Option<std::num::NonZeroU32>,
@@ -170,6 +175,10 @@ impl RequestMeta {
 
     /// The request read `sku`'s comments (a page, counts, or a comment by id).
     pub fn read_product(&self, sku: &crate::domain::Sku) {
+        // A product's verified list changes only with the product (every change of a verified
+        // comment is one of its product's list): the product's version and tag cover it.
+        let product = crate::domain::verified_product(sku.as_str());
+        let sku = product.as_ref().unwrap_or(sku);
         let mut products = self.products.lock().unwrap_or_else(|p| p.into_inner());
         if !products.contains(sku) {
             products.push(sku.clone());

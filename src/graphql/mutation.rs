@@ -15,6 +15,7 @@ use super::state;
 use super::types::{Comment, CommentEdge};
 use super::viewer::writer;
 use crate::auth::Viewer;
+use crate::auth::purchase::ProofError;
 use crate::clock::now_ms;
 use crate::domain::{
     CommentDraft, CommentOrder, CommentPatch, InvalidInput, Moderation, Position, RatingSet,
@@ -39,6 +40,12 @@ pub(super) struct AddCommentInput {
     pub body: String,
     /// Star rating, 1 to 5.
     pub rating: i32,
+    /// A purchase proof: the short token the shop's backend signed for the signed-in author
+    /// having bought this product (its `sub`, `sku`, an `order`, `purpose: "review"`). With it
+    /// the comment is a verified purchase; a bad, expired or foreign proof, or one already used
+    /// for this order and product, is refused (`BAD_USER_INPUT`, saying which check failed) and
+    /// nothing is written.
+    pub purchase_proof: Option<String>,
     /// Echoed back in the payload (Relay).
     pub client_mutation_id: Option<String>,
 }
@@ -116,6 +123,32 @@ fn author_name<'a>(state: &ApiState, viewer: &'a Viewer) -> Result<&'a str, ApiE
     })
 }
 
+/// The order hash a purchase proof proves for `viewer` buying `sku`, or a refusal of
+/// `purchaseProof` saying which check failed ([`ProofError`]).
+async fn verify_purchase(
+    state: &ApiState,
+    viewer: Option<&Viewer>,
+    proof: &str,
+    sku: &crate::domain::Sku,
+) -> Result<crate::domain::OrderHash, ApiError> {
+    // A proof is a short JWT: anything longer is no proof, refused before it is decoded.
+    const MAX_PROOF_BYTES: usize = 4_096;
+    let refused = |e: ProofError| InvalidInput::owned("purchaseProof", format!("is refused: {e}"));
+    if proof.len() > MAX_PROOF_BYTES {
+        return Err(InvalidInput::new("purchaseProof", "must be at most 4,096 bytes").into());
+    }
+    let verifier = state
+        .purchases
+        .as_deref()
+        .ok_or(refused(ProofError::Disabled))?;
+    let viewer = viewer.ok_or(refused(ProofError::Anonymous))?;
+    let hash = verifier
+        .verify(proof, &viewer.sub, sku)
+        .await
+        .map_err(refused)?;
+    Ok(hash)
+}
+
 /// Writes. They go to the store; `totalCount` and page jumps follow within the index's lag.
 #[Object(name = "Mutation")]
 impl MutationRoot {
@@ -145,6 +178,13 @@ impl MutationRoot {
         let mut draft = CommentDraft::new(&input.sku, author, &input.body, i64::from(input.rating))
             .map_err(|e| fail(e.into()))?;
         draft.author_sub = viewer.map(|v| v.sub.clone());
+        if let Some(proof) = input.purchase_proof.as_deref() {
+            draft.purchase = Some(
+                verify_purchase(state, viewer, proof, &draft.sku)
+                    .await
+                    .map_err(fail)?,
+            );
+        }
         let mut comment = draft.into_comment(now_ms());
         // Under `--moderation pre` it waits for a moderator (a moderator's own is published).
         comment.moderation =
@@ -155,7 +195,7 @@ impl MutationRoot {
             .create(&comment)
             .await
             .map_err(|e| fail(e.into()))?;
-        tracing::info!(sku = comment.sku.as_str(), comment_id = %comment.id, "comment added");
+        tracing::info!(sku = comment.sku.as_str(), comment_id = %comment.id, verified = comment.is_verified(), "comment added");
         let scope = CursorScope {
             sku: comment.sku.clone(),
             ratings: RatingSet::ALL,

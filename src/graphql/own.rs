@@ -70,6 +70,7 @@ impl Viewer {
         let list = AuthorList::new(self.sub.clone(), status.map(Into::into));
         let slots = status.map(|_| list.slots().iter().map(|r| i32::from(r.get())).collect());
         let input = ConnectionInput {
+            verified: false,
             ratings: slots,
             first,
             after,

@@ -8,6 +8,7 @@ use super::comments_field::object_with_comments;
 use super::connection::resolve_connection;
 use super::global_id::GlobalId;
 use super::types::{Product, RatingSummary};
+use crate::domain::verified_list;
 
 object_with_comments! {
     /// A product. It exists as soon as it is named: a product without comments has an empty
@@ -28,17 +29,27 @@ object_with_comments! {
         /// rating (what a rating filter shows beside its checkboxes). From the index (the counts
         /// follow it, like `totalCount`), read with every other product's counts the request
         /// asks for: a category page's `product(sku:) { ratingSummary }` aliases make one index
-        /// call (one per hash slot on a Redis Cluster), as `ratingSummaries` does. Null with
-        /// `INDEX_UNAVAILABLE` when the index is down.
+        /// call (one per hash slot on a Redis Cluster), as `ratingSummaries` does; the verified
+        /// counts, when selected, are read in the same call. Null with `INDEX_UNAVAILABLE` when
+        /// the index is down.
         async fn rating_summary(
             &self,
             ctx: &Context<'_>,
         ) -> async_graphql::Result<Option<RatingSummary>> {
-            let counts = super::batch::rating_counts(ctx, &self.sku).await?;
+            // Both counts are asked before either is awaited: one batch, one index call.
+            let twin = verified_list(&self.sku);
+            let verified = async {
+                match RatingSummary::wants_verified(&ctx.look_ahead()) {
+                    true => super::batch::rating_counts(ctx, &twin).await.map(Some),
+                    false => Ok(None),
+                }
+            };
+            let (counts, verified) =
+                futures::future::join(super::batch::rating_counts(ctx, &self.sku), verified).await;
             if let Some(meta) = super::meta(ctx) {
                 meta.read_product(&self.sku);
             }
-            Ok(Some(RatingSummary::from_counts(counts)))
+            Ok(Some(RatingSummary::from_counts(counts?, verified?)))
         }
     }
 

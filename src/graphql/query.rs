@@ -100,6 +100,16 @@ object_with_comments! {
                 .map_err(|e| ApiError::from(e).into_graphql(super::meta(ctx)))?;
             Ok(Product { sku })
         }
+
+        /// How the shop verifies reviews, in its own words (`--verification-statement`): what
+        /// the EU Omnibus directive asks a shop that publishes reviews to state, shown beside
+        /// them. Null when the shop set none.
+        async fn verification_statement(
+            &self,
+            ctx: &Context<'_>,
+        ) -> async_graphql::Result<Option<String>> {
+            Ok(super::state(ctx)?.verification_statement.clone())
+        }
     }
 
     /// A product's comments as a Relay connection, in the order asked (`orderBy`, newest first

@@ -78,6 +78,7 @@ impl QueueQuery {
         let sku = moderated_scope(ctx, state(ctx)?, sku).map_err(fail)?;
         let list = QueueList::new(queue.into(), sku);
         let input = ConnectionInput {
+            verified: false,
             ratings: None,
             first,
             after,

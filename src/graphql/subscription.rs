@@ -127,6 +127,10 @@ impl SubscriptionRoot {
         )]
         ratings: Option<Vec<i32>>,
         #[graphql(
+            desc = "`true`: only verified purchases (`Comment.verifiedPurchase`), with `totalCount` theirs. `false` or omitted: all comments."
+        )]
+        verified: Option<bool>,
+        #[graphql(
             desc = "Resume after this cursor (an edge's `cursor`, from this product and rating filter)."
         )]
         after: Option<String>,
@@ -136,7 +140,10 @@ impl SubscriptionRoot {
         let sku = Sku::parse(&sku).map_err(|e| fail(e.into()))?;
         let ratings = rating_set(ratings.as_deref()).map_err(|e| fail(e.into()))?;
         let scope = CursorScope {
-            sku,
+            sku: match verified {
+                Some(true) => domain::verified_list(&sku),
+                _ => sku,
+            },
             ratings,
             order: domain::CommentOrder::Newest,
         };
@@ -241,7 +248,7 @@ fn live_events<'a>(
         loop {
             match live.recv().await {
                 Ok(change) => {
-                    if change.sku() != &scope.sku {
+                    if *change.sku() != product_of(scope) {
                         continue;
                     }
                     let Some(event) = event_for(state, scope, &change) else {
@@ -278,6 +285,12 @@ fn live_events<'a>(
     }
 }
 
+/// The product whose changes a subscription with `scope` hears: its list's, or, for a verified
+/// list ([`domain::verified_list`]), its product's.
+pub(super) fn product_of(scope: &CursorScope) -> domain::Sku {
+    domain::verified_product(scope.sku.as_str()).unwrap_or_else(|| scope.sku.clone())
+}
+
 /// What a subscriber with `scope` sees of `change`, if anything.
 pub(super) fn event_for(
     state: &ApiState,
@@ -285,6 +298,16 @@ pub(super) fn event_for(
     change: &LiveChange,
 ) -> Option<CommentEvent> {
     let ratings = scope.ratings;
+    // A verified list hears only verified comments (a comment's flag never changes), and
+    // counts theirs.
+    let verified_only = domain::verified_product(scope.sku.as_str()).is_some();
+    if verified_only && !change.change.entry().verified {
+        return None;
+    }
+    let counts = match verified_only {
+        true => change.verified_counts,
+        false => change.rating_counts,
+    };
     // In the subscribed list before and after: public (publishing is an addition, hiding a
     // deletion: `ChangeEvent::was_public`) and of a subscribed rating.
     let event = &change.change;
@@ -304,7 +327,7 @@ pub(super) fn event_for(
         (true, false) => CommentEventKind::Deleted,
         (false, false) => return None,
     };
-    let total_count = change.rating_counts.map(|counts| {
+    let total_count = counts.map(|counts| {
         let n: u64 = ratings.iter().map(|r| counts[r.index()]).sum();
         i32::try_from(n).unwrap_or(i32::MAX)
     });

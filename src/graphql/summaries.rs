@@ -8,7 +8,7 @@ use async_graphql::{Context, Object, SimpleObject};
 use super::error::ApiError;
 use super::state;
 use super::types::RatingSummary;
-use crate::domain::Sku;
+use crate::domain::{Sku, verified_list};
 
 /// Products one `ratingSummaries` call answers at most.
 pub(super) const MAX_SKUS: usize = 100;
@@ -51,7 +51,15 @@ impl SummariesQuery {
         if parsed.is_empty() {
             return Ok(Vec::new());
         }
-        let counts = super::batch::read_counts(state(ctx)?, meta, &parsed).await?;
+        // The verified counts, when selected, in the same call: each product's verified list
+        // after the products.
+        let verified = RatingSummary::wants_verified(&ctx.look_ahead().field("summary"));
+        let mut lists = parsed.clone();
+        if verified {
+            lists.extend(parsed.iter().map(verified_list));
+        }
+        let mut counts = super::batch::read_counts(state(ctx)?, meta, &lists).await?;
+        let verified = verified.then(|| counts.split_off(parsed.len()));
         if let Some(meta) = meta {
             for sku in &parsed {
                 meta.read_product(sku);
@@ -60,9 +68,10 @@ impl SummariesQuery {
         Ok(skus
             .into_iter()
             .zip(counts)
-            .map(|(sku, counts)| ProductRatingSummary {
+            .enumerate()
+            .map(|(at, (sku, counts))| ProductRatingSummary {
                 sku,
-                summary: RatingSummary::from_counts(counts),
+                summary: RatingSummary::from_counts(counts, verified.as_ref().map(|v| v[at])),
             })
             .collect())
     }

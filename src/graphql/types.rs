@@ -68,6 +68,13 @@ impl Comment {
         self.0.updated_at().map(DateTime)
     }
 
+    /// Whether the author proved they bought the product (a purchase proof the shop signed,
+    /// given to `addComment`): a verified purchase. Set when the comment is written, never by a
+    /// client field, and kept by its edits.
+    async fn verified_purchase(&self) -> bool {
+        self.0.is_verified()
+    }
+
     /// How many people marked this comment helpful.
     async fn helpful_count(&self) -> i32 {
         i32::try_from(self.0.helpful_count).unwrap_or(i32::MAX)
@@ -178,11 +185,24 @@ pub(super) struct RatingSummary {
     pub average: Option<f64>,
     /// How many comments have each rating, from 5 stars down to 1 (all five, zeros included).
     pub counts: Vec<RatingCount>,
+    /// How many of them are verified purchases (`Comment.verifiedPurchase`): the count beside
+    /// a "verified only" filter (`verified: true`), from the index like `total`.
+    pub verified_count: i32,
 }
 
 impl RatingSummary {
-    /// The summary of the counts of ratings 1 to 5 (`[ones, …, fives]`).
-    pub(super) fn from_counts(counts: [u64; 5]) -> Self {
+    /// Whether a selection of a summary (`look`) reads a verified count, which costs the
+    /// index a count of the product's verified list too.
+    pub(super) fn wants_verified(look: &async_graphql::Lookahead<'_>) -> bool {
+        look.field("verifiedCount").exists() || look.field("counts").field("verifiedCount").exists()
+    }
+
+    /// The summary of the counts of ratings 1 to 5 (`[ones, …, fives]`), and of the verified
+    /// purchases among them when they were read (zeros otherwise: read only when selected,
+    /// [`RatingSummary::wants_verified`]).
+    pub(super) fn from_counts(counts: [u64; 5], verified: Option<[u64; 5]>) -> Self {
+        let verified = verified.unwrap_or_default();
+        let count = |n: u64| i32::try_from(n).unwrap_or(i32::MAX);
         let total: u64 = counts.iter().sum();
         let stars: u64 = counts
             .iter()
@@ -194,12 +214,14 @@ impl RatingSummary {
             average: (total > 0).then(|| stars as f64 / total as f64),
             counts: (1..=5)
                 .rev()
-                .zip(counts.iter().rev())
-                .map(|(rating, count)| RatingCount {
+                .zip(counts.iter().rev().zip(verified.iter().rev()))
+                .map(|(rating, (all, verified))| RatingCount {
                     rating,
-                    count: i32::try_from(*count).unwrap_or(i32::MAX),
+                    count: count(*all),
+                    verified_count: count(*verified),
                 })
                 .collect(),
+            verified_count: count(verified.iter().sum()),
         }
     }
 }
@@ -211,6 +233,8 @@ pub(super) struct RatingCount {
     pub rating: i32,
     /// Comments with that rating.
     pub count: i32,
+    /// Verified purchases with that rating.
+    pub verified_count: i32,
 }
 
 /// A comment and its position in the connection.
@@ -244,12 +268,12 @@ mod tests {
 
     #[test]
     fn a_summary_counts_from_five_stars_down_and_averages_the_stars() {
-        let summary = RatingSummary::from_counts([1, 0, 0, 1, 2]);
+        let summary = RatingSummary::from_counts([1, 0, 0, 1, 2], None);
         assert_eq!(summary.total, 4);
         assert_eq!(summary.average, Some((1.0 + 4.0 + 10.0) / 4.0));
         let counts: Vec<(i32, i32)> = summary.counts.iter().map(|c| (c.rating, c.count)).collect();
         assert_eq!(counts, [(5, 2), (4, 1), (3, 0), (2, 0), (1, 1)]);
-        assert_eq!(RatingSummary::from_counts([0; 5]).average, None);
+        assert_eq!(RatingSummary::from_counts([0; 5], None).average, None);
     }
 }
 

@@ -288,6 +288,7 @@ impl Treap<SortKey> {
                 status: IndexEntry::status_of_members(sku),
                 author: None,
                 reported: false,
+                verified: false,
             });
             t = node.left;
         }

@@ -37,7 +37,7 @@ pub use publish::{Publishing, Sink};
 
 use self::redis_log::LogReader;
 use crate::clock::now_ms;
-use crate::domain::{ChangeEvent, Comment, CommentId, Sku};
+use crate::domain::{ChangeEvent, Comment, CommentId, Sku, verified_list};
 use crate::index::PageIndex;
 use crate::store::CommentStore;
 use crate::telemetry::metric;
@@ -56,6 +56,9 @@ pub struct LiveChange {
     /// The product's count of each rating once the change's batch was applied; `None` when the
     /// index could not be asked.
     pub rating_counts: Option<[u64; 5]>,
+    /// For a verified purchase's change, its product's verified twin's count of each rating
+    /// ([`crate::domain::verified_list`]), as [`LiveChange::rating_counts`]; `None` otherwise.
+    pub verified_counts: Option<[u64; 5]>,
     /// When it was applied, in epoch milliseconds.
     pub applied_ms: u64,
     /// Its place in this hub's broadcast, from 0 (set by the hub): a subscriber that joins a
@@ -267,14 +270,10 @@ pub async fn run_feed<S: CommentStore, I: PageIndex>(
         let mut counts: Vec<(Sku, Option<[u64; 5]>)> = Vec::new();
         for change in batch {
             let sku = change.entry().sku.clone();
-            let rating_counts = match counts.iter().find(|(s, _)| *s == sku) {
-                Some((_, c)) => *c,
-                None if !listening => None,
-                None => {
-                    let c = index.rating_counts(&sku).await.ok();
-                    counts.push((sku, c));
-                    c
-                }
+            let rating_counts = counts_of(&mut counts, &index, &sku, listening).await;
+            let verified_counts = match change.entry().verified {
+                true => counts_of(&mut counts, &index, &verified_list(&sku), listening).await,
+                false => None,
             };
             let comment = match change {
                 ChangeEvent::Upsert { .. } => comments.next().flatten(),
@@ -284,9 +283,29 @@ pub async fn run_feed<S: CommentStore, I: PageIndex>(
                 change,
                 comment,
                 rating_counts,
+                verified_counts,
                 applied_ms,
                 seq: 0,
             });
         }
     }
+}
+
+/// `list`'s count of each rating, read from `index` once per batch (`counts` keeps what was
+/// read); `None` when nobody listens or the index cannot be asked.
+async fn counts_of<I: PageIndex>(
+    counts: &mut Vec<(Sku, Option<[u64; 5]>)>,
+    index: &I,
+    list: &Sku,
+    listening: bool,
+) -> Option<[u64; 5]> {
+    if let Some((_, c)) = counts.iter().find(|(s, _)| s == list) {
+        return *c;
+    }
+    if !listening {
+        return None;
+    }
+    let c = index.rating_counts(list).await.ok();
+    counts.push((list.clone(), c));
+    c
 }

@@ -278,6 +278,10 @@ fn fields_of(event: &ChangeEvent) -> Vec<(&'static str, Vec<u8>)> {
         ("v", version.to_string().into_bytes()),
         ("h", entry.helpful.to_string().into_bytes()),
     ];
+    // `q`: a verified purchase (never changes), written only then, like the statuses.
+    if entry.verified {
+        fields.push(("q", b"1".to_vec()));
+    }
     let letter = |status: CommentStatus| status.as_str().as_bytes()[..1].to_vec();
     if !entry.status.is_public() {
         fields.push(("a", letter(entry.status)));
@@ -356,6 +360,7 @@ fn change_of(fields: &[(Vec<u8>, Vec<u8>)]) -> Option<ChangeEvent> {
         status,
         author: None,
         reported: false,
+        verified: field(b"q").is_some(),
     };
     match text(b"t")? {
         "u" => {

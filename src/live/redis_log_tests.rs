@@ -18,6 +18,7 @@ fn entries_read_back_as_the_changes_written_ratings_and_versions_included() {
     )
     .expect("key");
     let entry = |rating: i64, version: u64, status: CommentStatus| IndexEntry {
+        verified: false,
         sku: sku.clone(),
         key,
         rating: Rating::new(rating).expect("rating"),

@@ -26,6 +26,7 @@ mod item;
 mod lambda;
 mod listing;
 mod moderate;
+mod purchase;
 mod ranks;
 mod reads;
 mod report_item;

@@ -200,6 +200,13 @@ impl CommentStore for MemoryStore {
             Some(_) => return Err(StoreError::AlreadyExists(comment.id)),
             None => {}
         }
+        if comment
+            .purchase
+            .as_ref()
+            .is_some_and(|h| tables.is_claimed(h))
+        {
+            return Err(StoreError::PurchaseUsed);
+        }
         self.emit(ChangeEvent::Upsert {
             old: None,
             new: IndexEntry::from(&comment),

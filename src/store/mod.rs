@@ -188,6 +188,13 @@ pub enum StoreError {
     /// A comment with the id exists already (`create`).
     #[error("comment {0} already exists")]
     AlreadyExists(CommentId),
+    /// A verified comment whose order and product ([`crate::domain::OrderHash`]) already
+    /// verified a comment (`create`): one verified comment per order and product, ever; nothing
+    /// is written.
+    #[error(
+        "`purchaseProof` was already used: one verified comment per order and product (a deleted one included)"
+    )]
+    PurchaseUsed,
     /// The write would take the comment past the highest version ([`crate::domain::MAX_VERSION`]):
     /// nothing is written. Only a comment imported at a made-up version can get there.
     #[error(transparent)]
@@ -245,6 +252,9 @@ pub trait CommentStore: Send + Sync + 'static {
     /// Writes a new comment at version 1; [`StoreError::AlreadyExists`] if its id is taken by
     /// another comment. Creating the very same comment again succeeds and changes nothing: a
     /// client (or an SDK) that retries a create whose answer it lost must not be told it failed.
+    /// A verified comment ([`Comment::purchase`]) claims its order hash in the same atomic
+    /// write; [`StoreError::PurchaseUsed`] if another comment claimed it before (claims stay
+    /// when their comment is deleted or erased: they hold no person's data, only the hash).
     fn create(&self, comment: &Comment) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Applies an edit and returns the comment as it now is (one version later);

@@ -1,12 +1,17 @@
 //! [`Partition`]: one list a store reads in order (a GSI partition in DynamoDB), and the
 //! partitions a comment belongs to.
 
-use crate::domain::{AuthorList, Comment, Position, QueueList, Rating, Sku, helpful_group};
+use crate::domain::{
+    AuthorList, Comment, Position, QueueList, Rating, Sku, helpful_group, verified_list,
+};
 
 /// One partition of a product's comments: a GSI partition in DynamoDB.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Partition {
-    /// All of a product's comments (GSI `byProduct`, partition key `sku`).
+    /// All of a product's comments (GSI `byProduct`, partition key `sku`), or, for a product's
+    /// verified twin ([`verified_list`]), its verified ones (GSI `byVerified`, partition key
+    /// `verifiedSku`; the twins of the next three likewise: `byVerifiedRating`,
+    /// `byVerifiedHelpful`, `byVerifiedRatingHelpful`, on `verifiedSku` and `verifiedSkuRating`).
     Product(Sku),
     /// A product's comments of one rating (GSI `byProductRating`, partition key `sku#rating`).
     ProductRating(Sku, Rating),
@@ -52,9 +57,10 @@ impl Partition {
         }
     }
 
-    /// The partitions `comment` belongs to: the product's four while it is published, its two
-    /// queues otherwise, the two `REPORTED` queues while a report is open on it, and its
-    /// author's two lists when it has an author.
+    /// The partitions `comment` belongs to: the product's four while it is published (and its
+    /// verified twin's four, [`verified_list`], when it is a verified purchase), its two queues
+    /// otherwise, the two `REPORTED` queues while a report is open on it, and its author's two
+    /// lists when it has an author.
     pub fn all_of(comment: &Comment) -> Vec<Partition> {
         let sku = &comment.sku;
         let status = comment.moderation.status;
@@ -63,12 +69,15 @@ impl Partition {
             .map(Partition::Queue)
             .collect();
         if comment.is_public() {
-            all.extend([
-                Partition::Product(sku.clone()),
-                Partition::ProductRating(sku.clone(), comment.rating),
-                Partition::ProductHelpful(sku.clone()),
-                Partition::ProductRatingHelpful(sku.clone(), comment.rating),
-            ]);
+            let twin = comment.is_verified().then(|| verified_list(sku));
+            for list in std::iter::once(sku).chain(twin.as_ref()) {
+                all.extend([
+                    Partition::Product(list.clone()),
+                    Partition::ProductRating(list.clone(), comment.rating),
+                    Partition::ProductHelpful(list.clone()),
+                    Partition::ProductRatingHelpful(list.clone(), comment.rating),
+                ]);
+            }
         }
         if let Some(sub) = &comment.author_sub {
             all.extend(

@@ -14,8 +14,12 @@ pub(super) struct Answer {
 }
 
 #[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub(super) struct Data {
     pub product: Option<Product>,
+    /// How the shop verifies reviews (`--verification-statement`).
+    #[serde(default)]
+    pub verification_statement: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -27,10 +31,13 @@ pub(super) struct Product {
 }
 
 #[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub(super) struct RatingSummary {
     pub total: u64,
     pub average: Option<f64>,
     pub counts: Vec<RatingCount>,
+    #[serde(default)]
+    pub verified_count: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -57,6 +64,9 @@ pub(super) struct Comment {
     pub rating: u8,
     pub created_at: String,
     pub updated_at: Option<String>,
+    /// A verified purchase (the badge).
+    #[serde(default)]
+    pub verified_purchase: bool,
     /// The shop's answer, if any.
     #[serde(default)]
     pub reply: Option<Reply>,

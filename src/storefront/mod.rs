@@ -25,6 +25,7 @@ mod html;
 mod json_ld;
 mod moderate;
 mod render;
+mod verified;
 mod view;
 
 use std::sync::LazyLock;
@@ -146,10 +147,19 @@ async fn page(
     let product = answer.data.as_ref().and_then(|d| d.product.as_ref());
     let page = match product.and_then(|p| Some((p, p.comments.as_ref()?))) {
         Some((product, comments)) => {
-            render::reviews(&view, product, comments, !answer.errors.is_empty())
+            let statement = answer.data.as_ref();
+            let statement = statement.and_then(|d| d.verification_statement.as_deref());
+            render::reviews(
+                &view,
+                product,
+                comments,
+                !answer.errors.is_empty(),
+                statement,
+            )
         }
         None => {
-            let failure = Failure::of(&answer.errors, parts.status, !view.ratings.is_empty());
+            let filtered = !view.ratings.is_empty() || view.verified;
+            let failure = Failure::of(&answer.errors, parts.status, filtered);
             render::failed(&view, &failure)
         }
     };

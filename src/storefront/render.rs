@@ -10,6 +10,7 @@ use axum::http::StatusCode;
 use super::answer::{Comment, Comments, Failure, PageCursors, Product};
 use super::head;
 use super::html::{date, esc, grouped, stars};
+use super::verified;
 use super::view::{self, View};
 
 /// A page's parts, for `demo.html`'s placeholders.
@@ -38,6 +39,7 @@ pub(super) fn reviews(
     product: &Product,
     comments: &Comments,
     partial: bool,
+    statement: Option<&str>,
 ) -> Rendered {
     let cursors = comments.page_cursors.as_ref();
     let page = cursors.and_then(PageCursors::current).unwrap_or(view.page);
@@ -58,6 +60,9 @@ pub(super) fn reviews(
         if view.from_oldest { "oldest" } else { "newest" },
         ratings_list(&view.ratings),
     );
+    if view.verified {
+        main.push_str(" data-verified=\"1\"");
+    }
     if let Some(comment) = &view.comment {
         let _ = write!(main, " data-comment=\"{}\"", esc(comment));
     }
@@ -72,7 +77,7 @@ pub(super) fn reviews(
         head: head::elements(view, &shown, product, comments),
         main,
         product: format!("Product <strong>{}</strong>", esc(&product.sku)),
-        summary: summary(product),
+        summary: summary(product) + &verified::statement(statement),
         filters: filters(view, product),
         status_line: status_line(view, comments, partial),
         comments: comments
@@ -117,12 +122,13 @@ pub(super) fn past_the_end(view: &View, page_count: u64) -> Rendered {
 /// The page for an answer without comments (`Failure`), with links onward.
 pub(super) fn failed(view: &View, why: &Failure) -> Rendered {
     let mut links = vec![];
-    if why.code == "NOT_FOUND" && !view.ratings.is_empty() {
+    if why.code == "NOT_FOUND" && (!view.ratings.is_empty() || view.verified) {
         let all = View {
             ratings: vec![],
+            verified: false,
             ..view.clone()
         };
-        links.push((all.url(), "Look for it among all ratings".to_owned()));
+        links.push((all.url(), "Look for it among all reviews".to_owned()));
     }
     if why.status.is_client_error() && why.status != StatusCode::TOO_MANY_REQUESTS {
         links.push((
@@ -248,9 +254,9 @@ fn filters(view: &View, product: &Product) -> String {
             esc(&view.rated(vec![]).url())
         );
     }
-    html.push_str(
-        "</fieldset><p class=\"apply\"><button type=\"submit\">Apply</button></p></form>",
-    );
+    html.push_str("</fieldset>");
+    html.push_str(&verified::filter(view, product));
+    html.push_str("<p class=\"apply\"><button type=\"submit\">Apply</button></p></form>");
     if view.order == view::DEFAULT_ORDER {
         html.push_str(&numbering(view));
     }
@@ -281,6 +287,7 @@ fn status_line(view: &View, comments: &Comments, partial: bool) -> String {
     let shown = comments.nodes.len() as u64;
     let order = view::order_label(view.order).to_lowercase();
     let mut status = match (shown, comments.start_offset, comments.total_count) {
+        (0, _, _) if view.verified => "No verified purchases here yet.".to_owned(),
         (0, _, _) if view.ratings.is_empty() => "No comments yet.".to_owned(),
         (0, _, _) => "No comments with these ratings.".to_owned(),
         (_, Some(start), Some(total)) => format!(
@@ -337,10 +344,11 @@ fn item(view: &View, shown: &View, comment: &Comment) -> String {
         )
     });
     format!(
-        "<li class=\"{class}\" data-comment-id=\"{id}\"{marks}><article><header><span class=\"author\">{author}</span>{}<time datetime=\"{}\">{}</time>{edited}{badge}</header><p class=\"body\">{}</p>{reply}<footer><a class=\"permalink\" rel=\"bookmark\" href=\"{}\" aria-label=\"Permalink to {author}’s comment of {}\">Permalink</a></footer></article></li>",
+        "<li class=\"{class}\" data-comment-id=\"{id}\"{marks}><article><header><span class=\"author\">{author}</span>{}<time datetime=\"{}\">{}</time>{edited}{}{badge}</header><p class=\"body\">{}</p>{reply}<footer><a class=\"permalink\" rel=\"bookmark\" href=\"{}\" aria-label=\"Permalink to {author}’s comment of {}\">Permalink</a></footer></article></li>",
         stars(comment.rating, true),
         esc(&comment.created_at),
         esc(&when),
+        verified::badge(comment.verified_purchase),
         esc(&comment.body),
         esc(&permalink.url()),
         esc(&when),

@@ -50,6 +50,8 @@ pub(super) struct View {
     pub from_oldest: bool,
     /// Only these ratings, ascending without repeats; empty for all.
     pub ratings: Vec<u8>,
+    /// Only verified purchases (`verified=1`).
+    pub verified: bool,
     pub size: u32,
     /// A permalink: the page that holds this comment (a global id).
     pub comment: Option<String>,
@@ -68,6 +70,7 @@ impl View {
             page: 1,
             from_oldest: false,
             ratings: vec![],
+            verified: false,
             size: DEFAULT_SIZE,
             comment: None,
         }
@@ -117,6 +120,15 @@ impl View {
         }
         view.ratings.sort_unstable();
         view.ratings.dedup();
+        view.verified = match first("verified") {
+            None | Some("" | "0") => false,
+            Some("1") => true,
+            Some(other) => {
+                return Err(BadLink(format!(
+                    "“{other}” is not a verified filter: use “1” (verified purchases only) or leave it out."
+                )));
+            }
+        };
         view.comment = first("comment")
             .filter(|c| !c.is_empty())
             .map(str::to_owned);
@@ -139,6 +151,9 @@ impl View {
         if !self.ratings.is_empty() {
             let ratings: Vec<String> = self.ratings.iter().map(u8::to_string).collect();
             params.push(("ratings", ratings.join(",")));
+        }
+        if self.verified {
+            params.push(("verified", "1".to_owned()));
         }
         if self.size != DEFAULT_SIZE {
             params.push(("size", self.size.to_string()));
@@ -184,6 +199,14 @@ impl View {
         }
     }
 
+    /// This view's list with or without the verified filter, from its first page.
+    pub(super) fn verified_only(&self, verified: bool) -> Self {
+        Self {
+            verified,
+            ..self.at_page(1)
+        }
+    }
+
     /// How many comments come before this page in its numbering: `None` when that is past what
     /// a GraphQL `Int` holds (no list is that long).
     pub(super) fn offset(&self) -> Option<i32> {
@@ -207,6 +230,9 @@ impl View {
             "sku": self.sku, "orderBy": self.order, "ratings": ratings, "numbering": numbering,
         });
         let fields = variables.as_object_mut()?;
+        if self.verified {
+            fields.insert("verified".into(), json!(true));
+        }
         if let Some(comment) = &self.comment {
             fields.insert("containing".into(), json!(comment));
             fields.insert("first".into(), json!(self.size));
@@ -374,6 +400,18 @@ mod tests {
             Some(json!({ "sku": "A", "orderBy": "NEWEST", "ratings": null,
                          "numbering": "FROM_START", "containing": "Q29t", "first": 10 }))
         );
+        assert_eq!(
+            variables("sku=A&verified=1&page=2"),
+            Some(
+                json!({ "sku": "A", "orderBy": "NEWEST", "ratings": null, "verified": true,
+                         "numbering": "FROM_START", "first": 10, "offset": 10 })
+            )
+        );
+        let verified = parse("verified=1&sku=A&ratings=5").expect("a view");
+        assert_eq!(verified.url(), "/demo?sku=A&ratings=5&verified=1");
+        assert_eq!(verified.verified_only(false).url(), "/demo?sku=A&ratings=5");
+        assert!(parse("sku=A&verified=yes").is_err());
+        assert_eq!(parse("sku=A&verified=0"), parse("sku=A"));
         let past_any_list = parse("page=999999999&size=100").expect("a view");
         assert_eq!(past_any_list.variables(), None);
     }

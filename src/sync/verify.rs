@@ -247,6 +247,7 @@ mod tests {
     fn entry(millis: u64, random: u128, rating: i64) -> IndexEntry {
         let id = CommentId::from_parts(millis, random);
         IndexEntry {
+            verified: false,
             sku: Sku::parse("A").expect("valid sku"),
             key: SortKey::new(millis, id).expect("valid key"),
             rating: Rating::new(rating).expect("valid rating"),

@@ -52,7 +52,7 @@ pub(super) fn resumed<'a>(
     outcome: &'a mut Resumed,
 ) -> impl Stream<Item = EventResult> + 'a {
     async_stream::stream! {
-        let logged = logged_since(state, &scope.sku, after.millis()).await;
+        let logged = logged_since(state, &super::product_of(scope), after.millis()).await;
         if logged.is_none() {
             yield Err(missed(
                 "neither this server nor the change log holds every edit and deletion made since that cursor: refetch the page",
@@ -178,6 +178,7 @@ async fn logged_since(state: &ApiState, sku: &Sku, since_ms: u64) -> Option<Vec<
                         change: logged.change,
                         comment: None,
                         rating_counts: None,
+                        verified_counts: None,
                         applied_ms: logged.appended_ms,
                         // Not from this hub's broadcast: replayed, never compared with a
                         // cohort's place.

@@ -39,6 +39,7 @@ impl RedisIndex {
                         status: IndexEntry::status_of_members(sku),
                         author: None,
                         reported: false,
+                        verified: false,
                     });
                 }
             }

@@ -201,7 +201,9 @@ impl<S: CommentStore, I: PageIndex> Engine<S, I> {
             .flatten()
             // Only a published comment is in a connection: any other is not, and a page
             // "containing" it would not hold it (nor may it say that it exists).
-            .filter(|c| c.is_public() && c.sku == scope.sku && scope.ratings.contains(c.rating))
+            .filter(|c| {
+                c.is_public() && c.is_in_list(&scope.sku) && scope.ratings.contains(c.rating)
+            })
             .ok_or(PaginationError::NotInConnection(comment))?;
         let at = scope.listing().position_of(&found);
         let positions = self.positions(scope, Some(at), layout).await?;

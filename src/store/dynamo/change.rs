@@ -70,7 +70,10 @@ pub(super) fn change_from_images<A: ItemAttribute>(
             .and_then(|item| item.get(ID))
             .and_then(ItemAttribute::as_string)
             .is_some_and(|id| {
-                is_vote_id(id) || is_log_id(id) || super::report_item::is_report_id(id)
+                is_vote_id(id)
+                    || is_log_id(id)
+                    || super::report_item::is_report_id(id)
+                    || super::purchase::is_purchase_id(id)
             })
     };
     if vote(old) || vote(new) {
@@ -109,6 +112,7 @@ mod tests {
 
     fn comment(rating: i64) -> Comment {
         Comment {
+            purchase: None,
             id: CommentId::from_parts(1_700_000_000_000, 7),
             sku: Sku::parse("SKU-1").expect("valid sku"),
             author: "ann".to_owned(),

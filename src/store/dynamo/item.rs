@@ -33,7 +33,9 @@ pub(super) use self::moderation::{
 
 use super::attribute::ItemAttribute;
 use super::helpful_rank::{helpful_rank, position_of_rank};
-use crate::domain::{Comment, CommentId, Position, Rating, Sku, SortKey, version_is_valid};
+use crate::domain::{
+    Comment, CommentId, OrderHash, Position, Rating, Sku, SortKey, version_is_valid,
+};
 
 pub(super) const ID: &str = "id";
 pub(super) const SKU: &str = "sku";
@@ -112,6 +114,7 @@ pub(super) fn item_from_comment(comment: &Comment) -> HashMap<String, AttributeV
         (VERSION.to_owned(), n(comment.version)),
     ]);
     item.extend(gsi_places(comment));
+    item.extend(super::purchase::attributes(comment));
     item.extend(moderation::author_places(comment));
     item.extend(moderation::reported_places(comment));
     item.extend(moderation::attributes(&comment.moderation));
@@ -288,6 +291,14 @@ fn decode_comment<A: ItemAttribute>(item: &HashMap<String, A>) -> Result<Comment
         moderation: moderation::decode(item)?,
         reply: moderation::decode_reply(item)?.map(Box::new),
         reporters: moderation::decode_reporters_of(item)?,
+        purchase: item
+            .get(super::purchase::PURCHASE)
+            .map(|hash| {
+                hash.as_string()
+                    .and_then(|text| OrderHash::parse(text).ok())
+                    .ok_or_else(|| bad(super::purchase::PURCHASE, "is not an order hash"))
+            })
+            .transpose()?,
     })
 }
 

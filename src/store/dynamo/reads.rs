@@ -28,7 +28,7 @@ use super::schema::{
 };
 use super::vote_key::{comment_of_vote, is_vote_id};
 use super::{DynamoStore, decode};
-use crate::domain::{Comment, CommentId, Order, Position, Queue};
+use crate::domain::{Comment, CommentId, Order, Position, Queue, verified_product};
 use crate::store::{KeyQuery, Partition, QueryPage, ScanPage, StoreError};
 use crate::telemetry::metric;
 
@@ -58,6 +58,9 @@ pub(super) async fn get(store: &DynamoStore, id: CommentId) -> Result<Option<Com
 
 /// The index, partition key attribute and value a partition is read from.
 fn partition_key(partition: &Partition) -> (&'static str, &'static str, String) {
+    if let Some(twin) = verified_partition_key(partition) {
+        return twin;
+    }
     match partition {
         Partition::Product(sku) => (BY_PRODUCT, SKU, sku.as_str().to_owned()),
         Partition::ProductRating(sku, rating) => {
@@ -84,6 +87,36 @@ fn partition_key(partition: &Partition) -> (&'static str, &'static str, String) 
             ),
         },
     }
+}
+
+/// The index, partition key attribute and value of a partition of a product's verified twin
+/// (`crate::domain::verified_list`): the four GSIs on `verifiedSku` and `verifiedSkuRating`,
+/// which only verified comments carry. `None` for any other partition.
+fn verified_partition_key(partition: &Partition) -> Option<(&'static str, &'static str, String)> {
+    use super::purchase::{VERIFIED_SKU, VERIFIED_SKU_RATING};
+    use super::schema::{
+        BY_VERIFIED, BY_VERIFIED_HELPFUL, BY_VERIFIED_RATING, BY_VERIFIED_RATING_HELPFUL,
+    };
+    let product = |list: &crate::domain::Sku| verified_product(list.as_str());
+    Some(match partition {
+        Partition::Product(list) => (BY_VERIFIED, VERIFIED_SKU, product(list)?.to_string()),
+        Partition::ProductHelpful(list) => (
+            BY_VERIFIED_HELPFUL,
+            VERIFIED_SKU,
+            product(list)?.to_string(),
+        ),
+        Partition::ProductRating(list, rating) => (
+            BY_VERIFIED_RATING,
+            VERIFIED_SKU_RATING,
+            sku_rating(&product(list)?, *rating),
+        ),
+        Partition::ProductRatingHelpful(list, rating) => (
+            BY_VERIFIED_RATING_HELPFUL,
+            VERIFIED_SKU_RATING,
+            sku_rating(&product(list)?, *rating),
+        ),
+        _ => return None,
+    })
 }
 
 /// The sort key attribute of a partition by time: `queueKey` in a queue, `authorKey` in an
@@ -252,6 +285,10 @@ pub(super) async fn scan(
         }
         if id.is_some_and(|id| super::report_item::is_report_id(id)) {
             reports.extend(super::report_item::scanned(item).transpose()?);
+            continue;
+        }
+        // A purchase claim is no comment, and holds nothing a scan reads.
+        if id.is_some_and(|id| super::purchase::is_purchase_id(id)) {
             continue;
         }
         match id.filter(|id| is_vote_id(id)) {

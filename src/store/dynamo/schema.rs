@@ -33,6 +33,7 @@ use super::item::{
     REPORT_KEY, REPORTED_KEY, REPORTED_QUEUE, REPORTER, SKU, SKU_RATING, SKU_REPORTED, SKU_STATUS,
     SORT_KEY, STATUS,
 };
+use super::purchase::{VERIFIED_SKU, VERIFIED_SKU_RATING};
 use super::vote_key::VOTER;
 use crate::store::StoreError;
 
@@ -49,9 +50,13 @@ pub(super) const BY_REPORTED: &str = "byReported";
 pub(super) const BY_PRODUCT_REPORTED: &str = "byProductReported";
 pub(super) const BY_REPORTER: &str = "byReporter";
 pub(super) const BY_VOTER: &str = "byVoter";
+pub(super) const BY_VERIFIED: &str = "byVerified";
+pub(super) const BY_VERIFIED_RATING: &str = "byVerifiedRating";
+pub(super) const BY_VERIFIED_HELPFUL: &str = "byVerifiedHelpful";
+pub(super) const BY_VERIFIED_RATING_HELPFUL: &str = "byVerifiedRatingHelpful";
 
 /// Every GSI: its name, partition key and sort key (a number for `helpfulRank`).
-const INDEXES: [(&str, &str, &str); 13] = [
+const INDEXES: [(&str, &str, &str); 17] = [
     (BY_PRODUCT, SKU, SORT_KEY),
     (BY_PRODUCT_RATING, SKU_RATING, SORT_KEY),
     (BY_PRODUCT_HELPFUL, SKU, HELPFUL_RANK),
@@ -65,6 +70,14 @@ const INDEXES: [(&str, &str, &str); 13] = [
     (BY_PRODUCT_REPORTED, SKU_REPORTED, REPORTED_KEY),
     (BY_REPORTER, REPORTER, REPORT_KEY),
     (BY_VOTER, VOTER, ID),
+    (BY_VERIFIED, VERIFIED_SKU, SORT_KEY),
+    (BY_VERIFIED_RATING, VERIFIED_SKU_RATING, SORT_KEY),
+    (BY_VERIFIED_HELPFUL, VERIFIED_SKU, HELPFUL_RANK),
+    (
+        BY_VERIFIED_RATING_HELPFUL,
+        VERIFIED_SKU_RATING,
+        HELPFUL_RANK,
+    ),
 ];
 
 /// How long `create_tables` waits for the table and its indexes to become ACTIVE. Real

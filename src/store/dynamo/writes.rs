@@ -44,6 +44,9 @@ pub(super) async fn create(store: &DynamoStore, comment: &Comment) -> Result<(),
         version: 1,
         ..comment.clone()
     };
+    if let Some(hash) = &comment.purchase {
+        return super::purchase::create(store, &comment, hash).await;
+    }
     let written = store
         .client
         .put_item()
@@ -170,6 +173,14 @@ async fn apply_patch(
     if let Some(rating) = patch.rating {
         sets.push("#rating = :rating");
         sets.push("#skuRating = :skuRating");
+        if old.is_verified() {
+            // The verified twin's GSIs by rating follow the rating too.
+            sets.push("#verifiedSkuRating = :skuRating");
+            request = request.expression_attribute_names(
+                "#verifiedSkuRating",
+                super::purchase::VERIFIED_SKU_RATING,
+            );
+        }
         request = request
             .expression_attribute_names("#rating", RATING)
             .expression_attribute_names("#skuRating", SKU_RATING)

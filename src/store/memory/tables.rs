@@ -25,6 +25,9 @@ pub(super) struct Tables {
     /// positions as its twin by time, and the twin answers for it ([`Tables::held`]): a product
     /// without votes holds each comment in two sets, not four. Made once, kept.
     by_helpful: HashSet<Sku>,
+    /// The order hashes verified comments claimed ([`Comment::purchase`]): kept when their
+    /// comment goes, so an order verifies one comment per product, ever.
+    claims: HashSet<crate::domain::OrderHash>,
 }
 
 /// The partition by time with the comments of `partition` (itself for one by time).
@@ -74,7 +77,15 @@ impl Tables {
         self.by_helpful.insert(sku.clone());
     }
 
+    /// Whether a verified comment claimed `hash` (see `claims`).
+    pub(super) fn is_claimed(&self, hash: &crate::domain::OrderHash) -> bool {
+        self.claims.contains(hash)
+    }
+
     pub(super) fn insert(&mut self, comment: Comment) {
+        if let Some(hash) = &comment.purchase {
+            self.claims.insert(hash.clone());
+        }
         self.reposition(None, Some(&comment));
         self.comments.insert(comment.id, comment);
     }
@@ -105,6 +116,8 @@ impl Tables {
             && !self.by_helpful.contains(&new.sku)
         {
             self.hold_by_helpful(&new.sku);
+            // Its verified twin's lists by helpful votes start with it, whatever it holds.
+            self.hold_by_helpful(&crate::domain::verified_list(&new.sku));
         }
         // A published comment is in the public lists, any other in its queues (sparse GSIs in
         // DynamoDB).

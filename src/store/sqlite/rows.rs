@@ -14,29 +14,35 @@
 use rusqlite::{OptionalExtension, Row, Transaction, params};
 
 use crate::domain::{
-    Comment, CommentId, CommentStatus, Moderation, ModerationReason, Rating, Reply, Sku, SortKey,
-    VoterId, decode_reporters, encode_reporters, version_is_valid,
+    Comment, CommentId, CommentStatus, Moderation, ModerationReason, OrderHash, Rating, Reply, Sku,
+    SortKey, VoterId, decode_reporters, encode_reporters, version_is_valid,
 };
 
 /// The columns in the order [`decode`] reads them.
 pub(super) const COLUMNS: &str = "id, sku, author, author_sub, body, rating, created_at_ms, \
                            updated_at_ms, version, helpful_count, status, reason, note, \
                            decided_at_ms, reply_body, reply_at_ms, reply_updated_at_ms, \
-                           reporters";
+                           reporters, purchase";
 /// The same of a format-1 file (before votes: every count is 0, every comment published), for
 /// readers that take no lock and so do not upgrade it (`export` beside an older server).
 const COLUMNS_BEFORE_VOTES: &str = "id, sku, author, author_sub, body, rating, created_at_ms, \
                                     updated_at_ms, version, 0, 'PUBLISHED', NULL, NULL, NULL, \
-                                    NULL, NULL, NULL, NULL";
+                                    NULL, NULL, NULL, NULL, NULL";
 /// The same of a format-2 file (before moderation: every comment published).
 const COLUMNS_BEFORE_MODERATION: &str = "id, sku, author, author_sub, body, rating, \
                                          created_at_ms, updated_at_ms, version, helpful_count, \
-                                         'PUBLISHED', NULL, NULL, NULL, NULL, NULL, NULL, NULL";
+                                         'PUBLISHED', NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
+                                         NULL";
 /// The same of a format-3 or -4 file (before reports: none open).
 const COLUMNS_BEFORE_REPORTS: &str = "id, sku, author, author_sub, body, rating, created_at_ms, \
                                       updated_at_ms, version, helpful_count, status, reason, \
                                       note, decided_at_ms, reply_body, reply_at_ms, \
-                                      reply_updated_at_ms, NULL";
+                                      reply_updated_at_ms, NULL, NULL";
+/// The same of a format-5 file (before verified purchases: none verified).
+const COLUMNS_BEFORE_PURCHASES: &str = "id, sku, author, author_sub, body, rating, \
+                                        created_at_ms, updated_at_ms, version, helpful_count, \
+                                        status, reason, note, decided_at_ms, reply_body, \
+                                        reply_at_ms, reply_updated_at_ms, reporters, NULL";
 
 /// The columns to select for [`decode`] from a file of `format`.
 pub(super) fn columns(format: i64) -> &'static str {
@@ -44,6 +50,7 @@ pub(super) fn columns(format: i64) -> &'static str {
         ..2 => COLUMNS_BEFORE_VOTES,
         2 => COLUMNS_BEFORE_MODERATION,
         3 | 4 => COLUMNS_BEFORE_REPORTS,
+        5 => COLUMNS_BEFORE_PURCHASES,
         _ => COLUMNS,
     }
 }
@@ -111,6 +118,12 @@ pub(super) fn decode(row: &Row<'_>) -> rusqlite::Result<Result<Comment, RowError
         Some(Ok(reporters)) => reporters,
         Some(Err(_)) => return Ok(Err(bad("the open reporters are not a list of subjects"))),
     };
+    let purchase: Option<String> = row.get(18)?;
+    let purchase = match purchase.as_deref().map(OrderHash::parse) {
+        None => None,
+        Some(Ok(hash)) => Some(hash),
+        Some(Err(_)) => return Ok(Err(bad("the purchase is not an order hash"))),
+    };
     Ok(Ok(Comment {
         id: CommentId::from_bytes(bytes),
         sku,
@@ -125,6 +138,7 @@ pub(super) fn decode(row: &Row<'_>) -> rusqlite::Result<Result<Comment, RowError
         moderation,
         reply: reply.map(Box::new),
         reporters,
+        purchase,
     }))
 }
 
@@ -236,7 +250,7 @@ pub(super) fn put(tx: &Transaction<'_>, comment: &Comment) -> rusqlite::Result<(
     let id = comment.id;
     check(comment).map_err(|e| out_of_range(e.id, e.column, e.value))?;
     let mut statement = tx.prepare_cached(&format!(
-        "INSERT OR REPLACE INTO comments ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
+        "INSERT OR REPLACE INTO comments ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"
     ))?;
     statement.execute(params![
         id.to_bytes().as_slice(),
@@ -273,8 +287,22 @@ pub(super) fn put(tx: &Transaction<'_>, comment: &Comment) -> rusqlite::Result<(
             .map(|ms| integer(id, "reply_updated_at_ms", ms))
             .transpose()?,
         encode_reporters(&comment.reporters),
+        comment.purchase.as_ref().map(OrderHash::as_str),
     ])?;
+    if let Some(hash) = &comment.purchase {
+        // Its claim: made by its create ([`claim`]), or here by an import of a backup.
+        tx.prepare_cached("INSERT OR IGNORE INTO purchases (hash) VALUES (?1)")?
+            .execute([hash.as_str()])?;
+    }
     Ok(())
+}
+
+/// Whether `hash` is claimed already: by a verified comment, kept or deleted.
+pub(super) fn is_claimed(tx: &Transaction<'_>, hash: &OrderHash) -> rusqlite::Result<bool> {
+    tx.prepare_cached("SELECT 1 FROM purchases WHERE hash = ?1")?
+        .query_row([hash.as_str()], |_| Ok(()))
+        .optional()
+        .map(|found| found.is_some())
 }
 
 /// Reads one comment by id (inside the writer's transaction).

@@ -7,7 +7,8 @@
 //! `application_id` marks the file as dynapage's and `user_version` is its format version:
 //! 2 since helpful votes (a `helpful_count` column and a `votes` table), 3 since moderation
 //! (`status`, `reason`, `note`, `decided_at_ms`) and the shop's replies (`reply_body`,
-//! `reply_at_ms`, `reply_updated_at_ms`). An older file is upgraded in place, one
+//! `reply_at_ms`, `reply_updated_at_ms`), 5 since reports, 6 since verified purchases (a
+//! `purchase` column and a `purchases` table of claimed order hashes). An older file is upgraded in place, one
 //! transaction per step, when it is opened for writing (`serve --data-dir`), and read as it is
 //! by readers that take no lock (every comment published, no votes before format 2); an older
 //! dynapage refuses a newer file rather than ignore what it holds.
@@ -28,7 +29,7 @@ use super::modes;
 /// `application_id` of a dynapage database: "dyna" in ASCII.
 pub const APPLICATION_ID: i64 = 0x6479_6e61;
 /// `user_version`: the format this code reads and writes.
-pub const FORMAT_VERSION: i64 = 5;
+pub const FORMAT_VERSION: i64 = 6;
 /// The format before votes, which opening for writing upgrades.
 const FORMAT_BEFORE_VOTES: i64 = 1;
 /// The format before moderation, which opening for writing upgrades.
@@ -37,6 +38,8 @@ const FORMAT_BEFORE_MODERATION: i64 = 2;
 pub(super) const FORMAT_BEFORE_LOG: i64 = 3;
 /// The last format without reports.
 pub(super) const FORMAT_BEFORE_REPORTS: i64 = 4;
+/// The last format without verified purchases.
+pub(super) const FORMAT_BEFORE_PURCHASES: i64 = 5;
 
 /// Why the database file cannot be opened. Each message names the file.
 #[derive(Debug, thiserror::Error)]
@@ -126,7 +129,11 @@ const CREATE: &str = "CREATE TABLE IF NOT EXISTS comments (
     reply_body TEXT,
     reply_at_ms INTEGER,
     reply_updated_at_ms INTEGER,
-    reporters TEXT
+    reporters TEXT,
+    purchase TEXT
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS purchases (
+    hash TEXT PRIMARY KEY NOT NULL
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS votes (
     comment BLOB NOT NULL,
@@ -194,6 +201,13 @@ ALTER TABLE comments ADD COLUMN reporters TEXT;
 PRAGMA user_version = 5;
 COMMIT;";
 
+/// Format 5 to 6: a verified comment's order hash (none so far; the claims' table is made by
+/// [`CREATE`]).
+const UPGRADE_FROM_5: &str = "BEGIN IMMEDIATE;
+ALTER TABLE comments ADD COLUMN purchase TEXT;
+PRAGMA user_version = 6;
+COMMIT;";
+
 /// Opens the database for writing (making it first where there is none, [`create`]): WAL,
 /// `synchronous=FULL`, checked.
 pub fn open_for_writing(path: &Path) -> Result<Connection, FormatError> {
@@ -235,6 +249,11 @@ pub fn open_for_writing(path: &Path) -> Result<Connection, FormatError> {
         conn.execute_batch(UPGRADE_FROM_4)
             .map_err(|e| sqlite(path, e))?;
         tracing::info!(data = %path.display(), "database upgraded to format 5 (reports)");
+    }
+    if found <= FORMAT_BEFORE_PURCHASES {
+        conn.execute_batch(UPGRADE_FROM_5)
+            .map_err(|e| sqlite(path, e))?;
+        tracing::info!(data = %path.display(), "database upgraded to format 6 (verified purchases)");
     }
     Ok(conn)
 }

@@ -60,12 +60,12 @@ fn a_format_1_file_is_read_as_it_is_and_upgraded_when_opened_for_writing() {
     );
 
     let conn = Connection::open(&path).expect("open");
-    conn.execute_batch("PRAGMA user_version = 6")
+    conn.execute_batch("PRAGMA user_version = 7")
         .expect("a later format");
     drop(conn);
     assert!(matches!(
         open_for_writing(&path),
-        Err(FormatError::Version { found: 6, .. })
+        Err(FormatError::Version { found: 7, .. })
     ));
 }
 

@@ -146,6 +146,15 @@ fn execute(
                 // The same comment again: a retry of a create that was written (the contract).
                 Some(Ok(stored)) if stored == comment => Ok(Ok((Reply::Done, Effect::None))),
                 Some(_) => Ok(Err(StoreError::AlreadyExists(comment.id))),
+                None if comment
+                    .purchase
+                    .as_ref()
+                    .map(|hash| rows::is_claimed(tx, hash))
+                    .transpose()?
+                    == Some(true) =>
+                {
+                    Ok(Err(StoreError::PurchaseUsed))
+                }
                 None => {
                     rows::put(tx, &comment)?;
                     Ok(Ok((Reply::Done, Effect::Put(vec![comment]))))

@@ -20,6 +20,7 @@ async fn a_redis_outage_is_reported_unavailable_within_seconds_and_heals_on_retu
         .expect("connect");
     let product = sku("OUTAGE");
     let entry = IndexEntry {
+        verified: false,
         author: None,
         reported: false,
         sku: product.clone(),

@@ -117,6 +117,7 @@ async fn graphql_ws_apollo_and_urql_receive_a_comment_written_straight_into_dyna
 
     let now = dynapage::clock::now_ms();
     let comment = Comment {
+        purchase: None,
         id: CommentId::new(now),
         sku: Sku::parse(sku).expect("sku"),
         author: "back office".into(),

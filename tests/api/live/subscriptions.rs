@@ -282,6 +282,7 @@ async fn items_written_straight_into_dynamodb_reach_a_subscriber_through_the_str
 
     let now = dynapage::clock::now_ms();
     let comment = Comment {
+        purchase: None,
         id: CommentId::new(now),
         sku: Sku::parse("STREAMED_LIVE").expect("sku"),
         author: "back office".into(),
@@ -354,6 +355,7 @@ async fn two_servers_and_one_sync_give_a_client_on_each_every_event_exactly_once
     expect_on_both(&mut on_a, &mut on_b, both("UPDATED", first.clone())).await;
     let now = dynapage::clock::now_ms();
     let direct = Comment {
+        purchase: None,
         id: CommentId::new(now),
         sku: Sku::parse("FANNED").expect("sku"),
         author: "tool".into(),

@@ -164,6 +164,7 @@ async fn a_cursor_walk_under_concurrent_writes_sees_every_lasting_comment_once_i
             while !victims.is_empty() && pace.may_change(&stop).await {
                 let millis = BASE_MILLIS + rng.below(SPREAD);
                 let comment = Comment {
+                    purchase: None,
                     id: CommentId::from_parts(millis, rng.next()),
                     sku: sku.clone(),
                     author: "writer".into(),

@@ -111,6 +111,7 @@ fn build_comments(case: &Case, sku: &Sku) -> Vec<Comment> {
         .map(|(millis, rating, random)| {
             let millis = BASE_MILLIS + millis;
             Comment {
+                purchase: None,
                 id: CommentId::from_parts(millis, u128::from(*random)),
                 sku: sku.clone(),
                 author: "tester".into(),

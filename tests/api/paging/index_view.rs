@@ -113,6 +113,7 @@ async fn while_the_index_lags_a_first_page_is_viewed_again_from_its_real_first_e
     let app = backends.serve(&[]).await;
     let newest: Vec<Comment> = (0..3u64)
         .map(|i| Comment {
+            purchase: None,
             id: CommentId::from_parts(4_102_444_800_000 + i, u128::from(i) + 1),
             sku: Sku::parse(DEMO_SKU).expect("sku"),
             author: "late".into(),

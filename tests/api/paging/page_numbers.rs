@@ -602,6 +602,7 @@ async fn containing_finds_a_comment_the_index_does_not_hold_yet() {
     let mut rng = crate::support::data::Rng::new(99);
     let unindexed: Vec<Comment> = (0..30)
         .map(|i| Comment {
+            purchase: None,
             id: CommentId::from_parts(middle.created_at_ms, rng.next()),
             sku: Sku::parse(DEMO_SKU).expect("sku"),
             author: "late".into(),

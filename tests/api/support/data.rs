@@ -66,6 +66,7 @@ pub fn comments(rng: &mut Rng, sku: &Sku, n: usize, spread: u64) -> Vec<Comment>
         }
         let i = out.len();
         out.push(Comment {
+            purchase: None,
             id,
             sku: sku.clone(),
             author: format!("author {i}"),

@@ -26,6 +26,7 @@ fn change(comment: u64, version: u64, stars: i64) -> ChangeEvent {
     ChangeEvent::Upsert {
         old: None,
         new: IndexEntry {
+            verified: false,
             author: None,
             reported: false,
             sku: sku("STREAMED"),

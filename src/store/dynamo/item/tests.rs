@@ -4,6 +4,7 @@ use super::*;
 
 fn sample(updated: Option<u64>) -> Comment {
     Comment {
+        purchase: None,
         version: if updated.is_some() { 2 } else { 1 },
         // The edited sample has votes too: both shapes of the count round-trip.
         helpful_count: if updated.is_some() { 7 } else { 0 },

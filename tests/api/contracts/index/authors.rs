@@ -28,6 +28,7 @@ fn at(
     status: CommentStatus,
 ) -> IndexEntry {
     IndexEntry {
+        verified: false,
         sku: product.clone(),
         key: key(9_000, random),
         rating: rating(3),

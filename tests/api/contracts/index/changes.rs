@@ -56,6 +56,7 @@ async fn applying_the_same_batch_twice_changes_nothing<I: PageIndex>(index: I) {
 async fn a_rating_change_moves_the_member_between_rating_sets<I: PageIndex>(index: I) {
     let product = sku("EDITED");
     let before = IndexEntry {
+        verified: false,
         author: None,
         reported: false,
         sku: product.clone(),
@@ -120,6 +121,7 @@ async fn a_rating_change_moves_the_member_between_rating_sets<I: PageIndex>(inde
 async fn removing_a_missing_member_is_harmless<I: PageIndex>(index: I) {
     let product = sku("REMOVED");
     let kept = IndexEntry {
+        verified: false,
         author: None,
         reported: false,
         sku: product.clone(),
@@ -131,6 +133,7 @@ async fn removing_a_missing_member_is_harmless<I: PageIndex>(index: I) {
         status: dynapage::domain::CommentStatus::Published,
     };
     let ghost = IndexEntry {
+        verified: false,
         author: None,
         reported: false,
         sku: product.clone(),
@@ -246,6 +249,7 @@ async fn changes_applied_in_any_order_and_any_number_of_times_leave_the_newest_s
 async fn apply_reports_the_changes_it_refused_and_what_the_index_holds<I: PageIndex>(index: I) {
     let product = sku("REFUSALS");
     let v1 = IndexEntry {
+        verified: false,
         author: None,
         reported: false,
         sku: product.clone(),
@@ -312,6 +316,7 @@ async fn apply_reports_the_changes_it_refused_and_what_the_index_holds<I: PageIn
 async fn a_tombstone_refuses_older_changes_until_it_expires<I: PageIndex>(index: I) {
     let product = sku("TOMBSTONED");
     let comment = IndexEntry {
+        verified: false,
         author: None,
         reported: false,
         sku: product.clone(),
@@ -362,6 +367,7 @@ async fn a_tombstone_refuses_older_changes_until_it_expires<I: PageIndex>(index:
 async fn repairs_are_made_only_where_the_index_still_holds_what_was_read<I: PageIndex>(index: I) {
     let product = sku("REPAIRED");
     let entry = |n: u128, rating_value: i64, version: u64| IndexEntry {
+        verified: false,
         author: None,
         reported: false,
         sku: product.clone(),

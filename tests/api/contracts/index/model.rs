@@ -95,6 +95,7 @@ impl Model {
             .iter()
             .rev()
             .map(|(key, rating)| IndexEntry {
+                verified: false,
                 author: None,
                 reported: false,
                 sku: sku.clone(),

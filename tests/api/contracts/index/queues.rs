@@ -21,6 +21,7 @@ contract_suite! {
 /// The comment `random` of `product` at `version` in `status`.
 fn at(product: &Sku, random: u128, version: u64, status: CommentStatus) -> IndexEntry {
     IndexEntry {
+        verified: false,
         author: None,
         reported: false,
         sku: product.clone(),

@@ -23,6 +23,7 @@ fn upsert(entry: &IndexEntry) -> ChangeEvent {
 async fn a_withdrawal_takes_a_comment_out_and_no_older_change_puts_it_back<I: PageIndex>(index: I) {
     let product = sku("WITHDRAWN");
     let neighbour = IndexEntry {
+        verified: false,
         author: None,
         reported: false,
         sku: product.clone(),
@@ -110,6 +111,7 @@ async fn a_withdrawal_takes_a_comment_out_and_no_older_change_puts_it_back<I: Pa
 async fn a_comment_withdrawn_before_the_index_saw_it_stays_out<I: PageIndex>(index: I) {
     let product = sku("NEVER-SHOWN");
     let pending = IndexEntry {
+        verified: false,
         author: None,
         reported: false,
         sku: product.clone(),
