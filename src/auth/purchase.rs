@@ -65,11 +65,10 @@ impl PurchaseVerifier {
     }
 }
 
-/// Fetches the JWKS of `verifier` (if the server verifies purchases) once at start-up. As for
-/// bearer tokens, a failure is logged, not fatal: proofs are refused until a fetch succeeds
-/// (each unknown key retries it).
-pub async fn fetch_keys(verifier: Option<&PurchaseVerifier>) {
-    if let Some(verifier) = verifier {
+/// Fetches the JWKS of `verifier` once at start-up. As for bearer tokens, a failure is logged,
+/// not fatal: proofs are refused until a fetch succeeds (each unknown key retries it).
+pub(crate) async fn fetch_keys(verifier: &PurchaseVerifier) {
+    {
         match verifier.keys.refresh().await {
             Ok(0) => tracing::error!(
                 "the purchase JWKS holds no usable signing key: every purchase proof will be refused"

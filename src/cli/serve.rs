@@ -151,10 +151,9 @@ async fn serve_on(
     let auth = args.auth.auth(args.backend.store)?;
     let pre_moderation = args.moderation.pre(&auth)?;
     let shop_name = args.moderation.shop_name()?;
-    let purchases = args.purchase.verifier(args.backend.store, &auth)?;
+    let purchases = args.purchase.verifier(args.backend.store, &auth).await?;
     let codec = args.cursor.codec(args.backend.store)?;
     fetch_signing_keys(&auth).await;
-    crate::auth::purchase::fetch_keys(purchases.as_deref()).await;
     let trusted_proxies = args.rate_limit.trusted_proxies()?;
     // Subscriptions are fed from the Redis change log with the Redis index (whoever applies
     // the stream publishes there), else from what this process applies: the embedded store's
@@ -191,6 +190,7 @@ async fn serve_on(
         shutdown.clone(),
     )));
     let sync = (&local, purger.as_ref());
+    let log_len = crate::startup::log_len(args.backend.change_log_max_len);
     tasks.extend(start_sync(&args, &store, &index, redis.as_ref(), &shutdown, sync).await?);
     let api = Arc::new(ApiState {
         engine: Engine::new(store, index, settings),
@@ -198,12 +198,7 @@ async fn serve_on(
         auth,
         max_node_ids: args.server.max_node_ids,
         hub,
-        change_log: redis.as_ref().map(|redis| {
-            RedisLog::new(
-                redis,
-                crate::startup::log_len(args.backend.change_log_max_len),
-            )
-        }),
+        change_log: redis.as_ref().map(|redis| RedisLog::new(redis, log_len)),
         open_subscriptions: crate::graphql::OpenSubscriptions::default(),
         max_subscriptions: args.server.max_subscriptions,
         max_items_per_request: args.server.max_items_per_request,

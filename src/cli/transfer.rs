@@ -87,12 +87,9 @@ pub(super) fn encode(comment: &Comment) -> String {
 /// A line read back into a comment, every field checked.
 pub(super) fn decode(text: &str) -> Result<Comment, String> {
     let line: Line = serde_json::from_str(text).map_err(|e| e.to_string())?;
-    let millis = |ms: u64, field: &str| {
-        if ms <= SortKey::MAX_MILLIS {
-            Ok(ms)
-        } else {
-            Err(format!("{field} is out of range"))
-        }
+    let millis = |ms: u64, field: &str| match ms <= SortKey::MAX_MILLIS {
+        true => Ok(ms),
+        false => Err(format!("{field} is out of range")),
     };
     if !version_is_valid(line.version) {
         return Err(format!(
@@ -163,13 +160,15 @@ pub(super) fn decode(text: &str) -> Result<Comment, String> {
             }
         },
         reporters: checked_reporters(line.reporters)?,
-        purchase: line
-            .purchase
-            .as_deref()
-            .map(crate::domain::OrderHash::parse)
-            .transpose()
-            .map_err(|e| e.to_string())?,
+        purchase: order_hash(line.purchase.as_deref())?,
     })
+}
+
+/// A line's keyed order hash, held to what a store keeps ([`crate::domain::OrderHash`]).
+fn order_hash(text: Option<&str>) -> Result<Option<crate::domain::OrderHash>, String> {
+    text.map(crate::domain::OrderHash::parse)
+        .transpose()
+        .map_err(|e| e.to_string())
 }
 
 /// A line's open reporters, held to what a store keeps ([`decode_reporters`]).

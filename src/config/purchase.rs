@@ -38,9 +38,10 @@ pub struct PurchaseArgs {
 const DEVELOPMENT_KEY: &str = "dynapage-development-purchase-order-key-not-secret";
 
 impl PurchaseArgs {
-    /// The verifier of a server on `store` with `auth`, or `None` when no JWKS is set; a missing
-    /// or contradictory setting fails naming its flag.
-    pub fn verifier(
+    /// The verifier of a server on `store` with `auth`, its keys fetched once
+    /// ([`crate::auth::purchase::fetch_keys`]), or `None` when no JWKS is set; a missing or
+    /// contradictory setting fails naming its flag.
+    pub async fn verifier(
         &self,
         store: StoreKind,
         auth: &crate::auth::Auth,
@@ -85,9 +86,9 @@ impl PurchaseArgs {
             .map_err(|_| anyhow::anyhow!("--purchase-order-key must be at least 32 bytes"))?;
         let keys = KeyCache::new(source)
             .map_err(|e| anyhow::anyhow!("cannot build the purchase JWKS client: {e}"))?;
-        Ok(Some(std::sync::Arc::new(PurchaseVerifier::new(
-            issuer, keys, order_key,
-        ))))
+        let verifier = PurchaseVerifier::new(issuer, keys, order_key);
+        crate::auth::purchase::fetch_keys(&verifier).await;
+        Ok(Some(std::sync::Arc::new(verifier)))
     }
 
     /// The shop's verification statement, cleaned; refused when it is longer than

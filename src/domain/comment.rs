@@ -95,20 +95,6 @@ pub struct Comment {
 }
 
 impl Comment {
-    /// Whether the comment is a verified purchase ([`Comment::purchase`]).
-    pub fn is_verified(&self) -> bool {
-        self.purchase.is_some()
-    }
-
-    /// Whether the product list the index keeps under `list` is one of this comment's: its
-    /// product's, or its product's verified list ([`super::verified_list`]) if it is verified.
-    /// (Whether it is published, and so a member now, is another question.)
-    pub fn is_in_list(&self, list: &Sku) -> bool {
-        self.sku == *list
-            || (self.is_verified()
-                && super::verified_product(list.as_str()).as_ref() == Some(&self.sku))
-    }
-
     /// The comment's position in a list by time: `created_at_ms`, then its id.
     pub fn sort_key(&self) -> SortKey {
         // Comments are only built through `CommentDraft` or the stores' decoders, which both

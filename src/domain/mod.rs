@@ -11,6 +11,7 @@ mod ids;
 mod invalid;
 mod moderation;
 mod order;
+mod order_hash;
 mod page_numbers;
 mod person;
 mod purchase;
@@ -37,9 +38,10 @@ pub use moderation::{
     ModerationReason, Reply, Verdict, reply_text,
 };
 pub use order::{CommentOrder, Grouping, Listing, Position, helpful_group};
+pub use order_hash::{OrderHash, OrderKey};
 pub use page_numbers::{AnchorRank, Numbering, PageLayout, PageLinks, Pager};
 pub use person::{ErasureMode, ErasureReceipt, FORMER_CUSTOMER, Forget};
-pub use purchase::{OrderHash, OrderKey, verified_list, verified_product};
+pub use purchase::{verified_list, verified_product};
 pub use queue::{Queue, QueueList, list_name};
 pub use report::{
     MAX_DETAILS_CHARS, MAX_OPEN_REPORTS, REPORT_THRESHOLD_ACTOR, Report, ReportDraft, ReportReason,

@@ -5,7 +5,7 @@
 //! {"format":"dynapage-person-export/1","subject":"…","exportedAt":"…",
 //!  "comments":[{"id":"…","productSku":"…","author":"…","body":"…","rating":5,
 //!               "createdAt":"…","updatedAt":null,"helpfulCount":2,"status":"PUBLISHED",
-//!               "moderation":{…}|null,"reply":{…}|null}, …],
+//!               "moderation":{…}|null,"reply":{…}|null,"verifiedPurchase":false}, …],
 //!  "helpfulVotes":[{"commentId":"…"}, …],
 //!  "reports":[{"id":"…","commentId":"…","productSku":"…","reason":"SPAM","details":null,
 //!              "status":"OPEN","createdAt":"…","decidedAt":null}, …]}
@@ -65,6 +65,8 @@ struct CommentOut<'a> {
     status: &'a str,
     moderation: Option<ModerationOut<'a>>,
     reply: Option<ReplyOut<'a>>,
+    /// A verified purchase (the flag only: never its order hash).
+    verified_purchase: bool,
 }
 
 #[derive(Serialize)]
@@ -104,6 +106,7 @@ impl<'a> CommentOut<'a> {
                 note: moderation.note.as_deref(),
                 decided_at: moderation.decided_at_ms.map(time),
             }),
+            verified_purchase: comment.is_verified(),
             reply: comment.reply.as_deref().map(|reply| ReplyOut {
                 body: &reply.body,
                 created_at: time(reply.created_at_ms),

@@ -128,7 +128,12 @@ pub(super) fn failed(view: &View, why: &Failure) -> Rendered {
             verified: false,
             ..view.clone()
         };
-        links.push((all.url(), "Look for it among all reviews".to_owned()));
+        let among = if view.ratings.is_empty() {
+            "reviews"
+        } else {
+            "ratings"
+        };
+        links.push((all.url(), format!("Look for it among all {among}")));
     }
     if why.status.is_client_error() && why.status != StatusCode::TOO_MANY_REQUESTS {
         links.push((

@@ -55,6 +55,30 @@ pub(super) const HELPFUL_RANK: &str = "helpfulRank";
 /// its first attempt was written.
 pub(super) const LAST_EDIT: &str = "lastEdit";
 
+/// A verified comment's order hash.
+pub(super) const PURCHASE: &str = "purchase";
+/// The partition key of GSIs `byVerified` and `byVerifiedHelpful`: the SKU, on verified
+/// comments only.
+pub(super) const VERIFIED_SKU: &str = "verifiedSku";
+/// The partition key of GSIs `byVerifiedRating` and `byVerifiedRatingHelpful`: `sku#rating`,
+/// on verified comments only.
+pub(super) const VERIFIED_SKU_RATING: &str = "verifiedSkuRating";
+
+/// The attributes a verified comment's item carries (none for another).
+pub(super) fn purchase_attributes(comment: &Comment) -> Vec<(String, AttributeValue)> {
+    let Some(hash) = &comment.purchase else {
+        return Vec::new();
+    };
+    vec![
+        (PURCHASE.to_owned(), string_value(hash.as_str())),
+        (VERIFIED_SKU.to_owned(), string_value(comment.sku.as_str())),
+        (
+            VERIFIED_SKU_RATING.to_owned(),
+            string_value(sku_rating(&comment.sku, comment.rating)),
+        ),
+    ]
+}
+
 /// The partition key of GSI `byProductRating`: `sku#rating`. SKUs cannot contain `#`
 /// ([`Sku::parse`]), so the value is unambiguous.
 pub(super) fn sku_rating(sku: &Sku, rating: Rating) -> String {
@@ -114,7 +138,7 @@ pub(super) fn item_from_comment(comment: &Comment) -> HashMap<String, AttributeV
         (VERSION.to_owned(), n(comment.version)),
     ]);
     item.extend(gsi_places(comment));
-    item.extend(super::purchase::attributes(comment));
+    item.extend(purchase_attributes(comment));
     item.extend(moderation::author_places(comment));
     item.extend(moderation::reported_places(comment));
     item.extend(moderation::attributes(&comment.moderation));
@@ -292,11 +316,11 @@ fn decode_comment<A: ItemAttribute>(item: &HashMap<String, A>) -> Result<Comment
         reply: moderation::decode_reply(item)?.map(Box::new),
         reporters: moderation::decode_reporters_of(item)?,
         purchase: item
-            .get(super::purchase::PURCHASE)
+            .get(PURCHASE)
             .map(|hash| {
                 hash.as_string()
                     .and_then(|text| OrderHash::parse(text).ok())
-                    .ok_or_else(|| bad(super::purchase::PURCHASE, "is not an order hash"))
+                    .ok_or_else(|| bad(PURCHASE, "is not an order hash"))
             })
             .transpose()?,
     })

@@ -1,7 +1,7 @@
-//! Verified purchases in the comments' table: a verified comment's order hash (`purchase`),
-//! the keys of its product's verified twin's four GSIs (`verifiedSku`, `verifiedSkuRating`), and
-//! the claim item (`id` `purchase#<hash>`) that a verified create puts in the same transaction,
-//! conditional on its absence: one verified comment per order and product, ever.
+//! Verified purchases in the comments' table: the claim item (`id` `purchase#<hash>`) that a
+//! verified create puts in the same transaction as the comment, conditional on its absence: one
+//! verified comment per order and product, ever. (The comment's own attributes, its hash and
+//! the keys of its verified lists' GSIs, are spelled in `super::item`.)
 
 use std::collections::HashMap;
 
@@ -9,18 +9,9 @@ use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
 
 use super::DynamoStore;
 use super::error::{Cancellation, OnConditionFailed, cancellation};
-use super::item::{ID, item_from_comment, sku_rating, string_value};
+use super::item::{ID, item_from_comment, string_value};
 use crate::domain::{Comment, OrderHash};
 use crate::store::StoreError;
-
-/// A verified comment's order hash.
-pub(super) const PURCHASE: &str = "purchase";
-/// The partition key of GSIs `byVerified` and `byVerifiedHelpful`: the SKU, on verified
-/// comments only.
-pub(super) const VERIFIED_SKU: &str = "verifiedSku";
-/// The partition key of GSIs `byVerifiedRating` and `byVerifiedRatingHelpful`: `sku#rating`,
-/// on verified comments only.
-pub(super) const VERIFIED_SKU_RATING: &str = "verifiedSkuRating";
 
 /// The start of every claim item's `id` (no comment id starts with lower case).
 const PREFIX: &str = "purchase#";
@@ -30,23 +21,8 @@ pub(super) fn is_purchase_id(id: &str) -> bool {
     id.starts_with(PREFIX)
 }
 
-/// The attributes a verified comment's item carries (none for another).
-pub(super) fn attributes(comment: &Comment) -> Vec<(String, AttributeValue)> {
-    let Some(hash) = &comment.purchase else {
-        return Vec::new();
-    };
-    vec![
-        (PURCHASE.to_owned(), string_value(hash.as_str())),
-        (VERIFIED_SKU.to_owned(), string_value(comment.sku.as_str())),
-        (
-            VERIFIED_SKU_RATING.to_owned(),
-            string_value(sku_rating(&comment.sku, comment.rating)),
-        ),
-    ]
-}
-
 /// The claim item of `hash`: its id alone.
-fn claim(hash: &OrderHash) -> HashMap<String, AttributeValue> {
+pub(super) fn claim(hash: &OrderHash) -> HashMap<String, AttributeValue> {
     HashMap::from([(
         ID.to_owned(),
         string_value(format!("{PREFIX}{}", hash.as_str())),

@@ -93,7 +93,7 @@ fn partition_key(partition: &Partition) -> (&'static str, &'static str, String) 
 /// (`crate::domain::verified_list`): the four GSIs on `verifiedSku` and `verifiedSkuRating`,
 /// which only verified comments carry. `None` for any other partition.
 fn verified_partition_key(partition: &Partition) -> Option<(&'static str, &'static str, String)> {
-    use super::purchase::{VERIFIED_SKU, VERIFIED_SKU_RATING};
+    use super::item::{VERIFIED_SKU, VERIFIED_SKU_RATING};
     use super::schema::{
         BY_VERIFIED, BY_VERIFIED_HELPFUL, BY_VERIFIED_RATING, BY_VERIFIED_RATING_HELPFUL,
     };
@@ -287,11 +287,9 @@ pub(super) async fn scan(
             reports.extend(super::report_item::scanned(item).transpose()?);
             continue;
         }
-        // A purchase claim is no comment, and holds nothing a scan reads.
-        if id.is_some_and(|id| super::purchase::is_purchase_id(id)) {
-            continue;
-        }
-        match id.filter(|id| is_vote_id(id)) {
+        match id.filter(|id| is_vote_id(id) || super::purchase::is_purchase_id(id)) {
+            // A purchase claim is no comment, and holds nothing a scan reads.
+            Some(claim) if super::purchase::is_purchase_id(claim) => {}
             Some(vote) => {
                 let comment = comment_of_vote(vote)
                     .ok_or_else(|| internal(format!("vote item `{vote}` names no comment")))?;

@@ -31,9 +31,8 @@ use super::error::{OnConditionFailed, classify, internal, is_missing_table};
 use super::item::{
     AUTHOR_KEY, AUTHOR_STATUS, AUTHOR_SUB, HELPFUL_RANK, ID, LOG_KEY, LOG_LIST, QUEUE_KEY,
     REPORT_KEY, REPORTED_KEY, REPORTED_QUEUE, REPORTER, SKU, SKU_RATING, SKU_REPORTED, SKU_STATUS,
-    SORT_KEY, STATUS,
+    SORT_KEY, STATUS, VERIFIED_SKU, VERIFIED_SKU_RATING,
 };
-use super::purchase::{VERIFIED_SKU, VERIFIED_SKU_RATING};
 use super::vote_key::VOTER;
 use crate::store::StoreError;
 

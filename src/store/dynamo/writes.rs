@@ -176,10 +176,8 @@ async fn apply_patch(
         if old.is_verified() {
             // The verified twin's GSIs by rating follow the rating too.
             sets.push("#verifiedSkuRating = :skuRating");
-            request = request.expression_attribute_names(
-                "#verifiedSkuRating",
-                super::purchase::VERIFIED_SKU_RATING,
-            );
+            request = request
+                .expression_attribute_names("#verifiedSkuRating", super::item::VERIFIED_SKU_RATING);
         }
         request = request
             .expression_attribute_names("#rating", RATING)
@@ -339,7 +337,8 @@ async fn delete_once(
 
 /// BatchWriteItem in chunks of 25, eight in flight. BatchWriteItem refuses two writes of
 /// one key in a request, so a repeated id keeps only its last comment, which is also what
-/// writing them one after another would leave.
+/// writing them one after another would leave. A verified comment's claim is put with it,
+/// unconditionally like the comment.
 pub(super) async fn put_batch(store: &DynamoStore, comments: &[Comment]) -> Result<(), StoreError> {
     let mut seen = std::collections::HashSet::new();
     let mut latest: Vec<&Comment> = comments
@@ -348,14 +347,27 @@ pub(super) async fn put_batch(store: &DynamoStore, comments: &[Comment]) -> Resu
         .filter(|c| seen.insert(c.id))
         .collect();
     latest.reverse();
-    let chunks = latest
+    // A verified comment's claim goes with it (an `import` restores both), once per hash.
+    let mut claimed = std::collections::HashSet::new();
+    let items: Vec<_> = latest
+        .iter()
+        .flat_map(|comment| {
+            let claim = comment
+                .purchase
+                .as_ref()
+                .filter(|hash| claimed.insert((*hash).clone()))
+                .map(super::purchase::claim);
+            std::iter::once(item_from_comment(comment)).chain(claim)
+        })
+        .collect();
+    let chunks = items
         .chunks(WRITE_CHUNK)
         .map(|chunk| {
             chunk
                 .iter()
-                .map(|comment| {
+                .map(|item| {
                     let put = PutRequest::builder()
-                        .set_item(Some(item_from_comment(comment)))
+                        .set_item(Some(item.clone()))
                         .build()
                         .map_err(|err| StoreError::Internal(err.into()))?;
                     Ok(WriteRequest::builder().put_request(put).build())

@@ -83,9 +83,6 @@ impl Tables {
     }
 
     pub(super) fn insert(&mut self, comment: Comment) {
-        if let Some(hash) = &comment.purchase {
-            self.claims.insert(hash.clone());
-        }
         self.reposition(None, Some(&comment));
         self.comments.insert(comment.id, comment);
     }
@@ -111,6 +108,10 @@ impl Tables {
     /// left empty is dropped; one by helpful votes is kept only once its product has had a
     /// vote ([`Tables::held`]).
     fn reposition(&mut self, old: Option<&Comment>, new: Option<&Comment>) {
+        // A verified comment's claim, however it came (a create, an import, a load).
+        if let Some(hash) = new.and_then(|new| new.purchase.as_ref()) {
+            self.claims.insert(hash.clone());
+        }
         if let Some(new) = new
             && new.helpful_count > 0
             && !self.by_helpful.contains(&new.sku)

@@ -137,30 +137,7 @@ fn execute(
     op: &Op,
 ) -> rusqlite::Result<Result<(Reply, Effect), StoreError>> {
     match op {
-        Op::Create(comment) => {
-            let comment = Comment {
-                version: 1,
-                ..comment.clone()
-            };
-            match rows::get(tx, comment.id)? {
-                // The same comment again: a retry of a create that was written (the contract).
-                Some(Ok(stored)) if stored == comment => Ok(Ok((Reply::Done, Effect::None))),
-                Some(_) => Ok(Err(StoreError::AlreadyExists(comment.id))),
-                None if comment
-                    .purchase
-                    .as_ref()
-                    .map(|hash| rows::is_claimed(tx, hash))
-                    .transpose()?
-                    == Some(true) =>
-                {
-                    Ok(Err(StoreError::PurchaseUsed))
-                }
-                None => {
-                    rows::put(tx, &comment)?;
-                    Ok(Ok((Reply::Done, Effect::Put(vec![comment]))))
-                }
-            }
-        }
+        Op::Create(comment) => create(tx, comment),
         Op::Update {
             id,
             patch,
@@ -219,6 +196,31 @@ fn execute(
             now_ms,
         } => vote(tx, *id, voter, *helpful, *now_ms),
     }
+}
+
+/// A create: refused when the id is another comment's ([`StoreError::AlreadyExists`]; the same
+/// comment again is a retry, done) or its order hash is claimed ([`StoreError::PurchaseUsed`]).
+fn create(
+    tx: &rusqlite::Transaction<'_>,
+    comment: &Comment,
+) -> rusqlite::Result<Result<(Reply, Effect), StoreError>> {
+    let comment = Comment {
+        version: 1,
+        ..comment.clone()
+    };
+    match rows::get(tx, comment.id)? {
+        // The same comment again: a retry of a create that was written (the contract).
+        Some(Ok(stored)) if stored == comment => return Ok(Ok((Reply::Done, Effect::None))),
+        Some(_) => return Ok(Err(StoreError::AlreadyExists(comment.id))),
+        None => {}
+    }
+    if let Some(hash) = &comment.purchase
+        && rows::is_claimed(tx, hash)?
+    {
+        return Ok(Err(StoreError::PurchaseUsed));
+    }
+    rows::put(tx, &comment)?;
+    Ok(Ok((Reply::Done, Effect::Put(vec![comment]))))
 }
 
 /// Reports as they are (`import`), each replacing the one of its comment and reader; a

@@ -4,6 +4,7 @@
 mod authors;
 mod index;
 mod privacy;
+mod purchases;
 mod reports;
 mod statuses;
 mod store;

@@ -9,6 +9,7 @@ mod log;
 mod own;
 mod pre;
 mod privacy;
+mod purchases;
 mod queues;
 mod replies;
 mod reports;
