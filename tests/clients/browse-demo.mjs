@@ -111,5 +111,9 @@ function snapshot() {
     bodies: all('li[data-comment-id] .body').map((p) => p.textContent),
     error: text('#error'),
     title: document.title,
+    verifiedChecked: Boolean(document.querySelector('#verified:checked')),
+    verifiedCount: text('#verified-filter .count'),
+    verifiedBadges: all('li[data-comment-id] [data-verified-badge]').length,
+    statement: text('#verification-statement'),
   };
 }

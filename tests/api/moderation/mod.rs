@@ -9,7 +9,7 @@ mod log;
 mod own;
 mod pre;
 mod privacy;
-mod purchases;
+pub(crate) mod purchases;
 mod queues;
 mod replies;
 mod reports;

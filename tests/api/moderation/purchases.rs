@@ -15,7 +15,7 @@ use crate::support::backends::Backends;
 use crate::support::jwks::{JwksServer, TestKey, at};
 
 const SHOP: &str = "https://shop.test/";
-const STATEMENT: &str =
+pub(crate) const STATEMENT: &str =
     "Reviews marked “Verified purchase” come from an order link we e-mail after delivery.";
 
 const ADD: &str = r#"mutation($sku: String!, $rating: Int!, $proof: String) {
@@ -44,19 +44,19 @@ const SUMMARY: &str = r#"query($sku: String!) {
 }"#;
 
 /// The shop's signing key, its JWKS, and the server flags that trust it.
-struct Shop {
+pub(crate) struct Shop {
     key: TestKey,
     jwks: JwksServer,
 }
 
 impl Shop {
-    async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         let key = TestKey::ed("shop-1");
         let jwks = JwksServer::start(&[&key]).await;
         Self { key, jwks }
     }
 
-    fn flags(&self) -> Vec<String> {
+    pub(crate) fn flags(&self) -> Vec<String> {
         [
             "--purchase-jwks-url",
             &self.jwks.url,
@@ -70,7 +70,7 @@ impl Shop {
     }
 
     /// A proof that `sub` bought `sku` in `order`, with `extra` claims over the defaults.
-    fn proof(&self, sub: &str, sku: &str, order: &str, extra: Value) -> String {
+    pub(crate) fn proof(&self, sub: &str, sku: &str, order: &str, extra: Value) -> String {
         let mut claims = json!({
             "iss": SHOP, "sub": sub, "sku": sku, "order": order, "purpose": "review",
             "iat": at(0), "exp": at(3_600),

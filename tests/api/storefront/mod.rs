@@ -4,3 +4,4 @@ mod demo;
 mod demo_pages;
 mod moderate;
 mod report;
+mod verified;
