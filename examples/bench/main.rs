@@ -75,6 +75,10 @@ enum Command {
     /// Redis CPU and commands per page of the Redis index (issue #23's cases: pager pages, bare
     /// jumps, filters), raw ZRANK/ZRANGE on a set of the same size, memory per comment (~3 min)
     IndexCpu(benchmarks::index_cpu::Args),
+    /// Verified-only pages against the same pages of the whole list (half the comments
+    /// verified): Redis CPU per page, pages/s one at a time, the index's bytes per comment
+    /// (~10 min at 1.1 million comments)
+    Verified(benchmarks::verified::Args),
     /// One product of 10 million comments in the Redis index: its memory, and the read script's
     /// Redis CPU, time and commands per call at offsets 0, 10^6 and the far end (~7 min)
     IndexBigProduct(benchmarks::index_big_product::Args),
@@ -165,6 +169,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Live(args) => benchmarks::live::run(&ctx, args).await,
         Command::Soak(args) => benchmarks::soak::run(&ctx, args).await,
         Command::IndexCpu(args) => benchmarks::index_cpu::run(&ctx, args).await,
+        Command::Verified(args) => benchmarks::verified::run(&ctx, args).await,
         Command::IndexBigProduct(args) => benchmarks::index_big_product::run(&ctx, args).await,
         Command::IndexLuaCallgrind(args) => benchmarks::index_lua_callgrind::run(&ctx, args).await,
         Command::PageCost(args) => benchmarks::page_cost::run(&ctx, args).await,

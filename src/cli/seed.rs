@@ -50,6 +50,12 @@ pub struct SeedArgs {
     /// `--auth off`. For measuring what the authors' lists cost.
     #[arg(long, env = "DYNAPAGE_SEED_AUTHORS", default_value_t = 0)]
     authors: u64,
+    /// Writes this percentage of the comments as verified purchases (the first N of every
+    /// hundred in the generated sequence, each with a made-up order), so they fill the
+    /// product's verified lists (`verified: true`) as comments with purchase proofs do. For
+    /// measuring what the verified lists cost.
+    #[arg(long, env = "DYNAPAGE_SEED_VERIFIED_PERCENT", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=100))]
+    verified_percent: u8,
     #[command(flatten)]
     backend: BackendArgs,
 }
@@ -76,6 +82,7 @@ pub async fn run(args: SeedArgs) -> anyhow::Result<()> {
         body_bytes: args.body_bytes.into(),
         hidden_percent: args.hidden_percent,
         authors: args.authors,
+        verified_percent: args.verified_percent,
     };
     write_comments(&store, &sku, generated, &progress).await?;
     progress.finish();
@@ -103,7 +110,13 @@ pub struct Generated {
     /// How many signed-in authors write them (comment `i`'s is `seed-author-<i mod authors>`);
     /// 0: none.
     pub authors: u64,
+    /// The percentage written as verified purchases: comment `i` is verified (a made-up order,
+    /// hashed with a public key) when `i % 100` is below it.
+    pub verified_percent: u8,
 }
+
+/// The key seeded verified purchases' made-up orders are hashed with: public, as they are.
+const SEED_ORDER_KEY: &[u8] = b"dynapage-seeded-orders-are-made-up-so-this-key-is-public";
 
 impl Generated {
     /// `count` comments of `seed` with short bodies, all published.
@@ -114,6 +127,7 @@ impl Generated {
             body_bytes: 0,
             hidden_percent: 0,
             authors: 0,
+            verified_percent: 0,
         }
     }
 }
@@ -133,7 +147,9 @@ pub async fn write_comments<S: CommentStore>(
         body_bytes,
         hidden_percent,
         authors,
+        verified_percent,
     } = generated;
+    let order_key = crate::domain::OrderKey::new(SEED_ORDER_KEY)?;
     let hidden = crate::domain::Moderation {
         status: crate::domain::CommentStatus::Hidden,
         reason: Some(crate::domain::ModerationReason::Spam),
@@ -150,6 +166,10 @@ pub async fn write_comments<S: CommentStore>(
             }
             if authors > 0 {
                 comment.author_sub = Some(format!("seed-author-{}", i as u64 % authors));
+            }
+            if i % 100 < usize::from(verified_percent) {
+                let order = format!("seed-{seed}-{i}");
+                comment.purchase = Some(crate::domain::OrderHash::of(&order_key, &order, sku));
             }
             comment
         });

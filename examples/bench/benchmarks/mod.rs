@@ -28,6 +28,7 @@ pub mod rounds;
 pub mod rounds_table;
 pub mod soak;
 pub mod sync_lag;
+pub mod verified;
 pub mod vote_memory;
 pub mod votes;
 

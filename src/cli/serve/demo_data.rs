@@ -1,5 +1,5 @@
 //! The embedded store's demo data, which `serve` writes at start-up (`--demo-comments`): three
-//! products of generated comments, the first of them large, waited for until the index holds
+//! products of generated comments (half of them verified purchases), the first of them large, waited for until the index holds
 //! them all, so the first page a visitor asks for is whole.
 
 use std::time::{Duration, Instant};
@@ -27,7 +27,11 @@ pub(super) async fn seed<I: PageIndex>(
     for (i, (sku, count, seed)) in DEMO_PRODUCTS.into_iter().enumerate() {
         let sku = Sku::parse(sku)?;
         let count = if i == 0 { first_size } else { count };
-        let generated = crate::cli::seed::Generated::new(count, seed);
+        // Half of them verified purchases, so the demo shows the badge and the filter.
+        let generated = crate::cli::seed::Generated {
+            verified_percent: 50,
+            ..crate::cli::seed::Generated::new(count, seed)
+        };
         crate::cli::seed::write_comments(store, &sku, generated, &ProgressBar::hidden()).await?;
         let deadline = Instant::now() + Duration::from_secs(120);
         while index.count(&sku, RatingSet::ALL).await? < count {
