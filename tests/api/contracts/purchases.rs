@@ -8,9 +8,10 @@
 use std::ops::Bound;
 
 use dynapage::domain::{
-    Access, Comment, CommentPatch, ModerationDecision, ModerationReason, Order, OrderHash,
-    OrderKey, Rating, Verdict, Voter, verified_list,
+    Access, Comment, CommentPatch, ErasureMode, ModerationDecision, ModerationReason, Order,
+    OrderHash, OrderKey, Rating, Verdict, Voter, verified_list,
 };
+use dynapage::privacy::{self, Erasure};
 use dynapage::store::memory::MemoryStore;
 use dynapage::store::{CommentStore, Partition, StoreError};
 
@@ -28,6 +29,7 @@ contract_suite! {
         a_verified_comment_is_in_its_products_verified_lists_while_published,
         an_order_verifies_one_comment_per_product_ever,
         an_edit_keeps_the_verification_and_moves_it_between_ratings,
+        an_erasure_takes_verified_comments_out_and_keeps_the_claims,
     ],
 }
 
@@ -217,4 +219,51 @@ async fn an_edit_keeps_the_verification_and_moves_it_between_ratings<S: CommentS
         get(&store, &comment).await.expect("stored").purchase,
         comment.purchase
     );
+}
+
+async fn an_erasure_takes_verified_comments_out_and_keeps_the_claims<S: CommentStore>(store: S) {
+    let product = "ERASED_VERIFIED";
+    let mut comments = dataset(product, 3);
+    for (i, comment) in comments.iter_mut().enumerate() {
+        comment.author_sub = Some(if i < 2 { "auth0|eve" } else { "auth0|bob" }.to_owned());
+        comment.purchase = Some(hash(&format!("order-{i}"), product));
+        store.create(comment).await.expect("create");
+    }
+    let twin = Partition::Product(verified_list(&sku(product)));
+    // Anonymized, her comments stay verified purchases, in the verified list.
+    let erase = |mode| Erasure {
+        sub: "auth0|eve".into(),
+        mode,
+        dry_run: false,
+    };
+    privacy::erase(&store, &erase(ErasureMode::Anonymize), |_| {})
+        .await
+        .expect("anonymize");
+    assert_eq!(ids_in(&store, twin.clone()).await.len(), 3);
+    let kept = get(&store, &comments[0]).await.expect("kept");
+    assert_eq!(
+        (kept.author_sub, kept.purchase),
+        (None, comments[0].purchase.clone())
+    );
+    // Deleted (bob's, the one still his), it leaves the verified list; its order verifies no
+    // other comment.
+    let erasure = Erasure {
+        sub: "auth0|bob".into(),
+        mode: ErasureMode::Delete,
+        dry_run: false,
+    };
+    privacy::erase(&store, &erasure, |_| {})
+        .await
+        .expect("delete");
+    assert_eq!(
+        ids_in(&store, twin).await,
+        ordered(vec![&comments[0], &comments[1]])
+    );
+    let mut again = dataset("ERASED_VERIFIED_AGAIN", 1).remove(0);
+    again.sku = sku(product);
+    again.purchase = comments[2].purchase.clone();
+    assert!(matches!(
+        store.create(&again).await,
+        Err(StoreError::PurchaseUsed)
+    ));
 }
