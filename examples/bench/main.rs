@@ -79,6 +79,9 @@ enum Command {
     /// verified): Redis CPU per page, pages/s one at a time, the index's bytes per comment
     /// (~10 min at 1.1 million comments)
     Verified(benchmarks::verified::Args),
+    /// The storefront page (`/demo`) against the same page asked of the API: server CPU per
+    /// request, computed and from the response cache (~3 min)
+    DemoCost(benchmarks::demo_cost::Args),
     /// One product of 10 million comments in the Redis index: its memory, and the read script's
     /// Redis CPU, time and commands per call at offsets 0, 10^6 and the far end (~7 min)
     IndexBigProduct(benchmarks::index_big_product::Args),
@@ -170,6 +173,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Soak(args) => benchmarks::soak::run(&ctx, args).await,
         Command::IndexCpu(args) => benchmarks::index_cpu::run(&ctx, args).await,
         Command::Verified(args) => benchmarks::verified::run(&ctx, args).await,
+        Command::DemoCost(args) => benchmarks::demo_cost::run(&ctx, args).await,
         Command::IndexBigProduct(args) => benchmarks::index_big_product::run(&ctx, args).await,
         Command::IndexLuaCallgrind(args) => benchmarks::index_lua_callgrind::run(&ctx, args).await,
         Command::PageCost(args) => benchmarks::page_cost::run(&ctx, args).await,

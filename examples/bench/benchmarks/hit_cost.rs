@@ -170,27 +170,38 @@ async fn case(server: &Server, query: &str, requests: u64) -> anyhow::Result<Cas
     let variables = format!("{{\"sku\": \"{SKU}\"}}");
     let encoded = serde_urlencoded::to_string([("query", query), ("variables", &variables)])?;
     let url = format!("{}/graphql?{encoded}", server.api.url);
+    let (cpu_us, body) = cpu_per_get(server, &url, requests).await?;
+    let answer: serde_json::Value = serde_json::from_slice(&body)?;
+    Ok(Case {
+        cpu_us,
+        bytes: body.len(),
+        price: answer["extensions"]["cost"]["requestedQueryCost"].as_u64(),
+    })
+}
+
+/// The server's CPU per GET of `url` (user + system, from `/proc`), in µs: 20 GETs to warm up
+/// (a response cache keeps the third answer), then `requests` one after another on one
+/// keep-alive connection, the CPU read around them; and the last warm-up's body.
+pub(super) async fn cpu_per_get(
+    server: &Server,
+    url: &str,
+    requests: u64,
+) -> anyhow::Result<(f64, axum::body::Bytes)> {
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(1)
         .build()?;
-    let get = || client.get(&url).header("Accept", "application/json");
-    let (mut bytes, mut price) = (0, None);
+    let get = || client.get(url).header("Accept", "application/json");
+    let mut body = axum::body::Bytes::new();
     for _ in 0..20 {
-        let body = get().send().await?.error_for_status()?.bytes().await?;
-        bytes = body.len();
-        let answer: serde_json::Value = serde_json::from_slice(&body)?;
-        if let Some(cost) = answer["extensions"]["cost"]["requestedQueryCost"].as_u64() {
-            price = Some(cost);
-        }
+        body = get().send().await?.error_for_status()?.bytes().await?;
     }
     let before = process_ticks(server.pid());
     for _ in 0..requests {
         get().send().await?.bytes().await?;
     }
     let ticks = process_ticks(server.pid()).saturating_sub(before);
-    Ok(Case {
-        cpu_us: ticks as f64 / ticks_per_s() / requests.max(1) as f64 * 1e6,
-        bytes,
-        price,
-    })
+    Ok((
+        ticks as f64 / ticks_per_s() / requests.max(1) as f64 * 1e6,
+        body,
+    ))
 }

@@ -5,6 +5,7 @@ pub mod ab;
 pub mod auth;
 pub mod author_memory;
 pub mod criterion;
+pub mod demo_cost;
 pub mod erase_person;
 pub mod hit_cost;
 pub mod idle_sockets;
