@@ -13,12 +13,12 @@ use anyhow::Context as _;
 use serde_json::{Value, json};
 
 use super::SKU;
-use super::hit_cost::cpu_per_get;
+use super::hit_cost::{cpu_per_get, unbudgeted};
 use crate::context::Context;
 use crate::machine::Machine;
 use crate::proc_stat::loadavg;
 use crate::report::{Summary, log};
-use crate::server::{Server, strings};
+use crate::server::Server;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -70,20 +70,9 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     ctx.build_dynapage()?;
     let query = std::fs::read_to_string(ctx.repo.join("playground/demo/storefront.graphql"))
         .context("reading playground/demo/storefront.graphql")?;
-    let serve = |cache: &str| {
-        strings(&[
-            "--demo-comments",
-            &args.demo_comments.to_string(),
-            "--response-cache-bytes",
-            cache,
-            "--rate-limit-cost",
-            "0",
-            "--rate-limit-writes",
-            "0",
-        ])
-    };
-    let cold = Server::start(ctx, "demo-cost-off", &serve("0")).await?;
-    let warm = Server::start(ctx, "demo-cost-on", &serve("67108864")).await?;
+    let serve = |cache| unbudgeted(args.demo_comments, cache);
+    let cold = Server::start(ctx, "demo-cost-off", &serve(false)).await?;
+    let warm = Server::start(ctx, "demo-cost-on", &serve(true)).await?;
     let cases = cases(args.demo_comments);
     // [case][demo uncached, api uncached, demo cached, api cached] per round.
     let mut runs: Vec<Vec<[f64; 4]>> = vec![Vec::new(); cases.len()];

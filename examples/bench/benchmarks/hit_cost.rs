@@ -60,20 +60,9 @@ struct Case {
 
 pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     ctx.build_dynapage()?;
-    let serve = |cache: &str| {
-        strings(&[
-            "--demo-comments",
-            &args.demo_comments.to_string(),
-            "--response-cache-bytes",
-            cache,
-            "--rate-limit-cost",
-            "0",
-            "--rate-limit-writes",
-            "0",
-        ])
-    };
-    let cold = Server::start(ctx, "hit-cost-off", &serve("0")).await?;
-    let warm = Server::start(ctx, "hit-cost-on", &serve("67108864")).await?;
+    let serve = |cache| unbudgeted(args.demo_comments, cache);
+    let cold = Server::start(ctx, "hit-cost-off", &serve(false)).await?;
+    let warm = Server::start(ctx, "hit-cost-on", &serve(true)).await?;
     let (small, large) = (small(), large());
     let mut runs = Vec::new();
     for round in 1..=args.rounds {
@@ -96,6 +85,22 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     }
     log(&format!("wrote {}", out.path().display()));
     Ok(())
+}
+
+/// `serve` flags of an embedded server of `demo_comments` with no budgets, its response cache
+/// on (64 MiB) or off.
+pub(super) fn unbudgeted(demo_comments: u64, cache: bool) -> Vec<String> {
+    let cache = if cache { "67108864" } else { "0" };
+    strings(&[
+        "--demo-comments",
+        &demo_comments.to_string(),
+        "--response-cache-bytes",
+        cache,
+        "--rate-limit-cost",
+        "0",
+        "--rate-limit-writes",
+        "0",
+    ])
 }
 
 /// The report of the rounds (each: the page computed, its hit, the large hit): medians, and

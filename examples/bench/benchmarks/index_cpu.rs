@@ -106,18 +106,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     ctx.build_dynapage()?;
     let redis = backends::redis(ctx).await?;
     let n = args.demo_comments.to_string();
-    let mut server_args = strings(&[
-        "--index",
-        "redis",
-        "--redis-url",
-        &redis.url(),
-        "--redis-prefix",
-        "idx:",
-        "--demo-comments",
-        &n,
-    ]);
-    // The response cache would answer the repeated pages without the index (issue 24).
-    server_args.extend(strings(&["--response-cache-bytes", "0"]));
+    let mut server_args = redis_index_args(&redis.url(), args.demo_comments);
     server_args.extend(votes::VOTER_PROXIES.map(str::to_owned));
     let server = Server::start(ctx, "index-cpu", &server_args).await?;
     // A connection of its own with a long response timeout: a pipeline of pager scripts on a
@@ -164,6 +153,23 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     drop(server);
     drop(redis);
     Ok(())
+}
+
+/// `serve` flags of a server of `demo_comments` on the Redis index at `url` (prefix `idx:`),
+/// with the response cache off: it would answer the repeated pages without the index.
+pub(super) fn redis_index_args(url: &str, demo_comments: u64) -> Vec<String> {
+    strings(&[
+        "--index",
+        "redis",
+        "--redis-url",
+        url,
+        "--redis-prefix",
+        "idx:",
+        "--demo-comments",
+        &demo_comments.to_string(),
+        "--response-cache-bytes",
+        "0",
+    ])
 }
 
 /// One case's table row: `requests` sequential requests of the page, Redis's CPU, the scripts'

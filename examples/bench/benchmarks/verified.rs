@@ -8,14 +8,14 @@
 //! verified list's (`MEMORY USAGE … SAMPLES 0`).
 
 use super::SKU;
-use super::index_cpu::page_cost;
+use super::index_cpu::{page_cost, redis_index_args};
 use crate::backends;
 use crate::context::Context;
 use crate::machine::Machine;
 use crate::proc_stat::loadavg;
 use crate::redis_info::memory_usage;
 use crate::report::{Summary, log};
-use crate::server::{Server, strings};
+use crate::server::Server;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -57,19 +57,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     ctx.build_dynapage()?;
     let redis = backends::redis(ctx).await?;
     let n = args.demo_comments.to_string();
-    let server_args = strings(&[
-        "--index",
-        "redis",
-        "--redis-url",
-        &redis.url(),
-        "--redis-prefix",
-        "idx:",
-        "--demo-comments",
-        &n,
-        // The response cache would answer the repeated pages without the index.
-        "--response-cache-bytes",
-        "0",
-    ]);
+    let server_args = redis_index_args(&redis.url(), args.demo_comments);
     let server = Server::start(ctx, "verified", &server_args).await?;
     let mut conn = redis::Client::open(redis.url().as_str())?
         .get_multiplexed_async_connection()

@@ -51,7 +51,10 @@ async fn public(app: &TestApp, sku: &str, total: usize) -> Value {
 }
 
 /// `GET /me/export` as the holder of `token` (none: anonymous): status, headers, body.
-async fn export(app: &TestApp, token: Option<&str>) -> (u16, reqwest::header::HeaderMap, Value) {
+pub(super) async fn export(
+    app: &TestApp,
+    token: Option<&str>,
+) -> (u16, reqwest::header::HeaderMap, Value) {
     let mut request = reqwest::Client::new().get(app.url("/me/export"));
     if let Some(token) = token {
         request = request.bearer_auth(token);

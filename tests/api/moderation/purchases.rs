@@ -397,15 +397,7 @@ async fn verified_purchases_on_the_embedded_store() {
     let app = TestApp::under_jwt(&jwks, 0, &flags).await;
     verified_purchases_through_the_api(&app, &shop, &people, "VE").await;
     // Alice's export says which of her comments are verified, and holds no order hash.
-    let export: Value = reqwest::Client::new()
-        .get(app.url("/me/export"))
-        .bearer_auth(&people.alice)
-        .send()
-        .await
-        .expect("sent")
-        .json()
-        .await
-        .expect("JSON");
+    let (_, _, export) = super::privacy::export(&app, Some(&people.alice)).await;
     let comments = export["comments"].as_array().expect("comments");
     let verified = comments
         .iter()
