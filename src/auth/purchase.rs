@@ -63,13 +63,11 @@ impl PurchaseVerifier {
             order_key,
         }
     }
-}
 
-/// Fetches the JWKS of `verifier` once at start-up. As for bearer tokens, a failure is logged,
-/// not fatal: proofs are refused until a fetch succeeds (each unknown key retries it).
-pub(crate) async fn fetch_keys(verifier: &PurchaseVerifier) {
-    {
-        match verifier.keys.refresh().await {
+    /// Fetches the JWKS once at start-up. As for bearer tokens, a failure is logged, not fatal:
+    /// proofs are refused until a fetch succeeds (each unknown key retries it).
+    pub(crate) async fn fetch_keys(&self) {
+        match self.keys.refresh().await {
             Ok(0) => tracing::error!(
                 "the purchase JWKS holds no usable signing key: every purchase proof will be refused"
             ),
@@ -79,9 +77,7 @@ pub(crate) async fn fetch_keys(verifier: &PurchaseVerifier) {
             }
         }
     }
-}
 
-impl PurchaseVerifier {
     /// The order hash `proof` proves for `sub` buying `sku`, or why it proves nothing.
     pub async fn verify(&self, proof: &str, sub: &str, sku: &Sku) -> Result<OrderHash, ProofError> {
         let claims = decode_claims(&self.keys, proof.trim(), |validation| {

@@ -39,7 +39,7 @@ const DEVELOPMENT_KEY: &str = "dynapage-development-purchase-order-key-not-secre
 
 impl PurchaseArgs {
     /// The verifier of a server on `store` with `auth`, its keys fetched once
-    /// ([`crate::auth::purchase::fetch_keys`]), or `None` when no JWKS is set; a missing or
+    /// ([`crate::auth::purchase::PurchaseVerifier::fetch_keys`]), or `None` when no JWKS is set; a missing or
     /// contradictory setting fails naming its flag.
     pub async fn verifier(
         &self,
@@ -87,7 +87,7 @@ impl PurchaseArgs {
         let keys = KeyCache::new(source)
             .map_err(|e| anyhow::anyhow!("cannot build the purchase JWKS client: {e}"))?;
         let verifier = PurchaseVerifier::new(issuer, keys, order_key);
-        crate::auth::purchase::fetch_keys(&verifier).await;
+        verifier.fetch_keys().await;
         Ok(Some(std::sync::Arc::new(verifier)))
     }
 
