@@ -82,9 +82,8 @@ impl Votes {
             limit: PAGE,
         };
         let page = store.votes_by(&query).await?;
-        if page.last_evaluated.is_some() {
-            self.after = page.comments.last().map(|last| Some(*last));
-        }
+        // From where the store stopped, which an empty page that stopped early has too.
+        self.after = page.last_evaluated.map(Some);
         Ok(Some(page.comments))
     }
 }
@@ -117,9 +116,7 @@ impl Reports {
             limit: PAGE,
         };
         let page = store.reports(&query).await?;
-        if page.last_evaluated.is_some() {
-            self.after = page.reports.last().map(|last| Some(last.id));
-        }
+        self.after = page.last_evaluated.map(Some);
         Ok(Some(page.reports))
     }
 }

@@ -360,21 +360,17 @@ pub(super) async fn put_batch(store: &DynamoStore, comments: &[Comment]) -> Resu
             std::iter::once(item_from_comment(comment)).chain(claim)
         })
         .collect();
-    let chunks = items
-        .chunks(WRITE_CHUNK)
-        .map(|chunk| {
-            chunk
-                .iter()
-                .map(|item| {
-                    let put = PutRequest::builder()
-                        .set_item(Some(item.clone()))
-                        .build()
-                        .map_err(|err| StoreError::Internal(err.into()))?;
-                    Ok(WriteRequest::builder().put_request(put).build())
-                })
-                .collect::<Result<Vec<_>, StoreError>>()
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut chunks: Vec<Vec<WriteRequest>> = Vec::new();
+    for item in items {
+        let put = PutRequest::builder()
+            .set_item(Some(item))
+            .build()
+            .map_err(|err| StoreError::Internal(err.into()))?;
+        match chunks.last_mut().filter(|chunk| chunk.len() < WRITE_CHUNK) {
+            Some(chunk) => chunk.push(WriteRequest::builder().put_request(put).build()),
+            None => chunks.push(vec![WriteRequest::builder().put_request(put).build()]),
+        }
+    }
     futures::stream::iter(chunks)
         .map(|chunk| batch::write_chunk(store.client.clone(), store.table.clone(), chunk))
         .buffer_unordered(BATCHES_IN_FLIGHT)

@@ -108,8 +108,13 @@ impl Tables {
     /// left empty is dropped; one by helpful votes is kept only once its product has had a
     /// vote ([`Tables::held`]).
     fn reposition(&mut self, old: Option<&Comment>, new: Option<&Comment>) {
-        // A verified comment's claim, however it came (a create, an import, a load).
-        if let Some(hash) = new.and_then(|new| new.purchase.as_ref()) {
+        // A verified comment's claim, where it comes in (a create, an import, a load), not
+        // on every later write of it.
+        let old_purchase = old.and_then(|c| c.purchase.as_ref());
+        if let Some(hash) = new
+            .and_then(|c| c.purchase.as_ref())
+            .filter(|hash| old_purchase != Some(*hash))
+        {
             self.claims.insert(hash.clone());
         }
         if let Some(new) = new

@@ -289,8 +289,13 @@ pub(super) fn put(tx: &Transaction<'_>, comment: &Comment) -> rusqlite::Result<(
         encode_reporters(&comment.reporters),
         comment.purchase.as_ref().map(OrderHash::as_str),
     ])?;
+    Ok(())
+}
+
+/// Records the claim of a verified comment's order hash, if it has one: where a comment comes
+/// in (its create, or an import), not on every later write of it.
+pub(super) fn claim(tx: &Transaction<'_>, comment: &Comment) -> rusqlite::Result<()> {
     if let Some(hash) = &comment.purchase {
-        // Its claim: made by its create ([`claim`]), or here by an import of a backup.
         tx.prepare_cached("INSERT OR IGNORE INTO purchases (hash) VALUES (?1)")?
             .execute([hash.as_str()])?;
     }

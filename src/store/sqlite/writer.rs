@@ -220,6 +220,7 @@ fn create(
         return Ok(Err(StoreError::PurchaseUsed));
     }
     rows::put(tx, &comment)?;
+    rows::claim(tx, &comment)?;
     Ok(Ok((Reply::Done, Effect::Put(vec![comment]))))
 }
 
@@ -252,6 +253,7 @@ fn put_batch(
     }
     for comment in comments {
         rows::put(tx, comment)?;
+        rows::claim(tx, comment)?;
     }
     Ok(Ok((Reply::Done, Effect::Put(comments.to_vec()))))
 }
