@@ -41,7 +41,7 @@ pub use order::{CommentOrder, Grouping, Listing, Position, helpful_group};
 pub use order_hash::{OrderHash, OrderKey};
 pub use page_numbers::{AnchorRank, Numbering, PageLayout, PageLinks, Pager};
 pub use person::{ErasureMode, ErasureReceipt, FORMER_CUSTOMER, Forget};
-pub use purchase::{verified_list, verified_product};
+pub use purchase::{is_verified_list, verified_list, verified_product};
 pub use queue::{Queue, QueueList, list_name};
 pub use report::{
     MAX_DETAILS_CHARS, MAX_OPEN_REPORTS, REPORT_THRESHOLD_ACTOR, Report, ReportDraft, ReportReason,

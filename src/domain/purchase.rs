@@ -23,6 +23,12 @@ pub fn verified_list(sku: &Sku) -> Sku {
     Sku::list_name(format!("{MARK}{sku}"))
 }
 
+/// Whether `list` names a product's verified twin ([`verified_list`]): a test without the
+/// parse (and allocation) of [`verified_product`], for paths run per change.
+pub fn is_verified_list(list: &str) -> bool {
+    list.starts_with(MARK)
+}
+
 /// The product whose verified twin `list` names ([`verified_list`]); `None` for any other
 /// list.
 pub fn verified_product(list: &str) -> Option<Sku> {

@@ -244,11 +244,13 @@ fn live_events<'a>(
     mut replayed: HashSet<domain::CommentId>,
     shared: Option<&'a SharedRun>,
 ) -> impl Stream<Item = EventResult> + 'a {
+    // Once, not per change: a verified list's product is parsed from its name.
+    let product = product_of(scope);
     async_stream::stream! {
         loop {
             match live.recv().await {
                 Ok(change) => {
-                    if *change.sku() != product_of(scope) {
+                    if *change.sku() != product {
                         continue;
                     }
                     let Some(event) = event_for(state, scope, &change) else {
@@ -300,7 +302,7 @@ pub(super) fn event_for(
     let ratings = scope.ratings;
     // A verified list hears only verified comments (a comment's flag never changes), and
     // counts theirs.
-    let verified_only = domain::verified_product(scope.sku.as_str()).is_some();
+    let verified_only = domain::is_verified_list(scope.sku.as_str());
     if verified_only && !change.change.entry().verified {
         return None;
     }
