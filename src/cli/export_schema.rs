@@ -1,4 +1,5 @@
-//! `dynapage export-schema`: the SDL, with no backend and no settings needed.
+//! `dynapage export-schema`: the SDL (or, with `--federation`, the subgraph's), with no backend
+//! and no settings needed.
 //!
 //! `--output` follows the rules of every file a command writes ([`super::output`]): not inside
 //! a data directory, and over an existing file only with `--force` (so regenerating the
@@ -19,10 +20,17 @@ pub struct ExportSchemaArgs {
     /// Replace the --output file if it exists.
     #[arg(long, env = "DYNAPAGE_EXPORT_SCHEMA_FORCE", requires = "output")]
     force: bool,
+    /// The Federation v2 subgraph's SDL (what `serve --federation` serves, as committed in
+    /// `schema.subgraph.graphql`) instead of the stand-alone schema.
+    #[arg(long, env = "DYNAPAGE_EXPORT_SCHEMA_FEDERATION")]
+    federation: bool,
 }
 
 pub(super) fn run(args: ExportSchemaArgs) -> anyhow::Result<()> {
-    let sdl = crate::graphql::sdl();
+    let sdl = match args.federation {
+        true => crate::graphql::federation::subgraph_sdl().to_owned(),
+        false => crate::graphql::sdl(),
+    };
     match &args.output {
         Some(path) => {
             let output = Output {

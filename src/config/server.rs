@@ -129,6 +129,11 @@ pub struct ServerArgs {
     /// comma-separated or repeated; `*` for any. None by default.
     #[arg(long, env = "DYNAPAGE_CORS_ORIGIN", value_delimiter = ',')]
     pub cors_origin: Vec<String>,
+    /// Serve the Apollo Federation v2 subgraph schema (`schema.subgraph.graphql`): `Product`
+    /// and `Comment` as entities, `_entities` and `_service` for a gateway
+    /// (docs/federation.md). Off: the stand-alone schema (`schema.graphql`).
+    #[arg(long, env = "DYNAPAGE_FEDERATION")]
+    pub federation: bool,
     /// Subscriptions (`commentEvents`) open at once on this server; more are refused.
     #[arg(long, env = "DYNAPAGE_MAX_SUBSCRIPTIONS", default_value_t = 10_000)]
     pub max_subscriptions: usize,

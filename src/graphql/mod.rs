@@ -11,6 +11,7 @@ mod comments_field;
 mod connection;
 mod erase;
 mod error;
+pub mod federation;
 pub mod field_errors;
 mod global_id;
 mod helpful;
@@ -69,8 +70,93 @@ use crate::telemetry::metric;
 /// spreads. No real query comes near it. The walks over a checked document stop there too.
 pub const MAX_NESTING: usize = 64;
 
-/// The executable schema.
-pub type ApiSchema = Schema<QueryRoot, MutationRoot, SubscriptionRoot>;
+/// The stand-alone schema (`schema.graphql`).
+pub type StandaloneSchema = Schema<QueryRoot, MutationRoot, SubscriptionRoot>;
+
+/// The Federation subgraph's schema (`serve --federation`, `schema.subgraph.graphql`).
+pub type SubgraphSchema = Schema<federation::SubgraphQuery, MutationRoot, SubscriptionRoot>;
+
+/// The executable schema: stand-alone, or a Federation v2 subgraph (`serve --federation`).
+/// Two schema types, not one: async-graphql makes a schema a subgraph as soon as its type has
+/// an entity, and the stand-alone schema must not change (`federation` says more).
+#[derive(Clone)]
+pub enum ApiSchema {
+    /// The stand-alone schema.
+    Standalone(StandaloneSchema),
+    /// The subgraph.
+    Subgraph(SubgraphSchema),
+}
+
+/// Which schema a server serves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Surface {
+    /// The stand-alone schema (`schema.graphql`).
+    #[default]
+    Standalone,
+    /// The Federation v2 subgraph (`--federation`, `schema.subgraph.graphql`).
+    Subgraph,
+}
+
+impl std::fmt::Debug for ApiSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("ApiSchema").field(&self.surface()).finish()
+    }
+}
+
+impl ApiSchema {
+    /// Runs `request` (a query or mutation; a subscription's first response).
+    pub async fn execute(
+        &self,
+        request: impl Into<async_graphql::Request>,
+    ) -> async_graphql::Response {
+        match self {
+            Self::Standalone(schema) => schema.execute(request).await,
+            Self::Subgraph(schema) => schema.execute(request).await,
+        }
+    }
+
+    /// Runs `request` as a stream (subscriptions).
+    pub fn execute_stream(
+        &self,
+        request: impl Into<async_graphql::Request>,
+    ) -> futures::stream::BoxStream<'static, async_graphql::Response> {
+        self.execute_stream_with_session_data(request, Arc::default())
+    }
+
+    /// Runs `request` as a stream with a connection's `session` data (subscriptions over
+    /// WebSocket).
+    pub fn execute_stream_with_session_data(
+        &self,
+        request: impl Into<async_graphql::Request>,
+        session: Arc<async_graphql::Data>,
+    ) -> futures::stream::BoxStream<'static, async_graphql::Response> {
+        use futures::StreamExt;
+        match self {
+            Self::Standalone(schema) => schema
+                .execute_stream_with_session_data(request, session)
+                .boxed(),
+            Self::Subgraph(schema) => schema
+                .execute_stream_with_session_data(request, session)
+                .boxed(),
+        }
+    }
+
+    /// The schema in SDL, as async-graphql writes it by default (the types the HTTP layer reads).
+    pub fn sdl(&self) -> String {
+        match self {
+            Self::Standalone(schema) => schema.sdl(),
+            Self::Subgraph(schema) => schema.sdl(),
+        }
+    }
+
+    /// Which schema this is.
+    pub fn surface(&self) -> Surface {
+        match self {
+            Self::Standalone(_) => Surface::Standalone,
+            Self::Subgraph(_) => Surface::Subgraph,
+        }
+    }
+}
 
 /// What resolvers need: the engine over the configured backends and the cursor keys.
 #[derive(Debug)]
@@ -203,28 +289,68 @@ impl RequestMeta {
 /// extension chain (`pricing::document` says what that cost and how the price is counted
 /// instead). Depth, aliases and selections are checked by the HTTP layer on the parsed
 /// document (`http::admission::check`), the price before the request runs (`Budget::admit`).
-pub fn build_schema(state: Option<Arc<ApiState>>) -> ApiSchema {
-    let mut builder = schema_builder();
+pub fn build_schema(state: Option<Arc<ApiState>>) -> StandaloneSchema {
+    with_state(standalone_builder(), state)
+}
+
+/// The Federation subgraph's schema with `state` attached (or none, for printing its SDL):
+/// the stand-alone schema and `Query._entities`, `Query._service` (`federation`).
+pub fn build_subgraph_schema(state: Option<Arc<ApiState>>) -> SubgraphSchema {
+    with_state(subgraph_builder(), state)
+}
+
+/// The schema `surface` serves, with `state` attached.
+pub fn build_surface(surface: Surface, state: Option<Arc<ApiState>>) -> ApiSchema {
+    match surface {
+        Surface::Standalone => ApiSchema::Standalone(build_schema(state)),
+        Surface::Subgraph => ApiSchema::Subgraph(build_subgraph_schema(state)),
+    }
+}
+
+/// The same schema as `surface`'s for texts that passed its validation before: it checks no
+/// rule of the specification again, only walks the document for async-graphql's own limits
+/// (`ValidationMode::Fast`); the request's variables are held to their types first
+/// (`variables` says why and how).
+pub fn build_schema_for_validated_texts(surface: Surface, state: Arc<ApiState>) -> ApiSchema {
+    let fast = async_graphql::ValidationMode::Fast;
+    let state = Some(state);
+    match surface {
+        Surface::Standalone => ApiSchema::Standalone(with_state(
+            standalone_builder().validation_mode(fast),
+            state,
+        )),
+        Surface::Subgraph => {
+            ApiSchema::Subgraph(with_state(subgraph_builder().validation_mode(fast), state))
+        }
+    }
+}
+
+fn standalone_builder() -> async_graphql::SchemaBuilder<QueryRoot, MutationRoot, SubscriptionRoot> {
+    Schema::build(QueryRoot::default(), MutationRoot, SubscriptionRoot)
+}
+
+fn subgraph_builder()
+-> async_graphql::SchemaBuilder<federation::SubgraphQuery, MutationRoot, SubscriptionRoot> {
+    let query = federation::SubgraphQuery::default();
+    // A gateway composes `commentEvents` into the supergraph's subscriptions.
+    Schema::build(query, MutationRoot, SubscriptionRoot).enable_subscription_in_federation()
+}
+
+/// What every schema shares: async-graphql's own limits, and the server's state.
+fn with_state<Q, M, S>(
+    builder: async_graphql::SchemaBuilder<Q, M, S>,
+    state: Option<Arc<ApiState>>,
+) -> Schema<Q, M, S>
+where
+    Q: async_graphql::ObjectType + 'static,
+    M: async_graphql::ObjectType + 'static,
+    S: async_graphql::SubscriptionType + 'static,
+{
+    let mut builder = builder.limit_recursive_depth(32);
     if let Some(state) = state {
         builder = builder.data(state);
     }
     builder.finish()
-}
-
-/// The same schema for texts that passed its validation before: it checks no rule of the
-/// specification again, only walks the document for async-graphql's own limits
-/// (`ValidationMode::Fast`); the request's variables are held to their types first
-/// (`variables` says why and how).
-pub fn build_schema_for_validated_texts(state: Arc<ApiState>) -> ApiSchema {
-    schema_builder()
-        .validation_mode(async_graphql::ValidationMode::Fast)
-        .data(state)
-        .finish()
-}
-
-/// What both schemas share: the types and async-graphql's own limits.
-fn schema_builder() -> async_graphql::SchemaBuilder<QueryRoot, MutationRoot, SubscriptionRoot> {
-    Schema::build(QueryRoot::default(), MutationRoot, SubscriptionRoot).limit_recursive_depth(32)
 }
 
 /// The schema in SDL, as committed in `schema.graphql`.

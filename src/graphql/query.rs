@@ -22,7 +22,12 @@ use crate::store::StoreError;
 /// Reads: products, their comments, and Relay object refetching.
 #[derive(Debug, Default, MergedObject)]
 #[graphql(name = "Query")]
-pub struct QueryRoot(
+pub struct QueryRoot(QueryFields);
+
+/// `Query`'s fields, which the Federation subgraph's `Query` has too (`federation`). A type of
+/// its own only while the schema is built: no field names it, so the SDL does not have it.
+#[derive(Debug, Default, MergedObject)]
+pub(super) struct QueryFields(
     NodeQuery,
     CatalogQuery,
     SummariesQuery,
@@ -127,7 +132,7 @@ object_with_comments! {
 
 /// Resolves ids: every comment among them is read with the request's other ids (`batch`: one
 /// `get_many` for all the `node` and `nodes` fields that resolve together).
-async fn fetch_nodes(
+pub(super) async fn fetch_nodes(
     ctx: &Context<'_>,
     ids: &[GlobalId],
 ) -> async_graphql::Result<Vec<Option<Node>>> {

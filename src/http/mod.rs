@@ -250,7 +250,8 @@ impl AppState {
                 tracing::error!(error = %e, "the schema's SDL did not parse");
             })
             .ok();
-        let validated_schema = crate::graphql::build_schema_for_validated_texts(api.clone());
+        let validated_schema =
+            crate::graphql::build_schema_for_validated_texts(schema.surface(), api.clone());
         let persisted = Arc::clone(&options.persisted);
         let trusted = persisted.trusted().into_iter().flat_map(|m| m.documents());
         let documents = admission::documents::DocumentCache::new(DOCUMENT_CACHE_ENTRIES)

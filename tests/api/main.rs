@@ -23,6 +23,7 @@ mod contracts;
 mod deploy;
 /// README.md, BENCHMARKS.md and the book: their examples run as the text says.
 mod docs;
+mod federation;
 mod graphql;
 mod http;
 mod live;

@@ -9,7 +9,7 @@
 //!
 //! The count is async-graphql's, field for field: a field costs 1 plus what its selection
 //! costs, `__typename` nothing, fragments count at every spread; the fields that read the store
-//! (`comments`, `nodes`, `ratingSummaries`) cost what [`super`] says, from their arguments as
+//! (`comments`, `nodes`, `ratingSummaries`, the subgraph's `_entities`) cost what [`super`] says, from their arguments as
 //! the resolver will see them (variables, their defaults, a lone value where a list is
 //! expected), parsed by the same `InputType`s.
 //! Two differences, on purpose: a fragment spread is counted on its fragment's type, where
@@ -34,6 +34,7 @@ use async_graphql::parser::types::{
 use async_graphql::{ID, InputType, Positioned, Value as ConstValue, Variables};
 
 use super::ConnectionShape;
+use crate::graphql::federation::Representation;
 use crate::graphql::field_errors::OutputTypes;
 use crate::graphql::{CommentOrder, MAX_NESTING};
 use crate::pagination::PagingSettings;
@@ -120,6 +121,9 @@ enum Read {
     Connection,
     /// `Query.nodes`.
     Nodes,
+    /// `Query._entities` (the Federation subgraph's): each representation like a `product`
+    /// field, or a `nodes` id.
+    Entities,
     /// `Query.ratingSummaries`.
     Summaries,
     /// `Query.moderationStats`: priced as the counts of a product and its three queues (the
@@ -277,6 +281,11 @@ impl Count<'_> {
                 let ids = self.argument::<Vec<ID>>(field, "ids")?;
                 super::nodes_complexity(ids.len(), child)
             }
+            Read::Entities => {
+                let representations =
+                    self.argument::<Vec<Representation>>(field, "representations")?;
+                super::nodes_complexity(representations.len(), child)
+            }
             Read::Summaries => {
                 let skus = self.argument::<Vec<String>>(field, "skus")?;
                 super::summaries_complexity(skus.len(), child)
@@ -336,6 +345,7 @@ fn read(types: &OutputTypes, on: &str, field: &str) -> Option<Read> {
         "reports" if on == "Viewer" => Some(Read::Connection),
         "moderationStats" if query => Some(Read::Stats),
         "nodes" if query => Some(Read::Nodes),
+        "_entities" if query => Some(Read::Entities),
         "ratingSummaries" if query => Some(Read::Summaries),
         _ => None,
     }

@@ -50,7 +50,7 @@ impl std::fmt::Debug for OfflineCheck {
 
 impl Default for OfflineCheck {
     fn default() -> Self {
-        let schema = build_schema(None);
+        let schema = ApiSchema::Standalone(build_schema(None));
         let types = OutputTypes::from_sdl(&schema.sdl()).unwrap_or_default();
         Self {
             documents: DocumentCache::new(64),
