@@ -160,6 +160,10 @@ impl Representation {
 /// `_Entity`: the types a gateway may ask this subgraph for by key.
 #[derive(Debug, Union)]
 #[graphql(name = "_Entity")]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "at most 100 a request, each resolved at once; a box per comment would cost more"
+)]
 pub(super) enum Entity {
     /// The shop's product, whose comments and ratings this subgraph resolves.
     Product(Product),
@@ -247,7 +251,9 @@ mod tests {
 
     #[test]
     fn representations_name_products_and_comments_or_say_what_is_wrong() {
-        let rep = |json: serde_json::Value| Representation(Value::from_json(json).unwrap());
+        let rep = |json: serde_json::Value| {
+            Representation(Value::from_json(json).expect("JSON is a value"))
+        };
         let product = rep(serde_json::json!({"__typename": "Product", "sku": "sku-1"}));
         assert!(matches!(product.key(), Ok(GlobalId::Product(s)) if s.as_str() == "sku-1"));
         for (bad, says) in [

@@ -103,10 +103,8 @@ async fn both_composers_accept_the_subgraph_and_both_gateways_answer_what_dynapa
         );
         assert_eq!(info["hasNextPage"], true, "{name}: 20 come after");
         // The products subgraph's fields on dynapage's product.
-        let named = format!(
-            "{{ product(sku: \"SKU-17\") {{ name price comments(first: 1) {{ edges {{ node {{ rating product {{ name }} }} }} }} }} }}"
-        );
-        let named = data(&gateway, name, &named, json!({})).await;
+        let named = "{ product(sku: \"SKU-17\") { name price comments(first: 1) { edges { node { rating product { name } } } } } }";
+        let named = data(&gateway, name, named, json!({})).await;
         assert_eq!(named["product"]["name"], "Product 17", "{name}");
         let edge = &named["product"]["comments"]["edges"][0]["node"];
         assert_eq!(

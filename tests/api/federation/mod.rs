@@ -6,3 +6,4 @@ mod entities;
 mod gateways;
 mod schema;
 mod stack;
+mod through;

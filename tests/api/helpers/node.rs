@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 /// Every package `package.json` pins; an older `node_modules` misses some.
-const PACKAGES: [&str; 13] = [
+const PACKAGES: [&str; 19] = [
     "@graphql-codegen/cli",
     "@graphql-codegen/typescript-operations",
     "typescript",
@@ -18,6 +18,12 @@ const PACKAGES: [&str; 13] = [
     "playwright-core",
     "graphql-ws",
     "ws",
+    "@apollo/composition",
+    "@apollo/gateway",
+    "@apollo/server",
+    "@apollo/subgraph",
+    "@graphql-hive/gateway",
+    "@theguild/federation-composition",
 ];
 
 /// `tests/clients`, failing the test when its tools are not installed.

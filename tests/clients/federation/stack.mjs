@@ -112,7 +112,7 @@ async function apolloGateway(supergraphSdl) {
       };
     },
   };
-  const server = new ApolloServer({ gateway, plugins: [costs] });
+  const server = new ApolloServer({ gateway, plugins: [costs], includeStacktraceInErrorResponses: false });
   const { url } = await startStandaloneServer(server, {
     listen: { port: 0, host: '127.0.0.1' },
     context: async ({ req }) => ({
