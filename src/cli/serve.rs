@@ -21,7 +21,7 @@ use crate::config::{
     PersistedArgs, PurchaseArgs, PurgeArgs, RateLimitArgs, ServerArgs, StoreKind, WebSocketArgs,
 };
 use crate::domain::ChangeEvent;
-use crate::graphql::{ApiState, Surface, build_surface};
+use crate::graphql::{ApiState, build_surface};
 use crate::index::AnyIndex;
 use crate::live::redis_log::RedisLog;
 use crate::pagination::Engine;
@@ -209,11 +209,7 @@ async fn serve_on(
         verification_statement: args.purchase.statement()?,
         report_hide_threshold: args.moderation.hide_threshold(),
     });
-    let surface = match args.server.federation {
-        true => Surface::Subgraph,
-        false => Surface::Standalone,
-    };
-    let schema = build_surface(surface, Some(api.clone()));
+    let schema = build_surface(args.server.surface(), Some(api.clone()));
     let connections = args.server.connection_options(trusted_proxies.clone());
     let mut options = http_options(&args, redis.as_ref(), trusted_proxies, &shutdown)?;
     tasks.extend(serve_metrics_apart(&args, &mut options, &shutdown).await?);

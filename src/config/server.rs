@@ -196,6 +196,14 @@ pub struct ServerArgs {
 }
 
 impl ServerArgs {
+    /// The schema to serve (`--federation`).
+    pub fn surface(&self) -> crate::graphql::Surface {
+        match self.federation {
+            true => crate::graphql::Surface::Subgraph,
+            false => crate::graphql::Surface::Standalone,
+        }
+    }
+
     /// The connections' timeouts and caps; `trusted` peers are exempt from the per-address cap.
     pub fn connection_options(
         &self,
