@@ -79,6 +79,10 @@ enum Command {
     /// verified): Redis CPU per page, pages/s one at a time, the index's bytes per comment
     /// (~10 min at 1.1 million comments)
     Verified(benchmarks::verified::Args),
+    /// A 48-product category page and a product page through Hive Gateway, against the
+    /// gateway's fetches sent to dynapage and to the products subgraph alone: requests/s, p50,
+    /// p99 (~4 min)
+    Federation(benchmarks::federation::Args),
     /// The storefront page (`/demo`) against the same page asked of the API: server CPU per
     /// request, computed and from the response cache (~3 min)
     DemoCost(benchmarks::demo_cost::Args),
@@ -173,6 +177,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Soak(args) => benchmarks::soak::run(&ctx, args).await,
         Command::IndexCpu(args) => benchmarks::index_cpu::run(&ctx, args).await,
         Command::Verified(args) => benchmarks::verified::run(&ctx, args).await,
+        Command::Federation(args) => benchmarks::federation::run(&ctx, args).await,
         Command::DemoCost(args) => benchmarks::demo_cost::run(&ctx, args).await,
         Command::IndexBigProduct(args) => benchmarks::index_big_product::run(&ctx, args).await,
         Command::IndexLuaCallgrind(args) => benchmarks::index_lua_callgrind::run(&ctx, args).await,

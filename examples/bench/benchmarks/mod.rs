@@ -7,6 +7,7 @@ pub mod author_memory;
 pub mod criterion;
 pub mod demo_cost;
 pub mod erase_person;
+pub mod federation;
 pub mod hit_cost;
 pub mod idle_sockets;
 pub mod index_big_product;

@@ -10,7 +10,8 @@
 //! one for a boundary query; `containing:` reads its comment and may read a second page.
 //!
 //! Batched reads keep their price. `product { ratingSummary }`, a connection's lone
-//! `totalCount`, `node` and `nodes` are read with the request's other lookups (`graphql::batch`:
+//! `totalCount`, `node` and `nodes` (and the Federation subgraph's `_entities`, each
+//! representation priced like a `nodes` id) are read with the request's other lookups (`graphql::batch`:
 //! one index call, or one store query, for all of them), and each product and each id is still
 //! priced as a read of its own: a batch saves round trips, not reads (every product's counts
 //! are still read, every id still takes its read capacity from DynamoDB), and the price is fixed

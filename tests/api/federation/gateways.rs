@@ -8,7 +8,7 @@ use super::stack::Stack;
 use crate::helpers::{Api, DEMO_SKU, TestApp, error_codes};
 
 /// A product page's connection, as a storefront asks it: a numbered page with its page links.
-const PRODUCT_PAGE: &str = "query($sku: String!, $offset: Int, $order: CommentOrder) { product(sku: $sku) { sku comments(first: 20, offset: $offset, orderBy: $order) { totalCount startOffset pageInfo { hasNextPage hasPreviousPage startCursor endCursor } edges { cursor node { id body rating createdAt } } pageCursors { first { page cursor } around { page cursor isCurrent } last { page cursor } } } } }";
+const PRODUCT_PAGE: &str = "query($sku: String!, $offset: Int, $order: CommentOrder, $ratings: [Int!]) { product(sku: $sku) { sku comments(first: 20, offset: $offset, orderBy: $order, ratings: $ratings) { totalCount startOffset pageInfo { hasNextPage hasPreviousPage startCursor endCursor } edges { cursor node { id body rating createdAt } } pageCursors { first { page cursor } around { page cursor isCurrent } last { page cursor } } } } }";
 
 /// The page before a cursor.
 const BACKWARD_PAGE: &str = "query($sku: String!, $before: String!) { product(sku: $sku) { comments(last: 5, before: $before) { pageInfo { hasNextPage hasPreviousPage startCursor endCursor } edges { node { id } } } } }";
@@ -37,6 +37,9 @@ async fn both_composers_accept_the_subgraph_and_both_gateways_answer_what_dynapa
         app.add_comment(None, sku, "through the gateway", rating)
             .await;
     }
+    // The same demo product on a stand-alone server (no `--federation`), which the product
+    // pages are compared with, cursors included (both seal them with the development key).
+    let standalone = TestApp::spawn(&["--demo-comments", "60"]).await;
     let stack = Stack::around(&app, 48).await;
     let composition = &stack.report["composition"];
     assert_eq!(
@@ -46,7 +49,7 @@ async fn both_composers_accept_the_subgraph_and_both_gateways_answer_what_dynapa
     );
     assert_eq!(composition["apollo"]["hints"], json!([]), "{composition:#}");
     assert_eq!(composition["guild"]["errors"], json!([]), "{composition:#}");
-    let direct: &Api = &app;
+    let (direct, alone): (&Api, &Api) = (&app, &standalone);
     for (name, gateway) in stack.gateways() {
         // The category page: the catalogue's products with dynapage's stars.
         let category = "{ products(first: 48) { sku name price ratingSummary { average total } } }";
