@@ -91,50 +91,14 @@ impl<'a> Walker<'a> {
         out
     }
 
-    /// Calls `visit` with each field `set` selects (following fragment spreads and inline
-    /// fragments whatever their type condition: the response key decides) and the type it is
-    /// selected on, in the operation's order.
+    /// [`each_field`] of `set` on `on`.
     fn collect(
         &self,
         set: &'a SelectionSet,
         on: &'a str,
         visit: &mut dyn FnMut(&'a Field, &'a str),
     ) {
-        self.collect_within(set, on, visit, 0);
-    }
-
-    fn collect_within(
-        &self,
-        set: &'a SelectionSet,
-        on: &'a str,
-        visit: &mut dyn FnMut(&'a Field, &'a str),
-        depth: usize,
-    ) {
-        // Validation refuses fragment cycles; the bound only keeps a bug from looping.
-        if depth > 64 {
-            return;
-        }
-        for selection in &set.items {
-            match &selection.node {
-                Selection::Field(field) => visit(&field.node, on),
-                Selection::FragmentSpread(spread) => {
-                    let name = &spread.node.fragment_name.node;
-                    if let Some(fragment) = self.document.fragments.get(name) {
-                        let fragment = &fragment.node;
-                        let on = fragment.type_condition.node.on.node.as_str();
-                        self.collect_within(&fragment.selection_set.node, on, visit, depth + 1);
-                    }
-                }
-                Selection::InlineFragment(inline) => {
-                    let inline = &inline.node;
-                    let on = inline
-                        .type_condition
-                        .as_ref()
-                        .map_or(on, |c| c.node.on.node.as_str());
-                    self.collect_within(&inline.selection_set.node, on, visit, depth + 1);
-                }
-            }
-        }
+        each_field(self.document, set, on, visit);
     }
 
     /// Writes `null` at `path` (`position` is its last position). Nothing is left to do when an
@@ -191,5 +155,51 @@ impl<'a> Walker<'a> {
         let end = keys.iter().position(|k| *k == key).unwrap_or(keys.len());
         keys.truncate(end);
         keys
+    }
+}
+
+/// Calls `visit` with each field `set` (of `document`, selected on the type `on`) selects,
+/// following fragment spreads and inline fragments whatever their type condition (the response
+/// key decides), and the type it is selected on, in the operation's order.
+pub(super) fn each_field<'a>(
+    document: &'a ExecutableDocument,
+    set: &'a SelectionSet,
+    on: &'a str,
+    visit: &mut dyn FnMut(&'a Field, &'a str),
+) {
+    each_field_within(document, set, on, visit, 0);
+}
+
+fn each_field_within<'a>(
+    document: &'a ExecutableDocument,
+    set: &'a SelectionSet,
+    on: &'a str,
+    visit: &mut dyn FnMut(&'a Field, &'a str),
+    depth: usize,
+) {
+    // Validation refuses fragment cycles; the bound only keeps a bug from looping.
+    if depth > 64 {
+        return;
+    }
+    for selection in &set.items {
+        match &selection.node {
+            Selection::Field(field) => visit(&field.node, on),
+            Selection::FragmentSpread(spread) => {
+                let name = &spread.node.fragment_name.node;
+                if let Some(fragment) = document.fragments.get(name) {
+                    let fragment = &fragment.node;
+                    let on = fragment.type_condition.node.on.node.as_str();
+                    each_field_within(document, &fragment.selection_set.node, on, visit, depth + 1);
+                }
+            }
+            Selection::InlineFragment(inline) => {
+                let inline = &inline.node;
+                let on = inline
+                    .type_condition
+                    .as_ref()
+                    .map_or(on, |c| c.node.on.node.as_str());
+                each_field_within(document, &inline.selection_set.node, on, visit, depth + 1);
+            }
+        }
     }
 }

@@ -85,6 +85,9 @@ pub(super) async fn run(
         // async-graphql leaves a failed field's key out; the specification wants a null there,
         // propagated through non-null positions (`graphql::field_errors` says why and how).
         field_errors::complete(&app.types, document, operation, &mut response);
+        // async-graphql writes an object's fields as they finish, not as they were selected
+        // (`graphql::field_errors::order` says why this pass exists).
+        field_errors::in_selection_order(document, operation, &mut response.data);
         schema_description::blank(document, operation, &mut response);
     }
     // Parse and validation errors (unknown fields, wrong arguments) come from async-graphql

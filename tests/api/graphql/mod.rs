@@ -5,6 +5,7 @@
 pub(crate) mod batched_lookups;
 mod errors;
 mod field_errors;
+mod field_order;
 mod helpful_votes;
 mod mutations;
 mod rating_summaries;
