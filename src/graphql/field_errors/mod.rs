@@ -23,7 +23,7 @@
 //! `null` at the error's position or, while that position is non-null, at its parent's, up to
 //! `data`. A key it adds takes its place in the selection order. Only responses with field
 //! errors are touched; the cost is measured in BENCHMARKS.md. The type table is `types`, the
-//! walk is `walk`; this module places the nulls. [`in_selection_order`] (`order`) repairs the
+//! walk is `walk`; this module places the nulls. [`KeyOrder`] (`order`) repairs the
 //! other thing async-graphql gets wrong in a response's shape: the order of an object's keys.
 
 mod order;
@@ -34,7 +34,7 @@ use async_graphql::indexmap::IndexMap;
 use async_graphql::parser::types::{DocumentOperations, ExecutableDocument, OperationDefinition};
 use async_graphql::{PathSegment, Response, Value};
 
-pub use order::in_selection_order;
+pub use order::KeyOrder;
 pub use types::OutputTypes;
 use walk::Walker;
 

@@ -13,103 +13,131 @@
 //!
 //! # How
 //!
-//! For each position the operation selects objects at, the response keys in their first
-//! selection's order (fragments and inline fragments followed whatever their type condition, as
-//! `walk` does: the response key decides), worked out once per position however many list items
-//! it holds. An object already in order is left as it is; one that is not is sorted in place.
+//! A plan of the operation, made once per response: for each position it selects objects at,
+//! the response keys in their first selection's order (fragments and inline fragments followed
+//! whatever their type condition, as `walk` does: the response key decides). The data is then
+//! walked once beside it, however many list items a position holds. An object already in order
+//! is left as it is; one that is not is sorted in place. The cost is in BENCHMARKS.md.
 
-use async_graphql::Value;
+use std::sync::{Arc, OnceLock};
+
 use async_graphql::indexmap::IndexMap;
 use async_graphql::parser::types::{ExecutableDocument, SelectionSet};
+use async_graphql::{Name, Value};
 
 use super::walk::each_field;
+use crate::graphql::MAX_NESTING;
 
-/// Puts the keys of every object of `data` (executed from `document`, operation
-/// `operation_name`) in the operation's selection order.
-pub fn in_selection_order(
-    document: &ExecutableDocument,
-    operation_name: Option<&str>,
-    data: &mut Value,
-) {
-    let Some(operation) = super::operation(document, operation_name) else {
-        return;
-    };
-    let order = Order { document };
-    order.apply(&[&operation.selection_set.node], data);
+/// The key order of a document's operations, worked out on its first response and shared by
+/// every copy of its parse (`http::admission::documents` keeps it with the parse, as it keeps
+/// the price's plan).
+#[derive(Clone, Debug, Default)]
+pub struct KeyOrder(Arc<OnceLock<Plans>>);
+
+/// Each operation's name and plan.
+type Plans = Vec<(Option<Name>, Plan)>;
+
+impl KeyOrder {
+    /// Puts the keys of every object of `data` (executed from `document`, operation
+    /// `operation_name`; this order's document) in the operation's selection order.
+    pub fn apply(
+        &self,
+        document: &ExecutableDocument,
+        operation_name: Option<&str>,
+        data: &mut Value,
+    ) {
+        let plans = self.0.get_or_init(|| {
+            let plans = document.operations.iter().map(|(name, operation)| {
+                let set = &operation.node.selection_set.node;
+                (name.cloned(), Plan::of(document, &[set], 0))
+            });
+            plans.collect()
+        });
+        let plan = match (operation_name, plans.as_slice()) {
+            (None, [(_, only)]) => Some(only),
+            (None, _) => None,
+            (Some(name), plans) => plans
+                .iter()
+                .find(|(n, _)| n.as_ref().is_some_and(|n| n.as_str() == name))
+                .map(|(_, plan)| plan),
+        };
+        if let Some(plan) = plan {
+            plan.apply(data);
+        }
+    }
 }
 
-struct Order<'a> {
-    document: &'a ExecutableDocument,
+/// The response keys a position selects, in their first selection's order, each with the plan
+/// of what it selects in turn (`None`: a leaf).
+#[derive(Debug)]
+struct Plan {
+    keys: Vec<(Name, Option<Plan>)>,
 }
 
-impl<'a> Order<'a> {
-    /// Orders `value`, selected by `sets` (the selection sets of every field that selects it).
-    fn apply(&self, sets: &[&'a SelectionSet], value: &mut Value) {
-        match value {
-            Value::List(_) => {
-                let keys = self.keys(sets);
-                self.apply_to_items(&keys, value);
-            }
-            Value::Object(_) => {
-                let keys = self.keys(sets);
-                self.apply_with(&keys, value);
-            }
-            _ => {}
-        }
-    }
-
-    /// `value` (a list, perhaps of lists) whose objects `keys` orders.
-    fn apply_to_items(&self, keys: &Keys<'a>, value: &mut Value) {
-        match value {
-            Value::List(items) => {
-                for item in items {
-                    self.apply_to_items(keys, item);
-                }
-            }
-            Value::Object(_) => self.apply_with(keys, value),
-            _ => {}
-        }
-    }
-
-    /// Orders the object `value` by `keys`, then what each of its fields holds.
-    fn apply_with(&self, keys: &Keys<'a>, value: &mut Value) {
-        let Value::Object(map) = value else {
-            return;
-        };
-        let rank = |key: &str| {
-            keys.iter()
-                .position(|(k, _)| *k == key)
-                .unwrap_or(usize::MAX)
-        };
-        let in_order = map.keys().map(|k| rank(k.as_str())).is_sorted();
-        if !in_order {
-            map.sort_by(|a, _, b, _| rank(a.as_str()).cmp(&rank(b.as_str())));
-        }
-        for (key, sets) in keys {
-            if sets.is_empty() {
-                continue;
-            }
-            if let Some(child) = map.get_mut(*key) {
-                self.apply(sets, child);
-            }
-        }
-    }
-
-    /// The response keys `sets` select, in their first selection's order, each with the
-    /// selection sets below it (empty for a leaf).
-    fn keys(&self, sets: &[&'a SelectionSet]) -> Keys<'a> {
-        let mut keys: IndexMap<&'a str, Vec<&'a SelectionSet>> = IndexMap::new();
+impl Plan {
+    /// The plan of the position that `sets` (the selection sets of every field that selects it)
+    /// select, `depth` positions below the operation.
+    fn of(document: &ExecutableDocument, sets: &[&SelectionSet], depth: usize) -> Self {
+        let mut below: IndexMap<&Name, Vec<&SelectionSet>> = IndexMap::new();
         for set in sets {
-            each_field(self.document, set, "", &mut |field, _| {
-                let below = keys.entry(field.response_key().node.as_str()).or_default();
+            each_field(document, set, "", &mut |field, _| {
+                let sets = below.entry(&field.response_key().node).or_default();
                 if !field.selection_set.node.items.is_empty() {
-                    below.push(&field.selection_set.node);
+                    sets.push(&field.selection_set.node);
                 }
             });
         }
-        keys.into_iter().collect()
+        // Validation bounds the depth; this bound only keeps a bug from recursing on.
+        let keys = below
+            .into_iter()
+            .map(|(key, sets)| {
+                let plan = (!sets.is_empty() && depth < MAX_NESTING)
+                    .then(|| Self::of(document, &sets, depth + 1));
+                (key.clone(), plan)
+            })
+            .collect();
+        Self { keys }
+    }
+
+    /// Where `key` stands in the plan.
+    fn rank(&self, key: &str) -> Option<usize> {
+        self.keys.iter().position(|(k, _)| k.as_str() == key)
+    }
+
+    /// Orders `value` (an object, or a list of them, perhaps of lists) by this plan.
+    fn apply(&self, value: &mut Value) {
+        match value {
+            Value::List(items) => items.iter_mut().for_each(|item| self.apply(item)),
+            Value::Object(map) => {
+                // One pass, no hashing: the plan's keys are walked beside the object's, so an
+                // object in order costs a comparison or two a key.
+                let mut next = 0;
+                let mut in_order = true;
+                for (key, child) in map.iter_mut() {
+                    let found = self.keys[next..]
+                        .iter()
+                        .position(|(k, _)| k.as_str() == key.as_str());
+                    let at = match found {
+                        Some(ahead) => next + ahead,
+                        None => {
+                            in_order = false;
+                            match self.rank(key.as_str()) {
+                                Some(at) => at,
+                                None => continue,
+                            }
+                        }
+                    };
+                    next = if in_order { at + 1 } else { next };
+                    if let (_, Some(plan)) = &self.keys[at] {
+                        plan.apply(child);
+                    }
+                }
+                if !in_order {
+                    let rank = |key: &Name| self.rank(key.as_str()).unwrap_or(usize::MAX);
+                    map.sort_by(|a, _, b, _| rank(a).cmp(&rank(b)));
+                }
+            }
+            _ => {}
+        }
     }
 }
-
-/// Response keys in order, with the selection sets below each.
-type Keys<'a> = Vec<(&'a str, Vec<&'a SelectionSet>)>;

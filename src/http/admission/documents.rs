@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use async_graphql::parser::types::ExecutableDocument;
 
 use super::{limits, selections};
+use crate::graphql::field_errors::KeyOrder;
 use crate::graphql::field_errors::OutputTypes;
 use crate::graphql::pricing::{Priced, Pricing};
 use crate::pagination::PagingSettings;
@@ -59,6 +60,8 @@ pub(crate) struct Parsed {
     pub measures: Measures,
     pub pricing: Pricing,
     pub validated: Validated,
+    /// The order of its responses' keys (`graphql::field_errors::KeyOrder`).
+    pub key_order: KeyOrder,
 }
 
 /// Whether a request of a kept text passed async-graphql's full validation, shared by every
@@ -87,6 +90,7 @@ impl Parsed {
             measures,
             pricing: Pricing::default(),
             validated: Validated::default(),
+            key_order: KeyOrder::default(),
         }
     }
 

@@ -87,7 +87,11 @@ pub(super) async fn run(
         field_errors::complete(&app.types, document, operation, &mut response);
         // async-graphql writes an object's fields as they finish, not as they were selected
         // (`graphql::field_errors::order` says why this pass exists).
-        field_errors::in_selection_order(document, operation, &mut response.data);
+        if let Some(parsed) = parsed {
+            parsed
+                .key_order
+                .apply(document, operation, &mut response.data);
+        }
         schema_description::blank(document, operation, &mut response);
     }
     // Parse and validation errors (unknown fields, wrong arguments) come from async-graphql
