@@ -80,19 +80,9 @@ pub(super) async fn run(
             "a request ran without a price"
         );
     }
-    if let Some(document) = document {
+    if let Some(parsed) = parsed {
         let operation = call.operation_name.as_deref();
-        // async-graphql leaves a failed field's key out; the specification wants a null there,
-        // propagated through non-null positions (`graphql::field_errors` says why and how).
-        field_errors::complete(&app.types, document, operation, &mut response);
-        // async-graphql writes an object's fields as they finish, not as they were selected
-        // (`graphql::field_errors::order` says why this pass exists).
-        if let Some(parsed) = parsed {
-            parsed
-                .key_order
-                .apply(document, operation, &mut response.data);
-        }
-        schema_description::blank(document, operation, &mut response);
+        reshape(&app.types, parsed, operation, &mut response);
     }
     // Parse and validation errors (unknown fields, wrong arguments) come from async-graphql
     // without a code; every error a client sees carries one.
@@ -163,4 +153,23 @@ fn timed_out(call: &Call<'_>) -> Response {
         message,
         &call.request_id,
     )
+}
+
+/// The executed `response` of `parsed` put in the shape the specification gives it, where
+/// async-graphql leaves it otherwise (`graphql::field_errors` says why and how).
+fn reshape(
+    types: &field_errors::OutputTypes,
+    parsed: &crate::http::admission::documents::Parsed,
+    operation: Option<&str>,
+    response: &mut async_graphql::Response,
+) {
+    let document = &parsed.document;
+    // A failed field's key is left out; the specification wants a null there, propagated
+    // through non-null positions.
+    field_errors::complete(types, document, operation, response);
+    // An object's fields are written as they finish, not as they were selected.
+    parsed
+        .key_order
+        .apply(document, operation, &mut response.data);
+    schema_description::blank(document, operation, response);
 }
