@@ -170,3 +170,36 @@ async fn the_item_cap_holds_every_representation() {
         "refused before it ran: {response:#}"
     );
 }
+
+#[tokio::test]
+async fn a_costly_fan_out_and_malformed_representations_are_refused_before_any_read() {
+    let app = TestApp::spawn(&["--federation", "--demo-comments", "0"]).await;
+    // 100 products × a page of 100 each: priced per representation, far above the limit.
+    let many: Vec<Value> = (0..100).map(|i| product(&format!("SKU-{i}"))).collect();
+    let fan_out = "query($representations: [_Any!]!) { _entities(representations: $representations) { ... on Product { comments(first: 100) { edges { node { body } } } } } }";
+    let response = app
+        .graphql(fan_out, json!({ "representations": many }))
+        .await;
+    assert_eq!(response["data"], Value::Null, "{response:#}");
+    let message = response["errors"][0]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(message.contains("more than the 5000"), "{response:#}");
+    // Not a list, or not objects: each refused with a code, nothing read.
+    for representations in [
+        json!("Product"),
+        json!([1, [2], null]),
+        json!({ "sku": "a" }),
+    ] {
+        let response = app
+            .graphql(ENTITIES, json!({ "representations": representations }))
+            .await;
+        let codes = error_codes(&response);
+        assert!(!codes.is_empty(), "{representations}: {response:#}");
+        let cost = &response["extensions"]["cost"];
+        assert!(
+            cost.is_null() || (cost["storeQueries"] == 0 && cost["indexCalls"] == 0),
+            "{representations}: {response:#}"
+        );
+    }
+}
