@@ -83,6 +83,10 @@ enum Command {
     /// gateway's fetches sent to dynapage and to the products subgraph alone: requests/s, p50,
     /// p99 (~4 min)
     Federation(benchmarks::federation::Args),
+    /// dynapage beside PostGraphile 5 on PostgreSQL, both uncached, on the same comments of one
+    /// product: a page of 20 at offsets 0, 10^5 and 10^6 and with totalCount: requests/s, p50,
+    /// p99, server CPU per request (~6 min, and loading PostgreSQL the first time)
+    Postgraphile(benchmarks::postgraphile::Args),
     /// The storefront page (`/demo`) against the same page asked of the API: server CPU per
     /// request, computed and from the response cache (~3 min)
     DemoCost(benchmarks::demo_cost::Args),
@@ -178,6 +182,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::IndexCpu(args) => benchmarks::index_cpu::run(&ctx, args).await,
         Command::Verified(args) => benchmarks::verified::run(&ctx, args).await,
         Command::Federation(args) => benchmarks::federation::run(&ctx, args).await,
+        Command::Postgraphile(args) => benchmarks::postgraphile::run(&ctx, args).await,
         Command::DemoCost(args) => benchmarks::demo_cost::run(&ctx, args).await,
         Command::IndexBigProduct(args) => benchmarks::index_big_product::run(&ctx, args).await,
         Command::IndexLuaCallgrind(args) => benchmarks::index_lua_callgrind::run(&ctx, args).await,

@@ -22,6 +22,7 @@ pub mod orders;
 pub mod page_cost;
 pub mod page_numbers;
 pub mod plot;
+pub mod postgraphile;
 pub mod queue_cost;
 pub mod rate_limit;
 pub mod rating_summaries;
