@@ -11,6 +11,7 @@ use async_graphql::{Context, ID, Object};
 use super::error::ApiError;
 use super::global_id::GlobalId;
 use super::page_cursors::{PageCursors, PageNumbering};
+use super::plain::{Edges, Nodes};
 use super::pricing::ConnectionShape;
 use super::types::{Comment, CommentEdge, PageInfo};
 use super::{ApiState, state};
@@ -260,18 +261,19 @@ impl CommentConnection {
 #[Object]
 impl CommentConnection {
     /// The page's comments with their cursors, in the connection's order.
-    async fn edges(&self, ctx: &Context<'_>) -> async_graphql::Result<Vec<CommentEdge>> {
+    async fn edges(&self, ctx: &Context<'_>) -> async_graphql::Result<Edges> {
         let state = state(ctx)?;
-        Ok(self
-            .items
-            .iter()
-            .map(|c| edge_of(state, &self.scope, c.clone()))
-            .collect())
+        Ok(Edges(
+            self.items
+                .iter()
+                .map(|c| edge_of(state, &self.scope, c.clone()))
+                .collect(),
+        ))
     }
 
     /// The page's comments, in the connection's order (the edges without cursors).
-    async fn nodes(&self) -> Vec<Comment> {
-        self.items.iter().cloned().map(Comment).collect()
+    async fn nodes(&self) -> Nodes {
+        Nodes(self.items.iter().cloned().map(Comment).collect())
     }
 
     /// Where this page sits in the whole list.

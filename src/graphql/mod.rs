@@ -25,6 +25,7 @@ pub mod nesting;
 mod order;
 mod own;
 mod page_cursors;
+mod plain;
 pub mod pricing;
 mod product;
 mod query;

@@ -8,4 +8,5 @@ mod field_errors;
 mod field_order;
 mod helpful_votes;
 mod mutations;
+mod plain_pages;
 mod rating_summaries;

@@ -1,0 +1,70 @@
+//! A page whose edges select only a comment's stored fields is written by dynapage itself
+//! (`graphql::plain`), any other selection by async-graphql: the two must give a client the same
+//! bytes. Each query here is asked twice, once plain and once with the same fields behind a
+//! fragment (which takes async-graphql's path), and the `data` of the two responses must be
+//! equal byte for byte: values, key order, aliases, `__typename`, nulls.
+
+use serde_json::json;
+
+use crate::helpers::TestApp;
+
+/// The `data` member of the response to `query`, as the bytes a client receives.
+async fn data_bytes(app: &TestApp, query: &str) -> String {
+    let body = json!({ "query": query }).to_string();
+    let headers = [("content-type", "application/json")];
+    let raw = app.raw_request("POST", "/graphql", &headers, &body).await;
+    assert_eq!(raw.status, 200);
+    let text = String::from_utf8(raw.body).expect("UTF-8");
+    assert!(!text.contains("\"errors\""), "{text}");
+    let end = text.find(",\"extensions\":").unwrap_or(text.len() - 1);
+    text[..end].to_owned()
+}
+
+const NODE: &str = "__typename id author body rating createdAt updatedAt verifiedPurchase helpfulCount stars: rating";
+
+#[tokio::test]
+async fn both_paths_answer_the_same() {
+    let app = TestApp::embedded(0).await;
+    let edited = app.add_comment(None, "PLAIN", "edited later", 3).await;
+    for (body, rating) in [("first", 5), ("second", 1), ("third", 4)] {
+        app.add_comment(None, "PLAIN", body, rating).await;
+    }
+    let update = "mutation($id: ID!) { updateComment(input: { id: $id, rating: 2 }) { comment { updatedAt } } }";
+    app.data(update, json!({ "id": edited })).await;
+    let connection = "comments(first: 4)";
+    let pairs = [
+        (
+            format!(
+                "{{ product(sku: \"PLAIN\") {{ {connection} {{ edges {{ __typename cursor node {{ {NODE} }} c: cursor }} }} }} }}"
+            ),
+            format!(
+                "{{ product(sku: \"PLAIN\") {{ {connection} {{ edges {{ ...E }} }} }} }} fragment E on CommentEdge {{ __typename cursor node {{ {NODE} }} c: cursor }}"
+            ),
+        ),
+        (
+            format!("{{ product(sku: \"PLAIN\") {{ {connection} {{ nodes {{ {NODE} }} }} }} }}"),
+            format!(
+                "{{ product(sku: \"PLAIN\") {{ {connection} {{ nodes {{ ... on Comment {{ {NODE} }} }} }} }} }}"
+            ),
+        ),
+        (
+            format!(
+                "{{ product(sku: \"PLAIN\") {{ {connection} {{ edges {{ node {{ body }} }} }} }} }}"
+            ),
+            format!(
+                "{{ product(sku: \"PLAIN\") {{ {connection} {{ edges {{ node {{ ... on Node {{ ... on Comment {{ body }} }} }} }} }} }} }}"
+            ),
+        ),
+    ];
+    for (plain, through_fragments) in &pairs {
+        let (a, b) = (
+            data_bytes(&app, plain).await,
+            data_bytes(&app, through_fragments).await,
+        );
+        assert_eq!(a, b, "{plain}");
+    }
+    // The page holds both kinds of `updatedAt`: one comment edited, three not.
+    let page = data_bytes(&app, &pairs[0].0).await;
+    assert_eq!(page.matches("\"updatedAt\":\"").count(), 1, "{page}");
+    assert_eq!(page.matches("\"updatedAt\":null").count(), 3, "{page}");
+}
