@@ -68,6 +68,12 @@ impl CommentId {
     fn ulid(self) -> ulid::Ulid {
         ulid::Ulid(self.value())
     }
+
+    /// Its text (what `Display` writes) into `buf`, without a formatter: ids are written 20 to
+    /// a page.
+    pub fn write_text(self, buf: &mut [u8; ulid::ULID_LEN]) -> &str {
+        self.ulid().array_to_str(buf)
+    }
 }
 
 /// The random part (80 bits) of the next id made at `millis`. For the millisecond of the newest
