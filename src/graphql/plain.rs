@@ -87,12 +87,21 @@ enum EdgeField {
     Node(Vec<(Name, NodeField)>),
 }
 
+/// Most response keys a plain selection set may have: the check for a key twice compares each
+/// key with those before it, so a set of many aliases (an operator may raise `--max-aliases`)
+/// goes to async-graphql instead of costing a square of its size.
+const MAX_PLAIN_KEYS: usize = 32;
+
 /// The fields of a plain selection set, each with its response key; none when the set holds
-/// anything else (a fragment, a directive, arguments, a key twice, or a field `field` refuses).
+/// anything else (a fragment, a directive, arguments, a key twice, a field `field` refuses, or
+/// more than [`MAX_PLAIN_KEYS`] selections).
 fn plain<T>(
     set: &SelectionSet,
     mut field: impl FnMut(&Positioned<Field>) -> Option<T>,
 ) -> Option<Vec<(Name, T)>> {
+    if set.items.len() > MAX_PLAIN_KEYS {
+        return None;
+    }
     let mut fields: Vec<(Name, T)> = Vec::with_capacity(set.items.len());
     for selection in &set.items {
         let Selection::Field(selected) = &selection.node else {
@@ -242,6 +251,15 @@ mod tests {
             panic!("node");
         };
         assert_eq!(node[1], (Name::new("when"), NodeField::CreatedAt));
+    }
+
+    #[test]
+    fn a_set_of_many_aliases_goes_to_async_graphql() {
+        let aliases = |n: usize| (0..n).map(|i| format!("a{i}: body")).collect::<Vec<_>>();
+        let at_limit = format!("node {{ {} }}", aliases(MAX_PLAIN_KEYS).join(" "));
+        assert!(plan(&at_limit).is_some());
+        let over = format!("node {{ {} }}", aliases(MAX_PLAIN_KEYS + 1).join(" "));
+        assert!(plan(&over).is_none());
     }
 
     #[test]
