@@ -62,6 +62,9 @@ pub struct WebSocketLimits {
     pub shares: Arc<Shares>,
     /// A message the client has not taken within this is its last: the socket is closed.
     pub send_timeout: Duration,
+    /// How long a writer waits after a live event for more to send with it (`socket::write`);
+    /// zero sends at once.
+    pub coalesce: Duration,
     /// The rate at which each client may open subscriptions (one token per `subscribe`, keyed
     /// apart from its other budgets); `None` does not limit it.
     pub subscribe_limiter: Option<RateLimiter>,
@@ -74,6 +77,7 @@ impl Default for WebSocketLimits {
         Self {
             shares: Shares::new(5, 20),
             send_timeout: Duration::from_secs(10),
+            coalesce: Duration::ZERO,
             subscribe_limiter: None,
             cohorts: Arc::default(),
         }

@@ -155,6 +155,9 @@ metrics! {
     WEBSOCKETS_OPEN: Gauge("dynapage_websockets_open");
     /// WebSockets closed because their client did not read within the send deadline.
     WEBSOCKETS_CLOSED_SLOW: Counter("dynapage_websockets_closed_slow_total");
+    /// WebSocket writes: messages sent together with one flush (`--websocket-coalesce-ms`
+    /// gathers a busy socket's events into fewer).
+    WEBSOCKET_WRITES: Counter("dynapage_websocket_writes_total");
     /// WebSocket upgrades refused over a client's cap of sockets.
     WEBSOCKETS_REFUSED: Counter("dynapage_websockets_refused_total");
     /// Subscriptions open now.

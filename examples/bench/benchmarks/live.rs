@@ -43,6 +43,10 @@ pub struct Args {
     /// Serve from the in-process store and index instead of DynamoDB Local + Redis
     #[arg(long)]
     embedded: bool,
+    /// The servers' `--websocket-coalesce-ms`, one server (and its three runs) each, in this
+    /// order: `0,50` measures the window against sending each event at once in the same run
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    coalesce_ms: Vec<u64>,
 }
 
 pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
@@ -85,7 +89,6 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         "--rate-limit-writes",
         "0",
     ]));
-    let server = Server::start(ctx, "live", &serve).await?;
     let backend = if services.is_some() {
         "DynamoDB Local + Redis, serve --sync (poll 50 ms); server, DynamoDB Local, Redis"
     } else {
@@ -101,14 +104,36 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         "# {} subscribers on {} product(s), {} comments/s for {} s through the API; {backend} and the load generator share the cores",
         args.subscribers, args.products, args.rate, args.duration
     ))?;
+    for &coalesce in &args.coalesce_ms {
+        let mut serve = serve.clone();
+        serve.extend(strings(&["--websocket-coalesce-ms", &coalesce.to_string()]));
+        out.line(&format!("## serve --websocket-coalesce-ms {coalesce}"))?;
+        let server = Server::start(ctx, "live", &serve).await?;
+        runs(&server, &args, &mut out, coalesce).await?;
+    }
+    out.line(&format!("# load after: {}", loadavg()))?;
+    log(&format!("wrote {}", out.path().display()));
+    drop(services);
+    Ok(())
+}
+
+/// The three runs on one server: a tenth of the rate, the rate, and the rate beside clients
+/// that read nothing.
+async fn runs(
+    server: &Server,
+    args: &Args,
+    out: &mut Summary,
+    coalesce: u64,
+) -> anyhow::Result<()> {
     // The lighter load first, on a quiet server: a run leaves a backlog for a while after it.
     out.line(&format!(
         "# a tenth of the writes ({}/s), the same subscribers",
         args.rate / 10
     ))?;
-    run_load(&server, &args, &mut out, "tenth", 0, args.rate / 10).await?;
+    let label = |run: &str| format!("{run}_c{coalesce}");
+    run_load(server, args, out, &label("tenth"), 0, args.rate / 10).await?;
     out.line(&format!("# {} writes/s", args.rate))?;
-    run_load(&server, &args, &mut out, "steady", 0, args.rate).await?;
+    run_load(server, args, out, &label("steady"), 0, args.rate).await?;
     let lag = [
         "dynapage_subscription_delivery_lag_seconds_sum",
         "dynapage_subscription_delivery_lag_seconds_count",
@@ -120,7 +145,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         "# the same, plus {} clients that read nothing (tiny receive window)",
         args.slow
     ))?;
-    run_load(&server, &args, &mut out, "slow", args.slow, args.rate).await?;
+    run_load(server, args, out, &label("slow"), args.slow, args.rate).await?;
     let ends = [
         "dynapage_subscriptions_dropped_slow_total",
         "dynapage_subscriptions_open",
@@ -128,10 +153,6 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     for line in server.api.metric_lines(&ends).await? {
         out.line(&line)?;
     }
-    out.line(&format!("# load after: {}", loadavg()))?;
-    log(&format!("wrote {}", out.path().display()));
-    drop(server);
-    drop(services);
     Ok(())
 }
 

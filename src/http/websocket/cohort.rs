@@ -347,10 +347,14 @@ fn deliveries(
     };
     async_stream::stream! {
         let events = metric::SUBSCRIPTION_EVENTS.counter(&[]);
+        // One waiter on the token for the member's life: a fresh `cancelled()` per frame
+        // registered and dropped one under the token's lock every delivery.
+        let gone = gone.cancelled_owned();
+        tokio::pin!(gone);
         let end = loop {
             let frame = tokio::select! {
                 biased;
-                () = gone.cancelled() => return,
+                () = &mut gone => return,
                 frame = joined.frames.recv() => frame,
             };
             match frame.as_deref() {

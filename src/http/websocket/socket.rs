@@ -27,18 +27,22 @@
 //! sends, so a socket whose client stopped reading was never closed (one held 318
 //! subscriptions and about 100 MB for as long as it liked), and it sends no pings at all.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+mod incoming;
+mod live;
+
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use async_graphql::http::{WebSocketProtocols, WsMessage};
 use axum::extract::ws::{CloseFrame, Message, WebSocket};
 use futures::FutureExt;
 use futures::SinkExt;
 use futures::channel::mpsc;
-use futures::stream::{BoxStream, SelectAll, SplitSink, SplitStream, StreamExt};
+use futures::stream::{BoxStream, SplitSink, StreamExt};
 use tokio_util::sync::CancellationToken;
 
+use self::incoming::{Heard, incoming};
+use self::live::Live;
 use super::cohort::Members;
 use super::{Init, SubscriptionsOnly};
 use crate::http::HttpOptions;
@@ -58,9 +62,6 @@ pub(super) enum Out {
     /// which the writer reads from then on.
     Deliveries(BoxStream<'static, Message>),
 }
-
-/// The deliveries a writer reads.
-type Live = SelectAll<BoxStream<'static, Message>>;
 
 /// How the connection ends, decided by whichever part ends it first.
 #[derive(Clone, Default)]
@@ -103,7 +104,11 @@ pub(super) async fn serve(
     let (mut out, queue) = mpsc::channel::<Out>(QUEUE);
     let ending = Ending::default();
     let heard = Heard::new();
-    let writer = tokio::spawn(write(sink, queue, deadline, ending.clone()));
+    let pace = Pace {
+        deadline,
+        coalesce: options.websocket.coalesce,
+    };
+    let writer = tokio::spawn(write(sink, queue, pace, ending.clone()));
     let pinger = tokio::spawn(keep_alive(
         out.clone(),
         protocol,
@@ -141,37 +146,68 @@ pub(super) async fn serve(
 /// together (a comment for each of its subscriptions) leaves in one write instead of several.
 const BATCH: usize = QUEUE;
 
+/// How the writer paces its sends.
+#[derive(Clone, Copy)]
+struct Pace {
+    /// The most a batch may take to be sent (`--websocket-send-timeout-ms`).
+    deadline: Duration,
+    /// How long to wait, after a live event is ready, for more to send with it
+    /// (`--websocket-coalesce-ms`).
+    coalesce: Duration,
+}
+
+/// How a batch went out.
+#[derive(PartialEq)]
+enum Sent {
+    /// A close frame went out: the writer is done.
+    Close,
+    /// [`BATCH`] messages went out and more may be ready: the next goes out without waiting.
+    Full,
+    /// Everything ready went out.
+    Drained,
+}
+
 /// Sends the queue's messages and the deliveries handed to it until a close frame, the queue's
 /// end, a failed send, or a client that does not read (which ends the connection). What is
 /// ready when the writer wakes goes out together, written once and flushed once (one system
-/// call where each message used to make its own), within `deadline` for the whole batch.
+/// call where each message used to make its own), within the deadline for the whole batch.
+/// With a coalescing window, a live event waits that long for the events after it, so that a
+/// busy product's events leave in one write per window rather than one each: at 1,000
+/// subscribers, the write and the wake-up are most of what a delivery costs (BENCHMARKS.md,
+/// "Live comments").
 async fn write(
     mut sink: SplitSink<WebSocket, Message>,
     mut queue: mpsc::Receiver<Out>,
-    deadline: Duration,
+    pace: Pace,
     ending: Ending,
 ) {
-    let mut live = Live::new();
+    let mut live = Live::default();
+    let mut last = Sent::Drained;
     loop {
-        let first = tokio::select! {
+        let (first, delivery) = tokio::select! {
             out = queue.next() => match out {
-                Some(Out::Message(message)) => message,
+                Some(Out::Message(message)) => (message, false),
                 Some(Out::Deliveries(deliveries)) => {
                     live.push(deliveries);
                     continue;
                 }
                 None => break,
             },
-            Some(message) = live.next(), if !live.is_empty() => message,
+            Some(message) = live.next(), if !live.is_empty() => (message, true),
         };
+        if delivery && last == Sent::Drained && !pace.coalesce.is_zero() {
+            // Not polled meanwhile, the deliveries wake nobody: they wait in their cohorts'
+            // rings (`--subscription-buffer` frames), and in the queue what else comes.
+            tokio::time::sleep(pace.coalesce).await;
+        }
         let batch = send_batch(&mut sink, &mut queue, &mut live, first);
-        match tokio::time::timeout(deadline, batch).await {
-            Ok(Ok(false)) => {}
-            Ok(_) => break,
+        match tokio::time::timeout(pace.deadline, batch).await {
+            Ok(Ok(Sent::Close)) | Ok(Err(_)) => break,
+            Ok(Ok(sent)) => last = sent,
             Err(_) => {
                 metric::WEBSOCKETS_CLOSED_SLOW.counter(&[]).increment(1);
                 tracing::info!(
-                    deadline_ms = deadline.as_millis() as u64,
+                    deadline_ms = pace.deadline.as_millis() as u64,
                     "websocket closed: the client did not read within the send deadline"
                 );
                 let reason = "SLOW_SUBSCRIBER: the client did not read within the send deadline";
@@ -181,33 +217,37 @@ async fn write(
         }
     }
     ending.end(None);
-    let _ = tokio::time::timeout(deadline, sink.close()).await;
+    let _ = tokio::time::timeout(pace.deadline, sink.close()).await;
 }
 
 /// Feeds `first` and what else is ready (up to [`BATCH`] in all, ending at a close frame) to
-/// the sink, then flushes it once; `true` when a close frame went out.
+/// the sink, then flushes it once.
 async fn send_batch(
     sink: &mut SplitSink<WebSocket, Message>,
     queue: &mut mpsc::Receiver<Out>,
     live: &mut Live,
     first: Message,
-) -> Result<bool, axum::Error> {
+) -> Result<Sent, axum::Error> {
     let mut message = first;
     let mut fed = 0;
-    let close = loop {
+    let sent = loop {
         let close = matches!(message, Message::Close(_));
         sink.feed(message).await?;
         fed += 1;
-        if close || fed == BATCH {
-            break close;
+        if close {
+            break Sent::Close;
+        }
+        if fed == BATCH {
+            break Sent::Full;
         }
         match ready_now(queue, live) {
             Some(next) => message = next,
-            None => break false,
+            None => break Sent::Drained,
         }
     };
     sink.flush().await?;
-    Ok(close)
+    metric::WEBSOCKET_WRITES.counter(&[]).increment(1);
+    Ok(sent)
 }
 
 /// The next message ready without waiting: the queue's first (deliveries on it join `live`),
@@ -249,79 +289,6 @@ async fn keep_alive(
             // Legacy clients answer nothing to `ka`; every client answers a ping frame.
             let _ = out.try_send(Out::Message(Message::Ping(Default::default())));
         }
-    }
-}
-
-/// The client's messages as async-graphql reads them, noting when each (pongs included) was
-/// heard; the stream ends at the socket's first error. A message over [`super::MESSAGE_BYTES`]
-/// ends the connection with 1009 ("message too big", RFC 6455 §7.4.1) and the cap in the
-/// reason: without it the client saw the socket drop with no close frame (1006), and no cause.
-fn incoming(
-    stream: SplitStream<WebSocket>,
-    heard: &Heard,
-    ending: &Ending,
-) -> impl futures::Stream<Item = Vec<u8>> + Unpin + Send + 'static {
-    let heard = heard.clone();
-    let ending = ending.clone();
-    stream
-        .take_while(move |message| {
-            if message.as_ref().is_err_and(too_long) {
-                let reason = format!(
-                    "a message is larger than {} bytes, the most this server accepts",
-                    super::MESSAGE_BYTES
-                );
-                ending.end(Some((1009, reason)));
-            }
-            futures::future::ready(message.is_ok())
-        })
-        .inspect(move |_| heard.now())
-        .map(|message| match message {
-            Ok(Message::Text(text)) => text.as_bytes().to_vec(),
-            Ok(Message::Binary(bytes)) => bytes.to_vec(),
-            _ => Vec::new(),
-        })
-        .filter(|bytes| futures::future::ready(!bytes.is_empty()))
-}
-
-/// Whether a read failed on a message (or frame) over the socket's cap.
-fn too_long(error: &axum::Error) -> bool {
-    use std::error::Error as _;
-    let cause = error
-        .source()
-        .and_then(|e| e.downcast_ref::<tungstenite::Error>());
-    matches!(
-        cause,
-        Some(tungstenite::Error::Capacity(
-            tungstenite::error::CapacityError::MessageTooLong { .. }
-        ))
-    )
-}
-
-/// When the client last sent anything, in milliseconds since the socket opened.
-#[derive(Clone)]
-struct Heard {
-    opened: Instant,
-    ms: Arc<AtomicU64>,
-}
-
-impl Heard {
-    fn new() -> Self {
-        Self {
-            opened: Instant::now(),
-            ms: Arc::default(),
-        }
-    }
-
-    /// The client was heard just now.
-    fn now(&self) {
-        let ms = u64::try_from(self.opened.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.ms.store(ms, Ordering::Relaxed);
-    }
-
-    /// How long the client has said nothing.
-    fn silent(&self) -> Duration {
-        let heard = Duration::from_millis(self.ms.load(Ordering::Relaxed));
-        self.opened.elapsed().saturating_sub(heard)
     }
 }
 

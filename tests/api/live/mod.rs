@@ -1,6 +1,7 @@
 //! Live comments over WebSockets (`src/live`, `src/graphql/subscription`): events, cohorts,
 //! resumes across servers, and the attacks and soaks a socket's budget must bound.
 
+mod coalesce;
 mod cohorts;
 mod resume;
 mod subscriptions;
