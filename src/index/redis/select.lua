@@ -174,16 +174,34 @@ local function select_at(keys, sizes, total, idx, low)
   local WINDOW = 16
   local n = #keys
 
-  -- Per-set counts of members with a score <= s (`at` spells it), and their sum, for an s
-  -- inside the bracket: a set without members inside it has the same count at s as at its
-  -- bounds.
-  local function through(at, clo, chi)
+  -- Each set's least and greatest score, once known: a set whose count at a probe was none
+  -- (or all) of it reads its least (greatest) score once, and is not counted again at a probe
+  -- below (above) it. Why: a product's sets need not span the same time. Comments move to
+  -- the sets of voted comments at their first vote, so on a product whose recent comments got
+  -- votes, a jump into the older ones counted those five sets at every probe and found none
+  -- (77 commands a deep jump where 34 did without votes; BENCHMARKS.md, "Redis index: memory
+  -- and CPU per page").
+  local least, greatest = {}, {}
+
+  -- Per-set counts of members with a score <= s (`at` spells it, `probe` is it), and their
+  -- sum, for an s inside the bracket: a set without members inside it has the same count at s
+  -- as at its bounds.
+  local function through(at, probe, clo, chi)
     local c, t = {}, 0
     for i = 1, n do
-      if chi[i] > clo[i] then
-        c[i] = redis.call('ZCOUNT', keys[i], '-inf', at)
-      else
+      if chi[i] <= clo[i] then
         c[i] = clo[i]
+      elseif least[i] and probe < least[i] then
+        c[i] = 0
+      elseif greatest[i] and probe >= greatest[i] then
+        c[i] = sizes[i]
+      else
+        c[i] = redis.call('ZCOUNT', keys[i], '-inf', at)
+        if c[i] == 0 and not least[i] then
+          least[i] = tonumber(redis.call('ZRANGE', keys[i], '0', '0', 'WITHSCORES')[2])
+        elseif c[i] == sizes[i] and not greatest[i] then
+          greatest[i] = tonumber(redis.call('ZRANGE', keys[i], '-1', '-1', 'WITHSCORES')[2])
+        end
       end
       t = t + c[i]
     end
@@ -247,7 +265,7 @@ local function select_at(keys, sizes, total, idx, low)
         at = fmt(probe)
       end
     end
-    local c, t = through(at, clo, chi)
+    local c, t = through(at, probe, clo, chi)
     if t > idx then
       hi, thi, chi = probe, t, c
     else
