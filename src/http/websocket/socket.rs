@@ -4,8 +4,9 @@
 //!
 //! - the **writer** task owns the socket's sending half and sends what is queued for it, and
 //!   the cohort frames of the connection's subscriptions gone live (`cohort`), which it reads
-//!   itself: a comment wakes one task per socket, not the relay and then the writer. What is
-//!   ready together goes out in one write, within `--websocket-send-timeout-ms`. A client that
+//!   itself (`live`): a comment wakes one task per socket, not the relay and then the writer.
+//!   What is ready together (with `--websocket-coalesce-ms`, what came within that window after
+//!   a live event) goes out in one write, within `--websocket-send-timeout-ms`. A client that
 //!   does not read stops the socket's sends once the kernel's send buffer is full (capped for
 //!   WebSockets: `crate::http::connections`'s `stream`); at the deadline the writer gives up,
 //!   and the connection ends (`SLOW_SUBSCRIBER`): its subscriptions, queue and buffers are
