@@ -165,7 +165,7 @@ local function select_at(keys, sizes, total, idx, low)
   --   bisects the score range instead, so a spread that misleads the guess (ratings that
   --   cluster in time) still ends in O(log(score range)) probes.
   -- Each probe is one ZRANGE and a ZCOUNT per set with members inside the bracket (O(log n)
-  -- each). Once at most WINDOW members remain inside the bracket, they are read by rank (one
+  -- each), but for sets already known to lie wholly below or above the probe (`through`). Once at most WINDOW members remain inside the bracket, they are read by rank (one
   -- ZRANGE per set) and merged here; if they all share one score (a tie wider than WINDOW), the
   -- tie is resolved by binary search.
   -- WINDOW is 16, not 64: a probe (~45 k instructions) costs about what 6 member reads do,
@@ -182,6 +182,18 @@ local function select_at(keys, sizes, total, idx, low)
   -- (77 commands a deep jump where 34 did without votes; BENCHMARKS.md, "Redis index: memory
   -- and CPU per page").
   local least, greatest = {}, {}
+  local function least_of(i)
+    if not least[i] then
+      least[i] = tonumber(redis.call('ZRANGE', keys[i], '0', '0', 'WITHSCORES')[2])
+    end
+    return least[i]
+  end
+  local function greatest_of(i)
+    if not greatest[i] then
+      greatest[i] = tonumber(redis.call('ZRANGE', keys[i], '-1', '-1', 'WITHSCORES')[2])
+    end
+    return greatest[i]
+  end
 
   -- Per-set counts of members with a score <= s (`at` spells it, `probe` is it), and their
   -- sum, for an s inside the bracket: a set without members inside it has the same count at s
@@ -197,10 +209,10 @@ local function select_at(keys, sizes, total, idx, low)
         c[i] = sizes[i]
       else
         c[i] = redis.call('ZCOUNT', keys[i], '-inf', at)
-        if c[i] == 0 and not least[i] then
-          least[i] = tonumber(redis.call('ZRANGE', keys[i], '0', '0', 'WITHSCORES')[2])
-        elseif c[i] == sizes[i] and not greatest[i] then
-          greatest[i] = tonumber(redis.call('ZRANGE', keys[i], '-1', '-1', 'WITHSCORES')[2])
+        if c[i] == 0 then
+          least_of(i)
+        elseif c[i] == sizes[i] then
+          greatest_of(i)
         end
       end
       t = t + c[i]
@@ -216,13 +228,13 @@ local function select_at(keys, sizes, total, idx, low)
   end
   local tlo, thi = 0, total
 
-  -- The score range of all the sets, for bisection (read once, when first needed).
+  -- The score range of all the sets, for bisection (read once, when first needed; the ends
+  -- `through` already read are not read again).
   local function bounds()
     local min_s, max_s
     for i = 1, n do
       if chi[i] > 0 then
-        local first = tonumber(redis.call('ZRANGE', keys[i], '0', '0', 'WITHSCORES')[2])
-        local last = tonumber(redis.call('ZRANGE', keys[i], '-1', '-1', 'WITHSCORES')[2])
+        local first, last = least_of(i), greatest_of(i)
         if min_s == nil or first < min_s then min_s = first end
         if max_s == nil or last > max_s then max_s = last end
       end
