@@ -12,6 +12,7 @@ use super::error::ApiError;
 use super::global_id::GlobalId;
 use super::page_cursors::{PageCursors, PageNumbering};
 use super::plain::{Edges, Nodes};
+use super::plain_pager::Pager;
 use super::pricing::ConnectionShape;
 use super::types::{Comment, CommentEdge, PageInfo};
 use super::{ApiState, state};
@@ -323,7 +324,7 @@ impl CommentConnection {
             default_with = "Some(PageNumbering::FromStart)"
         )]
         numbering: Option<PageNumbering>,
-    ) -> async_graphql::Result<Option<PageCursors>> {
+    ) -> async_graphql::Result<Option<Pager>> {
         let state = state(ctx)?;
         let meta = super::meta(ctx);
         let fail = |e: pagination::PaginationError| ApiError::from(e).into_graphql(meta);
@@ -337,7 +338,11 @@ impl CommentConnection {
         .map_err(fail)?;
         let positions = self.anchored_positions(ctx).await?;
         let links = PagerLinks::new(layout, &positions);
-        Ok(Some(PageCursors::sealed(links, &state.codec, &self.scope)))
+        Ok(Some(Pager(PageCursors::sealed(
+            links,
+            &state.codec,
+            &self.scope,
+        ))))
     }
 
     /// Zero-based position of the first edge in the whole list (with its rating filter),

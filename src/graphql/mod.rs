@@ -26,6 +26,7 @@ mod order;
 mod own;
 mod page_cursors;
 mod plain;
+mod plain_pager;
 pub mod pricing;
 mod product;
 mod query;

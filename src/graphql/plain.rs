@@ -95,7 +95,7 @@ const MAX_PLAIN_KEYS: usize = 32;
 /// The fields of a plain selection set, each with its response key; none when the set holds
 /// anything else (a fragment, a directive, arguments, a key twice, a field `field` refuses, or
 /// more than [`MAX_PLAIN_KEYS`] selections).
-fn plain<T>(
+pub(super) fn plain<T>(
     set: &SelectionSet,
     mut field: impl FnMut(&Positioned<Field>) -> Option<T>,
 ) -> Option<Vec<(Name, T)>> {

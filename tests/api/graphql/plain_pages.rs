@@ -1,5 +1,6 @@
 //! A page whose edges select only a comment's stored fields is written by dynapage itself
-//! (`graphql::plain`), any other selection by async-graphql: the two must give a client the same
+//! (`graphql::plain`), and so is a plain selection of its `pageCursors` (`graphql::plain_pager`);
+//! any other selection by async-graphql: the two must give a client the same
 //! bytes. Each query here is asked twice, once plain and once with the same fields behind a
 //! fragment (which takes async-graphql's path), and the `data` of the two responses must be
 //! equal byte for byte: values, key order, aliases, `__typename`, nulls.
@@ -56,6 +57,7 @@ async fn both_paths_answer_the_same() {
             ),
         ),
     ];
+    let pairs: Vec<(String, String)> = pairs.into_iter().chain(pager_pairs()).collect();
     for (plain, through_fragments) in &pairs {
         let (a, b) = (
             data_bytes(&app, plain).await,
@@ -67,4 +69,24 @@ async fn both_paths_answer_the_same() {
     let page = data_bytes(&app, &pairs[0].0).await;
     assert_eq!(page.matches("\"updatedAt\":\"").count(), 1, "{page}");
     assert_eq!(page.matches("\"updatedAt\":null").count(), 3, "{page}");
+}
+
+/// `pageCursors` on page 1 (no previous page), a middle page and the last (no next page), plain
+/// and behind a fragment.
+fn pager_pairs() -> Vec<(String, String)> {
+    const PAGE: &str = "__typename page cursor offset isCurrent o: offset";
+    let pager = format!(
+        "__typename pageCount first {{ {PAGE} }} last {{ page cursor }} previous {{ {PAGE} }} next {{ page c: cursor }} around {{ {PAGE} }} n: pageCount"
+    );
+    ["first: 1", "first: 1, offset: 2", "last: 1"]
+        .into_iter()
+        .map(|page| {
+            let at =
+                format!("{{ product(sku: \"PLAIN\") {{ comments({page}) {{ pageCursors(around: 3)");
+            (
+                format!("{at} {{ {pager} }} }} }} }}"),
+                format!("{at} {{ ...P }} }} }} }} fragment P on PageCursors {{ {pager} }}"),
+            )
+        })
+        .collect()
 }

@@ -1,0 +1,210 @@
+//! A pager's `pageCursors` written straight into the response when its selection is plain, by
+//! the rules and for the reason of `graphql::plain` (async-graphql's future per field of every
+//! object): on a pager page the `pageCursors` objects were most of the 172,000 instructions it
+//! costs over a plain page (callgrind; BENCHMARKS.md, "An uncached page's instructions"). Any
+//! other selection goes to async-graphql; `tests/api/graphql/plain_pages.rs` compares the two.
+//!
+//! This can go with `graphql::plain`.
+
+use std::borrow::Cow;
+
+use async_graphql::indexmap::IndexMap;
+use async_graphql::parser::types::{Field, SelectionSet};
+use async_graphql::registry::Registry;
+use async_graphql::{ContextSelectionSet, Name, OutputType, Positioned, ServerResult, Value};
+
+use super::page_cursors::{PageCursor, PageCursors};
+use super::plain::plain;
+
+/// A `PageCursor`'s fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PageField {
+    Typename,
+    Page,
+    Cursor,
+    Offset,
+    IsCurrent,
+}
+
+/// Which of the pager's pages a field is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Which {
+    First,
+    Last,
+    Previous,
+    Next,
+}
+
+/// A `PageCursors`' fields.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum PagerField {
+    Typename,
+    PageCount,
+    Page(Which, Vec<(Name, PageField)>),
+    Around(Vec<(Name, PageField)>),
+}
+
+fn leaf(field: &Positioned<Field>) -> Option<()> {
+    field.node.selection_set.node.items.is_empty().then_some(())
+}
+
+/// A page's plain selection (none for an empty one, which validation never lets through).
+fn page_fields(set: &SelectionSet) -> Option<Vec<(Name, PageField)>> {
+    if set.items.is_empty() {
+        return None;
+    }
+    plain(set, |f| {
+        leaf(f)?;
+        Some(match f.node.name.node.as_str() {
+            "__typename" => PageField::Typename,
+            "page" => PageField::Page,
+            "cursor" => PageField::Cursor,
+            "offset" => PageField::Offset,
+            "isCurrent" => PageField::IsCurrent,
+            _ => return None,
+        })
+    })
+}
+
+fn pager_fields(set: &SelectionSet) -> Option<Vec<(Name, PagerField)>> {
+    plain(set, |f| {
+        let page =
+            |which| page_fields(&f.node.selection_set.node).map(|p| PagerField::Page(which, p));
+        match f.node.name.node.as_str() {
+            "__typename" => leaf(f).map(|()| PagerField::Typename),
+            "pageCount" => leaf(f).map(|()| PagerField::PageCount),
+            "first" => page(Which::First),
+            "last" => page(Which::Last),
+            "previous" => page(Which::Previous),
+            "next" => page(Which::Next),
+            "around" => page_fields(&f.node.selection_set.node).map(PagerField::Around),
+            _ => None,
+        }
+    })
+}
+
+fn page_value(fields: &[(Name, PageField)], page: &PageCursor) -> Value {
+    let mut object = IndexMap::with_capacity(fields.len());
+    for (key, field) in fields {
+        let value = match field {
+            PageField::Typename => Value::String("PageCursor".to_owned()),
+            PageField::Page => Value::from(page.page),
+            PageField::Cursor => page.cursor.clone().map_or(Value::Null, Value::String),
+            PageField::Offset => Value::from(page.offset),
+            PageField::IsCurrent => Value::Boolean(page.is_current),
+        };
+        object.insert(key.clone(), value);
+    }
+    Value::Object(object)
+}
+
+fn pager_value(fields: &[(Name, PagerField)], pager: &PageCursors) -> Value {
+    let mut object = IndexMap::with_capacity(fields.len());
+    for (key, field) in fields {
+        let value = match field {
+            PagerField::Typename => Value::String("PageCursors".to_owned()),
+            PagerField::PageCount => Value::from(pager.page_count),
+            PagerField::Page(which, fields) => {
+                let page = match which {
+                    Which::First => Some(&pager.first),
+                    Which::Last => Some(&pager.last),
+                    Which::Previous => pager.previous.as_ref(),
+                    Which::Next => pager.next.as_ref(),
+                };
+                page.map_or(Value::Null, |p| page_value(fields, p))
+            }
+            PagerField::Around(fields) => {
+                Value::List(pager.around.iter().map(|p| page_value(fields, p)).collect())
+            }
+        };
+        object.insert(key.clone(), value);
+    }
+    Value::Object(object)
+}
+
+/// A connection's `pageCursors`: `PageCursors` in the schema.
+#[derive(Debug)]
+pub(super) struct Pager(pub PageCursors);
+
+impl OutputType for Pager {
+    fn type_name() -> Cow<'static, str> {
+        PageCursors::type_name()
+    }
+
+    fn qualified_type_name() -> String {
+        PageCursors::qualified_type_name()
+    }
+
+    fn create_type_info(registry: &mut Registry) -> String {
+        PageCursors::create_type_info(registry)
+    }
+
+    async fn resolve(
+        &self,
+        ctx: &ContextSelectionSet<'_>,
+        field: &Positioned<Field>,
+    ) -> ServerResult<Value> {
+        match pager_fields(&ctx.item.node) {
+            Some(fields) => Ok(pager_value(&fields, &self.0)),
+            None => OutputType::resolve(&self.0, ctx, field).await,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use async_graphql::parser::parse_query;
+    use async_graphql::parser::types::{DocumentOperations, Selection};
+
+    use super::*;
+
+    /// The plan of the `pageCursors` selection of `{ pageCursors { … } }`.
+    fn plan(pager: &str) -> Option<Vec<(Name, PagerField)>> {
+        let document = parse_query(format!(
+            "{{ pageCursors {{ {pager} }} }} fragment F on PageCursor {{ page }}"
+        ))
+        .expect("a document");
+        let DocumentOperations::Single(operation) = document.operations else {
+            panic!("one operation");
+        };
+        let Selection::Field(field) = &operation.node.selection_set.node.items[0].node else {
+            panic!("a field");
+        };
+        pager_fields(&field.node.selection_set.node)
+    }
+
+    #[test]
+    fn a_plain_selection_is_planned_with_its_response_keys() {
+        let fields =
+            plan("n: pageCount next { page c: cursor } around { isCurrent }").expect("plain");
+        let keys: Vec<&str> = fields.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["n", "next", "around"]);
+        assert_eq!(
+            fields[1].1,
+            PagerField::Page(
+                Which::Next,
+                vec![
+                    (Name::new("page"), PageField::Page),
+                    (Name::new("c"), PageField::Cursor)
+                ]
+            )
+        );
+    }
+
+    #[test]
+    fn anything_else_goes_to_async_graphql() {
+        for pager in [
+            "first { ...F }",
+            "... on PageCursors { pageCount }",
+            "pageCount @include(if: true)",
+            "pageCount pageCount",
+            "first { page page }",
+            "first { page { x } }",
+            "pageCount { x }",
+            "around",
+            "unknown",
+        ] {
+            assert!(plan(pager).is_none(), "{pager}");
+        }
+    }
+}
