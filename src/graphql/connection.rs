@@ -7,6 +7,7 @@
 //! [`Engine::connection`]: crate::pagination::Engine::connection
 
 use async_graphql::{Context, ID, Object};
+use std::sync::{Arc, OnceLock};
 
 use super::error::ApiError;
 use super::global_id::GlobalId;
@@ -133,12 +134,13 @@ pub(super) async fn resolve_connection(
     super::helpful::expect_votes(ctx, &look, &connection.page.items);
     Ok(CommentConnection {
         scope,
-        items: connection.page.items,
+        items: connection.page.items.into(),
         has_next_page: connection.page.has_next_page.unwrap_or(false),
         has_previous_page: connection.page.has_previous_page.unwrap_or(false),
         page_size,
         anchor: connection.anchor,
         prefetched: connection.prefetched.map(|p| p.map_err(|e| fail(e.into()))),
+        ends: Default::default(),
     })
 }
 
@@ -204,7 +206,7 @@ fn record_cost(meta: Option<&super::RequestMeta>, sku: &Sku, page: &Page) {
 #[derive(Debug)]
 pub(super) struct CommentConnection {
     scope: CursorScope,
-    items: Vec<domain::Comment>,
+    items: Arc<[domain::Comment]>,
     has_next_page: bool,
     has_previous_page: bool,
     /// The page size `pageCursors` defaults to.
@@ -215,6 +217,9 @@ pub(super) struct CommentConnection {
     /// The one index call of `totalCount`, `pageCursors` and `startOffset`, made with the page,
     /// its failure converted (and logged) once.
     prefetched: Option<Prefetched<async_graphql::Error>>,
+    /// The first and the last edge's cursors, sealed once for `edges` and `pageInfo` (their
+    /// `startCursor` and `endCursor` are the same cursors).
+    ends: [OnceLock<String>; 2],
 }
 
 impl CommentConnection {
@@ -223,12 +228,13 @@ impl CommentConnection {
     fn total_only(scope: CursorScope, page_size: u64) -> Self {
         Self {
             scope,
-            items: Vec::new(),
+            items: Arc::new([]),
             has_next_page: false,
             has_previous_page: false,
             page_size,
             anchor: None,
             prefetched: None,
+            ends: Default::default(),
         }
     }
 
@@ -236,6 +242,17 @@ impl CommentConnection {
         state
             .codec
             .seal(&self.scope, &self.scope.listing().position_of(comment))
+    }
+
+    /// The cursor of the page's `at`th comment, the first's and the last's sealed only once.
+    fn cursor_at(&self, state: &ApiState, at: usize) -> Option<String> {
+        let comment = self.items.get(at)?;
+        let end = match at {
+            0 => &self.ends[0],
+            _ if at + 1 == self.items.len() => &self.ends[1],
+            _ => return Some(self.cursor(state, comment)),
+        };
+        Some(end.get_or_init(|| self.cursor(state, comment)).clone())
     }
 
     /// The total and the first edge's rank, what `pageCursors` and `startOffset` read: the view
@@ -264,17 +281,18 @@ impl CommentConnection {
     /// The page's comments with their cursors, in the connection's order.
     async fn edges(&self, ctx: &Context<'_>) -> async_graphql::Result<Edges> {
         let state = state(ctx)?;
-        Ok(Edges(
-            self.items
-                .iter()
-                .map(|c| edge_of(state, &self.scope, c.clone()))
-                .collect(),
-        ))
+        let cursors = (0..self.items.len())
+            .map(|at| self.cursor_at(state, at).unwrap_or_default())
+            .collect();
+        Ok(Edges {
+            comments: self.items.clone(),
+            cursors,
+        })
     }
 
     /// The page's comments, in the connection's order (the edges without cursors).
     async fn nodes(&self) -> Nodes {
-        Nodes(self.items.iter().cloned().map(Comment).collect())
+        Nodes(self.items.clone())
     }
 
     /// Where this page sits in the whole list.
@@ -283,8 +301,12 @@ impl CommentConnection {
         Ok(PageInfo {
             has_next_page: self.has_next_page,
             has_previous_page: self.has_previous_page,
-            start_cursor: self.items.first().map(|c| self.cursor(state, c)),
-            end_cursor: self.items.last().map(|c| self.cursor(state, c)),
+            start_cursor: self.cursor_at(state, 0),
+            end_cursor: self
+                .items
+                .len()
+                .checked_sub(1)
+                .and_then(|last| self.cursor_at(state, last)),
         })
     }
 

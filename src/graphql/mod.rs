@@ -31,6 +31,7 @@ pub mod pricing;
 mod product;
 mod query;
 mod queue;
+pub mod raw_json;
 mod report;
 mod scalars;
 pub mod schema_description;

@@ -16,17 +16,17 @@
 //! each.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
-use async_graphql::indexmap::IndexMap;
 use async_graphql::parser::types::{Field, Selection, SelectionSet};
 use async_graphql::registry::Registry;
-use async_graphql::{
-    ContextSelectionSet, Name, OutputType, Positioned, ScalarType, ServerResult, Value,
-};
+use async_graphql::{ContextSelectionSet, Name, OutputType, Positioned, ServerResult, Value};
 
 use super::global_id::GlobalId;
+use super::raw_json::{self, Writer};
 use super::scalars::DateTime;
 use super::types::{Comment, CommentEdge};
+use crate::domain;
 
 /// A comment's fields that are values of the stored comment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,24 +58,24 @@ impl NodeField {
         })
     }
 
-    /// The value `Comment`'s resolver of the field gives.
-    fn value(self, comment: &Comment) -> Value {
-        let stored = &comment.0;
+    /// Writes the value `Comment`'s resolver of the field gives.
+    fn write(self, json: &mut Writer, stored: &domain::Comment) {
         match self {
-            Self::Typename => Value::String("Comment".to_owned()),
-            Self::Id => Value::String(GlobalId::Comment(stored.id).encode()),
-            Self::Author => Value::String(stored.author.clone()),
-            Self::Body => Value::String(stored.body.clone()),
-            Self::Rating => Value::from(i32::from(stored.rating.get())),
-            Self::CreatedAt => DateTime(stored.created_at()).to_value(),
-            Self::UpdatedAt => stored
-                .updated_at()
-                .map_or(Value::Null, |at| DateTime(at).to_value()),
-            Self::VerifiedPurchase => Value::Boolean(stored.is_verified()),
-            Self::HelpfulCount => {
-                Value::from(i32::try_from(stored.helpful_count).unwrap_or(i32::MAX))
-            }
-        }
+            Self::Typename => json.raw("\"Comment\""),
+            Self::Id => json.string(&GlobalId::Comment(stored.id).encode()),
+            Self::Author => json.string(&stored.author),
+            Self::Body => json.string(&stored.body),
+            Self::Rating => json.int(i64::from(stored.rating.get())),
+            Self::CreatedAt => json.string(&DateTime(stored.created_at()).text()),
+            Self::UpdatedAt => match stored.updated_at() {
+                Some(at) => json.string(&DateTime(at).text()),
+                None => json.raw("null"),
+            },
+            Self::VerifiedPurchase => json.boolean(stored.is_verified()),
+            Self::HelpfulCount => json.int(i64::from(
+                i32::try_from(stored.helpful_count).unwrap_or(i32::MAX),
+            )),
+        };
     }
 }
 
@@ -137,34 +137,41 @@ fn edge_fields(set: &SelectionSet) -> Option<Vec<(Name, EdgeField)>> {
     })
 }
 
-fn node_value(fields: &[(Name, NodeField)], comment: &Comment) -> Value {
-    let mut object = IndexMap::with_capacity(fields.len());
-    for (key, field) in fields {
-        object.insert(key.clone(), field.value(comment));
-    }
-    Value::Object(object)
+fn write_node(json: &mut Writer, fields: &[(Name, NodeField)], comment: &domain::Comment) {
+    json.object(fields, |json, field| field.write(json, comment));
 }
 
-fn edge_value(fields: &[(Name, EdgeField)], edge: &CommentEdge) -> Value {
-    let mut object = IndexMap::with_capacity(fields.len());
-    for (key, field) in fields {
-        let value = match field {
-            EdgeField::Typename => Value::String("CommentEdge".to_owned()),
-            EdgeField::Cursor => Value::String(edge.cursor.clone()),
-            EdgeField::Node(fields) => node_value(fields, &edge.node),
-        };
-        object.insert(key.clone(), value);
-    }
-    Value::Object(object)
+fn write_edge(
+    json: &mut Writer,
+    fields: &[(Name, EdgeField)],
+    (cursor, comment): (&String, &domain::Comment),
+) {
+    json.object(fields, |json, field| match field {
+        EdgeField::Typename => {
+            json.raw("\"CommentEdge\"");
+        }
+        EdgeField::Cursor => {
+            json.string(cursor);
+        }
+        EdgeField::Node(fields) => write_node(json, fields, comment),
+    });
 }
 
-/// A connection's `edges`: `[CommentEdge!]!` in the schema.
+/// About how many bytes of JSON a comment takes (a short review), to size the text once.
+const COMMENT_JSON_BYTES: usize = 384;
+
+/// A connection's `edges`: `[CommentEdge!]!` in the schema. The page's comments are shared
+/// with the connection, not copied: only async-graphql's path makes `CommentEdge`s of them.
 #[derive(Debug)]
-pub(super) struct Edges(pub Vec<CommentEdge>);
+pub(super) struct Edges {
+    pub comments: Arc<[domain::Comment]>,
+    /// Each comment's cursor.
+    pub cursors: Vec<String>,
+}
 
 /// A connection's `nodes`: `[Comment!]!` in the schema.
 #[derive(Debug)]
-pub(super) struct Nodes(pub Vec<Comment>);
+pub(super) struct Nodes(pub Arc<[domain::Comment]>);
 
 impl OutputType for Edges {
     fn type_name() -> Cow<'static, str> {
@@ -184,11 +191,22 @@ impl OutputType for Edges {
         ctx: &ContextSelectionSet<'_>,
         field: &Positioned<Field>,
     ) -> ServerResult<Value> {
-        match edge_fields(&ctx.item.node) {
-            Some(fields) => Ok(Value::List(
-                self.0.iter().map(|e| edge_value(&fields, e)).collect(),
-            )),
-            None => OutputType::resolve(&self.0, ctx, field).await,
+        let edges = self.cursors.iter().zip(self.comments.iter());
+        match edge_fields(&ctx.item.node).filter(|_| raw_json::allowed(ctx)) {
+            Some(fields) => {
+                let mut json = Writer::new(self.comments.len() * (COMMENT_JSON_BYTES + 256));
+                json.list(edges, |json, edge| write_edge(json, &fields, edge));
+                Ok(json.finish())
+            }
+            None => {
+                let edges: Vec<CommentEdge> = edges
+                    .map(|(cursor, comment)| CommentEdge {
+                        cursor: cursor.clone(),
+                        node: Comment(comment.clone()),
+                    })
+                    .collect();
+                OutputType::resolve(&edges, ctx, field).await
+            }
         }
     }
 }
@@ -211,11 +229,18 @@ impl OutputType for Nodes {
         ctx: &ContextSelectionSet<'_>,
         field: &Positioned<Field>,
     ) -> ServerResult<Value> {
-        match node_fields(&ctx.item.node) {
-            Some(fields) => Ok(Value::List(
-                self.0.iter().map(|c| node_value(&fields, c)).collect(),
-            )),
-            None => OutputType::resolve(&self.0, ctx, field).await,
+        match node_fields(&ctx.item.node).filter(|_| raw_json::allowed(ctx)) {
+            Some(fields) => {
+                let mut json = Writer::new(self.0.len() * COMMENT_JSON_BYTES);
+                json.list(self.0.iter(), |json, comment| {
+                    write_node(json, &fields, comment)
+                });
+                Ok(json.finish())
+            }
+            None => {
+                let nodes: Vec<Comment> = self.0.iter().cloned().map(Comment).collect();
+                OutputType::resolve(&nodes, ctx, field).await
+            }
         }
     }
 }

@@ -8,13 +8,13 @@
 
 use std::borrow::Cow;
 
-use async_graphql::indexmap::IndexMap;
 use async_graphql::parser::types::{Field, SelectionSet};
 use async_graphql::registry::Registry;
 use async_graphql::{ContextSelectionSet, Name, OutputType, Positioned, ServerResult, Value};
 
 use super::page_cursors::{PageCursor, PageCursors};
 use super::plain::plain;
+use super::raw_json::{self, Writer};
 
 /// A `PageCursor`'s fields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,43 +83,47 @@ fn pager_fields(set: &SelectionSet) -> Option<Vec<(Name, PagerField)>> {
     })
 }
 
-fn page_value(fields: &[(Name, PageField)], page: &PageCursor) -> Value {
-    let mut object = IndexMap::with_capacity(fields.len());
-    for (key, field) in fields {
-        let value = match field {
-            PageField::Typename => Value::String("PageCursor".to_owned()),
-            PageField::Page => Value::from(page.page),
-            PageField::Cursor => page.cursor.clone().map_or(Value::Null, Value::String),
-            PageField::Offset => Value::from(page.offset),
-            PageField::IsCurrent => Value::Boolean(page.is_current),
+fn write_page(json: &mut Writer, fields: &[(Name, PageField)], page: &PageCursor) {
+    json.object(fields, |json, field| {
+        match field {
+            PageField::Typename => json.raw("\"PageCursor\""),
+            PageField::Page => json.int(i64::from(page.page)),
+            PageField::Cursor => match &page.cursor {
+                Some(cursor) => json.string(cursor),
+                None => json.raw("null"),
+            },
+            PageField::Offset => json.int(i64::from(page.offset)),
+            PageField::IsCurrent => json.boolean(page.is_current),
         };
-        object.insert(key.clone(), value);
-    }
-    Value::Object(object)
+    });
 }
 
-fn pager_value(fields: &[(Name, PagerField)], pager: &PageCursors) -> Value {
-    let mut object = IndexMap::with_capacity(fields.len());
-    for (key, field) in fields {
-        let value = match field {
-            PagerField::Typename => Value::String("PageCursors".to_owned()),
-            PagerField::PageCount => Value::from(pager.page_count),
-            PagerField::Page(which, fields) => {
-                let page = match which {
-                    Which::First => Some(&pager.first),
-                    Which::Last => Some(&pager.last),
-                    Which::Previous => pager.previous.as_ref(),
-                    Which::Next => pager.next.as_ref(),
-                };
-                page.map_or(Value::Null, |p| page_value(fields, p))
+fn write_pager(json: &mut Writer, fields: &[(Name, PagerField)], pager: &PageCursors) {
+    json.object(fields, |json, field| match field {
+        PagerField::Typename => {
+            json.raw("\"PageCursors\"");
+        }
+        PagerField::PageCount => {
+            json.int(i64::from(pager.page_count));
+        }
+        PagerField::Page(which, fields) => {
+            let page = match which {
+                Which::First => Some(&pager.first),
+                Which::Last => Some(&pager.last),
+                Which::Previous => pager.previous.as_ref(),
+                Which::Next => pager.next.as_ref(),
+            };
+            match page {
+                Some(page) => write_page(json, fields, page),
+                None => {
+                    json.raw("null");
+                }
             }
-            PagerField::Around(fields) => {
-                Value::List(pager.around.iter().map(|p| page_value(fields, p)).collect())
-            }
-        };
-        object.insert(key.clone(), value);
-    }
-    Value::Object(object)
+        }
+        PagerField::Around(fields) => {
+            json.list(&pager.around, |json, page| write_page(json, fields, page));
+        }
+    });
 }
 
 /// A connection's `pageCursors`: `PageCursors` in the schema.
@@ -144,8 +148,12 @@ impl OutputType for Pager {
         ctx: &ContextSelectionSet<'_>,
         field: &Positioned<Field>,
     ) -> ServerResult<Value> {
-        match pager_fields(&ctx.item.node) {
-            Some(fields) => Ok(pager_value(&fields, &self.0)),
+        match pager_fields(&ctx.item.node).filter(|_| raw_json::allowed(ctx)) {
+            Some(fields) => {
+                let mut json = Writer::new(1024);
+                write_pager(&mut json, &fields, &self.0);
+                Ok(json.finish())
+            }
             None => OutputType::resolve(&self.0, ctx, field).await,
         }
     }

@@ -23,7 +23,14 @@ impl ScalarType for DateTime {
     }
 
     fn to_value(&self) -> Value {
-        Value::String(rfc3339(&self.0))
+        Value::String(self.text())
+    }
+}
+
+impl DateTime {
+    /// The instant as its `DateTime` value's text.
+    pub fn text(&self) -> String {
+        rfc3339(&self.0)
     }
 }
 

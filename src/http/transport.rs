@@ -23,6 +23,7 @@
 
 mod request;
 
+use crate::graphql::raw_json;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
@@ -129,18 +130,6 @@ pub(super) fn negotiate(headers: &HeaderMap) -> Result<MediaType, Refusal> {
     })
 }
 
-/// The GraphQL response body: `data` only when execution began (the specification: "If an
-/// error was raised before execution begins, the data entry should not be present").
-#[derive(Debug, serde::Serialize)]
-struct ResponseBody<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    data: Option<&'a async_graphql::Value>,
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    errors: &'a [async_graphql::ServerError],
-    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    extensions: &'a std::collections::BTreeMap<String, async_graphql::Value>,
-}
-
 /// Whether execution began: a request error (syntax, validation, variables) has no data and
 /// errors that point nowhere into it.
 pub(super) fn executed(response: &async_graphql::Response) -> bool {
@@ -152,12 +141,7 @@ pub(super) fn executed(response: &async_graphql::Response) -> bool {
 /// Writes `response` in `media`.
 pub(super) fn respond(media: MediaType, response: &async_graphql::Response) -> Response {
     let executed = executed(response);
-    let body = ResponseBody {
-        data: executed.then_some(&response.data),
-        errors: &response.errors,
-        extensions: &response.extensions,
-    };
-    let mut http = match serde_json::to_vec(&body) {
+    let mut http = match body(response, executed) {
         Ok(bytes) => (media.status(executed), bytes).into_response(),
         // Values built from the schema always serialize; this is a bug, not a client's fault.
         Err(e) => {
@@ -176,6 +160,36 @@ pub(super) fn respond(media: MediaType, response: &async_graphql::Response) -> R
     http.headers_mut()
         .insert(header::CONTENT_TYPE, media.content_type());
     http
+}
+
+/// The GraphQL response body: `data` only when execution began (the specification: "If an
+/// error was raised before execution begins, the data entry should not be present"), written
+/// by `graphql::raw_json` (which puts resolvers' JSON text in place), then `errors` and
+/// `extensions` when there are any.
+fn body(response: &async_graphql::Response, executed: bool) -> serde_json::Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(4096);
+    let mut separator = b'{';
+    if executed {
+        out.extend_from_slice(b"{\"data\":");
+        raw_json::write_data(&mut out, &response.data);
+        separator = b',';
+    }
+    if !response.errors.is_empty() {
+        out.push(separator);
+        out.extend_from_slice(b"\"errors\":");
+        serde_json::to_writer(&mut out, &response.errors)?;
+        separator = b',';
+    }
+    if !response.extensions.is_empty() {
+        out.push(separator);
+        out.extend_from_slice(b"\"extensions\":");
+        serde_json::to_writer(&mut out, &response.extensions)?;
+    }
+    if out.is_empty() {
+        out.push(b'{');
+    }
+    out.push(b'}');
+    Ok(out)
 }
 
 /// A refusal in the GraphQL response shape, `no-store`.

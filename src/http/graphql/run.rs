@@ -13,6 +13,7 @@ use axum::response::Response;
 
 use super::{Call, refuse};
 use crate::graphql::field_errors::operation;
+use crate::graphql::raw_json::RawJson;
 use crate::graphql::variables::InputTypes;
 use crate::graphql::{
     BatchReads, Budget, RequestMeta, field_errors, invalid_request, schema_description,
@@ -54,7 +55,9 @@ pub(super) async fn run(
         let loader = BatchReads::loader(app.api.clone(), meta.clone());
         // (No `Budget` in the data: only a subscription's replay spends from it, and
         // subscriptions run over WebSocket.)
-        let request = request.data(meta.clone()).data(loader);
+        // Its response is written by `transport::respond`, which writes resolvers' JSON text
+        // (`graphql::raw_json`).
+        let request = request.data(meta.clone()).data(loader).data(RawJson);
         let schema = match validated {
             Some(_) => &app.validated_schema,
             None => &app.schema,

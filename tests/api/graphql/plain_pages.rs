@@ -27,7 +27,10 @@ const NODE: &str = "__typename id author body rating createdAt updatedAt verifie
 async fn both_paths_answer_the_same() {
     let app = TestApp::embedded(0).await;
     let edited = app.add_comment(None, "PLAIN", "edited later", 3).await;
-    for (body, rating) in [("first", 5), ("second", 1), ("third", 4)] {
+    // Bodies with what JSON escapes (quotes, a backslash, a line feed, a tab) and what it
+    // does not (non-ASCII, `/`), which the plain path writes itself.
+    let escaped = "\"quoted\" \\ back\nslash\tand tab é 😀 </script>";
+    for (body, rating) in [(escaped, 5), ("second", 1), ("third", 4)] {
         app.add_comment(None, "PLAIN", body, rating).await;
     }
     let update = "mutation($id: ID!) { updateComment(input: { id: $id, rating: 2 }) { comment { updatedAt } } }";
@@ -69,6 +72,10 @@ async fn both_paths_answer_the_same() {
     let page = data_bytes(&app, &pairs[0].0).await;
     assert_eq!(page.matches("\"updatedAt\":\"").count(), 1, "{page}");
     assert_eq!(page.matches("\"updatedAt\":null").count(), 3, "{page}");
+    assert!(
+        page.contains(r#""\"quoted\" \\ back\nslash\tand tab é 😀 </script>""#),
+        "{page}"
+    );
 }
 
 /// `pageCursors` on page 1 (no previous page), a middle page and the last (no next page), plain
