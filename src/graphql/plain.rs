@@ -3,14 +3,15 @@
 //! async-graphql resolves every field of every object with a boxed future of its own, joined in
 //! a `FuturesUnordered` per object (`resolver_utils::container`): on a page of 20 comments of
 //! five fields that machinery, not the fields, was about a third of the request's instructions
-//! (callgrind; BENCHMARKS.md, "Where an uncached page's instructions go"). Most pages select
+//! (callgrind; BENCHMARKS.md, "An uncached page's instructions"). Most pages select
 //! only a comment's stored fields, which need no future: [`Edges`] and [`Nodes`] look at their
 //! selection once, and when every field in it is one of [`NodeField`]'s (or an edge's `cursor`,
-//! `node` and `__typename`), no fragment, no directive and no response key twice, they build the
-//! list's value themselves, with the values the resolvers of `types.rs` give. Any other
-//! selection (a fragment, `viewerCanUpdate`, `reply`, …) goes to async-graphql as before, so
-//! what a client receives is the same either way; a test compares the two paths on the same
-//! page (`tests::both_paths_answer_the_same`).
+//! `node` and `__typename`), no fragment, no directive and no response key twice, they write the
+//! list's JSON themselves (`graphql::raw_json`, for a request the HTTP layer runs), with the
+//! values the resolvers of `types.rs` give. Any other selection (a fragment, `viewerCanUpdate`,
+//! `reply`, …), and any request that `raw_json` does not write, goes to async-graphql as
+//! before, so what a client receives is the same either way; a test compares the two paths on
+//! the same page (`tests/api/graphql/plain_pages.rs`).
 //!
 //! This can go if async-graphql learns to resolve fields that need no `await` without a future
 //! each.

@@ -1,8 +1,9 @@
 //! A pager's `pageCursors` written straight into the response when its selection is plain, by
 //! the rules and for the reason of `graphql::plain` (async-graphql's future per field of every
 //! object): on a pager page the `pageCursors` objects were most of the 172,000 instructions it
-//! costs over a plain page (callgrind; BENCHMARKS.md, "An uncached page's instructions"). Any
-//! other selection goes to async-graphql; `tests/api/graphql/plain_pages.rs` compares the two.
+//! costs over a plain page (callgrind; BENCHMARKS.md, "An uncached page's instructions"). Its
+//! JSON is written as `graphql::plain`'s is (`graphql::raw_json`). Any other selection goes to
+//! async-graphql; `tests/api/graphql/plain_pages.rs` compares the two.
 //!
 //! This can go with `graphql::plain`.
 
