@@ -6,8 +6,9 @@
 //!
 //! [`Engine::connection`]: crate::pagination::Engine::connection
 
-use async_graphql::{Context, ID, Object};
 use std::sync::{Arc, OnceLock};
+
+use async_graphql::{Context, ID, Object};
 
 use super::error::ApiError;
 use super::global_id::GlobalId;

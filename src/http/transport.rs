@@ -23,9 +23,10 @@
 
 mod request;
 
-use crate::graphql::raw_json;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+
+use crate::graphql::raw_json;
 
 pub(super) use self::request::{DocumentId, Read, Unread, get_request, post_request};
 
