@@ -120,10 +120,15 @@ pub(super) fn plain<T>(
     Some(fields)
 }
 
+/// `Some` for a field without a sub-selection (a leaf).
+pub(super) fn leaf(field: &Positioned<Field>) -> Option<()> {
+    field.node.selection_set.node.items.is_empty().then_some(())
+}
+
 /// A comment's plain selection.
 fn node_fields(set: &SelectionSet) -> Option<Vec<(Name, NodeField)>> {
     plain(set, |f| {
-        f.node.selection_set.node.items.is_empty().then_some(())?;
+        leaf(f)?;
         NodeField::named(f.node.name.node.as_str())
     })
 }

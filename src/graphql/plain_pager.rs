@@ -14,7 +14,7 @@ use async_graphql::registry::Registry;
 use async_graphql::{ContextSelectionSet, Name, OutputType, Positioned, ServerResult, Value};
 
 use super::page_cursors::{PageCursor, PageCursors};
-use super::plain::plain;
+use super::plain::{leaf, plain};
 use super::raw_json::{self, Writer};
 
 /// A `PageCursor`'s fields.
@@ -43,10 +43,6 @@ enum PagerField {
     PageCount,
     Page(Which, Vec<(Name, PageField)>),
     Around(Vec<(Name, PageField)>),
-}
-
-fn leaf(field: &Positioned<Field>) -> Option<()> {
-    field.node.selection_set.node.items.is_empty().then_some(())
 }
 
 /// A page's plain selection (none for an empty one, which validation never lets through).

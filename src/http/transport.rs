@@ -168,26 +168,26 @@ pub(super) fn respond(media: MediaType, response: &async_graphql::Response) -> R
 /// by `graphql::raw_json` (which puts resolvers' JSON text in place), then `errors` and
 /// `extensions` when there are any.
 fn body(response: &async_graphql::Response, executed: bool) -> serde_json::Result<Vec<u8>> {
+    // `"name":`, after a comma when a member came before.
+    fn member(out: &mut Vec<u8>, name: &[u8]) {
+        if out.len() > 1 {
+            out.push(b',');
+        }
+        out.extend_from_slice(name);
+    }
     let mut out = Vec::with_capacity(4096);
-    let mut separator = b'{';
+    out.push(b'{');
     if executed {
-        out.extend_from_slice(b"{\"data\":");
+        member(&mut out, b"\"data\":");
         raw_json::write_data(&mut out, &response.data);
-        separator = b',';
     }
     if !response.errors.is_empty() {
-        out.push(separator);
-        out.extend_from_slice(b"\"errors\":");
+        member(&mut out, b"\"errors\":");
         serde_json::to_writer(&mut out, &response.errors)?;
-        separator = b',';
     }
     if !response.extensions.is_empty() {
-        out.push(separator);
-        out.extend_from_slice(b"\"extensions\":");
+        member(&mut out, b"\"extensions\":");
         serde_json::to_writer(&mut out, &response.extensions)?;
-    }
-    if out.is_empty() {
-        out.push(b'{');
     }
     out.push(b'}');
     Ok(out)
