@@ -16,6 +16,7 @@
 
 pub mod auth;
 pub mod backoff;
+pub mod base64url;
 pub mod cli;
 pub mod clock;
 pub mod config;

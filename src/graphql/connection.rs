@@ -14,6 +14,7 @@ use super::error::ApiError;
 use super::global_id::GlobalId;
 use super::page_cursors::{PageCursors, PageNumbering};
 use super::plain::{Edges, Nodes};
+use super::plain_info::PlainPageInfo;
 use super::plain_pager::Pager;
 use super::pricing::ConnectionShape;
 use super::types::{Comment, CommentEdge, PageInfo};
@@ -297,9 +298,9 @@ impl CommentConnection {
     }
 
     /// Where this page sits in the whole list.
-    async fn page_info(&self, ctx: &Context<'_>) -> async_graphql::Result<PageInfo> {
+    async fn page_info(&self, ctx: &Context<'_>) -> async_graphql::Result<PlainPageInfo> {
         let state = state(ctx)?;
-        Ok(PageInfo {
+        Ok(PlainPageInfo(PageInfo {
             has_next_page: self.has_next_page,
             has_previous_page: self.has_previous_page,
             start_cursor: self.cursor_at(state, 0),
@@ -308,7 +309,7 @@ impl CommentConnection {
                 .len()
                 .checked_sub(1)
                 .and_then(|last| self.cursor_at(state, last)),
-        })
+        }))
     }
 
     /// How many comments the whole connection has (ignoring cursors and offset), from the page

@@ -9,6 +9,12 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use crate::domain::{CommentId, EntryId, InvalidInput, Sku};
 
+const COMMENT_PREFIX: &[u8] = b"Comment:";
+/// How long a comment's global id is: the unpadded base64url of `Comment:` and a 26-character
+/// ULID.
+pub(super) const COMMENT_ID_CHARS: usize =
+    ((COMMENT_PREFIX.len() + ulid::ULID_LEN) * 4).div_ceil(3);
+
 /// A decoded global id.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum GlobalId {
@@ -27,22 +33,30 @@ impl GlobalId {
     /// The id as clients see it: the unpadded base64url of `Comment:<ulid>` or `Product:<sku>`.
     pub fn encode(&self) -> String {
         let raw = match self {
-            // The one written for every comment of a page: no formatter, no intermediate string.
             GlobalId::Comment(id) => {
-                const PREFIX: &[u8] = b"Comment:";
-                let mut raw = [0u8; PREFIX.len() + ulid::ULID_LEN];
-                raw[..PREFIX.len()].copy_from_slice(PREFIX);
-                let text: &mut [u8; ulid::ULID_LEN] = (&mut raw[PREFIX.len()..])
-                    .try_into()
-                    .expect("the buffer holds a ULID after the prefix");
-                id.write_text(text);
-                return URL_SAFE_NO_PAD.encode(raw);
+                let text = Self::comment_text(*id);
+                return std::str::from_utf8(&text)
+                    .unwrap_or_else(|_| unreachable!("base64url is ASCII"))
+                    .to_owned();
             }
             GlobalId::Product(sku) => format!("Product:{sku}"),
             GlobalId::ModerationEntry(id) => format!("ModerationEntry:{id}"),
             GlobalId::Report(comment, reporter) => format!("Report:{comment}:{reporter}"),
         };
         URL_SAFE_NO_PAD.encode(raw)
+    }
+
+    /// A comment's id as [`GlobalId::encode`] writes it, on the stack: the one written for
+    /// every comment of a page, with no formatter and no intermediate string. base64url
+    /// characters only, nothing a JSON string escapes.
+    pub(super) fn comment_text(id: CommentId) -> [u8; COMMENT_ID_CHARS] {
+        let mut raw = [0u8; COMMENT_PREFIX.len() + ulid::ULID_LEN];
+        raw[..COMMENT_PREFIX.len()].copy_from_slice(COMMENT_PREFIX);
+        let text: &mut [u8; ulid::ULID_LEN] = (&mut raw[COMMENT_PREFIX.len()..])
+            .try_into()
+            .unwrap_or_else(|_| unreachable!("the buffer holds a ULID after the prefix"));
+        id.write_text(text);
+        crate::base64url::encode_array(&raw)
     }
 
     /// The id [`GlobalId::encode`] wrote; any other text is refused as `id`.

@@ -26,6 +26,8 @@ mod order;
 mod own;
 mod page_cursors;
 mod plain;
+pub mod plain_document;
+mod plain_info;
 mod plain_pager;
 pub mod pricing;
 mod product;
@@ -39,6 +41,7 @@ mod stats;
 mod subscription;
 mod summaries;
 mod types;
+mod validated;
 pub mod variables;
 mod viewer;
 
@@ -325,6 +328,23 @@ pub fn build_schema_for_validated_texts(surface: Surface, state: Arc<ApiState>) 
         Surface::Subgraph => {
             ApiSchema::Subgraph(with_state(subgraph_builder().validation_mode(fast), state))
         }
+    }
+}
+
+/// The same schema as `surface`'s for texts that passed its validation before and are plain
+/// (`plain_document`): it does not walk the document at all (`validated` says what it answers
+/// instead, and why only plain texts run on it).
+pub fn build_schema_for_validated_plain_texts(surface: Surface, state: Arc<ApiState>) -> ApiSchema {
+    let state = Some(state);
+    match surface {
+        Surface::Standalone => ApiSchema::Standalone(with_state(
+            standalone_builder().extension(validated::Validated),
+            state,
+        )),
+        Surface::Subgraph => ApiSchema::Subgraph(with_state(
+            subgraph_builder().extension(validated::Validated),
+            state,
+        )),
     }
 }
 

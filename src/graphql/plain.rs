@@ -25,7 +25,7 @@ use async_graphql::{ContextSelectionSet, Name, OutputType, Positioned, ServerRes
 
 use super::global_id::GlobalId;
 use super::raw_json::{self, Writer};
-use super::scalars::DateTime;
+use super::scalars::Rfc3339;
 use super::types::{Comment, CommentEdge};
 use crate::domain;
 
@@ -63,13 +63,13 @@ impl NodeField {
     fn write(self, json: &mut Writer, stored: &domain::Comment) {
         match self {
             Self::Typename => json.raw("\"Comment\""),
-            Self::Id => json.string(&GlobalId::Comment(stored.id).encode()),
+            Self::Id => json.plain_string(&GlobalId::comment_text(stored.id)),
             Self::Author => json.string(&stored.author),
             Self::Body => json.string(&stored.body),
             Self::Rating => json.int(i64::from(stored.rating.get())),
-            Self::CreatedAt => json.string(&DateTime(stored.created_at()).text()),
-            Self::UpdatedAt => match stored.updated_at() {
-                Some(at) => json.string(&DateTime(at).text()),
+            Self::CreatedAt => instant(json, stored.created_at_ms),
+            Self::UpdatedAt => match stored.updated_at_ms {
+                Some(ms) => instant(json, ms),
                 None => json.raw("null"),
             },
             Self::VerifiedPurchase => json.boolean(stored.is_verified()),
@@ -77,6 +77,14 @@ impl NodeField {
                 i32::try_from(stored.helpful_count).unwrap_or(i32::MAX),
             )),
         };
+    }
+}
+
+/// A stored instant's `DateTime` value, as `DateTime`'s `to_value` gives it.
+fn instant(json: &mut Writer, ms: u64) -> &mut Writer {
+    match Rfc3339::of_millis(ms) {
+        Rfc3339::Short(text) => json.plain_string(text.as_bytes()),
+        Rfc3339::Long(text) => json.string(&text),
     }
 }
 
@@ -143,6 +151,16 @@ fn edge_fields(set: &SelectionSet) -> Option<Vec<(Name, EdgeField)>> {
     })
 }
 
+/// Whether `edges` with the selection `set` is written by [`Edges`] (for a comment connection).
+pub(super) fn plain_edges(set: &SelectionSet) -> bool {
+    edge_fields(set).is_some()
+}
+
+/// Whether `nodes` with the selection `set` is written by [`Nodes`].
+pub(super) fn plain_nodes(set: &SelectionSet) -> bool {
+    node_fields(set).is_some()
+}
+
 fn write_node(json: &mut Writer, fields: &[(Name, NodeField)], comment: &domain::Comment) {
     json.object(fields, |json, field| field.write(json, comment));
 }
@@ -157,7 +175,8 @@ fn write_edge(
             json.raw("\"CommentEdge\"");
         }
         EdgeField::Cursor => {
-            json.string(cursor);
+            // A cursor is base64url (`pagination::cursor`).
+            json.plain_string(cursor.as_bytes());
         }
         EdgeField::Node(fields) => write_node(json, fields, comment),
     });

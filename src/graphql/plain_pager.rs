@@ -80,13 +80,18 @@ fn pager_fields(set: &SelectionSet) -> Option<Vec<(Name, PagerField)>> {
     })
 }
 
+/// Whether `pageCursors` with the selection `set` is written by [`Pager`].
+pub(super) fn plain_pager(set: &SelectionSet) -> bool {
+    pager_fields(set).is_some()
+}
+
 fn write_page(json: &mut Writer, fields: &[(Name, PageField)], page: &PageCursor) {
     json.object(fields, |json, field| {
         match field {
             PageField::Typename => json.raw("\"PageCursor\""),
             PageField::Page => json.int(i64::from(page.page)),
             PageField::Cursor => match &page.cursor {
-                Some(cursor) => json.string(cursor),
+                Some(cursor) => json.plain_string(cursor.as_bytes()),
                 None => json.raw("null"),
             },
             PageField::Offset => json.int(i64::from(page.offset)),

@@ -76,6 +76,20 @@ impl Writer {
         self
     }
 
+    /// A string whose text JSON writes as it is (base64url, an RFC 3339 instant: printable
+    /// ASCII without `"` or `\\`), written without looking for escapes.
+    pub(super) fn plain_string(&mut self, text: &[u8]) -> &mut Self {
+        debug_assert!(
+            text.iter()
+                .all(|b| b.is_ascii_graphic() && !matches!(b, b'"' | b'\\'))
+        );
+        self.0.reserve(text.len() + 2);
+        self.0.push(b'"');
+        self.0.extend_from_slice(text);
+        self.0.push(b'"');
+        self
+    }
+
     /// An integer.
     pub(super) fn int(&mut self, value: i64) -> &mut Self {
         serialize(&mut self.0, &value);

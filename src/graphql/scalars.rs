@@ -30,50 +30,120 @@ impl ScalarType for DateTime {
 impl DateTime {
     /// The instant as its `DateTime` value's text.
     pub fn text(&self) -> String {
-        rfc3339(&self.0)
+        match Rfc3339::of(&self.0) {
+            Rfc3339::Short(short) => short.as_str().to_owned(),
+            Rfc3339::Long(text) => text,
+        }
     }
 }
 
-/// `to_rfc3339()`'s text, written without a formatter for the instants dynapage stores (years
-/// 0 to 9999, whole milliseconds: two on every comment of a page); chrono writes any other.
-fn rfc3339(at: &chrono::DateTime<Utc>) -> String {
-    use chrono::{Datelike as _, Timelike as _};
-    let (year, nanos) = (at.year(), at.nanosecond());
-    let Ok(year) = u32::try_from(year) else {
-        return at.to_rfc3339();
-    };
-    if year > 9999 || nanos % 1_000_000 != 0 || nanos >= 1_000_000_000 {
-        return at.to_rfc3339();
+/// `to_rfc3339()`'s text of an instant. The instants dynapage stores (years 0 to 9999, whole
+/// milliseconds: two on every comment of a page) are written on the stack without a formatter
+/// ([`Short`]); chrono writes any other.
+pub(super) enum Rfc3339 {
+    /// The text of an instant dynapage stores.
+    Short(Short),
+    /// chrono's text of any other instant.
+    Long(String),
+}
+
+/// At most `YYYY-MM-DDTHH:MM:SS.mmm+00:00`: ASCII digits and punctuation, nothing a JSON string
+/// escapes.
+pub(super) struct Short {
+    text: [u8; 29],
+    len: usize,
+}
+
+impl Short {
+    /// The text's bytes.
+    pub(super) fn as_bytes(&self) -> &[u8] {
+        &self.text[..self.len]
     }
-    let mut text = [0u8; 29];
-    let mut at_index = 0;
-    let mut put = |digits: usize, value: u32, after: Option<u8>| {
-        let mut rest = value;
-        for i in (0..digits).rev() {
-            text[at_index + i] = b'0' + (rest % 10) as u8;
-            rest /= 10;
-        }
-        at_index += digits;
-        if let Some(separator) = after {
-            text[at_index] = separator;
-            at_index += 1;
-        }
-    };
-    put(4, year, Some(b'-'));
-    put(2, at.month(), Some(b'-'));
-    put(2, at.day(), Some(b'T'));
-    put(2, at.hour(), Some(b':'));
-    put(2, at.minute(), Some(b':'));
-    if nanos == 0 {
-        put(2, at.second(), None);
-    } else {
-        put(2, at.second(), Some(b'.'));
-        put(3, nanos / 1_000_000, None);
+
+    /// The text.
+    pub(super) fn as_str(&self) -> &str {
+        std::str::from_utf8(self.as_bytes()).unwrap_or_else(|_| unreachable!("ASCII"))
     }
-    let mut out = String::with_capacity(at_index + 6);
-    out.push_str(std::str::from_utf8(&text[..at_index]).expect("ASCII digits"));
-    out.push_str("+00:00");
-    out
+}
+
+impl Rfc3339 {
+    /// The text of `at`.
+    pub(super) fn of(at: &chrono::DateTime<Utc>) -> Self {
+        use chrono::{Datelike as _, Timelike as _};
+        // The UTC date and time once: `DateTime<Utc>`'s accessors add the offset on every call.
+        let naive = at.naive_utc();
+        let (year, nanos) = (naive.year(), naive.nanosecond());
+        match u32::try_from(year) {
+            Ok(year) if year <= 9999 && nanos % 1_000_000 == 0 && nanos < 1_000_000_000 => {
+                let date = [year, naive.month(), naive.day()];
+                let time = [naive.hour(), naive.minute(), naive.second()];
+                Self::Short(Short::new(date, time, nanos / 1_000_000))
+            }
+            _ => Self::Long(at.to_rfc3339()),
+        }
+    }
+
+    /// The text of the instant `ms` milliseconds after the Unix epoch, as stored
+    /// (`domain::Comment::created_at_ms`): the text of `millis_to_datetime(ms)`, from the
+    /// milliseconds without chrono's calendar for the instants before the year 10000 (days to
+    /// a civil date by Hinnant's `civil_from_days`).
+    pub(super) fn of_millis(ms: u64) -> Self {
+        /// 10000-01-01T00:00:00Z: this and later instants are written by chrono.
+        const YEAR_10000_MS: u64 = 253_402_300_800_000;
+        if ms >= YEAR_10000_MS {
+            return Self::of(&crate::domain::millis_to_datetime(ms));
+        }
+        let narrow = |value: u64| u32::try_from(value).unwrap_or_else(|_| unreachable!("< 10000"));
+        let (days, in_day) = (ms / 86_400_000, ms % 86_400_000);
+        // Days since 0000-03-01, in eras of 400 years (146,097 days).
+        let z = days + 719_468;
+        let (era, day_of_era) = (z / 146_097, z % 146_097);
+        let year_of_era =
+            (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+        let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+        let from_march = (5 * day_of_year + 2) / 153;
+        let day = day_of_year - (153 * from_march + 2) / 5 + 1;
+        let month = if from_march < 10 {
+            from_march + 3
+        } else {
+            from_march - 9
+        };
+        let year = year_of_era + era * 400 + u64::from(month <= 2);
+        let seconds = in_day / 1_000;
+        let date = [narrow(year), narrow(month), narrow(day)];
+        let time = [seconds / 3_600, seconds / 60 % 60, seconds % 60].map(narrow);
+        Self::Short(Short::new(date, time, narrow(in_day % 1_000)))
+    }
+}
+
+impl Short {
+    /// `YYYY-MM-DDTHH:MM:SS+00:00`, with `.mmm` before the offset when `millis` is not zero.
+    fn new(date: [u32; 3], time: [u32; 3], millis: u32) -> Self {
+        let mut text = [0u8; 29];
+        let mut at = 0;
+        let mut put = |digits: usize, value: u32, after: &[u8]| {
+            let mut rest = value;
+            for i in (0..digits).rev() {
+                text[at + i] = b'0' + (rest % 10) as u8;
+                rest /= 10;
+            }
+            at += digits;
+            text[at..at + after.len()].copy_from_slice(after);
+            at += after.len();
+        };
+        put(4, date[0], b"-");
+        put(2, date[1], b"-");
+        put(2, date[2], b"T");
+        put(2, time[0], b":");
+        put(2, time[1], b":");
+        if millis == 0 {
+            put(2, time[2], b"+00:00");
+        } else {
+            put(2, time[2], b".");
+            put(3, millis, b"+00:00");
+        }
+        Self { text, len: at }
+    }
 }
 
 #[cfg(test)]
@@ -97,7 +167,37 @@ mod tests {
         let nanos = chrono::DateTime::from_timestamp(1_788_536_599, 123_456).expect("valid");
         instants.push(nanos);
         for at in instants {
-            assert_eq!(rfc3339(&at), at.to_rfc3339(), "{at:?}");
+            assert_eq!(DateTime(at).text(), at.to_rfc3339(), "{at:?}");
+        }
+    }
+
+    #[test]
+    fn the_text_of_stored_milliseconds_is_chronos() {
+        let mut state = 13u64;
+        let mut stored: Vec<u64> = (0..20_000)
+            .map(|_| {
+                state = crate::domain::splitmix(state);
+                // Any millisecond from 1970 to about 11,900 CE.
+                state % 313_000_000_000_000
+            })
+            .collect();
+        // Leap days, the turns of centuries and of the year 10000, the largest stored value.
+        stored.extend([
+            0,
+            1,
+            999,
+            951_782_400_000,
+            4_107_542_400_000,
+            253_402_300_799_999,
+        ]);
+        stored.extend([253_402_300_800_000, u64::MAX]);
+        for ms in stored {
+            let text = match Rfc3339::of_millis(ms) {
+                Rfc3339::Short(short) => short.as_str().to_owned(),
+                Rfc3339::Long(text) => text,
+            };
+            let chrono = crate::domain::millis_to_datetime(ms).to_rfc3339();
+            assert_eq!(text, chrono, "{ms}");
         }
     }
 

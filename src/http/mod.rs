@@ -177,6 +177,8 @@ struct AppState {
     schema: ApiSchema,
     /// The schema for texts that passed validation before (`graphql::variables` says why).
     validated_schema: ApiSchema,
+    /// The schema for plain texts validated before (`graphql::plain_document`).
+    validated_plain_schema: ApiSchema,
     api: Arc<ApiState>,
     options: Arc<HttpOptions>,
     in_flight: Arc<tokio::sync::Semaphore>,
@@ -252,6 +254,8 @@ impl AppState {
             .ok();
         let validated_schema =
             crate::graphql::build_schema_for_validated_texts(schema.surface(), api.clone());
+        let validated_plain_schema =
+            crate::graphql::build_schema_for_validated_plain_texts(schema.surface(), api.clone());
         let persisted = Arc::clone(&options.persisted);
         let trusted = persisted.trusted().into_iter().flat_map(|m| m.documents());
         let documents = admission::documents::DocumentCache::new(DOCUMENT_CACHE_ENTRIES)
@@ -259,6 +263,7 @@ impl AppState {
         Self {
             schema,
             validated_schema,
+            validated_plain_schema,
             api,
             options: Arc::new(options),
             in_flight,

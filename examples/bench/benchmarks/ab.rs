@@ -68,7 +68,9 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
 }
 
 /// The page shapes: a page of 20 (the selection of `load` and `page-numbers`), alone and with
-/// the numbered pager, at offset 0 and at offset 199,000 of the 200,000 demo comments.
+/// the numbered pager, at offset 0 and at offset 199,000 of the 200,000 demo comments; and, when
+/// asked for, the page at offset 0 with its edges behind a fragment, as Relay asks (every field
+/// resolved by async-graphql, none written by `graphql::plain`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Case {
     #[value(name = "page-0")]
@@ -79,9 +81,11 @@ pub enum Case {
     PagerDeep,
     #[value(name = "page-deep")]
     PageDeep,
+    #[value(name = "page-fragment")]
+    PageFragment,
 }
 
-/// Every shape, in the order the runs take them.
+/// The shapes the runs take when none is named, in that order.
 pub const CASES: [Case; 4] = [Case::Page0, Case::Pager0, Case::PagerDeep, Case::PageDeep];
 
 const PAGE: &str = "edges { cursor node { id author body rating createdAt } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor }";
@@ -95,6 +99,7 @@ impl Case {
             Self::Pager0 => "pager-0",
             Self::PagerDeep => "pager-deep",
             Self::PageDeep => "page-deep",
+            Self::PageFragment => "page-fragment",
         }
     }
 
@@ -105,6 +110,13 @@ impl Case {
             Self::Pager0 => (0, format!("{PAGE} {PAGER}")),
             Self::PagerDeep => (DEEP, format!("{PAGE} {PAGER}")),
             Self::PageDeep => (DEEP, PAGE.to_owned()),
+            Self::PageFragment => {
+                let (edges, info) = PAGE.split_at(PAGE.find(" pageInfo").unwrap_or_default());
+                let fragment = edges.trim_start_matches("edges {").trim_end_matches('}');
+                return body(&format!(
+                    "{{ comments(sku: \"{SKU}\", first: 20, offset: 0) {{ edges {{ ...Edge }}{info} }} }} fragment Edge on CommentEdge {{{fragment}}}"
+                ));
+            }
         };
         body(&format!(
             "{{ comments(sku: \"{SKU}\", first: 20, offset: {offset}) {{ {selection} }} }}"
@@ -115,7 +127,7 @@ impl Case {
 /// Writes `<dir>/<case>.json` for every case; returns the directory.
 pub fn write_case_bodies(dir: &Path) -> anyhow::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
-    for case in CASES {
+    for &case in <Case as clap::ValueEnum>::value_variants() {
         write_bodies(&dir.join(format!("{}.json", case.name())), &[case.body()])?;
     }
     Ok(dir.to_owned())
@@ -244,5 +256,9 @@ mod tests {
         ));
         assert!(deep.contains("pageCursors(around: 5)"));
         assert!(!Case::Page0.body().contains("totalCount"));
+        assert_eq!(
+            Case::PageFragment.body(),
+            r#"{"query":"{ comments(sku: \"DAFT_PUNK_TSHIRT\", first: 20, offset: 0) { edges { ...Edge } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } } fragment Edge on CommentEdge { cursor node { id author body rating createdAt } }"}"#
+        );
     }
 }

@@ -60,6 +60,9 @@ pub(crate) struct Parsed {
     pub measures: Measures,
     pub pricing: Pricing,
     pub validated: Validated,
+    /// Whether its lists are all written by the plain paths (`graphql::plain_document`): once
+    /// validated, it skips async-graphql's validation walk too.
+    pub plain: bool,
     /// The order of its responses' keys (`graphql::field_errors::KeyOrder`).
     pub key_order: KeyOrder,
 }
@@ -86,6 +89,7 @@ impl Parsed {
     pub(crate) fn new(document: Arc<ExecutableDocument>) -> Self {
         let measures = Measures::of(&document);
         Self {
+            plain: crate::graphql::plain_document::is_plain(&document),
             document,
             measures,
             pricing: Pricing::default(),

@@ -59,6 +59,7 @@ pub(super) async fn run(
         // (`graphql::raw_json`).
         let request = request.data(meta.clone()).data(loader).data(RawJson);
         let schema = match validated {
+            Some(_) if parsed.is_some_and(|p| p.plain) => &app.validated_plain_schema,
             Some(_) => &app.validated_schema,
             None => &app.schema,
         };

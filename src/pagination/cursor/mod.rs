@@ -178,7 +178,7 @@ impl CursorCodec {
         let mut bytes = Vec::with_capacity(SEALING_LEN + plain.len());
         bytes.push(VERSION);
         self.sealer.seal(aad, plain, &mut bytes);
-        URL_SAFE_NO_PAD.encode(bytes)
+        crate::base64url::encode(&bytes)
     }
 
     /// What [`Self::seal_bytes`] sealed for `aad`, if `cursor` is one of ours for it.

@@ -55,7 +55,7 @@ impl Sealer {
 
     /// Appends `plain` encrypted and then its tag to `out`, as `aes-gcm-siv`'s `encrypt` does
     /// under [`NONCE`] with `aad` (RFC 8452 §4).
-    pub(super) fn seal(&self, aad: &[u8], plain: &[u8], out: &mut Vec<u8>) {
+    pub(super) fn seal(&self, aad: &[u8], plain: &[u8], out: &mut impl Extend<u8>) {
         let mut polyval = self.authentication.clone();
         polyval.update_padded(aad);
         polyval.update_padded(plain);
@@ -78,7 +78,7 @@ impl Sealer {
                 u32::from_le_bytes(counter[..4].try_into().expect("four bytes")).wrapping_add(1);
             counter[..4].copy_from_slice(&next.to_le_bytes());
         }
-        out.extend_from_slice(&tag);
+        out.extend(tag);
     }
 }
 

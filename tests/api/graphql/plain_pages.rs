@@ -1,5 +1,6 @@
 //! A page whose edges select only a comment's stored fields is written by dynapage itself
-//! (`graphql::plain`), and so is a plain selection of its `pageCursors` (`graphql::plain_pager`);
+//! (`graphql::plain`), and so is a plain selection of its `pageCursors` (`graphql::plain_pager`)
+//! and of its `pageInfo` (`graphql::plain_info`);
 //! any other selection by async-graphql: the two must give a client the same
 //! bytes. Each query here is asked twice, once plain and once with the same fields behind a
 //! fragment (which takes async-graphql's path), and the `data` of the two responses must be
@@ -60,7 +61,11 @@ async fn both_paths_answer_the_same() {
             ),
         ),
     ];
-    let pairs: Vec<(String, String)> = pairs.into_iter().chain(pager_pairs()).collect();
+    let pairs: Vec<(String, String)> = pairs
+        .into_iter()
+        .chain(pager_pairs())
+        .chain(page_info_pairs())
+        .collect();
     for (plain, through_fragments) in &pairs {
         let (a, b) = (
             data_bytes(&app, plain).await,
@@ -68,6 +73,12 @@ async fn both_paths_answer_the_same() {
         );
         assert_eq!(a, b, "{plain}");
     }
+    // The last `pageInfo` is of an empty page: its cursors are null.
+    let empty = data_bytes(&app, &page_info_pairs()[3].0).await;
+    assert!(
+        empty.contains("\"startCursor\":null,\"endCursor\":null"),
+        "{empty}"
+    );
     // The page holds both kinds of `updatedAt`: one comment edited, three not.
     let page = data_bytes(&app, &pairs[0].0).await;
     assert_eq!(page.matches("\"updatedAt\":\"").count(), 1, "{page}");
@@ -76,6 +87,28 @@ async fn both_paths_answer_the_same() {
         page.contains(r#""\"quoted\" \\ back\nslash\tand tab é 😀 </script>""#),
         "{page}"
     );
+}
+
+/// `pageInfo` on the first page, a middle one, the last and an empty one past the end (null
+/// cursors), plain and behind a fragment.
+fn page_info_pairs() -> Vec<(String, String)> {
+    const INFO: &str =
+        "__typename hasNextPage hasPreviousPage startCursor endCursor s: startCursor";
+    [
+        "first: 1",
+        "first: 1, offset: 2",
+        "last: 1",
+        "first: 2, offset: 9",
+    ]
+    .into_iter()
+    .map(|page| {
+        let at = format!("{{ product(sku: \"PLAIN\") {{ comments({page}) {{ pageInfo");
+        (
+            format!("{at} {{ {INFO} }} }} }} }}"),
+            format!("{at} {{ ...I }} }} }} }} fragment I on PageInfo {{ {INFO} }}"),
+        )
+    })
+    .collect()
 }
 
 /// `pageCursors` on page 1 (no previous page), a middle page and the last (no next page), plain
