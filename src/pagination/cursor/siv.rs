@@ -5,8 +5,9 @@
 //! GCM-SIV). RFC 8452 derives a message-authentication key and a message-encryption key from
 //! the key-generating key and the nonce for every message: with one nonce they are the same
 //! for every message, yet `aes-gcm-siv` derives them, expands the encryption key and keys
-//! POLYVAL again for each of a page's 20 or more cursors (about half of what a cursor cost,
-//! callgrind; BENCHMARKS.md, "An uncached page's instructions"). [`Sealer`] derives them once
+//! POLYVAL again for each of a page's 20 or more cursors (with the allocations around them,
+//! about 700 of the 2,400 instructions a cursor cost, callgrind; BENCHMARKS.md, "An uncached
+//! page's instructions"). [`Sealer`] derives them once
 //! per key and then does only what depends on the message: POLYVAL over the associated data
 //! and the plaintext, the tag, and counter mode over the plaintext's one or two blocks.
 //!
