@@ -1,15 +1,15 @@
 //! What the schema for texts validated before answers in place of async-graphql's validation.
 //!
-//! A text that passed validation once runs on a schema that does not validate it again
-//! (`build_schema_for_validated_texts`; its variables are held to their types first,
-//! `graphql::variables`). async-graphql's fastest validation mode still walks the whole
-//! document, looking up every field's type by name (SipHash per lookup) to count a complexity
-//! and a depth that nothing here reads: the schema sets no `limit_complexity` and no
+//! A text that passed validation once runs on a schema that checks no rule again
+//! (`build_schema_for_validated_texts`, `build_schema_for_validated_plain_texts`; its variables
+//! are held to their types first, `graphql::variables`). async-graphql's fastest validation
+//! mode, `ValidationMode::Fast`, still walks the whole document, looking up every field's type
+//! by name (SipHash per lookup) to count a complexity and a depth that nothing here reads: the schema sets no `limit_complexity` and no
 //! `limit_depth` (`http::admission` limits those on the parsed document, `graphql::pricing`
-//! prices it), and the cache control it gathers is not used (`http::caching` decides). On a
-//! page with the numbered pager that walk was about 40,000 instructions (callgrind; BENCHMARKS.md,
-//! "An uncached page's instructions"). [`Validated`] answers the validation step with an empty
-//! result instead.
+//! prices it), and the cache control it gathers is not used (`http::caching` decides). That
+//! walk was 24,400 instructions on a page of 20 and 63,100 with the numbered pager (callgrind;
+//! BENCHMARKS.md, "An uncached page's instructions"). [`Validated`] answers the validation step
+//! with an empty result instead.
 //!
 //! It is an async-graphql extension, the one hook async-graphql gives validation, and with an
 //! extension present async-graphql sends every field it resolves through the extension chain
