@@ -30,10 +30,7 @@ impl ScalarType for DateTime {
 impl DateTime {
     /// The instant as its `DateTime` value's text.
     pub fn text(&self) -> String {
-        match Rfc3339::of(&self.0) {
-            Rfc3339::Short(short) => short.as_str().to_owned(),
-            Rfc3339::Long(text) => text,
-        }
+        Rfc3339::of(&self.0).into_string()
     }
 }
 
@@ -54,19 +51,15 @@ pub(super) struct Short {
     len: usize,
 }
 
-impl Short {
-    /// The text's bytes.
-    pub(super) fn as_bytes(&self) -> &[u8] {
-        &self.text[..self.len]
-    }
-
-    /// The text.
-    pub(super) fn as_str(&self) -> &str {
-        std::str::from_utf8(self.as_bytes()).unwrap_or_else(|_| unreachable!("ASCII"))
-    }
-}
-
 impl Rfc3339 {
+    /// The text, as a `String`.
+    pub(super) fn into_string(self) -> String {
+        match self {
+            Self::Short(short) => String::from_utf8_lossy(short.as_bytes()).into_owned(),
+            Self::Long(text) => text,
+        }
+    }
+
     /// The text of `at`.
     pub(super) fn of(at: &chrono::DateTime<Utc>) -> Self {
         use chrono::{Datelike as _, Timelike as _};
@@ -144,6 +137,11 @@ impl Short {
         }
         Self { text, len: at }
     }
+
+    /// The text's bytes.
+    pub(super) fn as_bytes(&self) -> &[u8] {
+        &self.text[..self.len]
+    }
 }
 
 #[cfg(test)]
@@ -181,7 +179,8 @@ mod tests {
                 state % 313_000_000_000_000
             })
             .collect();
-        // Leap days, the turns of centuries and of the year 10000, the largest stored value.
+        // The epoch, leap days around 2000 and 2100, the last millisecond before the year 10000,
+        // the first after it (chrono's text), and the largest value (read as -1 ms, as stored).
         stored.extend([
             0,
             1,
@@ -192,10 +191,7 @@ mod tests {
         ]);
         stored.extend([253_402_300_800_000, u64::MAX]);
         for ms in stored {
-            let text = match Rfc3339::of_millis(ms) {
-                Rfc3339::Short(short) => short.as_str().to_owned(),
-                Rfc3339::Long(text) => text,
-            };
+            let text = Rfc3339::of_millis(ms).into_string();
             let chrono = crate::domain::millis_to_datetime(ms).to_rfc3339();
             assert_eq!(text, chrono, "{ms}");
         }

@@ -19,7 +19,7 @@
 //! is loaded and pinned here: they never leave, whatever their length.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_graphql::parser::types::ExecutableDocument;
@@ -60,27 +60,39 @@ pub(crate) struct Parsed {
     pub measures: Measures,
     pub pricing: Pricing,
     pub validated: Validated,
-    /// Whether its lists are all written by the plain paths (`graphql::plain_document`): once
-    /// validated, it skips async-graphql's validation walk too.
-    pub plain: bool,
     /// The order of its responses' keys (`graphql::field_errors::KeyOrder`).
     pub key_order: KeyOrder,
 }
 
 /// Whether a request of a kept text passed async-graphql's full validation, shared by every
 /// copy of its parse: later requests of it only have their variables checked
-/// (`graphql::variables`).
+/// (`graphql::variables`). Whether the text is plain (`graphql::plain_document`: it then skips
+/// async-graphql's validation walk too) is found when it passes, so a text that never does,
+/// hostile or mistaken, is never walked for it.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Validated(Arc<AtomicBool>);
+pub(crate) struct Validated(Arc<AtomicU8>);
+
+/// [`Validated`]'s states.
+const NOT_YET: u8 = 0;
+const PASSED: u8 = 1;
+const PASSED_PLAIN: u8 = 2;
 
 impl Validated {
+    /// Whether a request of the text passed validation.
     pub(crate) fn get(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+        self.0.load(Ordering::Relaxed) != NOT_YET
     }
 
-    /// A request of the text passed validation.
-    pub(crate) fn set(&self) {
-        self.0.store(true, Ordering::Relaxed);
+    /// Whether the text passed validation and is plain.
+    pub(crate) fn plain(&self) -> bool {
+        self.0.load(Ordering::Relaxed) == PASSED_PLAIN
+    }
+
+    /// A request of `document`, the text's parse, passed validation.
+    pub(crate) fn set(&self, document: &ExecutableDocument) {
+        let plain = crate::graphql::plain_document::is_plain(document);
+        let state = if plain { PASSED_PLAIN } else { PASSED };
+        self.0.store(state, Ordering::Relaxed);
     }
 }
 
@@ -89,7 +101,6 @@ impl Parsed {
     pub(crate) fn new(document: Arc<ExecutableDocument>) -> Self {
         let measures = Measures::of(&document);
         Self {
-            plain: crate::graphql::plain_document::is_plain(&document),
             document,
             measures,
             pricing: Pricing::default(),
@@ -208,6 +219,20 @@ mod tests {
 
     fn query(n: usize) -> String {
         format!("{{ field{n} }}")
+    }
+
+    #[test]
+    fn whether_a_text_is_plain_is_found_when_it_passes_and_shared_by_every_copy() {
+        let plain = parse("{ comments(sku: \"X\") { nodes { body } } }");
+        let kept = plain.clone();
+        assert!(!plain.validated.get() && !plain.validated.plain());
+        plain.validated.set(&plain.document);
+        assert!(kept.validated.get() && kept.validated.plain());
+        let text =
+            "{ comments(sku: \"X\") { edges { ...E } } } fragment E on CommentEdge { cursor }";
+        let fragments = parse(text);
+        fragments.validated.set(&fragments.document);
+        assert!(fragments.validated.get() && !fragments.validated.plain());
     }
 
     #[test]

@@ -59,7 +59,7 @@ pub(super) async fn run(
         // (`graphql::raw_json`).
         let request = request.data(meta.clone()).data(loader).data(RawJson);
         let schema = match validated {
-            Some(_) if parsed.is_some_and(|p| p.plain) => &app.validated_plain_schema,
+            Some(_) if parsed.is_some_and(|p| p.validated.plain()) => &app.validated_plain_schema,
             Some(_) => &app.validated_schema,
             None => &app.schema,
         };
@@ -67,7 +67,7 @@ pub(super) async fn run(
         if let Some(parsed) = parsed.filter(|_| validated.is_none())
             && super::transport::executed(&response)
         {
-            parsed.validated.set();
+            parsed.validated.set(&parsed.document);
         }
         response
     };

@@ -72,6 +72,11 @@ async fn both_paths_answer_the_same() {
             data_bytes(&app, through_fragments).await,
         );
         assert_eq!(a, b, "{plain}");
+        // Asked again, each text runs on a schema that does not validate it again (a plain
+        // one skips async-graphql's walk too, `graphql::validated`): the same bytes.
+        assert_eq!(data_bytes(&app, plain).await, a, "{plain}, again");
+        let again = data_bytes(&app, through_fragments).await;
+        assert_eq!(again, b, "{through_fragments}, again");
     }
     // The last `pageInfo` is of an empty page: its cursors are null.
     let empty = data_bytes(&app, &page_info_pairs()[3].0).await;
