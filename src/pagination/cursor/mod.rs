@@ -40,6 +40,13 @@ const SEALING_LEN: usize = 1 + 16;
 
 /// The longest string a cursor can be; anything longer is refused before decoding.
 pub const MAX_CURSOR_CHARS: usize = 64;
+/// The most bytes a cursor that can be opened holds ([`MAX_CURSOR_CHARS`] of base64url): what
+/// fits a sealing buffer on the stack.
+const MAX_SEALED_BYTES: usize = MAX_CURSOR_CHARS * 3 / 4;
+/// What a comment cursor's associated data starts with.
+const COMMENT_AAD: &[u8] = b"dynapage/cursor";
+/// Room on the stack for associated data: a comment cursor's for any product's SKU.
+const STACK_AAD_BYTES: usize = COMMENT_AAD.len() + 2 + Sku::MAX_LEN;
 /// Shortest secret accepted; shorter ones are guessable.
 pub const MIN_SECRET_CHARS: usize = 16;
 /// The key used when no secret is configured: fine on a laptop, never in production, because
@@ -66,14 +73,27 @@ impl CursorScope {
         }
     }
 
-    fn associated_data(&self) -> Vec<u8> {
-        let mut aad = Vec::with_capacity(16 + self.sku.as_str().len());
-        aad.extend_from_slice(b"dynapage/cursor");
-        aad.push(self.ratings.bits());
+    /// Calls `f` with the connection's associated data, kept on the stack unless the list's
+    /// name is longer than a SKU (an author's list).
+    fn with_associated_data<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        let sku = self.sku.as_str().as_bytes();
         // Newest first adds nothing: cursors sealed before orders existed stay valid.
-        aad.extend(self.order.cursor_tag());
-        aad.extend_from_slice(self.sku.as_str().as_bytes());
-        aad
+        let tag = self.order.cursor_tag();
+        let len = COMMENT_AAD.len() + 1 + usize::from(tag.is_some()) + sku.len();
+        let (mut stack, mut heap) = ([0; STACK_AAD_BYTES], Vec::new());
+        let aad = scratch(&mut stack, &mut heap, len);
+        let (prefix, rest) = aad.split_at_mut(COMMENT_AAD.len());
+        prefix.copy_from_slice(COMMENT_AAD);
+        rest[0] = self.ratings.bits();
+        let rest = match tag {
+            Some(tag) => {
+                rest[1] = tag;
+                &mut rest[2..]
+            }
+            None => &mut rest[1..],
+        };
+        rest.copy_from_slice(sku);
+        f(aad)
     }
 }
 
@@ -167,7 +187,7 @@ impl CursorCodec {
     }
 
     fn seal_plain(&self, scope: &CursorScope, plain: &[u8]) -> String {
-        self.seal_bytes(&scope.associated_data(), plain)
+        scope.with_associated_data(|aad| self.seal_bytes(aad, plain))
     }
 
     /// `plain` sealed for `aad` (what the cursor is a cursor of, never in the cursor): only
@@ -175,10 +195,12 @@ impl CursorCodec {
     /// lists that are not comment connections (the moderation log's); their `aad` must not
     /// start with a comment cursor's (`dynapage/cursor`).
     pub fn seal_bytes(&self, aad: &[u8], plain: &[u8]) -> String {
-        let mut bytes = Vec::with_capacity(SEALING_LEN + plain.len());
-        bytes.push(VERSION);
-        self.sealer.seal(aad, plain, &mut bytes);
-        crate::base64url::encode(&bytes)
+        let (mut stack, mut heap) = ([0; MAX_SEALED_BYTES], Vec::new());
+        let bytes = scratch(&mut stack, &mut heap, SEALING_LEN + plain.len());
+        let (version, sealed) = bytes.split_first_mut().expect("a version byte");
+        *version = VERSION;
+        self.sealer.seal(aad, plain, sealed);
+        crate::base64url::encode(bytes)
     }
 
     /// What [`Self::seal_bytes`] sealed for `aad`, if `cursor` is one of ours for it.
@@ -218,8 +240,24 @@ impl CursorCodec {
         if !plain::may_be(grouping, plain_len) {
             return Err(BadCursor);
         }
-        let plain = self.open_bytes(&scope.associated_data(), cursor)?;
+        let plain = scope.with_associated_data(|aad| self.open_bytes(aad, cursor))?;
         plain::read(grouping, &plain)
+    }
+}
+
+/// `len` bytes of `stack` when they fit, else of `heap` grown to them: a page seals 20 or more
+/// cursors, and two allocations each were measurable (BENCHMARKS.md, "Issue 47's last cuts").
+fn scratch<'a, const N: usize>(
+    stack: &'a mut [u8; N],
+    heap: &'a mut Vec<u8>,
+    len: usize,
+) -> &'a mut [u8] {
+    match stack.get_mut(..len) {
+        Some(bytes) => bytes,
+        None => {
+            heap.resize(len, 0);
+            heap
+        }
     }
 }
 
@@ -387,6 +425,76 @@ mod tests {
         assert_eq!(
             codec.open(&scope("SKU-1", &[5, 3]), &cursor),
             Ok(CursorAt::Position(position()))
+        );
+    }
+
+    /// The associated data is the same bytes on the stack (any product's SKU, up to the
+    /// longest) and on the heap (an author's list, whose name can be longer), and a cursor
+    /// sealed with either opens in its own list only.
+    #[test]
+    fn associated_data_is_the_same_on_the_stack_and_on_the_heap() {
+        let codec = CursorCodec::development();
+        let longest = "S".repeat(Sku::MAX_LEN);
+        let author = crate::domain::AuthorList::new("a".repeat(200), None).index_name();
+        assert!(author.as_str().len() > STACK_AAD_BYTES, "takes the heap");
+        for sku in [
+            Sku::parse("SKU-1").expect("sku"),
+            Sku::parse(&longest).expect("sku"),
+            author,
+        ] {
+            for order in [CommentOrder::Newest, CommentOrder::MostHelpful] {
+                let s = CursorScope {
+                    sku: sku.clone(),
+                    ratings: RatingSet::parse(&[3, 5]).expect("ratings"),
+                    order,
+                };
+                let mut expected = COMMENT_AAD.to_vec();
+                expected.push(s.ratings.bits());
+                expected.extend(order.cursor_tag());
+                expected.extend_from_slice(sku.as_str().as_bytes());
+                assert_eq!(s.with_associated_data(<[u8]>::to_vec), expected);
+
+                // Only a grouped order's cursor carries the group.
+                let group = if order == CommentOrder::MostHelpful {
+                    7
+                } else {
+                    0
+                };
+                let at = Position {
+                    group,
+                    ..position()
+                };
+                let cursor = codec.seal(&s, &at);
+                assert_eq!(codec.open(&s, &cursor), Ok(CursorAt::Position(at)));
+                let other = CursorScope {
+                    sku: Sku::parse("SKU-2").expect("sku"),
+                    ..s.clone()
+                };
+                assert_eq!(codec.open(&other, &cursor), Err(BadCursor));
+            }
+        }
+    }
+
+    /// Bytes too long for a cursor that opens are still sealed (on the heap), as before.
+    #[test]
+    fn seals_more_than_a_cursor_holds_on_the_heap() {
+        let codec = CursorCodec::development();
+        let plain = [9u8; MAX_SEALED_BYTES];
+        let sealed = codec.seal_bytes(b"aad", &plain);
+        assert_eq!(
+            sealed.len(),
+            crate::base64url::encoded_len(SEALING_LEN + plain.len())
+        );
+        assert_eq!(
+            codec.open_bytes(b"aad", &sealed),
+            Err(BadCursor),
+            "too long to open"
+        );
+        let short = codec.seal_bytes(b"aad", &plain[..MAX_SEALED_BYTES - SEALING_LEN]);
+        assert_eq!(short.len(), MAX_CURSOR_CHARS);
+        assert_eq!(
+            codec.open_bytes(b"aad", &short).as_deref(),
+            Ok(&plain[..MAX_SEALED_BYTES - SEALING_LEN])
         );
     }
 
