@@ -149,7 +149,7 @@ pub async fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         out.line(&line)?;
     }
     out.line(&format!(
-        "# dynapage: serve --demo-comments {n} --response-cache-bytes 0 (embedded store and index, rate limits off); PostGraphile 5.1.5 (Amber preset) on Node.js {} and {} (settings as installed: shared_buffers {}), tables and index as in examples/bench/benchmarks/postgraphile.rs; {} comments on one product; wrk {} connections, {} s a run after a {} s warm-up, the servers in turn, order flipped every round, each run started once PostgreSQL ran no query of the run before, {} rounds, median round; CPU per request: dynapage's process, PostGraphile's Node process and every PostgreSQL process; load before: {}",
+        "# dynapage: serve --demo-comments {n} --response-cache-bytes 0 (embedded store and index, rate limits off); PostGraphile 5.1.5 (Amber preset) on Node.js {} and {} (settings as installed: shared_buffers {}), tables and index as in examples/bench/benchmarks/postgraphile/mod.rs; {} comments on one product; wrk {} connections, {} s a run after a {} s warm-up, the servers in turn, order flipped every round, each run started once PostgreSQL ran no query of the run before, {} rounds, median round; CPU per request: dynapage's process, PostGraphile's Node process and every PostgreSQL process; load before: {}",
         first_line(&node.to_string_lossy(), &["--version"]),
         database.version,
         database.setting("shared_buffers").await?,
