@@ -246,7 +246,8 @@ impl CursorCodec {
 }
 
 /// `len` bytes of `stack` when they fit, else of `heap` grown to them: a page seals 20 or more
-/// cursors, and two allocations each were measurable (BENCHMARKS.md, "Issue 47's last cuts").
+/// cursors, and two allocations each were measurable (BENCHMARKS.md, "A cursor's scratch on the
+/// stack").
 fn scratch<'a, const N: usize>(
     stack: &'a mut [u8; N],
     heap: &'a mut Vec<u8>,
