@@ -55,7 +55,9 @@ impl Rfc3339 {
     /// The text, as a `String`.
     pub(super) fn into_string(self) -> String {
         match self {
-            Self::Short(short) => String::from_utf8_lossy(short.as_bytes()).into_owned(),
+            Self::Short(short) => std::str::from_utf8(short.as_bytes())
+                .unwrap_or_else(|_| unreachable!("ASCII digits and punctuation"))
+                .to_owned(),
             Self::Long(text) => text,
         }
     }
